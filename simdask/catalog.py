@@ -1,0 +1,311 @@
+"""The SQLite catalog: documents, runs, per-file errors, the similarity table and index metadata.
+
+Everything a run changes is committed in :meth:`Catalog.commit_run`, one transaction that
+also records the new current generation (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .config import FORMAT_VERSION, IndexConfig
+from .errors import DocumentNotFoundError, IndexFormatError
+
+__all__ = ["Catalog", "DocumentRow", "PairRow"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    source TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    n_chunks INTEGER NOT NULL,
+    n_words INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    added_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS free_ids (doc_id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id INTEGER PRIMARY KEY,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    generation INTEGER,
+    status TEXT NOT NULL,
+    summary TEXT
+);
+CREATE TABLE IF NOT EXISTS errors (
+    run_id INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS similarity (
+    doc INTEGER NOT NULL,
+    other INTEGER NOT NULL,
+    shared INTEGER NOT NULL,
+    similarity REAL NOT NULL,
+    PRIMARY KEY (doc, other)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS similarity_other ON similarity (other);
+"""
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    """One indexed document as the catalog knows it."""
+
+    doc_id: int
+    key: str
+    source: str
+    content_hash: str
+    n_chunks: int
+    n_words: int
+    status: str
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One directed similarity: ``doc`` is ``similarity`` percent similar to ``other``."""
+
+    doc: str
+    other: str
+    similarity: float
+    shared: int
+    doc_chunks: int
+    other_chunks: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as the JSONL output of ``simdask similar`` prints it."""
+        return {
+            "doc": self.doc,
+            "other": self.other,
+            "similarity": self.similarity,
+            "shared": self.shared,
+            "doc_chunks": self.doc_chunks,
+            "other_chunks": self.other_chunks,
+        }
+
+
+class Catalog:
+    """A connection to ``catalog.sqlite`` of one index."""
+
+    def __init__(self, path: str | Path, *, create: bool = False):
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise IndexFormatError(f"expected a catalog at {self.path}, found no file")
+        self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        if create:
+            self.conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # --- metadata -------------------------------------------------------------------------
+    def init_meta(self, config: IndexConfig) -> None:
+        """Record format version, config and generation 0 in a new catalog."""
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT INTO meta (name, value) VALUES (?, ?)",
+                [
+                    ("format_version", str(FORMAT_VERSION)),
+                    ("config", json.dumps(config.to_dict(), sort_keys=True)),
+                    ("generation", "0"),
+                    ("skipped_chunks", "0"),
+                ],
+            )
+
+    def meta(self, name: str) -> str | None:
+        """A metadata value, or None."""
+        row = self.conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return None if row is None else row[0]
+
+    def check_format(self) -> IndexConfig:
+        """Check the format version and return the stored config."""
+        version = self.meta("format_version")
+        if version != str(FORMAT_VERSION):
+            raise IndexFormatError(
+                f"index at {self.path.parent} has format version {version!r}; "
+                f"this simdask reads version {FORMAT_VERSION}"
+            )
+        raw = self.meta("config")
+        if raw is None:
+            raise IndexFormatError(f"index at {self.path.parent} has no stored config")
+        return IndexConfig.from_dict(json.loads(raw))
+
+    @property
+    def generation(self) -> int:
+        """The current (last committed) generation."""
+        return int(self.meta("generation") or 0)
+
+    # --- runs -----------------------------------------------------------------------------
+    def start_run(self) -> int:
+        """Record a started run; returns its ID."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO runs (started_at, status) VALUES (?, 'running')", (time.time(),)
+            )
+            return int(cur.lastrowid)
+
+    def fail_run(self, run_id: int, message: str) -> None:
+        """Mark a run as failed (nothing else changes)."""
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? WHERE run_id = ?",
+                (time.time(), json.dumps({"error": message}), run_id),
+            )
+
+    def commit_run(
+        self,
+        run_id: int,
+        generation: int,
+        documents: Iterable[tuple],
+        similarity: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        errors: Iterable[tuple[str, str, str]],
+        summary: dict[str, Any],
+        *,
+        replace_all: bool,
+    ) -> None:
+        """Commit a run in one transaction.
+
+        ``documents``: ``(doc_id, key, source, content_hash, n_chunks, n_words, status)``;
+        ``similarity``: arrays ``(doc, other, shared, similarity_percent)``; ``errors``:
+        ``(key, kind, message)``. With ``replace_all`` the previous documents and similarity
+        rows are replaced (a full build).
+        """
+        now = time.time()
+        doc, other, shared, sim = similarity
+        with self.transaction() as c:
+            if replace_all:
+                c.execute("DELETE FROM documents")
+                c.execute("DELETE FROM similarity")
+                c.execute("DELETE FROM free_ids")
+            c.executemany(
+                "INSERT INTO documents (doc_id, key, source, content_hash, n_chunks, n_words,"
+                " status, added_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                ((*row, now, now) for row in documents),
+            )
+            c.executemany(
+                "INSERT INTO similarity (doc, other, shared, similarity) VALUES (?, ?, ?, ?)",
+                zip(doc.tolist(), other.tolist(), shared.tolist(), sim.tolist(), strict=True),
+            )
+            c.executemany(
+                "INSERT INTO errors (run_id, key, kind, message) VALUES (?, ?, ?, ?)",
+                ((run_id, *e) for e in errors),
+            )
+            c.execute(
+                "UPDATE runs SET status = 'committed', finished_at = ?, generation = ?,"
+                " summary = ? WHERE run_id = ?",
+                (now, generation, json.dumps(summary, sort_keys=True), run_id),
+            )
+            c.execute("UPDATE meta SET value = ? WHERE name = 'generation'", (str(generation),))
+            c.execute(
+                "INSERT OR REPLACE INTO meta (name, value) VALUES ('skipped_chunks', ?)",
+                (str(int(summary.get("skipped_chunks", 0))),),
+            )
+
+    def last_run(self) -> dict[str, Any] | None:
+        """The last committed run: id, generation, times and summary."""
+        row = self.conn.execute(
+            "SELECT run_id, started_at, finished_at, generation, summary FROM runs"
+            " WHERE status = 'committed' ORDER BY run_id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return None
+        return {
+            "run_id": row[0],
+            "started_at": row[1],
+            "finished_at": row[2],
+            "generation": row[3],
+            "summary": json.loads(row[4] or "{}"),
+        }
+
+    def errors_of_run(self, run_id: int) -> list[tuple[str, str, str]]:
+        """``(key, kind, message)`` of every per-file error recorded by a run."""
+        return self.conn.execute(
+            "SELECT key, kind, message FROM errors WHERE run_id = ? ORDER BY rowid", (run_id,)
+        ).fetchall()
+
+    # --- documents ------------------------------------------------------------------------
+    def document(self, key: str) -> DocumentRow:
+        """The document with this key."""
+        row = self.conn.execute(
+            "SELECT doc_id, key, source, content_hash, n_chunks, n_words, status"
+            " FROM documents WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            raise DocumentNotFoundError(f"no document with key {key!r} in the index")
+        return DocumentRow(*row)
+
+    def documents(self) -> list[DocumentRow]:
+        """All documents, by doc ID."""
+        rows = self.conn.execute(
+            "SELECT doc_id, key, source, content_hash, n_chunks, n_words, status"
+            " FROM documents ORDER BY doc_id"
+        ).fetchall()
+        return [DocumentRow(*r) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Numbers of documents (all, indexed, too short), similarity rows, chunk occurrences."""
+        c = self.conn
+        n_docs, n_chunks, n_words = c.execute(
+            "SELECT COUNT(*), COALESCE(SUM(n_chunks), 0), COALESCE(SUM(n_words), 0) FROM documents"
+        ).fetchone()
+        too_short = c.execute(
+            "SELECT COUNT(*) FROM documents WHERE status = 'too_short'"
+        ).fetchone()[0]
+        rows = c.execute("SELECT COUNT(*) FROM similarity").fetchone()[0]
+        return {
+            "documents": n_docs,
+            "too_short": too_short,
+            "chunk_sets_total": n_chunks,
+            "words": n_words,
+            "similarity_rows": rows,
+        }
+
+    # --- similarity -----------------------------------------------------------------------
+    _PAIR_SQL = (
+        "SELECT a.key, b.key, s.similarity, s.shared, a.n_chunks, b.n_chunks FROM similarity s"
+        " JOIN documents a ON a.doc_id = s.doc JOIN documents b ON b.doc_id = s.other"
+    )
+
+    def pairs_of(self, key: str, min_similarity: float = 0.0) -> list[PairRow]:
+        """Stored rows of one document (``doc = key``), best first."""
+        doc = self.document(key)
+        rows = self.conn.execute(
+            self._PAIR_SQL + " WHERE s.doc = ? AND s.similarity >= ?"
+            " ORDER BY s.similarity DESC, b.key",
+            (doc.doc_id, min_similarity),
+        ).fetchall()
+        return [PairRow(*r) for r in rows]
+
+    def all_pairs(self, min_similarity: float = 0.0) -> Iterator[PairRow]:
+        """All stored directed rows, best first."""
+        cur = self.conn.execute(
+            self._PAIR_SQL + " WHERE s.similarity >= ? ORDER BY s.similarity DESC, a.key, b.key",
+            (min_similarity,),
+        )
+        for r in cur:
+            yield PairRow(*r)

@@ -1,0 +1,322 @@
+"""The ``simdask`` command: argument parsing and output only; the work is in the Python API.
+
+Exit status: 0 success (a run committed, even if some files failed), 1 a simdask error (the
+message says what was expected and found), 2 bad usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+from . import __version__
+from .cluster import connect
+from .config import IndexConfig
+from .errors import SimdaskError
+from .index import Index, RunSummary
+from .output import FORMATS, write_rows
+from .pipeline import RunOptions
+from .progress import Callback, TqdmCallback
+
+__all__ = ["main"]
+
+PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
+QUERY_COLUMNS = (
+    "query",
+    "key",
+    "similarity",
+    "reverse_similarity",
+    "shared",
+    "query_chunks",
+    "doc_chunks",
+)
+
+_DESCRIPTION = """\
+Find similar documents (text reuse, plagiarism) in a growing document base.
+
+A document's text is cut into overlapping 5-word chunks (words sorted inside each chunk),
+chunks are hashed, and similarity of A to B is the percent of A's chunks also found in B
+(asymmetric: a short text wholly inside a long one is 100 % similar to it).
+
+Start with `simdask demo`, then `simdask update INDEX SOURCE...` and `simdask similar INDEX`.
+"""
+
+
+def _cluster_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cluster")
+    g.add_argument(
+        "--workers", type=int, help="LocalCluster worker processes (default: one per core)"
+    )
+    g.add_argument(
+        "--threads-per-worker", type=int, default=1, help="threads per worker (default 1)"
+    )
+    g.add_argument(
+        "--memory-limit", default="auto", help="per-worker memory limit, e.g. 4GiB (default auto)"
+    )
+    g.add_argument(
+        "--scheduler", metavar="ADDR", help="use an existing Dask cluster, e.g. tcp://host:8786"
+    )
+
+
+def _format_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format", choices=FORMATS, default="table", help="output format (default table)"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="simdask",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"simdask {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "update",
+        help="create the index if needed and index the sources",
+        description="Index SOURCEs: text files, folders (.txt/.md, recursively) or "
+        '.jsonl files of {"id": ..., "text": ...} lines, then compute similarities.',
+    )
+    p.add_argument("index", metavar="INDEX", help="index directory")
+    p.add_argument("sources", metavar="SOURCE", nargs="+", help="file, folder or .jsonl file")
+    d = IndexConfig()
+    p.add_argument(
+        "--hash-bits",
+        type=int,
+        default=d.hash_bits,
+        help=f"bits of a chunk ID, 16..32 (default {d.hash_bits})",
+    )
+    p.add_argument(
+        "--shards", type=int, default=d.shards, help=f"shard ranges (default {d.shards})"
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=d.threshold,
+        help=f"least similarity stored, percent (default {d.threshold})",
+    )
+    p.add_argument(
+        "--top-k",
+        type=int,
+        default=d.top_k,
+        help=f"most similar documents stored per document (default {d.top_k})",
+    )
+    p.add_argument(
+        "--max-df", type=int, help="leave out chunks held by more than N documents (boilerplate)"
+    )
+    p.add_argument(
+        "--batch-docs", type=int, help="documents per chunking task (default: automatic)"
+    )
+    p.add_argument(
+        "--rebuild", action="store_true", help="replace the contents of an existing index"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _cluster_args(p)
+
+    p = sub.add_parser("similar", help="stored similar pairs, all or of one document")
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument("key", metavar="KEY", nargs="?", help="a document's key (default: all pairs)")
+    p.add_argument(
+        "--min", type=float, default=0.0, metavar="PCT", help="least similarity, percent"
+    )
+    _format_arg(p)
+
+    p = sub.add_parser(
+        "query", help="compare files that are not in the index against it (read-only)"
+    )
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument("files", metavar="FILE", nargs="+")
+    p.add_argument(
+        "--min",
+        type=float,
+        default=1.0,
+        metavar="PCT",
+        help="least similarity either way, percent (default 1)",
+    )
+    _format_arg(p)
+
+    p = sub.add_parser("stats", help="documents, chunks, pairs, shards, bytes on disk, config")
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+
+    p = sub.add_parser(
+        "demo", help="generate a small corpus, index it on a LocalCluster, show the top pairs"
+    )
+    p.add_argument("--docs", type=int, default=2000, help="documents to generate (default 2000)")
+    p.add_argument("--words", type=int, default=600, help="mean words per document (default 600)")
+    p.add_argument("--out", help="keep corpus and index in this folder (default: a temporary one)")
+    p.add_argument("--top", type=int, default=15, help="pairs to print (default 15)")
+    p.add_argument("--quiet", action="store_true")
+    _cluster_args(p)
+    return parser
+
+
+def _callback(args) -> Callback:
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        return _MessageOnly()
+    return TqdmCallback()
+
+
+class _MessageOnly(Callback):
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+
+    def message(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=sys.stderr)
+
+
+def _print_summary(s: RunSummary) -> None:
+    secs = ", ".join(f"{k} {v:.2f}s" for k, v in s.seconds.items())
+    print(
+        f"run {s.run_id} committed generation {s.generation}: {s.documents} documents "
+        f"({s.too_short} too short), {s.failed} failed, {s.similarity_rows} similarity rows, "
+        f"{s.skipped_chunks} chunks skipped by max_df",
+        file=sys.stderr,
+    )
+    print(f"time: {secs}", file=sys.stderr)
+    for key, kind, msg in s.errors[:20]:
+        print(
+            f"  {kind}: {msg}" if msg.startswith(key) else f"  {kind}: {key}: {msg}",
+            file=sys.stderr,
+        )
+    if len(s.errors) > 20:
+        print(f"  ... and {len(s.errors) - 20} more", file=sys.stderr)
+
+
+def _run_update(args, index_path, sources, config) -> RunSummary:
+    cb = _callback(args)
+    if getattr(args, "quiet", False):
+        cb = _MessageOnly(quiet=True)
+    idx = Index.open_or_create(index_path, config)
+    with (
+        idx,
+        connect(
+            args.scheduler,
+            workers=args.workers,
+            threads_per_worker=args.threads_per_worker,
+            memory_limit=args.memory_limit,
+        ) as client,
+    ):
+        summary = idx.update(
+            sources,
+            client=client,
+            callback=cb,
+            rebuild=getattr(args, "rebuild", False),
+            config=config,
+            options=RunOptions(batch_docs=getattr(args, "batch_docs", None)),
+        )
+        cb.end_stage()
+    return summary
+
+
+def _cmd_update(args) -> int:
+    config = IndexConfig(
+        hash_bits=args.hash_bits,
+        shards=args.shards,
+        threshold=args.threshold,
+        top_k=args.top_k,
+        max_df=args.max_df,
+    )
+    summary = _run_update(args, args.index, args.sources, config)
+    _print_summary(summary)
+    return 0
+
+
+def _cmd_similar(args) -> int:
+    with Index.open(args.index) as idx:
+        rows = idx.similar(args.key, args.min) if args.key else idx.pairs(args.min)
+        write_rows((r.to_dict() for r in rows), PAIR_COLUMNS, args.format, sys.stdout)
+    return 0
+
+
+def _cmd_query(args) -> int:
+    from .sources import list_items, read_item
+
+    items = list_items(args.files)
+    texts = [read_item(it) for it in items]
+    with Index.open(args.index) as idx:
+        results = idx.query_many([t for _, t, _ in texts], args.min)
+    rows = (
+        {"query": key, **m.to_dict()}
+        for (key, _, _), matches in zip(texts, results, strict=True)
+        for m in matches
+    )
+    write_rows(rows, QUERY_COLUMNS, args.format, sys.stdout)
+    return 0
+
+
+def _cmd_stats(args) -> int:
+    with Index.open(args.index) as idx:
+        st = idx.stats()
+    if args.format == "json":
+        print(json.dumps(st, indent=2))
+        return 0
+    for k, v in st.items():
+        if k == "config":
+            for ck, cv in v.items():
+                print(f"config.{ck:<17} {cv}")
+        else:
+            print(f"{k:<24} {v}")
+    return 0
+
+
+def _cmd_demo(args) -> int:
+    from .synth import generate_corpus, write_corpus
+
+    with tempfile.TemporaryDirectory(prefix="simdask-demo-") as tmp:
+        base = Path(args.out) if args.out else Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        print(f"generating {args.docs} documents of ~{args.words} words ...", file=sys.stderr)
+        corpus = generate_corpus(args.docs, mean_words=args.words, seed=1)
+        src = write_corpus(corpus, base / "corpus.jsonl", fmt="jsonl")
+        args.rebuild = True
+        summary = _run_update(args, base / "index", [src], IndexConfig())
+        _print_summary(summary)
+        with Index.open(base / "index") as idx:
+            rows = [r.to_dict() for r in idx.pairs()[: args.top]]
+        print(f"\nthe {len(rows)} most similar directed pairs:")
+        write_rows(rows, PAIR_COLUMNS, "table", sys.stdout)
+        kinds = {}
+        for r in corpus.reuse:
+            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+        print(f"\nthe generator planted {len(corpus.reuse)} reuse cases: {kinds}")
+        if args.out:
+            print(f"corpus and index kept in {base}")
+    return 0
+
+
+_COMMANDS = {
+    "update": _cmd_update,
+    "similar": _cmd_similar,
+    "query": _cmd_query,
+    "stats": _cmd_stats,
+    "demo": _cmd_demo,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``simdask`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    try:
+        return _COMMANDS[args.command](args)
+    except SimdaskError as e:
+        print(f"simdask: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("simdask: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""IndexConfig: the settings an index is built with, stored in the index and checked on open."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["FORMAT_VERSION", "IndexConfig"]
+
+#: Version of the on-disk layout; an index of another version is refused on open.
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """Settings of one index.
+
+    ``k``: words per chunk. ``hash_bits``: bits of a chunk ID (16..32). ``shards``: number
+    of equal ranges the chunk-ID space is split into. ``seed``: hash seed (changing it changes
+    every chunk ID). ``threshold``: least similarity stored, in percent (0 < t <= 100).
+    ``top_k``: most similar documents stored per document. ``max_df``: chunks held by more
+    than this many documents are not counted for similarity (``None``: count all).
+    """
+
+    k: int = 5
+    hash_bits: int = 28
+    shards: int = 16
+    seed: int = 0
+    threshold: float = 1.0
+    top_k: int = 100
+    max_df: int | None = None
+
+    def __post_init__(self) -> None:
+        def need(cond: bool, what: str, value: Any) -> None:
+            if not cond:
+                raise ConfigError(f"{what}, got {value!r}")
+
+        for name in ("k", "hash_bits", "shards", "seed", "top_k"):
+            value = getattr(self, name)
+            need(
+                isinstance(value, int) and not isinstance(value, bool),
+                f"{name} must be an integer",
+                value,
+            )
+        need(1 <= self.k <= 64, "k (words per chunk) must be in 1..64", self.k)
+        need(16 <= self.hash_bits <= 32, "hash_bits must be in 16..32", self.hash_bits)
+        need(
+            1 <= self.shards <= min(4096, 2**self.hash_bits),
+            "shards must be in 1..4096",
+            self.shards,
+        )
+        need(0 <= self.seed < 2**64, "seed must be in 0..2**64-1", self.seed)
+        need(
+            isinstance(self.threshold, (int, float)) and 0 < self.threshold <= 100,
+            "threshold must be a percentage in (0, 100]",
+            self.threshold,
+        )
+        need(self.top_k >= 1, "top_k must be at least 1", self.top_k)
+        need(
+            self.max_df is None
+            or (
+                isinstance(self.max_df, int)
+                and not isinstance(self.max_df, bool)
+                and self.max_df >= 2
+            ),
+            "max_df must be None or an integer >= 2",
+            self.max_df,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> IndexConfig:
+        """Build from a dict written by :meth:`to_dict`; unknown keys are an error."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(
+                f"unknown IndexConfig keys {unknown}; expected a subset of {sorted(names)}"
+            )
+        return cls(**data)
+
+    def replace(self, **changes: Any) -> IndexConfig:
+        """A copy with some settings changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def shard_width(self) -> int:
+        """Chunk IDs per shard range (the last range may be shorter)."""
+        return -(-(2**self.hash_bits) // self.shards)

@@ -1,0 +1,60 @@
+"""The exception hierarchy of simdask.
+
+Every error simdask raises on purpose is a :class:`SimdaskError`; each subclass also
+derives from the builtin that fits, so ``except ValueError`` keeps working for callers
+that do not know simdask.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "DocumentNotFoundError",
+    "ExtractionError",
+    "IndexExistsError",
+    "IndexFormatError",
+    "IndexNotFoundError",
+    "SimdaskError",
+    "SourceError",
+]
+
+
+class SimdaskError(Exception):
+    """Base class of all errors raised by simdask."""
+
+
+class ConfigError(SimdaskError, ValueError):
+    """A configuration value is out of range or of the wrong type."""
+
+
+class IndexFormatError(SimdaskError, ValueError):
+    """The index on disk is of another format version or is damaged."""
+
+
+class IndexNotFoundError(SimdaskError, FileNotFoundError):
+    """There is no simdask index at the given path."""
+
+
+class IndexExistsError(SimdaskError, FileExistsError):
+    """An index already exists where a new one was to be created."""
+
+
+class DocumentNotFoundError(SimdaskError, KeyError):
+    """No document with the given key is in the index."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class SourceError(SimdaskError, OSError):
+    """A source (file, folder, JSONL file) cannot be read or has the wrong form."""
+
+
+class ExtractionError(SimdaskError, ValueError):
+    """Text could not be extracted from one document; ``kind`` names the reason."""
+
+    def __init__(self, key: str, kind: str, message: str):
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.kind = kind
+        self.message = message

@@ -1,0 +1,88 @@
+"""Postings as pure numpy kernels: pack (chunk ID, doc ID) pairs, split by shard, build CSR.
+
+A *pair key* is ``chunk_id << 32 | doc_id`` as uint64: sorting pair keys sorts postings by
+chunk ID and, within a chunk, by doc ID, which is exactly the order of a shard's arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "build_postings",
+    "drop_docs",
+    "pack_pairs",
+    "postings_to_pairs",
+    "shard_of",
+    "sorted_unique",
+    "split_sorted_by_shard",
+]
+
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+def pack_pairs(chunk_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """Pair keys (uint64) ``chunk_id << 32 | doc_id`` of equally long uint32 arrays."""
+    return (chunk_ids.astype(np.uint64) << np.uint64(32)) | doc_ids.astype(np.uint64)
+
+
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``a`` sorted with duplicates removed (sort + mask; faster than ``np.unique`` on uint64)."""
+    a = np.sort(a)
+    if len(a) < 2:
+        return a
+    keep = np.empty(len(a), dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+def shard_of(chunk_ids: np.ndarray, shard_width: int) -> np.ndarray:
+    """Index of the shard owning each chunk ID (int64)."""
+    return chunk_ids.astype(np.int64) // shard_width
+
+
+def split_sorted_by_shard(keys: np.ndarray, shard_width: int, n_shards: int) -> list[np.ndarray]:
+    """Split sorted pair keys into ``n_shards`` consecutive slices by the chunk ID's range."""
+    # chunk IDs of 32 bits: the end of the last range (2**32) has no uint64 pair key
+    inner = np.arange(1, n_shards, dtype=np.uint64) * np.uint64(shard_width)
+    cut = np.concatenate([[0], np.searchsorted(keys, inner << np.uint64(32)), [len(keys)]])
+    return [keys[cut[i] : cut[i + 1]] for i in range(n_shards)]
+
+
+def build_postings(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR postings from sorted, distinct pair keys.
+
+    Returns ``(chunk_keys, offsets, doc_ids)``: the distinct chunk IDs (uint32, ascending),
+    ``offsets`` (uint64, ``len(chunk_keys) + 1``; chunk ``chunk_keys[i]`` is held by
+    ``doc_ids[offsets[i]:offsets[i+1]]``) and the doc IDs (uint32, ascending in each list).
+    """
+    chunk = (keys >> np.uint64(32)).astype(np.uint32)
+    doc_ids = (keys & _LOW32).astype(np.uint32)
+    n = len(chunk)
+    if n == 0:
+        return np.zeros(0, np.uint32), np.zeros(1, np.uint64), doc_ids
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(chunk[1:], chunk[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    offsets = np.empty(len(starts) + 1, dtype=np.uint64)
+    offsets[:-1] = starts
+    offsets[-1] = n
+    return chunk[starts], offsets, doc_ids
+
+
+def postings_to_pairs(
+    chunk_keys: np.ndarray, offsets: np.ndarray, doc_ids: np.ndarray
+) -> np.ndarray:
+    """The sorted pair keys of CSR postings (inverse of :func:`build_postings`)."""
+    df = np.diff(offsets).astype(np.int64)
+    return pack_pairs(np.repeat(chunk_keys, df), doc_ids)
+
+
+def drop_docs(keys: np.ndarray, dropped: np.ndarray) -> np.ndarray:
+    """Pair keys without those of the documents in ``dropped`` (uint32 doc IDs)."""
+    if len(dropped) == 0 or len(keys) == 0:
+        return keys
+    docs = (keys & _LOW32).astype(np.uint32)
+    return keys[~np.isin(docs, dropped)]

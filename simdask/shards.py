@@ -1,0 +1,132 @@
+"""Shard storage: one zarr v3 group per (generation, shard range) holding the CSR postings.
+
+A shard of range ``[lo, hi)`` holds three 1-d arrays (little-endian on disk, zstd):
+
+* ``chunk_keys`` (uint32): the distinct chunk IDs of the range that some document holds;
+* ``offsets`` (uint64, ``len(chunk_keys) + 1``): where each chunk's postings start in ``doc_ids``;
+* ``doc_ids`` (uint32): the documents holding each chunk, ascending within a chunk.
+
+DESIGN §2 describes a dense ``offsets`` over the whole range; the sparse form (keys present +
+offsets) is the "sparse keys" encoding the design allows: at ``hash_bits=32`` a dense offsets
+array would need 2**32 entries, and see docs/benchmarks.md for the 28-bit comparison.
+A shard is written into a temporary directory and renamed into place, so a reader never sees a
+half-written shard.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import zarr
+from zarr.codecs import BytesCodec, ZstdCodec
+
+from .errors import IndexFormatError
+
+__all__ = ["ShardData", "ShardStore", "shard_ranges"]
+
+_ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
+_CHUNK = 1 << 20  # elements per zarr chunk
+
+
+def shard_ranges(hash_bits: int, n_shards: int) -> list[tuple[int, int]]:
+    """The ``[lo, hi)`` chunk-ID range of every shard: equal, contiguous, covering 2**hash_bits."""
+    space = 2**hash_bits
+    width = -(-space // n_shards)
+    return [(i * width, min((i + 1) * width, space)) for i in range(n_shards)]
+
+
+@dataclass(frozen=True)
+class ShardData:
+    """The postings of one shard range ``[lo, hi)``; see the module docstring for the arrays."""
+
+    lo: int
+    hi: int
+    chunk_keys: np.ndarray
+    offsets: np.ndarray
+    doc_ids: np.ndarray
+
+    @classmethod
+    def empty(cls, lo: int, hi: int) -> ShardData:
+        """A shard holding no postings."""
+        return cls(lo, hi, np.zeros(0, np.uint32), np.zeros(1, np.uint64), np.zeros(0, np.uint32))
+
+    @property
+    def n_postings(self) -> int:
+        """Number of (chunk, document) postings."""
+        return len(self.doc_ids)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays in memory."""
+        return self.chunk_keys.nbytes + self.offsets.nbytes + self.doc_ids.nbytes
+
+
+class ShardStore:
+    """Shards of every generation under ``root`` (``root/gen-NNNNNN/shard-NNNN``)."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    def path(self, generation: int, shard: int) -> Path:
+        """Directory of one shard of one generation."""
+        return self.root / f"gen-{generation:06d}" / f"shard-{shard:04d}"
+
+    def exists(self, generation: int, shard: int) -> bool:
+        """True when that shard was completely written."""
+        return (self.path(generation, shard) / "zarr.json").exists()
+
+    def write(self, generation: int, shard: int, data: ShardData) -> int:
+        """Write a shard atomically (temp dir + rename); returns bytes on disk."""
+        final = self.path(generation, shard)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
+        group = zarr.open_group(str(tmp), mode="w", attributes={"lo": data.lo, "hi": data.hi})
+        for name, dtype in _ARRAYS:
+            arr = np.ascontiguousarray(getattr(data, name), dtype=dtype)
+            group.create_array(
+                name,
+                data=arr,
+                chunks=(max(1, min(len(arr), _CHUNK)),),
+                serializer=BytesCodec(endian="little"),
+                compressors=ZstdCodec(level=3),
+            )
+        if final.exists():  # an earlier, interrupted attempt at the same work
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        return _du(final)
+
+    def read(self, generation: int, shard: int) -> ShardData:
+        """Load one shard into memory."""
+        path = self.path(generation, shard)
+        if not (path / "zarr.json").exists():
+            raise IndexFormatError(
+                f"shard {shard} of generation {generation} is missing: "
+                f"expected a zarr group at {path}"
+            )
+        group = zarr.open_group(str(path), mode="r")
+        arrays = {name: np.asarray(group[name][:], dtype=dtype) for name, dtype in _ARRAYS}
+        attrs = group.attrs
+        return ShardData(int(attrs["lo"]), int(attrs["hi"]), **arrays)
+
+    def generations(self) -> list[int]:
+        """Generations that have a directory under the root."""
+        if not self.root.exists():
+            return []
+        return sorted(int(p.name[4:]) for p in self.root.glob("gen-*") if p.name[4:].isdigit())
+
+    def remove_generation(self, generation: int) -> None:
+        """Delete a whole generation's directory."""
+        shutil.rmtree(self.root / f"gen-{generation:06d}", ignore_errors=True)
+
+    def nbytes(self, generation: int) -> int:
+        """Bytes on disk of one generation."""
+        return _du(self.root / f"gen-{generation:06d}")
+
+
+def _du(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

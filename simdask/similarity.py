@@ -1,0 +1,194 @@
+"""Shared-chunk counts and similarity selection as pure numpy kernels (DESIGN §1, §3.4).
+
+All-pairs counting walks a shard's posting lists directly: for a posting of document ``d`` at
+position ``p`` of a list ``[s, e)``, the later postings ``p+1 .. e-1`` hold documents ``o > d``
+(doc IDs ascend within a list), so every unordered pair is emitted once per shared chunk and
+both directions come from that one count. Documents are processed in blocks of doc IDs whose
+emitted pairs (:func:`pair_work`) stay under a budget, which bounds the memory in flight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .shards import ShardData
+
+__all__ = [
+    "block_pair_counts",
+    "directed_rows",
+    "pair_work",
+    "plan_blocks",
+    "query_counts",
+    "skipped_chunks",
+    "sum_pair_counts",
+    "top_k_rows",
+]
+
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+def _posting_ends(shard: ShardData, max_df: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per posting: end of its list (int64) and whether its chunk is counted (df <= max_df)."""
+    df = np.diff(shard.offsets).astype(np.int64)
+    ends = np.repeat(shard.offsets[1:].astype(np.int64), df)
+    counted = np.ones(len(ends), dtype=bool) if max_df is None else np.repeat(df <= max_df, df)
+    return ends, counted
+
+
+def skipped_chunks(shard: ShardData, max_df: int | None) -> int:
+    """Number of distinct chunks of the shard held by more than ``max_df`` documents."""
+    if max_df is None:
+        return 0
+    return int(np.count_nonzero(np.diff(shard.offsets) > np.uint64(max_df)))
+
+
+def pair_work(shard: ShardData, n_docs: int, max_df: int | None = None) -> np.ndarray:
+    """Per document ID (int64, length ``n_docs``): pairs :func:`block_pair_counts` emits for it."""
+    ends, counted = _posting_ends(shard, max_df)
+    later = ends - np.arange(len(ends), dtype=np.int64) - 1
+    later[~counted] = 0
+    work = np.bincount(shard.doc_ids, weights=later, minlength=n_docs)
+    return np.rint(work).astype(np.int64)
+
+
+def plan_blocks(work: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Cut doc IDs ``0..len(work)`` into consecutive ``[lo, hi)`` blocks of total work <= budget.
+
+    A single document whose work exceeds the budget gets a block of its own.
+    """
+    n = len(work)
+    blocks: list[tuple[int, int]] = []
+    cum = np.cumsum(work)
+    lo = 0
+    while lo < n:
+        base = cum[lo - 1] if lo else 0
+        hi = int(np.searchsorted(cum, base + budget, side="right"))
+        hi = max(hi, lo + 1)
+        blocks.append((lo, min(hi, n)))
+        lo = hi
+    return blocks
+
+
+def _run_lengths(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of sorted ``keys`` and how often each occurs (uint32)."""
+    if len(keys) == 0:
+        return keys, np.zeros(0, np.uint32)
+    new = np.empty(len(keys), dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, len(keys))).astype(np.uint32)
+    return keys[starts], counts
+
+
+def block_pair_counts(
+    shard: ShardData, doc_lo: int, doc_hi: int, max_df: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shared chunks in this shard of pairs ``(d, o)``, ``doc_lo <= d < doc_hi``, ``o > d``.
+
+    Returns sorted pair keys ``d << 32 | o`` (uint64) and the shared counts (uint32).
+    """
+    ends, counted = _posting_ends(shard, max_df)
+    doc_ids = shard.doc_ids
+    sel = counted & (doc_ids >= doc_lo) & (doc_ids < doc_hi)
+    p = np.flatnonzero(sel)
+    cnt = ends[p] - p - 1
+    nz = cnt > 0
+    p, cnt = p[nz], cnt[nz]
+    total = int(cnt.sum())
+    if total == 0:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+    first = np.zeros(len(cnt), dtype=np.int64)
+    np.cumsum(cnt[:-1], out=first[1:])
+    q = np.arange(total, dtype=np.int64) + np.repeat(p + 1 - first, cnt)
+    keys = np.repeat(doc_ids[p].astype(np.uint64) << np.uint64(32), cnt)
+    keys |= doc_ids[q].astype(np.uint64)
+    keys.sort()
+    return _run_lengths(keys)
+
+
+def sum_pair_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Add up per-shard ``(pair keys, counts)`` into one sorted ``(keys, counts)``."""
+    parts = [p for p in parts if len(p[0])]
+    if not parts:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+    keys = np.concatenate([p[0] for p in parts])
+    counts = np.concatenate([p[1] for p in parts])
+    order = np.argsort(keys, kind="stable")  # timsort: merges the sorted runs
+    keys, counts = keys[order], counts[order]
+    uniq, _ = _run_lengths(keys)
+    starts = np.searchsorted(keys, uniq)
+    return uniq, np.add.reduceat(counts, starts).astype(np.uint32)
+
+
+def directed_rows(
+    keys: np.ndarray, shared: np.ndarray, n_chunks: np.ndarray, threshold: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Both directions of unordered pairs, kept where similarity >= ``threshold`` (percent).
+
+    ``n_chunks[d]`` is ``|d|``. Returns ``(doc, other, shared, similarity)``: similarity of doc
+    to other is ``100 * shared / |doc|`` percent (float64).
+    """
+    d = (keys >> np.uint64(32)).astype(np.int64)
+    o = (keys & _LOW32).astype(np.int64)
+    s = shared.astype(np.int64)
+    sim_d = 100.0 * s / n_chunks[d]
+    sim_o = 100.0 * s / n_chunks[o]
+    kd = sim_d >= threshold
+    ko = sim_o >= threshold
+    return (
+        np.concatenate([d[kd], o[ko]]),
+        np.concatenate([o[kd], d[ko]]),
+        np.concatenate([s[kd], s[ko]]),
+        np.concatenate([sim_d[kd], sim_o[ko]]),
+    )
+
+
+def top_k_rows(doc, other, shared, sim, k: int):
+    """Keep each doc's best ``k`` rows: highest similarity, then lowest ``other`` (deterministic).
+
+    Returns the four arrays filtered and sorted by ``(doc, -similarity, other)``.
+    """
+    order = np.lexsort((other, -sim, doc))
+    doc, other, shared, sim = doc[order], other[order], shared[order], sim[order]
+    if len(doc) == 0:
+        return doc, other, shared, sim
+    new = np.empty(len(doc), dtype=bool)
+    new[0] = True
+    np.not_equal(doc[1:], doc[:-1], out=new[1:])
+    group_start = np.maximum.accumulate(np.where(new, np.arange(len(doc)), 0))
+    keep = (np.arange(len(doc)) - group_start) < k
+    return doc[keep], other[keep], shared[keep], sim[keep]
+
+
+def query_counts(
+    shard: ShardData, chunk_ids: np.ndarray, max_df: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Documents holding any of ``chunk_ids`` (distinct, in this shard's range) and how many.
+
+    Returns sorted doc IDs (uint32) and shared counts (uint32).
+    """
+    keys = shard.chunk_keys
+    pos = _hits(keys, chunk_ids)
+    starts = shard.offsets[pos].astype(np.int64)
+    ends = shard.offsets[pos + 1].astype(np.int64)
+    df = ends - starts
+    if max_df is not None:
+        ok = df <= max_df
+        starts, df = starts[ok], df[ok]
+    total = int(df.sum())
+    if total == 0:
+        return np.zeros(0, np.uint32), np.zeros(0, np.uint32)
+    first = np.zeros(len(df), dtype=np.int64)
+    np.cumsum(df[:-1], out=first[1:])
+    idx = np.arange(total, dtype=np.int64) + np.repeat(starts - first, df)
+    docs = np.sort(shard.doc_ids[idx])
+    return _run_lengths(docs)
+
+
+def _hits(keys: np.ndarray, chunk_ids: np.ndarray) -> np.ndarray:
+    """Positions in ``keys`` of those ``chunk_ids`` that are present."""
+    pos = np.searchsorted(keys, chunk_ids)
+    inside = pos < len(keys)
+    pos, ids = pos[inside], chunk_ids[inside]
+    return pos[keys[pos] == ids]

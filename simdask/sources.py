@@ -1,0 +1,126 @@
+"""Sources: files, folders (recursively) and JSONL files, listed as items and read in tasks.
+
+Listing happens on the driver and touches only names and (for JSONL) line offsets; the text
+itself is read by the chunking tasks, so the driver never holds the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xxhash
+
+from .errors import ExtractionError, SourceError
+
+__all__ = ["TEXT_SUFFIXES", "SourceItem", "content_hash", "list_items", "read_item"]
+
+#: File name suffixes read as plain text when a folder is walked.
+TEXT_SUFFIXES = (".txt", ".md")
+_BLOCK = 1 << 26  # bytes read at a time when scanning a JSONL file for line breaks
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """One document to read: a whole file, or the byte range of one JSONL line.
+
+    ``key`` is known for files (path relative to the folder given, or the file name for a file
+    given directly) and ``None`` for JSONL lines, whose key is their ``id`` field.
+    """
+
+    source: str
+    path: str
+    key: str | None
+    start: int = 0
+    end: int = -1
+
+
+def content_hash(data: bytes) -> str:
+    """Content hash of a document's bytes (xxh3-128, hex)."""
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+def _jsonl_items(path: Path, source: str) -> list[SourceItem]:
+    size = path.stat().st_size
+    breaks = []
+    with open(path, "rb") as f:
+        pos = 0
+        while pos < size:
+            block = f.read(_BLOCK)
+            if not block:
+                break
+            breaks.append(np.flatnonzero(np.frombuffer(block, np.uint8) == 10) + pos)
+            pos += len(block)
+    ends = np.concatenate([*breaks, np.array([size], dtype=np.int64)]).astype(np.int64)
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    keep = ends - starts > 1  # skip empty lines
+    return [
+        SourceItem(source, str(path), None, int(s), int(e))
+        for s, e in zip(starts[keep], ends[keep], strict=True)
+    ]
+
+
+def list_items(sources: Iterable[str | os.PathLike]) -> list[SourceItem]:
+    """All documents of the sources, in a deterministic order.
+
+    A source is a text file, a folder (walked recursively for :data:`TEXT_SUFFIXES`) or a
+    ``.jsonl`` file of ``{"id": ..., "text": ...}`` objects. A missing source raises
+    :class:`SourceError`.
+    """
+    items: list[SourceItem] = []
+    for src in sources:
+        path = Path(src)
+        name = str(src)
+        if path.is_dir():
+            files = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+            )
+            items.extend(SourceItem(name, str(p), p.relative_to(path).as_posix()) for p in files)
+        elif path.is_file():
+            if path.suffix.lower() == ".jsonl":
+                items.extend(_jsonl_items(path, name))
+            else:
+                items.append(SourceItem(name, str(path), path.name))
+        else:
+            raise SourceError(f"source {name!r} not found: expected a file, folder or .jsonl file")
+    return items
+
+
+def read_item(item: SourceItem) -> tuple[str, str, str]:
+    """Read one item: returns ``(key, text, content_hash)``.
+
+    Raises :class:`ExtractionError` (with the key, or the path where no key is known) whose
+    ``kind`` is ``unreadable``, ``encoding`` or ``jsonl``.
+    """
+    label = item.key or f"{item.path}@{item.start}"
+    try:
+        with open(item.path, "rb") as f:
+            if item.end >= 0:
+                f.seek(item.start)
+                data = f.read(item.end - item.start)
+            else:
+                data = f.read()
+    except OSError as e:
+        raise ExtractionError(
+            label, "unreadable", f"cannot read {item.path}: {e.strerror or e}"
+        ) from e
+    if item.key is not None:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise ExtractionError(
+                label, "encoding", f"expected UTF-8 text, found invalid byte at offset {e.start}"
+            ) from e
+        return item.key, text, content_hash(data)
+    try:
+        obj = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ExtractionError(label, "jsonl", f"expected a JSON object on this line: {e}") from e
+    if not isinstance(obj, dict) or "id" not in obj or not isinstance(obj.get("text"), str):
+        raise ExtractionError(label, "jsonl", 'expected an object with "id" and a string "text"')
+    text = obj["text"]
+    return str(obj["id"]), text, content_hash(text.encode("utf-8"))

@@ -1,0 +1,86 @@
+"""The command line, run as a real subprocess: update, similar, query, stats, exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import make_docs, reference_similarity, write_txt
+
+
+def run(*args, check=True):
+    proc = subprocess.run(
+        [sys.executable, "-m", "simdask.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli")
+    docs = make_docs(25, seed=11)
+    src = write_txt(docs, tmp / "docs")
+    p = run("update", tmp / "idx", src, "--hash-bits", 32, "--shards", 3, "--workers", 2, "--quiet")
+    return tmp, docs, p
+
+
+def test_update_prints_summary_and_similar_jsonl_matches_reference(built):
+    tmp, docs, p = built
+    assert "committed generation 1" in p.stderr and "1 failed" not in p.stderr
+    out = run("similar", tmp / "idx", "--format", "jsonl").stdout
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows and set(rows[0]) == {"doc", "other", "similarity", "shared", "doc_chunks", "other_chunks"}
+    ref = reference_similarity(docs)
+    got = {(r["doc"][:-4], r["other"][:-4]): r for r in rows}
+    assert set(got) == {p for p, v in ref.items() if v[1] >= 1.0}
+    for pair, r in got.items():
+        assert r["shared"] == ref[pair][0]
+        assert r["similarity"] == pytest.approx(ref[pair][1])
+    sims = [r["similarity"] for r in rows]
+    assert sims == sorted(sims, reverse=True)
+
+
+def test_similar_for_one_key_csv_and_table(built):
+    tmp, _, _ = built
+    out = run("similar", tmp / "idx", "short_inside.txt", "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows[0]["doc"] == "short_inside.txt" and float(rows[0]["similarity"]) == 100.0
+    table = run("similar", tmp / "idx", "short_inside.txt", "--min", 50).stdout
+    lines = table.splitlines()
+    assert lines[0].split() == ["doc", "other", "similarity", "shared", "doc_chunks", "other_chunks"]
+    assert "100.00" in lines[2]
+
+
+def test_query_and_stats(built):
+    tmp, docs, _ = built
+    qfile = tmp / "q.txt"
+    qfile.write_text(docs["d004"], encoding="utf-8")
+    rows = [json.loads(x) for x in run("query", tmp / "idx", qfile, "--format", "jsonl").stdout.splitlines()]
+    assert rows[0]["key"] == "d004.txt" and rows[0]["similarity"] == 100.0
+    st = json.loads(run("stats", tmp / "idx", "--format", "json").stdout)
+    assert st["documents"] == len(docs) and st["shards"] == 3 and st["config"]["hash_bits"] == 32
+    assert st["postings"] > 0 and st["bytes_on_disk"] > 0
+
+
+def test_exit_codes_and_messages(tmp_path, built):
+    p = run("similar", tmp_path / "missing", check=False)
+    assert p.returncode == 1 and "no simdask index" in p.stderr
+    p = run("update", tmp_path / "x", tmp_path / "nope", "--workers", 1, "--quiet", check=False)
+    assert p.returncode == 1 and "not found" in p.stderr
+    p = run("update", tmp_path / "y", tmp_path, "--hash-bits", 40, check=False)
+    assert p.returncode == 1 and "hash_bits must be in 16..32, got 40" in p.stderr
+    assert run("bogus", check=False).returncode == 2
+    tmp, _, _ = built
+    p = run("similar", tmp / "idx", "no-such-key", check=False)
+    assert p.returncode == 1 and "no document with key 'no-such-key'" in p.stderr
+    help_text = run("update", "--help").stdout
+    assert "--max-df" in help_text and "--scheduler" in help_text

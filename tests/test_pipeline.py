@@ -1,0 +1,165 @@
+"""End-to-end runs on a real LocalCluster against brute-force references."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from conftest import make_docs, reference_similarity, write_jsonl, write_txt
+from distributed import Client, LocalCluster
+
+from simdask import Index, IndexConfig, RunOptions
+from simdask.chunks import chunk_id
+from simdask.errors import IndexExistsError, IndexFormatError, IndexNotFoundError
+from simdask.text import chunks
+
+
+def _table(idx: Index) -> set[tuple[str, str, int, float]]:
+    return {(r.doc, r.other, r.shared, round(r.similarity, 9)) for r in idx.pairs()}
+
+
+def _build(tmp_path, name, docs, client, options=None, **cfg) -> Index:
+    src = write_txt(docs, tmp_path / f"{name}-docs")
+    idx = Index.create(tmp_path / name, IndexConfig(**cfg))
+    idx.update([src], client=client, options=options)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return make_docs(40, seed=3)
+
+
+def test_similarity_matches_brute_force(tmp_path, docs, client):
+    idx = _build(tmp_path, "i", docs, client, hash_bits=32, shards=4, top_k=1000)
+    ref = reference_similarity(docs)
+    got = {(r.doc.removesuffix(".txt"), r.other.removesuffix(".txt")): r for r in idx.pairs()}
+    strong = {p: v for p, v in ref.items() if v[1] >= 2.0}
+    assert len(strong) >= 16, "the generated corpus should plant reuse"
+    for pair, (shared, pct) in strong.items():
+        assert pair in got, f"pair {pair} ({pct:.1f} %) missing"
+        assert abs(got[pair].similarity - pct) <= 1.0
+    for pair, row in got.items():  # nothing stored that the reference does not support
+        assert row.similarity >= 1.0
+        assert abs(ref[pair][1] - row.similarity) <= 1.0
+    # planted cases come out as planted
+    key2 = sorted(docs)[2] + ".txt"
+    assert got[("short_inside", key2.removesuffix(".txt"))].similarity == pytest.approx(100.0)
+    assert idx.similar("short_inside.txt")[0].other == key2
+    st = idx.stats()
+    assert st["documents"] == len(docs) and st["too_short"] == 1
+
+
+def test_shards_equal_brute_force_inverted_index(tmp_path, docs, client):
+    bits, n_shards = 32, 3
+    idx = _build(tmp_path, "i", docs, client, hash_bits=bits, shards=n_shards)
+    key_to_id = {d.key.removesuffix(".txt"): d.doc_id for d in idx.catalog.documents()}
+    inverted = defaultdict(set)
+    for key, text in docs.items():
+        for c in chunks(text):
+            inverted[chunk_id(c, bits)].add(key_to_id[key])
+    width = IndexConfig(hash_bits=bits, shards=n_shards).shard_width
+    for s in range(n_shards):
+        sh = idx.shard(s)
+        assert (sh.lo, sh.hi) == (s * width, min((s + 1) * width, 2**bits))
+        ref_keys = sorted(c for c in inverted if sh.lo <= c < sh.hi)
+        np.testing.assert_array_equal(sh.chunk_keys, ref_keys)
+        ref_lists = [sorted(inverted[c]) for c in ref_keys]
+        np.testing.assert_array_equal(sh.offsets, np.cumsum([0] + [len(x) for x in ref_lists]))
+        np.testing.assert_array_equal(sh.doc_ids, [d for x in ref_lists for d in x])
+        assert sh.chunk_keys.dtype == np.uint32 and sh.doc_ids.dtype == np.uint32
+
+
+def test_same_table_for_workers_shards_and_blocks(tmp_path, docs, client):
+    base = _table(_build(tmp_path, "a", docs, client, hash_bits=28, shards=16))
+    assert base
+    other_shards = _table(_build(tmp_path, "b", docs, client, hash_bits=28, shards=3))
+    tiny_blocks = _table(
+        _build(tmp_path, "c", docs, client, RunOptions(block_pairs=50, batch_docs=7), shards=5)
+    )
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as lc:
+        with Client(lc) as one:
+            one_worker = _table(_build(tmp_path, "d", docs, one, hash_bits=28, shards=16))
+    assert base == other_shards == tiny_blocks == one_worker
+
+
+def test_max_df_skips_common_chunks_and_reports_them(tmp_path, client):
+    docs = {f"t{i}": "the same template sentence is here. " + f"unique words of text {i} " * 2 for i in range(6)}
+    idx = Index.create(tmp_path / "i", IndexConfig(hash_bits=32, shards=2, max_df=3))
+    summary = idx.update([write_txt(docs, tmp_path / "d")], client=client)
+    template_chunks = {c for c in chunks(next(iter(docs.values())))} & set(chunks(docs["t5"]))
+    assert summary.skipped_chunks == len(template_chunks) > 0
+    assert idx.stats()["skipped_chunks"] == summary.skipped_chunks
+    assert idx.pairs() == []  # only the template is shared, and it is skipped
+    idx2 = Index.create(tmp_path / "j", IndexConfig(hash_bits=32, shards=2))
+    idx2.update([write_txt(docs, tmp_path / "d")], client=client)
+    assert len(idx2.pairs()) == 6 * 5
+
+
+def test_top_k_keeps_the_best(tmp_path, docs, client):
+    full = _build(tmp_path, "a", docs, client, hash_bits=32, shards=2, top_k=1000)
+    top2 = _build(tmp_path, "b", docs, client, hash_bits=32, shards=2, top_k=2)
+    by_doc = defaultdict(list)
+    for r in full.pairs():
+        by_doc[r.doc].append(r)
+    expected = set()
+    for rows in by_doc.values():
+        rows.sort(key=lambda r: (-r.similarity, full.catalog.document(r.other).doc_id))
+        expected |= {(r.doc, r.other) for r in rows[:2]}
+    assert {(r.doc, r.other) for r in top2.pairs()} == expected
+
+
+def test_query_equals_brute_force(tmp_path, docs, client):
+    idx = _build(tmp_path, "i", docs, client, hash_bits=32, shards=4)
+    keys = sorted(docs)
+    q = docs[keys[5]][:600] + " " + docs[keys[8]][200:900] + " brand new words here now"
+    qset = set(chunks(q))
+    got = {m.key: m for m in idx.query(q)}
+    for key, text in docs.items():
+        s = set(chunks(text))
+        shared = len(qset & s)
+        if shared == 0:
+            assert key + ".txt" not in got
+            continue
+        m = got[key + ".txt"]
+        assert m.shared == shared
+        assert m.similarity == pytest.approx(100 * shared / len(qset))
+        assert m.reverse_similarity == pytest.approx(100 * shared / len(s))
+
+
+def test_jsonl_source_and_per_file_errors(tmp_path, client):
+    docs = make_docs(8, seed=5)
+    path = write_jsonl(docs, tmp_path / "docs.jsonl")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"id": "d000", "text": "a duplicate key is reported not indexed twice ok"}\n')
+        f.write("{not json\n")
+        f.write('{"text": "no id here"}\n')
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "latin1.txt").write_bytes("Příliš žluťoučký".encode("cp1250"))
+    idx = Index.create(tmp_path / "i", IndexConfig(hash_bits=32, shards=2))
+    summary = idx.update([path, bad], client=client)
+    kinds = sorted(kind for _, kind, _ in summary.errors)
+    assert kinds == ["duplicate_key", "encoding", "jsonl", "jsonl", "too_short"]
+    assert summary.failed == 4 and summary.documents == len(docs)
+    assert {d.key for d in idx.catalog.documents()} == set(docs)
+    assert idx.catalog.errors_of_run(summary.run_id) == summary.errors
+    ref = reference_similarity(docs)
+    got = {(r.doc, r.other): r.shared for r in idx.pairs()}
+    assert got == {p: v[0] for p, v in ref.items() if v[1] >= 1.0}
+
+
+def test_open_checks_existence_format_and_rebuild(tmp_path, docs, client):
+    with pytest.raises(IndexNotFoundError, match="no simdask index"):
+        Index.open(tmp_path / "nothing")
+    idx = _build(tmp_path, "i", docs, client, hash_bits=32, shards=2)
+    with pytest.raises(IndexExistsError, match="rebuild"):
+        idx.update([tmp_path / "i-docs"], client=client)
+    first_gen = idx.catalog.generation
+    idx.update([tmp_path / "i-docs"], client=client, rebuild=True)
+    assert idx.catalog.generation > first_gen
+    assert idx.store.generations() == [idx.catalog.generation]  # old generation collected
+    idx.catalog.conn.execute("UPDATE meta SET value = '999' WHERE name = 'format_version'")
+    with pytest.raises(IndexFormatError, match="version '999'"):
+        Index.open(tmp_path / "i")
