@@ -19,7 +19,7 @@ from .errors import (
 from .index import Index, QueryMatch, RunSummary
 from .pipeline import RunOptions
 from .progress import Callback, TqdmCallback
-from .text import chunks, normalize, words
+from .text import normalize, words
 
 __version__ = "0.1.0"
 
@@ -45,7 +45,6 @@ __all__ = [
     "__version__",
     "chunk_batch",
     "chunk_id",
-    "chunks",
     "hash_chunks",
     "normalize",
     "word_hashes",

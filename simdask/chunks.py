@@ -2,21 +2,20 @@
 
 The hash is seeded, deterministic and independent of platform and byte order:
 
-* a **word hash** is a simple-tabulation sum: ``sum(T[i mod 256, b_i]) + len * C`` over the
-  word's UTF-8 bytes ``b_i`` (mod 2**64), finished with the xxh64 avalanche. The table ``T``
-  (256 x 256 uint64) is filled from ``xxh3_64(seed, i, b)``, so every word is hashed in numpy
-  without a Python call per word or per chunk;
+* a **word hash** reads the word's UTF-8 bytes as little-endian 8-byte groups (zero padded)
+  and folds them into a seeded 64-bit state with a bijective multiply-rotate-multiply step,
+  then applies the xxh64 avalanche. Two gathers per group of every word, all in numpy: no
+  Python call per word or per chunk. Words longer than 64 bytes (rare: URLs, base64) are
+  hashed with ``xxh3_64`` instead, one call each;
 * a **chunk hash** sorts the ``k`` word hashes of a window (so word order inside a chunk does
-  not matter, as with sorting the words), folds them with multiply/xor/avalanche steps and
-  keeps the top ``hash_bits`` bits.
+  not matter, as with sorting the words), folds them with the same step and keeps the top
+  ``hash_bits`` bits after the avalanche.
 
-:func:`chunk_id` computes the same function in plain Python for one chunk; the tests check
-that both agree.
+:func:`word_hash` and :func:`chunk_id` compute the same functions in plain Python for one
+word or chunk; the tests check that both agree.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 import numpy as np
 import xxhash
@@ -38,23 +37,14 @@ _P1 = 0x9E3779B185EBCA87
 _P2 = 0xC2B2AE3D27D4EB4F
 _P3 = 0x165667B19E3779F9
 _LEN = 0x27D4EB2F165667C5
+#: words longer than this many bytes are hashed with xxh3_64 (one Python call each)
+LONG_WORD = 64
 
 #: bytes that belong to words in :func:`simdask.text.token_bytes` output
 _WORD_BYTE = np.zeros(256, dtype=bool)
 _WORD_BYTE[ord("0") : ord("9") + 1] = True
 _WORD_BYTE[ord("a") : ord("z") + 1] = True
 _WORD_BYTE[0x80:] = True
-
-
-@lru_cache(maxsize=8)
-def _table(seed: int) -> np.ndarray:
-    """The 256*256 tabulation table for ``seed``, flattened, as uint64."""
-    h = xxhash.xxh3_64_intdigest
-    sb = seed.to_bytes(8, "little")
-    vals = [h(sb + bytes((i, b))) for i in range(256) for b in range(256)]
-    t = np.array(vals, dtype=np.uint64)
-    t.setflags(write=False)
-    return t
 
 
 def _avalanche(h: np.ndarray) -> np.ndarray:
@@ -75,6 +65,25 @@ def _avalanche_int(h: int) -> int:
     return h ^ (h >> 32)
 
 
+def _step(h: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """One bijective fold of ``x`` into the state ``h`` (uint64 arrays); returns a new array."""
+    h = h ^ x
+    h *= np.uint64(_P1)
+    h = (h << np.uint64(31)) | (h >> np.uint64(33))
+    h *= np.uint64(_P2)
+    return h
+
+
+def _step_int(h: int, x: int) -> int:
+    h = ((h ^ x) * _P1) & _M64
+    h = ((h << 31) | (h >> 33)) & _M64
+    return (h * _P2) & _M64
+
+
+def _word_state(seed: int) -> int:
+    return xxhash.xxh3_64_intdigest(b"word", seed=seed)
+
+
 def word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and end byte offsets (int64) of the words in a :func:`token_bytes` buffer."""
     isw = _WORD_BYTE[buf].view(np.int8)
@@ -82,35 +91,75 @@ def word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
 
 
+def _load_le64(words64: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Little-endian uint64 at byte offsets ``pos`` from the aligned view ``words64``."""
+    i = pos >> 3
+    sh = ((pos & 7) << 3).astype(np.uint64)
+    lo = words64[i] >> sh
+    hi = (words64[i + 1] << (np.uint64(63) - sh)) << np.uint64(1)
+    return lo | hi
+
+
 def word_hashes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, seed: int) -> np.ndarray:
-    """64-bit hashes (uint64) of the words ``buf[starts[i]:ends[i]]``."""
+    """64-bit hashes (uint64) of the words ``buf[starts[i]:ends[i]]`` (see module docstring)."""
     n = len(starts)
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
     lengths = ends - starts
-    first = np.zeros(n, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=first[1:])
-    total = int(first[-1] + lengths[-1])
-    # position of every word byte inside its word, and the byte itself
-    pos = np.arange(total, dtype=np.int64) - np.repeat(first, lengths)
-    src = pos + np.repeat(starts, lengths)
-    idx = ((pos & 255) << 8) | buf[src]
-    vals = _table(seed)[idx]
-    sums = np.add.reduceat(vals, first)
-    sums += lengths.astype(np.uint64) * np.uint64(_LEN)
-    return _avalanche(sums)
+    pad = (-len(buf)) % 8 + 16
+    words64 = np.frombuffer(
+        np.concatenate([buf, np.zeros(pad, np.uint8)]).tobytes(), dtype="<u8"
+    ).astype(np.uint64)
+    h = np.uint64(_word_state(seed)) ^ (lengths.astype(np.uint64) * np.uint64(_LEN))
+    short = np.flatnonzero(lengths <= LONG_WORD)
+    groups = (lengths + 7) >> 3
+    for g in range(-(-min(int(lengths.max()), LONG_WORD) // 8)):
+        act = short if g == 0 else short[groups[short] > g]
+        if len(act) == 0:
+            break
+        rest = lengths[act] - 8 * g
+        grp = _load_le64(words64, starts[act] + 8 * g)
+        keep = np.where(rest >= 8, 64, rest * 8).astype(np.uint64)
+        grp &= ~((np.uint64(_M64) << (keep - np.uint64(1))) << np.uint64(1))
+        h[act] = _step(h[act], grp)
+    _avalanche(h)
+    for j in np.flatnonzero(lengths > LONG_WORD).tolist():
+        h[j] = xxhash.xxh3_64_intdigest(buf[starts[j] : ends[j]].tobytes(), seed=seed)
+    return h
 
 
 def word_hash(word: str, seed: int = 0) -> int:
     """The hash of one (already normalised) word, in plain Python; equals :func:`word_hashes`."""
-    t = _table(seed)
     data = word.encode("utf-8")
-    s = sum(int(t[((i & 255) << 8) | b]) for i, b in enumerate(data))
-    return _avalanche_int((s + len(data) * _LEN) & _M64)
+    if len(data) > LONG_WORD:
+        return xxhash.xxh3_64_intdigest(data, seed=seed)
+    h = _word_state(seed) ^ ((len(data) * _LEN) & _M64)
+    for g in range(0, len(data), 8):
+        h = _step_int(h, int.from_bytes(data[g : g + 8], "little"))
+    return _avalanche_int(h)
 
 
 def _seed_state(seed: int, k: int) -> int:
     return xxhash.xxh3_64_intdigest(b"chunk", seed=seed) ^ k
+
+
+def _sorted_columns(cols: list[np.ndarray]) -> list[np.ndarray]:
+    """Sort ``k`` equally long columns element-wise (row ``i`` of the result is sorted).
+
+    An odd-even transposition network of ``np.minimum``/``np.maximum`` for small ``k``
+    (twice as fast as ``np.sort(axis=1)`` on 5 columns), ``np.sort`` beyond.
+    """
+    k = len(cols)
+    if k > 12:
+        srt = np.sort(np.stack(cols, axis=1), axis=1)
+        return [srt[:, j] for j in range(k)]
+    cols = list(cols)
+    for r in range(k):
+        for i in range(r % 2, k - 1, 2):
+            lo = np.minimum(cols[i], cols[i + 1])
+            cols[i + 1] = np.maximum(cols[i], cols[i + 1])
+            cols[i] = lo
+    return cols
 
 
 def hash_chunks(
@@ -132,14 +181,10 @@ def hash_chunks(
     win_first = np.zeros(len(counts), dtype=np.int64)
     np.cumsum(nwin[:-1], out=win_first[1:])
     starts = np.arange(m, dtype=np.int64) - win_first[doc] + word_offsets[:-1][doc]
-    win = hashes[starts[:, None] + np.arange(k, dtype=np.int64)]
-    win.sort(axis=1)
+    cols = _sorted_columns([hashes[starts + j] for j in range(k)])
     h = np.full(m, _seed_state(seed, k), dtype=np.uint64)
-    for j in range(k):
-        h ^= win[:, j]
-        h *= np.uint64(_P1)
-        h = (h << np.uint64(31)) | (h >> np.uint64(33))
-        h *= np.uint64(_P2)
+    for col in cols:
+        h = _step(h, col)
     _avalanche(h)
     ids = (h >> np.uint64(64 - hash_bits)).astype(np.uint32)
     return ids, doc
@@ -151,9 +196,7 @@ def chunk_id(chunk_words: tuple[str, ...] | list[str], hash_bits: int = 28, seed
     hs = sorted(word_hash(w, seed) for w in chunk_words)
     h = _seed_state(seed, k)
     for x in hs:
-        h = ((h ^ x) * _P1) & _M64
-        h = ((h << 31) | (h >> 33)) & _M64
-        h = (h * _P2) & _M64
+        h = _step_int(h, x)
     return _avalanche_int(h) >> (64 - hash_bits)
 
 
@@ -161,8 +204,8 @@ class ChunkedBatch:
     """The chunk sets of a batch of documents.
 
     ``chunk_ids`` (uint32) and ``doc`` (int64, index into the batch) list each document's
-    *distinct* chunk IDs, sorted by ``(doc, chunk_id)``; ``n_words`` and ``n_chunks`` (int64)
-    give per document its word count and ``|A|``.
+    *distinct* chunk IDs, sorted by ``(chunk_id, doc)`` (the order of a shard's postings);
+    ``n_words`` and ``n_chunks`` (int64) give per document its word count and ``|A|``.
     """
 
     __slots__ = ("chunk_ids", "doc", "n_chunks", "n_words")
@@ -186,16 +229,16 @@ def chunk_batch(texts: list[str], k: int = 5, hash_bits: int = 28, seed: int = 0
     word_offsets = np.searchsorted(starts, np.append(doc_starts, len(buf)))
     n_words = np.diff(word_offsets)
     ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed)
-    key = (doc.astype(np.uint64) << np.uint64(32)) | ids
+    key = (ids.astype(np.uint64) << np.uint64(32)) | doc.astype(np.uint64)
     key.sort()
     if len(key):
         keep = np.empty(len(key), dtype=bool)
         keep[0] = True
         np.not_equal(key[1:], key[:-1], out=keep[1:])
         key = key[keep]
-    doc_u = (key >> np.uint64(32)).astype(np.int64)
+    doc_u = (key & np.uint64(0xFFFFFFFF)).astype(np.int64)
     return ChunkedBatch(
-        chunk_ids=(key & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+        chunk_ids=(key >> np.uint64(32)).astype(np.uint32),
         doc=doc_u,
         n_words=n_words,
         n_chunks=np.bincount(doc_u, minlength=len(texts)).astype(np.int64),

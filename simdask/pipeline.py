@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import xxhash
 from distributed import Client, as_completed
 
 from .chunks import chunk_batch
@@ -102,7 +103,8 @@ def chunk_task(
     res.n_words = cb.n_words.tolist()
     res.n_chunks = cb.n_chunks.tolist()
     ids = np.asarray(res.doc_ids, dtype=np.uint32)
-    keys = np.sort(pack_pairs(cb.chunk_ids, ids[cb.doc] if len(ids) else cb.doc.astype(np.uint32)))
+    # doc IDs grow with the batch index, so the (chunk, doc) order of cb is kept
+    keys = pack_pairs(cb.chunk_ids, ids[cb.doc] if len(ids) else cb.doc.astype(np.uint32))
     res.n_pairs = len(keys)
     for shard, part in enumerate(split_sorted_by_shard(keys, config.shard_width, config.shards)):
         if len(part):
@@ -126,12 +128,11 @@ def merge_task(
     dropped: np.ndarray,
     store_root: str,
     generation: int,
-    _after: list | None = None,
 ) -> ShardData:
     """Merge one shard's bucket files into CSR postings and write them as ``generation``.
 
-    ``dropped``: doc IDs (uint32) whose postings are left out. ``_after`` only orders the
-    task after the chunking tasks. Returns the shard (kept in worker memory for similarity).
+    ``dropped``: doc IDs (uint32) whose postings are left out. Returns the shard (kept in
+    worker memory for the similarity stage).
     """
     files = sorted((Path(bucket_dir) / f"shard-{shard:04d}").glob("chunk-b*.npy"))
     parts = [np.load(f) for f in files]
@@ -184,7 +185,8 @@ def run_build(
 ) -> BuildOutcome:
     """Build every shard of ``generation`` from ``items`` and compute all-pairs similarity."""
     stats: dict = {"seconds": {}}
-    tag = f"r{run_id}-{uuid.uuid4().hex[:6]}"
+    # deterministic task names: the index (by path) and the run
+    tag = f"{xxhash.xxh3_64_hexdigest(str(store.root.resolve()).encode())[:8]}-r{run_id}"
     bucket_dir = str(work_dir / f"run-{run_id:06d}" / "buckets")
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
 
@@ -226,7 +228,6 @@ def run_build(
             dropped_f,
             str(store.root),
             generation,
-            futs,
             key=f"simdask-merge-{tag}-s{s:04d}",
         )
         for s, (lo, hi) in enumerate(ranges)
@@ -234,7 +235,6 @@ def run_build(
     for _ in as_completed(shard_f):
         cb.advance(1)
     cb.end_stage()
-    del futs
     stats["seconds"]["merge"] = time.perf_counter() - t
 
     # 4. similarity in blocks of doc IDs
