@@ -20,7 +20,7 @@ import numpy as np
 from .config import FORMAT_VERSION, IndexConfig
 from .errors import DocumentNotFoundError, IndexFormatError
 
-__all__ = ["Catalog", "DocumentRow", "PairRow"]
+__all__ = ["Catalog", "DocumentRow", "PairRow", "RunChanges"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,10 +32,15 @@ CREATE TABLE IF NOT EXISTS documents (
     n_chunks INTEGER NOT NULL,
     n_words INTEGER NOT NULL,
     status TEXT NOT NULL,
+    text_pack TEXT,
+    text_offset INTEGER,
+    text_length INTEGER,
     added_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS documents_source ON documents (source);
 CREATE TABLE IF NOT EXISTS free_ids (doc_id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     run_id INTEGER PRIMARY KEY,
     started_at REAL NOT NULL,
@@ -58,6 +63,12 @@ CREATE INDEX IF NOT EXISTS similarity_other ON similarity (other);
 """
 
 
+_DOC_COLS = (
+    "doc_id, key, source, content_hash, n_chunks, n_words, status,"
+    " text_pack, text_offset, text_length"
+)
+
+
 @dataclass(frozen=True)
 class DocumentRow:
     """One indexed document as the catalog knows it."""
@@ -69,6 +80,9 @@ class DocumentRow:
     n_chunks: int
     n_words: int
     status: str
+    text_pack: str | None = None
+    text_offset: int | None = None
+    text_length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,38 @@ class PairRow:
             "doc_chunks": self.doc_chunks,
             "other_chunks": self.other_chunks,
         }
+
+
+@dataclass
+class RunChanges:
+    """Everything one run changes in the catalog, committed by :meth:`Catalog.commit_run`.
+
+    ``upserted``: ``(doc_id, key, source, content_hash, n_chunks, n_words, status, text_pack,
+    text_offset, text_length)`` of new and modified documents; ``deleted``: doc IDs removed
+    (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
+    ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
+    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``shard_generations``:
+    shards rewritten by this run. ``replace_all``: a full build replacing everything.
+    """
+
+    upserted: list[tuple]
+    deleted: list[int]
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    rows_replaced: np.ndarray
+    reverse_replaced: np.ndarray
+    trim: np.ndarray
+    top_k: int
+    shard_generations: dict[int, int]
+    errors: list[tuple[str, str, str]]
+    skipped_chunks: int
+    replace_all: bool = False
+    config: IndexConfig | None = None
+
+
+def _temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
+    c.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} (id INTEGER PRIMARY KEY)")
+    c.execute(f"DELETE FROM {name}")
+    c.executemany(f"INSERT OR IGNORE INTO {name} (id) VALUES (?)", ((int(i),) for i in ids))
 
 
 class Catalog:
@@ -176,43 +222,51 @@ class Catalog:
                 (time.time(), json.dumps({"error": message}), run_id),
             )
 
-    def commit_run(
-        self,
-        run_id: int,
-        generation: int,
-        documents: Iterable[tuple],
-        similarity: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-        errors: Iterable[tuple[str, str, str]],
-        summary: dict[str, Any],
-        *,
-        replace_all: bool,
-    ) -> None:
-        """Commit a run in one transaction.
-
-        ``documents``: ``(doc_id, key, source, content_hash, n_chunks, n_words, status)``;
-        ``similarity``: arrays ``(doc, other, shared, similarity_percent)``; ``errors``:
-        ``(key, kind, message)``. With ``replace_all`` the previous documents and similarity
-        rows are replaced (a full build).
-        """
+    def commit_run(self, run_id: int, generation: int, ch: RunChanges, summary: dict) -> None:
+        """Commit everything a run changed in one transaction (see :class:`RunChanges`)."""
         now = time.time()
-        doc, other, shared, sim = similarity
+        doc, other, shared, sim = ch.rows
         with self.transaction() as c:
-            if replace_all:
-                c.execute("DELETE FROM documents")
-                c.execute("DELETE FROM similarity")
-                c.execute("DELETE FROM free_ids")
+            if ch.replace_all:
+                for table in ("documents", "similarity", "free_ids", "shards"):
+                    c.execute(f"DELETE FROM {table}")
+            _temp_ids(c, "t_rows_of", ch.rows_replaced)
+            _temp_ids(c, "t_rows_to", ch.reverse_replaced)
+            _temp_ids(c, "t_trim", ch.trim)
+            c.execute("DELETE FROM similarity WHERE doc IN (SELECT id FROM t_rows_of)")
+            c.execute("DELETE FROM similarity WHERE other IN (SELECT id FROM t_rows_to)")
+            c.executemany("DELETE FROM documents WHERE doc_id = ?", ((int(d),) for d in ch.deleted))
             c.executemany(
-                "INSERT INTO documents (doc_id, key, source, content_hash, n_chunks, n_words,"
-                " status, added_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                ((*row, now, now) for row in documents),
+                "INSERT OR IGNORE INTO free_ids (doc_id) VALUES (?)",
+                ((int(d),) for d in ch.deleted),
             )
             c.executemany(
-                "INSERT INTO similarity (doc, other, shared, similarity) VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO documents (doc_id, key, source, content_hash, n_chunks,"
+                " n_words, status, text_pack, text_offset, text_length, added_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " COALESCE((SELECT added_at FROM documents WHERE doc_id = ?), ?), ?)",
+                ((*d, d[0], now, now) for d in ch.upserted),
+            )
+            c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d[0],) for d in ch.upserted))
+            c.executemany(
+                "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity)"
+                " VALUES (?, ?, ?, ?)",
                 zip(doc.tolist(), other.tolist(), shared.tolist(), sim.tolist(), strict=True),
+            )
+            c.execute(
+                "DELETE FROM similarity WHERE (doc, other) IN (SELECT doc, other FROM ("
+                " SELECT doc, other, ROW_NUMBER() OVER (PARTITION BY doc"
+                "  ORDER BY similarity DESC, other ASC) AS rn"
+                " FROM similarity WHERE doc IN (SELECT id FROM t_trim)) WHERE rn > ?)",
+                (ch.top_k,),
+            )
+            c.executemany(
+                "INSERT OR REPLACE INTO shards (shard, generation) VALUES (?, ?)",
+                sorted(ch.shard_generations.items()),
             )
             c.executemany(
                 "INSERT INTO errors (run_id, key, kind, message) VALUES (?, ?, ?, ?)",
-                ((run_id, *e) for e in errors),
+                ((run_id, *e) for e in ch.errors),
             )
             c.execute(
                 "UPDATE runs SET status = 'committed', finished_at = ?, generation = ?,"
@@ -222,8 +276,64 @@ class Catalog:
             c.execute("UPDATE meta SET value = ? WHERE name = 'generation'", (str(generation),))
             c.execute(
                 "INSERT OR REPLACE INTO meta (name, value) VALUES ('skipped_chunks', ?)",
-                (str(int(summary.get("skipped_chunks", 0))),),
+                (str(int(ch.skipped_chunks)),),
             )
+            if ch.config is not None:
+                c.execute(
+                    "UPDATE meta SET value = ? WHERE name = 'config'",
+                    (json.dumps(ch.config.to_dict(), sort_keys=True),),
+                )
+            for t in ("t_rows_of", "t_rows_to", "t_trim"):
+                c.execute(f"DROP TABLE {t}")
+
+    def shard_generations(self) -> dict[int, int]:
+        """The generation holding each shard's current postings."""
+        return dict(self.conn.execute("SELECT shard, generation FROM shards").fetchall())
+
+    def abandon_stale_runs(self) -> int:
+        """Mark runs left 'running' by a killed process as 'abandoned' (call under the lock)."""
+        with self.transaction() as c:
+            return c.execute(
+                "UPDATE runs SET status = 'abandoned' WHERE status = 'running'"
+            ).rowcount
+
+    def known_documents(self) -> dict[str, tuple[int, str, str]]:
+        """``key -> (doc_id, content_hash, source)`` of every document."""
+        rows = self.conn.execute("SELECT key, doc_id, content_hash, source FROM documents")
+        return {k: (d, h, s) for k, d, h, s in rows}
+
+    def allocate_ids(self, n: int) -> list[int]:
+        """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new ones.
+
+        Nothing is reserved: the IDs become used when the run commits.
+        """
+        free = [
+            r[0]
+            for r in self.conn.execute("SELECT doc_id FROM free_ids ORDER BY doc_id LIMIT ?", (n,))
+        ]
+        top = self.conn.execute(
+            "SELECT MAX(m) FROM (SELECT MAX(doc_id) AS m FROM documents"
+            " UNION ALL SELECT MAX(doc_id) FROM free_ids)"
+        ).fetchone()[0]
+        start = -1 if top is None else int(top)
+        return free + list(range(start + 1, start + 1 + n - len(free)))
+
+    def refill_candidates(self, changed: np.ndarray, top_k: int) -> np.ndarray:
+        """Documents not in ``changed`` whose full ``top_k`` list holds a row to a changed one.
+
+        Such a list may have pruned a match that now belongs in it, so it is recomputed.
+        """
+        with self.transaction() as c:
+            _temp_ids(c, "t_changed", changed)
+            rows = c.execute(
+                "SELECT s.doc FROM similarity s WHERE s.doc IN ("
+                " SELECT DISTINCT doc FROM similarity WHERE other IN (SELECT id FROM t_changed))"
+                " AND s.doc NOT IN (SELECT id FROM t_changed)"
+                " GROUP BY s.doc HAVING COUNT(*) >= ?",
+                (top_k,),
+            ).fetchall()
+            c.execute("DROP TABLE t_changed")
+        return np.array(sorted(r[0] for r in rows), dtype=np.uint32)
 
     def last_run(self) -> dict[str, Any] | None:
         """The last committed run: id, generation, times and summary."""
@@ -251,8 +361,7 @@ class Catalog:
     def document(self, key: str) -> DocumentRow:
         """The document with this key."""
         row = self.conn.execute(
-            "SELECT doc_id, key, source, content_hash, n_chunks, n_words, status"
-            " FROM documents WHERE key = ?",
+            f"SELECT {_DOC_COLS} FROM documents WHERE key = ?",
             (key,),
         ).fetchone()
         if row is None:
@@ -261,10 +370,7 @@ class Catalog:
 
     def documents(self) -> list[DocumentRow]:
         """All documents, by doc ID."""
-        rows = self.conn.execute(
-            "SELECT doc_id, key, source, content_hash, n_chunks, n_words, status"
-            " FROM documents ORDER BY doc_id"
-        ).fetchall()
+        rows = self.conn.execute(f"SELECT {_DOC_COLS} FROM documents ORDER BY doc_id").fetchall()
         return [DocumentRow(*r) for r in rows]
 
     def counts(self) -> dict[str, int]:

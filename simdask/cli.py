@@ -16,7 +16,7 @@ from pathlib import Path
 from . import __version__
 from .cluster import connect
 from .config import IndexConfig
-from .errors import SimdaskError
+from .errors import DocumentNotFoundError, SimdaskError
 from .index import Index, RunSummary
 from .output import FORMATS, write_rows
 from .pipeline import RunOptions
@@ -87,38 +87,49 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("index", metavar="INDEX", help="index directory")
     p.add_argument("sources", metavar="SOURCE", nargs="+", help="file, folder or .jsonl file")
     d = IndexConfig()
-    p.add_argument(
-        "--hash-bits",
-        type=int,
-        default=d.hash_bits,
-        help=f"bits of a chunk ID, 16..32 (default {d.hash_bits})",
+    g = p.add_argument_group(
+        "index settings (fixed when the index is created; change them with --rebuild)"
     )
-    p.add_argument(
-        "--shards", type=int, default=d.shards, help=f"shard ranges (default {d.shards})"
+    g.add_argument("--hash-bits", type=int, help=f"bits of a chunk ID, 16..32 ({d.hash_bits})")
+    g.add_argument("--shards", type=int, help=f"shard ranges ({d.shards})")
+    g.add_argument(
+        "--threshold", type=float, help=f"least similarity stored, percent ({d.threshold})"
     )
+    g.add_argument(
+        "--top-k", type=int, help=f"most similar documents kept per document ({d.top_k})"
+    )
+    g.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
     p.add_argument(
-        "--threshold",
+        "--delete-missing",
+        action="store_true",
+        help="delete documents indexed earlier from these SOURCEs that are gone from them",
+    )
+    p.add_argument("--rebuild", action="store_true", help="replace the whole index by SOURCEs")
+    p.add_argument(
+        "--wait",
         type=float,
-        default=d.threshold,
-        help=f"least similarity stored, percent (default {d.threshold})",
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for another update of the same index (default: fail at once)",
     )
-    p.add_argument(
-        "--top-k",
-        type=int,
-        default=d.top_k,
-        help=f"most similar documents stored per document (default {d.top_k})",
-    )
-    p.add_argument(
-        "--max-df", type=int, help="leave out chunks held by more than N documents (boilerplate)"
-    )
-    p.add_argument(
-        "--batch-docs", type=int, help="documents per chunking task (default: automatic)"
-    )
-    p.add_argument(
-        "--rebuild", action="store_true", help="replace the contents of an existing index"
-    )
+    p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _cluster_args(p)
+
+    p = sub.add_parser("remove", help="delete documents by key")
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument("keys", metavar="KEY", nargs="+")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
+    p.add_argument("--quiet", action="store_true")
+    _cluster_args(p)
+
+    p = sub.add_parser("text", help="print a document's extracted text as indexed")
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument("key", metavar="KEY")
+
+    p = sub.add_parser("errors", help="per-file errors of the last run (key, kind, message)")
+    p.add_argument("index", metavar="INDEX")
+    _format_arg(p)
 
     p = sub.add_parser("similar", help="stored similar pairs, all or of one document")
     p.add_argument("index", metavar="INDEX")
@@ -176,9 +187,10 @@ class _MessageOnly(Callback):
 def _print_summary(s: RunSummary) -> None:
     secs = ", ".join(f"{k} {v:.2f}s" for k, v in s.seconds.items())
     print(
-        f"run {s.run_id} committed generation {s.generation}: {s.documents} documents "
-        f"({s.too_short} too short), {s.failed} failed, {s.similarity_rows} similarity rows, "
-        f"{s.skipped_chunks} chunks skipped by max_df",
+        f"run {s.run_id} committed generation {s.generation}: {s.added} added, "
+        f"{s.modified} modified, {s.deleted} deleted, {s.unchanged} unchanged, {s.failed} failed "
+        f"({s.too_short} too short); {s.documents} documents in the index; "
+        f"{s.similarity_rows} similarity rows written; {s.skipped_chunks} chunks skipped by max_df",
         file=sys.stderr,
     )
     print(f"time: {secs}", file=sys.stderr)
@@ -191,10 +203,8 @@ def _print_summary(s: RunSummary) -> None:
         print(f"  ... and {len(s.errors) - 20} more", file=sys.stderr)
 
 
-def _run_update(args, index_path, sources, config) -> RunSummary:
-    cb = _callback(args)
-    if getattr(args, "quiet", False):
-        cb = _MessageOnly(quiet=True)
+def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSummary:
+    cb = _MessageOnly(quiet=True) if getattr(args, "quiet", False) else _callback(args)
     idx = Index.open_or_create(index_path, config)
     with (
         idx,
@@ -206,27 +216,63 @@ def _run_update(args, index_path, sources, config) -> RunSummary:
         ) as client,
     ):
         summary = idx.update(
-            sources,
             client=client,
             callback=cb,
-            rebuild=getattr(args, "rebuild", False),
             config=config,
-            options=RunOptions(batch_docs=getattr(args, "batch_docs", None)),
+            wait=getattr(args, "wait", 0.0),
+            **update_kwargs,
         )
         cb.end_stage()
     return summary
 
 
+_SETTINGS = ("hash_bits", "shards", "threshold", "top_k", "max_df")
+
+
 def _cmd_update(args) -> int:
-    config = IndexConfig(
-        hash_bits=args.hash_bits,
-        shards=args.shards,
-        threshold=args.threshold,
-        top_k=args.top_k,
-        max_df=args.max_df,
+    given = {k: getattr(args, k) for k in _SETTINGS if getattr(args, k) is not None}
+    config = None
+    if given:
+        try:
+            base = Index.open(args.index).config
+        except SimdaskError:
+            base = IndexConfig()
+        config = base.replace(**given)
+    summary = _run(
+        args,
+        args.index,
+        config,
+        sources=args.sources,
+        delete_missing=args.delete_missing,
+        rebuild=args.rebuild,
+        options=RunOptions(batch_docs=args.batch_docs),
     )
-    summary = _run_update(args, args.index, args.sources, config)
     _print_summary(summary)
+    return 0
+
+
+def _cmd_remove(args) -> int:
+    with Index.open(args.index) as idx:
+        known = idx.catalog.known_documents()
+    missing = [k for k in args.keys if k not in known]
+    if missing:
+        raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
+    _print_summary(_run(args, args.index, None, remove=args.keys))
+    return 0
+
+
+def _cmd_text(args) -> int:
+    with Index.open(args.index) as idx:
+        sys.stdout.write(idx.text(args.key))
+    return 0
+
+
+def _cmd_errors(args) -> int:
+    with Index.open(args.index) as idx:
+        last = idx.catalog.last_run()
+        errs = idx.catalog.errors_of_run(last["run_id"]) if last else []
+    rows = ({"key": k, "kind": kind, "message": m} for k, kind, m in errs)
+    write_rows(rows, ("key", "kind", "message"), args.format, sys.stdout)
     return 0
 
 
@@ -277,8 +323,7 @@ def _cmd_demo(args) -> int:
         print(f"generating {args.docs} documents of ~{args.words} words ...", file=sys.stderr)
         corpus = generate_corpus(args.docs, mean_words=args.words, seed=1)
         src = write_corpus(corpus, base / "corpus.jsonl", fmt="jsonl")
-        args.rebuild = True
-        summary = _run_update(args, base / "index", [src], IndexConfig())
+        summary = _run(args, base / "index", IndexConfig(), sources=[src], rebuild=True)
         _print_summary(summary)
         with Index.open(base / "index") as idx:
             rows = [r.to_dict() for r in idx.pairs()[: args.top]]
@@ -298,6 +343,9 @@ _COMMANDS = {
     "similar": _cmd_similar,
     "query": _cmd_query,
     "stats": _cmd_stats,
+    "remove": _cmd_remove,
+    "text": _cmd_text,
+    "errors": _cmd_errors,
     "demo": _cmd_demo,
 }
 

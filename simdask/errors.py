@@ -13,6 +13,7 @@ __all__ = [
     "ExtractionError",
     "IndexExistsError",
     "IndexFormatError",
+    "IndexLockedError",
     "IndexNotFoundError",
     "SimdaskError",
     "SourceError",
@@ -37,6 +38,10 @@ class IndexNotFoundError(SimdaskError, FileNotFoundError):
 
 class IndexExistsError(SimdaskError, FileExistsError):
     """An index already exists where a new one was to be created."""
+
+
+class IndexLockedError(SimdaskError, BlockingIOError):
+    """Another process is updating the index."""
 
 
 class DocumentNotFoundError(SimdaskError, KeyError):

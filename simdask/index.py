@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
@@ -13,16 +14,19 @@ from typing import Any
 import numpy as np
 import zarr
 
+from . import failpoints
 from .catalog import Catalog, PairRow
 from .chunks import chunk_batch
 from .cluster import connect
 from .config import FORMAT_VERSION, IndexConfig
-from .errors import ConfigError, IndexExistsError, IndexNotFoundError
-from .pipeline import RunOptions, run_build
+from .errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
+from .lock import WriterLock
+from .pipeline import RunOptions, run_update
 from .progress import Callback
-from .shards import ShardData, ShardStore
+from .shards import ShardData, ShardStore, shard_ranges
 from .similarity import query_counts, sum_pair_counts
 from .sources import list_items
+from .texts import TextStore
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
@@ -51,18 +55,23 @@ class QueryMatch:
 
 @dataclass
 class RunSummary:
-    """What one update did: counts, per-stage seconds, generation committed."""
+    """What one update did: documents added, modified, deleted, unchanged, failed (per-file
+    errors, including duplicate keys; too-short documents are indexed and counted apart),
+    similarity rows written, seconds per stage, the generation committed."""
 
     run_id: int
     generation: int
-    documents: int
-    too_short: int
+    added: int
+    modified: int
+    deleted: int
+    unchanged: int
     failed: int
+    too_short: int
     similarity_rows: int
     skipped_chunks: int
     words: int
-    postings: int
-    index_bytes: int
+    documents: int = 0
+    index_bytes: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     errors: list[tuple[str, str, str]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -82,6 +91,7 @@ class Index:
         self.catalog = catalog
         self.config = config
         self.store = ShardStore(path / "shards")
+        self.texts = TextStore(path / "texts")
         self._shards: dict[tuple[int, int], ShardData] = {}
 
     # --- opening ---------------------------------------------------------------------------
@@ -131,107 +141,131 @@ class Index:
     # --- updating --------------------------------------------------------------------------
     def update(
         self,
-        sources: Iterable[str | os.PathLike],
+        sources: Iterable[str | os.PathLike] = (),
         *,
         client=None,
         options: RunOptions | None = None,
         callback: Callback | None = None,
+        delete_missing: bool = False,
+        remove: Iterable[str] = (),
         rebuild: bool = False,
         config: IndexConfig | None = None,
+        wait: float = 0.0,
     ) -> RunSummary:
-        """Index ``sources`` (files, folders, JSONL files) and compute similarities.
+        """Index what changed in ``sources`` (files, folders, JSONL files); one run.
 
-        This version builds the whole index from the given sources. On an index that already
-        holds documents it needs ``rebuild=True`` and then replaces the previous contents
-        (incremental runs are a later step). ``config`` may change settings on a rebuild.
-        ``client``: a ``distributed.Client``; None starts a LocalCluster for this run.
+        New and modified documents (by content hash) are chunked, unchanged ones cost a hash
+        check. ``delete_missing``: documents indexed earlier from one of these sources and no
+        longer in it are deleted; ``remove``: keys to delete. ``rebuild``: replace the whole
+        index by the given sources (needed to change ``config`` of an index that has
+        documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run).
+        ``wait``: seconds to wait for another writer (0: fail at once).
         """
         cb = callback or Callback()
         options = options or RunOptions()
-        n_existing = self.catalog.counts()["documents"]
-        if n_existing and not rebuild:
-            raise IndexExistsError(
-                f"index at {self.path} already holds {n_existing} documents; this version "
-                "rebuilds rather than updates: pass rebuild=True (CLI: --rebuild) to replace them"
-            )
         if config is not None and config != self.config:
-            if n_existing and not rebuild:
-                raise ConfigError(f"index was built with {self.config}; got {config}")
+            if self.catalog.counts()["documents"] and not rebuild:
+                raise ConfigError(
+                    f"index at {self.path} was built with {self.config}; got {config}: "
+                    "pass rebuild=True (CLI: --rebuild) to rebuild it with the new settings"
+                )
             self.config = config
         started = time.perf_counter()
-        t = time.perf_counter()
-        cb.stage("scan", None)
-        items = list_items(sources)
-        cb.end_stage()
-        scan_s = time.perf_counter() - t
-        run_id = self.catalog.start_run()
-        generation = run_id
-        ctx = nullcontext(client) if client is not None else connect()
-        try:
-            with ctx as cl:
-                if getattr(cl, "dashboard_link", None):
-                    cb.message(f"Dask dashboard: {cl.dashboard_link}")
-                out = run_build(
-                    cl,
-                    items,
-                    self.config,
-                    self.path / "work",
-                    self.store,
-                    generation,
-                    run_id,
-                    options,
-                    cb,
+        with WriterLock(self.path, wait=wait):
+            self.catalog.abandon_stale_runs()
+            t = time.perf_counter()
+            cb.stage("scan", None)
+            items = list_items(sources)
+            cb.end_stage()
+            scan_s = time.perf_counter() - t
+            run_id = self.catalog.start_run()
+            before = set(self.catalog.shard_generations().values())
+            ctx = nullcontext(client) if client is not None else connect()
+            try:
+                with ctx as cl:
+                    if getattr(cl, "dashboard_link", None):
+                        cb.message(f"Dask dashboard: {cl.dashboard_link}")
+                    out = run_update(
+                        cl,
+                        self.catalog,
+                        self.store,
+                        self.path / "texts",
+                        self.path / "work",
+                        self.config,
+                        items,
+                        run_id=run_id,
+                        options=options,
+                        cb=cb,
+                        remove_keys=frozenset(remove),
+                        delete_missing_from=frozenset(i.source for i in items)
+                        | frozenset(str(s) for s in sources)
+                        if delete_missing
+                        else frozenset(),
+                        replace_all=rebuild,
+                    )
+                failpoints.hit("before_commit")
+                t = time.perf_counter()
+                cb.stage("commit", None)
+                c = out.counts
+                summary = RunSummary(
+                    run_id=run_id,
+                    generation=run_id,
+                    added=c["added"],
+                    modified=c["modified"],
+                    deleted=c["deleted"],
+                    unchanged=c["unchanged"],
+                    failed=c["failed"],
+                    too_short=c["too_short"],
+                    similarity_rows=len(out.changes.rows[0]),
+                    skipped_chunks=out.changes.skipped_chunks,
+                    words=out.stats.get("words", 0),
+                    seconds={"scan": scan_s, **out.stats["seconds"]},
+                    errors=out.changes.errors,
+                    extra={k: v for k, v in out.stats.items() if k not in ("seconds", "words")},
                 )
-        except BaseException as e:
-            self.catalog.fail_run(run_id, f"{type(e).__name__}: {e}")
-            self.store.remove_generation(generation)
-            raise
-        t = time.perf_counter()
-        cb.stage("commit", None)
-        seconds = {"scan": scan_s, **out.stats["seconds"]}
-        summary = RunSummary(
-            run_id=run_id,
-            generation=generation,
-            documents=len(out.documents),
-            too_short=sum(1 for d in out.documents if d[6] == "too_short"),
-            failed=sum(1 for e in out.errors if e[1] != "too_short"),
-            similarity_rows=len(out.rows[0]),
-            skipped_chunks=out.stats["skipped_chunks"],
-            words=out.stats["words"],
-            postings=out.stats["postings"],
-            index_bytes=0,
-            seconds=seconds,
-            errors=out.errors,
-            extra={k: out.stats[k] for k in ("blocks", "candidate_pair_counts")},
-        )
-        previous = self.catalog.generation
-        self._commit_config()
-        self.catalog.commit_run(
-            run_id,
-            generation,
-            out.documents,
-            out.rows,
-            out.errors,
-            summary.to_dict(),
-            replace_all=True,
-        )
-        cb.end_stage()
-        if previous and previous != generation:
-            self.store.remove_generation(previous)
-        self._shards.clear()
-        summary.seconds["commit"] = time.perf_counter() - t
+                self.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
+                cb.end_stage()
+            except BaseException as e:
+                self.catalog.fail_run(run_id, f"{type(e).__name__}: {e}")
+                raise
+            finally:
+                shutil.rmtree(self.path / "work" / f"run-{run_id:06d}", ignore_errors=True)
+            failpoints.hit("after_commit")
+            self._shards.clear()
+            self.collect_garbage(keep=before)
+            summary.seconds["commit"] = time.perf_counter() - t
         summary.seconds["total"] = time.perf_counter() - started
+        summary.documents = self.catalog.counts()["documents"]
         summary.index_bytes = self.disk_bytes()
         return summary
 
-    def _commit_config(self) -> None:
-        import json
+    def remove(self, keys: Iterable[str], **kwargs) -> RunSummary:
+        """Delete documents by key (a run without sources); unknown keys are an error."""
+        keys = list(keys)
+        known = self.catalog.known_documents()
+        missing = [k for k in keys if k not in known]
+        if missing:
+            raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
+        return self.update((), remove=keys, **kwargs)
 
-        with self.catalog.transaction() as c:
-            c.execute(
-                "UPDATE meta SET value = ? WHERE name = 'config'",
-                (json.dumps(self.config.to_dict(), sort_keys=True),),
-            )
+    def collect_garbage(self, keep: Iterable[int] = ()) -> dict[str, int]:
+        """Delete shard generations, text packs and run folders no committed state refers to.
+
+        Generations in ``keep`` (those current before the last commit) are kept one run
+        longer, for readers that opened them. Call with the writer lock held.
+        """
+        live = set(self.catalog.shard_generations().values()) | set(keep)
+        gone = [g for g in self.store.generations() if g not in live]
+        for g in gone:
+            self.store.remove_generation(g)
+        packs = {
+            r[0] for r in self.catalog.conn.execute("SELECT DISTINCT text_pack FROM documents")
+        }
+        dead_packs = [p for p in self.texts.packs() if p not in packs]
+        for p in dead_packs:
+            self.texts.remove(p)
+        shutil.rmtree(self.path / "work", ignore_errors=True)
+        return {"generations": len(gone), "packs": len(dead_packs)}
 
     # --- reading ---------------------------------------------------------------------------
     def similar(self, key: str, min_similarity: float = 0.0) -> list[PairRow]:
@@ -243,8 +277,11 @@ class Index:
         return list(self.catalog.all_pairs(min_similarity))
 
     def shard(self, shard: int, generation: int | None = None) -> ShardData:
-        """One shard of the current (or given) generation, cached in this object."""
-        gen = self.catalog.generation if generation is None else generation
+        """One shard as last committed (or of the given generation), cached in this object."""
+        gen = self.catalog.shard_generations().get(shard) if generation is None else generation
+        if gen is None:
+            lo, hi = shard_ranges(self.config.hash_bits, self.config.shards)[shard]
+            return ShardData.empty(lo, hi)
         if (gen, shard) not in self._shards:
             self._shards[(gen, shard)] = self.store.read(gen, shard)
         return self._shards[(gen, shard)]
@@ -288,22 +325,29 @@ class Index:
             out.append(matches)
         return out
 
+    def text(self, key: str) -> str:
+        """The extracted text of a document, as it was indexed."""
+        doc = self.catalog.document(key)
+        if doc.text_pack is None:
+            raise DocumentNotFoundError(f"no stored text for {key!r}")
+        return self.texts.read(doc.text_pack, doc.text_offset, doc.text_length)
+
     def disk_bytes(self) -> int:
         """Bytes on disk: current shards plus catalog."""
-        gen = self.catalog.generation
-        shards = self.store.nbytes(gen) if gen else 0
+        shards = sum(
+            _du(self.store.path(g, s)) for s, g in self.catalog.shard_generations().items()
+        )
         cat = sum(p.stat().st_size for p in self.path.glob(_CATALOG + "*"))
-        return shards + cat
+        return shards + cat + self.texts.nbytes()
 
     def stats(self) -> dict[str, Any]:
         """Documents, distinct chunks, postings, similarity rows, shards, bytes, config."""
         gen = self.catalog.generation
         n_keys = n_post = 0
-        if gen:
-            for s in range(self.config.shards):
-                group = zarr.open_group(str(self.store.path(gen, s)), mode="r")
-                n_keys += group["chunk_keys"].shape[0]
-                n_post += group["doc_ids"].shape[0]
+        for s, g in self.catalog.shard_generations().items():
+            group = zarr.open_group(str(self.store.path(g, s)), mode="r")
+            n_keys += group["chunk_keys"].shape[0]
+            n_post += group["doc_ids"].shape[0]
         counts = self.catalog.counts()
         last = self.catalog.last_run()
         return {
@@ -322,3 +366,7 @@ class Index:
             "last_run": last["run_id"] if last else None,
             "config": self.config.to_dict(),
         }
+
+
+def _du(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

@@ -1,58 +1,57 @@
-"""One run as Dask tasks (DESIGN §3): chunk batches -> merge per shard -> similarity -> commit.
+"""One run as Dask tasks (DESIGN §3): chunk -> resolve IDs -> merge per shard -> similarity.
 
-This module only wires the pure kernels of :mod:`simdask.chunks`, :mod:`simdask.postings`
-and :mod:`simdask.similarity` into tasks with deterministic names; the task functions below are
-plain functions that the tests call directly.
+The driver lists work, submits the functions of :mod:`simdask.tasks` with deterministic keys
+(``simdask-<stage>-<index>-r<run>-<range>``), and turns their small results into a
+:class:`~simdask.catalog.RunChanges` that the index commits in one transaction.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import xxhash
 from distributed import Client, as_completed
 
-from .chunks import chunk_batch
+from . import failpoints
+from .catalog import Catalog, RunChanges
 from .config import IndexConfig
-from .errors import ExtractionError
-from .postings import build_postings, drop_docs, pack_pairs, split_sorted_by_shard
+from .errors import ConfigError
 from .progress import Callback
 from .shards import ShardData, ShardStore, shard_ranges
 from .similarity import (
     block_pair_counts,
-    directed_rows,
+    member_pair_counts,
+    member_work,
     pair_work,
     plan_blocks,
     skipped_chunks,
-    sum_pair_counts,
     top_k_rows,
 )
-from .sources import SourceItem, read_item
+from .sources import SourceItem
+from .tasks import (
+    PROVISIONAL_BASE,
+    BatchResult,
+    block_rows_task,
+    chunk_task,
+    member_rows_task,
+    merge_task,
+)
 
-__all__ = [
-    "BatchResult",
-    "RunOptions",
-    "block_rows_task",
-    "chunk_task",
-    "merge_task",
-    "run_build",
-]
+__all__ = ["RunOptions", "RunOutcome", "run_update"]
+
+_EMPTY_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
 
 
 @dataclass(frozen=True)
 class RunOptions:
     """How a run is executed (not stored in the index).
 
-    ``batch_docs``: documents per chunking task (None: about four tasks per worker, at least
-    500 and at most 5,000 documents). ``block_pairs``: at most this many candidate pair counts
-    per similarity block (bounds memory: ~16 bytes each). ``blocks_in_flight``: similarity
-    blocks computed at once.
+    ``batch_docs``: documents per chunking task (None: about four tasks per worker, 500 to
+    5,000 documents). ``block_pairs``: most candidate pair counts per similarity block (bounds
+    memory: ~16 bytes each). ``blocks_in_flight``: similarity blocks computed at once.
     """
 
     batch_docs: int | None = None
@@ -61,163 +60,101 @@ class RunOptions:
 
 
 @dataclass
-class BatchResult:
-    """What a chunking task tells the driver about its documents (no chunk data)."""
+class RunOutcome:
+    """The changes to commit, the counts for the summary and per-stage statistics."""
 
-    doc_ids: list[int] = field(default_factory=list)
-    keys: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    hashes: list[str] = field(default_factory=list)
-    n_words: list[int] = field(default_factory=list)
-    n_chunks: list[int] = field(default_factory=list)
-    errors: list[tuple[str, str, str]] = field(default_factory=list)
-    n_pairs: int = 0
-
-
-def _bucket_path(bucket_dir: str, shard: int, batch: int) -> Path:
-    return Path(bucket_dir) / f"shard-{shard:04d}" / f"chunk-b{batch:06d}.npy"
-
-
-def chunk_task(
-    items: list[SourceItem], first_doc_id: int, config: IndexConfig, bucket_dir: str, batch: int
-) -> BatchResult:
-    """Read and chunk a batch; write its sorted pair keys split by shard as bucket files.
-
-    Item ``i`` gets doc ID ``first_doc_id + i``. Files are ``shard-SSSS/chunk-bNNNNNN.npy``
-    (little-endian uint64 pair keys), written atomically.
-    """
-    res = BatchResult()
-    texts: list[str] = []
-    for i, item in enumerate(items):
-        try:
-            key, text, digest = read_item(item)
-        except ExtractionError as e:
-            res.errors.append((e.key, e.kind, e.message))
-            continue
-        res.doc_ids.append(first_doc_id + i)
-        res.keys.append(key)
-        res.sources.append(item.source)
-        res.hashes.append(digest)
-        texts.append(text)
-    cb = chunk_batch(texts, config.k, config.hash_bits, config.seed)
-    res.n_words = cb.n_words.tolist()
-    res.n_chunks = cb.n_chunks.tolist()
-    ids = np.asarray(res.doc_ids, dtype=np.uint32)
-    # doc IDs grow with the batch index, so the (chunk, doc) order of cb is kept
-    keys = pack_pairs(cb.chunk_ids, ids[cb.doc] if len(ids) else cb.doc.astype(np.uint32))
-    res.n_pairs = len(keys)
-    for shard, part in enumerate(split_sorted_by_shard(keys, config.shard_width, config.shards)):
-        if len(part):
-            _save_atomic(_bucket_path(bucket_dir, shard, batch), part)
-    return res
-
-
-def _save_atomic(path: Path, arr: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "wb") as f:
-        np.save(f, arr.astype("<u8", copy=False))
-    os.replace(tmp, path)
-
-
-def merge_task(
-    bucket_dir: str,
-    shard: int,
-    lo: int,
-    hi: int,
-    dropped: np.ndarray,
-    store_root: str,
-    generation: int,
-) -> ShardData:
-    """Merge one shard's bucket files into CSR postings and write them as ``generation``.
-
-    ``dropped``: doc IDs (uint32) whose postings are left out. Returns the shard (kept in
-    worker memory for the similarity stage).
-    """
-    files = sorted((Path(bucket_dir) / f"shard-{shard:04d}").glob("chunk-b*.npy"))
-    parts = [np.load(f) for f in files]
-    keys = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-    keys = np.sort(keys.astype(np.uint64, copy=False), kind="stable")
-    keys = drop_docs(keys, dropped)
-    chunk_keys, offsets, doc_ids = build_postings(keys)
-    data = ShardData(lo, hi, chunk_keys, offsets, doc_ids)
-    ShardStore(store_root).write(generation, shard, data)
-    return data
-
-
-def block_rows_task(
-    parts: list[tuple[np.ndarray, np.ndarray]],
-    n_chunks: np.ndarray,
-    threshold: float,
-    top_k: int,
-):
-    """Reduce one block's per-shard counts; rows over ``threshold`` percent, best ``top_k`` each."""
-    keys, shared = sum_pair_counts(parts)
-    return top_k_rows(*directed_rows(keys, shared, n_chunks, threshold), top_k)
-
-
-@dataclass
-class BuildOutcome:
-    """What :func:`run_build` hands to the index for committing."""
-
-    documents: list[tuple]
-    errors: list[tuple[str, str, str]]
-    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    changes: RunChanges
+    counts: dict[str, int]
     stats: dict
 
 
-def _gather_in_order(client: Client, futures: list, cb: Callback) -> list:
+def _wait(futures: list, cb: Callback) -> None:
     for _ in as_completed(futures):
         cb.advance(1)
-    return client.gather(futures)
 
 
-def run_build(
+def run_update(
     client: Client,
-    items: list[SourceItem],
-    config: IndexConfig,
-    work_dir: Path,
+    catalog: Catalog,
     store: ShardStore,
-    generation: int,
+    text_dir: Path,
+    work_dir: Path,
+    config: IndexConfig,
+    items: list[SourceItem],
+    *,
     run_id: int,
     options: RunOptions,
     cb: Callback,
-) -> BuildOutcome:
-    """Build every shard of ``generation`` from ``items`` and compute all-pairs similarity."""
+    remove_keys: frozenset[str] = frozenset(),
+    delete_missing_from: frozenset[str] = frozenset(),
+    replace_all: bool = False,
+) -> RunOutcome:
+    """Index what changed in ``items``; delete ``remove_keys`` and, for the sources in
+    ``delete_missing_from``, their documents that are gone. Writes shards as generation
+    ``run_id``; commits nothing."""
     stats: dict = {"seconds": {}}
-    # deterministic task names: the index (by path) and the run
     tag = f"{xxhash.xxh3_64_hexdigest(str(store.root.resolve()).encode())[:8]}-r{run_id}"
     bucket_dir = str(work_dir / f"run-{run_id:06d}" / "buckets")
-    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    known = {} if replace_all else catalog.known_documents()
 
-    # 1+2. chunk batches -> bucket files
+    # chunk: read, hash, chunk what changed, write buckets and text packs
     t = time.perf_counter()
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
     size = options.batch_docs or min(5000, max(500, -(-len(items) // (4 * n_workers))))
     batches = [(i, items[i : i + size]) for i in range(0, len(items), size)]
     cb.stage("chunk", len(batches))
+    [known_f] = client.scatter([{k: v[1] for k, v in known.items()}], broadcast=True)
     futs = [
         client.submit(
-            chunk_task, part, first, config, bucket_dir, b, key=f"simdask-chunk-{tag}-b{b:06d}"
+            chunk_task,
+            part,
+            first,
+            known_f,
+            config,
+            bucket_dir,
+            str(text_dir),
+            run_id,
+            b,
+            key=f"simdask-chunk-{tag}-b{b:06d}",
         )
         for b, (first, part) in enumerate(batches)
     ]
-    results: list[BatchResult] = _gather_in_order(client, futs, cb)
+    _wait(futs, cb)
+    results: list[BatchResult] = client.gather(futs)
+    del futs, known_f
     cb.end_stage()
     stats["seconds"]["chunk"] = time.perf_counter() - t
+    failpoints.hit("after_chunk")
 
-    documents, errors, dropped = _collect_documents(results)
-    n_docs = len(items)
-    n_chunks = np.zeros(max(n_docs, 1), dtype=np.int64)
-    for d in documents:
-        n_chunks[d[0]] = d[4]
-    stats["words"] = int(sum(d[5] for d in documents))
-    stats["postings_written"] = int(sum(r.n_pairs for r in results))
+    r = _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_all)
+    stats["words"] = int(sum(d[5] for d in r["upserted"]))
+    changed_ids = np.array(sorted({d[0] for d in r["upserted"]} | set(r["deleted"])), np.int64)
+    changes = RunChanges(
+        upserted=r["upserted"],
+        deleted=r["deleted"],
+        rows=_EMPTY_ROWS,
+        rows_replaced=changed_ids,
+        reverse_replaced=changed_ids,
+        trim=np.zeros(0, np.int64),
+        top_k=config.top_k,
+        shard_generations={},
+        errors=r["errors"],
+        skipped_chunks=0,
+        replace_all=replace_all,
+        config=config,
+    )
+    if len(changed_ids) == 0 and not replace_all:
+        changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
+        return RunOutcome(changes, r["counts"], stats)
 
-    # 3. merge per shard
+    # merge per shard
     t = time.perf_counter()
     ranges = shard_ranges(config.hash_bits, config.shards)
+    old_gens = {} if replace_all else catalog.shard_generations()
     cb.stage("merge", len(ranges))
-    [dropped_f] = client.scatter([np.asarray(dropped, dtype=np.uint32)], broadcast=True)
+    prov_f, final_f, dropped_f = client.scatter(
+        [r["prov"], r["final"], r["dropped"]], broadcast=True
+    )
     shard_f = [
         client.submit(
             merge_task,
@@ -225,121 +162,243 @@ def run_build(
             s,
             lo,
             hi,
+            prov_f,
+            final_f,
             dropped_f,
             str(store.root),
-            generation,
+            old_gens.get(s),
+            run_id,
             key=f"simdask-merge-{tag}-s{s:04d}",
         )
         for s, (lo, hi) in enumerate(ranges)
     ]
-    for _ in as_completed(shard_f):
-        cb.advance(1)
+    _wait(shard_f, cb)
     cb.end_stage()
+    infos = client.gather(
+        [
+            client.submit(_shard_info, f, key=f"simdask-info-{tag}-s{s:04d}")
+            for s, f in enumerate(shard_f)
+        ]
+    )
+    changes.shard_generations = {s: g for s, (g, _) in enumerate(infos) if g == run_id}
+    stats["postings"] = int(sum(n for _, n in infos))
+    stats["shards_rewritten"] = len(changes.shard_generations)
     stats["seconds"]["merge"] = time.perf_counter() - t
+    failpoints.hit("after_merge")
 
-    # 4. similarity in blocks of doc IDs
+    # similarity
     t = time.perf_counter()
-    work_f = [
-        client.submit(pair_work, f, n_docs, config.max_df, key=f"simdask-work-{tag}-s{s:04d}")
-        for s, f in enumerate(shard_f)
-    ]
+    n_chunks = _n_chunks_after(catalog, r, replace_all)
+    [n_chunks_f] = client.scatter([n_chunks], broadcast=True)
     skip_f = [
         client.submit(skipped_chunks, f, config.max_df, key=f"simdask-skip-{tag}-s{s:04d}")
         for s, f in enumerate(shard_f)
     ]
-    work = np.sum(client.gather(work_f), axis=0) if n_docs else np.zeros(0, np.int64)
-    stats["skipped_chunks"] = int(sum(client.gather(skip_f)))
-    stats["candidate_pair_counts"] = int(work.sum())
-    blocks = plan_blocks(work, options.block_pairs)
-    stats["blocks"] = len(blocks)
-    [n_chunks_f] = client.scatter([n_chunks], broadcast=True)
-    cb.stage("similarity", len(blocks))
-    rows = _similarity_blocks(client, shard_f, blocks, n_chunks_f, config, options, tag, cb)
-    cb.end_stage()
+    changes.skipped_chunks = int(sum(client.gather(skip_f)))
+    survivors = len(known) - r["counts"]["modified"] - r["counts"]["deleted"]
+    sim = _Similarity(client, shard_f, n_chunks_f, config, options, tag, cb)
+    if replace_all or survivors == 0:
+        changes.rows = sim.all_pairs(len(n_chunks))
+        changes.rows_replaced = changes.reverse_replaced = np.arange(len(n_chunks))
+    else:
+        changed = np.array(sorted(d[0] for d in r["upserted"] if d[4] > 0), dtype=np.uint32)
+        refill = catalog.refill_candidates(changed_ids, config.top_k)
+        members = np.union1d(changed, refill).astype(np.uint32)
+        changes.rows, changes.trim = sim.members(members, changed)
+        changes.rows_replaced = np.union1d(changed_ids, members)
+        stats["refilled"] = len(refill)
+    stats["blocks"] = sim.n_blocks
+    stats["candidate_pair_counts"] = sim.work
     stats["seconds"]["similarity"] = time.perf_counter() - t
-    stats["postings"] = int(
-        sum(
-            client.gather(
-                [
-                    client.submit(_n_postings, f, key=f"simdask-np-{tag}-s{s:04d}")
-                    for s, f in enumerate(shard_f)
-                ]
-            )
-        )
+    failpoints.hit("after_similarity")
+    return RunOutcome(changes, r["counts"], stats)
+
+
+def _shard_info(shard: ShardData) -> tuple[int, int]:
+    return shard.generation, shard.n_postings
+
+
+def _n_chunks_after(catalog: Catalog, r: dict, replace_all: bool) -> np.ndarray:
+    """``|A|`` by doc ID after the run (0 for free IDs)."""
+    rows = (
+        []
+        if replace_all
+        else catalog.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall()
     )
-    del shard_f
-    shutil.rmtree(work_dir / f"run-{run_id:06d}", ignore_errors=True)
-    return BuildOutcome(documents, errors, rows, stats)
+    top = max([d for d, _ in rows] + [d[0] for d in r["upserted"]] + [-1])
+    n = np.zeros(top + 1, dtype=np.int64)
+    for d, c in rows:
+        n[d] = c
+    for d in r["deleted"]:
+        n[d] = 0
+    for d in r["upserted"]:
+        n[d[0]] = d[4]
+    return n
 
 
-def _n_postings(shard: ShardData) -> int:
-    return shard.n_postings
-
-
-def _similarity_blocks(client, shard_f, blocks, n_chunks_f, config, options, tag, cb):
-    """Run blocks with at most ``options.blocks_in_flight`` at once; final top-k over all."""
-    pending = list(enumerate(blocks))
-    running = as_completed()
-    out = []
-
-    def submit(b: int, lo: int, hi: int) -> None:
-        parts = [
-            client.submit(
-                block_pair_counts, f, lo, hi, config.max_df, key=f"simdask-pairs-{tag}-b{b}-s{s}"
+def _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_all) -> dict:
+    """Decide per document: added, modified, unchanged, deleted, failed; give final doc IDs."""
+    events = []
+    for res in results:
+        events += [(i, "error", e) for i, *e in res.errors]
+        events += [(i, "same", key) for i, key in res.unchanged]
+        for j, prov in enumerate(res.prov_ids):
+            row = (
+                res.keys[j],
+                res.source_of[j],
+                res.hashes[j],
+                res.n_chunks[j],
+                res.n_words[j],
+                res.pack,
+                *res.spans[j],
             )
-            for s, f in enumerate(shard_f)
+            events.append((prov - PROVISIONAL_BASE, "new", row))
+    events.sort(key=lambda e: e[0])
+    errors, seen, recomputed = [], set(), []
+    counts = dict.fromkeys(("added", "modified", "unchanged", "deleted", "failed", "too_short"), 0)
+    for index, what, data in events:
+        if what == "error":
+            errors.append(tuple(data))
+            counts["failed"] += 1
+            seen.add(data[0])  # a known document that failed to read keeps its old version
+            continue
+        key = data if what == "same" else data[0]
+        if key in seen:
+            errors.append(
+                (key, "duplicate_key", f"key {key!r} given twice in this run; first kept")
+            )
+            counts["failed"] += 1
+            continue
+        seen.add(key)
+        if key in remove_keys:
+            continue
+        if what == "same":
+            counts["unchanged"] += 1
+        else:
+            recomputed.append((index, data))
+    deleted = sorted(known[k][0] for k in remove_keys if k in known)
+    deleted += sorted(
+        d
+        for k, (d, _, src) in known.items()
+        if src in delete_missing_from and k not in seen and k not in remove_keys
+    )
+    counts["deleted"] = len(deleted)
+    new = [x for x in recomputed if x[1][0] not in known]
+    fresh = list(range(len(new))) if replace_all else catalog.allocate_ids(len(new))
+    if fresh and fresh[-1] >= PROVISIONAL_BASE:
+        raise ConfigError(f"doc IDs must stay below {PROVISIONAL_BASE}; this run needs {fresh[-1]}")
+    final_of = dict(zip((i for i, _ in new), fresh, strict=True))
+    upserted, prov, final = [], [], []
+    for index, (key, source, digest, n_chunks, n_words, pack, off, length) in recomputed:
+        doc_id = final_of.get(index, known[key][0] if key in known else -1)
+        counts["added" if key not in known else "modified"] += 1
+        status = "indexed" if n_chunks > 0 else "too_short"
+        if status == "too_short":
+            counts["too_short"] += 1
+            errors.append((key, "too_short", f"{n_words} words; a chunk needs at least k words"))
+        upserted.append((doc_id, key, source, digest, n_chunks, n_words, status, pack, off, length))
+        prov.append(PROVISIONAL_BASE + index)
+        final.append(doc_id)
+    modified = [d[0] for d in upserted if d[1] in known]
+    return {
+        "upserted": upserted,
+        "deleted": deleted,
+        "errors": errors,
+        "counts": counts,
+        "prov": np.array(prov, dtype=np.uint32),
+        "final": np.array(final, dtype=np.uint32),
+        "dropped": np.array(sorted(set(modified) | set(deleted)), dtype=np.uint32),
+    }
+
+
+class _Similarity:
+    """Similarity blocks on the cluster, at most ``blocks_in_flight`` at a time."""
+
+    def __init__(self, client, shard_f, n_chunks_f, config, options, tag, cb):
+        self.client, self.shard_f, self.n_chunks_f = client, shard_f, n_chunks_f
+        self.config, self.options, self.tag, self.cb = config, options, tag, cb
+        self.n_blocks = 0
+        self.work = 0
+
+    def _work(self, fn, *args) -> np.ndarray:
+        futs = [
+            self.client.submit(fn, f, *args, key=f"simdask-work-{self.tag}-s{s:04d}")
+            for s, f in enumerate(self.shard_f)
         ]
-        running.add(
-            client.submit(
+        work = np.sum(self.client.gather(futs), axis=0)
+        self.work = int(work.sum())
+        return work
+
+    def _run_blocks(self, blocks: list, submit_block) -> list:
+        self.n_blocks = len(blocks)
+        self.cb.stage("similarity", len(blocks))
+        pending, running, out = list(enumerate(blocks)), as_completed(), []
+        for _ in range(min(self.options.blocks_in_flight, len(pending))):
+            running.add(submit_block(*pending.pop(0)))
+        for fut in running:
+            out.append(fut.result())
+            fut.release()
+            self.cb.advance(1)
+            if pending:
+                running.add(submit_block(*pending.pop(0)))
+        self.cb.end_stage()
+        return out
+
+    def _parts(self, fn, b: int, *args) -> list:
+        return [
+            self.client.submit(
+                fn, f, *args, self.config.max_df, key=f"simdask-pairs-{self.tag}-b{b:06d}-s{s:04d}"
+            )
+            for s, f in enumerate(self.shard_f)
+        ]
+
+    def all_pairs(self, n_docs: int):
+        """Every document against every other (a first build, or all documents changed)."""
+        cfg = self.config
+        blocks = plan_blocks(self._work(pair_work, n_docs, cfg.max_df), self.options.block_pairs)
+
+        def submit(b, block):
+            parts = self._parts(block_pair_counts, b, *block)
+            return self.client.submit(
                 block_rows_task,
                 parts,
-                n_chunks_f,
-                config.threshold,
-                config.top_k,
-                key=f"simdask-rows-{tag}-b{b}",
+                self.n_chunks_f,
+                cfg.threshold,
+                cfg.top_k,
+                key=f"simdask-rows-{self.tag}-b{b:06d}",
             )
-        )
 
-    for _ in range(min(options.blocks_in_flight, len(pending))):
-        b, (lo, hi) = pending.pop(0)
-        submit(b, lo, hi)
-    for fut in running:
-        out.append(fut.result())
-        fut.release()
-        cb.advance(1)
-        if pending:
-            b, (lo, hi) = pending.pop(0)
-            submit(b, lo, hi)
-    if not out:
-        empty = np.zeros(0, np.int64)
-        return empty, empty, empty, np.zeros(0, np.float64)
-    cols = [np.concatenate([o[i] for o in out]) for i in range(4)]
-    return top_k_rows(*cols, config.top_k)
+        out = self._run_blocks(blocks, submit)
+        if not out:
+            return _EMPTY_ROWS
+        return top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], cfg.top_k)
 
+    def members(self, members: np.ndarray, changed: np.ndarray):
+        """Rows of ``members`` against everything, plus reverse rows to ``changed``.
 
-def _collect_documents(results: list[BatchResult]):
-    """Document rows, per-file errors, and doc IDs to drop (duplicate keys)."""
-    documents: list[tuple] = []
-    errors: list[tuple[str, str, str]] = []
-    dropped: list[int] = []
-    seen: dict[str, int] = {}
-    for r in results:
-        errors.extend(r.errors)
-        for i, key in enumerate(r.keys):
-            doc_id = r.doc_ids[i]
-            if key in seen:
-                errors.append(
-                    (key, "duplicate_key", f"key {key!r} given twice in this run; first one kept")
-                )
-                dropped.append(doc_id)
-                continue
-            seen[key] = doc_id
-            status = "indexed" if r.n_chunks[i] > 0 else "too_short"
-            if status == "too_short":
-                errors.append(
-                    (key, "too_short", f"{r.n_words[i]} words; a chunk needs at least k words")
-                )
-            documents.append(
-                (doc_id, key, r.sources[i], r.hashes[i], r.n_chunks[i], r.n_words[i], status)
+        Returns the rows and the documents whose lists gained reverse rows (to be trimmed).
+        """
+        cfg = self.config
+        work = self._work(member_work, members, cfg.max_df) if len(members) else np.zeros(0)
+        blocks = [members[lo:hi] for lo, hi in plan_blocks(work, self.options.block_pairs)]
+        [changed_f, members_f] = self.client.scatter([changed, members], broadcast=True)
+
+        def submit(b, block):
+            parts = self._parts(member_pair_counts, b, block)
+            return self.client.submit(
+                member_rows_task,
+                parts,
+                self.n_chunks_f,
+                changed_f,
+                members_f,
+                cfg.threshold,
+                cfg.top_k,
+                key=f"simdask-rows-{self.tag}-b{b:06d}",
             )
-    return documents, errors, dropped
+
+        out = self._run_blocks(blocks, submit)
+        if not out:
+            return _EMPTY_ROWS, np.zeros(0, np.int64)
+        cols = [np.concatenate([o[0][i] for o in out] + [o[1][i] for o in out]) for i in range(4)]
+        trim = np.unique(np.concatenate([o[1][0] for o in out]))
+        return tuple(cols), trim

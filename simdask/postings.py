@@ -11,8 +11,11 @@ import numpy as np
 __all__ = [
     "build_postings",
     "drop_docs",
+    "merge_shard",
+    "merge_sorted",
     "pack_pairs",
     "postings_to_pairs",
+    "remap_docs",
     "shard_of",
     "sorted_unique",
     "split_sorted_by_shard",
@@ -86,3 +89,53 @@ def drop_docs(keys: np.ndarray, dropped: np.ndarray) -> np.ndarray:
         return keys
     docs = (keys & _LOW32).astype(np.uint32)
     return keys[~np.isin(docs, dropped)]
+
+
+def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np.ndarray:
+    """Replace doc IDs ``old_ids[i]`` by ``new_ids[i]`` in pair keys; unmapped pairs are dropped.
+
+    ``old_ids`` must be sorted (uint32). The result is sorted again.
+    """
+    if len(keys) == 0:
+        return keys
+    docs = (keys & _LOW32).astype(np.uint32)
+    pos = np.searchsorted(old_ids, docs)
+    pos_c = np.minimum(pos, max(len(old_ids) - 1, 0))
+    ok = (
+        (pos < len(old_ids)) & (old_ids[pos_c] == docs)
+        if len(old_ids)
+        else np.zeros(len(docs), bool)
+    )
+    out = (keys[ok] & ~_LOW32) | new_ids[pos_c[ok]].astype(np.uint64)
+    out.sort()
+    return out
+
+
+def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Merge two sorted uint64 arrays in one linear pass (plus a binary search per ``b`` item)."""
+    if len(b) == 0:
+        return a
+    if len(a) == 0:
+        return b
+    pos = np.searchsorted(a, b) + np.arange(len(b))
+    out = np.empty(len(a) + len(b), dtype=a.dtype)
+    mask = np.ones(len(out), dtype=bool)
+    mask[pos] = False
+    out[pos] = b
+    out[mask] = a
+    return out
+
+
+def merge_shard(
+    old: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    delta: np.ndarray,
+    dropped: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """New CSR postings of a shard: ``old`` minus documents ``dropped``, plus ``delta``.
+
+    ``old``: ``(chunk_keys, offsets, doc_ids)`` or None; ``delta``: sorted pair keys of the
+    recomputed documents (their doc IDs may be among ``dropped``: only the old postings of a
+    dropped document are removed).
+    """
+    old_keys = postings_to_pairs(*old) if old is not None else np.zeros(0, np.uint64)
+    return build_postings(merge_sorted(drop_docs(old_keys, dropped), delta))

@@ -49,6 +49,7 @@ class ShardData:
     chunk_keys: np.ndarray
     offsets: np.ndarray
     doc_ids: np.ndarray
+    generation: int = 0
 
     @classmethod
     def empty(cls, lo: int, hi: int) -> ShardData:
@@ -82,6 +83,8 @@ class ShardStore:
 
     def write(self, generation: int, shard: int, data: ShardData) -> int:
         """Write a shard atomically (temp dir + rename); returns bytes on disk."""
+        from . import failpoints
+
         final = self.path(generation, shard)
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
@@ -95,6 +98,7 @@ class ShardStore:
                 serializer=BytesCodec(endian="little"),
                 compressors=ZstdCodec(level=3),
             )
+        failpoints.hit("shard_write")
         if final.exists():  # an earlier, interrupted attempt at the same work
             shutil.rmtree(final)
         os.replace(tmp, final)
@@ -111,7 +115,7 @@ class ShardStore:
         group = zarr.open_group(str(path), mode="r")
         arrays = {name: np.asarray(group[name][:], dtype=dtype) for name, dtype in _ARRAYS}
         attrs = group.attrs
-        return ShardData(int(attrs["lo"]), int(attrs["hi"]), **arrays)
+        return ShardData(int(attrs["lo"]), int(attrs["hi"]), **arrays, generation=generation)
 
     def generations(self) -> list[int]:
         """Generations that have a directory under the root."""

@@ -16,6 +16,8 @@ from .shards import ShardData
 __all__ = [
     "block_pair_counts",
     "directed_rows",
+    "member_pair_counts",
+    "member_work",
     "pair_work",
     "plan_blocks",
     "query_counts",
@@ -103,6 +105,49 @@ def block_pair_counts(
     q = np.arange(total, dtype=np.int64) + np.repeat(p + 1 - first, cnt)
     keys = np.repeat(doc_ids[p].astype(np.uint64) << np.uint64(32), cnt)
     keys |= doc_ids[q].astype(np.uint64)
+    keys.sort()
+    return _run_lengths(keys)
+
+
+def member_work(shard: ShardData, members: np.ndarray, max_df: int | None = None) -> np.ndarray:
+    """Per member doc (int64, aligned with sorted ``members``): pairs it emits in this shard."""
+    ends, counted = _posting_ends(shard, max_df)
+    starts = np.repeat(shard.offsets[:-1].astype(np.int64), np.diff(shard.offsets).astype(np.int64))
+    pos = np.searchsorted(members, shard.doc_ids)
+    pos_c = np.minimum(pos, len(members) - 1)
+    hit = counted & (members[pos_c] == shard.doc_ids)
+    w = np.bincount(pos_c[hit], weights=(ends - starts - 1)[hit], minlength=len(members))
+    return np.rint(w).astype(np.int64)
+
+
+def member_pair_counts(
+    shard: ShardData, block: np.ndarray, max_df: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shared chunks in this shard of pairs ``(r, o)`` for ``r`` in ``block``, every ``o != r``.
+
+    ``block``: sorted doc IDs (uint32) being recomputed. Unlike :func:`block_pair_counts`
+    both ``(r, o)`` and ``(o, r)`` appear when both are in the block. Returns sorted pair keys
+    ``r << 32 | o`` (uint64) and shared counts (uint32).
+    """
+    if len(block) == 0 or shard.n_postings == 0:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+    ends, counted = _posting_ends(shard, max_df)
+    doc_ids = shard.doc_ids
+    pos = np.searchsorted(block, doc_ids)
+    hit = counted & (block[np.minimum(pos, len(block) - 1)] == doc_ids)
+    p = np.flatnonzero(hit)
+    df = np.diff(shard.offsets).astype(np.int64)
+    starts = np.repeat(shard.offsets[:-1].astype(np.int64), df)[p]
+    cnt = ends[p] - starts
+    total = int(cnt.sum())
+    if total == 0:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+    first = np.zeros(len(cnt), dtype=np.int64)
+    np.cumsum(cnt[:-1], out=first[1:])
+    q = np.arange(total, dtype=np.int64) + np.repeat(starts - first, cnt)
+    keys = np.repeat(doc_ids[p].astype(np.uint64) << np.uint64(32), cnt)
+    keys |= doc_ids[q].astype(np.uint64)
+    keys = keys[np.repeat(p, cnt) != q]  # not the posting itself
     keys.sort()
     return _run_lengths(keys)
 

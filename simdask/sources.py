@@ -74,7 +74,7 @@ def list_items(sources: Iterable[str | os.PathLike]) -> list[SourceItem]:
     items: list[SourceItem] = []
     for src in sources:
         path = Path(src)
-        name = str(src)
+        name = str(Path(src).resolve())
         if path.is_dir():
             files = sorted(
                 p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES

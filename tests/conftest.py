@@ -76,8 +76,10 @@ def write_jsonl(docs: dict[str, str], path: Path) -> Path:
     return path
 
 
-def reference_similarity(docs: dict[str, str], k: int = 5) -> dict[tuple[str, str], tuple[int, float]]:
-    """Brute force over true (string) chunk sets: {(a, b): (shared, percent a->b)} for shared > 0."""
+def reference_similarity(
+    docs: dict[str, str], k: int = 5
+) -> dict[tuple[str, str], tuple[int, float]]:
+    """Brute force over true string chunk sets: {(a, b): (shared, percent a->b)}, shared > 0."""
     sets = {key: set(chunks(t, k)) for key, t in docs.items()}
     out = {}
     keys = sorted(sets)

@@ -38,7 +38,14 @@ def test_update_prints_summary_and_similar_jsonl_matches_reference(built):
     assert "committed generation 1" in p.stderr and "1 failed" not in p.stderr
     out = run("similar", tmp / "idx", "--format", "jsonl").stdout
     rows = [json.loads(line) for line in out.splitlines()]
-    assert rows and set(rows[0]) == {"doc", "other", "similarity", "shared", "doc_chunks", "other_chunks"}
+    assert rows and set(rows[0]) == {
+        "doc",
+        "other",
+        "similarity",
+        "shared",
+        "doc_chunks",
+        "other_chunks",
+    }
     ref = reference_similarity(docs)
     got = {(r["doc"][:-4], r["other"][:-4]): r for r in rows}
     assert set(got) == {p for p, v in ref.items() if v[1] >= 1.0}
@@ -56,7 +63,14 @@ def test_similar_for_one_key_csv_and_table(built):
     assert rows[0]["doc"] == "short_inside.txt" and float(rows[0]["similarity"]) == 100.0
     table = run("similar", tmp / "idx", "short_inside.txt", "--min", 50).stdout
     lines = table.splitlines()
-    assert lines[0].split() == ["doc", "other", "similarity", "shared", "doc_chunks", "other_chunks"]
+    assert lines[0].split() == [
+        "doc",
+        "other",
+        "similarity",
+        "shared",
+        "doc_chunks",
+        "other_chunks",
+    ]
     assert "100.00" in lines[2]
 
 
@@ -64,7 +78,10 @@ def test_query_and_stats(built):
     tmp, docs, _ = built
     qfile = tmp / "q.txt"
     qfile.write_text(docs["d004"], encoding="utf-8")
-    rows = [json.loads(x) for x in run("query", tmp / "idx", qfile, "--format", "jsonl").stdout.splitlines()]
+    rows = [
+        json.loads(x)
+        for x in run("query", tmp / "idx", qfile, "--format", "jsonl").stdout.splitlines()
+    ]
     assert rows[0]["key"] == "d004.txt" and rows[0]["similarity"] == 100.0
     st = json.loads(run("stats", tmp / "idx", "--format", "json").stdout)
     assert st["documents"] == len(docs) and st["shards"] == 3 and st["config"]["hash_bits"] == 32

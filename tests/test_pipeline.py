@@ -11,7 +11,7 @@ from distributed import Client, LocalCluster
 
 from simdask import Index, IndexConfig, RunOptions
 from simdask.chunks import chunk_id
-from simdask.errors import IndexExistsError, IndexFormatError, IndexNotFoundError
+from simdask.errors import ConfigError, IndexExistsError, IndexFormatError, IndexNotFoundError
 from simdask.text import chunks
 
 
@@ -37,7 +37,7 @@ def test_similarity_matches_brute_force(tmp_path, docs, client):
     got = {(r.doc.removesuffix(".txt"), r.other.removesuffix(".txt")): r for r in idx.pairs()}
     strong = {p: v for p, v in ref.items() if v[1] >= 2.0}
     assert len(strong) >= 16, "the generated corpus should plant reuse"
-    for pair, (shared, pct) in strong.items():
+    for pair, (_shared, pct) in strong.items():
         assert pair in got, f"pair {pair} ({pct:.1f} %) missing"
         assert abs(got[pair].similarity - pct) <= 1.0
     for pair, row in got.items():  # nothing stored that the reference does not support
@@ -78,14 +78,18 @@ def test_same_table_for_workers_shards_and_blocks(tmp_path, docs, client):
     tiny_blocks = _table(
         _build(tmp_path, "c", docs, client, RunOptions(block_pairs=50, batch_docs=7), shards=5)
     )
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as lc:
-        with Client(lc) as one:
-            one_worker = _table(_build(tmp_path, "d", docs, one, hash_bits=28, shards=16))
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as lc, Client(lc) as one:
+        one_worker = _table(_build(tmp_path, "d", docs, one, hash_bits=28, shards=16))
     assert base == other_shards == tiny_blocks == one_worker
 
 
 def test_max_df_skips_common_chunks_and_reports_them(tmp_path, client):
-    docs = {f"t{i}": "the same template sentence is here. " + f"unique words of text {i} " * 2 for i in range(6)}
+    docs = {
+        f"t{i}": "the same template sentence is here. " + f"unique words of text {i} " * 2
+        for i in range(6)
+    }
     idx = Index.create(tmp_path / "i", IndexConfig(hash_bits=32, shards=2, max_df=3))
     summary = idx.update([write_txt(docs, tmp_path / "d")], client=client)
     template_chunks = {c for c in chunks(next(iter(docs.values())))} & set(chunks(docs["t5"]))
@@ -154,12 +158,17 @@ def test_open_checks_existence_format_and_rebuild(tmp_path, docs, client):
     with pytest.raises(IndexNotFoundError, match="no simdask index"):
         Index.open(tmp_path / "nothing")
     idx = _build(tmp_path, "i", docs, client, hash_bits=32, shards=2)
-    with pytest.raises(IndexExistsError, match="rebuild"):
-        idx.update([tmp_path / "i-docs"], client=client)
+    with pytest.raises(IndexExistsError, match="already exists"):
+        Index.create(tmp_path / "i")
+    with pytest.raises(ConfigError, match="rebuild"):
+        idx.update([tmp_path / "i-docs"], client=client, config=IndexConfig(hash_bits=30))
     first_gen = idx.catalog.generation
+    table = _table(idx)
     idx.update([tmp_path / "i-docs"], client=client, rebuild=True)
-    assert idx.catalog.generation > first_gen
-    assert idx.store.generations() == [idx.catalog.generation]  # old generation collected
+    assert idx.catalog.generation > first_gen and _table(idx) == table
+    idx.update([tmp_path / "i-docs"], client=client, rebuild=True)
+    # generations older than the one before the last commit are collected
+    assert idx.store.generations() == [first_gen + 1, first_gen + 2]
     idx.catalog.conn.execute("UPDATE meta SET value = '999' WHERE name = 'format_version'")
     with pytest.raises(IndexFormatError, match="version '999'"):
         Index.open(tmp_path / "i")

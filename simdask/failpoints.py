@@ -1,0 +1,46 @@
+"""Named failure points for crash tests (off unless ``SIMDASK_FAILPOINTS`` is set).
+
+``SIMDASK_FAILPOINTS="merge:kill,commit:raise"`` makes the process that reaches point
+``merge`` SIGKILL itself and point ``commit`` raise. Actions: ``kill`` (SIGKILL, as a power
+cut or OOM killer would), ``raise`` (an exception), ``enospc`` (``OSError(ENOSPC)``, a full
+disk). ``name:kill-once:/path/marker`` fires only if the marker file does not exist yet and
+creates it (to kill one worker once, so a retry can succeed). Worker processes inherit the
+variable from the process that starts them.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+
+__all__ = ["FailpointError", "hit"]
+
+
+class FailpointError(RuntimeError):
+    """Raised by a ``raise`` failpoint."""
+
+
+def hit(name: str) -> None:
+    """Fail here if the environment asks for it; otherwise do nothing."""
+    spec = os.environ.get("SIMDASK_FAILPOINTS")
+    if not spec:
+        return
+    for entry in spec.split(","):
+        point, _, action = entry.partition(":")
+        if point != name:
+            continue
+        if action.startswith("kill-once:"):
+            marker = action.split(":", 1)[1]
+            try:
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                continue
+            os.close(fd)
+            action = "kill"
+        if action == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        elif action == "raise":
+            raise FailpointError(f"failpoint {name!r} raised")
+        elif action == "enospc":
+            raise OSError(errno.ENOSPC, f"No space left on device (failpoint {name!r})")

@@ -1,0 +1,202 @@
+"""The functions Dask runs (DESIGN §3): chunk a batch, merge a shard, count and select pairs.
+
+Plain functions of plain arguments: the tests call them directly; :mod:`simdask.pipeline`
+only submits them with deterministic keys. Files between stages are named by stage, range and
+task (``buckets/shard-SSSS/chunk-bNNNNNN.npy``) and written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import failpoints
+from .chunks import chunk_batch
+from .config import IndexConfig
+from .errors import ExtractionError
+from .postings import merge_shard, pack_pairs, remap_docs, split_sorted_by_shard
+from .shards import ShardData, ShardStore
+from .similarity import directed_rows, sum_pair_counts, top_k_rows
+from .sources import SourceItem, read_item
+from .texts import TextStore
+
+__all__ = [
+    "PROVISIONAL_BASE",
+    "BatchResult",
+    "block_rows_task",
+    "chunk_task",
+    "member_rows_task",
+    "merge_task",
+]
+
+#: Recomputed documents carry ``PROVISIONAL_BASE + item index`` as doc ID in bucket files until
+#: the driver has given them their final IDs; doc IDs proper stay below it.
+PROVISIONAL_BASE = 2**31
+
+
+@dataclass
+class BatchResult:
+    """What a chunking task tells the driver (no chunk data: that went to bucket files).
+
+    Per recomputed document (new content): ``prov_ids``, ``keys``, ``hashes``, ``n_words``,
+    ``n_chunks``, ``spans`` (offset, length in ``pack``). ``unchanged``: keys whose content
+    hash equals the catalog's. ``errors``: ``(key, kind, message)``.
+    """
+
+    source_of: list[str] = field(default_factory=list)
+    prov_ids: list[int] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    n_words: list[int] = field(default_factory=list)
+    n_chunks: list[int] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    pack: str | None = None
+    unchanged: list[tuple[int, str]] = field(default_factory=list)
+    errors: list[tuple[int, str, str, str]] = field(default_factory=list)
+    n_pairs: int = 0
+
+
+def bucket_path(bucket_dir: str, shard: int, batch: int) -> Path:
+    """The bucket file of one chunking task for one shard."""
+    return Path(bucket_dir) / f"shard-{shard:04d}" / f"chunk-b{batch:06d}.npy"
+
+
+def _save_atomic(path: Path, arr: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    with open(tmp, "wb") as f:
+        np.save(f, arr.astype("<u8", copy=False))
+    os.replace(tmp, path)
+
+
+def chunk_task(
+    items: list[SourceItem],
+    first_item: int,
+    known: dict[str, str],
+    config: IndexConfig,
+    bucket_dir: str,
+    text_dir: str,
+    run_id: int,
+    batch: int,
+) -> BatchResult:
+    """Read a batch of items; chunk those whose content hash differs from ``known[key]``.
+
+    Item ``i`` that is recomputed gets provisional doc ID ``PROVISIONAL_BASE + first_item + i``
+    in the bucket files (sorted little-endian uint64 pair keys per shard range); its text goes
+    to the pack ``rRRRRRR-bBBBBBB.pack``.
+    """
+    res = BatchResult()
+    texts: list[str] = []
+    for i, item in enumerate(items):
+        index = first_item + i
+        try:
+            key, text, digest = read_item(item)
+        except ExtractionError as e:
+            res.errors.append((index, e.key, e.kind, e.message))
+            continue
+        if known.get(key) == digest:
+            res.unchanged.append((index, key))
+            continue
+        res.prov_ids.append(PROVISIONAL_BASE + index)
+        res.keys.append(key)
+        res.source_of.append(item.source)
+        res.hashes.append(digest)
+        texts.append(text)
+    cb = chunk_batch(texts, config.k, config.hash_bits, config.seed)
+    res.n_words = cb.n_words.tolist()
+    res.n_chunks = cb.n_chunks.tolist()
+    ids = np.asarray(res.prov_ids, dtype=np.uint32)
+    # doc IDs grow with the batch index, so the (chunk, doc) order of cb is kept
+    keys = pack_pairs(cb.chunk_ids, ids[cb.doc] if len(ids) else cb.doc.astype(np.uint32))
+    res.n_pairs = len(keys)
+    for shard, part in enumerate(split_sorted_by_shard(keys, config.shard_width, config.shards)):
+        if len(part):
+            _save_atomic(bucket_path(bucket_dir, shard, batch), part)
+    if texts:
+        res.pack = f"r{run_id:06d}-b{batch:06d}.pack"
+        res.spans = TextStore(text_dir).write_pack(res.pack, texts)
+    failpoints.hit("chunk_task")
+    return res
+
+
+def merge_task(
+    bucket_dir: str,
+    shard: int,
+    lo: int,
+    hi: int,
+    prov_ids: np.ndarray,
+    final_ids: np.ndarray,
+    dropped: np.ndarray,
+    store_root: str,
+    old_generation: int | None,
+    generation: int,
+) -> ShardData:
+    """Merge one shard (DESIGN §3.3): old postings minus ``dropped`` plus the run's buckets.
+
+    Bucket pairs carry provisional IDs, replaced via ``prov_ids -> final_ids`` (sorted
+    ``prov_ids``; unmapped ones, e.g. duplicate keys, are left out). A shard that does not
+    change is not rewritten: the old generation's data is returned as it is.
+    """
+    store = ShardStore(store_root)
+    files = sorted((Path(bucket_dir) / f"shard-{shard:04d}").glob("chunk-b*.npy"))
+    parts = [np.load(f).astype(np.uint64, copy=False) for f in files]
+    delta = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    delta = remap_docs(delta, prov_ids, final_ids)
+    old = store.read(old_generation, shard) if old_generation else None
+    if old is not None and len(delta) == 0 and not np.isin(old.doc_ids, dropped).any():
+        return old
+    failpoints.hit("merge_task")
+    arrays = merge_shard(
+        None if old is None else (old.chunk_keys, old.offsets, old.doc_ids), delta, dropped
+    )
+    data = ShardData(lo, hi, *arrays, generation=generation)
+    store.write(generation, shard, data)
+    return data
+
+
+def block_rows_task(
+    parts: list[tuple[np.ndarray, np.ndarray]],
+    n_chunks: np.ndarray,
+    threshold: float,
+    top_k: int,
+):
+    """All-pairs block: sum per-shard counts; rows over ``threshold`` %, best ``top_k`` each.
+
+    A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
+    over all blocks.
+    """
+    keys, shared = sum_pair_counts(parts)
+    return top_k_rows(*directed_rows(keys, shared, n_chunks, threshold), top_k)
+
+
+def member_rows_task(
+    parts: list[tuple[np.ndarray, np.ndarray]],
+    n_chunks: np.ndarray,
+    changed: np.ndarray,
+    members: np.ndarray,
+    threshold: float,
+    top_k: int,
+):
+    """Rows of recomputed documents ``r`` (counts from :func:`member_pair_counts`).
+
+    Returns ``(forward, reverse)``: forward rows ``r -> o`` (complete for each ``r`` of the
+    block, cut to ``top_k``) and reverse rows ``o -> r`` for ``r`` whose content changed
+    (``changed``) and ``o`` not itself recomputed (not in ``members``); every row has
+    similarity >= ``threshold`` percent. Each is ``(doc, other, shared, similarity)``.
+    """
+    keys, shared = sum_pair_counts(parts)
+    r = (keys >> np.uint64(32)).astype(np.int64)
+    o = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    s = shared.astype(np.int64)
+    sim_r = 100.0 * s / n_chunks[r]
+    fwd = sim_r >= threshold
+    forward = top_k_rows(r[fwd], o[fwd], s[fwd], sim_r[fwd], top_k)
+    rev = np.isin(r, changed) & ~np.isin(o, members)
+    r, o, s = r[rev], o[rev], s[rev]
+    sim_o = 100.0 * s / n_chunks[o]
+    keep = sim_o >= threshold
+    return forward, (o[keep], r[keep], s[keep], sim_o[keep])

@@ -1,0 +1,67 @@
+"""Extracted texts, compressed, in pack files written by the chunking tasks (DESIGN §2, Texts).
+
+A pack holds the zlib-compressed UTF-8 texts of one batch of one run, one after another; the
+catalog records for each document its pack, offset and length. Packs are written atomically
+and never changed; packs no committed document points to are deleted by garbage collection.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import zlib
+from pathlib import Path
+
+from .errors import IndexFormatError
+
+__all__ = ["TextStore"]
+
+
+class TextStore:
+    """Pack files under ``root``."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    def write_pack(self, name: str, texts: list[str]) -> list[tuple[int, int]]:
+        """Write ``texts`` as pack ``name``; returns ``(offset, length)`` in bytes of each."""
+        blobs = [zlib.compress(t.encode("utf-8"), 6) for t in texts]
+        spans, pos = [], 0
+        for b in blobs:
+            spans.append((pos, len(b)))
+            pos += len(b)
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(b"".join(blobs))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.root / name)
+        return spans
+
+    def read(self, pack: str, offset: int, length: int) -> str:
+        """One document's text."""
+        path = self.root / pack
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                blob = f.read(length)
+            return zlib.decompress(blob).decode("utf-8")
+        except (OSError, zlib.error) as e:
+            raise IndexFormatError(
+                f"text pack {path} at offset {offset}: expected {length} compressed bytes, {e}"
+            ) from e
+
+    def packs(self) -> list[str]:
+        """Names of all complete packs."""
+        if not self.root.exists():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.name.endswith(".pack"))
+
+    def remove(self, name: str) -> None:
+        """Delete a pack (missing is fine)."""
+        (self.root / name).unlink(missing_ok=True)
+
+    def nbytes(self) -> int:
+        """Bytes of all packs."""
+        return sum((self.root / n).stat().st_size for n in self.packs())
