@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -226,7 +227,7 @@ class Index:
                 self.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
                 cb.end_stage()
             except BaseException as e:
-                self.catalog.fail_run(run_id, f"{type(e).__name__}: {e}")
+                self._abort_run(run_id, e)
                 raise
             finally:
                 shutil.rmtree(self.path / "work" / f"run-{run_id:06d}", ignore_errors=True)
@@ -238,6 +239,16 @@ class Index:
         summary.documents = self.catalog.counts()["documents"]
         summary.index_bytes = self.disk_bytes()
         return summary
+
+    def _abort_run(self, run_id: int, error: BaseException) -> None:
+        """After a failed run: record it (if the disk lets us) and free what it wrote."""
+        self.store.remove_generation(run_id)
+        for pack in self.texts.packs():
+            if pack.startswith(f"r{run_id:06d}-"):
+                self.texts.remove(pack)
+        # e.g. the disk is still full: then the next run marks it abandoned
+        with contextlib.suppress(Exception):
+            self.catalog.fail_run(run_id, f"{type(error).__name__}: {error}")
 
     def remove(self, keys: Iterable[str], **kwargs) -> RunSummary:
         """Delete documents by key (a run without sources); unknown keys are an error."""

@@ -78,9 +78,12 @@ def test_same_table_for_workers_shards_and_blocks(tmp_path, docs, client):
     tiny_blocks = _table(
         _build(tmp_path, "c", docs, client, RunOptions(block_pairs=50, batch_docs=7), shards=5)
     )
-    with LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
-    ) as lc, Client(lc) as one:
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as lc,
+        Client(lc) as one,
+    ):
         one_worker = _table(_build(tmp_path, "d", docs, one, hash_bits=28, shards=16))
     assert base == other_shards == tiny_blocks == one_worker
 

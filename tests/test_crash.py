@@ -1,0 +1,191 @@
+"""Crash safety with real processes: the driver or a worker killed, exceptions, a full disk.
+
+Every interrupted run must leave the index opening at the previous generation with the same
+answers, and the next run must reach the same state as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import make_docs, write_txt
+from incremental_util import assert_same_index, documents_by_key, postings_by_key
+
+from simdask import Index
+
+DOCS = make_docs(30, seed=8)
+
+
+def cli(*args, failpoints: str | None = None, timeout: float = 180) -> subprocess.Popen:
+    env = dict(os.environ)
+    env.pop("SIMDASK_FAILPOINTS", None)
+    if failpoints:
+        env["SIMDASK_FAILPOINTS"] = failpoints
+    return subprocess.Popen(
+        [sys.executable, "-m", "simdask.cli", *map(str, args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # so that a kill reaches the driver and its workers
+    )
+
+
+def update(index, src, failpoints=None) -> tuple[int, str]:
+    p = cli(
+        "update",
+        index,
+        src,
+        "--delete-missing",
+        "--workers",
+        2,
+        "--quiet",
+        "--batch-docs",
+        8,
+        failpoints=failpoints,
+    )
+    _, err = p.communicate(timeout=180)
+    return p.returncode, err
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A committed index of version 1 of a folder, and version 2 of the folder."""
+    tmp = tmp_path_factory.mktemp("crash")
+    v1 = write_txt(DOCS, tmp / "v1")
+    base = tmp / "base"
+    rc, err = update(base, v1)
+    assert rc == 0, err
+    v2 = tmp / "v2"
+    shutil.copytree(v1, v2)
+    keys = sorted(DOCS)
+    (v2 / f"{keys[0]}.txt").unlink()
+    (v2 / f"{keys[1]}.txt").write_text(DOCS[keys[7]][:900] + " and some new words at the end")
+    (v2 / "added.txt").write_text(DOCS[keys[4]] + " " + DOCS[keys[9]])
+    (v2 / f"{keys[2]}.txt").unlink()
+    (v2 / "later.txt").write_text(DOCS[keys[2]])  # same text under a new key: a recycled ID
+    ref = tmp / "ref"
+    shutil.copytree(base, ref)
+    rc, err = update(ref, v2)
+    assert rc == 0, err
+    return tmp, base, v2, ref
+
+
+def _state(path):
+    with Index.open(path) as idx:
+        return documents_by_key(idx), postings_by_key(idx), [r.to_dict() for r in idx.pairs()]
+
+
+def _check_recovers(tmp, base, v2, ref, work, expect_committed=False):
+    if expect_committed:
+        with Index.open(work) as a, Index.open(ref) as b:
+            assert_same_index(a, b)
+    else:
+        assert _state(work) == _state(base), "the interrupted run changed the committed state"
+    rc, err = update(work, v2)
+    assert rc == 0, err
+    with Index.open(work) as a, Index.open(ref) as b:
+        assert_same_index(a, b)
+        live = set(a.catalog.shard_generations().values())
+        # only the generation of the base index (current before the commit) is kept, for readers
+        assert set(a.store.generations()) - live <= {1}
+        assert not (a.path / "work").exists()
+        assert set(a.texts.packs()) == {d.text_pack for d in a.catalog.documents()}
+
+
+@pytest.mark.parametrize(
+    "failpoint, committed",
+    [
+        ("after_chunk:kill", False),
+        ("after_merge:kill", False),
+        ("after_similarity:kill", False),
+        ("before_commit:kill", False),
+        ("after_commit:kill", True),
+        ("chunk_task:raise", False),
+        ("merge_task:raise", False),
+        ("shard_write:enospc", False),
+    ],
+)
+def test_driver_killed_or_stage_failing(setup, tmp_path, failpoint, committed):
+    tmp, base, v2, ref = setup
+    work = tmp_path / "work"
+    shutil.copytree(base, work)
+    rc, err = update(work, v2, failpoints=failpoint)
+    assert rc != 0, err
+    if failpoint.endswith(":raise") or failpoint.endswith(":enospc"):
+        assert (rc == 1 and "simdask: error" in err) or "Error" in err
+    _check_recovers(tmp, base, v2, ref, work, expect_committed=committed)
+
+
+@pytest.mark.parametrize("task", ["chunk_task", "merge_task"])
+def test_worker_killed_once_run_completes(setup, tmp_path, task):
+    _tmp, base, v2, ref = setup
+    work = tmp_path / "work"
+    shutil.copytree(base, work)
+    marker = tmp_path / "killed"
+    rc, err = update(work, v2, failpoints=f"{task}:kill-once:{marker}")
+    assert marker.exists(), "the failpoint never fired"
+    assert rc == 0, err  # the task was retried on another worker
+    with Index.open(work) as a, Index.open(ref) as b:
+        assert_same_index(a, b)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_driver_and_workers_killed_at_random_moment(setup, tmp_path, seed):
+    tmp, base, v2, ref = setup
+    work = tmp_path / "work"
+    shutil.copytree(base, work)
+    p = cli("update", work, v2, "--delete-missing", "--workers", 2, "--quiet", "--batch-docs", 8)
+    time.sleep(random.Random(seed).uniform(0.5, 3.5))
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate(timeout=60)
+    with Index.open(work) as idx:
+        committed = idx.catalog.last_run()["generation"] != 1
+    _check_recovers(tmp, base, v2, ref, work, expect_committed=committed)
+
+
+def _mount_tmpfs(path, size: str) -> bool:
+    path.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+    )
+    return r.returncode == 0
+
+
+def test_full_disk(setup, tmp_path):
+    """A size-limited tmpfs when this process may mount one; else an injected ENOSPC."""
+    tmp, base, v2, ref = setup
+    mnt = tmp_path / "small"
+    # tmpfs charges whole pages: room for the index plus ~256 KiB, less than a new generation
+    pages = sum(-(-f.stat().st_size // 4096) for f in base.rglob("*") if f.is_file())
+    dirs = sum(1 for d in base.rglob("*") if d.is_dir())
+    if not _mount_tmpfs(mnt, f"{(pages + dirs) * 4 + 256}k"):
+        if os.environ.get("CI") == "true" and os.geteuid() == 0:
+            pytest.fail("CI runs as root: mounting a tmpfs must work")
+        work = tmp_path / "work"
+        shutil.copytree(base, work)
+        rc, err = update(work, v2, failpoints="shard_write:enospc")
+        assert rc == 1
+        _check_recovers(tmp, base, v2, ref, work)
+        return
+    try:
+        work = mnt / "index"
+        shutil.copytree(base, work)
+        big = tmp_path / "v3"
+        shutil.copytree(v2, big)
+        for i in range(40):  # far more new text than the disk has room for
+            (big / f"extra{i}.txt").write_text(DOCS[sorted(DOCS)[i % 30]] + f" extra {i}")
+        rc, err = update(work, big)
+        assert rc == 1 and "No space left on device" in err, err
+        assert _state(work) == _state(base)
+        subprocess.run(["mount", "-o", "remount,size=64m", str(mnt)], check=True)
+        _check_recovers(tmp, base, v2, ref, work)
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
