@@ -15,10 +15,11 @@ import sys
 import time
 
 import pytest
-from conftest import make_docs, write_txt
-from incremental_util import assert_same_index, documents_by_key, postings_by_key
 
 from simdask import Index
+
+from conftest import make_docs, write_txt
+from incremental_util import assert_same_index, documents_by_key, postings_by_key
 
 DOCS = make_docs(30, seed=8)
 

@@ -8,14 +8,15 @@ import shutil
 import threading
 
 import pytest
-from conftest import make_docs, write_txt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from incremental_util import assert_same_index, table_by_doc
 
 from simdask import Index, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexLockedError
 from simdask.lock import WriterLock
+
+from conftest import make_docs, write_txt
+from incremental_util import assert_same_index, table_by_doc
 
 CFG = dict(hash_bits=24, shards=4, top_k=3)
 POOL = list(make_docs(30, seed=21).values())

@@ -6,13 +6,14 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from conftest import make_docs, reference_similarity, write_jsonl, write_txt
 from distributed import Client, LocalCluster
 
 from simdask import Index, IndexConfig, RunOptions
 from simdask.chunks import chunk_id
 from simdask.errors import ConfigError, IndexExistsError, IndexFormatError, IndexNotFoundError
 from simdask.text import chunks
+
+from conftest import make_docs, reference_similarity, write_jsonl, write_txt
 
 
 def _table(idx: Index) -> set[tuple[str, str, int, float]]:
