@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import zarr
 
 from . import failpoints
 from .catalog import Catalog, PairRow
@@ -356,9 +355,9 @@ class Index:
         gen = self.catalog.generation
         n_keys = n_post = 0
         for s, g in self.catalog.shard_generations().items():
-            group = zarr.open_group(str(self.store.path(g, s)), mode="r")
-            n_keys += group["chunk_keys"].shape[0]
-            n_post += group["doc_ids"].shape[0]
+            keys, postings = self.store.counts(g, s)
+            n_keys += keys
+            n_post += postings
         counts = self.catalog.counts()
         last = self.catalog.last_run()
         return {

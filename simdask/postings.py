@@ -126,6 +126,32 @@ def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _insert_sorted(a: np.ndarray, b: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``a`` with ``b[i]`` inserted before ``a[at[i]]`` (``at`` non-decreasing)."""
+    out = np.empty(len(a) + len(b), dtype=a.dtype)
+    pos = at + np.arange(len(b))
+    mask = np.ones(len(out), dtype=bool)
+    mask[pos] = False
+    out[pos] = b
+    out[mask] = a
+    return out
+
+
+def _segment_search(
+    values: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray
+) -> np.ndarray:
+    """For each ``i``: first position in sorted ``values[lo[i]:hi[i]]`` with value >= ``x[i]``."""
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            return lo
+        mid = (lo + hi) // 2
+        right = open_ & (values[np.minimum(mid, len(values) - 1)] < x)
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(open_ & ~right, mid, hi)
+
+
 def merge_shard(
     old: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
     delta: np.ndarray,
@@ -134,8 +160,40 @@ def merge_shard(
     """New CSR postings of a shard: ``old`` minus documents ``dropped``, plus ``delta``.
 
     ``old``: ``(chunk_keys, offsets, doc_ids)`` or None; ``delta``: sorted pair keys of the
-    recomputed documents (their doc IDs may be among ``dropped``: only the old postings of a
-    dropped document are removed).
+    recomputed documents: each is new or among ``dropped`` (only the old postings of a dropped
+    document are removed). Works on the CSR arrays directly: one linear pass over the
+    old postings, a binary search inside its list for each delta posting.
     """
-    old_keys = postings_to_pairs(*old) if old is not None else np.zeros(0, np.uint64)
-    return build_postings(merge_sorted(drop_docs(old_keys, dropped), delta))
+    if old is None:
+        return build_postings(delta)
+    keys, offsets, docs = old
+    df = np.diff(offsets).astype(np.int64)
+    if len(dropped) and len(docs):
+        gone = np.isin(docs, dropped)
+        if gone.any():
+            where = np.flatnonzero(gone)
+            df -= np.bincount(
+                np.searchsorted(offsets, where, side="right") - 1, minlength=len(keys)
+            )
+            docs = docs[~gone]
+    if len(delta) == 0 and len(docs) == int(offsets[-1]):
+        return keys, offsets, docs
+    kept_off = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(df, out=kept_off[1:])
+    dc = (delta >> np.uint64(32)).astype(np.uint32)
+    dd = (delta & _LOW32).astype(np.uint32)
+    ci = np.searchsorted(keys, dc)
+    exists = ci < len(keys)
+    exists[exists] = keys[ci[exists]] == dc[exists]
+    lo = kept_off[ci]
+    hi = np.where(exists, kept_off[np.minimum(ci + 1, len(keys))], lo)
+    out_docs = _insert_sorted(docs, dd, _segment_search(docs, lo, hi, dd))
+    new_keys = sorted_unique(dc[~exists])
+    at = np.searchsorted(keys, new_keys)
+    out_keys = _insert_sorted(keys, new_keys, at)
+    out_df = _insert_sorted(df, np.zeros(len(new_keys), np.int64), at)
+    out_df += np.bincount(np.searchsorted(out_keys, dc), minlength=len(out_keys))
+    live = out_df > 0
+    out_offsets = np.zeros(int(live.sum()) + 1, dtype=np.uint64)
+    np.cumsum(out_df[live], out=out_offsets[1:])
+    return out_keys[live], out_offsets, out_docs
