@@ -30,7 +30,7 @@ from .similarity import (
     skipped_chunks,
     top_k_rows,
 )
-from .sources import SourceItem
+from .sources import KnownHashes, SourceItem
 from .tasks import (
     PROVISIONAL_BASE,
     BatchResult,
@@ -103,7 +103,7 @@ def run_update(
     size = options.batch_docs or min(5000, max(500, -(-len(items) // (4 * n_workers))))
     batches = [(i, items[i : i + size]) for i in range(0, len(items), size)]
     cb.stage("chunk", len(batches))
-    [known_f] = client.scatter([{k: v[1] for k, v in known.items()}], broadcast=True)
+    [known_f] = client.scatter([KnownHashes({k: v[1] for k, v in known.items()})], broadcast=True)
     futs = [
         client.submit(
             chunk_task,

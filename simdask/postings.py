@@ -10,6 +10,7 @@ import numpy as np
 
 __all__ = [
     "build_postings",
+    "doc_mask",
     "drop_docs",
     "merge_shard",
     "merge_sorted",
@@ -83,12 +84,21 @@ def postings_to_pairs(
     return pack_pairs(np.repeat(chunk_keys, df), doc_ids)
 
 
+def doc_mask(members: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """Boolean mask: which ``doc_ids`` are in ``members`` (uint32; a lookup table, one gather)."""
+    if len(members) == 0 or len(doc_ids) == 0:
+        return np.zeros(len(doc_ids), dtype=bool)
+    size = int(max(members.max(), doc_ids.max())) + 1
+    table = np.zeros(size, dtype=bool)
+    table[members] = True
+    return table[doc_ids]
+
+
 def drop_docs(keys: np.ndarray, dropped: np.ndarray) -> np.ndarray:
     """Pair keys without those of the documents in ``dropped`` (uint32 doc IDs)."""
     if len(dropped) == 0 or len(keys) == 0:
         return keys
-    docs = (keys & _LOW32).astype(np.uint32)
-    return keys[~np.isin(docs, dropped)]
+    return keys[~doc_mask(dropped, (keys & _LOW32).astype(np.uint32))]
 
 
 def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np.ndarray:
@@ -169,7 +179,7 @@ def merge_shard(
     keys, offsets, docs = old
     df = np.diff(offsets).astype(np.int64)
     if len(dropped) and len(docs):
-        gone = np.isin(docs, dropped)
+        gone = doc_mask(dropped, docs)
         if gone.any():
             where = np.flatnonzero(gone)
             df -= np.bincount(

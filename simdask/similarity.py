@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .postings import doc_mask
 from .shards import ShardData
 
 __all__ = [
@@ -109,15 +110,23 @@ def block_pair_counts(
     return _run_lengths(keys)
 
 
+def _member_postings(shard: ShardData, members: np.ndarray, max_df: int | None):
+    """Positions of the members' postings, their list starts and ends (int64 arrays)."""
+    p = np.flatnonzero(doc_mask(members, shard.doc_ids))
+    ci = np.searchsorted(shard.offsets, p, side="right") - 1
+    starts = shard.offsets[ci].astype(np.int64)
+    ends = shard.offsets[ci + 1].astype(np.int64)
+    if max_df is not None:
+        ok = ends - starts <= max_df
+        p, starts, ends = p[ok], starts[ok], ends[ok]
+    return p, starts, ends
+
+
 def member_work(shard: ShardData, members: np.ndarray, max_df: int | None = None) -> np.ndarray:
     """Per member doc (int64, aligned with sorted ``members``): pairs it emits in this shard."""
-    ends, counted = _posting_ends(shard, max_df)
-    starts = np.repeat(shard.offsets[:-1].astype(np.int64), np.diff(shard.offsets).astype(np.int64))
-    pos = np.searchsorted(members, shard.doc_ids)
-    pos_c = np.minimum(pos, len(members) - 1)
-    hit = counted & (members[pos_c] == shard.doc_ids)
-    w = np.bincount(pos_c[hit], weights=(ends - starts - 1)[hit], minlength=len(members))
-    return np.rint(w).astype(np.int64)
+    p, starts, ends = _member_postings(shard, members, max_df)
+    idx = np.searchsorted(members, shard.doc_ids[p])
+    return np.bincount(idx, weights=ends - starts - 1, minlength=len(members)).astype(np.int64)
 
 
 def member_pair_counts(
@@ -126,25 +135,21 @@ def member_pair_counts(
     """Shared chunks in this shard of pairs ``(r, o)`` for ``r`` in ``block``, every ``o != r``.
 
     ``block``: sorted doc IDs (uint32) being recomputed. Unlike :func:`block_pair_counts`
-    both ``(r, o)`` and ``(o, r)`` appear when both are in the block. Returns sorted pair keys
+    both ``(r, o)`` and ``(o, r)`` appear when both are in the block. Work is proportional to
+    the block's postings and their lists, not to the shard. Returns sorted pair keys
     ``r << 32 | o`` (uint64) and shared counts (uint32).
     """
     if len(block) == 0 or shard.n_postings == 0:
         return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
-    ends, counted = _posting_ends(shard, max_df)
-    doc_ids = shard.doc_ids
-    pos = np.searchsorted(block, doc_ids)
-    hit = counted & (block[np.minimum(pos, len(block) - 1)] == doc_ids)
-    p = np.flatnonzero(hit)
-    df = np.diff(shard.offsets).astype(np.int64)
-    starts = np.repeat(shard.offsets[:-1].astype(np.int64), df)[p]
-    cnt = ends[p] - starts
+    p, starts, ends = _member_postings(shard, block, max_df)
+    cnt = ends - starts
     total = int(cnt.sum())
     if total == 0:
         return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
     first = np.zeros(len(cnt), dtype=np.int64)
     np.cumsum(cnt[:-1], out=first[1:])
     q = np.arange(total, dtype=np.int64) + np.repeat(starts - first, cnt)
+    doc_ids = shard.doc_ids
     keys = np.repeat(doc_ids[p].astype(np.uint64) << np.uint64(32), cnt)
     keys |= doc_ids[q].astype(np.uint64)
     keys = keys[np.repeat(p, cnt) != q]  # not the posting itself

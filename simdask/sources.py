@@ -17,7 +17,14 @@ import xxhash
 
 from .errors import ExtractionError, SourceError
 
-__all__ = ["TEXT_SUFFIXES", "SourceItem", "content_hash", "list_items", "read_item"]
+__all__ = [
+    "TEXT_SUFFIXES",
+    "KnownHashes",
+    "SourceItem",
+    "content_hash",
+    "list_items",
+    "read_item",
+]
 
 #: File name suffixes read as plain text when a folder is walked.
 TEXT_SUFFIXES = (".txt", ".md")
@@ -42,6 +49,34 @@ class SourceItem:
 def content_hash(data: bytes) -> str:
     """Content hash of a document's bytes (xxh3-128, hex)."""
     return xxhash.xxh3_128_hexdigest(data)
+
+
+class KnownHashes:
+    """Content hashes of indexed documents by key, as numpy arrays (cheap to ship to workers).
+
+    Keys are looked up by their 64-bit xxh3 hash; a document counts as unchanged only if both
+    the key hash and the 128-bit content hash match, so a key-hash collision can at worst
+    cause a needless recomputation, never a missed change.
+    """
+
+    def __init__(self, hashes: dict[str, str]):
+        keys = np.array([xxhash.xxh3_64_intdigest(k.encode()) for k in hashes], dtype=np.uint64)
+        digests = [int(h, 16) for h in hashes.values()]
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.hi = np.array([d >> 64 for d in digests], dtype=np.uint64)[order]
+        self.lo = np.array([d & (2**64 - 1) for d in digests], dtype=np.uint64)[order]
+
+    def unchanged(self, key: str, digest: str) -> bool:
+        """True when ``key`` is indexed with content hash ``digest``."""
+        k = np.uint64(xxhash.xxh3_64_intdigest(key.encode()))
+        d = int(digest, 16)
+        i = int(np.searchsorted(self.keys, k))
+        while i < len(self.keys) and self.keys[i] == k:
+            if int(self.hi[i]) == d >> 64 and int(self.lo[i]) == d & (2**64 - 1):
+                return True
+            i += 1
+        return False
 
 
 def _jsonl_items(path: Path, source: str) -> list[SourceItem]:

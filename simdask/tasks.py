@@ -18,10 +18,10 @@ from . import failpoints
 from .chunks import chunk_batch
 from .config import IndexConfig
 from .errors import ExtractionError
-from .postings import merge_shard, pack_pairs, remap_docs, split_sorted_by_shard
+from .postings import doc_mask, merge_shard, pack_pairs, remap_docs, split_sorted_by_shard
 from .shards import ShardData, ShardStore
 from .similarity import directed_rows, sum_pair_counts, top_k_rows
-from .sources import SourceItem, read_item
+from .sources import KnownHashes, SourceItem, read_item
 from .texts import TextStore
 
 __all__ = [
@@ -76,14 +76,14 @@ def _save_atomic(path: Path, arr: np.ndarray) -> None:
 def chunk_task(
     items: list[SourceItem],
     first_item: int,
-    known: dict[str, str],
+    known: KnownHashes,
     config: IndexConfig,
     bucket_dir: str,
     text_dir: str,
     run_id: int,
     batch: int,
 ) -> BatchResult:
-    """Read a batch of items; chunk those whose content hash differs from ``known[key]``.
+    """Read a batch of items; chunk those whose content hash differs from the indexed one.
 
     Item ``i`` that is recomputed gets provisional doc ID ``PROVISIONAL_BASE + first_item + i``
     in the bucket files (sorted little-endian uint64 pair keys per shard range); its text goes
@@ -98,7 +98,7 @@ def chunk_task(
         except ExtractionError as e:
             res.errors.append((index, e.key, e.kind, e.message))
             continue
-        if known.get(key) == digest:
+        if known.unchanged(key, digest):
             res.unchanged.append((index, key))
             continue
         res.prov_ids.append(PROVISIONAL_BASE + index)
@@ -147,7 +147,7 @@ def merge_task(
     delta = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
     delta = remap_docs(delta, prov_ids, final_ids)
     old = store.read(old_generation, shard) if old_generation else None
-    if old is not None and len(delta) == 0 and not np.isin(old.doc_ids, dropped).any():
+    if old is not None and len(delta) == 0 and not doc_mask(dropped, old.doc_ids).any():
         return old
     failpoints.hit("merge_task")
     arrays = merge_shard(
