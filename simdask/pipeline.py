@@ -329,6 +329,12 @@ class _Similarity:
         self.work = int(work.sum())
         return work
 
+    def _budget(self, work: np.ndarray) -> int:
+        """Pairs per block: ``block_pairs`` at most, and small enough for two blocks per
+        worker, so that the reductions run in parallel."""
+        n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+        return max(1, min(self.options.block_pairs, int(work.sum()) // (2 * n_workers) + 1))
+
     def _run_blocks(self, blocks: list, submit_block) -> list:
         self.n_blocks = len(blocks)
         self.cb.stage("similarity", len(blocks))
@@ -355,7 +361,8 @@ class _Similarity:
     def all_pairs(self, n_docs: int):
         """Every document against every other (a first build, or all documents changed)."""
         cfg = self.config
-        blocks = plan_blocks(self._work(pair_work, n_docs, cfg.max_df), self.options.block_pairs)
+        work = self._work(pair_work, n_docs, cfg.max_df)
+        blocks = plan_blocks(work, self._budget(work))
 
         def submit(b, block):
             parts = self._parts(block_pair_counts, b, *block)
@@ -380,7 +387,7 @@ class _Similarity:
         """
         cfg = self.config
         work = self._work(member_work, members, cfg.max_df) if len(members) else np.zeros(0)
-        blocks = [members[lo:hi] for lo, hi in plan_blocks(work, self.options.block_pairs)]
+        blocks = [members[lo:hi] for lo, hi in plan_blocks(work, self._budget(work))]
         [changed_f, members_f] = self.client.scatter([changed, members], broadcast=True)
 
         def submit(b, block):
