@@ -156,7 +156,8 @@ class Index:
 
         New and modified documents (by content hash) are chunked, unchanged ones cost a hash
         check. ``delete_missing``: documents indexed earlier from one of these sources and no
-        longer in it are deleted; ``remove``: keys to delete. ``rebuild``: replace the whole
+        longer in it are deleted; ``remove``: keys to delete (a key that is also in this run's
+        sources is indexed from them instead). ``rebuild``: replace the whole
         index by the given sources (needed to change ``config`` of an index that has
         documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run).
         ``wait``: seconds to wait for another writer (0: fail at once).

@@ -22,8 +22,9 @@ from .errors import ConfigError
 from .progress import Callback
 from .shards import ShardData, ShardStore, shard_ranges
 from .similarity import (
-    block_pair_counts,
-    member_pair_counts,
+    block_pair_keys,
+    max_block_docs,
+    member_pair_keys,
     member_work,
     pair_work,
     plan_blocks,
@@ -103,7 +104,9 @@ def run_update(
     size = options.batch_docs or min(5000, max(500, -(-len(items) // (4 * n_workers))))
     batches = [(i, items[i : i + size]) for i in range(0, len(items), size)]
     cb.stage("chunk", len(batches))
-    [known_f] = client.scatter([KnownHashes({k: v[1] for k, v in known.items()})], broadcast=True)
+    [known_f] = client.scatter(
+        [KnownHashes({k: v[1] for k, v in known.items()})], broadcast=True, hash=False
+    )
     futs = [
         client.submit(
             chunk_task,
@@ -153,7 +156,7 @@ def run_update(
     old_gens = {} if replace_all else catalog.shard_generations()
     cb.stage("merge", len(ranges))
     prov_f, final_f, dropped_f = client.scatter(
-        [r["prov"], r["final"], r["dropped"]], broadcast=True
+        [r["prov"], r["final"], r["dropped"]], broadcast=True, hash=False
     )
     shard_f = [
         client.submit(
@@ -189,14 +192,14 @@ def run_update(
     # similarity
     t = time.perf_counter()
     n_chunks = _n_chunks_after(catalog, r, replace_all)
-    [n_chunks_f] = client.scatter([n_chunks], broadcast=True)
+    [n_chunks_f] = client.scatter([n_chunks], broadcast=True, hash=False)
     skip_f = [
         client.submit(skipped_chunks, f, config.max_df, key=f"simdask-skip-{tag}-s{s:04d}")
         for s, f in enumerate(shard_f)
     ]
     changes.skipped_chunks = int(sum(client.gather(skip_f)))
     survivors = len(known) - r["counts"]["modified"] - r["counts"]["deleted"]
-    sim = _Similarity(client, shard_f, n_chunks_f, config, options, tag, cb)
+    sim = _Similarity(client, shard_f, n_chunks_f, len(n_chunks), config, options, tag, cb)
     if replace_all or survivors == 0:
         changes.rows = sim.all_pairs(len(n_chunks))
         changes.rows_replaced = changes.reverse_replaced = np.arange(len(n_chunks))
@@ -270,18 +273,14 @@ def _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_
             counts["failed"] += 1
             continue
         seen.add(key)
-        if key in remove_keys:
-            continue
         if what == "same":
             counts["unchanged"] += 1
         else:
             recomputed.append((index, data))
-    deleted = sorted(known[k][0] for k in remove_keys if k in known)
-    deleted += sorted(
-        d
-        for k, (d, _, src) in known.items()
-        if src in delete_missing_from and k not in seen and k not in remove_keys
-    )
+    # a key given to remove but present in this run's sources is indexed, not deleted
+    gone = {k for k in remove_keys if k in known and k not in seen}
+    gone |= {k for k, (_, _, src) in known.items() if src in delete_missing_from and k not in seen}
+    deleted = sorted(known[k][0] for k in gone)
     counts["deleted"] = len(deleted)
     new = [x for x in recomputed if x[1][0] not in known]
     fresh = list(range(len(new))) if replace_all else catalog.allocate_ids(len(new))
@@ -314,8 +313,9 @@ def _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_
 class _Similarity:
     """Similarity blocks on the cluster, at most ``blocks_in_flight`` at a time."""
 
-    def __init__(self, client, shard_f, n_chunks_f, config, options, tag, cb):
+    def __init__(self, client, shard_f, n_chunks_f, n_docs, config, options, tag, cb):
         self.client, self.shard_f, self.n_chunks_f = client, shard_f, n_chunks_f
+        self.n_docs = n_docs
         self.config, self.options, self.tag, self.cb = config, options, tag, cb
         self.n_blocks = 0
         self.work = 0
@@ -353,7 +353,12 @@ class _Similarity:
     def _parts(self, fn, b: int, *args) -> list:
         return [
             self.client.submit(
-                fn, f, *args, self.config.max_df, key=f"simdask-pairs-{self.tag}-b{b:06d}-s{s:04d}"
+                fn,
+                f,
+                *args,
+                self.n_docs,
+                self.config.max_df,
+                key=f"simdask-pairs-{self.tag}-b{b:06d}-s{s:04d}",
             )
             for s, f in enumerate(self.shard_f)
         ]
@@ -362,13 +367,14 @@ class _Similarity:
         """Every document against every other (a first build, or all documents changed)."""
         cfg = self.config
         work = self._work(pair_work, n_docs, cfg.max_df)
-        blocks = plan_blocks(work, self._budget(work))
+        blocks = plan_blocks(work, self._budget(work), max_block_docs(n_docs))
 
         def submit(b, block):
-            parts = self._parts(block_pair_counts, b, *block)
+            parts = self._parts(block_pair_keys, b, *block)
             return self.client.submit(
                 block_rows_task,
                 parts,
+                block[0],
                 self.n_chunks_f,
                 cfg.threshold,
                 cfg.top_k,
@@ -387,14 +393,16 @@ class _Similarity:
         """
         cfg = self.config
         work = self._work(member_work, members, cfg.max_df) if len(members) else np.zeros(0)
-        blocks = [members[lo:hi] for lo, hi in plan_blocks(work, self._budget(work))]
-        [changed_f, members_f] = self.client.scatter([changed, members], broadcast=True)
+        cuts = plan_blocks(work, self._budget(work), max_block_docs(self.n_docs))
+        blocks = [members[lo:hi] for lo, hi in cuts]
+        [changed_f, members_f] = self.client.scatter([changed, members], broadcast=True, hash=False)
 
         def submit(b, block):
-            parts = self._parts(member_pair_counts, b, block)
+            parts = self._parts(member_pair_keys, b, block)
             return self.client.submit(
                 member_rows_task,
                 parts,
+                block,
                 self.n_chunks_f,
                 changed_f,
                 members_f,

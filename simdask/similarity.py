@@ -15,9 +15,7 @@ from .postings import doc_mask
 from .shards import ShardData
 
 __all__ = [
-    "block_pair_counts",
     "directed_rows",
-    "member_pair_counts",
     "member_work",
     "pair_work",
     "plan_blocks",
@@ -46,7 +44,7 @@ def skipped_chunks(shard: ShardData, max_df: int | None) -> int:
 
 
 def pair_work(shard: ShardData, n_docs: int, max_df: int | None = None) -> np.ndarray:
-    """Per document ID (int64, length ``n_docs``): pairs :func:`block_pair_counts` emits for it."""
+    """Per document ID (int64, length ``n_docs``): pairs :func:`block_pair_keys` emits for it."""
     ends, counted = _posting_ends(shard, max_df)
     later = ends - np.arange(len(ends), dtype=np.int64) - 1
     later[~counted] = 0
@@ -54,8 +52,11 @@ def pair_work(shard: ShardData, n_docs: int, max_df: int | None = None) -> np.nd
     return np.rint(work).astype(np.int64)
 
 
-def plan_blocks(work: np.ndarray, budget: int) -> list[tuple[int, int]]:
-    """Cut doc IDs ``0..len(work)`` into consecutive ``[lo, hi)`` blocks of total work <= budget.
+def plan_blocks(
+    work: np.ndarray, budget: int, max_docs: int | None = None
+) -> list[tuple[int, int]]:
+    """Cut ``0..len(work)`` into consecutive ``[lo, hi)`` blocks of total work <= ``budget``
+    and at most ``max_docs`` documents.
 
     A single document whose work exceeds the budget gets a block of its own.
     """
@@ -67,6 +68,8 @@ def plan_blocks(work: np.ndarray, budget: int) -> list[tuple[int, int]]:
         base = cum[lo - 1] if lo else 0
         hi = int(np.searchsorted(cum, base + budget, side="right"))
         hi = max(hi, lo + 1)
+        if max_docs is not None:
+            hi = min(hi, lo + max_docs)
         blocks.append((lo, min(hi, n)))
         lo = hi
     return blocks
@@ -80,32 +83,76 @@ def _run_lengths(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new[0] = True
     np.not_equal(keys[1:], keys[:-1], out=new[1:])
     starts = np.flatnonzero(new)
-    counts = np.diff(np.append(starts, len(keys))).astype(np.uint32)
+    del new
+    counts = np.empty(len(starts), dtype=np.uint32)
+    counts[:-1] = np.diff(starts)
+    counts[-1] = len(keys) - starts[-1]
     return keys[starts], counts
 
 
-def block_pair_counts(
-    shard: ShardData, doc_lo: int, doc_hi: int, max_df: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Shared chunks in this shard of pairs ``(d, o)``, ``doc_lo <= d < doc_hi``, ``o > d``.
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(starts[i], starts[i] + counts[i])`` (int64)."""
+    total = int(counts.sum())
+    first = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - first, counts)
 
-    Returns sorted pair keys ``d << 32 | o`` (uint64) and the shared counts (uint32).
+
+def max_block_docs(n_docs: int) -> int:
+    """Most documents a block may hold so that its pair keys fit in uint32."""
+    return max(1, (2**32 - 1) // max(1, n_docs))
+
+
+def block_pair_keys(
+    shard: ShardData, doc_lo: int, doc_hi: int, n_docs: int, max_df: int | None = None
+) -> np.ndarray:
+    """Pairs ``(d, o)``, ``doc_lo <= d < doc_hi``, ``o > d``, one per chunk they share here.
+
+    Returns unsorted uint32 keys ``(d - doc_lo) * n_docs + o`` (the block may hold at most
+    :func:`max_block_docs` documents); :func:`count_keys` adds them up across shards.
     """
     ends, counted = _posting_ends(shard, max_df)
     doc_ids = shard.doc_ids
-    sel = counted & (doc_ids >= doc_lo) & (doc_ids < doc_hi)
-    p = np.flatnonzero(sel)
+    p = np.flatnonzero(counted & (doc_ids >= doc_lo) & (doc_ids < doc_hi))
     cnt = ends[p] - p - 1
     nz = cnt > 0
     p, cnt = p[nz], cnt[nz]
-    total = int(cnt.sum())
-    if total == 0:
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
-    first = np.zeros(len(cnt), dtype=np.int64)
-    np.cumsum(cnt[:-1], out=first[1:])
-    q = np.arange(total, dtype=np.int64) + np.repeat(p + 1 - first, cnt)
-    keys = np.repeat(doc_ids[p].astype(np.uint64) << np.uint64(32), cnt)
-    keys |= doc_ids[q].astype(np.uint64)
+    if len(p) == 0:
+        return np.zeros(0, np.uint32)
+    q = _ranges(p + 1, cnt)
+    base = (doc_ids[p].astype(np.int64) - doc_lo) * n_docs
+    return (np.repeat(base, cnt) + doc_ids[q]).astype(np.uint32)
+
+
+def candidate_mask(
+    keys: np.ndarray, counts: np.ndarray, first: np.ndarray, n_chunks: np.ndarray, threshold: float
+) -> np.ndarray:
+    """Which counted pairs can reach ``threshold`` percent in either direction.
+
+    ``keys`` (sorted uint32 ``i * n_docs + o``) pair document ``first[i]`` with ``o``; a pair
+    passes only if ``shared >= ceil(threshold * min(|d|, |o|) / 100)``, so pairs counted once
+    matter only where a document needs a single shared chunk. Deciding that before decoding the
+    keys keeps the big temporaries small (fresh memory is slow on shared VMs).
+    """
+    n_docs = len(n_chunks)
+    short = np.ceil(threshold * n_chunks / 100.0) <= 1
+    short &= n_chunks > 0
+    cand = counts >= 2
+    rows = np.flatnonzero(short[first]).astype(np.uint64)
+    if len(rows):  # contiguous key ranges of the short first documents (needles as uint32)
+        edges = np.concatenate([rows * n_docs, (rows + 1) * n_docs])
+        edges = np.minimum(edges, np.iinfo(np.uint32).max).astype(np.uint32)
+        cuts = np.searchsorted(keys, edges).reshape(2, -1)
+        for lo, hi in cuts.T.tolist():
+            cand[lo:hi] = True
+    if short.any():
+        cand |= short[keys % np.uint32(n_docs)]
+    return cand
+
+
+def count_keys(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys of all parts (sorted) and how often each occurs (uint32)."""
+    keys = np.concatenate(parts) if parts else np.zeros(0, np.uint32)
     keys.sort()
     return _run_lengths(keys)
 
@@ -129,32 +176,27 @@ def member_work(shard: ShardData, members: np.ndarray, max_df: int | None = None
     return np.bincount(idx, weights=ends - starts - 1, minlength=len(members)).astype(np.int64)
 
 
-def member_pair_counts(
-    shard: ShardData, block: np.ndarray, max_df: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Shared chunks in this shard of pairs ``(r, o)`` for ``r`` in ``block``, every ``o != r``.
+def member_pair_keys(
+    shard: ShardData, block: np.ndarray, n_docs: int, max_df: int | None = None
+) -> np.ndarray:
+    """Pairs ``(r, o)`` for ``r`` in ``block``, every ``o != r``, one per chunk shared here.
 
-    ``block``: sorted doc IDs (uint32) being recomputed. Unlike :func:`block_pair_counts`
-    both ``(r, o)`` and ``(o, r)`` appear when both are in the block. Work is proportional to
-    the block's postings and their lists, not to the shard. Returns sorted pair keys
-    ``r << 32 | o`` (uint64) and shared counts (uint32).
+    ``block``: sorted doc IDs (uint32) being recomputed, at most :func:`max_block_docs`.
+    Unlike :func:`block_pair_keys` both ``(r, o)`` and ``(o, r)`` appear when both are in
+    the block. Work is proportional to the block's postings and their lists, not to the
+    shard. Returns unsorted uint32 keys ``index of r in block * n_docs + o``.
     """
     if len(block) == 0 or shard.n_postings == 0:
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+        return np.zeros(0, np.uint32)
     p, starts, ends = _member_postings(shard, block, max_df)
     cnt = ends - starts
-    total = int(cnt.sum())
-    if total == 0:
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
-    first = np.zeros(len(cnt), dtype=np.int64)
-    np.cumsum(cnt[:-1], out=first[1:])
-    q = np.arange(total, dtype=np.int64) + np.repeat(starts - first, cnt)
+    if len(p) == 0:
+        return np.zeros(0, np.uint32)
+    q = _ranges(starts, cnt)
     doc_ids = shard.doc_ids
-    keys = np.repeat(doc_ids[p].astype(np.uint64) << np.uint64(32), cnt)
-    keys |= doc_ids[q].astype(np.uint64)
-    keys = keys[np.repeat(p, cnt) != q]  # not the posting itself
-    keys.sort()
-    return _run_lengths(keys)
+    base = np.searchsorted(block, doc_ids[p]).astype(np.int64) * n_docs
+    keys = np.repeat(base, cnt) + doc_ids[q]
+    return keys[np.repeat(p, cnt) != q].astype(np.uint32)  # not the posting itself
 
 
 def sum_pair_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -172,15 +214,13 @@ def sum_pair_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndar
 
 
 def directed_rows(
-    keys: np.ndarray, shared: np.ndarray, n_chunks: np.ndarray, threshold: float
+    d: np.ndarray, o: np.ndarray, shared: np.ndarray, n_chunks: np.ndarray, threshold: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Both directions of unordered pairs, kept where similarity >= ``threshold`` (percent).
+    """Both directions of unordered pairs ``(d, o)``, kept where similarity >= ``threshold``.
 
-    ``n_chunks[d]`` is ``|d|``. Returns ``(doc, other, shared, similarity)``: similarity of doc
+    ``n_chunks[x]`` is ``|x|``. Returns ``(doc, other, shared, similarity)``: similarity of doc
     to other is ``100 * shared / |doc|`` percent (float64).
     """
-    d = (keys >> np.uint64(32)).astype(np.int64)
-    o = (keys & _LOW32).astype(np.int64)
     s = shared.astype(np.int64)
     sim_d = 100.0 * s / n_chunks[d]
     sim_o = 100.0 * s / n_chunks[o]

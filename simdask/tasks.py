@@ -20,7 +20,7 @@ from .config import IndexConfig
 from .errors import ExtractionError
 from .postings import doc_mask, merge_shard, pack_pairs, remap_docs, split_sorted_by_shard
 from .shards import ShardData, ShardStore
-from .similarity import directed_rows, sum_pair_counts, top_k_rows
+from .similarity import candidate_mask, count_keys, directed_rows, top_k_rows
 from .sources import KnownHashes, SourceItem, read_item
 from .texts import TextStore
 
@@ -159,39 +159,51 @@ def merge_task(
 
 
 def block_rows_task(
-    parts: list[tuple[np.ndarray, np.ndarray]],
+    parts: list[np.ndarray],
+    doc_lo: int,
     n_chunks: np.ndarray,
     threshold: float,
     top_k: int,
 ):
-    """All-pairs block: sum per-shard counts; rows over ``threshold`` %, best ``top_k`` each.
+    """All-pairs block: count the shards' pair keys (:func:`block_pair_keys`); rows over
+    ``threshold`` percent both ways, best ``top_k`` per document.
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
     """
-    keys, shared = sum_pair_counts(parts)
-    return top_k_rows(*directed_rows(keys, shared, n_chunks, threshold), top_k)
+    keys, shared = count_keys(parts)
+    n_docs = len(n_chunks)
+    first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
+    keep = candidate_mask(keys, shared, first, n_chunks, threshold)
+    keys = keys[keep].astype(np.int64)
+    d = keys // n_docs + doc_lo
+    o = keys % n_docs
+    return top_k_rows(*directed_rows(d, o, shared[keep], n_chunks, threshold), top_k)
 
 
 def member_rows_task(
-    parts: list[tuple[np.ndarray, np.ndarray]],
+    parts: list[np.ndarray],
+    block: np.ndarray,
     n_chunks: np.ndarray,
     changed: np.ndarray,
     members: np.ndarray,
     threshold: float,
     top_k: int,
 ):
-    """Rows of recomputed documents ``r`` (counts from :func:`member_pair_counts`).
+    """Rows of the recomputed documents ``r`` of ``block`` (keys of :func:`member_pair_keys`).
 
     Returns ``(forward, reverse)``: forward rows ``r -> o`` (complete for each ``r`` of the
     block, cut to ``top_k``) and reverse rows ``o -> r`` for ``r`` whose content changed
     (``changed``) and ``o`` not itself recomputed (not in ``members``); every row has
     similarity >= ``threshold`` percent. Each is ``(doc, other, shared, similarity)``.
     """
-    keys, shared = sum_pair_counts(parts)
-    r = (keys >> np.uint64(32)).astype(np.int64)
-    o = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    s = shared.astype(np.int64)
+    keys, shared = count_keys(parts)
+    n_docs = len(n_chunks)
+    keep = candidate_mask(keys, shared, block.astype(np.int64), n_chunks, threshold)
+    keys = keys[keep].astype(np.int64)
+    r = block[keys // n_docs].astype(np.int64)
+    o = keys % n_docs
+    s = shared[keep].astype(np.int64)
     sim_r = 100.0 * s / n_chunks[r]
     fwd = sim_r >= threshold
     forward = top_k_rows(r[fwd], o[fwd], s[fwd], sim_r[fwd], top_k)
