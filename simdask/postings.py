@@ -117,7 +117,9 @@ def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np
         else np.zeros(len(docs), bool)
     )
     out = (keys[ok] & ~_LOW32) | new_ids[pos_c[ok]].astype(np.uint64)
-    out.sort()
+    # the input is a concatenation of sorted runs (one per chunking task) and the mapping
+    # mostly keeps their order: timsort merges such runs ~7x faster than quicksort
+    out.sort(kind="stable")
     return out
 
 
