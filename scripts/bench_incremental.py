@@ -19,9 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from distributed import Client, LocalCluster
-
 from simdask import Index, IndexConfig
+from simdask.cluster import connect
 from simdask.synth import generate_corpus
 
 from _benchutil import PeakRSS, machine, today, write_section
@@ -79,10 +78,8 @@ def main() -> None:
     words = sum(len(t.split()) for _, t in docs[:n])
     print(f"corpus: {n} documents, {words / 1e6:.1f} M words, generated in {gen_s:.1f} s")
 
-    cluster = LocalCluster(
-        n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    client = Client(cluster)
+    cluster = connect(workers=args.workers, dashboard_address=":0")  # as simdask starts it
+    client = cluster.__enter__()
     index_path = data / "index"
     rows = []
     try:
@@ -112,8 +109,7 @@ def main() -> None:
             rows.append(stage_line(name, s))
         idx.close()
     finally:
-        client.close()
-        cluster.close()
+        cluster.__exit__(None, None, None)
 
     t = time.perf_counter()
     proc = subprocess.run(

@@ -167,15 +167,23 @@ def main() -> None:
     strong = {p for p, v in exact.items() if v >= 50.0 and sizes[p[0]] > 0}
     found = sum(1 for p in strong if p in ours) / max(1, len(strong))
     lsh_found = sum(1 for p in strong if p in cand) / max(1, len(strong)) if td else float("nan")
-    errors = {p: abs(ours[p] - exact.get(p, 0.0)) for p in ours}
-    max_err = max(errors.values(), default=0.0)
-    long_err = max((e for p, e in errors.items() if sizes[p[0]] >= 200), default=0.0)
-    over_1 = [p for p, e in errors.items() if e > 1.0]
-    over_1_short = sum(1 for p in over_1 if sizes[p[0]] < 200)
-    p99 = float(np.percentile(list(errors.values()), 99)) if errors else 0.0
-    err32 = {p: abs(v - exact.get(p, 0.0)) for p, v in ours32.items()}
-    max32 = max(err32.values(), default=0.0)
-    found32 = sum(1 for p in strong if p in ours32) / max(1, len(strong))
+
+    def error_stats(stored: dict) -> dict:
+        """Differences between stored (hashed) and exact similarity, in percentage points."""
+        err = {p: abs(v - exact.get(p, 0.0)) for p, v in stored.items()}
+        vals = list(err.values()) or [0.0]
+        return {
+            "pairs": len(stored),
+            "max": max(vals),
+            "p99": float(np.percentile(vals, 99)),
+            "max_long": max((e for p, e in err.items() if sizes[p[0]] >= 200), default=0.0),
+            "over_1": sum(1 for e in vals if e > 1.0),
+            "over_1_long": sum(1 for p, e in err.items() if e > 1.0 and sizes[p[0]] >= 200),
+            "found": sum(1 for p in strong if p in stored) / max(1, len(strong)),
+        }
+
+    e28, e32 = error_stats(ours), error_stats(ours32)
+    max_err = e28["max"]
     # exact pairs >= 2 % that are not stored: each must be cut by its document's full top-k
     lists: dict[int, list[float]] = {}
     for (d, _), v in ours.items():
@@ -191,8 +199,7 @@ def main() -> None:
     fill = n_distinct / 2**28
     print(
         f"pairs with containment >= 50 %: {len(strong)}; simdask found {found:.1%}, "
-        f"datasketch {lsh_found:.1%}; max |error| {max_err:.3f} points "
-        f"({long_err:.3f} for documents of >= 200 chunks); "
+        f"datasketch {lsh_found:.1%}; error at 28 bits {e28}, at 32 bits {e32}; "
         f"exact >= 2 % not stored: {len(missing)}, not explained by top-k: {len(unexplained)}"
     )
 
@@ -245,18 +252,22 @@ Directed pairs whose exact containment (shared / |A| on string chunks) is >= 50 
 {len(strong):,}. simdask stored **{found:.1%}** of them; datasketch's LSH returned
 {lsh_found:.1%} as candidates.
 
-Hashing error (28-bit chunk IDs) over all {len(ours):,} stored directed pairs: largest
-difference from the exact value {max_err:.3f} percentage points; for documents of at least
-200 chunks {long_err:.3f} points. {len(over_1)} stored pairs are off by more than 1 point, of
-which {over_1_short} belong to documents of fewer than 200 chunks: the corpus's
-{n_distinct:,} distinct chunks fill {fill:.1%} of the 2^28 ID space, so a chunk of a document
-shares its ID with an unrelated chunk with that probability, and one such chunk is worth more
-than 1 % of a short document. `hash_bits=32` (or `simdask report`'s exact
-verification) removes it.
+Hashing error: difference between simdask's similarity and the exact one (string chunks),
+in percentage points, over all stored directed pairs; "long" = documents of >= 200 chunks.
 
-The same corpus at `hash_bits=32` (same run, total {s32.seconds["total"]:.1f} s): largest
-difference {max32:.3f} points over {len(ours32):,} stored pairs, {found32:.1%} of the >= 50 %
-pairs stored. At 28 bits the 99th percentile of the error is {p99:.3f} points.
+| hash_bits | seconds | stored pairs | max | 99th pct | max, long docs | pairs > 1 point (long docs) | >= 50 % pairs found |
+|---|---|---|---|---|---|---|---|
+| 28 | {total:.1f} | {e28["pairs"]:,} | {e28["max"]:.2f} | {e28["p99"]:.2f} | {e28["max_long"]:.2f} | {e28["over_1"]} ({e28["over_1_long"]}) | {e28["found"]:.1%} |
+| 32 | {s32.seconds["total"]:.1f} | {e32["pairs"]:,} | {e32["max"]:.2f} | {e32["p99"]:.2f} | {e32["max_long"]:.2f} | {e32["over_1"]} ({e32["over_1_long"]}) | {e32["found"]:.1%} |
+
+The error is spurious shared chunks: a chunk whose ID equals that of an unrelated chunk held
+by another document, worth 100 / |A| points each. The corpus has {n_distinct:,} distinct chunks,
+filling {fill:.1%} of the 2^28 ID space ({n_distinct / 2**32:.2%} of 2^32), so at 28 bits a
+short document (40-100 chunks) picks up such a chunk often enough to exceed 1 point; long
+documents stay near it. 32 bits makes collisions 16x rarer but cannot rule them out for short
+documents. This corpus is denser in distinct chunks than real text (a 200k-word Zipf
+vocabulary drawn independently); DESIGN's 1-point bound holds here for documents of >= 200
+chunks only approximately (see the "max, long docs" column).
 
 Exact pairs >= 2 % not in simdask's table: {len(missing)}; all but {len(unexplained)} of them
 belong to documents whose list is full (top_k = {k}) with better matches.

@@ -3,7 +3,8 @@
 ``SIMDASK_FAILPOINTS="merge:kill,commit:raise"`` makes the process that reaches point
 ``merge`` SIGKILL itself and point ``commit`` raise. Actions: ``kill`` (SIGKILL, as a power
 cut or OOM killer would), ``raise`` (an exception), ``enospc`` (``OSError(ENOSPC)``, a full
-disk). ``name:kill-once:/path/marker`` fires only if the marker file does not exist yet and
+disk), ``slow`` (sleep 3 s and go on: holds a run open for concurrency tests).
+``name:kill-once:/path/marker`` fires only if the marker file does not exist yet and
 creates it (to kill one worker once, so a retry can succeed). Worker processes inherit the
 variable from the process that starts them.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import time
 
 __all__ = ["FailpointError", "hit"]
 
@@ -38,6 +40,9 @@ def hit(name: str) -> None:
                 continue
             os.close(fd)
             action = "kill"
+        if action == "slow":
+            time.sleep(3)
+            continue
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
         elif action == "raise":

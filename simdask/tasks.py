@@ -171,6 +171,7 @@ def block_rows_task(
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
     """
+    failpoints.hit("rows_task")
     keys, shared = count_keys(parts)
     n_docs = len(n_chunks)
     first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
@@ -197,6 +198,7 @@ def member_rows_task(
     (``changed``) and ``o`` not itself recomputed (not in ``members``); every row has
     similarity >= ``threshold`` percent. Each is ``(doc, other, shared, similarity)``.
     """
+    failpoints.hit("rows_task")
     keys, shared = count_keys(parts)
     n_docs = len(n_chunks)
     keep = candidate_mask(keys, shared, block.astype(np.int64), n_chunks, threshold)

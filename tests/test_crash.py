@@ -125,7 +125,7 @@ def test_driver_killed_or_stage_failing(setup, tmp_path, failpoint, committed):
     _check_recovers(tmp, base, v2, ref, work, expect_committed=committed)
 
 
-@pytest.mark.parametrize("task", ["chunk_task", "merge_task"])
+@pytest.mark.parametrize("task", ["chunk_task", "merge_task", "rows_task"])
 def test_worker_killed_once_run_completes(setup, tmp_path, task):
     _tmp, base, v2, ref = setup
     work = tmp_path / "work"
@@ -190,3 +190,43 @@ def test_full_disk(setup, tmp_path):
         _check_recovers(tmp, base, v2, ref, work)
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_two_concurrent_updates_and_a_reader(setup, tmp_path):
+    """One writer at a time: the second fails with a clear message, or waits with --wait;
+    a reader sees the last committed state throughout."""
+    _tmp, base, v2, ref = setup
+    work = tmp_path / "work"
+    shutil.copytree(base, work)
+    before = _state(work)
+    first = cli(
+        "update",
+        work,
+        v2,
+        "--delete-missing",
+        "--workers",
+        2,
+        "--quiet",
+        failpoints="after_merge:slow",
+    )
+    # the first run holds the lock until it finishes; wait until it has taken it
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        with Index.open(work) as idx:
+            if idx.catalog.conn.execute(
+                "SELECT COUNT(*) FROM runs WHERE status='running'"
+            ).fetchone()[0]:
+                break
+        time.sleep(0.05)
+    second = cli("update", work, v2, "--delete-missing", "--workers", 1, "--quiet")
+    _, err2 = second.communicate(timeout=120)
+    assert second.returncode == 1 and "another update is running" in err2
+    assert _state(work) == before  # a reader sees the committed state during the update
+    waiting = cli("update", work, v2, "--delete-missing", "--workers", 1, "--quiet", "--wait", 120)
+    _, err1 = first.communicate(timeout=180)
+    assert first.returncode == 0, err1
+    _, errw = waiting.communicate(timeout=180)
+    assert waiting.returncode == 0, errw  # waited for the lock, then found nothing to do
+    assert "0 added, 0 modified, 0 deleted" in errw
+    with Index.open(work) as a, Index.open(ref) as b:
+        assert_same_index(a, b)
