@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 import numpy as np
-import pytest
+import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -130,12 +130,11 @@ def _distinct_chunks(n: int, seed: int) -> np.ndarray:
 
 
 def test_ids_are_uniform_chi_square():
-    scipy_stats = pytest.importorskip("scipy.stats")
     ids = _distinct_chunks(200_000, 1)
     assert len(ids) > 190_000
     for buckets in (ids >> np.uint64(24), ids & np.uint64(255)):
         counts = np.bincount(buckets.astype(np.int64), minlength=256)
-        assert scipy_stats.chisquare(counts).pvalue > 1e-4
+        assert scipy.stats.chisquare(counts).pvalue > 1e-4
 
 
 def test_collisions_at_the_birthday_rate():

@@ -12,6 +12,9 @@ import pytest
 
 from conftest import make_docs, reference_similarity, write_txt
 
+#: the fields of `simdask similar --format jsonl`, in order (issue 2's contract)
+PAIR_FIELDS = ["doc", "other", "similarity", "shared", "doc_chunks", "other_chunks"]
+
 
 def run(*args, check=True):
     proc = subprocess.run(
@@ -39,14 +42,7 @@ def test_update_prints_summary_and_similar_jsonl_matches_reference(built):
     assert "committed generation 1" in p.stderr and "1 failed" not in p.stderr
     out = run("similar", tmp / "idx", "--format", "jsonl").stdout
     rows = [json.loads(line) for line in out.splitlines()]
-    assert rows and set(rows[0]) == {
-        "doc",
-        "other",
-        "similarity",
-        "shared",
-        "doc_chunks",
-        "other_chunks",
-    }
+    assert rows and list(rows[0]) == PAIR_FIELDS
     ref = reference_similarity(docs)
     got = {(r["doc"][:-4], r["other"][:-4]): r for r in rows}
     assert set(got) == {p for p, v in ref.items() if v[1] >= 1.0}
@@ -64,14 +60,7 @@ def test_similar_for_one_key_csv_and_table(built):
     assert rows[0]["doc"] == "short_inside.txt" and float(rows[0]["similarity"]) == 100.0
     table = run("similar", tmp / "idx", "short_inside.txt", "--min", 50).stdout
     lines = table.splitlines()
-    assert lines[0].split() == [
-        "doc",
-        "other",
-        "similarity",
-        "shared",
-        "doc_chunks",
-        "other_chunks",
-    ]
+    assert lines[0].split() == PAIR_FIELDS
     assert "100.00" in lines[2]
 
 

@@ -176,3 +176,19 @@ def test_open_checks_existence_format_and_rebuild(tmp_path, docs, client):
     idx.catalog.conn.execute("UPDATE meta SET value = '999' WHERE name = 'format_version'")
     with pytest.raises(IndexFormatError, match="version '999'"):
         Index.open(tmp_path / "i")
+
+
+def test_progress_reported_per_stage(tmp_path, docs, client):
+    from simdask.progress import RecordingCallback
+
+    cb = RecordingCallback()
+    src = write_txt(docs, tmp_path / "d")
+    idx = Index.create(tmp_path / "i", IndexConfig(hash_bits=32, shards=3))
+    idx.update([src], client=client, callback=cb, options=RunOptions(batch_docs=10))
+    stages = [v for e, v in cb.events if e == "stage"]
+    assert [name for name, _ in stages] == ["scan", "chunk", "merge", "similarity", "commit"]
+    totals = dict(stages)
+    assert totals["chunk"] == -(-len(docs) // 10) and totals["merge"] == 3
+    advances = sum(v for e, v in cb.events if e == "advance")
+    assert advances == totals["chunk"] + totals["merge"] + totals["similarity"]
+    assert any(e == "message" and "dashboard" in v.lower() for e, v in cb.events)
