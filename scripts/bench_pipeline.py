@@ -266,12 +266,11 @@ in percentage points, over all stored directed pairs; "long" = documents of >= 2
 
 The error is spurious shared chunks: a chunk whose ID equals that of an unrelated chunk held
 by another document, worth 100 / |A| points each. The corpus has {n_distinct:,} distinct chunks,
-filling {fill:.1%} of the 2^28 ID space ({n_distinct / 2**32:.2%} of 2^32), so at 28 bits a
-short document (40-100 chunks) picks up such a chunk often enough to exceed 1 point; long
-documents stay near it. 32 bits makes collisions 16x rarer but cannot rule them out for short
-documents. This corpus is denser in distinct chunks than real text (a 200k-word Zipf
-vocabulary drawn independently); DESIGN's 1-point bound holds here for documents of >= 200
-chunks only approximately (see the "max, long docs" column).
+filling {fill:.1%} of the 2^28 ID space ({n_distinct / 2**32:.2%} of 2^32). For documents of
+>= 200 chunks the largest error is {e28["max_long"]:.2f} points at 28 bits
+({"within" if e28["max_long"] <= 1 else "beyond"} DESIGN's 1-point bound); errors above 1 point
+occur only for short documents, where a single colliding chunk is worth more than 1 %.
+32 bits makes them 16x rarer but cannot rule them out.
 
 Exact pairs >= 2 % not in simdask's table: {len(missing)}; all but {len(unexplained)} of them
 belong to documents whose list is full (top_k = {k}) with better matches.
