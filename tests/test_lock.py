@@ -1,0 +1,52 @@
+"""The writer lock: re-entrant in a process, exclusive across processes, gone with its holder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from simdask.errors import IndexLockedError
+from simdask.lock import WriterLock
+
+TRY = (
+    "import sys; from simdask.lock import WriterLock; from simdask.errors import IndexLockedError\n"
+    "try:\n    WriterLock(sys.argv[1]).__enter__()\nexcept IndexLockedError as e:\n"
+    "    print(e); sys.exit(3)\n"
+)
+HOLD = (
+    "import sys, time; from simdask.lock import WriterLock\n"
+    "WriterLock(sys.argv[1]).__enter__()\nprint('held', flush=True)\ntime.sleep(60)\n"
+)
+
+
+def other_process_tries(path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", TRY, str(path)], capture_output=True, text=True)
+
+
+def test_reentrant_here_exclusive_elsewhere(tmp_path):
+    with WriterLock(tmp_path):
+        with WriterLock(tmp_path):
+            pass
+        p = other_process_tries(tmp_path)  # the outer lock is still held
+        assert p.returncode == 3 and "another update is running" in p.stdout
+        assert f"pid {os.getpid()}" in p.stdout
+    assert other_process_tries(tmp_path).returncode == 0
+
+
+def test_killed_holder_releases_the_lock(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout.readline().strip() == "held"
+    with pytest.raises(IndexLockedError):
+        WriterLock(tmp_path, wait=0.3).__enter__()
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    t = time.monotonic()
+    with WriterLock(tmp_path, wait=5):
+        assert time.monotonic() - t < 5
