@@ -127,6 +127,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("index", metavar="INDEX")
     p.add_argument("key", metavar="KEY")
 
+    p = sub.add_parser(
+        "report",
+        help="exact similarity of a pair and its matching passages (JSON)",
+        description="Recompute a pair exactly from the stored texts (true chunks, no hashing) "
+        "and list the matching passages with character offsets into each text "
+        "(`simdask text INDEX KEY` prints that text).",
+    )
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument("key", metavar="KEY_A")
+    p.add_argument("other", metavar="KEY_B")
+    p.add_argument("--min-chunks", type=int, default=2, help="shortest passage, in chunks (2)")
+
     p = sub.add_parser("errors", help="per-file errors of the last run (key, kind, message)")
     p.add_argument("index", metavar="INDEX")
     _format_arg(p)
@@ -267,6 +279,12 @@ def _cmd_text(args) -> int:
     return 0
 
 
+def _cmd_report(args) -> int:
+    with Index.open(args.index) as idx:
+        print(json.dumps(idx.report(args.key, args.other, args.min_chunks), ensure_ascii=False))
+    return 0
+
+
 def _cmd_errors(args) -> int:
     with Index.open(args.index) as idx:
         last = idx.catalog.last_run()
@@ -346,6 +364,7 @@ _COMMANDS = {
     "remove": _cmd_remove,
     "text": _cmd_text,
     "errors": _cmd_errors,
+    "report": _cmd_report,
     "demo": _cmd_demo,
 }
 

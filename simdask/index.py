@@ -20,6 +20,7 @@ from .chunks import chunk_batch
 from .cluster import connect
 from .config import FORMAT_VERSION, IndexConfig
 from .errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
+from .evidence import compare_texts
 from .lock import WriterLock
 from .pipeline import RunOptions, run_update
 from .progress import Callback
@@ -342,6 +343,35 @@ class Index:
         if doc.text_pack is None:
             raise DocumentNotFoundError(f"no stored text for {key!r}")
         return self.texts.read(doc.text_pack, doc.text_offset, doc.text_length)
+
+    def report(self, key: str, other: str, min_chunks: int = 2) -> dict[str, Any]:
+        """Evidence for a pair: exact similarity both ways from the two stored texts, the
+        hashed similarity the index holds (or would compute, if below the threshold), and the
+        matching passages with character offsets into each text (see ``simdask.evidence``)."""
+        a, b = self.text(key), self.text(other)
+        ev = compare_texts(a, b, self.config.k, min_chunks)
+        stored = {r.other: r.similarity for r in self.similar(key)}
+        if other in stored:
+            hashed = stored[other]
+        else:
+            cfg = self.config
+            ids = chunk_batch([a, b], cfg.k, cfg.hash_bits, cfg.seed)
+            ia = set(ids.chunk_ids[ids.doc == 0].tolist())
+            ib = set(ids.chunk_ids[ids.doc == 1].tolist())
+            hashed = 100.0 * len(ia & ib) / len(ia) if ia else 0.0
+        out = {
+            "doc": key,
+            "other": other,
+            "similarity": ev.similarity,
+            "reverse_similarity": ev.reverse_similarity,
+            "shared": ev.shared,
+            "hashed_similarity": hashed,
+            "difference": hashed - ev.similarity,
+        }
+        detail = ev.to_dict()
+        out.update({k: detail[k] for k in ("doc_chunks", "other_chunks", "offsets_exact")})
+        out["passages"] = detail["passages"]
+        return out
 
     def disk_bytes(self) -> int:
         """Bytes on disk: current shards plus catalog."""

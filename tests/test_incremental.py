@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import threading
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +14,6 @@ from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexLockedError
-from simdask.lock import WriterLock
 
 from conftest import make_docs, write_txt
 from incremental_util import assert_same_index, table_by_doc
@@ -114,17 +114,23 @@ def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client):
 
 
 def test_second_writer_fails_or_waits(tmp_path, client):
+    """Another process holds the writer lock: update fails at once, or waits with ``wait``."""
     folder = write_txt({f"k{i:02d}": POOL[i] for i in range(4)}, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
-    with WriterLock(idx.path):
-        with pytest.raises(IndexLockedError, match="another update is running"):
-            idx.update([folder], client=client)
-        # readers are not blocked
-        assert idx.pairs() == [] and idx.stats()["documents"] == 0
-    lock = WriterLock(idx.path)
-    lock.__enter__()
-    threading.Timer(1.0, lock.__exit__, (None, None, None)).start()
-    s = idx.update([folder], client=client, wait=30)  # waits for the holder to let go
+    hold = (
+        "import sys, time; from simdask.lock import WriterLock\n"
+        "WriterLock(sys.argv[1]).__enter__(); print('held', flush=True)\n"
+        "time.sleep(float(sys.argv[2]))"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(idx.path), "3"], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout.readline().strip() == "held"
+    with pytest.raises(IndexLockedError, match="another update is running"):
+        idx.update([folder], client=client)
+    assert idx.pairs() == [] and idx.stats()["documents"] == 0  # readers are not blocked
+    s = idx.update([folder], client=client, wait=60)  # waits until the holder exits
+    holder.wait()
     assert s.added == 4
 
 

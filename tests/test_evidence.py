@@ -1,0 +1,119 @@
+"""Passages and exact similarity of a pair, against the generator's ground truth."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from simdask.evidence import compare_texts, word_offsets
+from simdask.synth import generate_corpus
+from simdask.text import chunks, words
+
+CORPUS = generate_corpus(400, mean_words=400, seed=3, reuse_fraction=0.25)
+
+
+def _char_span(text: str, start_word: int, end_word: int) -> tuple[int, int]:
+    _, spans, exact = word_offsets(text)
+    assert exact
+    return spans[start_word][0], spans[end_word - 1][1]
+
+
+def _covering(passages, lo, hi, side="doc"):
+    """Share of [lo, hi) (characters) covered by the passages on one side."""
+    covered = 0
+    for p in passages:
+        s, e = (p.doc_start, p.doc_end) if side == "doc" else (p.other_start, p.other_end)
+        covered += max(0, min(e, hi) - max(s, lo))
+    return covered / (hi - lo)
+
+
+@pytest.mark.parametrize("kind", ["passage", "contained", "line_swap"])
+def test_exact_copies_are_found_where_they_were_planted(kind):
+    cases = [r for r in CORPUS.reuse if r.kind == kind][:8]
+    assert cases
+    for r in cases:
+        target, source = CORPUS.text_of(r.target), CORPUS.text_of(r.source)
+        ev = compare_texts(target, source)
+        t_lo, t_hi = _char_span(target, r.target_start, r.target_end)
+        s_lo, s_hi = _char_span(source, r.source_start, r.source_end)
+        twins = [p for p in ev.passages if p.doc_start <= t_lo and p.doc_end >= t_hi]
+        assert twins, (kind, r, ev.passages[:3])
+        # the twin passage in the source starts where the copy was taken (same diagonal)
+        assert any(p.other_start <= s_lo and p.other_end >= s_hi for p in twins)
+
+
+@pytest.mark.parametrize("kind", ["every_xth", "random_subst"])
+def test_copies_with_substitutions_stay_mostly_one_passage(kind):
+    def findable(r):  # a chunk survives only between substitutions k words apart
+        return (kind == "random_subst" and r.params["p"] <= 0.1) or r.params.get("x", 0) >= 6
+
+    cases = [r for r in CORPUS.reuse if r.kind == kind and findable(r)][:6]
+    assert cases
+    for r in cases:
+        target, source = CORPUS.text_of(r.target), CORPUS.text_of(r.source)
+        ev = compare_texts(target, source)
+        t_lo, t_hi = _char_span(target, r.target_start, r.target_end)
+        assert _covering(ev.passages, t_lo, t_hi) >= 0.6, (r, ev.passages)
+
+
+def test_exact_similarity_and_offsets():
+    a = "Intro words here. The quick brown fox jumps over the lazy dog today, said Ann."
+    b = "Other text: THE QUICK BROWN FOX jumps over the lazy dog today! End."
+    ev = compare_texts(a, b)
+    ca, cb = set(chunks(a)), set(chunks(b))
+    assert ev.shared == len(ca & cb) > 0
+    assert ev.similarity == pytest.approx(100 * len(ca & cb) / len(ca))
+    assert ev.reverse_similarity == pytest.approx(100 * len(ca & cb) / len(cb))
+    [p] = ev.passages
+    assert a[p.doc_start : p.doc_end] == "The quick brown fox jumps over the lazy dog today"
+    assert b[p.other_start : p.other_end] == "THE QUICK BROWN FOX jumps over the lazy dog today"
+    assert p.words == 10 and p.chunks == 6
+
+
+def test_word_offsets_follow_the_definition_on_unicode():
+    text = "Ｆｕｌｌ width, Straße, ﬁne and e\u0301cole."
+    ws, spans, _ = word_offsets(text)
+    assert ws == words(text)
+    assert len(spans) == len(ws)
+
+
+def test_report_command(tmp_path):
+    docs = {d.key: d.text for d in CORPUS.docs}
+    r = next(x for x in CORPUS.reuse if x.kind == "passage")
+    src = tmp_path / "docs"
+    src.mkdir()
+    for key in (r.target, r.source):
+        (src / f"{key}.txt").write_text(docs[key], encoding="utf-8")
+    run = [sys.executable, "-m", "simdask.cli"]
+    subprocess.run([*run, "update", tmp_path / "i", src, "--workers", "1", "--quiet"], check=True)
+    out = subprocess.run(
+        [*run, "report", tmp_path / "i", f"{r.target}.txt", f"{r.source}.txt"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rep = json.loads(out)
+    assert {
+        "doc",
+        "other",
+        "similarity",
+        "reverse_similarity",
+        "shared",
+        "hashed_similarity",
+        "passages",
+    } <= set(rep)
+    assert abs(rep["hashed_similarity"] - rep["similarity"]) <= 1.0
+    text = subprocess.run(
+        [*run, "text", tmp_path / "i", f"{r.target}.txt"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert text == docs[r.target]
+    longest = max(rep["passages"], key=lambda p: p["words"])
+    assert longest["words"] >= r.target_end - r.target_start
+    t_lo, t_hi = _char_span(text, r.target_start, r.target_end)
+    assert longest["doc_start"] <= t_lo and longest["doc_end"] >= t_hi
