@@ -138,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("key", metavar="KEY_A")
     p.add_argument("other", metavar="KEY_B")
     p.add_argument("--min-chunks", type=int, default=2, help="shortest passage, in chunks (2)")
+    p.add_argument("--html", metavar="FILE", help="also write the side-by-side HTML report")
 
     p = sub.add_parser("errors", help="per-file errors of the last run (key, kind, message)")
     p.add_argument("index", metavar="INDEX")
@@ -281,7 +282,14 @@ def _cmd_text(args) -> int:
 
 def _cmd_report(args) -> int:
     with Index.open(args.index) as idx:
-        print(json.dumps(idx.report(args.key, args.other, args.min_chunks), ensure_ascii=False))
+        rep = idx.report(args.key, args.other, args.min_chunks)
+        if args.html:
+            from .report_html import render_pair_html
+
+            page = render_pair_html(rep, idx.text(args.key), idx.text(args.other))
+            Path(args.html).write_text(page, encoding="utf-8")
+            print(f"wrote {args.html}", file=sys.stderr)
+    print(json.dumps(rep, ensure_ascii=False))
     return 0
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from html.parser import HTMLParser
 
 import pytest
 
 from simdask.evidence import compare_texts, word_offsets
+from simdask.report_html import render_pair_html
 from simdask.synth import generate_corpus
 from simdask.text import chunks, words
 
@@ -90,7 +92,15 @@ def test_report_command(tmp_path):
     run = [sys.executable, "-m", "simdask.cli"]
     subprocess.run([*run, "update", tmp_path / "i", src, "--workers", "1", "--quiet"], check=True)
     out = subprocess.run(
-        [*run, "report", tmp_path / "i", f"{r.target}.txt", f"{r.source}.txt"],
+        [
+            *run,
+            "report",
+            tmp_path / "i",
+            f"{r.target}.txt",
+            f"{r.source}.txt",
+            "--html",
+            tmp_path / "r.html",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -113,7 +123,78 @@ def test_report_command(tmp_path):
         check=True,
     ).stdout
     assert text == docs[r.target]
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert page.count("<mark ") == 2 * len(rep["passages"])
     longest = max(rep["passages"], key=lambda p: p["words"])
     assert longest["words"] >= r.target_end - r.target_start
     t_lo, t_hi = _char_span(text, r.target_start, r.target_end)
     assert longest["doc_start"] <= t_lo and longest["doc_end"] >= t_hi
+
+
+class _Marks(HTMLParser):
+    """Collects each column's text and its <mark> elements."""
+
+    def __init__(self):
+        super().__init__()
+        self.col = None
+        self.depth = 0
+        self.text = {"doc": [], "other": []}
+        self.marks = {}
+        self.current = None
+        self.external = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k in ("src", "href"):
+            if k in a and "://" in a[k]:
+                self.external.append(a[k])
+        if tag == "section":
+            self.col = a["id"]
+        elif tag == "mark":
+            self.current = a["id"]
+            self.marks[a["id"]] = {
+                "twin": a["data-twin"],
+                "style": a["style"],
+                "text": "",
+                "col": self.col,
+            }
+
+    def handle_endtag(self, tag):
+        if tag == "mark":
+            self.current = None
+        elif tag == "section":
+            self.col = None
+
+    def handle_data(self, data):
+        if self.col and self.lasttag != "h2":
+            self.text[self.col].append(data)
+            if self.current:
+                self.marks[self.current]["text"] += data
+
+
+def test_html_report_pairs_twins_and_keeps_texts():
+    r = next(x for x in CORPUS.reuse if x.kind == "line_swap")
+    a, b = CORPUS.text_of(r.target), CORPUS.text_of(r.source)
+    ev = compare_texts(a, b)
+    rep = {
+        "doc": r.target,
+        "other": r.source,
+        "similarity": ev.similarity,
+        "reverse_similarity": ev.reverse_similarity,
+        "shared": ev.shared,
+        "hashed_similarity": ev.similarity,
+        "passages": ev.to_dict()["passages"],
+    }
+    page = render_pair_html(rep, a, b)
+    parser = _Marks()
+    parser.feed(page)
+    assert not parser.external and "<script src" not in page
+    assert "".join(parser.text["doc"]) == a and "".join(parser.text["other"]) == b
+    assert len(ev.passages) >= 3
+    for i, p in enumerate(ev.passages):
+        ma, mb = parser.marks[f"a-{i}"], parser.marks[f"b-{i}"]
+        assert ma["twin"] == f"b-{i}" and mb["twin"] == f"a-{i}"
+        assert ma["style"] == mb["style"] and ma["col"] == "doc" and mb["col"] == "other"
+        assert ma["text"] == a[p.doc_start : p.doc_end]
+        assert mb["text"] == b[p.other_start : p.other_end]
+    assert f"{ev.similarity:.2f} %" in page and f"{ev.reverse_similarity:.2f} %" in page
