@@ -140,6 +140,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--min-chunks", type=int, default=2, help="shortest passage, in chunks (2)")
     p.add_argument("--html", metavar="FILE", help="also write the side-by-side HTML report")
 
+    p = sub.add_parser(
+        "export-html",
+        help="write a static site to browse the index (documents, matches, pair reports)",
+    )
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument("outdir", metavar="OUTDIR")
+    p.add_argument(
+        "--min",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="pair reports only for pairs at least this similar either way",
+    )
+    p.add_argument("--max-pairs", type=int, default=20_000, help="most pair reports (20000)")
+    p.add_argument("--quiet", action="store_true")
+
     p = sub.add_parser("errors", help="per-file errors of the last run (key, kind, message)")
     p.add_argument("index", metavar="INDEX")
     _format_arg(p)
@@ -293,6 +309,23 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_export_html(args) -> int:
+    from .site import export_site
+
+    with Index.open(args.index) as idx:
+        n = export_site(idx, args.outdir, args.min, args.max_pairs, callback=_callback(args))
+    print(
+        f"wrote {args.outdir}/index.html: {n['documents']} documents, {n['pairs']} pair reports"
+        + (
+            f" ({n['pairs_skipped']} more pairs not written, see --max-pairs)"
+            if n["pairs_skipped"]
+            else ""
+        ),
+        file=sys.stderr,
+    )
+    return 0
+
+
 def _cmd_errors(args) -> int:
     with Index.open(args.index) as idx:
         last = idx.catalog.last_run()
@@ -373,6 +406,7 @@ _COMMANDS = {
     "text": _cmd_text,
     "errors": _cmd_errors,
     "report": _cmd_report,
+    "export-html": _cmd_export_html,
     "demo": _cmd_demo,
 }
 
