@@ -138,7 +138,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("key", metavar="KEY_A")
     p.add_argument("other", metavar="KEY_B")
     p.add_argument("--min-chunks", type=int, default=2, help="shortest passage, in chunks (2)")
-    p.add_argument("--html", metavar="FILE", help="also write the side-by-side HTML report")
+    p.add_argument("--html", metavar="FILE", help="write the side-by-side HTML report to FILE")
+    p.add_argument(
+        "--format",
+        choices=("json",),
+        help="print the report as one JSON object (default unless --html is given)",
+    )
 
     p = sub.add_parser(
         "export-html",
@@ -305,7 +310,8 @@ def _cmd_report(args) -> int:
             page = render_pair_html(rep, idx.text(args.key), idx.text(args.other))
             Path(args.html).write_text(page, encoding="utf-8")
             print(f"wrote {args.html}", file=sys.stderr)
-    print(json.dumps(rep, ensure_ascii=False))
+    if args.format == "json" or not args.html:
+        print(json.dumps(rep, ensure_ascii=False))
     return 0
 
 

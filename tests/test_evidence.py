@@ -100,6 +100,8 @@ def test_report_command(tmp_path):
             f"{r.source}.txt",
             "--html",
             tmp_path / "r.html",
+            "--format",
+            "json",
         ],
         capture_output=True,
         text=True,
