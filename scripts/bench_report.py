@@ -47,15 +47,7 @@ def main() -> None:
     t = time.perf_counter()
     ev = compare_texts(a, b)
     t_cmp = time.perf_counter() - t
-    rep = {
-        "doc": "A",
-        "other": "B",
-        "similarity": ev.similarity,
-        "reverse_similarity": ev.reverse_similarity,
-        "shared": ev.shared,
-        "hashed_similarity": ev.similarity,
-        "passages": ev.to_dict()["passages"],
-    }
+    rep = ev.report("A", "B", hashed_similarity=ev.similarity)
     t = time.perf_counter()
     page = render_pair_html(rep, a, b)
     t_html = time.perf_counter() - t

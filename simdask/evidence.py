@@ -50,6 +50,21 @@ class PairEvidence:
         d["passages"] = [asdict(p) for p in self.passages]
         return d
 
+    def report(self, doc: str, other: str, hashed_similarity: float) -> dict:
+        """The report of ``simdask report --format json``: keys, exact similarities both
+        ways, shared chunks, the hashed similarity (percent) and the difference, passages."""
+        d = self.to_dict()
+        return {
+            "doc": doc,
+            "other": other,
+            "similarity": self.similarity,
+            "reverse_similarity": self.reverse_similarity,
+            "shared": self.shared,
+            "hashed_similarity": hashed_similarity,
+            "difference": hashed_similarity - self.similarity,
+            **{k: d[k] for k in ("doc_chunks", "other_chunks", "offsets_exact", "passages")},
+        }
+
 
 def word_offsets(text: str) -> tuple[list[str], list[tuple[int, int]], bool]:
     """The words of ``text`` (as :func:`simdask.text.words`) with character spans in ``text``.

@@ -359,19 +359,7 @@ class Index:
             ia = set(ids.chunk_ids[ids.doc == 0].tolist())
             ib = set(ids.chunk_ids[ids.doc == 1].tolist())
             hashed = 100.0 * len(ia & ib) / len(ia) if ia else 0.0
-        out = {
-            "doc": key,
-            "other": other,
-            "similarity": ev.similarity,
-            "reverse_similarity": ev.reverse_similarity,
-            "shared": ev.shared,
-            "hashed_similarity": hashed,
-            "difference": hashed - ev.similarity,
-        }
-        detail = ev.to_dict()
-        out.update({k: detail[k] for k in ("doc_chunks", "other_chunks", "offsets_exact")})
-        out["passages"] = detail["passages"]
-        return out
+        return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:
         """Bytes on disk: current shards plus catalog."""

@@ -24,15 +24,7 @@ def test_report_in_chromium(tmp_path):
     )
     a, b = corpus.text_of(r.target), corpus.text_of(r.source)
     ev = compare_texts(a, b)
-    rep = {
-        "doc": r.target,
-        "other": r.source,
-        "similarity": ev.similarity,
-        "reverse_similarity": ev.reverse_similarity,
-        "shared": ev.shared,
-        "hashed_similarity": ev.similarity,
-        "passages": ev.to_dict()["passages"],
-    }
+    rep = ev.report(r.target, r.source, hashed_similarity=ev.similarity)
     page = tmp_path / "report.html"
     page.write_text(render_pair_html(rep, a, b), encoding="utf-8")
     i = max(range(len(ev.passages)), key=lambda j: ev.passages[j].words)

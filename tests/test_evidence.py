@@ -178,15 +178,7 @@ def test_html_report_pairs_twins_and_keeps_texts():
     r = next(x for x in CORPUS.reuse if x.kind == "line_swap")
     a, b = CORPUS.text_of(r.target), CORPUS.text_of(r.source)
     ev = compare_texts(a, b)
-    rep = {
-        "doc": r.target,
-        "other": r.source,
-        "similarity": ev.similarity,
-        "reverse_similarity": ev.reverse_similarity,
-        "shared": ev.shared,
-        "hashed_similarity": ev.similarity,
-        "passages": ev.to_dict()["passages"],
-    }
+    rep = ev.report(r.target, r.source, hashed_similarity=ev.similarity)
     page = render_pair_html(rep, a, b)
     parser = _Marks()
     parser.feed(page)
