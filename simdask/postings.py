@@ -11,13 +11,9 @@ import numpy as np
 __all__ = [
     "build_postings",
     "doc_mask",
-    "drop_docs",
     "merge_shard",
-    "merge_sorted",
     "pack_pairs",
-    "postings_to_pairs",
     "remap_docs",
-    "shard_of",
     "sorted_unique",
     "split_sorted_by_shard",
 ]
@@ -39,11 +35,6 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(a[1:], a[:-1], out=keep[1:])
     return a[keep]
-
-
-def shard_of(chunk_ids: np.ndarray, shard_width: int) -> np.ndarray:
-    """Index of the shard owning each chunk ID (int64)."""
-    return chunk_ids.astype(np.int64) // shard_width
 
 
 def split_sorted_by_shard(keys: np.ndarray, shard_width: int, n_shards: int) -> list[np.ndarray]:
@@ -76,14 +67,6 @@ def build_postings(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return chunk[starts], offsets, doc_ids
 
 
-def postings_to_pairs(
-    chunk_keys: np.ndarray, offsets: np.ndarray, doc_ids: np.ndarray
-) -> np.ndarray:
-    """The sorted pair keys of CSR postings (inverse of :func:`build_postings`)."""
-    df = np.diff(offsets).astype(np.int64)
-    return pack_pairs(np.repeat(chunk_keys, df), doc_ids)
-
-
 def doc_mask(members: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
     """Boolean mask: which ``doc_ids`` are in ``members`` (uint32; a lookup table, one gather)."""
     if len(members) == 0 or len(doc_ids) == 0:
@@ -92,13 +75,6 @@ def doc_mask(members: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
     table = np.zeros(size, dtype=bool)
     table[members] = True
     return table[doc_ids]
-
-
-def drop_docs(keys: np.ndarray, dropped: np.ndarray) -> np.ndarray:
-    """Pair keys without those of the documents in ``dropped`` (uint32 doc IDs)."""
-    if len(dropped) == 0 or len(keys) == 0:
-        return keys
-    return keys[~doc_mask(dropped, (keys & _LOW32).astype(np.uint32))]
 
 
 def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np.ndarray:
@@ -120,21 +96,6 @@ def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np
     # the input is a concatenation of sorted runs (one per chunking task) and the mapping
     # mostly keeps their order: timsort merges such runs ~7x faster than quicksort
     out.sort(kind="stable")
-    return out
-
-
-def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Merge two sorted uint64 arrays in one linear pass (plus a binary search per ``b`` item)."""
-    if len(b) == 0:
-        return a
-    if len(a) == 0:
-        return b
-    pos = np.searchsorted(a, b) + np.arange(len(b))
-    out = np.empty(len(a) + len(b), dtype=a.dtype)
-    mask = np.ones(len(out), dtype=bool)
-    mask[pos] = False
-    out[pos] = b
-    out[mask] = a
     return out
 
 
