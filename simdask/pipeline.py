@@ -38,6 +38,7 @@ from .tasks import (
     block_rows_task,
     chunk_task,
     member_rows_task,
+    merge_pairs_task,
     merge_task,
 )
 
@@ -53,11 +54,14 @@ class RunOptions:
     ``batch_docs``: documents per chunking task (None: about four tasks per worker, 500 to
     5,000 documents). ``block_pairs``: most candidate pair counts per similarity block (bounds
     memory: ~16 bytes each). ``blocks_in_flight``: similarity blocks computed at once.
+    ``fuse_members``: an incremental run recomputing at most this many documents counts their
+    pairs inside the merge tasks (one pass, no shard kept in memory between stages).
     """
 
     batch_docs: int | None = None
     block_pairs: int = 32_000_000
     blocks_in_flight: int = 4
+    fuse_members: int = 1000
 
 
 @dataclass
@@ -150,17 +154,15 @@ def run_update(
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
         return RunOutcome(changes, r["counts"], stats)
 
-    # merge per shard
+    # merge per shard, then similarity
     t = time.perf_counter()
     ranges = shard_ranges(config.hash_bits, config.shards)
     old_gens = {} if replace_all else catalog.shard_generations()
-    cb.stage("merge", len(ranges))
     prov_f, final_f, dropped_f = client.scatter(
         [r["prov"], r["final"], r["dropped"]], broadcast=True, hash=False
     )
-    shard_f = [
-        client.submit(
-            merge_task,
+    merge_args = [
+        (
             bucket_dir,
             s,
             lo,
@@ -171,9 +173,41 @@ def run_update(
             str(store.root),
             old_gens.get(s),
             run_id,
-            key=f"simdask-merge-{tag}-s{s:04d}",
         )
         for s, (lo, hi) in enumerate(ranges)
+    ]
+    n_chunks = _n_chunks_after(catalog, r, replace_all)
+    [n_chunks_f] = client.scatter([n_chunks], broadcast=True, hash=False)
+    survivors = len(known) - r["counts"]["modified"] - r["counts"]["deleted"]
+    full = replace_all or survivors == 0
+    if not full:
+        changed = np.array(sorted(d[0] for d in r["upserted"] if d[4] > 0), dtype=np.uint32)
+        refill = catalog.refill_candidates(changed_ids, config.top_k)
+        members = np.union1d(changed, refill).astype(np.uint32)
+        changes.rows_replaced = np.union1d(changed_ids, members)
+        stats["refilled"] = len(refill)
+    limit = min(options.fuse_members, max_block_docs(len(n_chunks)))
+    if not full and len(members) <= limit:
+        changes.rows, changes.trim = _fused(
+            client,
+            merge_args,
+            members,
+            changed,
+            n_chunks_f,
+            len(n_chunks),
+            config,
+            tag,
+            cb,
+            changes,
+            stats,
+        )
+        stats["seconds"]["merge+similarity"] = time.perf_counter() - t
+        failpoints.hit("after_similarity")
+        return RunOutcome(changes, r["counts"], stats)
+    cb.stage("merge", len(ranges))
+    shard_f = [
+        client.submit(merge_task, *args, key=f"simdask-merge-{tag}-s{s:04d}")
+        for s, args in enumerate(merge_args)
     ]
     _wait(shard_f, cb)
     cb.end_stage()
@@ -189,32 +223,85 @@ def run_update(
     stats["seconds"]["merge"] = time.perf_counter() - t
     failpoints.hit("after_merge")
 
-    # similarity
     t = time.perf_counter()
-    n_chunks = _n_chunks_after(catalog, r, replace_all)
-    [n_chunks_f] = client.scatter([n_chunks], broadcast=True, hash=False)
     skip_f = [
         client.submit(skipped_chunks, f, config.max_df, key=f"simdask-skip-{tag}-s{s:04d}")
         for s, f in enumerate(shard_f)
     ]
     changes.skipped_chunks = int(sum(client.gather(skip_f)))
-    survivors = len(known) - r["counts"]["modified"] - r["counts"]["deleted"]
     sim = _Similarity(client, shard_f, n_chunks_f, len(n_chunks), config, options, tag, cb)
-    if replace_all or survivors == 0:
+    if full:
         changes.rows = sim.all_pairs(len(n_chunks))
         changes.rows_replaced = changes.reverse_replaced = np.arange(len(n_chunks))
     else:
-        changed = np.array(sorted(d[0] for d in r["upserted"] if d[4] > 0), dtype=np.uint32)
-        refill = catalog.refill_candidates(changed_ids, config.top_k)
-        members = np.union1d(changed, refill).astype(np.uint32)
         changes.rows, changes.trim = sim.members(members, changed)
-        changes.rows_replaced = np.union1d(changed_ids, members)
-        stats["refilled"] = len(refill)
     stats["blocks"] = sim.n_blocks
     stats["candidate_pair_counts"] = sim.work
     stats["seconds"]["similarity"] = time.perf_counter() - t
     failpoints.hit("after_similarity")
     return RunOutcome(changes, r["counts"], stats)
+
+
+def _fused(
+    client, merge_args, members, changed, n_chunks_f, n_docs, config, tag, cb, changes, stats
+):
+    """Merge each shard and count its members' pairs in the same task (few members)."""
+    cb.stage("merge", len(merge_args))
+    [members_f, changed_f] = client.scatter([members, changed], broadcast=True, hash=False)
+    fused_f = [
+        client.submit(
+            merge_pairs_task,
+            args,
+            members_f,
+            n_docs,
+            config.max_df,
+            key=f"simdask-mergepairs-{tag}-s{s:04d}",
+        )
+        for s, args in enumerate(merge_args)
+    ]
+    _wait(fused_f, cb)
+    cb.end_stage()
+    failpoints.hit("after_merge")
+    run_id = merge_args[0][-1]
+    heads = client.gather(
+        [
+            client.submit(_first, f, key=f"simdask-info-{tag}-s{s:04d}")
+            for s, f in enumerate(fused_f)
+        ]
+    )
+    changes.shard_generations = {s: h[0] for s, h in enumerate(heads) if h[0] == run_id}
+    changes.skipped_chunks = int(sum(h[2] for h in heads))
+    stats["postings"] = int(sum(h[1] for h in heads))
+    stats["shards_rewritten"] = len(changes.shard_generations)
+    stats["candidate_pair_counts"] = int(sum(h[3] for h in heads))
+    stats["blocks"] = 1
+    parts = [
+        client.submit(_second, f, key=f"simdask-keys-{tag}-s{s:04d}") for s, f in enumerate(fused_f)
+    ]
+    cb.stage("similarity", 1)
+    forward, reverse = client.submit(
+        member_rows_task,
+        parts,
+        members,
+        n_chunks_f,
+        changed_f,
+        members_f,
+        config.threshold,
+        config.top_k,
+        key=f"simdask-rows-{tag}-b000000",
+    ).result()
+    cb.advance(1)
+    cb.end_stage()
+    rows = tuple(np.concatenate([forward[i], reverse[i]]) for i in range(4))
+    return rows, np.unique(reverse[0])
+
+
+def _first(pair):
+    return pair[0]
+
+
+def _second(pair):
+    return pair[1]
 
 
 def _shard_info(shard: ShardData) -> tuple[int, int]:

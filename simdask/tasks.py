@@ -20,7 +20,14 @@ from .config import IndexConfig
 from .errors import ExtractionError
 from .postings import doc_mask, merge_shard, pack_pairs, remap_docs, split_sorted_by_shard
 from .shards import ShardData, ShardStore
-from .similarity import candidate_mask, count_keys, directed_rows, top_k_rows
+from .similarity import (
+    candidate_mask,
+    count_keys,
+    directed_rows,
+    member_pair_keys,
+    skipped_chunks,
+    top_k_rows,
+)
 from .sources import KnownHashes, SourceItem, read_item
 from .texts import TextStore
 
@@ -30,6 +37,7 @@ __all__ = [
     "block_rows_task",
     "chunk_task",
     "member_rows_task",
+    "merge_pairs_task",
     "merge_task",
 ]
 
@@ -156,6 +164,21 @@ def merge_task(
     data = ShardData(lo, hi, *arrays, generation=generation)
     store.write(generation, shard, data)
     return data
+
+
+def merge_pairs_task(
+    merge_args: tuple, members: np.ndarray, n_docs: int, max_df: int | None
+) -> tuple[tuple[int, int, int, int], np.ndarray]:
+    """:func:`merge_task`, then at once this shard's pair keys of ``members``
+    (:func:`~simdask.similarity.member_pair_keys`) and its skipped-chunk count.
+
+    For runs that recompute few documents: the merged shard is written and dropped instead of
+    being kept in worker memory for a later stage, so the next shard reuses that memory.
+    Returns ``((generation, postings, skipped chunks, keys emitted), keys)``.
+    """
+    data = merge_task(*merge_args)
+    keys = member_pair_keys(data, members, n_docs, max_df)
+    return (data.generation, data.n_postings, skipped_chunks(data, max_df), len(keys)), keys
 
 
 def block_rows_task(

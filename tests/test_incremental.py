@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simdask import Index, IndexConfig
+from simdask import Index, IndexConfig, RunOptions
 from simdask.errors import DocumentNotFoundError, IndexLockedError
 
 from conftest import make_docs, write_txt
@@ -31,7 +31,10 @@ def full_build(tmp_path, folder, client, config=None) -> Index:
     return idx
 
 
-def test_add_modify_delete_equal_full_build(tmp_path, client):
+@pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
+def test_add_modify_delete_equal_full_build(tmp_path, client, fuse):
+    """Both ways of running an incremental similarity stage: after the merge, or inside it."""
+    opts = RunOptions(fuse_members=fuse)
     folder = write_txt({f"k{i:02d}": POOL[i] for i in range(12)}, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
     s = idx.update([folder], client=client)
@@ -40,11 +43,12 @@ def test_add_modify_delete_equal_full_build(tmp_path, client):
     (folder / "k12.txt").write_text(POOL[12] + " " + POOL[3][:400])  # add, sharing text
     (folder / "k02.txt").write_text(POOL[20])  # modify
     (folder / "k05.txt").unlink()  # delete (missing from the source)
-    s = idx.update([folder], client=client, delete_missing=True)
+    s = idx.update([folder], client=client, delete_missing=True, options=opts)
     assert (s.added, s.modified, s.deleted, s.unchanged, s.failed) == (1, 1, 1, 10, 0)
+    assert ("merge+similarity" in s.seconds) == (fuse > 0)
     assert_same_index(idx, full_build(tmp_path, folder, client))
 
-    s = idx.remove(["k07.txt"], client=client)
+    s = idx.remove(["k07.txt"], client=client, options=opts)
     (folder / "k07.txt").unlink()
     assert s.deleted == 1
     assert_same_index(idx, full_build(tmp_path, folder, client))
@@ -96,7 +100,8 @@ def test_doc_ids_are_recycled(tmp_path, client):
     assert max(d.doc_id for d in idx.catalog.documents()) == 10
 
 
-def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client):
+@pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
+def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client, fuse):
     base = POOL[0]
     words = base.split()
     docs = {"x": base}
@@ -107,7 +112,9 @@ def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client):
     idx.update([folder], client=client)
     assert [r.other for r in idx.similar("x.txt")] == ["a.txt", "b.txt"]
     (folder / "a.txt").unlink()
-    s = idx.update([folder], client=client, delete_missing=True)
+    s = idx.update(
+        [folder], client=client, delete_missing=True, options=RunOptions(fuse_members=fuse)
+    )
     assert [r.other for r in idx.similar("x.txt")] == ["b.txt", "c.txt"]
     assert s.extra["refilled"] >= 1
     assert_same_index(idx, full_build(tmp_path, folder, client, idx.config))
