@@ -90,7 +90,15 @@ def main() -> None:
                 s = idx.update([base], client=client)
             print(f"base build: {s.seconds}  peak RSS {rss.peak_total / 2**30:.1f} GiB")
             rows.append(stage_line(f"build {n} documents", s))
+            (data / "base-build.json").write_text(
+                json.dumps({"row": rows[-1], "date": today(), "rss": rss.peak_total})
+            )
             idx.close()
+        elif (data / "base-build.json").exists():
+            base_info = json.loads((data / "base-build.json").read_text())
+            rows.append(
+                base_info["row"].replace("| build", f"| (reused, built {base_info['date']})", 1)
+            )
         work = data / "work-index"
         shutil.rmtree(work, ignore_errors=True)
         shutil.copytree(index_path, work)
