@@ -128,11 +128,25 @@ def compare_texts(a: str, b: str, k: int = 5, min_chunks: int = 2) -> PairEviden
             start = prev = m
             count = 1
         runs.append((start, prev, count))
+    found = []
     for (i0, j0), (i1, j1), count in sorted(runs):
         if count < min_chunks:
             continue
         a_end, b_end = i1 + k - 1, j1 + k - 1
-        ev.passages.append(
+        found.append(
             Passage(sa[i0][0], sa[a_end][1], sb[j0][0], sb[b_end][1], a_end - i0 + 1, count)
         )
+    ev.passages = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
     return ev
+
+
+def _inside(p: Passage, q: Passage) -> bool:
+    """``p`` lies within ``q`` in both documents and is not the larger: a chance match of a
+    few words inside a copied passage, which adds nothing to it."""
+    return (
+        q.doc_start <= p.doc_start
+        and p.doc_end <= q.doc_end
+        and q.other_start <= p.other_start
+        and p.other_end <= q.other_end
+        and (q.chunks, q.words) > (p.chunks, p.words)
+    )

@@ -192,3 +192,17 @@ def test_html_report_pairs_twins_and_keeps_texts():
         assert ma["text"] == a[p.doc_start : p.doc_end]
         assert mb["text"] == b[p.other_start : p.other_end]
     assert f"{ev.similarity:.2f} %" in page and f"{ev.reverse_similarity:.2f} %" in page
+
+
+def test_chance_matches_inside_a_passage_are_dropped():
+    """A 6-word sequence repeated inside a copied passage matches on a second diagonal too;
+    that match lies within the passage in both documents and is not reported."""
+    rep = "alpha beta gamma delta epsilon zeta"
+    src = f"{rep} one two three four five six seven {rep} eight nine ten eleven twelve"
+    a = "start words here " + src + " end words here"
+    ev = compare_texts(a, src)
+    assert len(ev.passages) == 1
+    p = ev.passages[0]
+    assert a[p.doc_start : p.doc_end] == src and (p.other_start, p.other_end) == (0, len(src))
+    page = render_pair_html(ev.report("a", "b", ev.similarity), a, src)
+    assert page.count("<mark ") == 2
