@@ -52,6 +52,13 @@ class IndexConfig:
             "shards must be in 1..4096",
             self.shards,
         )
+        width = -(-(2**self.hash_bits) // self.shards)
+        need(
+            (self.shards - 1) * width < 2**self.hash_bits,
+            f"shards must leave every range non-empty: at most "
+            f"{-(-(2**self.hash_bits) // width)} ranges of {width} IDs fit in 2**{self.hash_bits}",
+            self.shards,
+        )
         need(0 <= self.seed < 2**64, "seed must be in 0..2**64-1", self.seed)
         need(
             isinstance(self.threshold, (int, float)) and 0 < self.threshold <= 100,

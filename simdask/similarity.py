@@ -135,8 +135,8 @@ def candidate_mask(
     keys keeps the big temporaries small (fresh memory is slow on shared VMs).
     """
     n_docs = len(n_chunks)
-    short = np.ceil(threshold * n_chunks / 100.0) <= 1
-    short &= n_chunks > 0
+    # a single shared chunk passes exactly when directed_rows says so (same float expression)
+    short = (n_chunks > 0) & (100.0 / np.maximum(n_chunks, 1) >= threshold)
     cand = counts >= 2
     rows = np.flatnonzero(short[first]).astype(np.uint64)
     if len(rows):  # contiguous key ranges of the short first documents (needles as uint32)

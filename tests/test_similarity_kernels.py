@@ -14,19 +14,25 @@ from simdask.postings import build_postings, pack_pairs, sorted_unique
 from simdask.shards import ShardData, shard_ranges
 from simdask.similarity import (
     block_pair_keys,
+    candidate_mask,
     count_keys,
+    directed_rows,
+    max_block_docs,
     member_pair_keys,
     member_work,
     pair_work,
     plan_blocks,
     query_counts,
     skipped_chunks,
+    sum_pair_counts,
     top_k_rows,
 )
 from simdask.tasks import block_rows_task, member_rows_task
 
+BITS = 10  # chunk IDs in [0, 1024)
 
-def make_shards(docs: dict[int, set[int]], n_shards: int, bits: int = 10) -> list[ShardData]:
+
+def make_shards(docs: dict[int, set[int]], n_shards: int, bits: int = BITS) -> list[ShardData]:
     pairs = [(c, d) for d, cs in docs.items() for c in cs]
     keys = sorted_unique(
         pack_pairs(
@@ -37,10 +43,12 @@ def make_shards(docs: dict[int, set[int]], n_shards: int, bits: int = 10) -> lis
     for lo, hi in shard_ranges(bits, n_shards):
         part = keys[(keys >> np.uint64(32) >= lo) & (keys >> np.uint64(32) < hi)]
         out.append(ShardData(lo, hi, *build_postings(part)))
+    assert sum(s.n_postings for s in out) == len(keys)
     return out
 
 
-def brute_shared(docs, max_df=None):
+def brute_shared(docs, max_df=None) -> dict[tuple[int, int], int]:
+    """Shared counted chunks of every ordered pair of distinct documents sharing any."""
     df = Counter(c for cs in docs.values() for c in cs)
     ok = {c for c, n in df.items() if max_df is None or n <= max_df}
     return {
@@ -49,6 +57,114 @@ def brute_shared(docs, max_df=None):
         for b in docs
         if a != b and docs[a] & docs[b] & ok
     }
+
+
+def brute_rows(docs, threshold, top_k, max_df=None):
+    """Rows (doc, other, shared, similarity) as DESIGN §1 defines them, best top_k per doc."""
+    rows = []
+    for (a, b), s in brute_shared(docs, max_df).items():
+        sim = 100.0 * s / len(docs[a])
+        if sim >= threshold:
+            rows.append((a, b, s, sim))
+    rows.sort(key=lambda r: (r[0], -r[3], r[1]))
+    out, seen = [], Counter()
+    for r in rows:
+        seen[r[0]] += 1
+        if seen[r[0]] <= top_k:
+            out.append(r)
+    return out
+
+
+def random_corpus(n_docs: int = 50, seed: int = 0) -> dict[int, set[int]]:
+    """Random chunk sets with overlap: a skewed pool (common chunks), copies between docs."""
+    rng = np.random.default_rng(seed)
+    pool = rng.permutation(2**BITS)[:400]  # spread over the whole ID space (all shards)
+    p = 1.0 / np.arange(1, len(pool) + 1) ** 0.8
+    p /= p.sum()
+    docs: dict[int, set[int]] = {}
+    for d in range(n_docs):
+        size = int(rng.integers(1, 60))
+        docs[d] = set(rng.choice(pool, size, replace=False, p=p).tolist())
+        if d and rng.random() < 0.4:  # copy part of an earlier document
+            src = sorted(docs[int(rng.integers(0, d))])
+            docs[d] |= set(src[: len(src) // 2])
+    docs[n_docs // 2] = set()  # a document without chunks (too short)
+    return docs
+
+
+def pairs_from_blocks(shards, blocks, n, max_df=None) -> tuple[Counter, np.ndarray]:
+    got: Counter = Counter()
+    emitted = np.zeros(n, np.int64)
+    for lo, hi in blocks:
+        keys, counts = count_keys([block_pair_keys(s, lo, hi, n, max_df) for s in shards])
+        assert keys.dtype == np.uint32 and bool(np.all(np.diff(keys.astype(np.int64)) > 0))
+        for k, c in zip(keys.tolist(), counts.tolist(), strict=True):
+            d, o = lo + k // n, k % n
+            assert lo <= d < hi and d < o
+            got[(d, o)] += c
+            emitted[d] += c
+    return got, emitted
+
+
+# --------------------------------------------------------------------------------------------
+# all-pairs counting in blocks
+
+
+@pytest.mark.parametrize("n_shards", [1, 2, 3])
+@pytest.mark.parametrize("max_df", [None, 3, 8])
+def test_random_corpus_block_counts_equal_brute_force(n_shards, max_df):
+    docs = random_corpus(50, seed=n_shards)
+    n = len(docs)
+    shards = make_shards(docs, n_shards)
+    ref = {p: v for p, v in brute_shared(docs, max_df).items() if p[0] < p[1]}
+    assert len(ref) > 100  # the corpus does overlap
+
+    per_shard_work = [pair_work(s, n, max_df) for s in shards]
+    work = sum(per_shard_work)
+    assert work.dtype == np.int64 and len(work) == n
+    for budget, max_docs in ((50, None), (400, 7), (10**9, None), (1, None)):
+        blocks = plan_blocks(work, budget, max_docs)
+        check_plan(work, budget, max_docs, blocks)
+        got, emitted = pairs_from_blocks(shards, blocks, n, max_df)
+        assert dict(got) == ref
+        # pair_work = the pair-chunk incidences each document emits
+        np.testing.assert_array_equal(emitted, work)
+
+    # per shard: the partial counts of each shard add up to the total
+    partials = [count_keys([block_pair_keys(s, 0, n, n, max_df)]) for s in shards]
+    for s, (keys, counts), w in zip(shards, partials, per_shard_work, strict=True):
+        per_doc = np.bincount((keys // n).astype(np.int64), weights=counts, minlength=n)
+        np.testing.assert_array_equal(per_doc.astype(np.int64), w)
+        assert set((keys % n).tolist()) <= set(range(n))
+        assert s.lo <= s.hi
+    keys, counts = sum_pair_counts(partials)
+    assert {(k // n, k % n): c for k, c in zip(keys.tolist(), counts.tolist(), strict=True)} == ref
+    total_keys, total_counts = count_keys([block_pair_keys(s, 0, n, n, max_df) for s in shards])
+    np.testing.assert_array_equal(keys, total_keys)
+    np.testing.assert_array_equal(counts, total_counts)
+
+    # max_df: chunks with df > max_df are left out, and reported
+    df = Counter(c for cs in docs.values() for c in cs)
+    n_skipped = sum(skipped_chunks(s, max_df) for s in shards)
+    assert n_skipped == sum(1 for v in df.values() if max_df is not None and v > max_df)
+    if max_df is not None:
+        assert n_skipped > 0
+
+
+def test_max_df_boundary_is_inclusive():
+    """A chunk held by exactly max_df documents is counted; by max_df + 1 it is not."""
+    docs = {0: {1, 2}, 1: {1, 2}, 2: {2}}  # df(1) = 2, df(2) = 3
+    (shard,) = make_shards(docs, 1)
+    n = 3
+    for max_df, want in ((None, {(0, 1): 2, (0, 2): 1, (1, 2): 1}), (3, None), (2, {(0, 1): 1})):
+        want = want or {(0, 1): 2, (0, 2): 1, (1, 2): 1}
+        keys, counts = count_keys([block_pair_keys(shard, 0, n, n, max_df)])
+        got = {(k // n, k % n): c for k, c in zip(keys.tolist(), counts.tolist(), strict=True)}
+        assert got == want
+        assert skipped_chunks(shard, max_df) == (1 if max_df == 2 else 0)
+    assert pair_work(shard, n, 2).tolist() == [1, 0, 0]
+    assert pair_work(shard, n, 1).tolist() == [0, 0, 0]
+    assert skipped_chunks(shard, 1) == 2
 
 
 corpora = st.dictionaries(
@@ -62,20 +178,12 @@ corpora = st.dictionaries(
 @settings(max_examples=150, deadline=None)
 @given(docs=corpora, n_shards=st.sampled_from([1, 3, 7]), max_df=st.sampled_from([None, 2, 4]))
 def test_block_pairs_sum_to_brute_force(docs, n_shards, max_df):
-    shards = make_shards(docs, n_shards)
+    shards = make_shards(docs, n_shards, bits=6)
     n = 30
     work = sum(pair_work(s, n, max_df) for s in shards)
     blocks = plan_blocks(work, budget=7, max_docs=4)
-    assert blocks[0][0] == 0 and blocks[-1][1] == n
-    assert all(a[1] == b[0] for a, b in itertools.pairwise(blocks))
-    got = Counter()
-    emitted = np.zeros(n, np.int64)
-    for lo, hi in blocks:
-        assert hi - lo <= 4 and (work[lo:hi].sum() <= 7 or hi - lo == 1)
-        keys, counts = count_keys([block_pair_keys(s, lo, hi, n, max_df) for s in shards])
-        for k, c in zip(keys.tolist(), counts.tolist(), strict=True):
-            got[(lo + k // n, k % n)] += c
-            emitted[lo + k // n] += c
+    check_plan(work, 7, 4, blocks)
+    got, emitted = pairs_from_blocks(shards, blocks, n, max_df)
     ref = brute_shared(docs, max_df)
     assert dict(got) == {p: v for p, v in ref.items() if p[0] < p[1]}
     np.testing.assert_array_equal(emitted, work)
@@ -85,20 +193,207 @@ def test_block_pairs_sum_to_brute_force(docs, n_shards, max_df):
     )
 
 
-@settings(max_examples=150, deadline=None)
-@given(docs=corpora, members=st.sets(st.integers(0, 29), min_size=1, max_size=5))
-def test_member_pairs_equal_brute_force(docs, members):
+# --------------------------------------------------------------------------------------------
+# plan_blocks
+
+
+def check_plan(work, budget, max_docs, blocks):
+    n = len(work)
+    if n == 0:
+        assert blocks == []
+        return
+    assert blocks[0][0] == 0 and blocks[-1][1] == n
+    for a, b in itertools.pairwise(blocks):
+        assert a[1] == b[0]
+    for lo, hi in blocks:
+        assert lo < hi
+        assert int(work[lo:hi].sum()) <= budget or hi - lo == 1
+        if max_docs is not None:
+            assert hi - lo <= max_docs
+        # greedy: the next document would not have fitted (budget or max_docs)
+        if hi < n and (max_docs is None or hi - lo < max_docs):
+            assert int(work[lo : hi + 1].sum()) > budget
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 100), max_size=60),
+    st.integers(1, 300),
+    st.one_of(st.none(), st.integers(1, 10)),
+)
+def test_plan_blocks_property(work, budget, max_docs):
+    w = np.array(work, np.int64)
+    check_plan(w, budget, max_docs, plan_blocks(w, budget, max_docs))
+
+
+def test_plan_blocks_examples():
+    w = np.array([3, 3, 3, 10, 0, 0, 1, 2])
+    assert plan_blocks(w, 6) == [(0, 2), (2, 3), (3, 4), (4, 8)]
+    assert plan_blocks(w, 6, max_docs=2) == [(0, 2), (2, 3), (3, 4), (4, 6), (6, 8)]
+    assert plan_blocks(w, 100) == [(0, 8)]
+    assert plan_blocks(np.zeros(0, np.int64), 5) == []
+
+
+def test_max_block_docs_keeps_keys_in_uint32():
+    for n in (1, 2, 3, 50, 65_536, 65_537, 10**6, 2**32 - 1):
+        m = max_block_docs(n)
+        assert m >= 1
+        assert m * n - 1 <= 2**32 - 1  # largest key (m - 1) * n + (n - 1)
+        assert (m + 2) * n - 1 > 2**32 - 1  # and not needlessly small
+
+
+# --------------------------------------------------------------------------------------------
+# sum_pair_counts, directed_rows, top_k_rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(st.integers(0, 2**32 - 1), st.integers(1, 1000), max_size=30), max_size=4
+    ),
+    st.sampled_from([np.uint32, np.uint64]),
+)
+def test_sum_pair_counts_adds_partials(parts, dtype):
+    arrays = [
+        (np.array(sorted(p), dtype), np.array([p[k] for k in sorted(p)], np.uint32)) for p in parts
+    ]
+    keys, counts = sum_pair_counts(arrays)
+    want = Counter()
+    for p in parts:
+        want.update(p)
+    assert keys.tolist() == sorted(want)
+    assert counts.tolist() == [want[k] for k in sorted(want)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(1, 40)), max_size=30),
+    st.lists(st.integers(1, 60), min_size=10, max_size=10),
+    st.sampled_from([0.0, 1.0, 2.5, 10.0, 33.3, 50.0, 100.0]),
+)
+def test_directed_rows_both_directions(pairs, sizes, threshold):
+    pairs = {(min(a, b), max(a, b)): s for a, b, s in pairs if a != b}
+    n_chunks = np.array(sizes, np.int64)
+    d = np.array([p[0] for p in pairs], np.int64)
+    o = np.array([p[1] for p in pairs], np.int64)
+    s = np.array(list(pairs.values()), np.uint32)
+    got = directed_rows(d, o, s, n_chunks, threshold)
+    rows = sorted(zip(*[x.tolist() for x in got], strict=True))
+    want = []
+    for (a, b), sh in pairs.items():
+        for x, y in ((a, b), (b, a)):
+            sim = 100 * sh / sizes[x]
+            if sim >= threshold:
+                want.append((x, y, sh, sim))
+    assert len(rows) == len(want)
+    for r, w in zip(rows, sorted(want), strict=True):
+        assert r[:3] == w[:3] and r[3] == pytest.approx(w[3], rel=1e-12)
+    assert got[3].dtype == np.float64
+
+
+def test_directed_rows_example():
+    d, o, s, sim = directed_rows(
+        np.array([0, 1]), np.array([2, 2]), np.array([5, 1]), np.array([10, 200, 50]), 5.0
+    )
+    assert list(zip(d.tolist(), o.tolist(), s.tolist(), sim.tolist(), strict=True)) == [
+        (0, 2, 5, 50.0),
+        (2, 0, 5, 10.0),
+    ]  # 1 -> 2 is 0.5 %, 2 -> 1 is 2 %: both below 5 %
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.tuples(st.integers(0, 5), st.integers(0, 20)),
+        st.sampled_from([1.0, 2.0, 50.0, 100.0]),  # few values: many ties
+        max_size=40,
+    ),
+    st.integers(1, 5),
+)
+def test_top_k_rows_equals_brute_force(rows, k):
+    items = list(rows.items())
+    doc = np.array([d for (d, _), _ in items], np.int64)
+    other = np.array([o for (_, o), _ in items], np.int64)
+    sim = np.array([v for _, v in items], np.float64)
+    shared = np.arange(len(items), dtype=np.int64) + 100  # travels with its row
+    got = top_k_rows(doc, other, shared, sim, k)
+    want = []
+    for dd in sorted({d for d, _ in rows}):
+        mine = sorted(
+            ((o, v) for (d, o), v in rows.items() if d == dd), key=lambda x: (-x[1], x[0])
+        )
+        want += [(dd, o, v) for o, v in mine[:k]]
+    assert list(zip(got[0].tolist(), got[1].tolist(), got[3].tolist(), strict=True)) == want
+    pos = {(d, o): i for i, ((d, o), _) in enumerate(items)}
+    assert got[2].tolist() == [pos[(d, o)] + 100 for d, o, _ in want]
+
+
+def test_top_k_rows_ties_broken_by_other():
+    doc = np.array([5, 5, 5, 5, 6])
+    other = np.array([9, 3, 7, 1, 2])
+    sim = np.array([10.0, 20.0, 10.0, 5.0, 1.0])
+    d, o, _, _s = top_k_rows(doc, other, np.ones(5, np.int64), sim, 2)
+    assert list(zip(d.tolist(), o.tolist(), strict=False)) == [(5, 3), (5, 7), (6, 2)]
+
+
+# --------------------------------------------------------------------------------------------
+# rows tasks (candidate filter + thresholds + top-k) against the definition
+
+
+@pytest.mark.parametrize("threshold", [0.5, 1.0, 5.0, 12.5, 33.3, 100.0])
+def test_block_rows_equal_definition(threshold):
+    docs = random_corpus(50, seed=7)
+    n = len(docs)
     shards = make_shards(docs, 3)
-    n = 30
-    block = np.array(sorted(members), np.uint32)
-    keys, counts = count_keys([member_pair_keys(s, block, n) for s in shards])
-    got = {
-        (int(block[k // n]), k % n): c for k, c in zip(keys.tolist(), counts.tolist(), strict=True)
-    }
-    ref = brute_shared(docs)
-    assert got == {p: v for p, v in ref.items() if p[0] in members}
-    work = sum(member_work(s, block) for s in shards)
-    assert work.tolist() == [sum(v for p, v in got.items() if p[0] == r) for r in block.tolist()]
+    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
+    work = sum(pair_work(s, n) for s in shards)
+    out = []
+    for lo, hi in plan_blocks(work, 300):
+        out.append(
+            block_rows_task(
+                [block_pair_keys(s, lo, hi, n) for s in shards], lo, n_chunks, threshold, 10**6
+            )
+        )
+    got = top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], 4)
+    rows = list(zip(*[x.tolist() for x in got], strict=True))
+    assert rows == brute_rows(docs, threshold, 4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(1, 300), min_size=2, max_size=20),
+    st.data(),
+    st.one_of(st.sampled_from([0.1, 0.5, 1.0, 2.0, 5.0, 33.3, 100.0]), st.floats(0.01, 100)),
+)
+def test_candidate_mask_keeps_every_passing_pair(sizes, data, threshold):
+    n = len(sizes)
+    n_chunks = np.array(sizes, np.int64)
+    pairs = data.draw(
+        st.dictionaries(
+            st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(lambda p: p[0] < p[1]),
+            st.integers(1, 3),
+            max_size=40,
+        )
+    )
+    first = np.arange(n)
+    keys = np.array(sorted(d * n + o for d, o in pairs), np.uint32)
+    counts = np.array([pairs[(int(k) // n, int(k) % n)] for k in keys], np.uint32)
+    cand = candidate_mask(keys, counts, first, n_chunks, threshold)
+    for k, c, ok in zip(keys.tolist(), counts.tolist(), cand.tolist(), strict=True):
+        d, o = k // n, k % n
+        passes = any(100.0 * c / sizes[x] >= threshold for x in (d, o))
+        # a passing pair must be a candidate (up to float rounding of the threshold itself)
+        if passes and not ok:
+            assert abs(threshold * min(sizes[d], sizes[o]) / 100.0 - 1) < 1e-9, (d, o, c)
+
+
+def test_candidate_mask_agrees_with_directed_rows_at_exact_thresholds():
+    docs = {0: set(range(11)), 1: {0} | set(range(100, 200))}
+    n_chunks = np.array([11, 101], np.int64)
+    (shard,) = make_shards(docs, 1)
+    threshold = 100 / 11  # doc 0 shares 1 of its 11 chunks: exactly the threshold
+    d, o, _, _ = block_rows_task([block_pair_keys(shard, 0, 2, 2)], 0, n_chunks, threshold, 10)
+    assert (0, 1) in set(zip(d.tolist(), o.tolist(), strict=True))
 
 
 def test_rows_tasks_threshold_both_directions_and_short_documents():
@@ -131,27 +426,58 @@ def test_rows_tasks_threshold_both_directions_and_short_documents():
     assert list(zip(*[x.tolist() for x in rev], strict=False)) == [(0, 1, 50, 50.0)]
 
 
-def test_top_k_rows_ties_broken_by_other():
-    doc = np.array([5, 5, 5, 5, 6])
-    other = np.array([9, 3, 7, 1, 2])
-    sim = np.array([10.0, 20.0, 10.0, 5.0, 1.0])
-    d, o, _, _s = top_k_rows(doc, other, np.ones(5, np.int64), sim, 2)
-    assert list(zip(d.tolist(), o.tolist(), strict=False)) == [(5, 3), (5, 7), (6, 2)]
+# --------------------------------------------------------------------------------------------
+# member blocks (incremental runs) and queries
 
 
-@pytest.mark.parametrize("max_df", [None, 2])
-def test_query_counts_equal_brute_force(max_df):
-    rng = np.random.default_rng(4)
-    docs = {d: set(rng.choice(200, 30, replace=False).tolist()) for d in range(20)}
-    shards = make_shards(docs, 4, bits=10)
-    q = set(rng.choice(200, 40, replace=False).tolist())
+@settings(max_examples=150, deadline=None)
+@given(
+    docs=corpora,
+    members=st.sets(st.integers(0, 29), min_size=1, max_size=5),
+    max_df=st.sampled_from([None, 3]),
+)
+def test_member_pairs_equal_brute_force(docs, members, max_df):
+    shards = make_shards(docs, 3, bits=6)
+    n = 30
+    block = np.array(sorted(members), np.uint32)
+    keys, counts = count_keys([member_pair_keys(s, block, n, max_df) for s in shards])
+    got = {
+        (int(block[k // n]), k % n): c for k, c in zip(keys.tolist(), counts.tolist(), strict=True)
+    }
+    ref = brute_shared(docs, max_df)
+    assert got == {p: v for p, v in ref.items() if p[0] in members}
+    work = sum(member_work(s, block, max_df) for s in shards)
+    assert work.tolist() == [sum(v for p, v in got.items() if p[0] == r) for r in block.tolist()]
+
+
+@pytest.mark.parametrize("n_shards", [1, 2, 3])
+@pytest.mark.parametrize("max_df", [None, 2, 5])
+def test_query_counts_equal_brute_force(n_shards, max_df):
+    docs = random_corpus(50, seed=11)
+    shards = make_shards(docs, n_shards)
+    rng = np.random.default_rng(n_shards)
+    held = sorted({c for cs in docs.values() for c in cs})
+    # a query set: some held chunks, some held by nobody
+    q = set(rng.choice(held, 40, replace=False).tolist()) | set(
+        rng.integers(0, 2**BITS, 40).tolist()
+    )
     df = Counter(c for cs in docs.values() for c in cs)
-    got = Counter()
+    got: Counter = Counter()
     for sh in shards:
         ids = np.array(sorted(c for c in q if sh.lo <= c < sh.hi), np.uint32)
-        for d, c in zip(*[x.tolist() for x in query_counts(sh, ids, max_df)], strict=True):
-            got[d] += c
-    ref = {
-        d: len(cs & {c for c in q if max_df is None or df[c] <= max_df}) for d, cs in docs.items()
-    }
+        d, c = query_counts(sh, ids, max_df)
+        assert d.dtype == np.uint32 and bool(np.all(np.diff(d.astype(np.int64)) > 0))
+        for x, y in zip(d.tolist(), c.tolist(), strict=True):
+            got[x] += y
+    counted = {c for c in q if max_df is None or df[c] <= max_df}
+    ref = {d: len(cs & counted) for d, cs in docs.items()}
     assert dict(got) == {d: v for d, v in ref.items() if v}
+    assert len(got) > 5
+
+
+def test_query_counts_empty():
+    (shard,) = make_shards({0: {1, 2}}, 1)
+    d, c = query_counts(shard, np.zeros(0, np.uint32))
+    assert len(d) == 0 and len(c) == 0
+    d, c = query_counts(ShardData.empty(0, 2**BITS), np.array([1, 2], np.uint32))
+    assert len(d) == 0 and len(c) == 0
