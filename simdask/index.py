@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import time
@@ -165,6 +166,8 @@ class Index:
         """
         cb = callback or Callback()
         options = options or RunOptions()
+        if options.worker_cache is None:  # worth it only on a cluster that outlives this run
+            options = dataclasses.replace(options, worker_cache=client is not None)
         if config is not None and config != self.config:
             if self.catalog.counts()["documents"] and not rebuild:
                 raise ConfigError(

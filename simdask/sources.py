@@ -22,7 +22,9 @@ __all__ = [
     "KnownHashes",
     "SourceItem",
     "content_hash",
+    "fetch_item",
     "list_items",
+    "parse_item",
     "read_item",
 ]
 
@@ -125,24 +127,33 @@ def list_items(sources: Iterable[str | os.PathLike]) -> list[SourceItem]:
     return items
 
 
-def read_item(item: SourceItem) -> tuple[str, str, str]:
-    """Read one item: returns ``(key, text, content_hash)``.
+def fetch_item(item: SourceItem) -> bytes:
+    """The raw bytes of one item (a whole file, or one JSONL line).
 
-    Raises :class:`ExtractionError` (with the key, or the path where no key is known) whose
-    ``kind`` is ``unreadable``, ``encoding`` or ``jsonl``.
+    Raises :class:`ExtractionError` of kind ``unreadable`` when the file is gone or cannot be
+    read. Used by the chunking tasks, or by the client when workers do not share its
+    filesystem (:mod:`simdask.placement`).
     """
     label = item.key or f"{item.path}@{item.start}"
     try:
         with open(item.path, "rb") as f:
             if item.end >= 0:
                 f.seek(item.start)
-                data = f.read(item.end - item.start)
-            else:
-                data = f.read()
+                return f.read(item.end - item.start)
+            return f.read()
     except OSError as e:
         raise ExtractionError(
             label, "unreadable", f"cannot read {item.path}: {e.strerror or e}"
         ) from e
+
+
+def parse_item(item: SourceItem, data: bytes) -> tuple[str, str, str]:
+    """Turn an item's raw bytes into ``(key, text, content_hash)``.
+
+    Raises :class:`ExtractionError` (with the key, or the path where no key is known) whose
+    ``kind`` is ``encoding`` or ``jsonl``.
+    """
+    label = item.key or f"{item.path}@{item.start}"
     if item.key is not None:
         try:
             text = data.decode("utf-8-sig")
@@ -159,3 +170,8 @@ def read_item(item: SourceItem) -> tuple[str, str, str]:
         raise ExtractionError(label, "jsonl", 'expected an object with "id" and a string "text"')
     text = obj["text"]
     return str(obj["id"]), text, content_hash(text.encode("utf-8"))
+
+
+def read_item(item: SourceItem) -> tuple[str, str, str]:
+    """Read one item: ``parse_item(item, fetch_item(item))``."""
+    return parse_item(item, fetch_item(item))
