@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from dask.sizeof import sizeof
 
 from . import failpoints
 from .chunks import chunk_batch
@@ -70,6 +71,13 @@ class BatchResult:
     unchanged: list[tuple[int, str]] = field(default_factory=list)
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     n_pairs: int = 0
+
+
+@sizeof.register(BatchResult)
+def _sizeof_batch(res: BatchResult) -> int:
+    """Dask's size estimate of a batch result: its lists and the pack's bytes."""
+    lists = (res.source_of, res.keys, res.hashes, res.unchanged, res.errors)
+    return sizeof(lists) + sizeof(res.spans) + len(res.pack_data or b"") + 200
 
 
 def bucket_path(bucket_dir: str, shard: int, batch: int) -> Path:
