@@ -11,7 +11,11 @@ Measured:
 * cold, new process: ``simdask query INDEX FILE`` as a subprocess (interpreter start, imports,
   opening the index, reading the file, querying, printing), and the same in a fresh Python
   process that times only ``Index.open`` + the first ``Index.query`` (imports excluded);
-* warm: further queries in that process with the ``Index`` kept open.
+* a second query in that process, the ``Index`` kept open (it again reads only the postings
+  it needs);
+* warm: queries after ``Index.preload()`` (all shards in memory, as a query server would).
+
+Queries report documents at least 1 % similar either way (the CLI's default ``--min``).
 
 Prints the numbers and writes the section "Query (bench_query.py)" of docs/benchmarks.md.
 
@@ -47,17 +51,23 @@ idx = Index.open(sys.argv[1])
 t1 = time.perf_counter()
 key, text = read_document(sys.argv[2])
 t2 = time.perf_counter()
-first = idx.query(text)
+first = idx.query(text, 1.0)
 t3 = time.perf_counter()
+second = idx.query(text, 1.0)
+t4 = time.perf_counter()
+nbytes = idx.preload()
+t5 = time.perf_counter()
 warm = []
 for _ in range(int(sys.argv[3])):
     t = time.perf_counter()
-    again = idx.query(text)
+    again = idx.query(text, 1.0)
     warm.append(time.perf_counter() - t)
-assert [m.to_dict() for m in again] == [m.to_dict() for m in first]
+assert [m.to_dict() for m in again] == [m.to_dict() for m in first] == [m.to_dict() for m in second]
+every = idx.query(text, 0.0)
 print(json.dumps({"open": t1 - t0, "read": t2 - t1, "query": t3 - t2, "cold": t3 - t0,
-                  "warm": warm, "matches": len(first),
-                  "top": [m.to_dict() for m in first[:5]]}))
+                  "second": t4 - t3, "preload": t5 - t4, "preload_bytes": nbytes,
+                  "warm": warm, "matches": len(first), "sharing": len(every),
+                  "top": [m.to_dict() for m in first[:3]]}))
 """
 
 
@@ -171,6 +181,8 @@ def main() -> None:
         ).stdout
         probes.append(json.loads(out))
     med = statistics.median
+    second = med(p["second"] for p in probes)
+    preload = med(p["preload"] for p in probes)
     cold = med(p["cold"] for p in probes)
     open_s = med(p["open"] for p in probes)
     query_s = med(p["query"] for p in probes)
@@ -181,8 +193,15 @@ def main() -> None:
     print(f"  of which `python -c 'import simdask.cli'` alone: {import_s:.2f} s")
     print(f"in-process cold (open + first query): median {cold * 1000:.0f} ms")
     print(f"  open {open_s * 1000:.0f} ms, first query {query_s * 1000:.0f} ms")
-    print(f"warm query: median {warm * 1000:.1f} ms, max {max(warm_all) * 1000:.1f} ms")
-    print(f"matches (either direction >= 0 %): {probes[0]['matches']}; rows printed {rows_out}")
+    print(f"second query, Index kept open: median {second * 1000:.0f} ms")
+    print(f"preload: {preload:.2f} s, {probes[0]['preload_bytes'] / 2**30:.2f} GiB")
+    print(
+        f"warm query (after preload): median {warm * 1000:.1f} ms, max {max(warm_all) * 1000:.1f} ms"
+    )
+    print(
+        f"matches >= 1 %: {probes[0]['matches']} (sharing a chunk: {probes[0]['sharing']}); "
+        f"rows printed {rows_out}"
+    )
     for m in probes[0]["top"]:
         print(f"  {m}")
 
@@ -192,7 +211,8 @@ Index: {n:,} generated documents (synth, seed 7, ~1,000 words each), {st["words"
 words, {st["postings"]:,} postings, {st["distinct_chunks"]:,} distinct chunks, hash_bits
 {st["config"]["hash_bits"]}, {st["shards"]} shards, {st["bytes_on_disk"] / 2**30:.2f} GiB on disk
 ({built}). Query: one document of {qwords:,} words (about 20 pages), new text with
-copied passages; {probes[0]["matches"]:,} indexed documents share chunks with it.
+copied passages; {probes[0]["sharing"]:,} indexed documents share a chunk with it,
+{probes[0]["matches"]:,} are >= 1 % similar either way (reported, as by the CLI's default).
 Medians of {args.repeat} new processes; warm: {len(warm_all)} queries.
 
 | measurement | seconds |
@@ -202,9 +222,23 @@ Medians of {args.repeat} new processes; warm: {len(warm_all)} queries.
 | cold, in a new process: `Index.open` + first `Index.query` | **{cold:.3f}** |
 | of it: `Index.open` | {open_s:.3f} |
 | of it: first query | {query_s:.3f} |
-| warm: a further query, `Index` kept open | **{warm:.4f}** (max {max(warm_all):.4f}) |
+| second query, `Index` kept open (reads the needed postings again) | {second:.3f} |
+| `Index.preload()`: all shards into memory ({probes[0]["preload_bytes"] / 2**30:.2f} GiB) | {preload:.3f} |
+| warm: a query after `preload()` | **{warm:.4f}** (max {max(warm_all):.4f}) |
+
+Side by side: before this change the first query read its shards whole, i.e. about
+`preload()` + a warm query = {preload + warm:.2f} s; reading only the needed postings is
+{(preload + warm) / query_s:.1f}x faster for a cold query and keeps ~1 GiB less in memory.
 
 Targets cold < 1 s, warm < 100 ms: {ok}.
+
+Why cold stays above 1 s here: the query's ~10,000 chunk IDs fall all over every shard, so every
+zarr chunk (1 Mi elements) of `chunk_keys` and `offsets` is decoded (zstd + delta), ~1.5-2 s of
+CPU for ~0.9 GB of decoded arrays, spread over 2 threads; zarr's own per-chunk overhead
+(~0.2-1 ms measured) rules out small chunks. Getting under 1 s needs a layout change, not done
+here: `offsets` as uint32 (halves the largest array), and/or random-access structures for
+queries (e.g. a rank bitmap over the ID space in place of `chunk_keys`, ~2 MB per shard at 28
+bits, and uncompressed, memory-mapped `offsets`/`doc_ids`).
 """
     write_section(args.out, "Query (bench_query.py)", body)
     print(f"wrote {args.out}")
