@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -205,7 +206,10 @@ def main() -> None:
     for m in probes[0]["top"]:
         print(f"  {m}")
 
-    ok = "met" if cold < 1 and warm < 0.1 else "NOT met"
+    ok = (
+        f"cold {'met' if cold < 1 else 'NOT met'}, warm {'met' if warm < 0.1 else 'NOT met'}"
+        f" (load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
     body = f"""Machine: {machine()}. Date: {today()}.
 Index: {n:,} generated documents (synth, seed 7, ~1,000 words each), {st["words"] / 1e6:.1f} M
 words, {st["postings"]:,} postings, {st["distinct_chunks"]:,} distinct chunks, hash_bits
