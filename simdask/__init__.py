@@ -5,6 +5,7 @@ The chunk-hash inverted-index method, built and queried with Dask. See ``DESIGN.
 
 from .catalog import DocumentRow, PairRow
 from .chunks import chunk_batch, chunk_id, hash_chunks, word_hashes
+from .compare import CompareResult, CrossPair, compare_groups
 from .config import FORMAT_VERSION, IndexConfig
 from .errors import (
     ConfigError,
@@ -26,7 +27,9 @@ __version__ = "0.1.0"
 __all__ = [
     "FORMAT_VERSION",
     "Callback",
+    "CompareResult",
     "ConfigError",
+    "CrossPair",
     "DocumentNotFoundError",
     "DocumentRow",
     "ExtractionError",
@@ -45,6 +48,7 @@ __all__ = [
     "__version__",
     "chunk_batch",
     "chunk_id",
+    "compare_groups",
     "hash_chunks",
     "normalize",
     "word_hashes",

@@ -389,6 +389,19 @@ class Catalog:
         rows = self.conn.execute(f"SELECT {_DOC_COLS} FROM documents ORDER BY doc_id").fetchall()
         return [DocumentRow(*r) for r in rows]
 
+    def keys_of(self, doc_ids: list[int]) -> dict[int, str]:
+        """``{doc_id: key}`` of the given doc IDs (unknown IDs are left out)."""
+        out: dict[int, str] = {}
+        for i in range(0, len(doc_ids), 5000):
+            part = doc_ids[i : i + 5000]
+            marks = ",".join("?" * len(part))
+            out.update(
+                self.conn.execute(
+                    f"SELECT doc_id, key FROM documents WHERE doc_id IN ({marks})", part
+                ).fetchall()
+            )
+        return out
+
     def counts(self) -> dict[str, int]:
         """Numbers of documents (all, indexed, too short), similarity rows, chunk occurrences."""
         c = self.conn

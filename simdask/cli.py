@@ -1,7 +1,9 @@
 """The ``simdask`` command: argument parsing and output only; the work is in the Python API.
 
 Exit status: 0 success (a run committed, even if some files failed), 1 a simdask error (the
-message says what was expected and found), 2 bad usage, 130 interrupted.
+message says what was expected and found), 2 bad usage, 3 (``query``, ``compare``) some input
+documents could not be read — they are named on stderr and the results of the others are
+printed, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pathlib import Path
 
 from . import __version__
 from .cluster import connect
+from .commands import compare as compare_cmd
+from .commands import query as query_cmd
 from .config import IndexConfig
 from .errors import DocumentNotFoundError, SimdaskError
 from .index import Index, RunSummary
@@ -26,15 +30,6 @@ from .progress import Callback, TqdmCallback
 __all__ = ["main"]
 
 PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
-QUERY_COLUMNS = (
-    "query",
-    "key",
-    "similarity",
-    "reverse_similarity",
-    "shared",
-    "query_chunks",
-    "doc_chunks",
-)
 
 _DESCRIPTION = """\
 Find similar documents (text reuse, plagiarism) in a growing document base.
@@ -85,7 +80,7 @@ def _data_args(p: argparse.ArgumentParser) -> None:
 
 def _format_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--format", choices=FORMATS, default="table", help="output format (default table)"
+        "-o", "--format", choices=FORMATS, default="table", help="output format (default table)"
     )
 
 
@@ -195,19 +190,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _format_arg(p)
 
-    p = sub.add_parser(
-        "query", help="compare files that are not in the index against it (read-only)"
-    )
-    p.add_argument("index", metavar="INDEX")
-    p.add_argument("files", metavar="FILE", nargs="+")
-    p.add_argument(
-        "--min",
-        type=float,
-        default=1.0,
-        metavar="PCT",
-        help="least similarity either way, percent (default 1)",
-    )
-    _format_arg(p)
+    query_cmd.add_parser(sub, _cluster_args)
+    compare_cmd.add_parser(sub, _cluster_args)
 
     p = sub.add_parser("stats", help="documents, chunks, pairs, shards, bytes on disk, config")
     p.add_argument("index", metavar="INDEX")
@@ -269,8 +253,13 @@ def _print_summary(s: RunSummary) -> None:
         print(f"  ... and {len(s.errors) - 20} more", file=sys.stderr)
 
 
+def _run_callback(args) -> Callback:
+    """Progress for a command that runs the pipeline (quiet: messages only, not even those)."""
+    return _MessageOnly(quiet=True) if getattr(args, "quiet", False) else _callback(args)
+
+
 def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSummary:
-    cb = _MessageOnly(quiet=True) if getattr(args, "quiet", False) else _callback(args)
+    cb = _run_callback(args)
     idx = Index.open_or_create(index_path, config)
     with (
         idx,
@@ -384,22 +373,6 @@ def _cmd_similar(args) -> int:
     return 0
 
 
-def _cmd_query(args) -> int:
-    from .sources import list_items, read_item
-
-    items = list_items(args.files)
-    texts = [read_item(it) for it in items]
-    with Index.open(args.index) as idx:
-        results = idx.query_many([t for _, t, _ in texts], args.min)
-    rows = (
-        {"query": key, **m.to_dict()}
-        for (key, _, _), matches in zip(texts, results, strict=True)
-        for m in matches
-    )
-    write_rows(rows, QUERY_COLUMNS, args.format, sys.stdout)
-    return 0
-
-
 def _cmd_stats(args) -> int:
     with Index.open(args.index) as idx:
         st = idx.stats()
@@ -442,7 +415,8 @@ def _cmd_demo(args) -> int:
 _COMMANDS = {
     "update": _cmd_update,
     "similar": _cmd_similar,
-    "query": _cmd_query,
+    "query": lambda args: query_cmd.run(args),
+    "compare": lambda args: compare_cmd.run(args, _run_callback(args)),
     "stats": _cmd_stats,
     "remove": _cmd_remove,
     "text": _cmd_text,
