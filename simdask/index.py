@@ -8,7 +8,7 @@ import shutil
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,7 @@ class Index:
         rebuild: bool = False,
         config: IndexConfig | None = None,
         wait: float = 0.0,
+        max_file_bytes: int | None = None,
     ) -> RunSummary:
         """Index what changed in ``sources`` (files, folders, JSONL files); one run.
 
@@ -161,10 +162,14 @@ class Index:
         sources is indexed from them instead). ``rebuild``: replace the whole
         index by the given sources (needed to change ``config`` of an index that has
         documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run).
-        ``wait``: seconds to wait for another writer (0: fail at once).
+        ``wait``: seconds to wait for another writer (0: fail at once). ``max_file_bytes``:
+        files larger than this are not read but reported (kind ``too_large``; None: the
+        ``options`` value, 100 MB by default).
         """
         cb = callback or Callback()
         options = options or RunOptions()
+        if max_file_bytes is not None:
+            options = replace(options, max_file_bytes=max_file_bytes)
         if config is not None and config != self.config:
             if self.catalog.counts()["documents"] and not rebuild:
                 raise ConfigError(

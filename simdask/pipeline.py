@@ -31,7 +31,7 @@ from .similarity import (
     skipped_chunks,
     top_k_rows,
 )
-from .sources import KnownHashes, SourceItem
+from .sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem
 from .tasks import (
     PROVISIONAL_BASE,
     BatchResult,
@@ -56,12 +56,14 @@ class RunOptions:
     memory: ~16 bytes each). ``blocks_in_flight``: similarity blocks computed at once.
     ``fuse_members``: an incremental run recomputing at most this many documents counts their
     pairs inside the merge tasks (one pass, no shard kept in memory between stages).
+    ``max_file_bytes``: larger files are not read (error kind ``too_large``; None: no limit).
     """
 
     batch_docs: int | None = None
     block_pairs: int = 32_000_000
     blocks_in_flight: int = 4
     fuse_members: int = 1000
+    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES
 
 
 @dataclass
@@ -122,6 +124,7 @@ def run_update(
             str(text_dir),
             run_id,
             b,
+            options.max_file_bytes,
             key=f"simdask-chunk-{tag}-b{b:06d}",
         )
         for b, (first, part) in enumerate(batches)

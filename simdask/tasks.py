@@ -28,7 +28,7 @@ from .similarity import (
     skipped_chunks,
     top_k_rows,
 )
-from .sources import KnownHashes, SourceItem, read_item
+from .sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem, fetch_item, parse_item
 from .texts import TextStore
 
 __all__ = [
@@ -90,23 +90,25 @@ def chunk_task(
     text_dir: str,
     run_id: int,
     batch: int,
+    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> BatchResult:
-    """Read a batch of items; chunk those whose content hash differs from the indexed one.
+    """Read a batch of items; extract and chunk those whose content hash differs from the
+    indexed one (an unchanged document is hashed, never extracted).
 
     Item ``i`` that is recomputed gets provisional doc ID ``PROVISIONAL_BASE + first_item + i``
     in the bucket files (sorted little-endian uint64 pair keys per shard range); its text goes
-    to the pack ``rRRRRRR-bBBBBBB.pack``.
+    to the pack ``rRRRRRR-bBBBBBB.pack``. Files over ``max_file_bytes`` are not read.
     """
     res = BatchResult()
     texts: list[str] = []
     for i, item in enumerate(items):
         index = first_item + i
         try:
-            key, text, digest = read_item(item)
+            key, text, digest = parse_item(item, fetch_item(item, max_file_bytes), known)
         except ExtractionError as e:
             res.errors.append((index, e.key, e.kind, e.message))
             continue
-        if known.unchanged(key, digest):
+        if text is None:  # known.unchanged(key, digest): not extracted
             res.unchanged.append((index, key))
             continue
         res.prov_ids.append(PROVISIONAL_BASE + index)
