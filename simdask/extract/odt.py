@@ -2,9 +2,10 @@
 of the master pages in ``styles.xml``, straight from the package's XML (no extra library).
 
 Kept: paragraphs and headings (each ends with a line break), spans, links, lists, tables
-(cells end with a line break), text boxes, footnote bodies, ``text:s`` spaces, tabs and line
-breaks. Left out: comments (``office:annotation``), the text of tracked deletions
-(``text:tracked-changes``) and footnote marks (``text:note-citation``).
+(cells end with a line break), text boxes, ``text:s`` spaces, tabs and line breaks; the
+bodies of footnotes and endnotes come after the body text (as in DOCX), not inside the
+sentence that cites them. Left out: comments (``office:annotation``), the text of tracked
+deletions (``text:tracked-changes``) and footnote marks (``text:note-citation``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _RULES: Rules = {
     _TABLE + "table-cell": ("", "\n", ""),
     _OFFICE + "annotation": ("", "", "skip"),
     _TEXT + "tracked-changes": ("", "", "skip"),
-    _TEXT + "note-citation": ("", "", "skip"),
+    _TEXT + "note": ("", "", "skip"),  # footnotes and endnotes follow the body
     _TEXT + "sequence-decls": ("", "", "skip"),
 }
 
@@ -62,6 +63,8 @@ def extract_odt(data: bytes, name: str = "<odt>") -> str:
         )
     body = pkg.parse("content.xml").find(f"{_OFFICE}body")
     parts = [] if body is None else [xml_text(body, _RULES, tails=True)]
+    if body is not None:
+        parts.extend(xml_text(n, _RULES, tails=True) for n in body.iter(f"{_TEXT}note-body"))
     if "styles.xml" in pkg.names:
         for page in pkg.parse("styles.xml").iter(f"{_STYLE}master-page"):
             parts.append(xml_text(page, _RULES, tails=True))

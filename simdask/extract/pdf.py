@@ -4,7 +4,8 @@ PDFium marks a hyphen at the end of a line as U+FFFE and drops the line break af
 such words are joined (``exam-`` / ``ple`` -> ``example``), except before an upper-case
 letter (``Jean-`` / ``Paul`` -> ``Jean-Paul``). Hyphens that a producer left as ``-`` plus a
 line break before a lower-case letter are joined the same way; hyphens inside a line
-(``well-known``) are kept. Pages are separated by a blank line.
+(``well-known``) are kept. Pages are separated by a line break (a word hyphenated at the
+end of a page is joined too).
 
 PDFium is not thread-safe, so all calls into it take one process-wide lock (Dask workers
 may run several chunking tasks in threads of one process).
@@ -96,6 +97,10 @@ def extract_pdf(data: bytes, name: str = "<pdf>") -> str:
     with _LOCK:
         pdfium, doc = _load(data, name)
         try:
+            if len(doc) == 0:
+                raise ExtractionError(
+                    name, "corrupt", "expected a PDF with pages, found none (damaged or truncated)"
+                )
             pages, images = [], 0
             for i in range(len(doc)):
                 try:
@@ -108,11 +113,11 @@ def extract_pdf(data: bytes, name: str = "<pdf>") -> str:
                     text, has_image = _page_text(pdfium, page)
                 finally:
                     page.close()
-                pages.append(join_hyphenated(text))
+                pages.append(text)
                 images += has_image
         finally:
             doc.close()
-    text = "\n\n".join(pages)
+    text = join_hyphenated("\n".join(pages))  # a word may go on over a page break
     if not text.strip():
         if images:
             raise ExtractionError(

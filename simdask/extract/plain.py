@@ -3,7 +3,8 @@
 Order of decisions (DESIGN §3.1, docs/formats.md):
 
 1. A byte order mark decides: UTF-8, UTF-16 LE/BE or UTF-32 LE/BE.
-2. NUL bytes without a BOM: BOM-less UTF-16 if every other byte is NUL, else binary data.
+2. NUL bytes without a BOM: BOM-less UTF-16 if most bytes of one parity are NUL and few of
+   the other, else binary data.
 3. Valid UTF-8 is UTF-8. UTF-8 with a few damaged bytes (a cut-off last character) is
    decoded with U+FFFD in their place; more than that is not UTF-8.
 4. Otherwise the detector (charset-normalizer) proposes encodings. For Latin text (few
@@ -209,7 +210,7 @@ def decode_text(data: bytes, name: str = "<text>") -> str:
     nuls = data.count(0)
     if nuls:
         even, odd = data[0::2].count(0), data[1::2].count(0)
-        if len(data) % 2 == 0 and max(even, odd) * 10 >= len(data) * 9 // 2:
+        if len(data) % 2 == 0 and max(even, odd) >= 0.6 * (len(data) // 2) >= 6 * min(even, odd):
             enc = "utf-16-le" if odd > even else "utf-16-be"
             text = _strict(data, enc)
             if text is not None:
