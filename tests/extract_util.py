@@ -193,4 +193,4 @@ def html_bytes(paragraphs: list[str], encoding: str = "utf-8", noise: bool = Tru
             + "<div hidden>hiddenwords</div><script>more()</script>"
         )
     page = f"<!DOCTYPE html>\n<html><head>{head}</head><body>\n{body}</body></html>\n"
-    return page.encode(encoding)
+    return page.encode(encoding, "xmlcharrefreplace")  # what the code page lacks: &#NNN;
