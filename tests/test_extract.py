@@ -77,6 +77,7 @@ def test_unicode_encodings_with_bom(encoding):
         "Ještě že tě mám, řekla žena a odešla domů.",
         "Vysoké učení technické v Brně je veřejná vysoká škola a šéf je šťastný.",
         "Ale že to je ono, to se ví, řekl Petr.",
+        "Ale že to je ono, to se ví.",  # 2 bytes invalid in UTF-8: not "damaged UTF-8"
     ],
 )
 def test_czech_legacy_encodings_decode_to_the_right_text(text, encoding):
@@ -196,6 +197,14 @@ def test_pdf_errors():
     fails(pdf_bytes([["secret words"]], password="pw"), "enc.pdf", "encrypted", "password")
     fails(image_pdf(3), "scan.pdf", "image_only", "scanned images without a text layer")
     fails(pdf_bytes([[], []]), "blank.pdf", "empty", "2 pages")
+    from fpdf import FPDF  # an owner password alone only restricts editing: readable
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.text(15, 20, "readable words under an owner password")
+    pdf.set_encryption(owner_password="owner")
+    assert "readable words" in extract_text(bytes(pdf.output()), "owner.pdf")
 
 
 def test_pdf_missing_library_names_the_extra(monkeypatch):
@@ -305,6 +314,12 @@ def test_fetch_item_unreadable_and_too_large(tmp_path):
         fetch_item(item, 26)
     assert info.value.kind == "too_large" and "expected at most 26 bytes" in info.value.message
     assert fetch_item(item, None) == f.read_bytes()
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text('{"id": "a", "text": "short"}\n{"id": "b", "text": "' + "x" * 99 + '"}\n')
+    a, b = list_items([jsonl])
+    assert parse_item(a, fetch_item(a, 40))[:2] == ("a", "short")
+    with pytest.raises(ExtractionError, match="expected at most 40 bytes"):
+        fetch_item(b, 40)  # the limit applies per line
     f.unlink()
     with pytest.raises(ExtractionError) as info:
         fetch_item(item)

@@ -61,7 +61,7 @@ ALPHABETS = {
     "baltic": "āčēģīķļņšūžąęėįų",
 }
 _WS_CONTROLS = frozenset("\t\n\r\f\v\x1b")
-_SAMPLE = 1 << 20  # bytes scored per candidate encoding
+_SAMPLE = 1 << 18  # characters scored per candidate encoding
 _MAX_COST = 1.0  # mean cost per non-ASCII character above which a decoding is rejected
 _LATIN_HIGH_SHARE = 0.5  # at most this share of bytes >= 0x80: Latin text in 8 bits
 
@@ -115,8 +115,9 @@ def _damaged_utf8(data: bytes) -> str | None:
     """UTF-8 with a few invalid bytes (at most 1 per 100 valid multi-byte characters, or 2,
     and 5 valid ones for each), decoded with U+FFFD for them; None when there are more."""
     text = data.decode("utf-8", errors="replace")
-    bad = text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
-    good = sum(1 for ch in text if ch >= "\x80") - bad
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    leads = len(data.translate(None, bytes(range(0xC0))))  # bytes that start a multi-byte char
+    good = leads - bad
     return text if good >= 5 * bad and bad <= max(2, good // 100) else None
 
 
@@ -152,26 +153,28 @@ def _legacy(data: bytes, name: str) -> str:
         )
     names = list(dict.fromkeys([m.encoding for m in matches] + list(LATIN_FALLBACKS)))
     scored = []
-    for rank, enc in enumerate(names):
+    for rank, enc in enumerate(names):  # scored on a sample, decoded in full only if chosen
+        sample = _strict(data[:_SAMPLE], enc) if len(data) > _SAMPLE else None
+        sample = sample if sample is not None else _strict(data, enc)
+        if sample is not None:
+            cost = implausibility(sample)
+            foreign, alphabet = foreign_letters(sample)
+            scored.append((cost + 0.25 * foreign, alphabet, rank, cost, enc))
+    for *_, cost, enc in sorted(scored):
+        if cost > _MAX_COST:
+            raise ExtractionError(
+                name,
+                "encoding",
+                "expected UTF-8 or a legacy 8-bit encoding, found invalid UTF-8 that no "
+                f"encoding decodes to plausible text (best guess {enc}: {cost:.1f} "
+                "implausible per non-ASCII character)",
+            )
         text = _strict(data, enc)
         if text is not None:
-            cost = implausibility(text[:_SAMPLE])
-            foreign, alphabet = foreign_letters(text[:_SAMPLE])
-            scored.append((cost + 0.25 * foreign, alphabet, rank, cost, enc, text))
-    if not scored:
-        raise ExtractionError(
-            name, "encoding", "expected text in some encoding, found bytes none decodes"
-        )
-    *_, cost, enc, text = min(scored, key=lambda s: s[:3])
-    if cost > _MAX_COST:
-        raise ExtractionError(
-            name,
-            "encoding",
-            "expected UTF-8 or a legacy 8-bit encoding, found invalid UTF-8 that no encoding "
-            f"decodes to plausible text (best guess {enc}: {cost:.1f} implausible per "
-            "non-ASCII character)",
-        )
-    return text
+            return text
+    raise ExtractionError(
+        name, "encoding", "expected text in some encoding, found bytes none decodes"
+    )
 
 
 def reject_control_heavy(text: str, name: str, encoding: str) -> str:
