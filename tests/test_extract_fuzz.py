@@ -13,7 +13,7 @@ from simdask.extract import SUFFIXES, extract_text
 
 from extract_util import docx_bytes, odt_bytes, text_pdf
 
-_SETTINGS = settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _seeds():
