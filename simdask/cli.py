@@ -20,6 +20,7 @@ from .errors import ConfigError, DocumentNotFoundError, SimdaskError
 from .index import Index, RunSummary
 from .output import FORMATS, write_rows
 from .pipeline import RunOptions
+from .placement import TRANSFER_MODES
 from .progress import Callback, TqdmCallback
 from .sources import DEFAULT_MAX_FILE_BYTES, parse_size
 
@@ -60,6 +61,26 @@ def _cluster_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--scheduler", metavar="ADDR", help="use an existing Dask cluster, e.g. tcp://host:8786"
+    )
+
+
+def _data_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("data placement")
+    g.add_argument(
+        "--data-transfer",
+        choices=TRANSFER_MODES,
+        default="auto",
+        help="shared: workers read documents and write shards at the client's paths (one "
+        "machine, or a shared filesystem); dask: documents, pairs and shards travel through "
+        "Dask and only the client touches files; auto (default): shared if every worker sees "
+        "the index and documents, else dask",
+    )
+    g.add_argument(
+        "--worker-cache",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep shards cached in the workers' memory for the next run (default: on with "
+        "--scheduler, whose workers outlive the run; off for a cluster started for this run)",
     )
 
 
@@ -133,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _cluster_args(p)
+    _data_args(p)
 
     p = sub.add_parser("remove", help="delete documents by key")
     p.add_argument("index", metavar="INDEX")
@@ -246,6 +268,16 @@ def _print_summary(s: RunSummary) -> None:
         file=sys.stderr,
     )
     print(f"time: {secs}", file=sys.stderr)
+    if "transfer" in s.extra:
+        data = (
+            f"data transfer: {s.extra['transfer']}; "
+            f"{s.extra.get('bytes_to_cluster', 0) / 2**20:.1f} MiB to the cluster, "
+            f"{s.extra.get('bytes_from_cluster', 0) / 2**20:.1f} MiB back"
+        )
+        if "worker_cache" in s.extra:
+            wc = s.extra["worker_cache"]
+            data += f"; worker shard cache: {wc['hits']} hits, {wc['misses']} misses"
+        print(data, file=sys.stderr)
     for key, kind, msg in s.errors[:20]:
         print(
             f"  {kind}: {msg}" if msg.startswith(key) else f"  {kind}: {key}: {msg}",
@@ -297,7 +329,12 @@ def _cmd_update(args) -> int:
         sources=args.sources,
         delete_missing=args.delete_missing,
         rebuild=args.rebuild,
-        options=RunOptions(batch_docs=args.batch_docs, max_file_bytes=args.max_file_size or None),
+        options=RunOptions(
+            batch_docs=args.batch_docs,
+            transfer=args.data_transfer,
+            worker_cache=bool(args.scheduler) if args.worker_cache is None else args.worker_cache,
+            max_file_bytes=args.max_file_size or None,
+        ),
     )
     _print_summary(summary)
     return 0

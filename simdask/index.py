@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -168,8 +169,10 @@ class Index:
         """
         cb = callback or Callback()
         options = options or RunOptions()
+        if options.worker_cache is None:  # worth it only on a cluster that outlives this run
+            options = dataclasses.replace(options, worker_cache=client is not None)
         if max_file_bytes is not None:
-            options = replace(options, max_file_bytes=max_file_bytes)
+            options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
         if config is not None and config != self.config:
             if self.catalog.counts()["documents"] and not rebuild:
                 raise ConfigError(

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import zarr
+from dask.sizeof import sizeof
 from zarr.codecs import BytesCodec, ZstdCodec
 from zarr.codecs.numcodecs import Delta
 
@@ -152,3 +153,9 @@ class ShardStore:
 
 def _du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+@sizeof.register(ShardData)
+def _sizeof_shard(data: ShardData) -> int:
+    """Dask's size estimate of a shard (for its memory accounting and spilling): its arrays."""
+    return data.nbytes + 200

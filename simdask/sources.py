@@ -188,7 +188,9 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
 
     The size is checked before reading (by ``stat`` for files). Raises
     :class:`ExtractionError` of kind ``unreadable`` (the file vanished, is not a regular
-    file or cannot be read) or ``too_large`` (over ``max_bytes``; None: no limit).
+    file or cannot be read) or ``too_large`` (over ``max_bytes``; None: no limit). Used by
+    the chunking tasks, or by the client when workers do not share its filesystem
+    (:mod:`simdask.placement`).
     """
     label = _label(item)
     limit = max_bytes if max_bytes is not None else -1
@@ -212,7 +214,8 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
         raise ExtractionError(
             label,
             "unreadable",
-            f"expected a readable file at {item.path} (it was listed), found: {e.strerror or e}",
+            f"cannot read {item.path}: expected a readable file (it was listed), "
+            f"found: {e.strerror or e}",
         ) from e
     if 0 <= limit < len(data):  # it grew after the stat
         raise _too_large(item, len(data), limit)

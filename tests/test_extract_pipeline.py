@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simdask import Index, IndexConfig
+from simdask import Index, IndexConfig, RunOptions
 from simdask.progress import Callback
 from simdask.text import chunks, words
 
@@ -145,8 +145,10 @@ def test_same_content_under_two_keys_is_100_percent_both_ways(bad_run):
     assert a[0].shared == a[0].doc_chunks == len(set(chunks(twin)))
 
 
-def test_same_text_in_every_format_is_mutually_100_percent(tmp_path, client, monkeypatch):
-    """One text as .txt, .pdf (two pages, hyphenated line ends), .docx, .odt and .html.
+@pytest.mark.parametrize("transfer", ["shared", "dask"])
+def test_same_text_in_every_format_is_mutually_100_percent(tmp_path, client, monkeypatch, transfer):
+    """One text as .txt, .pdf (two pages, hyphenated line ends), .docx, .odt and .html, read
+    by the workers (``shared``) or by the driver and sent as bytes (``dask``).
 
     Extraction must give each the same words; then their chunk sets are identical, so every
     pair is exactly 100 % (identical sets hash to identical chunk IDs, collisions or not).
@@ -168,8 +170,8 @@ def test_same_text_in_every_format_is_mutually_100_percent(tmp_path, client, mon
 
     monkeypatch.setattr("simdask.sources.extract_text", not_here)  # the driver process only
     idx = Index.create(tmp_path / "idx", IndexConfig(hash_bits=32, shards=3))
-    summary = idx.update([src], client=client)
-    assert summary.errors == [] and summary.added == 6
+    summary = idx.update([src], client=client, options=RunOptions(transfer=transfer))
+    assert summary.errors == [] and summary.added == 6 and summary.extra["transfer"] == transfer
     fmts = ["t.txt", "t.pdf", "t.docx", "t.odt", "t.HTML"]
     for key in fmts:
         assert words(idx.text(key)) == words(text), key
@@ -178,6 +180,28 @@ def test_same_text_in_every_format_is_mutually_100_percent(tmp_path, client, mon
     assert len(rows) == 20
     for r in rows.values():
         assert r.similarity == 100.0 and r.shared == r.doc_chunks == r.other_chunks == n
+
+
+def test_bad_input_when_the_driver_sends_the_bytes(tmp_path, client):
+    """transfer='dask': the driver fetches (size limit, vanished file), workers extract."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "ok.pdf").write_bytes(text_pdf(prose(120, seed=51)))
+    (src / "big.txt").write_bytes(prose(800, seed=52).encode())
+    (src / "scan.pdf").write_bytes(image_pdf(1))
+    (src / "gone.txt").write_bytes(b"soon gone")
+    assert (src / "ok.pdf").stat().st_size < 4000 < (src / "big.txt").stat().st_size
+    idx = Index.create(tmp_path / "idx", IndexConfig(hash_bits=32, shards=2))
+    summary = idx.update(
+        [src],
+        client=client,
+        options=RunOptions(transfer="dask", max_file_bytes=4000),
+        callback=DeleteWhenChunking(src / "gone.txt"),
+    )
+    kinds = {k: kind for k, kind, _ in summary.errors}
+    assert kinds == {"big.txt": "too_large", "scan.pdf": "image_only", "gone.txt": "unreadable"}
+    assert [d.key for d in idx.catalog.documents()] == ["ok.pdf"]
+    assert words(idx.text("ok.pdf")) == words(prose(120, seed=51))
 
 
 def _cli(*args):
