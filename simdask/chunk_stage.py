@@ -11,7 +11,7 @@ from distributed import Client, as_completed
 from .config import IndexConfig
 from .errors import ExtractionError
 from .progress import Callback
-from .sources import SourceItem, fetch_item
+from .sources import DEFAULT_MAX_FILE_BYTES, SourceItem, fetch_item
 from .tasks import BatchResult, chunk_task
 from .texts import TextStore
 
@@ -67,10 +67,12 @@ def run_chunk_stage(
     cb: Callback,
     traffic: Traffic,
     in_flight: int,
+    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> ChunkOutput:
     """Chunk all batches. ``transfer='shared'``: workers read items and write bucket files and
     packs. ``'dask'``: the client reads each batch's bytes, at most ``in_flight`` batches ahead,
-    and writes the packs the tasks return; the pairs stay on the workers."""
+    and writes the packs the tasks return; the pairs stay on the workers. Either way text is
+    extracted in the tasks; files over ``max_file_bytes`` are not read."""
     cb.stage("chunk", len(batches))
     if transfer == "shared":
         futs = [
@@ -84,6 +86,7 @@ def run_chunk_stage(
                 str(texts.root),
                 run_id,
                 b,
+                max_file_bytes=max_file_bytes,
                 key=f"simdask-chunk-{tag}-b{b:06d}",
             )
             for b, (first, part) in enumerate(batches)
@@ -106,7 +109,7 @@ def run_chunk_stage(
         payloads: list[bytes | ExtractionError] = []
         for item in part:
             try:
-                payloads.append(fetch_item(item))
+                payloads.append(fetch_item(item, max_file_bytes))
             except ExtractionError as e:
                 payloads.append(e)
         traffic.sent(payloads)

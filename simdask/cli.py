@@ -20,12 +20,13 @@ from .cluster import connect
 from .commands import compare as compare_cmd
 from .commands import query as query_cmd
 from .config import IndexConfig
-from .errors import DocumentNotFoundError, SimdaskError
+from .errors import ConfigError, DocumentNotFoundError, SimdaskError
 from .index import Index, RunSummary
 from .output import FORMATS, write_rows
 from .pipeline import RunOptions
 from .placement import TRANSFER_MODES
 from .progress import Callback, TqdmCallback
+from .sources import DEFAULT_MAX_FILE_BYTES, parse_size
 
 __all__ = ["main"]
 
@@ -84,6 +85,13 @@ def _format_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="simdask",
@@ -97,8 +105,10 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "update",
         help="create the index if needed and index the sources",
-        description="Index SOURCEs: text files, folders (.txt/.md, recursively) or "
-        '.jsonl files of {"id": ..., "text": ...} lines, then compute similarities.',
+        description="Index SOURCEs: documents, folders (.txt .md .html .htm .pdf .docx .odt, "
+        'recursively) or .jsonl files of {"id": ..., "text": ...} lines, then compute '
+        "similarities. Files that fail to extract are reported (simdask errors INDEX); the "
+        "run still commits and exits with status 0.",
     )
     p.add_argument("index", metavar="INDEX", help="index directory")
     p.add_argument("sources", metavar="SOURCE", nargs="+", help="file, folder or .jsonl file")
@@ -129,6 +139,14 @@ def _parser() -> argparse.ArgumentParser:
         help="wait this long for another update of the same index (default: fail at once)",
     )
     p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
+    p.add_argument(
+        "--max-file-size",
+        type=_size_arg,
+        default=DEFAULT_MAX_FILE_BYTES,
+        metavar="SIZE",
+        help="do not read larger files, report them as too_large (e.g. 50MB, 2GiB; "
+        "default 100MB; 0: no limit)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _cluster_args(p)
     _data_args(p)
@@ -304,6 +322,7 @@ def _cmd_update(args) -> int:
             batch_docs=args.batch_docs,
             transfer=args.data_transfer,
             worker_cache=bool(args.scheduler) if args.worker_cache is None else args.worker_cache,
+            max_file_bytes=args.max_file_size or None,
         ),
     )
     _print_summary(summary)

@@ -160,6 +160,7 @@ class Index:
         config: IndexConfig | None = None,
         wait: float = 0.0,
         items: Sequence[SourceItem] = (),
+        max_file_bytes: int | None = None,
     ) -> RunSummary:
         """Index what changed in ``sources`` (files, folders, JSONL files); one run.
 
@@ -171,12 +172,15 @@ class Index:
         documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run).
         ``wait``: seconds to wait for another writer (0: fail at once). ``items``: documents
         already listed by :func:`simdask.sources.list_items` (e.g. with a key prefix), indexed
-        after those of ``sources``.
+        after those of ``sources``. ``max_file_bytes``: files larger than this are not read
+        but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
         """
         cb = callback or Callback()
         options = options or RunOptions()
         if options.worker_cache is None:  # worth it only on a cluster that outlives this run
             options = dataclasses.replace(options, worker_cache=client is not None)
+        if max_file_bytes is not None:
+            options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
         if config is not None and config != self.config:
             if self.catalog.counts()["documents"] and not rebuild:
                 raise ConfigError(

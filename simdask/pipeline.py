@@ -26,7 +26,7 @@ from .progress import Callback
 from .shards import ShardData, ShardStore, shard_ranges
 from .similarity import max_block_docs, skipped_chunks
 from .similarity_stage import EMPTY_ROWS, SimilarityStage
-from .sources import KnownHashes, SourceItem
+from .sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem
 from .tasks import (
     PROVISIONAL_BASE,
     MergeSpec,
@@ -52,12 +52,14 @@ class RunOptions:
     ``transfer``: ``auto``, ``shared`` or ``dask`` (:mod:`simdask.placement`).
     ``worker_cache``: keep shards cached on the workers for the next run
     (:mod:`simdask.worker_cache`); None: only on a cluster simdask did not start itself.
+    ``max_file_bytes``: larger files are not read (error kind ``too_large``; None: no limit).
     """
 
     batch_docs: int | None = None
     block_pairs: int = 32_000_000
     blocks_in_flight: int = 4
     fuse_members: int = 1000
+    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES
     transfer: str = "auto"
     worker_cache: bool | None = None
 
@@ -129,6 +131,7 @@ def run_update(
         cb=cb,
         traffic=traffic,
         in_flight=in_flight,
+        max_file_bytes=options.max_file_bytes,
     )
     del known_f
     stats["seconds"]["chunk"] = time.perf_counter() - t

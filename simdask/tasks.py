@@ -29,7 +29,7 @@ from .similarity import (
     skipped_chunks,
     top_k_rows,
 )
-from .sources import KnownHashes, SourceItem, fetch_item, parse_item
+from .sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem, fetch_item, parse_item
 from .texts import TextStore
 from .worker_cache import worker_cache
 
@@ -103,12 +103,14 @@ def chunk_task(
     run_id: int,
     batch: int,
     payloads: list[bytes | ExtractionError] | None = None,
+    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> BatchResult | tuple[BatchResult, list[np.ndarray]]:
-    """Read a batch of items; chunk those whose content hash differs from the indexed one.
+    """Read a batch of items; extract and chunk those whose content hash differs from the
+    indexed one (an unchanged document is hashed, never extracted).
 
     Item ``i`` that is recomputed gets provisional doc ID ``PROVISIONAL_BASE + first_item + i``
     in its pairs (sorted little-endian uint64 pair keys per shard range); its text goes to the
-    pack ``rRRRRRR-bBBBBBB.pack``.
+    pack ``rRRRRRR-bBBBBBB.pack``. Files over ``max_file_bytes`` are not read.
 
     On a shared filesystem (``bucket_dir`` and ``text_dir`` given) the items are read from disk,
     the pairs written as bucket files and the pack into ``text_dir``; returns the
@@ -121,14 +123,14 @@ def chunk_task(
     for i, item in enumerate(items):
         index = first_item + i
         try:
-            data = fetch_item(item) if payloads is None else payloads[i]
+            data = fetch_item(item, max_file_bytes) if payloads is None else payloads[i]
             if isinstance(data, ExtractionError):
                 raise data
-            key, text, digest = parse_item(item, data)
+            key, text, digest = parse_item(item, data, known)
         except ExtractionError as e:
             res.errors.append((index, e.key, e.kind, e.message))
             continue
-        if known.unchanged(key, digest):
+        if text is None:  # known.unchanged(key, digest): not extracted
             res.unchanged.append((index, key))
             continue
         res.prov_ids.append(PROVISIONAL_BASE + index)

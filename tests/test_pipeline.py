@@ -169,13 +169,15 @@ def test_jsonl_source_and_per_file_errors(tmp_path, client):
         f.write('{"text": "no id here"}\n')
     bad = tmp_path / "bad"
     bad.mkdir()
-    (bad / "latin1.txt").write_bytes("Příliš žluťoučký".encode("cp1250"))
+    czech = "Příliš žluťoučký kůň úpěl ďábelské ódy."
+    (bad / "cp1250.txt").write_bytes(czech.encode("cp1250"))  # decoded, not an error
     idx = Index.create(tmp_path / "i", IndexConfig(hash_bits=32, shards=2))
     summary = idx.update([path, bad], client=client)
     kinds = sorted(kind for _, kind, _ in summary.errors)
-    assert kinds == ["duplicate_key", "encoding", "jsonl", "jsonl", "too_short"]
-    assert summary.failed == 4 and summary.documents == len(docs)
-    assert {d.key for d in idx.catalog.documents()} == set(docs)
+    assert kinds == ["duplicate_key", "jsonl", "jsonl", "too_short"]
+    assert summary.failed == 3 and summary.documents == len(docs) + 1
+    assert {d.key for d in idx.catalog.documents()} == set(docs) | {"cp1250.txt"}
+    assert idx.text("cp1250.txt") == czech
     assert idx.catalog.errors_of_run(summary.run_id) == summary.errors
     ref = reference_similarity(docs)
     got = {(r.doc, r.other): r.shared for r in idx.pairs()}

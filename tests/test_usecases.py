@@ -20,8 +20,10 @@ from simdask.chunks import chunk_batch
 from simdask.errors import ExtractionError
 from simdask.progress import RecordingCallback
 from simdask.sources import read_document, read_queries
+from simdask.text import words
 
 from conftest import make_docs, reference_similarity, write_jsonl, write_txt
+from extract_util import prose, text_pdf
 
 CFG = {"hash_bits": 32, "shards": 3}
 
@@ -237,14 +239,19 @@ def test_read_subset_equals_full_shard(base):
 
 def test_read_document_and_read_queries(tmp_path):
     (tmp_path / "a.txt").write_text("one two three four five six", encoding="utf-8")
-    (tmp_path / "bad.txt").write_bytes(b"caf\xe9 au lait")
+    (tmp_path / "bad.txt").write_bytes(bytes(range(256)) * 8)  # binary, not text
+    (tmp_path / "cz.txt").write_bytes("Příliš žluťoučký kůň úpěl ďábelské ódy".encode("cp1250"))
+    (tmp_path / "paper.pdf").write_bytes(text_pdf(prose(300, seed=4)))
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "c.md").write_text("seven eight", encoding="utf-8")
     write_jsonl({"j1": "jsonl text", "j2": "more"}, tmp_path / "q.jsonl")
     assert read_document(tmp_path / "a.txt") == ("a.txt", "one two three four five six")
-    with pytest.raises(ExtractionError, match="expected UTF-8 text") as e:
+    with pytest.raises(ExtractionError) as e:
         read_document(tmp_path / "bad.txt")
-    assert e.value.kind == "encoding"
+    assert e.value.kind == "binary"
+    # any format the indexer reads: legacy Czech encoding, PDF
+    assert read_document(tmp_path / "cz.txt")[1] == "Příliš žluťoučký kůň úpěl ďábelské ódy"
+    assert words(read_document(tmp_path / "paper.pdf")[1]) == words(prose(300, seed=4))
     with pytest.raises(ExtractionError, match="expected a document file") as e:
         read_document(tmp_path / "nope.txt")
     assert e.value.kind == "missing"
