@@ -11,8 +11,8 @@ from distributed import Client, as_completed
 from .config import IndexConfig
 from .errors import ExtractionError
 from .progress import Callback
-from .sources import DEFAULT_MAX_FILE_BYTES, SourceItem, fetch_item
-from .tasks import BatchResult, chunk_task
+from .sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem, content_hash, fetch_item
+from .tasks import BatchResult, UnchangedPayload, chunk_task
 from .texts import TextStore
 
 __all__ = ["ChunkOutput", "Traffic", "run_chunk_stage"]
@@ -59,6 +59,7 @@ def run_chunk_stage(
     known_f,
     config: IndexConfig,
     *,
+    known: KnownHashes,
     transfer: str,
     bucket_dir: str,
     texts: TextStore,
@@ -71,7 +72,8 @@ def run_chunk_stage(
 ) -> ChunkOutput:
     """Chunk all batches. ``transfer='shared'``: workers read items and write bucket files and
     packs. ``'dask'``: the client reads each batch's bytes, at most ``in_flight`` batches ahead,
-    and writes the packs the tasks return; the pairs stay on the workers. Either way text is
+    and writes the packs the tasks return; the pairs stay on the workers. The client hashes
+    the files it reads and sends no bytes for those ``known`` holds unchanged. Either way text is
     extracted in the tasks; files over ``max_file_bytes`` are not read."""
     cb.stage("chunk", len(batches))
     if transfer == "shared":
@@ -109,9 +111,14 @@ def run_chunk_stage(
         payloads: list[bytes | ExtractionError] = []
         for item in part:
             try:
-                payloads.append(fetch_item(item, max_file_bytes))
+                data = fetch_item(item, max_file_bytes)
             except ExtractionError as e:
                 payloads.append(e)
+                continue
+            if item.key is not None and known.unchanged(item.prefix + item.key, content_hash(data)):
+                payloads.append(UnchangedPayload(item.prefix + item.key))
+            else:
+                payloads.append(data)
         traffic.sent(payloads)
         [payload_f] = client.scatter([payloads], hash=False)
         f = client.submit(

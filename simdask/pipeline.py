@@ -123,6 +123,7 @@ def run_update(
         batches,
         known_f,
         config,
+        known=known_hashes,
         transfer=transfer,
         bucket_dir=bucket_dir,
         texts=TextStore(text_dir),

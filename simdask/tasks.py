@@ -37,6 +37,7 @@ __all__ = [
     "PROVISIONAL_BASE",
     "BatchResult",
     "MergeSpec",
+    "UnchangedPayload",
     "block_rows_task",
     "chunk_task",
     "member_rows_task",
@@ -71,6 +72,15 @@ class BatchResult:
     unchanged: list[tuple[int, str]] = field(default_factory=list)
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     n_pairs: int = 0
+
+
+@dataclass(frozen=True)
+class UnchangedPayload:
+    """Sent by the client in place of a document's bytes when it hashed them and found the
+    document indexed with that content (no shared filesystem: unchanged files cost no
+    transfer)."""
+
+    key: str
 
 
 @sizeof.register(BatchResult)
@@ -126,6 +136,9 @@ def chunk_task(
             data = fetch_item(item, max_file_bytes) if payloads is None else payloads[i]
             if isinstance(data, ExtractionError):
                 raise data
+            if isinstance(data, UnchangedPayload):  # the client found it unchanged
+                res.unchanged.append((index, data.key))
+                continue
             key, text, digest = parse_item(item, data, known)
         except ExtractionError as e:
             res.errors.append((index, e.key, e.kind, e.message))

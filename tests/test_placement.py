@@ -102,6 +102,7 @@ def test_dask_transfer_reports_unreadable_files(tmp_path, client):
         [(0, items[:4]), (4, items[4:])],
         client.scatter(KnownHashes({}), hash=False),
         IndexConfig(shards=3, hash_bits=20),
+        known=KnownHashes({}),
         transfer="dask",
         bucket_dir=str(tmp_path / "unused"),
         texts=TextStore(tmp_path / "texts"),
