@@ -5,8 +5,10 @@ The chunk-hash inverted-index method, built and queried with Dask. See ``DESIGN.
 
 from .catalog import DocumentRow, PairRow
 from .chunks import chunk_batch, chunk_id, hash_chunks, word_hashes
+from .cluster_config import ClusterSpec
 from .config import FORMAT_VERSION, IndexConfig
 from .errors import (
+    ClusterError,
     ConfigError,
     DocumentNotFoundError,
     ExtractionError,
@@ -26,6 +28,8 @@ __version__ = "0.1.0"
 __all__ = [
     "FORMAT_VERSION",
     "Callback",
+    "ClusterError",
+    "ClusterSpec",
     "ConfigError",
     "DocumentNotFoundError",
     "DocumentRow",

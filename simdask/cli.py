@@ -1,7 +1,10 @@
 """The ``simdask`` command: argument parsing and output only; the work is in the Python API.
 
 Exit status: 0 success (a run committed, even if some files failed), 1 a simdask error (the
-message says what was expected and found), 2 bad usage, 130 interrupted.
+message says what was expected and found; also: the index is locked by another update), 2 bad
+usage or bad cluster settings (options, SIMDASK_* variables, the config file), 3 the Dask cluster
+could not be reached or started, or failed during the run (the index is unchanged), 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from .cluster import connect
+from .cluster import check_cluster, connect
+from .cluster_config import add_cluster_arguments, cli_values, resolve_cluster
 from .config import IndexConfig
-from .errors import DocumentNotFoundError, SimdaskError
+from .errors import ClusterError, ConfigError, DocumentNotFoundError, SimdaskError
 from .index import Index, RunSummary
+from .lock import WriterLock
 from .output import FORMATS, write_rows
 from .pipeline import RunOptions
 from .progress import Callback, TqdmCallback
@@ -45,21 +50,27 @@ chunks are hashed, and similarity of A to B is the percent of A's chunks also fo
 Start with `simdask demo`, then `simdask update INDEX SOURCE...` and `simdask similar INDEX`.
 """
 
+_EPILOG = """\
+exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
+says what was expected and found; also: another update holds the index), 2 bad usage or bad
+cluster settings, 3 the Dask cluster could not be reached or started or failed during the run
+(the index is unchanged), 130 interrupted.
+"""
 
-def _cluster_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("cluster")
-    g.add_argument(
-        "--workers", type=int, help="LocalCluster worker processes (default: one per core)"
-    )
-    g.add_argument(
-        "--threads-per-worker", type=int, default=1, help="threads per worker (default 1)"
-    )
-    g.add_argument(
-        "--memory-limit", default="auto", help="per-worker memory limit, e.g. 4GiB (default auto)"
-    )
-    g.add_argument(
-        "--scheduler", metavar="ADDR", help="use an existing Dask cluster, e.g. tcp://host:8786"
-    )
+_CLUSTER_DESCRIPTION = """\
+Show the Dask cluster that `update`, `remove` and `demo` would use with the same options, and
+where each setting comes from; with --check, connect to it (or start it) and report its
+dashboard, workers, threads, memory and versions.
+
+Each setting is taken from the first of: the command line; an environment variable
+(SIMDASK_SCHEDULER, SIMDASK_SSH_HOSTS, SIMDASK_WORKERS, ... as shown in brackets below;
+SIMDASK_CLUSTER=local|scheduler|ssh chooses the kind); the [cluster] table of the config file
+($SIMDASK_CONFIG, else ~/.config/simdask/cluster.toml; the same names as the options, with
+underscores: scheduler, ssh_hosts, ssh_user, ssh_key, ssh_port, ssh_known_hosts,
+remote_python, workers, workers_per_host, threads_per_worker, memory_limit, dashboard_address,
+connect_timeout, kind); the defaults. The kind of cluster comes from the first of those that
+names one (a scheduler address, SSH hosts, or kind / --local); default: a LocalCluster.
+"""
 
 
 def _format_arg(p: argparse.ArgumentParser) -> None:
@@ -72,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="simdask",
         description=_DESCRIPTION,
+        epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"simdask {__version__}")
@@ -114,14 +126,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    _cluster_args(p)
+    add_cluster_arguments(p)
 
     p = sub.add_parser("remove", help="delete documents by key")
     p.add_argument("index", metavar="INDEX")
     p.add_argument("keys", metavar="KEY", nargs="+")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
     p.add_argument("--quiet", action="store_true")
-    _cluster_args(p)
+    add_cluster_arguments(p)
 
     p = sub.add_parser("text", help="print a document's extracted text as indexed")
     p.add_argument("index", metavar="INDEX")
@@ -165,6 +177,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("index", metavar="INDEX")
     _format_arg(p)
 
+    p = sub.add_parser(
+        "cluster",
+        help="show the Dask cluster settings in effect; --check connects and reports",
+        description=_CLUSTER_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="connect (or start the cluster) and report workers, memory and versions",
+    )
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    add_cluster_arguments(p)
+
     p = sub.add_parser("similar", help="stored similar pairs, all or of one document")
     p.add_argument("index", metavar="INDEX")
     p.add_argument("key", metavar="KEY", nargs="?", help="a document's key (default: all pairs)")
@@ -199,7 +226,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="keep corpus and index in this folder (default: a temporary one)")
     p.add_argument("--top", type=int, default=15, help="pairs to print (default 15)")
     p.add_argument("--quiet", action="store_true")
-    _cluster_args(p)
+    add_cluster_arguments(p)
     return parser
 
 
@@ -239,24 +266,14 @@ def _print_summary(s: RunSummary) -> None:
 
 def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSummary:
     cb = _MessageOnly(quiet=True) if getattr(args, "quiet", False) else _callback(args)
+    spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config)
-    with (
-        idx,
-        connect(
-            args.scheduler,
-            workers=args.workers,
-            threads_per_worker=args.threads_per_worker,
-            memory_limit=args.memory_limit,
-        ) as client,
-    ):
-        summary = idx.update(
-            client=client,
-            callback=cb,
-            config=config,
-            wait=getattr(args, "wait", 0.0),
-            **update_kwargs,
-        )
-        cb.end_stage()
+    # the lock first: a second update fails before it starts a cluster
+    with idx, WriterLock(idx.path, wait=getattr(args, "wait", 0.0)):
+        cb.message(f"using {spec.describe()}")
+        with connect(spec) as client:
+            summary = idx.update(client=client, callback=cb, config=config, **update_kwargs)
+            cb.end_stage()
     return summary
 
 
@@ -403,7 +420,55 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+def _cmd_cluster(args) -> int:
+    resolved = args.cluster
+    spec = resolved.spec
+    rows = resolved.rows()
+    out: dict = {
+        "kind": spec.kind,
+        "cluster": spec.describe(),
+        "config_file": str(resolved.config_file) if resolved.config_file else None,
+        "settings": rows,
+    }
+    if args.check:
+        with connect(spec) as client:
+            out["check"] = check_cluster(client)
+    if args.output == "json":
+        print(json.dumps(out, indent=2))
+    else:
+        _print_cluster(out)
+    for w in out.get("check", {}).get("warnings", []):
+        print(f"simdask: warning: {w}", file=sys.stderr)
+    return 0
+
+
+def _print_cluster(out: dict) -> None:
+    from dask.utils import format_bytes
+
+    print(f"cluster: {out['cluster']}")
+    print(f"config file: {out['config_file'] or '(none)'}")
+    print(f"\n{'setting':<20} {'value':<32} {'from':<8} used")
+    for r in out["settings"]:
+        value = "-" if r["value"] is None else str(r["value"])
+        print(f"{r['setting']:<20} {value:<32} {r['source']:<8} {'yes' if r['used'] else 'no'}")
+    check = out.get("check")
+    if not check:
+        return
+    ws = check["workers"]
+    print(f"\nscheduler: {check['scheduler']}")
+    print(f"dashboard: {check['dashboard']}")
+    print(f"workers: {len(ws)}, threads: {check['threads']}")
+    print(f"\n{'worker':<28} {'threads':>7} {'memory':>10}  versions")
+    for w in ws:
+        mem = format_bytes(w["memory_limit"]) if w["memory_limit"] else "no limit"
+        vs = ", ".join(f"{k} {v}" for k, v in w["versions"].items())
+        print(f"{w['address']:<28} {w['threads']:>7} {mem:>10}  {vs}")
+    vs = ", ".join(f"{k} {v}" for k, v in check["versions"].items())
+    print(f"{'(this client)':<28} {'':>7} {'':>10}  {vs}")
+
+
 _COMMANDS = {
+    "cluster": _cmd_cluster,
     "update": _cmd_update,
     "similar": _cmd_similar,
     "query": _cmd_query,
@@ -421,8 +486,17 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simdask`` command; returns the exit status."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    if hasattr(args, "cluster_workers"):  # a command with cluster options
+        try:
+            args.cluster = resolve_cluster(cli_values(args))
+        except ConfigError as e:
+            print(f"simdask: error: {e}", file=sys.stderr)
+            return 2
     try:
         return _COMMANDS[args.command](args)
+    except ClusterError as e:
+        print(f"simdask: error: {e}", file=sys.stderr)
+        return 3
     except SimdaskError as e:
         print(f"simdask: error: {e}", file=sys.stderr)
         return 1

@@ -1,16 +1,36 @@
-"""Getting a Dask client: a LocalCluster (processes by default) or an existing scheduler."""
+"""Getting a Dask client: a LocalCluster, an existing scheduler, or an SSHCluster.
+
+:func:`connect` takes a :class:`~simdask.cluster_config.ClusterSpec`; failures to reach the
+cluster, a lost scheduler and workers dying are turned into :class:`ClusterError` with a
+message saying what to do (:func:`cluster_failure`). :func:`check_cluster` describes a
+running cluster for ``simdask cluster --check``.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import CancelledError
+from contextlib import contextmanager, suppress
+from typing import Any
 
 import dask
 from distributed import Client, LocalCluster
 
-__all__ = ["WORKER_MALLOC_ENV", "connect", "default_workers"]
+from .cluster_config import ClusterSpec
+from .errors import ClusterError
+
+__all__ = [
+    "WORKER_MALLOC_ENV",
+    "check_cluster",
+    "cluster_errors",
+    "cluster_failure",
+    "connect",
+    "default_workers",
+    "ssh_cluster_kwargs",
+]
 
 #: Set in the worker processes of simdask's own LocalCluster before they start: keep freed
 #: memory in the heap instead of returning it to the OS at once (Dask's default trim threshold
@@ -22,48 +42,262 @@ WORKER_MALLOC_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
 }
 
+_MEMORY_HINT = (
+    "raise the memory limit per worker with --memory-limit (SIMDASK_MEMORY_LIMIT, "
+    "memory_limit in the config file), or use fewer threads per worker"
+)
+
 
 def default_workers() -> int:
     """Workers of a default LocalCluster: one per core."""
     return max(1, os.cpu_count() or 1)
 
 
+def _spec_of(
+    spec: ClusterSpec | str | None,
+    workers: int | None,
+    threads_per_worker: int,
+    memory_limit: str | float | int | None,
+    dashboard_address: str | None,
+) -> ClusterSpec:
+    if isinstance(spec, ClusterSpec):
+        return spec
+    common = {"threads_per_worker": threads_per_worker, "dashboard_address": dashboard_address}
+    common = {k: v for k, v in common.items() if v is not None}
+    if spec:  # the old form: connect("tcp://host:8786")
+        return ClusterSpec(kind="scheduler", scheduler=spec, **common)
+    return ClusterSpec(
+        workers=workers,
+        memory_limit="auto" if memory_limit is None else str(memory_limit),
+        **common,
+    )
+
+
+def ssh_cluster_kwargs(spec: ClusterSpec) -> dict[str, Any]:
+    """The arguments of ``distributed.deploy.ssh.SSHCluster`` for an ``ssh`` spec."""
+    connect_options: dict[str, Any] = {"connect_timeout": spec.connect_timeout}
+    if spec.ssh_user:
+        connect_options["username"] = spec.ssh_user
+    if spec.ssh_key:
+        connect_options["client_keys"] = [os.path.expanduser(spec.ssh_key)]
+    if spec.ssh_port:
+        connect_options["port"] = spec.ssh_port
+    if spec.ssh_known_hosts:
+        kh = spec.ssh_known_hosts
+        connect_options["known_hosts"] = None if kh.lower() == "none" else os.path.expanduser(kh)
+    return {
+        "hosts": list(spec.ssh_hosts),
+        "connect_options": connect_options,
+        "worker_options": {
+            "n_workers": spec.workers_per_host,
+            "nthreads": spec.threads_per_worker,
+            "memory_limit": spec.memory_limit,
+        },
+        "scheduler_options": {"port": 0, "dashboard_address": spec.dashboard_address},
+        "remote_python": spec.remote_python or sys.executable,
+    }
+
+
+def _start_ssh(spec: ClusterSpec):
+    from distributed.deploy.ssh import SSHCluster
+
+    try:
+        import asyncssh  # noqa: F401
+    except ImportError:
+        raise ClusterError("--ssh needs the asyncssh package: pip install 'simdask[ssh]'") from None
+    kwargs = ssh_cluster_kwargs(spec)
+    try:
+        return SSHCluster(**kwargs)
+    except Exception as e:
+        opts = kwargs["connect_options"]
+        ssh = "ssh" + "".join(
+            f" {flag} {opts[k] if k != 'client_keys' else opts[k][0]}"
+            for flag, k in (("-p", "port"), ("-i", "client_keys"), ("-l", "username"))
+            if k in opts
+        )
+        raise ClusterError(
+            f"cannot start {spec.describe()}: {type(e).__name__}: {e}. Check that "
+            f"`{ssh} HOST {kwargs['remote_python']} -c 'import simdask'` works on every host "
+            "without a password prompt and that each host's key is in the known_hosts file "
+            f"({spec.ssh_known_hosts or '~/.ssh/known_hosts'})"
+        ) from None
+
+
+def _connect_scheduler(spec: ClusterSpec) -> Client:
+    try:
+        return Client(spec.scheduler, timeout=spec.connect_timeout)
+    except (OSError, TimeoutError) as e:
+        raise ClusterError(
+            f"cannot connect to the Dask scheduler at {spec.scheduler}: {e}. Is it running and "
+            "reachable from here? (start one with `dask scheduler`, its workers with "
+            "`dask worker ADDRESS`)"
+        ) from None
+
+
 @contextmanager
 def connect(
-    scheduler: str | None = None,
+    spec: ClusterSpec | str | None = None,
     *,
     workers: int | None = None,
-    threads_per_worker: int = 1,
+    threads_per_worker: int | None = None,
     processes: bool = True,
-    memory_limit: str | float | int | None = "auto",
-    dashboard_address: str | None = ":8787",
+    memory_limit: str | float | int | None = None,
+    dashboard_address: str | None = None,
 ) -> Iterator[Client]:
     """A client for the duration of a ``with`` block.
 
-    With ``scheduler`` (``tcp://host:port``) connect to that existing cluster and leave it
-    running afterwards; otherwise start a LocalCluster of ``workers`` worker processes (or
-    threads with ``processes=False``) and shut it down at the end.
+    ``spec``: a :class:`ClusterSpec`; or, as before, a scheduler address (connect to that
+    existing cluster and leave it running afterwards) or None (start a LocalCluster of
+    ``workers`` worker processes, or threads with ``processes=False``, from the keywords).
+    Clusters started here (local, ssh) are shut down at the end. Raises :class:`ClusterError`
+    when the cluster cannot be reached or started.
     """
-    if scheduler:
-        client = Client(scheduler)
+    spec = _spec_of(spec, workers, threads_per_worker, memory_limit, dashboard_address)
+    cluster = None
+    if spec.kind == "scheduler":
+        client = _connect_scheduler(spec)
+    else:
+        if spec.kind == "ssh":
+            cluster = _start_ssh(spec)
+        else:
+            env = {
+                f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()
+            }
+            with dask.config.set(env):
+                cluster = LocalCluster(
+                    n_workers=spec.workers or default_workers(),
+                    threads_per_worker=spec.threads_per_worker,
+                    processes=processes,
+                    memory_limit=spec.memory_limit,
+                    dashboard_address=spec.dashboard_address,
+                    silence_logs=logging.ERROR,
+                )
         try:
-            yield client
-        finally:
-            client.close()
-        return
-    env = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()}
-    with dask.config.set(env):
-        cluster = LocalCluster(
-            n_workers=workers or default_workers(),
-            threads_per_worker=threads_per_worker,
-            processes=processes,
-            memory_limit=memory_limit,
-            dashboard_address=dashboard_address,
-            silence_logs=logging.ERROR,
-        )
-    client = Client(cluster)
+            client = Client(cluster)
+        except BaseException:
+            cluster.close()
+            raise
     try:
         yield client
     finally:
-        client.close()
-        cluster.close()
+        with suppress(Exception):  # a lost scheduler must not hide the error of the run
+            client.close(timeout=10)
+        if cluster is not None:
+            with suppress(Exception):
+                cluster.close(timeout=30)
+
+
+def _scheduler_address(client: Any) -> str:
+    with suppress(Exception):
+        return client.scheduler.address
+    return "(unknown address)"
+
+
+def _lost(client: Any) -> bool:
+    """Whether ``client`` has lost its scheduler (is reconnecting or closed)."""
+    return client is not None and getattr(client, "status", "running") != "running"
+
+
+def cluster_failure(error: BaseException, client: Any, note: str = "") -> ClusterError | None:
+    """A :class:`ClusterError` for ``error`` if the cluster failed the run (workers died, the
+    scheduler went away); None if ``error`` is something else. ``note`` is appended."""
+    from distributed.scheduler import KilledWorker
+
+    tail = f"; {note}" if note else ""
+    if isinstance(error, KilledWorker):
+        last = error.last_worker
+        addr = getattr(last, "address", last)
+        limit = getattr(last, "memory_limit", None)
+        from dask.utils import format_bytes
+
+        mem = (
+            f"the worker's memory limit was {format_bytes(limit)}"
+            if limit
+            else "the worker had no memory limit"
+        )
+        return ClusterError(
+            f"Dask workers died while running task {error.task!r}: it was tried on "
+            f"{error.allowed_failures + 1} workers and each died (the last was {addr}). Most "
+            f"often a worker runs out of memory ({mem}): {_MEMORY_HINT}; otherwise see the "
+            f"worker logs (killed from outside, crashed){tail}"
+        )
+    lost_reason = getattr(error, "reason", None) == "scheduler-connection-lost"
+    if lost_reason or (
+        isinstance(error, (OSError, TimeoutError, CancelledError)) and _lost(client)
+    ):
+        return ClusterError(
+            f"lost the connection to the Dask scheduler at {_scheduler_address(client)} during "
+            f"the run ({type(error).__name__}); check that the scheduler is running and "
+            f"reachable, then run again{tail}"
+        )
+    return None
+
+
+@contextmanager
+def cluster_errors(client: Any, note: str = "") -> Iterator[None]:
+    """Inside the block, turn a cluster's failure (see :func:`cluster_failure`) into a
+    :class:`ClusterError`; use it inside the block that owns ``client``, before it closes."""
+    try:
+        yield
+    except Exception as e:
+        failure = cluster_failure(e, client, note)
+        if failure is None:
+            raise
+        raise failure from e
+
+
+def _simdask_origin() -> str:
+    import simdask
+
+    return f"{simdask.__version__} ({os.path.dirname(simdask.__file__)})"
+
+
+_PACKAGES = ("python", "dask", "distributed", "numpy", "simdask")
+
+
+def check_cluster(client: Client) -> dict[str, Any]:
+    """What a connected cluster offers: dashboard, workers (threads, memory limit) and the
+    versions of Python, dask, distributed, numpy and simdask on the client, the scheduler and
+    each worker, with a list of human-readable ``warnings`` where they differ."""
+    info = client.scheduler_info(n_workers=-1)
+    versions = client.get_versions(check=False, packages=["simdask"])
+
+    def pick(v: dict) -> dict[str, str | None]:
+        pk = v.get("packages", {})
+        return {p: pk.get(p) for p in _PACKAGES}
+
+    mine = pick(versions["client"])
+    mine["simdask"] = _simdask_origin()
+    origins = client.run(_simdask_origin, on_error="return")
+    workers = []
+    for addr, w in sorted(info.get("workers", {}).items()):
+        v = pick(versions.get("workers", {}).get(addr, {}))
+        origin = origins.get(addr)
+        v["simdask"] = origin if isinstance(origin, str) else f"cannot import: {origin!r}"[:200]
+        workers.append(
+            {
+                "address": addr,
+                "host": w.get("host"),
+                "threads": w.get("nthreads"),
+                "memory_limit": w.get("memory_limit"),
+                "versions": v,
+            }
+        )
+    warnings = []
+    sched = pick(versions.get("scheduler", {}))
+    for name, theirs in [("scheduler", sched)] + [(w["address"], w["versions"]) for w in workers]:
+        for p in _PACKAGES:
+            if name == "scheduler" and p == "simdask":
+                continue  # the scheduler never imports simdask
+            if theirs.get(p) != mine.get(p):
+                warnings.append(f"{p} differs: {theirs.get(p)} on {name}, {mine.get(p)} here")
+    if not workers:
+        warnings.append("the cluster has no workers: a run would wait for some to join")
+    return {
+        "scheduler": _scheduler_address(client),
+        "dashboard": client.dashboard_link,
+        "workers": workers,
+        "threads": sum(w["threads"] or 0 for w in workers),
+        "versions": mine,
+        "warnings": warnings,
+    }
