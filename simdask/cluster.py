@@ -107,7 +107,7 @@ def _start_ssh(spec: ClusterSpec):
         raise ClusterError("--ssh needs the asyncssh package: pip install 'simdask[ssh]'") from None
     kwargs = ssh_cluster_kwargs(spec)
     try:
-        return SSHCluster(**kwargs)
+        return SSHCluster(**kwargs, silence_logs=logging.ERROR)
     except Exception as e:
         opts = kwargs["connect_options"]
         ssh = "ssh" + "".join(
