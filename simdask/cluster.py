@@ -20,7 +20,7 @@ import dask
 from distributed import Client, LocalCluster
 
 from .cluster_config import ClusterSpec
-from .errors import ClusterError
+from .errors import ClusterError, SimdaskError
 
 __all__ = [
     "WORKER_MALLOC_ENV",
@@ -198,49 +198,91 @@ def _lost(client: Any) -> bool:
     return client is not None and getattr(client, "status", "running") != "running"
 
 
-def cluster_failure(error: BaseException, client: Any, note: str = "") -> ClusterError | None:
-    """A :class:`ClusterError` for ``error`` if the cluster failed the run (workers died, the
-    scheduler went away); None if ``error`` is something else. ``note`` is appended."""
+def _workers(client: Any) -> dict[str, int | None] | None:
+    """The scheduler's workers now, with their memory limits (None if it cannot be asked)."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except Exception:
+        return None
+    return {a: w.get("memory_limit") for a, w in info.get("workers", {}).items()}
+
+
+def _memory_text(limits: Any) -> str:
+    from dask.utils import format_bytes
+
+    limits = sorted({m for m in limits if m})
+    if not limits:
+        return "memory limit per worker unknown or none"
+    span = format_bytes(limits[0])
+    if len(limits) > 1:
+        span += f" to {format_bytes(limits[-1])}"
+    return f"the memory limit per worker is {span}"
+
+
+def cluster_failure(
+    error: BaseException,
+    client: Any,
+    note: str = "",
+    workers_before: dict[str, int | None] | None = None,
+) -> ClusterError | None:
+    """A :class:`ClusterError` for ``error`` if the cluster failed the run: workers died
+    (:class:`~distributed.scheduler.KilledWorker`, or workers of ``workers_before`` gone), the
+    scheduler went away; None if ``error`` is something else. ``note`` is appended."""
     from distributed.scheduler import KilledWorker
 
     tail = f"; {note}" if note else ""
     if isinstance(error, KilledWorker):
         last = error.last_worker
-        addr = getattr(last, "address", last)
-        limit = getattr(last, "memory_limit", None)
-        from dask.utils import format_bytes
-
-        mem = (
-            f"the worker's memory limit was {format_bytes(limit)}"
-            if limit
-            else "the worker had no memory limit"
-        )
+        mem = _memory_text([getattr(last, "memory_limit", None)])
         return ClusterError(
             f"Dask workers died while running task {error.task!r}: it was tried on "
-            f"{error.allowed_failures + 1} workers and each died (the last was {addr}). Most "
-            f"often a worker runs out of memory ({mem}): {_MEMORY_HINT}; otherwise see the "
-            f"worker logs (killed from outside, crashed){tail}"
+            f"{error.allowed_failures + 1} workers and each died (the last was "
+            f"{getattr(last, 'address', last)}). Most often a worker runs out of memory "
+            f"({mem}): {_MEMORY_HINT}; otherwise see the worker logs (killed from outside, "
+            f"crashed){tail}"
         )
-    lost_reason = getattr(error, "reason", None) == "scheduler-connection-lost"
-    if lost_reason or (
+    lost = getattr(error, "reason", None) == "scheduler-connection-lost" or (
         isinstance(error, (OSError, TimeoutError, CancelledError)) and _lost(client)
-    ):
+    )
+    if lost:
         return ClusterError(
             f"lost the connection to the Dask scheduler at {_scheduler_address(client)} during "
             f"the run ({type(error).__name__}); check that the scheduler is running and "
             f"reachable, then run again{tail}"
         )
-    return None
+    now = None if _lost(client) else _workers(client)
+    if now is None:
+        return None
+    before = workers_before or {}
+    gone = sorted(set(before) - set(now))
+    if not gone and now:
+        return None
+    first = (str(error).strip().splitlines() or [""])[0][:200]
+    if gone:
+        what = (
+            f"{len(gone)} of the {len(before)} Dask workers died during the run "
+            f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})"
+        )
+    else:
+        what = "the Dask cluster has no workers (they died, or none joined)"
+    return ClusterError(
+        f"{what} and the run failed ({type(error).__name__}: {first}). Most often a worker "
+        f"runs out of memory ({_memory_text([*before.values(), *now.values()])}): "
+        f"{_MEMORY_HINT}; otherwise see the worker logs (killed from outside, crashed){tail}"
+    )
 
 
 @contextmanager
 def cluster_errors(client: Any, note: str = "") -> Iterator[None]:
     """Inside the block, turn a cluster's failure (see :func:`cluster_failure`) into a
     :class:`ClusterError`; use it inside the block that owns ``client``, before it closes."""
+    before = _workers(client)
     try:
         yield
     except Exception as e:
-        failure = cluster_failure(e, client, note)
+        if isinstance(e, SimdaskError):
+            raise
+        failure = cluster_failure(e, client, note, before)
         if failure is None:
             raise
         raise failure from e
