@@ -23,6 +23,7 @@ from .cluster_config import ClusterSpec
 from .errors import ClusterError, SimdaskError
 
 __all__ = [
+    "CLUSTER_CONFIG",
     "WORKER_MALLOC_ENV",
     "check_cluster",
     "cluster_errors",
@@ -41,6 +42,12 @@ WORKER_MALLOC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30),
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
 }
+
+#: Dask settings of the clusters simdask starts (LocalCluster, SSHCluster). The Active Memory
+#: Manager's ReduceReplicas policy drops the extra copies of data scattered with
+#: ``broadcast=True`` after ~2 s; a worker that dies afterwards can take the only copy with it
+#: and the run fails ("lost dependencies") instead of retrying the task elsewhere.
+CLUSTER_CONFIG = {"distributed.scheduler.active-memory-manager.start": False}
 
 _MEMORY_HINT = (
     "raise the memory limit per worker with --memory-limit (SIMDASK_MEMORY_LIMIT, "
@@ -107,7 +114,8 @@ def _start_ssh(spec: ClusterSpec):
         raise ClusterError("--ssh needs the asyncssh package: pip install 'simdask[ssh]'") from None
     kwargs = ssh_cluster_kwargs(spec)
     try:
-        return SSHCluster(**kwargs, silence_logs=logging.ERROR)
+        with dask.config.set(CLUSTER_CONFIG):  # the remote processes inherit dask's config
+            return SSHCluster(**kwargs, silence_logs=logging.ERROR)
     except Exception as e:
         opts = kwargs["connect_options"]
         ssh = "ssh" + "".join(
@@ -163,7 +171,7 @@ def connect(
             env = {
                 f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()
             }
-            with dask.config.set(env):
+            with dask.config.set({**env, **CLUSTER_CONFIG}):
                 cluster = LocalCluster(
                     n_workers=spec.workers or default_workers(),
                     threads_per_worker=spec.threads_per_worker,
@@ -335,6 +343,13 @@ def check_cluster(client: Client) -> dict[str, Any]:
                 warnings.append(f"{p} differs: {theirs.get(p)} on {name}, {mine.get(p)} here")
     if not workers:
         warnings.append("the cluster has no workers: a run would wait for some to join")
+    with suppress(Exception):
+        if client.amm.running():
+            warnings.append(
+                "the scheduler's Active Memory Manager is on: a worker that dies can take the "
+                "only copy of broadcast data with it and fail the run instead of a retry; start "
+                "the scheduler with DASK_DISTRIBUTED__SCHEDULER__ACTIVE_MEMORY_MANAGER__START=False"
+            )
     return {
         "scheduler": _scheduler_address(client),
         "dashboard": client.dashboard_link,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -34,7 +36,9 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> Non
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
 
 
-def start_scheduler(tmp: Path, port: int = 0) -> tuple[subprocess.Popen, str]:
+def start_scheduler(
+    tmp: Path, port: int = 0, env: dict | None = None
+) -> tuple[subprocess.Popen, str]:
     """A `dask scheduler` on 127.0.0.1; returns the process and its address."""
     sched_file = tmp / f"scheduler-{time.monotonic_ns()}.json"
     proc = subprocess.Popen(
@@ -51,8 +55,10 @@ def start_scheduler(tmp: Path, port: int = 0) -> tuple[subprocess.Popen, str]:
             "--scheduler-file",
             str(sched_file),
         ],
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # stop() ends the process group
     )
     deadline = time.time() + 60
     while not sched_file.exists() and time.time() < deadline:
@@ -78,6 +84,7 @@ def start_worker(address: str, *extra: str, env: dict | None = None) -> subproce
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # stop() ends the nanny and its worker process together
     )
 
 
@@ -86,16 +93,19 @@ def wait_for_workers(address: str, n: int) -> None:
         c.wait_for_workers(n, timeout=60)
 
 
-def stop(procs: list[subprocess.Popen]) -> None:
+def stop(procs: list[subprocess.Popen], grace: float = 5) -> None:
+    """SIGTERM each process group, SIGKILL what is left after ``grace`` seconds."""
     for p in procs[::-1]:
         if p.poll() is None:
-            p.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGTERM)
+    deadline = time.time() + grace
     for p in procs:
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=max(0.1, deadline - time.time()))
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)  # also a worker process left by its nanny
+        p.wait()
 
 
 class Sshd:
