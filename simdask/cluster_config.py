@@ -485,6 +485,7 @@ def resolve_cluster(
     chosen: dict[str, Any] = {"kind": kind}
     sources = {"kind": kind_source}
     for s in SETTINGS[1:]:
+        sources[s.name] = "default"
         for source, _, values in layers:
             if s.name in values:
                 chosen[s.name] = values[s.name]
