@@ -6,6 +6,7 @@ The chunk-hash inverted-index method, built and queried with Dask. See ``DESIGN.
 from .catalog import DocumentRow, PairRow
 from .chunks import chunk_batch, chunk_id, hash_chunks, word_hashes
 from .cluster_config import ClusterSpec
+from .compare import CompareResult, CrossPair, compare_groups
 from .config import FORMAT_VERSION, IndexConfig
 from .errors import (
     ClusterError,
@@ -30,7 +31,9 @@ __all__ = [
     "Callback",
     "ClusterError",
     "ClusterSpec",
+    "CompareResult",
     "ConfigError",
+    "CrossPair",
     "DocumentNotFoundError",
     "DocumentRow",
     "ExtractionError",
@@ -49,6 +52,7 @@ __all__ = [
     "__version__",
     "chunk_batch",
     "chunk_id",
+    "compare_groups",
     "hash_chunks",
     "normalize",
     "word_hashes",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -179,6 +180,7 @@ class Catalog:
                     ("config", json.dumps(config.to_dict(), sort_keys=True)),
                     ("generation", "0"),
                     ("skipped_chunks", "0"),
+                    ("index_id", uuid.uuid4().hex),
                 ],
             )
 
@@ -199,6 +201,20 @@ class Catalog:
         if raw is None:
             raise IndexFormatError(f"index at {self.path.parent} has no stored config")
         return IndexConfig.from_dict(json.loads(raw))
+
+    @property
+    def index_id(self) -> str:
+        """A random ID given to the index when it was created (recorded now for indexes made
+        before it existed): tells worker-side shard caches of two indexes apart."""
+        value = self.meta("index_id")
+        if value is None:
+            with self.transaction() as c:
+                c.execute(
+                    "INSERT OR IGNORE INTO meta (name, value) VALUES ('index_id', ?)",
+                    (uuid.uuid4().hex,),
+                )
+            value = self.meta("index_id")
+        return str(value)
 
     @property
     def generation(self) -> int:
@@ -372,6 +388,19 @@ class Catalog:
         """All documents, by doc ID."""
         rows = self.conn.execute(f"SELECT {_DOC_COLS} FROM documents ORDER BY doc_id").fetchall()
         return [DocumentRow(*r) for r in rows]
+
+    def keys_of(self, doc_ids: list[int]) -> dict[int, str]:
+        """``{doc_id: key}`` of the given doc IDs (unknown IDs are left out)."""
+        out: dict[int, str] = {}
+        for i in range(0, len(doc_ids), 5000):
+            part = doc_ids[i : i + 5000]
+            marks = ",".join("?" * len(part))
+            out.update(
+                self.conn.execute(
+                    f"SELECT doc_id, key FROM documents WHERE doc_id IN ({marks})", part
+                ).fetchall()
+            )
+        return out
 
     def counts(self) -> dict[str, int]:
         """Numbers of documents (all, indexed, too short), similarity rows, chunk occurrences."""

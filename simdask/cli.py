@@ -2,9 +2,10 @@
 
 Exit status: 0 success (a run committed, even if some files failed), 1 a simdask error (the
 message says what was expected and found; also: the index is locked by another update), 2 bad
-usage or bad cluster settings (options, SIMDASK_* variables, the config file), 3 the Dask cluster
-could not be reached or started, or failed during the run (the index is unchanged), 130
-interrupted.
+usage or bad cluster settings (options, SIMDASK_* variables, the config file), 3 (``query``,
+``compare``) some input documents could not be read — they are named on stderr and the results of
+the others are printed, 4 the Dask cluster could not be reached or started, or failed during the
+run (the index is unchanged), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -20,26 +21,23 @@ from . import __version__
 from .cluster import connect
 from .cluster_cli import add_cluster_command, cmd_cluster
 from .cluster_config import add_cluster_arguments, cli_values, resolve_cluster
+from .commands import compare as compare_cmd
+from .commands import query as query_cmd
 from .config import IndexConfig
 from .errors import ClusterError, ConfigError, DocumentNotFoundError, SimdaskError
 from .index import Index, RunSummary
 from .lock import WriterLock
 from .output import FORMATS, write_rows
 from .pipeline import RunOptions
+from .placement import TRANSFER_MODES
 from .progress import Callback, TqdmCallback
 
-__all__ = ["main"]
+__all__ = ["EXIT_CLUSTER", "main"]
+
+#: exit status when the Dask cluster could not be reached or started, or failed during a run
+EXIT_CLUSTER = 4
 
 PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
-QUERY_COLUMNS = (
-    "query",
-    "key",
-    "similarity",
-    "reverse_similarity",
-    "shared",
-    "query_chunks",
-    "doc_chunks",
-)
 
 _DESCRIPTION = """\
 Find similar documents (text reuse, plagiarism) in a growing document base.
@@ -54,14 +52,35 @@ Start with `simdask demo`, then `simdask update INDEX SOURCE...` and `simdask si
 _EPILOG = """\
 exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
 says what was expected and found; also: another update holds the index), 2 bad usage or bad
-cluster settings, 3 the Dask cluster could not be reached or started or failed during the run
-(the index is unchanged), 130 interrupted.
+cluster settings, 3 (query, compare) some input documents could not be read, 4 the Dask
+cluster could not be reached or started or failed during the run (the index is unchanged), 130
+interrupted.
 """
+
+
+def _data_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("data placement")
+    g.add_argument(
+        "--data-transfer",
+        choices=TRANSFER_MODES,
+        default="auto",
+        help="shared: workers read documents and write shards at the client's paths (one "
+        "machine, or a shared filesystem); dask: documents, pairs and shards travel through "
+        "Dask and only the client touches files; auto (default): shared if every worker sees "
+        "the index and documents, else dask",
+    )
+    g.add_argument(
+        "--worker-cache",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep shards cached in the workers' memory for the next run (default: on with "
+        "--scheduler, whose workers outlive the run; off for a cluster started for this run)",
+    )
 
 
 def _format_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--format", choices=FORMATS, default="table", help="output format (default table)"
+        "-o", "--format", choices=FORMATS, default="table", help="output format (default table)"
     )
 
 
@@ -113,6 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_cluster_arguments(p)
+    _data_args(p)
 
     p = sub.add_parser("remove", help="delete documents by key")
     p.add_argument("index", metavar="INDEX")
@@ -173,19 +193,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _format_arg(p)
 
-    p = sub.add_parser(
-        "query", help="compare files that are not in the index against it (read-only)"
-    )
-    p.add_argument("index", metavar="INDEX")
-    p.add_argument("files", metavar="FILE", nargs="+")
-    p.add_argument(
-        "--min",
-        type=float,
-        default=1.0,
-        metavar="PCT",
-        help="least similarity either way, percent (default 1)",
-    )
-    _format_arg(p)
+    query_cmd.add_parser(sub, add_cluster_arguments)
+    compare_cmd.add_parser(sub, add_cluster_arguments)
 
     p = sub.add_parser("stats", help="documents, chunks, pairs, shards, bytes on disk, config")
     p.add_argument("index", metavar="INDEX")
@@ -228,6 +237,16 @@ def _print_summary(s: RunSummary) -> None:
         file=sys.stderr,
     )
     print(f"time: {secs}", file=sys.stderr)
+    if "transfer" in s.extra:
+        data = (
+            f"data transfer: {s.extra['transfer']}; "
+            f"{s.extra.get('bytes_to_cluster', 0) / 2**20:.1f} MiB to the cluster, "
+            f"{s.extra.get('bytes_from_cluster', 0) / 2**20:.1f} MiB back"
+        )
+        if "worker_cache" in s.extra:
+            wc = s.extra["worker_cache"]
+            data += f"; worker shard cache: {wc['hits']} hits, {wc['misses']} misses"
+        print(data, file=sys.stderr)
     for key, kind, msg in s.errors[:20]:
         print(
             f"  {kind}: {msg}" if msg.startswith(key) else f"  {kind}: {key}: {msg}",
@@ -237,8 +256,13 @@ def _print_summary(s: RunSummary) -> None:
         print(f"  ... and {len(s.errors) - 20} more", file=sys.stderr)
 
 
+def _run_callback(args) -> Callback:
+    """Progress for a command that runs the pipeline (quiet: messages only, not even those)."""
+    return _MessageOnly(quiet=True) if getattr(args, "quiet", False) else _callback(args)
+
+
 def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSummary:
-    cb = _MessageOnly(quiet=True) if getattr(args, "quiet", False) else _callback(args)
+    cb = _run_callback(args)
     spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config)
     # the lock first: a second update fails before it starts a cluster
@@ -269,7 +293,13 @@ def _cmd_update(args) -> int:
         sources=args.sources,
         delete_missing=args.delete_missing,
         rebuild=args.rebuild,
-        options=RunOptions(batch_docs=args.batch_docs),
+        options=RunOptions(
+            batch_docs=args.batch_docs,
+            transfer=args.data_transfer,
+            worker_cache=args.cluster.spec.kind == "scheduler"
+            if args.worker_cache is None
+            else args.worker_cache,
+        ),
     )
     _print_summary(summary)
     return 0
@@ -338,22 +368,6 @@ def _cmd_similar(args) -> int:
     return 0
 
 
-def _cmd_query(args) -> int:
-    from .sources import list_items, read_item
-
-    items = list_items(args.files)
-    texts = [read_item(it) for it in items]
-    with Index.open(args.index) as idx:
-        results = idx.query_many([t for _, t, _ in texts], args.min)
-    rows = (
-        {"query": key, **m.to_dict()}
-        for (key, _, _), matches in zip(texts, results, strict=True)
-        for m in matches
-    )
-    write_rows(rows, QUERY_COLUMNS, args.format, sys.stdout)
-    return 0
-
-
 def _cmd_stats(args) -> int:
     with Index.open(args.index) as idx:
         st = idx.stats()
@@ -397,7 +411,8 @@ _COMMANDS = {
     "cluster": cmd_cluster,
     "update": _cmd_update,
     "similar": _cmd_similar,
-    "query": _cmd_query,
+    "query": lambda args: query_cmd.run(args),
+    "compare": lambda args: compare_cmd.run(args, _run_callback(args)),
     "stats": _cmd_stats,
     "remove": _cmd_remove,
     "text": _cmd_text,
@@ -422,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         return _COMMANDS[args.command](args)
     except ClusterError as e:
         print(f"simdask: error: {e}", file=sys.stderr)
-        return 3
+        return EXIT_CLUSTER
     except SimdaskError as e:
         print(f"simdask: error: {e}", file=sys.stderr)
         return 1

@@ -100,3 +100,9 @@ class IndexConfig:
     def shard_width(self) -> int:
         """Chunk IDs per shard range (the last range may be shorter)."""
         return -(-(2**self.hash_bits) // self.shards)
+
+    @property
+    def shard_layout(self) -> str:
+        """The settings that decide what a shard holds (k, hash bits, seed, shard count), as a
+        string: a worker-side cached shard is used only under the same layout."""
+        return f"k{self.k}-h{self.hash_bits}-s{self.seed}-n{self.shards}"

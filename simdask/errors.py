@@ -16,6 +16,7 @@ __all__ = [
     "IndexFormatError",
     "IndexLockedError",
     "IndexNotFoundError",
+    "ShardNotCachedError",
     "SimdaskError",
     "SourceError",
 ]
@@ -69,3 +70,11 @@ class ExtractionError(SimdaskError, ValueError):
         self.key = key
         self.kind = kind
         self.message = message
+
+    def __reduce__(self):  # pickled between client and workers: keep all three fields
+        return (type(self), (self.key, self.kind, self.message))
+
+
+class ShardNotCachedError(SimdaskError, LookupError):
+    """A merge task was sent to a worker for its cached shard, which is no longer there (the
+    worker restarted or evicted it); the client then sends the shard itself."""

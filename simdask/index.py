@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,7 @@ from .pipeline import RunOptions, run_update
 from .progress import Callback
 from .shards import ShardData, ShardStore, shard_ranges
 from .similarity import query_counts, sum_pair_counts
-from .sources import list_items
+from .sources import SourceItem, list_items
 from .texts import TextStore
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
@@ -94,6 +96,9 @@ class Index:
         self.store = ShardStore(path / "shards")
         self.texts = TextStore(path / "texts")
         self._shards: dict[tuple[int, int], ShardData] = {}
+        self._doc_table: tuple[int, np.ndarray] | None = None
+        self._arrays: dict[tuple[int, int], dict] = {}  # opened zarr arrays, for queries
+        self._preloaded = False
 
     # --- opening ---------------------------------------------------------------------------
     @classmethod
@@ -131,6 +136,8 @@ class Index:
     def close(self) -> None:
         """Close the catalog and drop cached shards."""
         self._shards.clear()
+        self._arrays.clear()
+        self._doc_table = None
         self.catalog.close()
 
     def __enter__(self) -> Index:
@@ -152,6 +159,7 @@ class Index:
         rebuild: bool = False,
         config: IndexConfig | None = None,
         wait: float = 0.0,
+        items: Sequence[SourceItem] = (),
     ) -> RunSummary:
         """Index what changed in ``sources`` (files, folders, JSONL files); one run.
 
@@ -161,10 +169,14 @@ class Index:
         sources is indexed from them instead). ``rebuild``: replace the whole
         index by the given sources (needed to change ``config`` of an index that has
         documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run).
-        ``wait``: seconds to wait for another writer (0: fail at once).
+        ``wait``: seconds to wait for another writer (0: fail at once). ``items``: documents
+        already listed by :func:`simdask.sources.list_items` (e.g. with a key prefix), indexed
+        after those of ``sources``.
         """
         cb = callback or Callback()
         options = options or RunOptions()
+        if options.worker_cache is None:  # worth it only on a cluster that outlives this run
+            options = dataclasses.replace(options, worker_cache=client is not None)
         if config is not None and config != self.config:
             if self.catalog.counts()["documents"] and not rebuild:
                 raise ConfigError(
@@ -177,7 +189,7 @@ class Index:
             self.catalog.abandon_stale_runs()
             t = time.perf_counter()
             cb.stage("scan", None)
-            items = list_items(sources)
+            items = [*list_items(sources), *items]
             cb.end_stage()
             scan_s = time.perf_counter() - t
             run_id = self.catalog.start_run()
@@ -293,51 +305,128 @@ class Index:
     def shard(self, shard: int, generation: int | None = None) -> ShardData:
         """One shard as last committed (or of the given generation), cached in this object."""
         gen = self.catalog.shard_generations().get(shard) if generation is None else generation
-        if gen is None:
-            lo, hi = shard_ranges(self.config.hash_bits, self.config.shards)[shard]
-            return ShardData.empty(lo, hi)
-        if (gen, shard) not in self._shards:
-            self._shards[(gen, shard)] = self.store.read(gen, shard)
-        return self._shards[(gen, shard)]
+        return self._shards_of({shard: gen})[shard]
+
+    def _shards_of(self, gens: dict[int, int | None]) -> dict[int, ShardData]:
+        """Whole shards ``{shard: generation}`` (None: empty), read in parallel threads and
+        cached; cached shards of other generations (an update committed meanwhile) are dropped.
+        """
+        wanted = {(g, s) for s, g in gens.items() if g is not None}
+        missing = sorted(wanted - self._shards.keys())
+        if missing:
+            live = {gs for gs in self._shards if gs[1] not in gens} | wanted
+            self._shards = {gs: d for gs, d in self._shards.items() if gs in live}
+            loaded = _threads(lambda gs: self.store.read(*gs), missing)
+            self._shards.update(zip(missing, loaded, strict=True))
+        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
+        return {
+            s: ShardData.empty(*ranges[s]) if g is None else self._shards[(g, s)]
+            for s, g in gens.items()
+        }
+
+    def preload(self) -> int:
+        """Read every current shard into memory, for fast repeated queries (a server).
+
+        Without it each query reads only the parts of the shards it needs (~0.5 s for a
+        10,000-word text on 100k documents); with it a query takes tens of ms, at the price of
+        the shards' size in memory (bytes returned) and the time to read them once.
+        """
+        shards = self._shards_of(self.catalog.shard_generations())
+        self._preloaded = True
+        return sum(d.nbytes for d in shards.values())
+
+    def _query_shards(self, gens: dict[int, int], ids: dict[int, np.ndarray]):
+        """``{shard: ShardData}`` for the query chunk IDs ``ids`` by shard: whole cached shards
+        after :meth:`preload`, otherwise just the needed postings, read in parallel threads."""
+        if self._preloaded:
+            return self._shards_of({s: gens.get(s) for s in ids})
+        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
+        current = {(g, s) for s, g in gens.items()}
+        self._arrays = {gs: a for gs, a in self._arrays.items() if gs in current}
+
+        for s in ids:  # open here: warnings filters are not thread-safe
+            gs = (gens.get(s), s)
+            if gs[0] is not None and gs not in self._arrays:
+                self._arrays[gs] = self.store.open_arrays(*gs)
+
+        def subset(s: int) -> ShardData:
+            g = gens.get(s)
+            if g is None:
+                return ShardData.empty(*ranges[s])
+            return self.store.read_subset(self._arrays[(g, s)], ids[s], g)
+
+        order = sorted(ids)
+        return dict(zip(order, _threads(subset, order), strict=True))
 
     def query(self, text: str, min_similarity: float = 0.0) -> list[QueryMatch]:
-        """Compare a text that is not in the index against it (read-only).
+        """Compare a text that is not in the index against it (read-only, no lock).
 
         Returns documents whose similarity in either direction is >= ``min_similarity``
-        percent, best (query -> document) first.
+        percent (0: every document sharing a chunk), best (query -> document) first. The first
+        query of an :class:`Index` object reads the shards it needs (in parallel threads);
+        later ones reuse them (see ``docs/benchmarks.md``, "Query", for timings).
         """
         return self.query_many([text], min_similarity)[0]
 
     def query_many(
         self, texts: Sequence[str], min_similarity: float = 0.0
     ) -> list[list[QueryMatch]]:
-        """:meth:`query` for several texts at once."""
+        """:meth:`query` for several texts at once (shards are read once for all)."""
         cfg = self.config
         cb = chunk_batch(list(texts), cfg.k, cfg.hash_bits, cfg.seed)
-        if self.catalog.generation == 0:
+        conn = self.catalog.conn
+        conn.execute("BEGIN")  # one read snapshot: shard generations and documents agree
+        try:
+            gens = self.catalog.shard_generations()
+            n_chunks = self._doc_chunks()
+        finally:
+            conn.execute("COMMIT")
+        if not gens:
             return [[] for _ in texts]
-        docs = self.catalog.documents()
-        by_id = {d.doc_id: d for d in docs}
+        shard_of = cb.chunk_ids.astype(np.int64) // cfg.shard_width
+        ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
+        shards = self._query_shards(gens, ids)
         out = []
         for qi in range(len(texts)):
-            ids = cb.chunk_ids[cb.doc == qi]
-            n_q = int(cb.n_chunks[qi])
+            mine = cb.doc == qi
+            q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
             parts = []
-            shard_idx = ids.astype(np.int64) // cfg.shard_width
-            for s in np.unique(shard_idx).tolist():
-                docs_s, counts = query_counts(self.shard(s), ids[shard_idx == s], cfg.max_df)
+            for s in np.unique(sid).tolist():
+                docs_s, counts = query_counts(shards[s], q_ids[sid == s], cfg.max_df)
                 parts.append((docs_s.astype(np.uint64), counts))
-            keys, shared = sum_pair_counts(parts)
-            matches = []
-            for d, s in zip(keys.tolist(), shared.tolist(), strict=True):
-                row = by_id[d]
-                fwd = 100.0 * s / n_q
-                rev = 100.0 * s / row.n_chunks
-                if max(fwd, rev) >= min_similarity:
-                    matches.append(QueryMatch(row.key, fwd, rev, s, n_q, row.n_chunks))
-            matches.sort(key=lambda m: (-m.similarity, -m.reverse_similarity, m.key))
-            out.append(matches)
+            docs, shared = sum_pair_counts(parts)
+            out.append(self._matches(docs, shared, int(cb.n_chunks[qi]), n_chunks, min_similarity))
         return out
+
+    def _doc_chunks(self) -> np.ndarray:
+        """``|d|`` of every document by doc ID (int64; 0 for free IDs), cached per generation."""
+        gen = self.catalog.generation
+        if self._doc_table is None or self._doc_table[0] != gen:
+            rows = self.catalog.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall()
+            arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
+            table = np.zeros(int(arr[:, 0].max()) + 1 if len(arr) else 0, dtype=np.int64)
+            table[arr[:, 0]] = arr[:, 1]
+            self._doc_table = (gen, table)
+        return self._doc_table[1]
+
+    def _matches(self, docs, shared, n_q: int, n_chunks: np.ndarray, min_sim: float):
+        """QueryMatch objects of the documents passing ``min_sim`` (keys fetched for those only)."""
+        docs = docs.astype(np.int64)
+        shared = shared.astype(np.int64)
+        nd = n_chunks[docs]
+        fwd = 100.0 * shared / n_q if n_q else np.zeros(len(docs))
+        rev = 100.0 * shared / nd
+        keep = np.maximum(fwd, rev) >= min_sim
+        docs, shared, nd, fwd, rev = docs[keep], shared[keep], nd[keep], fwd[keep], rev[keep]
+        keys = self.catalog.keys_of(docs.tolist())
+        matches = [
+            QueryMatch(keys[d], f, r, s, n_q, n)
+            for d, f, r, s, n in zip(
+                docs.tolist(), fwd.tolist(), rev.tolist(), shared.tolist(), nd.tolist(), strict=True
+            )
+        ]
+        matches.sort(key=lambda m: (-m.similarity, -m.reverse_similarity, m.key))
+        return matches
 
     def text(self, key: str) -> str:
         """The extracted text of a document, as it was indexed."""
@@ -397,6 +486,14 @@ class Index:
             "last_run": last["run_id"] if last else None,
             "config": self.config.to_dict(),
         }
+
+
+def _threads(fn, items: list) -> list:
+    """``[fn(x) for x in items]`` on one thread per core (zstd and numpy release the GIL)."""
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(min(len(items), os.cpu_count() or 1)) as ex:
+        return list(ex.map(fn, items))
 
 
 def _du(path: Path) -> int:

@@ -13,38 +13,31 @@ from pathlib import Path
 
 import numpy as np
 import xxhash
-from distributed import Client, as_completed
+from distributed import Client
 
 from . import failpoints
 from .catalog import Catalog, RunChanges
+from .chunk_stage import Traffic, run_chunk_stage
 from .config import IndexConfig
 from .errors import ConfigError
+from .merge_stage import MergeStage
+from .placement import TRANSFER_MODES, choose_transfer
 from .progress import Callback
 from .shards import ShardData, ShardStore, shard_ranges
-from .similarity import (
-    block_pair_keys,
-    max_block_docs,
-    member_pair_keys,
-    member_work,
-    pair_work,
-    plan_blocks,
-    skipped_chunks,
-    top_k_rows,
-)
+from .similarity import max_block_docs, skipped_chunks
+from .similarity_stage import EMPTY_ROWS, SimilarityStage
 from .sources import KnownHashes, SourceItem
 from .tasks import (
     PROVISIONAL_BASE,
-    BatchResult,
-    block_rows_task,
-    chunk_task,
+    MergeSpec,
     member_rows_task,
     merge_pairs_task,
     merge_task,
 )
+from .texts import TextStore
+from .worker_cache import cache_stats
 
 __all__ = ["RunOptions", "RunOutcome", "run_update"]
-
-_EMPTY_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
 
 
 @dataclass(frozen=True)
@@ -56,12 +49,23 @@ class RunOptions:
     memory: ~16 bytes each). ``blocks_in_flight``: similarity blocks computed at once.
     ``fuse_members``: an incremental run recomputing at most this many documents counts their
     pairs inside the merge tasks (one pass, no shard kept in memory between stages).
+    ``transfer``: ``auto``, ``shared`` or ``dask`` (:mod:`simdask.placement`).
+    ``worker_cache``: keep shards cached on the workers for the next run
+    (:mod:`simdask.worker_cache`); None: only on a cluster simdask did not start itself.
     """
 
     batch_docs: int | None = None
     block_pairs: int = 32_000_000
     blocks_in_flight: int = 4
     fuse_members: int = 1000
+    transfer: str = "auto"
+    worker_cache: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.transfer not in TRANSFER_MODES:
+            raise ConfigError(
+                f"transfer must be one of {', '.join(TRANSFER_MODES)}; got {self.transfer!r}"
+            )
 
 
 @dataclass
@@ -71,11 +75,6 @@ class RunOutcome:
     changes: RunChanges
     counts: dict[str, int]
     stats: dict
-
-
-def _wait(futures: list, cb: Callback) -> None:
-    for _ in as_completed(futures):
-        cb.advance(1)
 
 
 def run_update(
@@ -101,45 +100,47 @@ def run_update(
     tag = f"{xxhash.xxh3_64_hexdigest(str(store.root.resolve()).encode())[:8]}-r{run_id}"
     bucket_dir = str(work_dir / f"run-{run_id:06d}" / "buckets")
     known = {} if replace_all else catalog.known_documents()
+    traffic = Traffic()
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    in_flight = max(4, 2 * n_workers)
+    transfer, why = choose_transfer(options.transfer, client, work_dir, [i.path for i in items])
+    stats["transfer"] = transfer
+    cb.message(f"data transfer: {transfer} ({why})")
+    use_cache = bool(options.worker_cache)
+    cache_before = client.run(cache_stats) if use_cache else {}
 
     # chunk: read, hash, chunk what changed, write buckets and text packs
     t = time.perf_counter()
-    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
     size = options.batch_docs or min(5000, max(500, -(-len(items) // (4 * n_workers))))
     batches = [(i, items[i : i + size]) for i in range(0, len(items), size)]
-    cb.stage("chunk", len(batches))
-    [known_f] = client.scatter(
-        [KnownHashes({k: v[1] for k, v in known.items()})], broadcast=True, hash=False
+    known_hashes = KnownHashes({k: v[1] for k, v in known.items()})
+    traffic.sent([known_hashes.keys, known_hashes.hi, known_hashes.lo], copies=n_workers)
+    [known_f] = client.scatter([known_hashes], broadcast=True, hash=False)
+    chunked = run_chunk_stage(
+        client,
+        batches,
+        known_f,
+        config,
+        transfer=transfer,
+        bucket_dir=bucket_dir,
+        texts=TextStore(text_dir),
+        run_id=run_id,
+        tag=tag,
+        cb=cb,
+        traffic=traffic,
+        in_flight=in_flight,
     )
-    futs = [
-        client.submit(
-            chunk_task,
-            part,
-            first,
-            known_f,
-            config,
-            bucket_dir,
-            str(text_dir),
-            run_id,
-            b,
-            key=f"simdask-chunk-{tag}-b{b:06d}",
-        )
-        for b, (first, part) in enumerate(batches)
-    ]
-    _wait(futs, cb)
-    results: list[BatchResult] = client.gather(futs)
-    del futs, known_f
-    cb.end_stage()
+    del known_f
     stats["seconds"]["chunk"] = time.perf_counter() - t
     failpoints.hit("after_chunk")
 
-    r = _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_all)
+    r = _resolve(chunked.results, known, catalog, remove_keys, delete_missing_from, replace_all)
     stats["words"] = int(sum(d[5] for d in r["upserted"]))
     changed_ids = np.array(sorted({d[0] for d in r["upserted"]} | set(r["deleted"])), np.int64)
     changes = RunChanges(
         upserted=r["upserted"],
         deleted=r["deleted"],
-        rows=_EMPTY_ROWS,
+        rows=EMPTY_ROWS,
         rows_replaced=changed_ids,
         reverse_replaced=changed_ids,
         trim=np.zeros(0, np.int64),
@@ -152,31 +153,44 @@ def run_update(
     )
     if len(changed_ids) == 0 and not replace_all:
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
+        _traffic_stats(stats, traffic, client, cache_before)
         return RunOutcome(changes, r["counts"], stats)
 
     # merge per shard, then similarity
     t = time.perf_counter()
     ranges = shard_ranges(config.hash_bits, config.shards)
     old_gens = {} if replace_all else catalog.shard_generations()
-    prov_f, final_f, dropped_f = client.scatter(
-        [r["prov"], r["final"], r["dropped"]], broadcast=True, hash=False
-    )
-    merge_args = [
-        (
-            bucket_dir,
-            s,
-            lo,
-            hi,
-            prov_f,
-            final_f,
-            dropped_f,
-            str(store.root),
-            old_gens.get(s),
-            run_id,
+    common = [r["prov"], r["final"], r["dropped"]]
+    traffic.sent(common, copies=n_workers)
+    prov_f, final_f, dropped_f = client.scatter(common, broadcast=True, hash=False)
+    shared = transfer == "shared"
+    specs = [
+        MergeSpec(
+            shard=s,
+            lo=lo,
+            hi=hi,
+            old_generation=old_gens.get(s),
+            generation=run_id,
+            store_root=str(store.root) if shared else None,
+            bucket_dir=bucket_dir if shared else None,
+            index_id=catalog.index_id,
+            layout=config.shard_layout,
+            use_cache=use_cache,
         )
         for s, (lo, hi) in enumerate(ranges)
     ]
+    merges = MergeStage(
+        client,
+        store,
+        specs,
+        transfer=transfer,
+        buckets=chunked.buckets,
+        cb=cb,
+        traffic=traffic,
+        in_flight=in_flight,
+    )
     n_chunks = _n_chunks_after(catalog, r, replace_all)
+    traffic.sent(n_chunks, copies=n_workers)
     [n_chunks_f] = client.scatter([n_chunks], broadcast=True, hash=False)
     survivors = len(known) - r["counts"]["modified"] - r["counts"]["deleted"]
     full = replace_all or survivors == 0
@@ -188,29 +202,17 @@ def run_update(
         stats["refilled"] = len(refill)
     limit = min(options.fuse_members, max_block_docs(len(n_chunks)))
     if not full and len(members) <= limit:
+        args = (prov_f, final_f, dropped_f, members, n_chunks_f, len(n_chunks), config, tag)
         changes.rows, changes.trim = _fused(
-            client,
-            merge_args,
-            members,
-            changed,
-            n_chunks_f,
-            len(n_chunks),
-            config,
-            tag,
-            cb,
-            changes,
-            stats,
+            client, merges, store, run_id, changed, args, cb, changes, stats, traffic
         )
         stats["seconds"]["merge+similarity"] = time.perf_counter() - t
+        stats["merges_sent_to_cache"] = merges.sent_to_cache
+        _traffic_stats(stats, traffic, client, cache_before)
         failpoints.hit("after_similarity")
         return RunOutcome(changes, r["counts"], stats)
-    cb.stage("merge", len(ranges))
-    shard_f = [
-        client.submit(merge_task, *args, key=f"simdask-merge-{tag}-s{s:04d}")
-        for s, args in enumerate(merge_args)
-    ]
-    _wait(shard_f, cb)
-    cb.end_stage()
+    shard_f = merges.run(merge_task, (prov_f, final_f, dropped_f), f"simdask-merge-{tag}")
+    del chunked
     infos = client.gather(
         [
             client.submit(_shard_info, f, key=f"simdask-info-{tag}-s{s:04d}")
@@ -218,8 +220,15 @@ def run_update(
         ]
     )
     changes.shard_generations = {s: g for s, (g, _) in enumerate(infos) if g == run_id}
+    if not shared:  # the client writes the rewritten shards
+        for s in changes.shard_generations:
+            data = shard_f[s].result()
+            traffic.received(data)
+            store.write(run_id, s, data)
+            del data
     stats["postings"] = int(sum(n for _, n in infos))
     stats["shards_rewritten"] = len(changes.shard_generations)
+    stats["merges_sent_to_cache"] = merges.sent_to_cache
     stats["seconds"]["merge"] = time.perf_counter() - t
     failpoints.hit("after_merge")
 
@@ -229,40 +238,45 @@ def run_update(
         for s, f in enumerate(shard_f)
     ]
     changes.skipped_chunks = int(sum(client.gather(skip_f)))
-    sim = _Similarity(client, shard_f, n_chunks_f, len(n_chunks), config, options, tag, cb)
+    sim = SimilarityStage(client, shard_f, n_chunks_f, len(n_chunks), config, options, tag, cb)
     if full:
         changes.rows = sim.all_pairs(len(n_chunks))
         changes.rows_replaced = changes.reverse_replaced = np.arange(len(n_chunks))
     else:
         changes.rows, changes.trim = sim.members(members, changed)
+    traffic.received(changes.rows)
     stats["blocks"] = sim.n_blocks
     stats["candidate_pair_counts"] = sim.work
     stats["seconds"]["similarity"] = time.perf_counter() - t
+    _traffic_stats(stats, traffic, client, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, r["counts"], stats)
 
 
-def _fused(
-    client, merge_args, members, changed, n_chunks_f, n_docs, config, tag, cb, changes, stats
-):
+def _traffic_stats(stats: dict, traffic: Traffic, client: Client, cache_before: dict) -> None:
+    stats["bytes_to_cluster"] = traffic.to_cluster
+    stats["bytes_from_cluster"] = traffic.from_cluster
+    if cache_before:
+        after = client.run(cache_stats)
+        hits = sum(h - cache_before.get(w, (0, 0, 0))[0] for w, (h, _, _) in after.items())
+        misses = sum(m - cache_before.get(w, (0, 0, 0))[1] for w, (_, m, _) in after.items())
+        stats["worker_cache"] = {
+            "hits": int(hits),
+            "misses": int(misses),
+            "bytes": int(sum(b for _, _, b in after.values())),
+        }
+
+
+def _fused(client, merges, store, run_id, changed, args, cb, changes, stats, traffic):
     """Merge each shard and count its members' pairs in the same task (few members)."""
-    cb.stage("merge", len(merge_args))
+    prov_f, final_f, dropped_f, members, n_chunks_f, n_docs, config, tag = args
     [members_f, changed_f] = client.scatter([members, changed], broadcast=True, hash=False)
-    fused_f = [
-        client.submit(
-            merge_pairs_task,
-            args,
-            members_f,
-            n_docs,
-            config.max_df,
-            key=f"simdask-mergepairs-{tag}-s{s:04d}",
-        )
-        for s, args in enumerate(merge_args)
-    ]
-    _wait(fused_f, cb)
-    cb.end_stage()
+    fused_f = merges.run(
+        merge_pairs_task,
+        (prov_f, final_f, dropped_f, members_f, n_docs, config.max_df),
+        f"simdask-mergepairs-{tag}",
+    )
     failpoints.hit("after_merge")
-    run_id = merge_args[0][-1]
     heads = client.gather(
         [
             client.submit(_first, f, key=f"simdask-info-{tag}-s{s:04d}")
@@ -270,6 +284,12 @@ def _fused(
         ]
     )
     changes.shard_generations = {s: h[0] for s, h in enumerate(heads) if h[0] == run_id}
+    if merges.transfer != "shared":  # the client writes the rewritten shards
+        for s in changes.shard_generations:
+            data = client.submit(_third, fused_f[s], key=f"simdask-shard-{tag}-s{s:04d}").result()
+            traffic.received(data)
+            store.write(run_id, s, data)
+            del data
     changes.skipped_chunks = int(sum(h[2] for h in heads))
     stats["postings"] = int(sum(h[1] for h in heads))
     stats["shards_rewritten"] = len(changes.shard_generations)
@@ -293,6 +313,7 @@ def _fused(
     cb.advance(1)
     cb.end_stage()
     rows = tuple(np.concatenate([forward[i], reverse[i]]) for i in range(4))
+    traffic.received(rows)
     return rows, np.unique(reverse[0])
 
 
@@ -302,6 +323,10 @@ def _first(pair):
 
 def _second(pair):
     return pair[1]
+
+
+def _third(triple):
+    return triple[2]
 
 
 def _shard_info(shard: ShardData) -> tuple[int, int]:
@@ -395,112 +420,3 @@ def _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_
         "final": np.array(final, dtype=np.uint32),
         "dropped": np.array(sorted(set(modified) | set(deleted)), dtype=np.uint32),
     }
-
-
-class _Similarity:
-    """Similarity blocks on the cluster, at most ``blocks_in_flight`` at a time."""
-
-    def __init__(self, client, shard_f, n_chunks_f, n_docs, config, options, tag, cb):
-        self.client, self.shard_f, self.n_chunks_f = client, shard_f, n_chunks_f
-        self.n_docs = n_docs
-        self.config, self.options, self.tag, self.cb = config, options, tag, cb
-        self.n_blocks = 0
-        self.work = 0
-
-    def _work(self, fn, *args) -> np.ndarray:
-        futs = [
-            self.client.submit(fn, f, *args, key=f"simdask-work-{self.tag}-s{s:04d}")
-            for s, f in enumerate(self.shard_f)
-        ]
-        work = np.sum(self.client.gather(futs), axis=0)
-        self.work = int(work.sum())
-        return work
-
-    def _budget(self, work: np.ndarray) -> int:
-        """Pairs per block: ``block_pairs`` at most, and small enough for two blocks per
-        worker, so that the reductions run in parallel."""
-        n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
-        return max(1, min(self.options.block_pairs, int(work.sum()) // (2 * n_workers) + 1))
-
-    def _run_blocks(self, blocks: list, submit_block) -> list:
-        self.n_blocks = len(blocks)
-        self.cb.stage("similarity", len(blocks))
-        pending, running, out = list(enumerate(blocks)), as_completed(), []
-        for _ in range(min(self.options.blocks_in_flight, len(pending))):
-            running.add(submit_block(*pending.pop(0)))
-        for fut in running:
-            out.append(fut.result())
-            fut.release()
-            self.cb.advance(1)
-            if pending:
-                running.add(submit_block(*pending.pop(0)))
-        self.cb.end_stage()
-        return out
-
-    def _parts(self, fn, b: int, *args) -> list:
-        return [
-            self.client.submit(
-                fn,
-                f,
-                *args,
-                self.n_docs,
-                self.config.max_df,
-                key=f"simdask-pairs-{self.tag}-b{b:06d}-s{s:04d}",
-            )
-            for s, f in enumerate(self.shard_f)
-        ]
-
-    def all_pairs(self, n_docs: int):
-        """Every document against every other (a first build, or all documents changed)."""
-        cfg = self.config
-        work = self._work(pair_work, n_docs, cfg.max_df)
-        blocks = plan_blocks(work, self._budget(work), max_block_docs(n_docs))
-
-        def submit(b, block):
-            parts = self._parts(block_pair_keys, b, *block)
-            return self.client.submit(
-                block_rows_task,
-                parts,
-                block[0],
-                self.n_chunks_f,
-                cfg.threshold,
-                cfg.top_k,
-                key=f"simdask-rows-{self.tag}-b{b:06d}",
-            )
-
-        out = self._run_blocks(blocks, submit)
-        if not out:
-            return _EMPTY_ROWS
-        return top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], cfg.top_k)
-
-    def members(self, members: np.ndarray, changed: np.ndarray):
-        """Rows of ``members`` against everything, plus reverse rows to ``changed``.
-
-        Returns the rows and the documents whose lists gained reverse rows (to be trimmed).
-        """
-        cfg = self.config
-        work = self._work(member_work, members, cfg.max_df) if len(members) else np.zeros(0)
-        cuts = plan_blocks(work, self._budget(work), max_block_docs(self.n_docs))
-        blocks = [members[lo:hi] for lo, hi in cuts]
-        [changed_f, members_f] = self.client.scatter([changed, members], broadcast=True, hash=False)
-
-        def submit(b, block):
-            parts = self._parts(member_pair_keys, b, block)
-            return self.client.submit(
-                member_rows_task,
-                parts,
-                block,
-                self.n_chunks_f,
-                changed_f,
-                members_f,
-                cfg.threshold,
-                cfg.top_k,
-                key=f"simdask-rows-{self.tag}-b{b:06d}",
-            )
-
-        out = self._run_blocks(blocks, submit)
-        if not out:
-            return _EMPTY_ROWS, np.zeros(0, np.int64)
-        cols = [np.concatenate([o[0][i] for o in out] + [o[1][i] for o in out]) for i in range(4)]
-        trim = np.unique(np.concatenate([o[1][0] for o in out]))
-        return tuple(cols), trim

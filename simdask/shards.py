@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import zarr
+from dask.sizeof import sizeof
 from zarr.codecs import BytesCodec, ZstdCodec
 from zarr.codecs.numcodecs import Delta
 
@@ -128,6 +129,67 @@ class ShardStore:
         attrs = group.attrs
         return ShardData(int(attrs["lo"]), int(attrs["hi"]), **arrays, generation=generation)
 
+    def open_arrays(self, generation: int, shard: int) -> dict:
+        """The zarr arrays of one stored shard (``{name: zarr.Array}`` plus ``"lo"``/``"hi"``)
+        opened for reading, without reading their data; see :meth:`read_subset`."""
+        path = self.path(generation, shard)
+        if not (path / "zarr.json").exists():
+            raise IndexFormatError(
+                f"shard {shard} of generation {generation} is missing: "
+                f"expected a zarr group at {path}"
+            )
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
+            group = zarr.open_group(str(path), mode="r")
+            arrays = {name: group[name] for name, _ in _ARRAYS}
+        return {**arrays, "lo": int(group.attrs["lo"]), "hi": int(group.attrs["hi"])}
+
+    def read_subset(self, arrays: dict, chunk_ids: np.ndarray, generation: int = 0) -> ShardData:
+        """The postings of the given chunk IDs only (sorted, distinct, in the shard's range), as
+        a :class:`ShardData` holding just those chunks that are present.
+
+        ``arrays`` comes from :meth:`open_arrays`. The shard is streamed one zarr chunk
+        (1 Mi elements) at a time: ``chunk_keys`` is searched chunk by chunk, ``offsets`` and
+        ``doc_ids`` are read at the positions needed. Decoded buffers are not kept, so a
+        query touches ~8 MB of fresh memory instead of the shard's (first touches of fresh
+        memory dominate a full read on VMs, ~2.5 s/GiB here).
+        """
+        keys_arr, off_arr, doc_arr = arrays["chunk_keys"], arrays["offsets"], arrays["doc_ids"]
+        ids = np.asarray(chunk_ids, dtype=np.uint32)
+        n_keys = keys_arr.shape[0]
+        step = keys_arr.chunks[0]
+        found_ids, found_pos = [], []
+        for start in range(0, n_keys if len(ids) else 0, step):
+            keys = np.asarray(keys_arr[start : start + step], dtype=np.uint32)
+            a = np.searchsorted(ids, keys[0], side="left")
+            b = np.searchsorted(ids, keys[-1], side="right")
+            part = ids[a:b]
+            pos = np.searchsorted(keys, part)
+            hit = keys[pos] == part
+            found_ids.append(part[hit])
+            found_pos.append(pos[hit].astype(np.int64) + start)
+        present = np.concatenate(found_ids) if found_ids else np.zeros(0, np.uint32)
+        pos = np.concatenate(found_pos) if found_pos else np.zeros(0, np.int64)
+        if len(pos) == 0:
+            return ShardData(
+                arrays["lo"],
+                arrays["hi"],
+                present,
+                np.zeros(1, np.uint64),
+                np.zeros(0, np.uint32),
+                generation,
+            )
+        bounds = np.asarray(
+            off_arr.get_coordinate_selection(np.concatenate([pos, pos + 1])), np.int64
+        ).reshape(2, -1)
+        df = bounds[1] - bounds[0]
+        offsets = np.zeros(len(pos) + 1, dtype=np.uint64)
+        np.cumsum(df, out=offsets[1:])
+        first = offsets[:-1].astype(np.int64)
+        where = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(bounds[0] - first, df)
+        doc_ids = np.asarray(doc_arr.get_coordinate_selection(where), dtype=np.uint32)
+        return ShardData(arrays["lo"], arrays["hi"], present, offsets, doc_ids, generation)
+
     def counts(self, generation: int, shard: int) -> tuple[int, int]:
         """``(distinct chunks, postings)`` of a stored shard, from its metadata only."""
         with warnings.catch_warnings():
@@ -152,3 +214,9 @@ class ShardStore:
 
 def _du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+@sizeof.register(ShardData)
+def _sizeof_shard(data: ShardData) -> int:
+    """Dask's size estimate of a shard (for its memory accounting and spilling): its arrays."""
+    return data.nbytes + 200

@@ -22,8 +22,12 @@ __all__ = [
     "KnownHashes",
     "SourceItem",
     "content_hash",
+    "fetch_item",
     "list_items",
+    "parse_item",
+    "read_document",
     "read_item",
+    "read_queries",
 ]
 
 #: File name suffixes read as plain text when a folder is walked.
@@ -37,6 +41,8 @@ class SourceItem:
 
     ``key`` is known for files (path relative to the folder given, or the file name for a file
     given directly) and ``None`` for JSONL lines, whose key is their ``id`` field.
+    ``prefix`` is put before the key when the item is read (e.g. ``"A/"`` for the first group
+    of :func:`simdask.compare_groups`, so equal keys of two groups stay apart).
     """
 
     source: str
@@ -44,6 +50,7 @@ class SourceItem:
     key: str | None
     start: int = 0
     end: int = -1
+    prefix: str = ""
 
 
 def content_hash(data: bytes) -> str:
@@ -79,7 +86,7 @@ class KnownHashes:
         return False
 
 
-def _jsonl_items(path: Path, source: str) -> list[SourceItem]:
+def _jsonl_items(path: Path, source: str, prefix: str = "") -> list[SourceItem]:
     size = path.stat().st_size
     breaks = []
     with open(path, "rb") as f:
@@ -94,17 +101,17 @@ def _jsonl_items(path: Path, source: str) -> list[SourceItem]:
     starts = np.concatenate([[0], ends[:-1] + 1])
     keep = ends - starts > 1  # skip empty lines
     return [
-        SourceItem(source, str(path), None, int(s), int(e))
+        SourceItem(source, str(path), None, int(s), int(e), prefix)
         for s, e in zip(starts[keep], ends[keep], strict=True)
     ]
 
 
-def list_items(sources: Iterable[str | os.PathLike]) -> list[SourceItem]:
+def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[SourceItem]:
     """All documents of the sources, in a deterministic order.
 
     A source is a text file, a folder (walked recursively for :data:`TEXT_SUFFIXES`) or a
     ``.jsonl`` file of ``{"id": ..., "text": ...}`` objects. A missing source raises
-    :class:`SourceError`.
+    :class:`SourceError`. ``prefix`` is put before every key (see :class:`SourceItem`).
     """
     items: list[SourceItem] = []
     for src in sources:
@@ -114,35 +121,47 @@ def list_items(sources: Iterable[str | os.PathLike]) -> list[SourceItem]:
             files = sorted(
                 p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
             )
-            items.extend(SourceItem(name, str(p), p.relative_to(path).as_posix()) for p in files)
+            items.extend(
+                SourceItem(name, str(p), p.relative_to(path).as_posix(), prefix=prefix)
+                for p in files
+            )
         elif path.is_file():
             if path.suffix.lower() == ".jsonl":
-                items.extend(_jsonl_items(path, name))
+                items.extend(_jsonl_items(path, name, prefix))
             else:
-                items.append(SourceItem(name, str(path), path.name))
+                items.append(SourceItem(name, str(path), path.name, prefix=prefix))
         else:
             raise SourceError(f"source {name!r} not found: expected a file, folder or .jsonl file")
     return items
 
 
-def read_item(item: SourceItem) -> tuple[str, str, str]:
-    """Read one item: returns ``(key, text, content_hash)``.
+def fetch_item(item: SourceItem) -> bytes:
+    """The raw bytes of one item (a whole file, or one JSONL line).
 
-    Raises :class:`ExtractionError` (with the key, or the path where no key is known) whose
-    ``kind`` is ``unreadable``, ``encoding`` or ``jsonl``.
+    Raises :class:`ExtractionError` of kind ``unreadable`` when the file is gone or cannot be
+    read. Used by the chunking tasks, or by the client when workers do not share its
+    filesystem (:mod:`simdask.placement`).
     """
-    label = item.key or f"{item.path}@{item.start}"
+    label = item.prefix + (item.key or f"{item.path}@{item.start}")
     try:
         with open(item.path, "rb") as f:
             if item.end >= 0:
                 f.seek(item.start)
-                data = f.read(item.end - item.start)
-            else:
-                data = f.read()
+                return f.read(item.end - item.start)
+            return f.read()
     except OSError as e:
         raise ExtractionError(
             label, "unreadable", f"cannot read {item.path}: {e.strerror or e}"
         ) from e
+
+
+def parse_item(item: SourceItem, data: bytes) -> tuple[str, str, str]:
+    """Turn an item's raw bytes into ``(key, text, content_hash)``.
+
+    Raises :class:`ExtractionError` (with the key, or the path where no key is known) whose
+    ``kind`` is ``encoding`` or ``jsonl``.
+    """
+    label = item.prefix + (item.key or f"{item.path}@{item.start}")
     if item.key is not None:
         try:
             text = data.decode("utf-8-sig")
@@ -150,7 +169,7 @@ def read_item(item: SourceItem) -> tuple[str, str, str]:
             raise ExtractionError(
                 label, "encoding", f"expected UTF-8 text, found invalid byte at offset {e.start}"
             ) from e
-        return item.key, text, content_hash(data)
+        return item.prefix + item.key, text, content_hash(data)
     try:
         obj = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -158,4 +177,61 @@ def read_item(item: SourceItem) -> tuple[str, str, str]:
     if not isinstance(obj, dict) or "id" not in obj or not isinstance(obj.get("text"), str):
         raise ExtractionError(label, "jsonl", 'expected an object with "id" and a string "text"')
     text = obj["text"]
-    return str(obj["id"]), text, content_hash(text.encode("utf-8"))
+    return item.prefix + str(obj["id"]), text, content_hash(text.encode("utf-8"))
+
+
+def read_document(path: str | os.PathLike) -> tuple[str, str]:
+    """Read one document file: ``(key, text)``, the key being the file name.
+
+    The single function through which ``simdask query`` (and :func:`read_queries`) reads a
+    document file; today a UTF-8 text file (.txt, .md or any other name). Raises
+    :class:`ExtractionError` (``kind``: ``missing``, ``unreadable``, ``encoding``).
+    """
+    p = Path(path)
+    if not p.is_file():
+        found = "a folder" if p.is_dir() else "nothing"
+        raise ExtractionError(p.name, "missing", f"expected a document file at {p}, found {found}")
+    key, text, _ = read_item(SourceItem(str(p.resolve()), str(p), p.name))
+    return key, text
+
+
+def read_queries(
+    paths: Iterable[str | os.PathLike],
+) -> list[tuple[str, str | ExtractionError]]:
+    """Query documents of files, folders and JSONL files: ``[(key, text or error)]`` in order.
+
+    A file is one document read by :func:`read_document`; a folder gives its
+    :data:`TEXT_SUFFIXES` files (keys relative to it); a ``.jsonl`` file gives one document per
+    line. A document that cannot be read (or a path that does not exist) gives its
+    :class:`ExtractionError` in place of the text, so that the others are still queried.
+    """
+    out: list[tuple[str, str | ExtractionError]] = []
+    for src in paths:
+        path = Path(src)
+        if path.is_file() and path.suffix.lower() == ".jsonl":
+            for item in _jsonl_items(path, str(path.resolve())):
+                try:
+                    key, text, _ = read_item(item)
+                except ExtractionError as e:
+                    out.append((e.key, e))
+                else:
+                    out.append((key, text))
+            continue
+        files = [path]
+        if path.is_dir():
+            files = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+            )
+        for f in files:
+            try:
+                key, text = read_document(f)
+            except ExtractionError as e:
+                out.append((e.key, e))
+                continue
+            out.append((f.relative_to(path).as_posix() if path.is_dir() else key, text))
+    return out
+
+
+def read_item(item: SourceItem) -> tuple[str, str, str]:
+    """Read one item: ``parse_item(item, fetch_item(item))``."""
+    return parse_item(item, fetch_item(item))

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from dask.sizeof import sizeof
 
 from . import failpoints
 from .chunks import chunk_batch
 from .config import IndexConfig
-from .errors import ExtractionError
+from .errors import ExtractionError, ShardNotCachedError
 from .postings import doc_mask, merge_shard, pack_pairs, remap_docs, split_sorted_by_shard
 from .shards import ShardData, ShardStore
 from .similarity import (
@@ -28,17 +29,20 @@ from .similarity import (
     skipped_chunks,
     top_k_rows,
 )
-from .sources import KnownHashes, SourceItem, read_item
+from .sources import KnownHashes, SourceItem, fetch_item, parse_item
 from .texts import TextStore
+from .worker_cache import worker_cache
 
 __all__ = [
     "PROVISIONAL_BASE",
     "BatchResult",
+    "MergeSpec",
     "block_rows_task",
     "chunk_task",
     "member_rows_task",
     "merge_pairs_task",
     "merge_task",
+    "old_shard",
 ]
 
 #: Recomputed documents carry ``PROVISIONAL_BASE + item index`` as doc ID in bucket files until
@@ -63,9 +67,17 @@ class BatchResult:
     n_chunks: list[int] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
     pack: str | None = None
+    pack_data: bytes | None = None
     unchanged: list[tuple[int, str]] = field(default_factory=list)
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     n_pairs: int = 0
+
+
+@sizeof.register(BatchResult)
+def _sizeof_batch(res: BatchResult) -> int:
+    """Dask's size estimate of a batch result: its lists and the pack's bytes."""
+    lists = (res.source_of, res.keys, res.hashes, res.unchanged, res.errors)
+    return sizeof(lists) + sizeof(res.spans) + len(res.pack_data or b"") + 200
 
 
 def bucket_path(bucket_dir: str, shard: int, batch: int) -> Path:
@@ -86,23 +98,33 @@ def chunk_task(
     first_item: int,
     known: KnownHashes,
     config: IndexConfig,
-    bucket_dir: str,
-    text_dir: str,
+    bucket_dir: str | None,
+    text_dir: str | None,
     run_id: int,
     batch: int,
-) -> BatchResult:
+    payloads: list[bytes | ExtractionError] | None = None,
+) -> BatchResult | tuple[BatchResult, list[np.ndarray]]:
     """Read a batch of items; chunk those whose content hash differs from the indexed one.
 
     Item ``i`` that is recomputed gets provisional doc ID ``PROVISIONAL_BASE + first_item + i``
-    in the bucket files (sorted little-endian uint64 pair keys per shard range); its text goes
-    to the pack ``rRRRRRR-bBBBBBB.pack``.
+    in its pairs (sorted little-endian uint64 pair keys per shard range); its text goes to the
+    pack ``rRRRRRR-bBBBBBB.pack``.
+
+    On a shared filesystem (``bucket_dir`` and ``text_dir`` given) the items are read from disk,
+    the pairs written as bucket files and the pack into ``text_dir``; returns the
+    :class:`BatchResult`. Without one (both None), the client passes each item's bytes (or the
+    error reading it) in ``payloads``; returns ``(result, pairs per shard)`` and the result
+    carries the pack's bytes in ``pack_data`` for the client to write.
     """
     res = BatchResult()
     texts: list[str] = []
     for i, item in enumerate(items):
         index = first_item + i
         try:
-            key, text, digest = read_item(item)
+            data = fetch_item(item) if payloads is None else payloads[i]
+            if isinstance(data, ExtractionError):
+                raise data
+            key, text, digest = parse_item(item, data)
         except ExtractionError as e:
             res.errors.append((index, e.key, e.kind, e.message))
             continue
@@ -121,64 +143,130 @@ def chunk_task(
     # doc IDs grow with the batch index, so the (chunk, doc) order of cb is kept
     keys = pack_pairs(cb.chunk_ids, ids[cb.doc] if len(ids) else cb.doc.astype(np.uint32))
     res.n_pairs = len(keys)
-    for shard, part in enumerate(split_sorted_by_shard(keys, config.shard_width, config.shards)):
+    parts = split_sorted_by_shard(keys, config.shard_width, config.shards)
+    if texts:
+        res.pack = f"r{run_id:06d}-b{batch:06d}.pack"
+    if bucket_dir is None:
+        if texts:
+            res.pack_data, res.spans = TextStore.encode_pack(texts)
+        failpoints.hit("chunk_task")
+        return res, [np.ascontiguousarray(p, dtype=np.uint64) for p in parts]
+    for shard, part in enumerate(parts):
         if len(part):
             _save_atomic(bucket_path(bucket_dir, shard, batch), part)
     if texts:
-        res.pack = f"r{run_id:06d}-b{batch:06d}.pack"
         res.spans = TextStore(text_dir).write_pack(res.pack, texts)
     failpoints.hit("chunk_task")
     return res
 
 
+@dataclass(frozen=True)
+class MergeSpec:
+    """Where one shard's merge finds its inputs and puts its output.
+
+    ``store_root`` / ``bucket_dir``: the shard store and bucket files on a shared filesystem,
+    or None when the client sends the bucket pairs and old shard and writes the result.
+    ``index_id`` / ``layout`` / ``use_cache``: the worker-side shard cache key and whether to
+    use it (:mod:`simdask.worker_cache`).
+    """
+
+    shard: int
+    lo: int
+    hi: int
+    old_generation: int | None
+    generation: int
+    store_root: str | None
+    bucket_dir: str | None
+    index_id: str = ""
+    layout: str = ""
+    use_cache: bool = False
+
+
+def old_shard(spec: MergeSpec, old: ShardData | None) -> ShardData | None:
+    """The shard's previous generation: as sent by the client, from this worker's cache, or
+    read from the store. Raises :class:`ShardNotCachedError` when it is in none of them and
+    there is no shared store."""
+    if spec.old_generation is None:
+        return None
+    if old is not None:
+        return old
+    if spec.use_cache:
+        hit = worker_cache().get(spec.index_id, spec.layout, spec.shard, spec.old_generation)
+        if hit is not None:
+            return hit
+    if spec.store_root is None:
+        raise ShardNotCachedError(
+            f"shard {spec.shard} generation {spec.old_generation} was expected in this "
+            "worker's cache and is not there"
+        )
+    return ShardStore(spec.store_root).read(spec.old_generation, spec.shard)
+
+
 def merge_task(
-    bucket_dir: str,
-    shard: int,
-    lo: int,
-    hi: int,
+    spec: MergeSpec,
     prov_ids: np.ndarray,
     final_ids: np.ndarray,
     dropped: np.ndarray,
-    store_root: str,
-    old_generation: int | None,
-    generation: int,
+    buckets: list[np.ndarray] | None = None,
+    old: ShardData | None = None,
 ) -> ShardData:
-    """Merge one shard (DESIGN §3.3): old postings minus ``dropped`` plus the run's buckets.
+    """Merge one shard (DESIGN §3.3): old postings minus ``dropped`` plus the run's pairs.
 
-    Bucket pairs carry provisional IDs, replaced via ``prov_ids -> final_ids`` (sorted
-    ``prov_ids``; unmapped ones, e.g. duplicate keys, are left out). A shard that does not
-    change is not rewritten: the old generation's data is returned as it is.
+    The pairs come from the bucket files (shared filesystem) or ``buckets``; they carry
+    provisional IDs, replaced via ``prov_ids -> final_ids`` (sorted ``prov_ids``; unmapped
+    ones, e.g. duplicate keys, are left out). A shard that does not change is not rewritten:
+    the old generation's data is returned as it is. With a store, a rewritten shard is written
+    as generation ``spec.generation``; without one the client writes what this returns.
     """
-    store = ShardStore(store_root)
-    files = sorted((Path(bucket_dir) / f"shard-{shard:04d}").glob("chunk-b*.npy"))
-    parts = [np.load(f).astype(np.uint64, copy=False) for f in files]
+    if buckets is None:
+        files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
+        buckets = [np.load(f) for f in files]
+    parts = [b.astype(np.uint64, copy=False) for b in buckets if len(b)]
     delta = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
     delta = remap_docs(delta, prov_ids, final_ids)
-    old = store.read(old_generation, shard) if old_generation else None
-    if old is not None and len(delta) == 0 and not doc_mask(dropped, old.doc_ids).any():
-        return old
-    failpoints.hit("merge_task")
-    arrays = merge_shard(
-        None if old is None else (old.chunk_keys, old.offsets, old.doc_ids), delta, dropped
-    )
-    data = ShardData(lo, hi, *arrays, generation=generation)
-    store.write(generation, shard, data)
+    prev = old_shard(spec, old)
+    if prev is not None and len(delta) == 0 and not doc_mask(dropped, prev.doc_ids).any():
+        data = prev
+    else:
+        failpoints.hit("merge_task")
+        arrays = merge_shard(
+            None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids),
+            delta,
+            dropped,
+        )
+        data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
+        if spec.store_root is not None:
+            ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
+    if spec.use_cache:
+        worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
     return data
 
 
 def merge_pairs_task(
-    merge_args: tuple, members: np.ndarray, n_docs: int, max_df: int | None
-) -> tuple[tuple[int, int, int, int], np.ndarray]:
+    spec: MergeSpec,
+    prov_ids: np.ndarray,
+    final_ids: np.ndarray,
+    dropped: np.ndarray,
+    members: np.ndarray,
+    n_docs: int,
+    max_df: int | None,
+    buckets: list[np.ndarray] | None = None,
+    old: ShardData | None = None,
+) -> tuple[tuple[int, int, int, int], np.ndarray, ShardData | None]:
     """:func:`merge_task`, then at once this shard's pair keys of ``members``
     (:func:`~simdask.similarity.member_pair_keys`) and its skipped-chunk count.
 
-    For runs that recompute few documents: the merged shard is written and dropped instead of
-    being kept in worker memory for a later stage, so the next shard reuses that memory.
-    Returns ``((generation, postings, skipped chunks, keys emitted), keys)``.
+    For runs that recompute few documents: the merged shard is not kept as a task result for
+    a later stage (only in the bounded worker cache, if used), so the next shard reuses that
+    memory. Returns ``((generation, postings, skipped chunks, keys emitted), keys, shard)``,
+    ``shard`` being the rewritten shard for the client to write when there is no store (None
+    otherwise).
     """
-    data = merge_task(*merge_args)
+    data = merge_task(spec, prov_ids, final_ids, dropped, buckets, old)
     keys = member_pair_keys(data, members, n_docs, max_df)
-    return (data.generation, data.n_postings, skipped_chunks(data, max_df), len(keys)), keys
+    head = (data.generation, data.n_postings, skipped_chunks(data, max_df), len(keys))
+    to_write = data if spec.store_root is None and data.generation == spec.generation else None
+    return head, keys, to_write
 
 
 def block_rows_task(

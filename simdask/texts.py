@@ -25,21 +25,31 @@ class TextStore:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
 
-    def write_pack(self, name: str, texts: list[str]) -> list[tuple[int, int]]:
-        """Write ``texts`` as pack ``name``; returns ``(offset, length)`` in bytes of each."""
+    @staticmethod
+    def encode_pack(texts: list[str]) -> tuple[bytes, list[tuple[int, int]]]:
+        """The bytes of a pack holding ``texts`` and each text's ``(offset, length)`` in bytes."""
         codec = Zstd(level=1)
         blobs = [codec.encode(t.encode("utf-8")) for t in texts]
         spans, pos = [], 0
         for b in blobs:
             spans.append((pos, len(b)))
             pos += len(b)
+        return b"".join(blobs), spans
+
+    def write_pack_bytes(self, name: str, data: bytes) -> None:
+        """Write a pack encoded by :meth:`encode_pack` atomically (temp file + fsync + rename)."""
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
         with open(tmp, "wb") as f:
-            f.write(b"".join(blobs))
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.root / name)
+
+    def write_pack(self, name: str, texts: list[str]) -> list[tuple[int, int]]:
+        """Write ``texts`` as pack ``name``; returns ``(offset, length)`` in bytes of each."""
+        data, spans = self.encode_pack(texts)
+        self.write_pack_bytes(name, data)
         return spans
 
     def read(self, pack: str, offset: int, length: int) -> str:

@@ -197,16 +197,16 @@ def test_cluster_command_and_exit_codes(tmp_path):
     assert p.returncode == 2 and "--local cannot be combined" in p.stderr
     # no cluster there: exit 3, a clear message, no traceback; the index is not touched
     p = simdask("cluster", "--check", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", 2)
-    assert p.returncode == 3 and "cannot connect to the Dask scheduler at tcp://127.0.0.1:1" in (
+    assert p.returncode == 4 and "cannot connect to the Dask scheduler at tcp://127.0.0.1:1" in (
         p.stderr
     )
     assert "Traceback" not in p.stderr
     (tmp_path / "d.txt").write_text("one two three four five six seven")
     p = simdask("update", tmp_path / "idx", tmp_path / "d.txt", "--scheduler", "tcp://127.0.0.1:1",
                 "--connect-timeout", 2)  # fmt: skip
-    assert p.returncode == 3 and "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == 4 and "Traceback" not in p.stderr, p.stderr
     help_text = simdask("--help").stdout
-    assert "exit status" in help_text and "3 the Dask cluster" in help_text
+    assert "exit status" in help_text and "4 the Dask" in help_text
     help_text = simdask("update", "--help").stdout
     for opt in ("--ssh HOST1,HOST2", "--ssh-known-hosts", "--workers-per-host", "--remote-python"):
         assert opt in help_text

@@ -4,7 +4,7 @@ workers have too little memory.
 
 A worker killed once (its nanny restarts it) is survived: the run commits the same index as an
 undisturbed run. Workers that keep dying, a scheduler that goes away, workers without enough
-memory: the CLI exits with status 3 within bounded time, a message naming the cause and what to
+memory: the CLI exits with status 4 within bounded time, a message naming the cause and what to
 do, no traceback, and the index stays at its previous generation (the next run succeeds).
 """
 
@@ -145,7 +145,7 @@ def test_workers_always_killed_fails_clearly(corpus, tmp_path, flaky):
         elapsed = time.monotonic() - t
     finally:
         stop(procs)
-    assert rc == 3, err
+    assert rc == 4, err
     assert "Dask workers died" in err and "--memory-limit" in err, err
     assert "Traceback" not in err and "unchanged (generation 1)" in err
     assert elapsed < 120
@@ -179,7 +179,7 @@ def test_scheduler_lost_mid_run(corpus, tmp_path, flaky):
         if p.poll() is None:
             p.kill()
         stop(procs)
-    assert p.returncode == 3, err
+    assert p.returncode == 4, err
     assert f"lost the connection to the Dask scheduler at {address}" in err, err
     assert "Traceback" not in err and "unchanged (generation 1)" in err
     assert elapsed < 60
@@ -201,7 +201,7 @@ def test_too_little_memory_fails_clearly(corpus, tmp_path):
         work, v2, "--workers", 1, "--memory-limit", "60MB", "--dashboard-address", ":0"
     )
     assert time.monotonic() - t < 150
-    assert rc == 3, err
+    assert rc == 4, err
     assert "out of memory" in err and "57.22 MiB" in err and "--memory-limit" in err, err
     assert "Traceback" not in err and "unchanged (generation 1)" in err
     assert state(work) == before

@@ -73,20 +73,44 @@ def test_shards_equal_brute_force_inverted_index(tmp_path, docs, client):
 
 
 def test_same_table_for_workers_shards_and_blocks(tmp_path, docs, client):
-    base = _table(_build(tmp_path, "a", docs, client, hash_bits=28, shards=16))
-    assert base
-    other_shards = _table(_build(tmp_path, "b", docs, client, hash_bits=28, shards=3))
-    tiny_blocks = _table(
-        _build(tmp_path, "c", docs, client, RunOptions(block_pairs=50, batch_docs=7), shards=5)
+    """Identical similarity tables for 1, 2 and 4 workers, 3, 4, 16 and 64 shards, and tiny
+    similarity blocks."""
+    tables = {
+        (2, shards): _table(
+            _build(tmp_path, f"w2-s{shards}", docs, client, hash_bits=28, shards=shards)
+        )
+        for shards in (4, 16, 64)
+    }
+    assert tables[(2, 16)]
+    tables["3 shards, 28 bits"] = _table(
+        _build(tmp_path, "b", docs, client, hash_bits=28, shards=3)
     )
-    with (
-        LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as lc,
-        Client(lc) as one,
-    ):
-        one_worker = _table(_build(tmp_path, "d", docs, one, hash_bits=28, shards=16))
-    assert base == other_shards == tiny_blocks == one_worker
+    tables["tiny blocks"] = _table(
+        _build(
+            tmp_path,
+            "c",
+            docs,
+            client,
+            RunOptions(block_pairs=50, batch_docs=7),
+            hash_bits=28,
+            shards=5,
+        )
+    )
+    for n_workers, shard_counts in ((1, (16,)), (4, (4, 64))):
+        with (
+            LocalCluster(
+                n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+            ) as lc,
+            Client(lc) as other,
+        ):
+            for shards in shard_counts:
+                name = f"w{n_workers}-s{shards}"
+                tables[(n_workers, shards)] = _table(
+                    _build(tmp_path, name, docs, other, hash_bits=28, shards=shards)
+                )
+    first = tables.pop((2, 16))
+    for name, table in tables.items():
+        assert table == first, name
 
 
 def test_max_df_skips_common_chunks_and_reports_them(tmp_path, client):

@@ -152,6 +152,6 @@ def test_unverifiable_host_key_fails_clearly(tmp_path, sshd):
         10,
         timeout=120,
     )
-    assert p.returncode == 3, p.stderr
+    assert p.returncode == 4, p.stderr
     assert "cannot start an SSH cluster: scheduler on 127.0.0.1" in p.stderr
     assert "known_hosts" in p.stderr and "Traceback" not in p.stderr

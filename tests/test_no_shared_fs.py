@@ -1,0 +1,122 @@
+"""Workers that do not share the client's filesystem: a real `dask scheduler` and two `dask
+worker` processes, each worker in its own mount namespace where the test's directory (index
+and documents) is hidden under an empty tmpfs. simdask must notice (``--data-transfer auto``),
+move documents, pairs and shards through Dask, and give the same index as a local run; the
+shards stay cached on the long-lived workers for the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from distributed import Client
+
+from simdask import Index, IndexConfig
+from simdask.pipeline import RunOptions
+
+from conftest import make_docs, write_txt
+from incremental_util import assert_same_index, assert_same_similarity
+
+_CAN_UNSHARE = os.geteuid() == 0 and shutil.which("unshare") is not None
+pytestmark = pytest.mark.skipif(
+    not _CAN_UNSHARE and os.environ.get("CI") != "true",
+    reason="needs root and unshare(1) to give workers their own mount namespace",
+)
+
+
+@pytest.fixture
+def hidden_cluster(tmp_path):
+    """(scheduler address, folder the workers cannot see)."""
+    hidden = tmp_path / "client-only"
+    hidden.mkdir()
+    sched_file = tmp_path / "scheduler.json"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1"]
+    procs = [
+        subprocess.Popen(
+            [
+                *dask,
+                "--port",
+                "0",
+                "--dashboard-address",
+                ":0",
+                "--scheduler-file",
+                str(sched_file),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
+    try:
+        deadline = time.time() + 60
+        while not sched_file.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        address = json.loads(sched_file.read_text())["address"]
+        worker = f"{sys.executable} -m distributed.cli.dask_worker {address} --nthreads 1"
+        worker += " --no-dashboard --local-directory /tmp"
+        for _ in range(2):
+            procs.append(
+                subprocess.Popen(
+                    ["unshare", "-m", "sh", "-c", f"mount -t tmpfs none {hidden} && exec {worker}"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        with Client(address) as c:
+            c.wait_for_workers(2, timeout=60)
+        yield address, hidden
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+
+
+def test_workers_without_the_clients_files(hidden_cluster, tmp_path, client):
+    address, hidden = hidden_cluster
+    docs = make_docs(40, seed=23)
+    src = write_txt(docs, hidden / "docs")
+    config = IndexConfig(shards=5, hash_bits=22)
+    with Client(address) as ext:
+        # the workers really do not see the folder
+        seen = ext.run(os.path.exists, str(src / f"{sorted(docs)[0]}.txt"))
+        assert list(seen.values()) == [False, False]
+        idx = Index.create(hidden / "index", config)
+        first = idx.update([src], client=ext)
+        assert first.extra["transfer"] == "dask"
+        ref = Index.create(tmp_path / "ref", config)
+        ref.update([src], client=client, options=RunOptions(worker_cache=False))
+        assert_same_index(idx, ref)
+        assert_same_similarity(idx, ref)
+
+        # an incremental run: the old shards come from the workers' caches, not the client
+        (src / "tail.txt").write_text(docs[sorted(docs)[3]] + " with a few new words at its end")
+        (src / f"{sorted(docs)[5]}.txt").unlink()
+        second = idx.update([src], client=ext, delete_missing=True)
+        ref.update([src], client=client, delete_missing=True)
+        assert second.extra["transfer"] == "dask"
+        assert second.extra["worker_cache"]["hits"] == config.shards
+        assert second.extra["worker_cache"]["misses"] == 0
+        assert_same_index(idx, ref)
+        assert_same_similarity(idx, ref)
+
+
+def test_cli_shared_mode_refused_when_workers_cannot_see(hidden_cluster):
+    address, hidden = hidden_cluster
+    src = write_txt(make_docs(5, seed=2), hidden / "docs")
+    cmd = [sys.executable, "-m", "simdask.cli", "update", str(hidden / "ix"), str(src)]
+    cmd += ["--scheduler", address, "--quiet"]
+    p = subprocess.run([*cmd, "--data-transfer", "shared"], capture_output=True, text=True)
+    assert p.returncode != 0
+    assert "--data-transfer shared needs workers that see" in p.stderr
+    assert "Traceback" not in p.stderr
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "data transfer: dask" in p.stderr + p.stdout
+    with Index.open(hidden / "ix") as idx:
+        assert idx.catalog.counts()["documents"] == len(list(src.glob("*.txt")))
