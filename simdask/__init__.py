@@ -5,9 +5,11 @@ The chunk-hash inverted-index method, built and queried with Dask. See ``DESIGN.
 
 from .catalog import DocumentRow, PairRow
 from .chunks import chunk_batch, chunk_id, hash_chunks, word_hashes
+from .cluster_config import ClusterSpec
 from .compare import CompareResult, CrossPair, compare_groups
 from .config import FORMAT_VERSION, IndexConfig
 from .errors import (
+    ClusterError,
     ConfigError,
     DocumentNotFoundError,
     ExtractionError,
@@ -27,6 +29,8 @@ __version__ = "0.1.0"
 __all__ = [
     "FORMAT_VERSION",
     "Callback",
+    "ClusterError",
+    "ClusterSpec",
     "CompareResult",
     "ConfigError",
     "CrossPair",

@@ -1,9 +1,11 @@
 """The ``simdask`` command: argument parsing and output only; the work is in the Python API.
 
 Exit status: 0 success (a run committed, even if some files failed), 1 a simdask error (the
-message says what was expected and found), 2 bad usage, 3 (``query``, ``compare``) some input
-documents could not be read — they are named on stderr and the results of the others are
-printed, 130 interrupted.
+message says what was expected and found; also: the index is locked by another update), 2 bad
+usage or bad cluster settings (options, SIMDASK_* variables, the config file), 3 (``query``,
+``compare``) some input documents could not be read — they are named on stderr and the results of
+the others are printed, 4 the Dask cluster could not be reached or started, or failed during the
+run (the index is unchanged), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,18 +19,24 @@ from pathlib import Path
 
 from . import __version__
 from .cluster import connect
+from .cluster_cli import add_cluster_command, cmd_cluster
+from .cluster_config import add_cluster_arguments, cli_values, resolve_cluster
 from .commands import compare as compare_cmd
 from .commands import query as query_cmd
 from .config import IndexConfig
-from .errors import ConfigError, DocumentNotFoundError, SimdaskError
+from .errors import ClusterError, ConfigError, DocumentNotFoundError, SimdaskError
 from .index import Index, RunSummary
+from .lock import WriterLock
 from .output import FORMATS, write_rows
 from .pipeline import RunOptions
 from .placement import TRANSFER_MODES
 from .progress import Callback, TqdmCallback
 from .sources import DEFAULT_MAX_FILE_BYTES, parse_size
 
-__all__ = ["main"]
+__all__ = ["EXIT_CLUSTER", "main"]
+
+#: exit status when the Dask cluster could not be reached or started, or failed during a run
+EXIT_CLUSTER = 4
 
 PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
 
@@ -42,21 +50,13 @@ chunks are hashed, and similarity of A to B is the percent of A's chunks also fo
 Start with `simdask demo`, then `simdask update INDEX SOURCE...` and `simdask similar INDEX`.
 """
 
-
-def _cluster_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("cluster")
-    g.add_argument(
-        "--workers", type=int, help="LocalCluster worker processes (default: one per core)"
-    )
-    g.add_argument(
-        "--threads-per-worker", type=int, default=1, help="threads per worker (default 1)"
-    )
-    g.add_argument(
-        "--memory-limit", default="auto", help="per-worker memory limit, e.g. 4GiB (default auto)"
-    )
-    g.add_argument(
-        "--scheduler", metavar="ADDR", help="use an existing Dask cluster, e.g. tcp://host:8786"
-    )
+_EPILOG = """\
+exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
+says what was expected and found; also: another update holds the index), 2 bad usage or bad
+cluster settings, 3 (query, compare) some input documents could not be read, 4 the Dask
+cluster could not be reached or started or failed during the run (the index is unchanged), 130
+interrupted.
+"""
 
 
 def _data_args(p: argparse.ArgumentParser) -> None:
@@ -96,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="simdask",
         description=_DESCRIPTION,
+        epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"simdask {__version__}")
@@ -148,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
         "default 100MB; 0: no limit)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    _cluster_args(p)
+    add_cluster_arguments(p)
     _data_args(p)
 
     p = sub.add_parser("remove", help="delete documents by key")
@@ -156,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("keys", metavar="KEY", nargs="+")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
     p.add_argument("--quiet", action="store_true")
-    _cluster_args(p)
+    add_cluster_arguments(p)
 
     p = sub.add_parser("text", help="print a document's extracted text as indexed")
     p.add_argument("index", metavar="INDEX")
@@ -200,6 +201,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("index", metavar="INDEX")
     _format_arg(p)
 
+    add_cluster_command(sub, _EPILOG)
+
     p = sub.add_parser("similar", help="stored similar pairs, all or of one document")
     p.add_argument("index", metavar="INDEX")
     p.add_argument("key", metavar="KEY", nargs="?", help="a document's key (default: all pairs)")
@@ -208,8 +211,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _format_arg(p)
 
-    query_cmd.add_parser(sub, _cluster_args)
-    compare_cmd.add_parser(sub, _cluster_args)
+    query_cmd.add_parser(sub, add_cluster_arguments)
+    compare_cmd.add_parser(sub, add_cluster_arguments)
 
     p = sub.add_parser("stats", help="documents, chunks, pairs, shards, bytes on disk, config")
     p.add_argument("index", metavar="INDEX")
@@ -223,7 +226,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="keep corpus and index in this folder (default: a temporary one)")
     p.add_argument("--top", type=int, default=15, help="pairs to print (default 15)")
     p.add_argument("--quiet", action="store_true")
-    _cluster_args(p)
+    add_cluster_arguments(p)
     return parser
 
 
@@ -278,24 +281,14 @@ def _run_callback(args) -> Callback:
 
 def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSummary:
     cb = _run_callback(args)
+    spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config)
-    with (
-        idx,
-        connect(
-            args.scheduler,
-            workers=args.workers,
-            threads_per_worker=args.threads_per_worker,
-            memory_limit=args.memory_limit,
-        ) as client,
-    ):
-        summary = idx.update(
-            client=client,
-            callback=cb,
-            config=config,
-            wait=getattr(args, "wait", 0.0),
-            **update_kwargs,
-        )
-        cb.end_stage()
+    # the lock first: a second update fails before it starts a cluster
+    with idx, WriterLock(idx.path, wait=getattr(args, "wait", 0.0)):
+        cb.message(f"using {spec.describe()}")
+        with connect(spec) as client:
+            summary = idx.update(client=client, callback=cb, config=config, **update_kwargs)
+            cb.end_stage()
     return summary
 
 
@@ -321,7 +314,9 @@ def _cmd_update(args) -> int:
         options=RunOptions(
             batch_docs=args.batch_docs,
             transfer=args.data_transfer,
-            worker_cache=bool(args.scheduler) if args.worker_cache is None else args.worker_cache,
+            worker_cache=args.cluster.spec.kind == "scheduler"
+            if args.worker_cache is None
+            else args.worker_cache,
             max_file_bytes=args.max_file_size or None,
         ),
     )
@@ -432,6 +427,7 @@ def _cmd_demo(args) -> int:
 
 
 _COMMANDS = {
+    "cluster": cmd_cluster,
     "update": _cmd_update,
     "similar": _cmd_similar,
     "query": lambda args: query_cmd.run(args),
@@ -450,8 +446,17 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simdask`` command; returns the exit status."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    if hasattr(args, "cluster_workers"):  # a command with cluster options
+        try:
+            args.cluster = resolve_cluster(cli_values(args))
+        except ConfigError as e:
+            print(f"simdask: error: {e}", file=sys.stderr)
+            return 2
     try:
         return _COMMANDS[args.command](args)
+    except ClusterError as e:
+        print(f"simdask: error: {e}", file=sys.stderr)
+        return EXIT_CLUSTER
     except SimdaskError as e:
         print(f"simdask: error: {e}", file=sys.stderr)
         return 1

@@ -8,6 +8,7 @@ that do not know simdask.
 from __future__ import annotations
 
 __all__ = [
+    "ClusterError",
     "ConfigError",
     "DocumentNotFoundError",
     "ExtractionError",
@@ -27,6 +28,11 @@ class SimdaskError(Exception):
 
 class ConfigError(SimdaskError, ValueError):
     """A configuration value is out of range or of the wrong type."""
+
+
+class ClusterError(SimdaskError, RuntimeError):
+    """The Dask cluster cannot be reached or started, or failed during a run (the scheduler
+    went away, workers kept dying); the index stays at its previous generation."""
 
 
 class IndexFormatError(SimdaskError, ValueError):

@@ -19,7 +19,7 @@ import numpy as np
 from . import failpoints
 from .catalog import Catalog, PairRow
 from .chunks import chunk_batch
-from .cluster import connect
+from .cluster import cluster_errors, connect
 from .config import FORMAT_VERSION, IndexConfig
 from .errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
 from .evidence import compare_texts
@@ -198,9 +198,11 @@ class Index:
             scan_s = time.perf_counter() - t
             run_id = self.catalog.start_run()
             before = set(self.catalog.shard_generations().values())
+            before_gen = self.catalog.generation
             ctx = nullcontext(client) if client is not None else connect()
+            unchanged = f"the index at {self.path} is unchanged (generation {before_gen})"
             try:
-                with ctx as cl:
+                with ctx as cl, cluster_errors(cl, unchanged):
                     if getattr(cl, "dashboard_link", None):
                         cb.message(f"Dask dashboard: {cl.dashboard_link}")
                     out = run_update(

@@ -6,73 +6,29 @@ counts; the cluster keeps running after the run (simdask only connects to it).
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import time
 
 import pytest
 from distributed import Client
 
 from simdask import Index, IndexConfig
 
+from cluster_util import start_scheduler, start_worker, stop, wait_for_workers
 from conftest import make_docs, write_txt
 from incremental_util import postings_by_key, table_by_doc
 
 
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("cluster")
-    sched_file = tmp / "scheduler.json"
-    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-    procs = [
-        subprocess.Popen(
-            [
-                *dask,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--dashboard-address",
-                ":0",
-                "--scheduler-file",
-                str(sched_file),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    ]
+    sched, address = start_scheduler(tmp_path_factory.mktemp("cluster"))
+    procs = [sched]
     try:
-        deadline = time.time() + 60
-        while not sched_file.exists() and time.time() < deadline:
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
-        for _ in range(2):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "distributed.cli.dask_worker",
-                        address,
-                        "--nthreads",
-                        "1",
-                        "--nworkers",
-                        "1",
-                        "--no-dashboard",
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        with Client(address) as c:
-            c.wait_for_workers(2, timeout=60)
+        procs += [start_worker(address) for _ in range(2)]
+        wait_for_workers(address, 2)
         yield address
     finally:
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        stop(procs)
 
 
 def test_cli_on_existing_cluster_equals_local_run(tmp_path, scheduler, client):

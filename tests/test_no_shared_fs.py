@@ -33,6 +33,18 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture
 def hidden_cluster(tmp_path):
     """(scheduler address, folder the workers cannot see)."""
+    yield from _hidden_cluster(tmp_path, {})
+
+
+@pytest.fixture
+def hidden_cluster_kill_merge(tmp_path):
+    """As ``hidden_cluster``; the first merge task on the cluster kills its worker process."""
+    marker = tmp_path / "killed-once"
+    env = {"SIMDASK_FAILPOINTS": f"merge_task:kill-once:{marker}"}
+    yield from _hidden_cluster(tmp_path, env)
+
+
+def _hidden_cluster(tmp_path, env):
     hidden = tmp_path / "client-only"
     hidden.mkdir()
     sched_file = tmp_path / "scheduler.json"
@@ -65,6 +77,7 @@ def hidden_cluster(tmp_path):
                     ["unshare", "-m", "sh", "-c", f"mount -t tmpfs none {hidden} && exec {worker}"],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
+                    env={**os.environ, **env},
                 )
             )
         with Client(address) as c:
@@ -74,7 +87,11 @@ def hidden_cluster(tmp_path):
         for p in procs[::-1]:
             p.terminate()
         for p in procs:
-            p.wait(timeout=30)
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=30)
 
 
 def test_workers_without_the_clients_files(hidden_cluster, tmp_path, client):
@@ -114,9 +131,36 @@ def test_cli_shared_mode_refused_when_workers_cannot_see(hidden_cluster):
     p = subprocess.run([*cmd, "--data-transfer", "shared"], capture_output=True, text=True)
     assert p.returncode != 0
     assert "--data-transfer shared needs workers that see" in p.stderr
-    assert "Traceback" not in p.stderr
+    assert "Traceback" not in p.stderr, p.stderr
     p = subprocess.run(cmd, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "data transfer: dask" in p.stderr + p.stdout
     with Index.open(hidden / "ix") as idx:
         assert idx.catalog.counts()["documents"] == len(list(src.glob("*.txt")))
+
+
+def test_worker_killed_during_merge_without_shared_filesystem(hidden_cluster_kill_merge, tmp_path):
+    """A worker killed while merging, in the ``dask`` placement: the pairs and document bytes it
+    held exist nowhere else, so the run fails with a message naming the cluster problem; the
+    index stays at its previous generation, and the next run (nanny restarted the worker)
+    completes with the same index as an undisturbed run."""
+    address, hidden = hidden_cluster_kill_merge
+    docs = make_docs(30, seed=41)
+    src = write_txt(docs, hidden / "docs")
+    cmd = [sys.executable, "-m", "simdask.cli", "update", str(hidden / "ix"), str(src)]
+    cmd += ["--scheduler", address, "--quiet", "--shards", "4", "--hash-bits", "22"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr, p.stderr
+    assert "unchanged (generation 0)" in p.stderr, p.stderr
+    assert (tmp_path / "killed-once").exists()
+    with Index.open(hidden / "ix") as idx:
+        assert idx.catalog.generation == 0 and idx.catalog.counts()["documents"] == 0
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    ref = Index.create(tmp_path / "ref", IndexConfig(shards=4, hash_bits=22))
+    with Client(address) as ext:
+        ref.update([src], client=ext, options=RunOptions(transfer="dask"))
+    with Index.open(hidden / "ix") as idx:
+        assert_same_index(idx, ref)
+        assert_same_similarity(idx, ref)

@@ -77,12 +77,7 @@ def add_parser(sub, cluster_args) -> argparse.ArgumentParser:
 def run(args, callback) -> int:
     """Run ``simdask compare``; returns the exit status."""
     config = IndexConfig(hash_bits=args.hash_bits, shards=args.shards, max_df=args.max_df)
-    with connect(
-        args.scheduler,
-        workers=args.workers,
-        threads_per_worker=args.threads_per_worker,
-        memory_limit=args.memory_limit,
-    ) as client:
+    with connect(args.cluster.spec) as client:
         res = compare_groups(
             [args.group_a],
             [args.group_b],
