@@ -263,7 +263,9 @@ def cluster_failure(
         return None
     before = workers_before or {}
     gone = sorted(set(before) - set(now))
-    if not gone and now:
+    from distributed.comm.core import CommClosedError
+
+    if not gone and now and not isinstance(error, CommClosedError):
         return None
     first = (str(error).strip().splitlines() or [""])[0][:200]
     if gone:
@@ -271,8 +273,10 @@ def cluster_failure(
             f"{len(gone)} of the {len(before)} Dask workers died during the run "
             f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})"
         )
-    else:
+    elif not now:
         what = "the Dask cluster has no workers (they died, or none joined)"
+    else:  # a worker's connection closed under the run (it died; its nanny restarted it)
+        what = "a Dask worker's connection closed during the run (the worker died)"
     return ClusterError(
         f"{what} and the run failed ({type(error).__name__}: {first}). Most often a worker "
         f"runs out of memory ({_memory_text([*before.values(), *now.values()])}): "
