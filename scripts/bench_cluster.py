@@ -218,10 +218,11 @@ def main() -> None:
         f"**{t1 / t2:.2f}x** on this 2-core machine.",
         "",
         "**External cluster** (`dask scheduler` + 2 `dask worker` processes on 127.0.0.1). "
-        "Scheduler bytes: the frames of every message the scheduler read or wrote (counted "
+        "Scheduler bytes: the frames of every message the scheduler read or wrote (a byte relayed by it counts twice; counted "
         "inside it by `scripts/_schedcount.py`); client bytes: `dask.sizeof` of what the client "
-        "scattered/sent and gathered; worker-to-worker: the workers' "
-        "`transfer_outgoing_bytes_total`.",
+        "scattered/sent and gathered; worker↔worker: the workers' "
+        "`transfer_outgoing_bytes_total` (what workers sent to other workers and, for the direct "
+        "transfers of the `dask` placement, to the client).",
         "",
         "| transfer | run | seconds | scheduler MiB | client→cluster MiB | cluster→client MiB "
         "| worker↔worker MiB | cache hits |",

@@ -5,35 +5,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dask.sizeof import sizeof
 from distributed import Client, as_completed
 
 from .config import IndexConfig
 from .errors import ExtractionError
 from .progress import Callback
-from .sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem, content_hash, fetch_item
+from .sources import (
+    DEFAULT_MAX_FILE_BYTES,
+    KnownHashes,
+    SourceItem,
+    content_hash,
+    fetch_item,
+    parse_item,
+)
 from .tasks import BatchResult, UnchangedPayload, chunk_task
 from .texts import TextStore
+from .transfer import Traffic
 
-__all__ = ["ChunkOutput", "Traffic", "run_chunk_stage"]
-
-
-@dataclass
-class Traffic:
-    """Bytes the client sent to and received from the cluster in one run (``dask.sizeof`` of
-    the objects scattered, passed and gathered: document bytes, shards, results)."""
-
-    to_cluster: int = 0
-    from_cluster: int = 0
-
-    def sent(self, obj, copies: int = 1) -> None:
-        """Count an object sent to the cluster (``copies`` times: broadcast to that many
-        workers)."""
-        self.to_cluster += int(sizeof(obj)) * copies
-
-    def received(self, obj) -> None:
-        """Count an object received from the cluster."""
-        self.from_cluster += int(sizeof(obj))
+__all__ = ["ChunkOutput", "run_chunk_stage"]
 
 
 @dataclass
@@ -51,6 +40,20 @@ def _result(out):
 
 def _bucket(out, shard: int):
     return out[1][shard]
+
+
+def _payload(item: SourceItem, data: bytes, known: KnownHashes) -> bytes | UnchangedPayload:
+    """What the client sends for one item: its bytes, or a marker when ``known`` holds it
+    unchanged (files: hash of the bytes; JSONL lines: parsed for their id and text, which is
+    cheap, while extraction of a changed file is left to the workers)."""
+    if item.key is not None:
+        key = item.prefix + item.key
+        return UnchangedPayload(key) if known.unchanged(key, content_hash(data)) else data
+    try:
+        key, text, _ = parse_item(item, data, known)
+    except ExtractionError:
+        return data  # the worker reports it
+    return UnchangedPayload(key) if text is None else data
 
 
 def run_chunk_stage(
@@ -115,12 +118,8 @@ def run_chunk_stage(
             except ExtractionError as e:
                 payloads.append(e)
                 continue
-            if item.key is not None and known.unchanged(item.prefix + item.key, content_hash(data)):
-                payloads.append(UnchangedPayload(item.prefix + item.key))
-            else:
-                payloads.append(data)
-        traffic.sent(payloads)
-        [payload_f] = client.scatter([payloads], hash=False)
+            payloads.append(_payload(item, data, known))
+        payload_f = traffic.scatter(payloads)
         f = client.submit(
             chunk_task,
             part,
@@ -141,8 +140,7 @@ def run_chunk_stage(
         submit_next()
     for f in running:
         b = batch_of.pop(f.key)
-        res = client.submit(_result, f, key=f"simdask-chunkres-{tag}-b{b:06d}").result()
-        traffic.received(res)
+        res = traffic.gather(client.submit(_result, f, key=f"simdask-chunkres-{tag}-b{b:06d}"))
         if res.pack_data is not None:
             texts.write_pack_bytes(res.pack, res.pack_data)
             res.pack_data = None

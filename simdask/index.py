@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,61 +28,12 @@ from .progress import Callback
 from .shards import ShardData, ShardStore, shard_ranges
 from .similarity import query_counts, sum_pair_counts
 from .sources import SourceItem, list_items
+from .summary import QueryMatch, RunSummary
 from .texts import TextStore
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
 _CATALOG = "catalog.sqlite"
-
-
-@dataclass(frozen=True)
-class QueryMatch:
-    """An indexed document sharing chunks with a query text.
-
-    ``similarity``: percent of the query's chunks found in the document; ``reverse_similarity``:
-    percent of the document's chunks found in the query.
-    """
-
-    key: str
-    similarity: float
-    reverse_similarity: float
-    shared: int
-    query_chunks: int
-    doc_chunks: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return dict(self.__dict__)
-
-
-@dataclass
-class RunSummary:
-    """What one update did: documents added, modified, deleted, unchanged, failed (per-file
-    errors, including duplicate keys; too-short documents are indexed and counted apart),
-    similarity rows written, seconds per stage, the generation committed."""
-
-    run_id: int
-    generation: int
-    added: int
-    modified: int
-    deleted: int
-    unchanged: int
-    failed: int
-    too_short: int
-    similarity_rows: int
-    skipped_chunks: int
-    words: int
-    documents: int = 0
-    index_bytes: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)
-    errors: list[tuple[str, str, str]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (errors as ``[key, kind, message]`` lists)."""
-        d = dict(self.__dict__)
-        d["errors"] = [list(e) for e in self.errors]
-        return d
 
 
 class Index:

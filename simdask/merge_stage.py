@@ -75,8 +75,7 @@ class MergeStage:
         old = None
         if send_old and spec.old_generation is not None:
             data = self.store.read(spec.old_generation, s)
-            self.traffic.sent(data)
-            [old] = self.client.scatter([data], hash=False)
+            old = self.traffic.scatter(data)
         where = {}
         if s in self.located and not send_old:
             where = {"workers": [self.located[s]], "allow_other_workers": True}

@@ -13,17 +13,17 @@ from pathlib import Path
 
 import numpy as np
 import xxhash
-from distributed import Client
+from distributed import Client, as_completed
 
 from . import failpoints
 from .catalog import Catalog, RunChanges
-from .chunk_stage import Traffic, run_chunk_stage
+from .chunk_stage import run_chunk_stage
 from .config import IndexConfig
 from .errors import ConfigError
 from .merge_stage import MergeStage
 from .placement import TRANSFER_MODES, choose_transfer
 from .progress import Callback
-from .shards import ShardData, ShardStore, shard_ranges
+from .shards import ShardData, ShardStore, encode_shard, shard_ranges
 from .similarity import max_block_docs, skipped_chunks
 from .similarity_stage import EMPTY_ROWS, SimilarityStage
 from .sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem
@@ -35,6 +35,7 @@ from .tasks import (
     merge_task,
 )
 from .texts import TextStore
+from .transfer import Traffic
 from .worker_cache import cache_stats
 
 __all__ = ["RunOptions", "RunOutcome", "run_update"]
@@ -102,7 +103,7 @@ def run_update(
     tag = f"{xxhash.xxh3_64_hexdigest(str(store.root.resolve()).encode())[:8]}-r{run_id}"
     bucket_dir = str(work_dir / f"run-{run_id:06d}" / "buckets")
     known = {} if replace_all else catalog.known_documents()
-    traffic = Traffic()
+    traffic = Traffic(client)
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
     in_flight = max(4, 2 * n_workers)
     transfer, why = choose_transfer(options.transfer, client, work_dir, [i.path for i in items])
@@ -224,12 +225,16 @@ def run_update(
         ]
     )
     changes.shard_generations = {s: g for s, (g, _) in enumerate(infos) if g == run_id}
-    if not shared:  # the client writes the rewritten shards
-        for s in changes.shard_generations:
-            data = shard_f[s].result()
-            traffic.received(data)
-            store.write(run_id, s, data)
-            del data
+    if not shared:  # workers compress the rewritten shards, the client writes the files
+        _write_back(
+            client,
+            store,
+            run_id,
+            {s: shard_f[s] for s in changes.shard_generations},
+            encode_shard,
+            tag,
+            traffic,
+        )
     stats["postings"] = int(sum(n for _, n in infos))
     stats["shards_rewritten"] = len(changes.shard_generations)
     stats["merges_sent_to_cache"] = merges.sent_to_cache
@@ -288,12 +293,16 @@ def _fused(client, merges, store, run_id, changed, args, cb, changes, stats, tra
         ]
     )
     changes.shard_generations = {s: h[0] for s, h in enumerate(heads) if h[0] == run_id}
-    if merges.transfer != "shared":  # the client writes the rewritten shards
-        for s in changes.shard_generations:
-            data = client.submit(_third, fused_f[s], key=f"simdask-shard-{tag}-s{s:04d}").result()
-            traffic.received(data)
-            store.write(run_id, s, data)
-            del data
+    if merges.transfer != "shared":  # workers compress the rewritten shards, the client writes
+        _write_back(
+            client,
+            store,
+            run_id,
+            {s: fused_f[s] for s in changes.shard_generations},
+            _encode_third,
+            tag,
+            traffic,
+        )
     changes.skipped_chunks = int(sum(h[2] for h in heads))
     stats["postings"] = int(sum(h[1] for h in heads))
     stats["shards_rewritten"] = len(changes.shard_generations)
@@ -329,8 +338,21 @@ def _second(pair):
     return pair[1]
 
 
-def _third(triple):
-    return triple[2]
+def _encode_third(triple) -> dict[str, bytes]:
+    return encode_shard(triple[2])
+
+
+def _write_back(client, store, run_id, futures: dict, encode, tag, traffic) -> None:
+    """Without a shared filesystem: each rewritten shard is encoded (compressed) on the worker
+    that holds it, and the client writes the files as they arrive."""
+    encoded = {
+        client.submit(encode, f, key=f"simdask-encode-{tag}-s{s:04d}"): s
+        for s, f in futures.items()
+    }
+    for fut in as_completed(encoded):
+        files = traffic.gather(fut)
+        store.write_encoded(run_id, encoded[fut], files)
+        fut.release()
 
 
 def _shard_info(shard: ShardData) -> tuple[int, int]:

@@ -30,7 +30,7 @@ from zarr.codecs.numcodecs import Delta
 
 from .errors import IndexFormatError
 
-__all__ = ["ShardData", "ShardStore", "shard_ranges"]
+__all__ = ["ShardData", "ShardStore", "encode_shard", "shard_ranges"]
 
 _ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
 _CHUNK = 1 << 20  # elements per zarr chunk
@@ -90,24 +90,31 @@ class ShardStore:
 
     def write(self, generation: int, shard: int, data: ShardData) -> int:
         """Write a shard atomically (temp dir + rename); returns bytes on disk."""
-        from . import failpoints
+        final, tmp = self._paths(generation, shard)
+        _write_group(str(tmp), data)
+        return self._publish(final, tmp)
 
+    def write_encoded(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
+        """Write a shard encoded by :func:`encode_shard` (e.g. on a worker without access to
+        this store) atomically; returns bytes on disk."""
+        final, tmp = self._paths(generation, shard)
+        for name, blob in files.items():
+            path = tmp / name
+            if ".." in Path(name).parts or Path(name).is_absolute():
+                raise IndexFormatError(f"shard file name {name!r} leaves the shard directory")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(blob)
+        return self._publish(final, tmp)
+
+    def _paths(self, generation: int, shard: int) -> tuple[Path, Path]:
         final = self.path(generation, shard)
         final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
-        group = zarr.open_group(str(tmp), mode="w", attributes={"lo": data.lo, "hi": data.hi})
-        for name, dtype in _ARRAYS:
-            arr = np.ascontiguousarray(getattr(data, name), dtype=dtype)
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
-                group.create_array(
-                    name,
-                    data=arr,
-                    chunks=(max(1, min(len(arr), _CHUNK)),),
-                    filters=[Delta(dtype=np.dtype(dtype).str)] if name in _DELTA else None,
-                    serializer=BytesCodec(endian="little"),
-                    compressors=ZstdCodec(level=1),
-                )
+        return final, final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
+
+    @staticmethod
+    def _publish(final: Path, tmp: Path) -> int:
+        from . import failpoints
+
         failpoints.hit("shard_write")
         if final.exists():  # an earlier, interrupted attempt at the same work
             shutil.rmtree(final)
@@ -210,6 +217,32 @@ class ShardStore:
     def nbytes(self, generation: int) -> int:
         """Bytes on disk of one generation."""
         return _du(self.root / f"gen-{generation:06d}")
+
+
+def _write_group(store, data: ShardData) -> None:
+    """Write ``data`` as a zarr group into ``store`` (a path or a zarr store)."""
+    group = zarr.open_group(store, mode="w", attributes={"lo": data.lo, "hi": data.hi})
+    for name, dtype in _ARRAYS:
+        arr = np.ascontiguousarray(getattr(data, name), dtype=dtype)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
+            group.create_array(
+                name,
+                data=arr,
+                chunks=(max(1, min(len(arr), _CHUNK)),),
+                filters=[Delta(dtype=np.dtype(dtype).str)] if name in _DELTA else None,
+                serializer=BytesCodec(endian="little"),
+                compressors=ZstdCodec(level=1),
+            )
+
+
+def encode_shard(data: ShardData) -> dict[str, bytes]:
+    """The files of a shard as :meth:`ShardStore.write` would write them (relative name ->
+    compressed bytes), made in memory: a worker without access to the store compresses the
+    shard and the client only writes the files (:meth:`ShardStore.write_encoded`)."""
+    files: dict = {}
+    _write_group(zarr.storage.MemoryStore(files), data)
+    return {name: buf.to_bytes() for name, buf in files.items()}
 
 
 def _du(path: Path) -> int:

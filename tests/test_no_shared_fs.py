@@ -150,9 +150,9 @@ def test_worker_killed_during_merge_without_shared_filesystem(hidden_cluster_kil
     cmd = [sys.executable, "-m", "simdask.cli", "update", str(hidden / "ix"), str(src)]
     cmd += ["--scheduler", address, "--quiet", "--shards", "4", "--hash-bits", "22"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode != 0
+    assert p.returncode == 4, p.stderr  # EXIT_CLUSTER
     assert "Traceback" not in p.stderr, p.stderr
-    assert "unchanged (generation 0)" in p.stderr, p.stderr
+    assert "worker" in p.stderr and "unchanged (generation 0)" in p.stderr, p.stderr
     assert (tmp_path / "killed-once").exists()
     with Index.open(hidden / "ix") as idx:
         assert idx.catalog.generation == 0 and idx.catalog.counts()["documents"] == 0

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.chunk_stage import Traffic, run_chunk_stage
+from simdask.chunk_stage import run_chunk_stage
 from simdask.errors import ConfigError
 from simdask.pipeline import RunOptions
 from simdask.placement import choose_transfer, probe_workers
@@ -21,6 +21,7 @@ from simdask.progress import Callback
 from simdask.shards import ShardData
 from simdask.sources import KnownHashes, list_items
 from simdask.texts import TextStore
+from simdask.transfer import Traffic
 from simdask.worker_cache import CacheEntry, ShardCache, cache_clear, cache_entries
 
 from conftest import make_docs, write_txt
@@ -109,7 +110,7 @@ def test_dask_transfer_reports_unreadable_files(tmp_path, client):
         run_id=1,
         tag="t-unreadable",
         cb=Callback(),
-        traffic=(traffic := Traffic()),
+        traffic=(traffic := Traffic(client)),
         in_flight=1,
     )
     errors = [e for r in out.results for e in r.errors]
@@ -206,3 +207,35 @@ def test_cache_gone_and_layout_change(tmp_path, client, monkeypatch):
         if e[0] == idx.catalog.index_id
     }
     assert layouts == {IndexConfig(shards=3, hash_bits=22).shard_layout}
+
+
+class _SchedulerOnlyClient:
+    """Stands in for a client that reaches the scheduler but not the workers' ports."""
+
+    def __init__(self):
+        self.calls = []
+
+    def scatter(self, objs, hash=True, direct=None):
+        self.calls.append(("scatter", direct))
+        if direct:
+            raise OSError("Timed out trying to connect to tcp://10.0.0.9:40001")
+        return [f"future-of-{objs[0]!r}"]
+
+    def gather(self, future, direct=None):
+        self.calls.append(("gather", direct))
+        if direct:
+            raise OSError("Timed out trying to connect to tcp://10.0.0.9:40001")
+        return b"result"
+
+
+def test_traffic_goes_direct_and_falls_back_to_the_scheduler(client):
+    t = Traffic(client)
+    fut = t.scatter(b"x" * 1000)
+    assert t.gather(fut) == b"x" * 1000 and t.direct
+    assert t.to_cluster >= 1000 and t.from_cluster >= 1000
+    fake = _SchedulerOnlyClient()
+    t = Traffic(fake)
+    assert t.scatter(b"abc") == "future-of-b'abc'" and not t.direct
+    assert t.gather("f") == b"result"
+    # after the first failure the direct route is not tried again
+    assert fake.calls == [("scatter", True), ("scatter", None), ("gather", None)]
