@@ -140,8 +140,8 @@ def main() -> None:
     ap.add_argument("--changes", type=int, default=100, help="documents added per run")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shards", type=int, default=16)
-    ap.add_argument("--data", default="bench-data/cluster")
-    ap.add_argument("--out", default="docs/benchmarks.md")
+    ap.add_argument("--data", default=str(_HERE.parent / "bench-data" / "cluster"))
+    ap.add_argument("--out", default=str(_HERE.parent / "docs" / "benchmarks.md"))
     args = ap.parse_args()
 
     data = Path(args.data)
