@@ -184,6 +184,11 @@ class Catalog:
                 ],
             )
 
+    def set_meta(self, name: str, value: str) -> None:
+        """Record a metadata value."""
+        with self.transaction() as c:
+            c.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
+
     def meta(self, name: str) -> str | None:
         """A metadata value, or None."""
         row = self.conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()

@@ -126,6 +126,12 @@ def _parser() -> argparse.ArgumentParser:
         "--top-k", type=int, help=f"most similar documents kept per document ({d.top_k})"
     )
     g.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
+    g.add_argument(
+        "--shard-store",
+        metavar="URL",
+        help="keep the shards at this fsspec URL (s3://bucket/prefix, file:///nfs/path) "
+        "instead of INDEX/shards; the catalog and texts stay in INDEX",
+    )
     p.add_argument(
         "--delete-missing",
         action="store_true",
@@ -282,7 +288,7 @@ def _run_callback(args) -> Callback:
 def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSummary:
     cb = _run_callback(args)
     spec = args.cluster.spec
-    idx = Index.open_or_create(index_path, config)
+    idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
     # the lock first: a second update fails before it starts a cluster
     with idx, WriterLock(idx.path, wait=getattr(args, "wait", 0.0)):
         cb.message(f"using {spec.describe()}")

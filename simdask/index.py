@@ -25,6 +25,7 @@ from .evidence import compare_texts
 from .lock import WriterLock
 from .pipeline import RunOptions, run_update
 from .progress import Callback
+from .remote_store import RemoteStore, is_url
 from .shards import ShardData, ShardStore, shard_ranges
 from .similarity import query_counts, sum_pair_counts
 from .sources import SourceItem, list_items
@@ -43,7 +44,7 @@ class Index:
         self.path = path
         self.catalog = catalog
         self.config = config
-        self.store = ShardStore(path / "shards")
+        self.store = ShardStore(catalog.meta("shard_store") or path / "shards")
         self.texts = TextStore(path / "texts")
         self._shards: dict[tuple[int, int], ShardData] = {}
         self._doc_table: tuple[int, np.ndarray] | None = None
@@ -52,15 +53,33 @@ class Index:
 
     # --- opening ---------------------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | os.PathLike, config: IndexConfig | None = None) -> Index:
-        """Create a new, empty index at ``path`` (the directory may exist but not the index)."""
+    def create(
+        cls,
+        path: str | os.PathLike,
+        config: IndexConfig | None = None,
+        shard_store: str | None = None,
+    ) -> Index:
+        """Create a new, empty index at ``path`` (the directory may exist but not the index).
+
+        ``shard_store``: an fsspec URL (``s3://bucket/prefix``, ``file:///nfs/x``) where the
+        shards are kept instead of ``path/shards``; the catalog and texts stay at ``path``.
+        """
         path = Path(path)
         if (path / _CATALOG).exists():
             raise IndexExistsError(f"an index already exists at {path}")
+        if shard_store is not None and not is_url(shard_store):
+            raise ConfigError(
+                f"shard store must be an fsspec URL such as s3://bucket/prefix or "
+                f"file:///path; found {shard_store!r}"
+            )
+        if shard_store is not None:
+            RemoteStore(shard_store)  # an unknown protocol or missing library fails here
         path.mkdir(parents=True, exist_ok=True)
         config = config or IndexConfig()
         catalog = Catalog(path / _CATALOG, create=True)
         catalog.init_meta(config)
+        if shard_store is not None:
+            catalog.set_meta("shard_store", shard_store)
         return cls(path, catalog, config)
 
     @classmethod
@@ -77,11 +96,25 @@ class Index:
         return cls(path, catalog, config)
 
     @classmethod
-    def open_or_create(cls, path: str | os.PathLike, config: IndexConfig | None = None) -> Index:
-        """Open the index at ``path``, creating it with ``config`` if there is none."""
+    def open_or_create(
+        cls,
+        path: str | os.PathLike,
+        config: IndexConfig | None = None,
+        shard_store: str | None = None,
+    ) -> Index:
+        """Open the index at ``path``, creating it with ``config`` (and ``shard_store``) if
+        there is none; an existing index must have been created with the same shard store."""
         if (Path(path) / _CATALOG).exists():
-            return cls.open(path)
-        return cls.create(path, config)
+            idx = cls.open(path)
+            if shard_store is not None and shard_store != idx.store.location:
+                found = idx.store.location
+                idx.close()
+                raise ConfigError(
+                    f"index at {path} keeps its shards at {found}; got --shard-store "
+                    f"{shard_store} (the shard store is chosen when an index is created)"
+                )
+            return idx
+        return cls.create(path, config, shard_store)
 
     def close(self) -> None:
         """Close the catalog and drop cached shards."""
@@ -409,7 +442,7 @@ class Index:
     def disk_bytes(self) -> int:
         """Bytes on disk: current shards plus catalog."""
         shards = sum(
-            _du(self.store.path(g, s)) for s, g in self.catalog.shard_generations().items()
+            self.store.shard_nbytes(g, s) for s, g in self.catalog.shard_generations().items()
         )
         cat = sum(p.stat().st_size for p in self.path.glob(_CATALOG + "*"))
         return shards + cat + self.texts.nbytes()

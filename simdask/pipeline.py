@@ -100,13 +100,19 @@ def run_update(
     ``delete_missing_from``, their documents that are gone. Writes shards as generation
     ``run_id``; commits nothing."""
     stats: dict = {"seconds": {}}
-    tag = f"{xxhash.xxh3_64_hexdigest(str(store.root.resolve()).encode())[:8]}-r{run_id}"
+    tag = f"{xxhash.xxh3_64_hexdigest(_location(store).encode())[:8]}-r{run_id}"
     bucket_dir = str(work_dir / f"run-{run_id:06d}" / "buckets")
     known = {} if replace_all else catalog.known_documents()
     traffic = Traffic(client)
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
     in_flight = max(4, 2 * n_workers)
-    transfer, why = choose_transfer(options.transfer, client, work_dir, [i.path for i in items])
+    transfer, why = choose_transfer(
+        options.transfer,
+        client,
+        work_dir,
+        [i.path for i in items],
+        store.location if store.remote else None,
+    )
     stats["transfer"] = transfer
     cb.message(f"data transfer: {transfer} ({why})")
     use_cache = bool(options.worker_cache)
@@ -260,6 +266,10 @@ def run_update(
     _traffic_stats(stats, traffic, client, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, r["counts"], stats)
+
+
+def _location(store: ShardStore) -> str:
+    return store.location if store.remote else str(Path(store.root).resolve())
 
 
 def _traffic_stats(stats: dict, traffic: Traffic, client: Client, cache_before: dict) -> None:

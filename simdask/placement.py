@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import uuid
 from pathlib import Path
 
@@ -27,8 +28,24 @@ __all__ = ["TRANSFER_MODES", "choose_transfer", "probe_workers"]
 TRANSFER_MODES = ("auto", "shared", "dask")
 
 
-def _probe(token_path: str, token: str, reply_path: str, files: list[tuple[str, int]]) -> str:
-    """Run on each worker: '' when it sees the client's files, else the reason it does not."""
+def _probe(
+    token_path: str,
+    token: str,
+    reply_path: str,
+    files: list[tuple[str, int]],
+    store_token: str | None = None,
+) -> str:
+    """Run on each worker: '' when it sees the client's files (and the shard store, when that
+    is a URL: ``store_token`` is the URL of a token file there), else the reason it does not."""
+    if store_token is not None:
+        import fsspec
+
+        try:
+            with fsspec.open(store_token, "rb") as f:
+                if f.read().decode() != token:
+                    return f"{store_token} holds other content than the client wrote"
+        except Exception as e:  # any fsspec backend error means: cannot use the store
+            return f"cannot read the shard store at {store_token}: {type(e).__name__}: {e}"
     try:
         with open(token_path, encoding="utf-8") as f:
             if f.read() != token:
@@ -53,14 +70,25 @@ def _probe(token_path: str, token: str, reply_path: str, files: list[tuple[str, 
     return ""
 
 
-def probe_workers(client, work_dir: Path, documents: list[str]) -> dict[str, str]:
+def probe_workers(
+    client, work_dir: Path, documents: list[str], store_url: str | None = None
+) -> dict[str, str]:
     """Ask every worker whether it shares the client's filesystem for ``work_dir`` and the
-    ``documents`` (paths; a few are sampled). Returns ``{worker address: reason}``, with an
-    empty reason for workers that do."""
+    ``documents`` (paths; a few are sampled), and reaches the shard store ``store_url`` (an
+    fsspec URL; None: the store is in ``work_dir``'s index). Returns ``{worker address:
+    reason}``, with an empty reason for workers that do."""
     work_dir.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex
     token_path = work_dir / f"probe-{token[:12]}.txt"
     token_path.write_text(token, encoding="utf-8")
+    store_token = None
+    if store_url is not None:
+        import fsspec
+
+        store_token = f"{store_url.rstrip('/')}/probe-{token[:12]}.txt"
+        fs, path = fsspec.core.url_to_fs(store_token)
+        fs.makedirs(posixpath.dirname(path), exist_ok=True)
+        fs.pipe_file(path, token.encode())
     sample = sorted(set(documents))
     sample = sample[:: max(1, len(sample) // 8)][:8] + sample[-1:]
     files = [(p, os.path.getsize(p)) for p in dict.fromkeys(sample) if os.path.exists(p)]
@@ -70,7 +98,7 @@ def probe_workers(client, work_dir: Path, documents: list[str]) -> dict[str, str
         for addr in workers:
             reply = work_dir / f"probe-{token[:12]}-{uuid.uuid4().hex[:8]}.reply"
             [reason] = client.run(
-                _probe, str(token_path), token, str(reply), files, workers=[addr]
+                _probe, str(token_path), token, str(reply), files, store_token, workers=[addr]
             ).values()
             if not reason and not (reply.exists() and reply.read_text() == token):
                 reason = f"wrote {reply} but the client does not see it"
@@ -78,17 +106,21 @@ def probe_workers(client, work_dir: Path, documents: list[str]) -> dict[str, str
             reply.unlink(missing_ok=True)
     finally:
         token_path.unlink(missing_ok=True)
+        if store_token is not None:
+            fs.rm(path)
     return reasons
 
 
-def choose_transfer(mode: str, client, work_dir: Path, documents: list[str]) -> tuple[str, str]:
+def choose_transfer(
+    mode: str, client, work_dir: Path, documents: list[str], store_url: str | None = None
+) -> tuple[str, str]:
     """Resolve ``mode`` (one of :data:`TRANSFER_MODES`) to ``shared`` or ``dask``; returns the
     mode and a one-line reason. ``shared`` asked for but not possible raises ConfigError."""
     if mode not in TRANSFER_MODES:
         raise ConfigError(f"data transfer must be one of {', '.join(TRANSFER_MODES)}; got {mode!r}")
     if mode == "dask":
         return "dask", "asked for: data travels through Dask"
-    reasons = probe_workers(client, work_dir, documents)
+    reasons = probe_workers(client, work_dir, documents, store_url)
     bad = {w: r for w, r in reasons.items() if r}
     if not bad:
         return "shared", f"all {len(reasons)} workers share the client's filesystem"

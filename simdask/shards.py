@@ -29,6 +29,7 @@ from zarr.codecs import BytesCodec, ZstdCodec
 from zarr.codecs.numcodecs import Delta
 
 from .errors import IndexFormatError
+from .remote_store import RemoteStore, is_url
 
 __all__ = ["ShardData", "ShardStore", "encode_shard", "shard_ranges"]
 
@@ -75,21 +76,39 @@ class ShardData:
 
 
 class ShardStore:
-    """Shards of every generation under ``root`` (``root/gen-NNNNNN/shard-NNNN``)."""
+    """Shards of every generation under ``root`` (``root/gen-NNNNNN/shard-NNNN``).
+
+    ``root`` is a local directory, or an fsspec URL (``file://``, ``s3://``, ``memory://``,
+    ...; :mod:`simdask.remote_store`). Locally a shard is written into a temporary directory
+    and renamed into place; under a URL its files are uploaded and a completion marker is
+    written last (object stores have no rename). Either way only committed generations are
+    read, so a half-written shard is never used.
+    """
 
     def __init__(self, root: str | os.PathLike):
-        self.root = Path(root)
+        self.remote = RemoteStore(str(root)) if is_url(root) else None
+        self.root: Path | str = str(root) if self.remote else Path(root)
 
-    def path(self, generation: int, shard: int) -> Path:
-        """Directory of one shard of one generation."""
-        return self.root / f"gen-{generation:06d}" / f"shard-{shard:04d}"
+    @property
+    def location(self) -> str:
+        """The root as a string (path or URL)."""
+        return str(self.root)
+
+    def path(self, generation: int, shard: int) -> Path | str:
+        """Directory (path or URL) of one shard of one generation."""
+        name = f"gen-{generation:06d}/shard-{shard:04d}"
+        return f"{self.root}/{name}" if self.remote else self.root / name
 
     def exists(self, generation: int, shard: int) -> bool:
         """True when that shard was completely written."""
+        if self.remote:
+            return self.remote.complete(generation, shard)
         return (self.path(generation, shard) / "zarr.json").exists()
 
     def write(self, generation: int, shard: int, data: ShardData) -> int:
         """Write a shard atomically (temp dir + rename); returns bytes on disk."""
+        if self.remote:
+            return self.remote.write(generation, shard, encode_shard(data))
         final, tmp = self._paths(generation, shard)
         _write_group(str(tmp), data)
         return self._publish(final, tmp)
@@ -97,11 +116,14 @@ class ShardStore:
     def write_encoded(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
         """Write a shard encoded by :func:`encode_shard` (e.g. on a worker without access to
         this store) atomically; returns bytes on disk."""
+        for name in files:
+            if ".." in Path(name).parts or Path(name).is_absolute():
+                raise IndexFormatError(f"shard file name {name!r} leaves the shard directory")
+        if self.remote:
+            return self.remote.write(generation, shard, files)
         final, tmp = self._paths(generation, shard)
         for name, blob in files.items():
             path = tmp / name
-            if ".." in Path(name).parts or Path(name).is_absolute():
-                raise IndexFormatError(f"shard file name {name!r} leaves the shard directory")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(blob)
         return self._publish(final, tmp)
@@ -121,17 +143,20 @@ class ShardStore:
         os.replace(tmp, final)
         return _du(final)
 
-    def read(self, generation: int, shard: int) -> ShardData:
-        """Load one shard into memory."""
+    def _group(self, generation: int, shard: int):
         path = self.path(generation, shard)
-        if not (path / "zarr.json").exists():
+        if not self.exists(generation, shard):
             raise IndexFormatError(
                 f"shard {shard} of generation {generation} is missing: "
                 f"expected a zarr group at {path}"
             )
+        return zarr.open_group(str(path), mode="r")
+
+    def read(self, generation: int, shard: int) -> ShardData:
+        """Load one shard into memory."""
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
-            group = zarr.open_group(str(path), mode="r")
+            group = self._group(generation, shard)
             arrays = {name: np.asarray(group[name][:], dtype=dtype) for name, dtype in _ARRAYS}
         attrs = group.attrs
         return ShardData(int(attrs["lo"]), int(attrs["hi"]), **arrays, generation=generation)
@@ -139,15 +164,9 @@ class ShardStore:
     def open_arrays(self, generation: int, shard: int) -> dict:
         """The zarr arrays of one stored shard (``{name: zarr.Array}`` plus ``"lo"``/``"hi"``)
         opened for reading, without reading their data; see :meth:`read_subset`."""
-        path = self.path(generation, shard)
-        if not (path / "zarr.json").exists():
-            raise IndexFormatError(
-                f"shard {shard} of generation {generation} is missing: "
-                f"expected a zarr group at {path}"
-            )
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
-            group = zarr.open_group(str(path), mode="r")
+            group = self._group(generation, shard)
             arrays = {name: group[name] for name, _ in _ARRAYS}
         return {**arrays, "lo": int(group.attrs["lo"]), "hi": int(group.attrs["hi"])}
 
@@ -201,22 +220,34 @@ class ShardStore:
         """``(distinct chunks, postings)`` of a stored shard, from its metadata only."""
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
-            group = zarr.open_group(str(self.path(generation, shard)), mode="r")
+            group = self._group(generation, shard)
             return group["chunk_keys"].shape[0], group["doc_ids"].shape[0]
 
     def generations(self) -> list[int]:
         """Generations that have a directory under the root."""
+        if self.remote:
+            return self.remote.generations()
         if not self.root.exists():
             return []
         return sorted(int(p.name[4:]) for p in self.root.glob("gen-*") if p.name[4:].isdigit())
 
     def remove_generation(self, generation: int) -> None:
         """Delete a whole generation's directory."""
+        if self.remote:
+            return self.remote.remove_generation(generation)
         shutil.rmtree(self.root / f"gen-{generation:06d}", ignore_errors=True)
 
     def nbytes(self, generation: int) -> int:
         """Bytes on disk of one generation."""
+        if self.remote:
+            return self.remote.nbytes(f"gen-{generation:06d}")
         return _du(self.root / f"gen-{generation:06d}")
+
+    def shard_nbytes(self, generation: int, shard: int) -> int:
+        """Bytes on disk of one shard."""
+        if self.remote:
+            return self.remote.nbytes(f"gen-{generation:06d}/shard-{shard:04d}")
+        return _du(self.path(generation, shard))
 
 
 def _write_group(store, data: ShardData) -> None:
