@@ -265,7 +265,8 @@ def cluster_failure(
     gone = sorted(set(before) - set(now))
     from distributed.comm.core import CommClosedError
 
-    if not gone and now and not isinstance(error, CommClosedError):
+    changed = set(now) != set(before)  # a worker died and came back under a new address
+    if not changed and now and not isinstance(error, CommClosedError):
         return None
     first = (str(error).strip().splitlines() or [""])[0][:200]
     if gone:
@@ -275,8 +276,8 @@ def cluster_failure(
         )
     elif not now:
         what = "the Dask cluster has no workers (they died, or none joined)"
-    else:  # a worker's connection closed under the run (it died; its nanny restarted it)
-        what = "a Dask worker's connection closed during the run (the worker died)"
+    else:  # a worker's connection closed, or workers came back under new addresses
+        what = "Dask workers died and were restarted during the run"
     return ClusterError(
         f"{what} and the run failed ({type(error).__name__}: {first}). Most often a worker "
         f"runs out of memory ({_memory_text([*before.values(), *now.values()])}): "
