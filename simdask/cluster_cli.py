@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -58,6 +59,10 @@ def cmd_cluster(args) -> int:
     }
     if args.check:
         with connect(spec) as client:
+            expected = _expected_workers(spec)
+            if expected:  # a cluster started here: report it once all its workers joined
+                with contextlib.suppress(TimeoutError):
+                    client.wait_for_workers(expected, timeout=spec.connect_timeout)
             out["check"] = check_cluster(client)
     if args.output == "json":
         print(json.dumps(out, indent=2))
@@ -65,6 +70,15 @@ def cmd_cluster(args) -> int:
         _print_cluster(out)
     for w in out.get("check", {}).get("warnings", []):
         print(f"simdask: warning: {w}", file=sys.stderr)
+    return 0
+
+
+def _expected_workers(spec) -> int:
+    """Workers a cluster started from ``spec`` will have (0: not known, e.g. --scheduler)."""
+    if spec.kind == "ssh":
+        return max(0, len(spec.ssh_hosts) - 1) * spec.workers_per_host
+    if spec.kind == "local":
+        return spec.workers or 0
     return 0
 
 
