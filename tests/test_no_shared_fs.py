@@ -7,12 +7,10 @@ shards stay cached on the long-lived workers for the next run.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 from distributed import Client
@@ -20,6 +18,7 @@ from distributed import Client
 from simdask import Index, IndexConfig
 from simdask.pipeline import RunOptions
 
+from cluster_util import start_scheduler, stop, wait_for_workers
 from conftest import make_docs, write_txt
 from incremental_util import assert_same_index, assert_same_similarity
 
@@ -47,28 +46,9 @@ def hidden_cluster_kill_merge(tmp_path):
 def _hidden_cluster(tmp_path, env):
     hidden = tmp_path / "client-only"
     hidden.mkdir()
-    sched_file = tmp_path / "scheduler.json"
-    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1"]
-    procs = [
-        subprocess.Popen(
-            [
-                *dask,
-                "--port",
-                "0",
-                "--dashboard-address",
-                ":0",
-                "--scheduler-file",
-                str(sched_file),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    ]
+    scheduler, address = start_scheduler(tmp_path)
+    procs = [scheduler]
     try:
-        deadline = time.time() + 60
-        while not sched_file.exists() and time.time() < deadline:
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
         worker = f"{sys.executable} -m distributed.cli.dask_worker {address} --nthreads 1"
         worker += " --no-dashboard --local-directory /tmp"
         for _ in range(2):
@@ -78,20 +58,13 @@ def _hidden_cluster(tmp_path, env):
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     env={**os.environ, **env},
+                    start_new_session=True,  # stop() ends the nanny and its worker together
                 )
             )
-        with Client(address) as c:
-            c.wait_for_workers(2, timeout=60)
+        wait_for_workers(address, 2)
         yield address, hidden
     finally:
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=30)
+        stop(procs)
 
 
 def test_workers_without_the_clients_files(hidden_cluster, tmp_path, client):
