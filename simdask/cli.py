@@ -18,20 +18,19 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from .cluster import connect
 from .cluster_cli import add_cluster_command, cmd_cluster
 from .cluster_config import add_cluster_arguments, cli_values, resolve_cluster
 from .commands import compare as compare_cmd
 from .commands import query as query_cmd
 from .config import IndexConfig
 from .errors import ClusterError, ConfigError, DocumentNotFoundError, SimdaskError
-from .index import Index, RunSummary
+from .index import Index
 from .lock import WriterLock
 from .output import FORMATS, write_rows
-from .pipeline import RunOptions
 from .placement import TRANSFER_MODES
 from .progress import Callback, TqdmCallback
 from .sources import DEFAULT_MAX_FILE_BYTES, parse_size
+from .summary import RunSummary
 
 __all__ = ["EXIT_CLUSTER", "main"]
 
@@ -286,6 +285,8 @@ def _run_callback(args) -> Callback:
 
 
 def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSummary:
+    from .cluster import connect  # dask and distributed: only for the commands that run
+
     cb = _run_callback(args)
     spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
@@ -302,6 +303,8 @@ _SETTINGS = ("hash_bits", "shards", "threshold", "top_k", "max_df")
 
 
 def _cmd_update(args) -> int:
+    from .pipeline import RunOptions
+
     given = {k: getattr(args, k) for k in _SETTINGS if getattr(args, k) is not None}
     config = None
     if given:

@@ -7,7 +7,6 @@ import contextlib
 import json
 import sys
 
-from .cluster import check_cluster, connect
 from .cluster_config import add_cluster_arguments
 
 __all__ = ["add_cluster_command", "cmd_cluster"]
@@ -58,6 +57,8 @@ def cmd_cluster(args) -> int:
         "settings": rows,
     }
     if args.check:
+        from .cluster import check_cluster, connect  # distributed: only when connecting
+
         with connect(spec) as client:
             expected = _expected_workers(spec)
             if expected:  # a cluster started here: report it once all its workers joined

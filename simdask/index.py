@@ -11,19 +11,16 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import failpoints
 from .catalog import Catalog, PairRow
 from .chunks import chunk_batch
-from .cluster import cluster_errors, connect
 from .config import FORMAT_VERSION, IndexConfig
 from .errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
-from .evidence import compare_texts
 from .lock import WriterLock
-from .pipeline import RunOptions, run_update
 from .progress import Callback
 from .remote_store import RemoteStore, is_url
 from .shards import ShardData, ShardStore, shard_ranges
@@ -31,6 +28,9 @@ from .similarity import query_counts, sum_pair_counts
 from .sources import SourceItem, list_items
 from .summary import QueryMatch, RunSummary
 from .texts import TextStore
+
+if TYPE_CHECKING:
+    from .pipeline import RunOptions
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
@@ -158,6 +158,10 @@ class Index:
         after those of ``sources``. ``max_file_bytes``: files larger than this are not read
         but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
         """
+        # imported here: reading and querying an index needs neither dask nor distributed
+        from .cluster import cluster_errors, connect
+        from .pipeline import RunOptions, run_update
+
         cb = callback or Callback()
         options = options or RunOptions()
         if options.worker_cache is None:  # worth it only on a cluster that outlives this run
@@ -426,6 +430,8 @@ class Index:
         """Evidence for a pair: exact similarity both ways from the two stored texts, the
         hashed similarity the index holds (or would compute, if below the threshold), and the
         matching passages with character offsets into each text (see ``simdask.evidence``)."""
+        from .evidence import compare_texts
+
         a, b = self.text(key), self.text(other)
         ev = compare_texts(a, b, self.config.k, min_chunks)
         stored = {r.other: r.similarity for r in self.similar(key)}

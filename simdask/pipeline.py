@@ -231,7 +231,7 @@ def run_update(
         ]
     )
     changes.shard_generations = {s: g for s, (g, _) in enumerate(infos) if g == run_id}
-    if not shared:  # workers compress the rewritten shards, the client writes the files
+    if not shared:  # workers encode the rewritten shards, the client writes the files
         _write_back(
             client,
             store,
@@ -303,7 +303,7 @@ def _fused(client, merges, store, run_id, changed, args, cb, changes, stats, tra
         ]
     )
     changes.shard_generations = {s: h[0] for s, h in enumerate(heads) if h[0] == run_id}
-    if merges.transfer != "shared":  # workers compress the rewritten shards, the client writes
+    if merges.transfer != "shared":  # workers encode the rewritten shards, the client writes
         _write_back(
             client,
             store,
@@ -348,15 +348,16 @@ def _second(pair):
     return pair[1]
 
 
-def _encode_third(triple) -> dict[str, bytes]:
-    return encode_shard(triple[2])
+def _encode_third(triple, compressed: bool) -> dict[str, bytes]:
+    return encode_shard(triple[2], compressed)
 
 
 def _write_back(client, store, run_id, futures: dict, encode, tag, traffic) -> None:
-    """Without a shared filesystem: each rewritten shard is encoded (compressed) on the worker
-    that holds it, and the client writes the files as they arrive."""
+    """Without a shared filesystem: each rewritten shard is encoded (in the store's layout,
+    raw or compressed) on the worker that holds it, and the client writes the files as they
+    arrive."""
     encoded = {
-        client.submit(encode, f, key=f"simdask-encode-{tag}-s{s:04d}"): s
+        client.submit(encode, f, store.compressed, key=f"simdask-encode-{tag}-s{s:04d}"): s
         for s, f in futures.items()
     }
     for fut in as_completed(encoded):

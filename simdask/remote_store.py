@@ -15,8 +15,6 @@ from __future__ import annotations
 import os
 import posixpath
 
-import fsspec
-
 __all__ = ["RemoteStore", "is_url"]
 
 _MARKER = ".complete"
@@ -32,6 +30,8 @@ class RemoteStore:
 
     def __init__(self, url: str):
         self.url = url.rstrip("/")
+        import fsspec
+
         self.fs, self.base = fsspec.core.url_to_fs(self.url)
 
     def _dir(self, generation: int, shard: int) -> str:

@@ -1,10 +1,18 @@
 """Shard storage: one zarr v3 group per (generation, shard range) holding the CSR postings.
 
-A shard of range ``[lo, hi)`` holds three 1-d arrays (little-endian on disk, zstd):
+A shard of range ``[lo, hi)`` holds three 1-d arrays (little-endian on disk):
 
 * ``chunk_keys`` (uint32): the distinct chunk IDs of the range that some document holds;
-* ``offsets`` (uint64, ``len(chunk_keys) + 1``): where each chunk's postings start in ``doc_ids``;
+* ``offsets`` (``len(chunk_keys) + 1``; uint32 on disk while the shard has fewer than 2**32
+  postings, else uint64; uint64 in memory): where each chunk's postings start in ``doc_ids``;
 * ``doc_ids`` (uint32): the documents holding each chunk, ascending within a chunk.
+
+In a local directory the arrays are stored uncompressed, each in one zarr chunk, so that a
+query memory-maps them and reads only the pages it needs (:mod:`simdask.zarr_raw`; about 1.5x
+the bytes of the compressed form, whose ``doc_ids`` hardly compress). Under an fsspec URL
+(object stores, where bytes moved cost more than CPU and nothing can be mapped) they are
+delta-encoded and zstd-compressed in chunks of 1 Mi elements. Readers take either layout
+(each array's ``zarr.json`` says which), so indexes written before keep working.
 
 DESIGN §2 describes a dense ``offsets`` over the whole range; the sparse form (keys present +
 offsets) is the "sparse keys" encoding the design allows: at ``hash_bits=32`` a dense offsets
@@ -15,6 +23,7 @@ half-written shard.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
@@ -23,18 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import zarr
-from dask.sizeof import sizeof
-from zarr.codecs import BytesCodec, ZstdCodec
-from zarr.codecs.numcodecs import Delta
 
 from .errors import IndexFormatError
 from .remote_store import RemoteStore, is_url
+from .zarr_raw import array_shape, load_array, map_array, raw_array_file
 
 __all__ = ["ShardData", "ShardStore", "encode_shard", "shard_ranges"]
 
 _ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
-_CHUNK = 1 << 20  # elements per zarr chunk
+_CHUNK = 1 << 20  # elements per zarr chunk of a compressed array
 #: sorted arrays are delta-encoded (4x smaller, as fast; see docs/benchmarks.md); doc IDs are
 #: nearly random within a shard and only zstd-compressed, at level 1 (fastest, same size)
 _DELTA = {"chunk_keys", "offsets"}
@@ -105,17 +111,22 @@ class ShardStore:
             return self.remote.complete(generation, shard)
         return (self.path(generation, shard) / "zarr.json").exists()
 
+    @property
+    def compressed(self) -> bool:
+        """True when shards are written compressed (under a URL), False when raw (local)."""
+        return self.remote is not None
+
     def write(self, generation: int, shard: int, data: ShardData) -> int:
         """Write a shard atomically (temp dir + rename); returns bytes on disk."""
         if self.remote:
-            return self.remote.write(generation, shard, encode_shard(data))
+            return self.remote.write(generation, shard, encode_shard(data, compressed=True))
         final, tmp = self._paths(generation, shard)
-        _write_group(str(tmp), data)
+        _write_group(str(tmp), data, compressed=False)
         return self._publish(final, tmp)
 
     def write_encoded(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
         """Write a shard encoded by :func:`encode_shard` (e.g. on a worker without access to
-        this store) atomically; returns bytes on disk."""
+        this store; with ``compressed=self.compressed``) atomically; returns bytes on disk."""
         for name in files:
             if ".." in Path(name).parts or Path(name).is_absolute():
                 raise IndexFormatError(f"shard file name {name!r} leaves the shard directory")
@@ -143,17 +154,40 @@ class ShardStore:
         os.replace(tmp, final)
         return _du(final)
 
-    def _group(self, generation: int, shard: int):
-        path = self.path(generation, shard)
+    def _check(self, generation: int, shard: int) -> None:
         if not self.exists(generation, shard):
             raise IndexFormatError(
                 f"shard {shard} of generation {generation} is missing: "
-                f"expected a zarr group at {path}"
+                f"expected a zarr group at {self.path(generation, shard)}"
             )
-        return zarr.open_group(str(path), mode="r")
+
+    def _group(self, generation: int, shard: int):
+        import zarr
+
+        self._check(generation, shard)
+        return zarr.open_group(str(self.path(generation, shard)), mode="r")
+
+    def _raw_files(self, generation: int, shard: int) -> dict | None:
+        """``{name: RawArrayFile}`` when every array of a local shard is stored raw (see
+        :mod:`simdask.zarr_raw`), plus ``"lo"``/``"hi"``; None for a compressed shard."""
+        if self.remote:
+            return None
+        self._check(generation, shard)
+        path = self.path(generation, shard)
+        files = {name: raw_array_file(path / name) for name, _ in _ARRAYS}
+        if any(f is None for f in files.values()):
+            return None
+        attrs = _group_attributes(path)
+        return {**files, "lo": int(attrs["lo"]), "hi": int(attrs["hi"])}
 
     def read(self, generation: int, shard: int) -> ShardData:
-        """Load one shard into memory."""
+        """Load one shard into memory (offsets as uint64)."""
+        raw = self._raw_files(generation, shard)
+        if raw is not None:
+            arrays = {
+                name: load_array(raw[name]).astype(dtype, copy=False) for name, dtype in _ARRAYS
+            }
+            return ShardData(raw["lo"], raw["hi"], **arrays, generation=generation)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
             group = self._group(generation, shard)
@@ -162,8 +196,16 @@ class ShardStore:
         return ShardData(int(attrs["lo"]), int(attrs["hi"]), **arrays, generation=generation)
 
     def open_arrays(self, generation: int, shard: int) -> dict:
-        """The zarr arrays of one stored shard (``{name: zarr.Array}`` plus ``"lo"``/``"hi"``)
-        opened for reading, without reading their data; see :meth:`read_subset`."""
+        """One stored shard opened for :meth:`read_subset`, without reading its data:
+        ``{name: array}`` plus ``"lo"``/``"hi"``. The arrays of a raw (local) shard are
+        read-only memory maps (numpy); those of a compressed shard are ``zarr.Array``s."""
+        raw = self._raw_files(generation, shard)
+        if raw is not None:
+            return {
+                **{name: map_array(raw[name]) for name, _ in _ARRAYS},
+                "lo": raw["lo"],
+                "hi": raw["hi"],
+            }
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
             group = self._group(generation, shard)
@@ -174,28 +216,22 @@ class ShardStore:
         """The postings of the given chunk IDs only (sorted, distinct, in the shard's range), as
         a :class:`ShardData` holding just those chunks that are present.
 
-        ``arrays`` comes from :meth:`open_arrays`. The shard is streamed one zarr chunk
-        (1 Mi elements) at a time: ``chunk_keys`` is searched chunk by chunk, ``offsets`` and
-        ``doc_ids`` are read at the positions needed. Decoded buffers are not kept, so a
-        query touches ~8 MB of fresh memory instead of the shard's (first touches of fresh
-        memory dominate a full read on VMs, ~2.5 s/GiB here).
+        ``arrays`` comes from :meth:`open_arrays`. Memory-mapped (raw) arrays are searched
+        and gathered directly: only the pages holding the needed keys, offsets and doc IDs
+        are read. Compressed arrays are streamed one zarr chunk (1 Mi elements) at a time:
+        ``chunk_keys`` is searched chunk by chunk, ``offsets`` and ``doc_ids`` are read at
+        the positions needed, and decoded buffers are not kept.
         """
         keys_arr, off_arr, doc_arr = arrays["chunk_keys"], arrays["offsets"], arrays["doc_ids"]
         ids = np.asarray(chunk_ids, dtype=np.uint32)
-        n_keys = keys_arr.shape[0]
-        step = keys_arr.chunks[0]
-        found_ids, found_pos = [], []
-        for start in range(0, n_keys if len(ids) else 0, step):
-            keys = np.asarray(keys_arr[start : start + step], dtype=np.uint32)
-            a = np.searchsorted(ids, keys[0], side="left")
-            b = np.searchsorted(ids, keys[-1], side="right")
-            part = ids[a:b]
-            pos = np.searchsorted(keys, part)
-            hit = keys[pos] == part
-            found_ids.append(part[hit])
-            found_pos.append(pos[hit].astype(np.int64) + start)
-        present = np.concatenate(found_ids) if found_ids else np.zeros(0, np.uint32)
-        pos = np.concatenate(found_pos) if found_pos else np.zeros(0, np.int64)
+        if isinstance(keys_arr, np.ndarray):
+            pos = np.searchsorted(keys_arr, ids)
+            inside = pos < len(keys_arr)
+            pos, ids = pos[inside], ids[inside]
+            hit = keys_arr[pos] == ids
+            present, pos = ids[hit], pos[hit].astype(np.int64)
+        else:
+            present, pos = _search_chunked(keys_arr, ids)
         if len(pos) == 0:
             return ShardData(
                 arrays["lo"],
@@ -205,19 +241,21 @@ class ShardStore:
                 np.zeros(0, np.uint32),
                 generation,
             )
-        bounds = np.asarray(
-            off_arr.get_coordinate_selection(np.concatenate([pos, pos + 1])), np.int64
-        ).reshape(2, -1)
+        bounds = np.asarray(_take(off_arr, np.concatenate([pos, pos + 1])), np.int64).reshape(2, -1)
         df = bounds[1] - bounds[0]
         offsets = np.zeros(len(pos) + 1, dtype=np.uint64)
         np.cumsum(df, out=offsets[1:])
         first = offsets[:-1].astype(np.int64)
         where = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(bounds[0] - first, df)
-        doc_ids = np.asarray(doc_arr.get_coordinate_selection(where), dtype=np.uint32)
+        doc_ids = np.asarray(_take(doc_arr, where), dtype=np.uint32)
         return ShardData(arrays["lo"], arrays["hi"], present, offsets, doc_ids, generation)
 
     def counts(self, generation: int, shard: int) -> tuple[int, int]:
         """``(distinct chunks, postings)`` of a stored shard, from its metadata only."""
+        if not self.remote:
+            self._check(generation, shard)
+            path = self.path(generation, shard)
+            return array_shape(path / "chunk_keys")[0], array_shape(path / "doc_ids")[0]
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
             group = self._group(generation, shard)
@@ -250,37 +288,89 @@ class ShardStore:
         return _du(self.path(generation, shard))
 
 
-def _write_group(store, data: ShardData) -> None:
-    """Write ``data`` as a zarr group into ``store`` (a path or a zarr store)."""
+def _search_chunked(keys_arr, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(present ids, their positions)`` in a compressed ``chunk_keys`` zarr array, decoded
+    one zarr chunk at a time (``ids`` sorted and distinct)."""
+    step = keys_arr.chunks[0]
+    found_ids, found_pos = [], []
+    for start in range(0, keys_arr.shape[0] if len(ids) else 0, step):
+        keys = np.asarray(keys_arr[start : start + step], dtype=np.uint32)
+        a = np.searchsorted(ids, keys[0], side="left")
+        b = np.searchsorted(ids, keys[-1], side="right")
+        part = ids[a:b]
+        pos = np.searchsorted(keys, part)
+        hit = keys[pos] == part
+        found_ids.append(part[hit])
+        found_pos.append(pos[hit].astype(np.int64) + start)
+    if not found_ids:
+        return np.zeros(0, np.uint32), np.zeros(0, np.int64)
+    return np.concatenate(found_ids), np.concatenate(found_pos)
+
+
+def _take(arr, where: np.ndarray) -> np.ndarray:
+    """``arr[where]`` for a numpy array or a ``zarr.Array``."""
+    if isinstance(arr, np.ndarray):
+        return arr[where]
+    return arr.get_coordinate_selection(where)
+
+
+def _group_attributes(path: Path) -> dict:
+    """The attributes of the zarr group at ``path``, read from its ``zarr.json``."""
+    try:
+        meta = json.loads((path / "zarr.json").read_text(encoding="utf-8"))
+        return dict(meta["attributes"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise IndexFormatError(f"cannot read the shard metadata {path / 'zarr.json'}: {e}") from e
+
+
+def _disk_dtype(name: str, arr: np.ndarray) -> np.dtype:
+    """The dtype an array is stored with: offsets as uint32 while they fit."""
+    if name == "offsets" and (len(arr) == 0 or int(arr[-1]) < 2**32):
+        return np.dtype(np.uint32)
+    return np.dtype(dict(_ARRAYS)[name])
+
+
+def _write_group(store, data: ShardData, compressed: bool) -> None:
+    """Write ``data`` as a zarr group into ``store`` (a path or a zarr store): raw arrays in a
+    single chunk each, or delta + zstd in chunks of 1 Mi elements (``compressed``)."""
+    import zarr
+    from zarr.codecs import BytesCodec, ZstdCodec
+    from zarr.codecs.numcodecs import Delta
+
     group = zarr.open_group(store, mode="w", attributes={"lo": data.lo, "hi": data.hi})
-    for name, dtype in _ARRAYS:
-        arr = np.ascontiguousarray(getattr(data, name), dtype=dtype)
+    for name, _ in _ARRAYS:
+        src = getattr(data, name)
+        dtype = _disk_dtype(name, src)
+        arr = np.ascontiguousarray(src, dtype=dtype)
+        if compressed:
+            layout = {
+                "chunks": (max(1, min(len(arr), _CHUNK)),),
+                "filters": [Delta(dtype=dtype.str)] if name in _DELTA else None,
+                "compressors": ZstdCodec(level=1),
+            }
+        else:
+            layout = {
+                "chunks": (max(1, len(arr)),),
+                "filters": None,
+                "compressors": None,
+                "config": {"write_empty_chunks": True},  # the chunk file always exists
+            }
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
-            group.create_array(
-                name,
-                data=arr,
-                chunks=(max(1, min(len(arr), _CHUNK)),),
-                filters=[Delta(dtype=np.dtype(dtype).str)] if name in _DELTA else None,
-                serializer=BytesCodec(endian="little"),
-                compressors=ZstdCodec(level=1),
-            )
+            group.create_array(name, data=arr, serializer=BytesCodec(endian="little"), **layout)
 
 
-def encode_shard(data: ShardData) -> dict[str, bytes]:
+def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
     """The files of a shard as :meth:`ShardStore.write` would write them (relative name ->
-    compressed bytes), made in memory: a worker without access to the store compresses the
-    shard and the client only writes the files (:meth:`ShardStore.write_encoded`)."""
+    bytes), made in memory: a worker without access to the store encodes the shard and the
+    client only writes the files (:meth:`ShardStore.write_encoded`). ``compressed``: the
+    layout of the target store (:attr:`ShardStore.compressed`)."""
+    import zarr
+
     files: dict = {}
-    _write_group(zarr.storage.MemoryStore(files), data)
+    _write_group(zarr.storage.MemoryStore(files), data, compressed)
     return {name: buf.to_bytes() for name, buf in files.items()}
 
 
 def _du(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
-@sizeof.register(ShardData)
-def _sizeof_shard(data: ShardData) -> int:
-    """Dask's size estimate of a shard (for its memory accounting and spilling): its arrays."""
-    return data.nbytes + 200

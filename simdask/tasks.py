@@ -90,6 +90,14 @@ def _sizeof_batch(res: BatchResult) -> int:
     return sizeof(lists) + sizeof(res.spans) + len(res.pack_data or b"") + 200
 
 
+@sizeof.register(ShardData)
+def _sizeof_shard(data: ShardData) -> int:
+    """Dask's size estimate of a shard (for its memory accounting and spilling): its arrays.
+    Registered here, with the task functions every worker imports, so that reading shards
+    (e.g. for a query) does not import dask."""
+    return data.nbytes + 200
+
+
 def bucket_path(bucket_dir: str, shard: int, batch: int) -> Path:
     """The bucket file of one chunking task for one shard."""
     return Path(bucket_dir) / f"shard-{shard:04d}" / f"chunk-b{batch:06d}.npy"

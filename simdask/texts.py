@@ -12,8 +12,6 @@ import os
 import uuid
 from pathlib import Path
 
-from numcodecs import Zstd
-
 from .errors import IndexFormatError
 
 __all__ = ["TextStore"]
@@ -28,6 +26,8 @@ class TextStore:
     @staticmethod
     def encode_pack(texts: list[str]) -> tuple[bytes, list[tuple[int, int]]]:
         """The bytes of a pack holding ``texts`` and each text's ``(offset, length)`` in bytes."""
+        from numcodecs import Zstd
+
         codec = Zstd(level=1)
         blobs = [codec.encode(t.encode("utf-8")) for t in texts]
         spans, pos = [], 0
@@ -54,6 +54,8 @@ class TextStore:
 
     def read(self, pack: str, offset: int, length: int) -> str:
         """One document's text."""
+        from numcodecs import Zstd
+
         path = self.root / pack
         try:
             with open(path, "rb") as f:

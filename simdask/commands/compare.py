@@ -10,11 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cluster import connect
-from ..compare import compare_groups
 from ..config import IndexConfig
 from ..output import FORMATS, write_rows
-from ..pipeline import RunOptions
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "add_parser", "run"]
 
@@ -76,6 +73,10 @@ def add_parser(sub, cluster_args) -> argparse.ArgumentParser:
 
 def run(args, callback) -> int:
     """Run ``simdask compare``; returns the exit status."""
+    from ..cluster import connect  # dask and distributed: imported by the commands that run
+    from ..compare import compare_groups
+    from ..pipeline import RunOptions
+
     config = IndexConfig(hash_bits=args.hash_bits, shards=args.shards, max_df=args.max_df)
     with connect(args.cluster.spec) as client:
         res = compare_groups(
