@@ -91,7 +91,9 @@ def main() -> None:
             print(f"base build: {s.seconds}  peak RSS {rss.peak_total / 2**30:.1f} GiB")
             rows.append(stage_line(f"build {n} documents", s))
             (data / "base-build.json").write_text(
-                json.dumps({"row": rows[-1], "date": today(), "rss": rss.peak_total})
+                json.dumps(
+                    {"row": rows[-1], "date": today(), "rss": rss.peak_total, "seconds": s.seconds}
+                )
             )
             idx.close()
         elif (data / "base-build.json").exists():

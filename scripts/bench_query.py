@@ -307,11 +307,11 @@ processes per measurement, the two layouts alternating; warm: {args.repeat * arg
 {row("of it: the first query", "query")}
 {row("cold disk: the same after evicting the shard files from the page cache", "disk", bold=True)}
 {row("second query, `Index` kept open", "second")}
-{row("`Index.preload()`: all shards into memory", "preload")}
+{row("`Index.preload()` (raw: touch every page; compressed: read whole)", "preload")}
 {row("warm: a query after `preload()`", "warm", 4, bold=True)}
 {row("warm: slowest of those", "warm_max", 4)}
 {row("shards on disk, GiB", "disk_gib", 2)}
-{row("shards in memory after `preload()`, GiB", "gib", 2)}
+{row("what `preload()` pulled in, GiB (raw: into the OS page cache, shared; compressed: into the process)", "gib", 2)}
 
 A new process's `python -c "import simdask.cli"`: {import_s:.2f} s (the query path imports
 neither dask, distributed nor zarr; importing them as well: {import_all_s:.2f} s).
@@ -322,10 +322,17 @@ Why the raw layout is faster: the query's ~10,000 chunk IDs fall all over every 
 the compressed layout every zarr chunk (1 Mi elements) of `chunk_keys` and `offsets` is
 decoded (zstd + delta), ~0.9 GB of decoded arrays. In the raw layout each array is one
 uncompressed zarr chunk whose file is the little-endian elements (zarr v3's `bytes` codec),
-so the query memory-maps it and the binary searches and gathers touch only the pages they need.
-The price is disk space (the table's "shards on disk"; `doc_ids`, the largest array, hardly
-compresses anyway) and, without a shared filesystem, that many more bytes sent from the
-workers to the client when shards are rewritten.
+so the query memory-maps it and the binary searches and gathers touch only the pages they
+need. With the shard files not in the page cache ("cold disk") the kernel's read-ahead
+(8 MiB on this VM's disk) ends up reading most of the files; telling it the access is random
+(`madvise(MADV_RANDOM)`) was measured 4x slower here, so it is not done. `preload()` of raw
+shards touches every page once (they stay in the OS page cache, shared, nothing copied);
+of compressed shards it reads them whole into the process.
+
+The price is disk space (the table's "shards on disk": the compressed layout is that much
+smaller) and, without a shared filesystem, as many more bytes sent from the workers to the
+client when shards are rewritten. Writing and reading whole shards (merges) costs about the
+same or less in the raw layout: see "Shard layout (bench_shard_layout.py)".
 """
     write_section(args.out, "Query (bench_query.py)", body)
     print(f"wrote {args.out}")

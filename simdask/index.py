@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
 _CATALOG = "catalog.sqlite"
+_NAMES = ("chunk_keys", "offsets", "doc_ids")
 
 
 class Index:
@@ -316,34 +317,54 @@ class Index:
         }
 
     def preload(self) -> int:
-        """Read every current shard into memory, for fast repeated queries (a server).
+        """Make later queries independent of the disk (a query server calls it once).
 
-        Without it each query reads only the parts of the shards it needs (~0.5 s for a
-        10,000-word text on 100k documents); with it a query takes tens of ms, at the price of
-        the shards' size in memory (bytes returned) and the time to read them once.
+        Raw (memory-mapped) shards, those of an index directory, are mapped and every page is
+        touched once, which pulls them into the OS page cache: nothing is copied into this
+        process, and the cache is shared with other processes. Compressed shards (a
+        ``--shard-store`` URL, or written by an older simdask) are read whole into memory,
+        after which a query takes tens of ms instead of seconds. Returns the bytes concerned.
         """
-        shards = self._shards_of(self.catalog.shard_generations())
+        gens = self.catalog.shard_generations()
+        self._open_arrays(gens, gens)
+        nbytes, streamed = 0, {}
+        for (g, s), arrays in self._arrays.items():
+            if _mapped(arrays):
+                nbytes += sum(_touch(arrays[name]) for name in _NAMES)
+            else:
+                streamed[s] = g
+        nbytes += sum(d.nbytes for d in self._shards_of(streamed).values())
         self._preloaded = True
-        return sum(d.nbytes for d in shards.values())
+        return nbytes
 
-    def _query_shards(self, gens: dict[int, int], ids: dict[int, np.ndarray]):
-        """``{shard: ShardData}`` for the query chunk IDs ``ids`` by shard: whole cached shards
-        after :meth:`preload`, otherwise just the needed postings, read in parallel threads."""
-        if self._preloaded:
-            return self._shards_of({s: gens.get(s) for s in ids})
-        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
+    def _open_arrays(self, gens: dict[int, int], shards: Iterable[int]) -> None:
+        """Open (and cache) the stored arrays of ``shards`` at their generations ``gens``;
+        cached ones of other generations (an update committed meanwhile) are dropped."""
         current = {(g, s) for s, g in gens.items()}
         self._arrays = {gs: a for gs, a in self._arrays.items() if gs in current}
-
-        for s in ids:  # open here: warnings filters are not thread-safe
+        for s in shards:  # opened here, not in threads: warnings filters are not thread-safe
             gs = (gens.get(s), s)
             if gs[0] is not None and gs not in self._arrays:
                 self._arrays[gs] = self.store.open_arrays(*gs)
+
+    def _query_shards(self, gens: dict[int, int], ids: dict[int, np.ndarray]):
+        """``{shard: ShardData}`` for the query chunk IDs ``ids`` by shard: the needed postings
+        of memory-mapped shards; of compressed ones, the whole shard after :meth:`preload`,
+        else the needed postings streamed; in parallel threads."""
+        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
+        self._open_arrays(gens, ids)
+        whole = {}
+        if self._preloaded:
+            streamed = {s: gens[s] for s in ids if s in gens}
+            streamed = {s: g for s, g in streamed.items() if not _mapped(self._arrays[(g, s)])}
+            whole = self._shards_of(streamed)
 
         def subset(s: int) -> ShardData:
             g = gens.get(s)
             if g is None:
                 return ShardData.empty(*ranges[s])
+            if s in whole:
+                return whole[s]
             return self.store.read_subset(self._arrays[(g, s)], ids[s], g)
 
         order = sorted(ids)
@@ -353,9 +374,10 @@ class Index:
         """Compare a text that is not in the index against it (read-only, no lock).
 
         Returns documents whose similarity in either direction is >= ``min_similarity``
-        percent (0: every document sharing a chunk), best (query -> document) first. The first
-        query of an :class:`Index` object reads the shards it needs (in parallel threads);
-        later ones reuse them (see ``docs/benchmarks.md``, "Query", for timings).
+        percent (0: every document sharing a chunk), best (query -> document) first. A query
+        reads only the postings it needs (memory-mapped shards: only the pages holding them);
+        the :class:`Index` keeps the shards open for later queries (see
+        ``docs/benchmarks.md``, "Query", for timings, and :meth:`preload`).
         """
         return self.query_many([text], min_similarity)[0]
 
@@ -487,6 +509,19 @@ def _threads(fn, items: list) -> list:
         return [fn(x) for x in items]
     with ThreadPoolExecutor(min(len(items), os.cpu_count() or 1)) as ex:
         return list(ex.map(fn, items))
+
+
+def _mapped(arrays: dict) -> bool:
+    """True for the arrays of a raw shard opened as memory maps (see ShardStore.open_arrays)."""
+    return isinstance(arrays["chunk_keys"], np.ndarray)
+
+
+def _touch(arr: np.ndarray) -> int:
+    """Read one element of every 4 KiB page of a memory-mapped array (pulling the file into
+    the page cache); returns its bytes."""
+    if len(arr):
+        int(np.asarray(arr[:: max(1, 4096 // arr.itemsize)]).sum())
+    return arr.nbytes
 
 
 def _du(path: Path) -> int:

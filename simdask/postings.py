@@ -37,6 +37,16 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     return a[keep]
 
 
+def find_keys(keys: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which of ``ids`` are in the sorted ``keys`` (a numpy array or memory map), and where:
+    ``(ids present, their positions in keys as int64)``."""
+    pos = np.searchsorted(keys, ids)
+    inside = pos < len(keys)
+    pos, ids = pos[inside], ids[inside]
+    hit = keys[pos] == ids
+    return ids[hit], pos[hit].astype(np.int64)
+
+
 def split_sorted_by_shard(keys: np.ndarray, shard_width: int, n_shards: int) -> list[np.ndarray]:
     """Split sorted pair keys into ``n_shards`` consecutive slices by the chunk ID's range."""
     # chunk IDs of 32 bits: the end of the last range (2**32) has no uint64 pair key

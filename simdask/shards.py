@@ -8,8 +8,8 @@ A shard of range ``[lo, hi)`` holds three 1-d arrays (little-endian on disk):
 * ``doc_ids`` (uint32): the documents holding each chunk, ascending within a chunk.
 
 In a local directory the arrays are stored uncompressed, each in one zarr chunk, so that a
-query memory-maps them and reads only the pages it needs (:mod:`simdask.zarr_raw`; about 1.5x
-the bytes of the compressed form, whose ``doc_ids`` hardly compress). Under an fsspec URL
+query memory-maps them and reads only the pages it needs (:mod:`simdask.zarr_raw`; about 3x
+the bytes of the compressed form, see docs/benchmarks.md). Under an fsspec URL
 (object stores, where bytes moved cost more than CPU and nothing can be mapped) they are
 delta-encoded and zstd-compressed in chunks of 1 Mi elements. Readers take either layout
 (each array's ``zarr.json`` says which), so indexes written before keep working.
@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import IndexFormatError
+from .postings import find_keys
 from .remote_store import RemoteStore, is_url
 from .zarr_raw import array_shape, load_array, map_array, raw_array_file
 
@@ -225,11 +226,7 @@ class ShardStore:
         keys_arr, off_arr, doc_arr = arrays["chunk_keys"], arrays["offsets"], arrays["doc_ids"]
         ids = np.asarray(chunk_ids, dtype=np.uint32)
         if isinstance(keys_arr, np.ndarray):
-            pos = np.searchsorted(keys_arr, ids)
-            inside = pos < len(keys_arr)
-            pos, ids = pos[inside], ids[inside]
-            hit = keys_arr[pos] == ids
-            present, pos = ids[hit], pos[hit].astype(np.int64)
+            present, pos = find_keys(keys_arr, ids)
         else:
             present, pos = _search_chunked(keys_arr, ids)
         if len(pos) == 0:
@@ -342,21 +339,21 @@ def _write_group(store, data: ShardData, compressed: bool) -> None:
         src = getattr(data, name)
         dtype = _disk_dtype(name, src)
         arr = np.ascontiguousarray(src, dtype=dtype)
-        if compressed:
-            layout = {
-                "chunks": (max(1, min(len(arr), _CHUNK)),),
-                "filters": [Delta(dtype=dtype.str)] if name in _DELTA else None,
-                "compressors": ZstdCodec(level=1),
-            }
-        else:
-            layout = {
-                "chunks": (max(1, len(arr)),),
-                "filters": None,
-                "compressors": None,
-                "config": {"write_empty_chunks": True},  # the chunk file always exists
-            }
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # Delta is a numcodecs codec: zarr warns about it
             warnings.filterwarnings("ignore", message=_NOT_IN_SPEC)
+            if compressed:
+                layout = {
+                    "chunks": (max(1, min(len(arr), _CHUNK)),),
+                    "filters": [Delta(dtype=dtype.str)] if name in _DELTA else None,
+                    "compressors": ZstdCodec(level=1),
+                }
+            else:
+                layout = {
+                    "chunks": (max(1, len(arr)),),
+                    "filters": None,
+                    "compressors": None,
+                    "config": {"write_empty_chunks": True},  # the chunk file always exists
+                }
             group.create_array(name, data=arr, serializer=BytesCodec(endian="little"), **layout)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .postings import doc_mask
+from .postings import doc_mask, find_keys
 from .shards import ShardData
 
 __all__ = [
@@ -259,7 +259,7 @@ def query_counts(
     Returns sorted doc IDs (uint32) and shared counts (uint32).
     """
     keys = shard.chunk_keys
-    pos = _hits(keys, chunk_ids)
+    pos = find_keys(keys, chunk_ids)[1]
     starts = shard.offsets[pos].astype(np.int64)
     ends = shard.offsets[pos + 1].astype(np.int64)
     df = ends - starts
@@ -274,11 +274,3 @@ def query_counts(
     idx = np.arange(total, dtype=np.int64) + np.repeat(starts - first, df)
     docs = np.sort(shard.doc_ids[idx])
     return _run_lengths(docs)
-
-
-def _hits(keys: np.ndarray, chunk_ids: np.ndarray) -> np.ndarray:
-    """Positions in ``keys`` of those ``chunk_ids`` that are present."""
-    pos = np.searchsorted(keys, chunk_ids)
-    inside = pos < len(keys)
-    pos, ids = pos[inside], chunk_ids[inside]
-    return pos[keys[pos] == ids]

@@ -158,6 +158,32 @@ def test_empty_and_all_zero_arrays(tmp_path):
     assert raw.length == 0 and len(map_array(raw)) == 0
 
 
+def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
+    """The same index with its shards rewritten compressed (as an older simdask wrote them)
+    answers queries exactly as with raw shards, with and without preload; preloading raw
+    shards copies nothing into the process, preloading compressed ones reads them whole."""
+    docs = make_docs(30, seed=8)
+    write_txt(docs, tmp_path / "docs")
+    with Index.create(tmp_path / "idx", IndexConfig(shards=4, hash_bits=20)) as idx:
+        idx.update([tmp_path / "docs"], client=client)
+    queries = [docs["d001"] + " " + docs["d007"][:300], docs["short_inside"], "few words"]
+    with Index.open(tmp_path / "idx") as idx:
+        want = idx.query_many(queries, 0.0)
+        assert want[0] and want[1] and not want[2]
+        assert idx.preload() > 0 and idx._shards == {}  # mapped: nothing copied
+        assert idx.query_many(queries, 0.0) == want
+        gens = idx.catalog.shard_generations()
+        for s, g in gens.items():  # the same shards, compressed, in place
+            idx.store.write_encoded(g, s, encode_shard(idx.store.read(g, s), compressed=True))
+    for preload in (False, True):
+        with Index.open(tmp_path / "idx") as idx:
+            assert raw_array_file(idx.store.path(gens[0], 0) / "chunk_keys") is None
+            if preload:
+                assert idx.preload() == sum(d.nbytes for d in idx._shards.values()) > 0
+                assert len(idx._shards) == len(gens)
+            assert idx.query_many(queries, 0.0) == want
+
+
 def test_query_process_imports_neither_dask_nor_zarr(tmp_path, client):
     """`simdask query` reads memory-mapped shards and the catalog only: a new process does
     not pay for importing dask, distributed and zarr (about 1 s here)."""
