@@ -144,7 +144,8 @@ def main() -> None:
 
     body = f"""Machine: {machine()}. Date: {today()}.
 Corpus: {n:,} generated documents (synth, seed 7), {words / 1e6:.1f} M words, hash_bits 28,
-{args.shards} shards, {args.workers} worker processes. Seconds; stages from the run summary.
+{args.shards} shards (raw layout: an index directory), {args.workers} worker processes. Seconds;
+stages from the run summary.
 
 | run | total s | stages (s) | added/modified/deleted | similarity rows written | shards rewritten |
 |---|---|---|---|---|---|
