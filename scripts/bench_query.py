@@ -126,7 +126,8 @@ def make_query(corpus, n: int, words: int) -> str:
 def compressed_twin(index_path: Path, twin: Path) -> None:
     """A copy of the index whose shards are in the compressed layout (catalog copied, shards
     re-encoded with ``encode_shard(compressed=True)``); kept while the index is unchanged."""
-    stamp = json.dumps(sorted(Index.open(index_path).catalog.shard_generations().items()))
+    with Index.open(index_path) as idx:
+        stamp = json.dumps(sorted(idx.catalog.shard_generations().items()))
     if (twin / "made-from.json").exists() and (twin / "made-from.json").read_text() == stamp:
         return
     shutil.rmtree(twin, ignore_errors=True)

@@ -355,9 +355,9 @@ class Index:
         self._open_arrays(gens, ids)
         whole = {}
         if self._preloaded:
-            streamed = {s: gens[s] for s in ids if s in gens}
-            streamed = {s: g for s, g in streamed.items() if not _mapped(self._arrays[(g, s)])}
-            whole = self._shards_of(streamed)
+            whole = self._shards_of(
+                {s: gens[s] for s in ids if s in gens and not _mapped(self._arrays[(gens[s], s)])}
+            )
 
         def subset(s: int) -> ShardData:
             g = gens.get(s)

@@ -294,11 +294,9 @@ def _search_chunked(keys_arr, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         keys = np.asarray(keys_arr[start : start + step], dtype=np.uint32)
         a = np.searchsorted(ids, keys[0], side="left")
         b = np.searchsorted(ids, keys[-1], side="right")
-        part = ids[a:b]
-        pos = np.searchsorted(keys, part)
-        hit = keys[pos] == part
-        found_ids.append(part[hit])
-        found_pos.append(pos[hit].astype(np.int64) + start)
+        present, pos = find_keys(keys, ids[a:b])
+        found_ids.append(present)
+        found_pos.append(pos + start)
     if not found_ids:
         return np.zeros(0, np.uint32), np.zeros(0, np.int64)
     return np.concatenate(found_ids), np.concatenate(found_pos)

@@ -26,7 +26,7 @@ from .errors import IndexFormatError
 
 __all__ = ["RawArrayFile", "array_shape", "load_array", "map_array", "raw_array_file"]
 
-_DTYPES = {"uint32": "<u4", "uint64": "<u8", "int64": "<i8", "uint8": "u1"}
+_DTYPES = {"uint32": "<u4", "uint64": "<u8"}
 _RAW_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}]
 
 
@@ -61,9 +61,9 @@ def array_shape(array_dir: str | os.PathLike) -> tuple[int, ...]:
 
 
 def raw_array_file(array_dir: str | os.PathLike) -> RawArrayFile | None:
-    """The data file of the zarr v3 array at ``array_dir`` if it is 1-d, of an unsigned or
-    int64 dtype, uncompressed, little-endian and in a single chunk (see the module docstring);
-    None for any other layout (read that array through zarr)."""
+    """The data file of the zarr v3 array at ``array_dir`` if it is 1-d, uint32 or uint64,
+    uncompressed, little-endian and in a single chunk (see the module docstring); None for any
+    other layout (read that array through zarr)."""
     array_dir = Path(array_dir)
     meta = _metadata(array_dir)
     shape = meta.get("shape")

@@ -54,7 +54,7 @@ def test_local_store_writes_raw_arrays_zarr_reads_them(tmp_path):
         assert raw is not None and raw.path == shard_dir / name / "c" / "0"
         # the file is exactly the little-endian elements: what the zarr v3 spec says
         expected = np.asarray(getattr(data, name), dtype=raw.dtype)
-        assert raw.path.read_bytes() == expected.astype(raw.dtype.newbyteorder("<")).tobytes()
+        assert raw.dtype.byteorder in "<=" and raw.path.read_bytes() == expected.tobytes()
         # zarr itself reads the same values
         np.testing.assert_array_equal(group[name][:], getattr(data, name))
         assert array_shape(shard_dir / name) == (len(getattr(data, name)),)
