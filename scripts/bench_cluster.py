@@ -30,9 +30,9 @@ from pathlib import Path
 from distributed import Client
 
 from simdask import Index, IndexConfig
-from simdask.cluster import connect
-from simdask.pipeline import RunOptions
-from simdask.synth import generate_corpus
+from simdask.cluster.connect import connect
+from simdask.engine.run import RunOptions
+from simdask.ingest.synth import generate_corpus
 
 import _schedcount
 from _benchutil import machine, today, write_section

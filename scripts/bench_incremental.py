@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from simdask import Index, IndexConfig
-from simdask.cluster import connect
-from simdask.synth import generate_corpus
+from simdask.cluster.connect import connect
+from simdask.ingest.synth import generate_corpus
 
 from _benchutil import PeakRSS, machine, today, write_section
 

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from simdask import Index, IndexConfig
-from simdask.chunks import chunk_batch
-from simdask.cluster import connect
-from simdask.synth import generate_corpus, write_corpus
+from simdask.cluster.connect import connect
+from simdask.ingest.synth import generate_corpus, write_corpus
+from simdask.kernels.hashing import chunk_batch
 
 from _benchutil import PeakRSS, machine, today, write_section
 

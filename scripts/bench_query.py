@@ -40,9 +40,9 @@ import time
 from pathlib import Path
 
 from simdask import Index, IndexConfig
-from simdask.cluster import connect
-from simdask.shards import ShardStore, encode_shard
-from simdask.synth import generate_corpus
+from simdask.cluster.connect import connect
+from simdask.ingest.synth import generate_corpus
+from simdask.storage.shards import ShardStore, encode_shard
 
 from _benchutil import PeakRSS, machine, today, write_section
 
@@ -53,7 +53,7 @@ _EXTRA = 200  # documents bench_incremental.py generates beyond the indexed ones
 _PROBE = r"""
 import json, sys, time
 from simdask import Index
-from simdask.sources import read_document
+from simdask.ingest.sources import read_document
 t0 = time.perf_counter()
 idx = Index.open(sys.argv[1])
 t1 = time.perf_counter()

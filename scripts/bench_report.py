@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from simdask.evidence import compare_texts
-from simdask.report_html import render_pair_html
-from simdask.synth import generate_corpus
+from simdask.evidence.passages import compare_texts
+from simdask.evidence.report_html import render_pair_html
+from simdask.ingest.synth import generate_corpus
 
 from _benchutil import machine, today, write_section
 

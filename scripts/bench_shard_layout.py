@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from simdask import Index
-from simdask.shards import ShardStore, encode_shard
+from simdask.storage.shards import ShardStore, encode_shard
 
 from _benchutil import machine, today, write_section
 

@@ -6,8 +6,8 @@ The chunk-hash inverted-index method, built and queried with Dask. See ``DESIGN.
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from .config import FORMAT_VERSION, IndexConfig
-from .errors import (
+from simdask.config import FORMAT_VERSION, IndexConfig
+from simdask.errors import (
     ClusterError,
     ConfigError,
     DocumentNotFoundError,
@@ -20,37 +20,37 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .catalog import DocumentRow, PairRow
-    from .chunks import chunk_batch, chunk_id, hash_chunks, word_hashes
-    from .cluster_config import ClusterSpec
-    from .compare import CompareResult, CrossPair, compare_groups
-    from .index import Index
-    from .pipeline import RunOptions
-    from .progress import Callback, TqdmCallback
-    from .summary import QueryMatch, RunSummary
-    from .text import normalize, words
+    from simdask.cluster.spec import ClusterSpec
+    from simdask.engine.compare import CompareResult, CrossPair, compare_groups
+    from simdask.engine.run import RunOptions
+    from simdask.index import Index
+    from simdask.kernels.hashing import chunk_batch, chunk_id, hash_chunks, word_hashes
+    from simdask.kernels.text import normalize, words
+    from simdask.progress import Callback, TqdmCallback
+    from simdask.storage.catalog import DocumentRow, PairRow
+    from simdask.summary import QueryMatch, RunSummary
 
 #: where each public name lives; imported on first use (PEP 562), so that reading or querying
 #: an index does not import dask, distributed and zarr (about 1 s of a new process)
 _LAZY = {
-    "DocumentRow": "catalog",
-    "PairRow": "catalog",
-    "chunk_batch": "chunks",
-    "chunk_id": "chunks",
-    "hash_chunks": "chunks",
-    "word_hashes": "chunks",
-    "ClusterSpec": "cluster_config",
-    "CompareResult": "compare",
-    "CrossPair": "compare",
-    "compare_groups": "compare",
+    "DocumentRow": "storage.catalog",
+    "PairRow": "storage.catalog",
+    "chunk_batch": "kernels.hashing",
+    "chunk_id": "kernels.hashing",
+    "hash_chunks": "kernels.hashing",
+    "word_hashes": "kernels.hashing",
+    "ClusterSpec": "cluster.spec",
+    "CompareResult": "engine.compare",
+    "CrossPair": "engine.compare",
+    "compare_groups": "engine.compare",
     "Index": "index",
-    "RunOptions": "pipeline",
+    "RunOptions": "engine.run",
     "Callback": "progress",
     "TqdmCallback": "progress",
     "QueryMatch": "summary",
     "RunSummary": "summary",
-    "normalize": "text",
-    "words": "text",
+    "normalize": "kernels.text",
+    "words": "kernels.text",
 }
 
 

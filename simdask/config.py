@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError
+from simdask.errors import ConfigError
 
 __all__ = ["FORMAT_VERSION", "IndexConfig"]
 

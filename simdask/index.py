@@ -15,22 +15,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import failpoints
-from .catalog import Catalog, PairRow
-from .chunks import chunk_batch
-from .config import FORMAT_VERSION, IndexConfig
-from .errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
-from .lock import WriterLock
-from .progress import Callback
-from .remote_store import RemoteStore, is_url
-from .shards import ShardData, ShardStore, shard_ranges
-from .similarity import query_counts, sum_pair_counts
-from .sources import SourceItem, list_items
-from .summary import QueryMatch, RunSummary
-from .texts import TextStore
+from simdask import failpoints
+from simdask.config import FORMAT_VERSION, IndexConfig
+from simdask.errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
+from simdask.ingest.sources import SourceItem, list_items
+from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.similarity import query_counts, sum_pair_counts
+from simdask.progress import Callback
+from simdask.storage.catalog import Catalog, PairRow
+from simdask.storage.lock import WriterLock
+from simdask.storage.remote import RemoteStore, is_url
+from simdask.storage.shards import ShardData, ShardStore, shard_ranges
+from simdask.storage.text_packs import TextStore
+from simdask.summary import QueryMatch, RunSummary
 
 if TYPE_CHECKING:
-    from .pipeline import RunOptions
+    from simdask.engine.run import RunOptions
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
@@ -155,13 +155,14 @@ class Index:
         index by the given sources (needed to change ``config`` of an index that has
         documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run).
         ``wait``: seconds to wait for another writer (0: fail at once). ``items``: documents
-        already listed by :func:`simdask.sources.list_items` (e.g. with a key prefix), indexed
+        already listed by :func:`~simdask.ingest.sources.list_items` (e.g. with a key prefix),
+        indexed
         after those of ``sources``. ``max_file_bytes``: files larger than this are not read
         but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
         """
         # imported here: reading and querying an index needs neither dask nor distributed
-        from .cluster import cluster_errors, connect
-        from .pipeline import RunOptions, run_update
+        from simdask.cluster.connect import cluster_errors, connect
+        from simdask.engine.run import RunOptions, run_update
 
         cb = callback or Callback()
         options = options or RunOptions()
@@ -451,8 +452,9 @@ class Index:
     def report(self, key: str, other: str, min_chunks: int = 2) -> dict[str, Any]:
         """Evidence for a pair: exact similarity both ways from the two stored texts, the
         hashed similarity the index holds (or would compute, if below the threshold), and the
-        matching passages with character offsets into each text (see ``simdask.evidence``)."""
-        from .evidence import compare_texts
+        matching passages with character offsets into each text (see
+        :mod:`simdask.evidence.passages`)."""
+        from simdask.evidence.passages import compare_texts
 
         a, b = self.text(key), self.text(other)
         ev = compare_texts(a, b, self.config.k, min_chunks)

@@ -3,11 +3,15 @@ one brings its twin into view; a screenshot is saved in the test's temporary dir
 
 from __future__ import annotations
 
-from browser_util import chromium_driver
+import pytest
 
-from simdask.evidence import compare_texts
-from simdask.report_html import render_pair_html
-from simdask.synth import generate_corpus
+from simdask.evidence.passages import compare_texts
+from simdask.evidence.report_html import render_pair_html
+from simdask.ingest.synth import generate_corpus
+from tests.helpers.browser import chromium_driver
+
+pytestmark = pytest.mark.system
+
 
 IN_VIEW = (
     "var r=arguments[0].getBoundingClientRect();"

@@ -12,7 +12,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.chunks import (
+from simdask.kernels.hashing import (
     LONG_WORD,
     chunk_batch,
     chunk_id,
@@ -21,7 +21,9 @@ from simdask.chunks import (
     word_hashes,
     word_spans,
 )
-from simdask.text import chunks, token_bytes, words
+from simdask.kernels.text import chunks, token_bytes, words
+
+pytestmark = pytest.mark.unit
 
 
 def ref_ids(text: str, k: int, bits: int, seed: int) -> list[int]:

@@ -5,27 +5,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 
 import pytest
 
-from conftest import make_docs, reference_similarity, write_txt
+from tests.helpers.cli import run
+from tests.helpers.corpus import make_docs, reference_similarity, write_txt
+
+pytestmark = pytest.mark.system
+
 
 #: the fields of `simdask similar --format jsonl`, in order (issue 2's contract)
 PAIR_FIELDS = ["doc", "other", "similarity", "shared", "doc_chunks", "other_chunks"]
-
-
-def run(*args, check=True):
-    proc = subprocess.run(
-        [sys.executable, "-m", "simdask.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,14 @@ import io
 import json
 
 import pytest
-from test_cli import run
 
 from simdask import Index
-from simdask.commands import compare as compare_cmd
-from simdask.commands import query as query_cmd
+from simdask.cli import compare as compare_cmd
+from simdask.cli import query as query_cmd
+from tests.helpers.cli import run
+from tests.helpers.corpus import make_docs, write_txt
 
-from conftest import make_docs, write_txt
+pytestmark = pytest.mark.system
 
 
 @pytest.fixture(scope="module")

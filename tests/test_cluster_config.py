@@ -12,8 +12,10 @@ import time
 import pytest
 
 from simdask import ClusterError, ClusterSpec, ConfigError
-from simdask.cluster import connect, ssh_cluster_kwargs
-from simdask.cluster_config import resolve_cluster
+from simdask.cluster.connect import connect, ssh_cluster_kwargs
+from simdask.cluster.spec import resolve_cluster
+
+pytestmark = pytest.mark.unit
 
 
 def test_spec_validates_and_round_trips():

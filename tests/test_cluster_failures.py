@@ -21,10 +21,12 @@ import pytest
 from distributed import Client
 
 from simdask import Index, IndexConfig
+from tests.helpers.cluster import start_scheduler, start_worker, stop, wait_for_workers
+from tests.helpers.compare import assert_same_index, documents_by_key, postings_by_key
+from tests.helpers.corpus import make_docs, write_txt
 
-from cluster_util import start_scheduler, start_worker, stop, wait_for_workers
-from conftest import make_docs, write_txt
-from incremental_util import assert_same_index, documents_by_key, postings_by_key
+pytestmark = pytest.mark.system
+
 
 DOCS = make_docs(30, seed=31)
 CFG = IndexConfig(hash_bits=28, shards=4)

@@ -17,9 +17,11 @@ import time
 import pytest
 
 from simdask import Index
+from tests.helpers.compare import assert_same_index, documents_by_key, postings_by_key
+from tests.helpers.corpus import make_docs, write_txt
 
-from conftest import make_docs, write_txt
-from incremental_util import assert_same_index, documents_by_key, postings_by_key
+pytestmark = pytest.mark.system
+
 
 DOCS = make_docs(30, seed=8)
 

@@ -9,10 +9,13 @@ from html.parser import HTMLParser
 
 import pytest
 
-from simdask.evidence import compare_texts, word_offsets
-from simdask.report_html import render_pair_html
-from simdask.synth import generate_corpus
-from simdask.text import chunks, words
+from simdask.evidence.passages import compare_texts, word_offsets
+from simdask.evidence.report_html import render_pair_html
+from simdask.ingest.synth import generate_corpus
+from simdask.kernels.text import chunks, words
+
+pytestmark = pytest.mark.unit
+
 
 CORPUS = generate_corpus(400, mean_words=400, seed=3, reuse_fraction=0.25)
 
@@ -82,6 +85,7 @@ def test_word_offsets_follow_the_definition_on_unicode():
     assert len(spans) == len(ws)
 
 
+@pytest.mark.system
 def test_report_command(tmp_path):
     docs = {d.key: d.text for d in CORPUS.docs}
     r = next(x for x in CORPUS.reuse if x.kind == "passage")

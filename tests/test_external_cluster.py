@@ -13,10 +13,11 @@ import pytest
 from distributed import Client
 
 from simdask import Index, IndexConfig
+from tests.helpers.cluster import start_scheduler, start_worker, stop, wait_for_workers
+from tests.helpers.compare import postings_by_key, table_by_doc
+from tests.helpers.corpus import make_docs, write_txt
 
-from cluster_util import start_scheduler, start_worker, stop, wait_for_workers
-from conftest import make_docs, write_txt
-from incremental_util import postings_by_key, table_by_doc
+pytestmark = pytest.mark.system
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from simdask import IndexConfig
+from simdask.engine.tasks import chunk_task
 from simdask.errors import ConfigError, ExtractionError
-from simdask.extract import KINDS, extract_text, format_of
-from simdask.extract.pdf import join_hyphenated
-from simdask.extract.plain import decode_text
-from simdask.sources import (
+from simdask.ingest.extract import KINDS, extract_text, format_of
+from simdask.ingest.extract.pdf import join_hyphenated
+from simdask.ingest.extract.plain import decode_text
+from simdask.ingest.sources import (
     KnownHashes,
     content_hash,
     fetch_item,
@@ -25,10 +26,8 @@ from simdask.sources import (
     parse_size,
     read_item,
 )
-from simdask.tasks import chunk_task
-from simdask.text import words
-
-from extract_util import (
+from simdask.kernels.text import words
+from tests.helpers.documents import (
     CZECH,
     docx_bytes,
     html_bytes,
@@ -39,6 +38,9 @@ from extract_util import (
     text_pdf,
     wrap,
 )
+
+pytestmark = pytest.mark.unit
+
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
@@ -338,7 +340,7 @@ def test_parse_item_hashes_raw_bytes_and_skips_extraction_when_unchanged(tmp_pat
     def boom(*_):
         raise AssertionError("extracted although unchanged")
 
-    monkeypatch.setattr("simdask.sources.extract_text", boom)
+    monkeypatch.setattr("simdask.ingest.sources.extract_text", boom)
     assert parse_item(item, pdf, known) == ("d.pdf", None, digest)
     res = chunk_task(
         [item], 0, known, IndexConfig(), str(tmp_path / "b"), str(tmp_path / "t"), 1, 0

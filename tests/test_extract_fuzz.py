@@ -9,9 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simdask.errors import ExtractionError
-from simdask.extract import SUFFIXES, extract_text
+from simdask.ingest.extract import SUFFIXES, extract_text
+from tests.helpers.documents import docx_bytes, odt_bytes, text_pdf
 
-from extract_util import docx_bytes, odt_bytes, text_pdf
+pytestmark = pytest.mark.unit
+
 
 _SETTINGS = settings(max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
 

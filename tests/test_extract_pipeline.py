@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 from simdask import Index, IndexConfig, RunOptions
+from simdask.kernels.text import chunks, words
 from simdask.progress import Callback
-from simdask.text import chunks, words
-
-from conftest import make_docs, write_txt
-from extract_util import (
+from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.documents import (
     docx_bytes,
     html_bytes,
     image_pdf,
@@ -25,6 +24,9 @@ from extract_util import (
     prose,
     text_pdf,
 )
+
+pytestmark = pytest.mark.integration
+
 
 LIMIT = 20_000  # max_file_bytes of the bad-input run
 
@@ -168,7 +170,7 @@ def test_same_text_in_every_format_is_mutually_100_percent(tmp_path, client, mon
     def not_here(*_):
         raise AssertionError("extraction must run in the chunking tasks, not on the driver")
 
-    monkeypatch.setattr("simdask.sources.extract_text", not_here)  # the driver process only
+    monkeypatch.setattr("simdask.ingest.sources.extract_text", not_here)  # the driver process only
     idx = Index.create(tmp_path / "idx", IndexConfig(hash_bits=32, shards=3))
     summary = idx.update([src], client=client, options=RunOptions(transfer=transfer))
     assert summary.errors == [] and summary.added == 6 and summary.extra["transfer"] == transfer

@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
 from simdask.errors import DocumentNotFoundError, IndexLockedError
+from tests.helpers.compare import assert_same_index, table_by_doc
+from tests.helpers.corpus import make_docs, write_txt
 
-from conftest import make_docs, write_txt
-from incremental_util import assert_same_index, table_by_doc
+pytestmark = pytest.mark.integration
+
 
 CFG = dict(hash_bits=24, shards=4, top_k=3)
 POOL = list(make_docs(30, seed=21).values())
@@ -120,12 +122,13 @@ def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client, fuse):
     assert_same_index(idx, full_build(tmp_path, folder, client, idx.config))
 
 
+@pytest.mark.system
 def test_second_writer_fails_or_waits(tmp_path, client):
     """Another process holds the writer lock: update fails at once, or waits with ``wait``."""
     folder = write_txt({f"k{i:02d}": POOL[i] for i in range(4)}, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
     hold = (
-        "import sys, time; from simdask.lock import WriterLock\n"
+        "import sys, time; from simdask.storage.lock import WriterLock\n"
         "WriterLock(sys.argv[1]).__enter__(); print('held', flush=True)\n"
         "time.sleep(float(sys.argv[2]))"
     )

@@ -11,15 +11,19 @@ import time
 import pytest
 
 from simdask.errors import IndexLockedError
-from simdask.lock import WriterLock
+from simdask.storage.lock import WriterLock
+
+pytestmark = pytest.mark.unit
+
 
 TRY = (
-    "import sys; from simdask.lock import WriterLock; from simdask.errors import IndexLockedError\n"
+    "import sys; from simdask.storage.lock import WriterLock\n"
+    "from simdask.errors import IndexLockedError\n"
     "try:\n    WriterLock(sys.argv[1]).__enter__()\nexcept IndexLockedError as e:\n"
     "    print(e); sys.exit(3)\n"
 )
 HOLD = (
-    "import sys, time; from simdask.lock import WriterLock\n"
+    "import sys, time; from simdask.storage.lock import WriterLock\n"
     "WriterLock(sys.argv[1]).__enter__()\nprint('held', flush=True)\ntime.sleep(60)\n"
 )
 
@@ -38,6 +42,7 @@ def test_reentrant_here_exclusive_elsewhere(tmp_path):
     assert other_process_tries(tmp_path).returncode == 0
 
 
+@pytest.mark.system
 def test_killed_holder_releases_the_lock(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.postings import build_postings, merge_shard, pack_pairs, sorted_unique
+from simdask.kernels.postings import build_postings, merge_shard, pack_pairs, sorted_unique
+
+pytestmark = pytest.mark.unit
 
 
 def _csr(pairs: set[tuple[int, int]]):

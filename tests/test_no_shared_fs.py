@@ -16,11 +16,13 @@ import pytest
 from distributed import Client
 
 from simdask import Index, IndexConfig
-from simdask.pipeline import RunOptions
+from simdask.engine.run import RunOptions
+from tests.helpers.cluster import start_scheduler, stop, wait_for_workers
+from tests.helpers.compare import assert_same_index, assert_same_similarity
+from tests.helpers.corpus import make_docs, write_txt
 
-from cluster_util import start_scheduler, stop, wait_for_workers
-from conftest import make_docs, write_txt
-from incremental_util import assert_same_index, assert_same_similarity
+pytestmark = pytest.mark.system
+
 
 _CAN_UNSHARE = os.geteuid() == 0 and shutil.which("unshare") is not None
 pytestmark = pytest.mark.skipif(

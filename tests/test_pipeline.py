@@ -9,11 +9,12 @@ import pytest
 from distributed import Client, LocalCluster
 
 from simdask import Index, IndexConfig, RunOptions
-from simdask.chunks import chunk_id
 from simdask.errors import ConfigError, IndexExistsError, IndexFormatError, IndexNotFoundError
-from simdask.text import chunks
+from simdask.kernels.hashing import chunk_id
+from simdask.kernels.text import chunks
+from tests.helpers.corpus import make_docs, reference_similarity, write_jsonl, write_txt
 
-from conftest import make_docs, reference_similarity, write_jsonl, write_txt
+pytestmark = pytest.mark.integration
 
 
 def _table(idx: Index) -> set[tuple[str, str, int, float]]:

@@ -13,19 +13,20 @@ import numpy as np
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.chunk_stage import run_chunk_stage
+from simdask.cluster.placement import choose_transfer, probe_workers
+from simdask.cluster.transfer import Traffic
+from simdask.cluster.worker_cache import CacheEntry, ShardCache, cache_clear, cache_entries
+from simdask.engine.chunk_stage import run_chunk_stage
+from simdask.engine.run import RunOptions
 from simdask.errors import ConfigError
-from simdask.pipeline import RunOptions
-from simdask.placement import choose_transfer, probe_workers
+from simdask.ingest.sources import KnownHashes, list_items
 from simdask.progress import Callback
-from simdask.shards import ShardData
-from simdask.sources import KnownHashes, list_items
-from simdask.texts import TextStore
-from simdask.transfer import Traffic
-from simdask.worker_cache import CacheEntry, ShardCache, cache_clear, cache_entries
+from simdask.storage.shards import ShardData
+from simdask.storage.text_packs import TextStore
+from tests.helpers.compare import assert_same_index, assert_same_similarity
+from tests.helpers.corpus import make_docs, write_txt
 
-from conftest import make_docs, write_txt
-from incremental_util import assert_same_index, assert_same_similarity
+pytestmark = pytest.mark.integration
 
 
 def _shard(gen: int, n: int) -> ShardData:
@@ -172,7 +173,7 @@ def test_cache_gone_and_layout_change(tmp_path, client, monkeypatch):
     opts = RunOptions(transfer="dask", worker_cache=True)
     idx.update([src], client=client, options=opts)
     # the cache is emptied after the client located the shards: merges must be re-sent
-    from simdask.merge_stage import MergeStage
+    from simdask.engine.merge_stage import MergeStage
 
     orig = MergeStage.__init__
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
-from simdask.postings import (
+from simdask.kernels.postings import (
     build_postings,
     doc_mask,
     pack_pairs,
@@ -20,7 +20,10 @@ from simdask.postings import (
     sorted_unique,
     split_sorted_by_shard,
 )
-from simdask.shards import shard_ranges
+from simdask.storage.shards import shard_ranges
+
+pytestmark = pytest.mark.unit
+
 
 U32 = 2**32 - 1
 

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from simdask import ConfigError, Index, IndexConfig
+from simdask.engine.run import RunOptions
 from simdask.errors import IndexFormatError
-from simdask.pipeline import RunOptions
-from simdask.shards import ShardData, ShardStore, encode_shard
+from simdask.storage.shards import ShardData, ShardStore, encode_shard
+from tests.helpers.compare import assert_same_index, assert_same_similarity
+from tests.helpers.corpus import make_docs, write_txt
 
-from conftest import make_docs, write_txt
-from incremental_util import assert_same_index, assert_same_similarity
+pytestmark = pytest.mark.integration
 
 
 def _shard(gen: int) -> ShardData:
@@ -95,6 +96,7 @@ def test_index_with_shards_at_urls(tmp_path, client):
         Index.create(tmp_path / "c", shard_store=str(tmp_path / "plain-path"))
 
 
+@pytest.mark.system
 def test_cli_shard_store(tmp_path):
     docs = make_docs(12, seed=3)
     src = write_txt(docs, tmp_path / "docs")

@@ -17,10 +17,12 @@ from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig
 from simdask.errors import IndexFormatError
-from simdask.shards import ShardData, ShardStore, encode_shard
-from simdask.zarr_raw import array_shape, load_array, map_array, raw_array_file
+from simdask.storage.shards import ShardData, ShardStore, encode_shard
+from simdask.storage.zarr_raw import array_shape, load_array, map_array, raw_array_file
+from tests.helpers.corpus import make_docs, write_txt
 
-from conftest import make_docs, write_txt
+pytestmark = pytest.mark.unit
+
 
 _NAMES = ("chunk_keys", "offsets", "doc_ids")
 
@@ -158,6 +160,7 @@ def test_empty_and_all_zero_arrays(tmp_path):
     assert raw.length == 0 and len(map_array(raw)) == 0
 
 
+@pytest.mark.integration
 def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
     """The same index with its shards rewritten compressed (as an older simdask wrote them)
     answers queries exactly as with raw shards, with and without preload; preloading raw
@@ -184,6 +187,7 @@ def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
             assert idx.query_many(queries, 0.0) == want
 
 
+@pytest.mark.system
 def test_query_process_imports_neither_dask_nor_zarr(tmp_path, client):
     """`simdask query` reads memory-mapped shards and the catalog only: a new process does
     not pay for importing dask, distributed and zarr (about 1 s here)."""

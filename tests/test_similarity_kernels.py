@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.postings import build_postings, pack_pairs, sorted_unique
-from simdask.shards import ShardData, shard_ranges
-from simdask.similarity import (
+from simdask.engine.tasks import block_rows_task, member_rows_task
+from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
+from simdask.kernels.similarity import (
     block_pair_keys,
     candidate_mask,
     count_keys,
@@ -27,7 +27,10 @@ from simdask.similarity import (
     sum_pair_counts,
     top_k_rows,
 )
-from simdask.tasks import block_rows_task, member_rows_task
+from simdask.storage.shards import ShardData, shard_ranges
+
+pytestmark = pytest.mark.unit
+
 
 BITS = 10  # chunk IDs in [0, 1024)
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from simdask import Index, IndexConfig
-from simdask.site import export_site, histogram_svg
-from simdask.synth import generate_corpus, write_corpus
+from simdask.evidence.site import export_site, histogram_svg
+from simdask.ingest.synth import generate_corpus, write_corpus
+
+pytestmark = pytest.mark.integration
 
 
 def test_histogram_counts():

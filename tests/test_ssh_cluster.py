@@ -15,10 +15,12 @@ import sys
 import pytest
 
 from simdask import Index, IndexConfig
+from tests.helpers.cluster import Sshd, sshd_usable
+from tests.helpers.compare import postings_by_key, table_by_doc
+from tests.helpers.corpus import make_docs, write_txt
 
-from cluster_util import Sshd, sshd_usable
-from conftest import make_docs, write_txt
-from incremental_util import postings_by_key, table_by_doc
+pytestmark = pytest.mark.system
+
 
 if not sshd_usable():
     if os.environ.get("CI") == "true":

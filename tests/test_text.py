@@ -1,7 +1,8 @@
 """Words and readable chunks (DESIGN §1): NFKC + casefold, words are ``[^\\W_]+``, sorted windows.
 
-The byte path (:func:`simdask.text.token_bytes` + :func:`simdask.chunks.word_spans`) that the
-vectorised chunker hashes must find exactly the same words as :func:`simdask.text.words`.
+The byte path (:func:`simdask.kernels.text.token_bytes` +
+:func:`simdask.kernels.hashing.word_spans`) that the
+vectorised chunker hashes must find exactly the same words as :func:`simdask.kernels.text.words`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.chunks import word_spans
-from simdask.text import chunks, normalize, token_bytes, words
+from simdask.kernels.hashing import word_spans
+from simdask.kernels.text import chunks, normalize, token_bytes, words
+
+pytestmark = pytest.mark.unit
 
 
 def ref_words(text: str) -> list[str]:

@@ -16,14 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simdask import ConfigError, Index, IndexConfig, IndexExistsError, compare_groups
-from simdask.chunks import chunk_batch
 from simdask.errors import ExtractionError
+from simdask.ingest.sources import read_document, read_queries
+from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.text import words
 from simdask.progress import RecordingCallback
-from simdask.sources import read_document, read_queries
-from simdask.text import words
+from tests.helpers.corpus import make_docs, reference_similarity, write_jsonl, write_txt
+from tests.helpers.documents import prose, text_pdf
 
-from conftest import make_docs, reference_similarity, write_jsonl, write_txt
-from extract_util import prose, text_pdf
+pytestmark = pytest.mark.integration
+
 
 CFG = {"hash_bits": 32, "shards": 3}
 

@@ -1,0 +1,106 @@
+"""``simdask compare GROUP_A GROUP_B``: which documents of group A share text with which of B.
+
+Thin over :func:`simdask.compare_groups`. Exit status: 0 when every document was read, 3 when
+some could not be (named on stderr; the pairs of the others are printed), 1 for a simdask
+error (e.g. an empty group).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from simdask.cli.output import FORMATS, write_rows
+from simdask.config import IndexConfig
+
+__all__ = ["COLUMNS", "EXIT_UNREADABLE", "add_parser", "run"]
+
+#: output columns: ``a_in_b`` percent of the A document's chunks found in the B document,
+#: ``b_in_a`` the reverse; ``a_key``/``b_key`` are each group's own keys
+COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "a_chunks", "b_chunks")
+
+#: exit status when some documents could not be read
+EXIT_UNREADABLE = 3
+
+
+def add_parser(sub, cluster_args) -> argparse.ArgumentParser:
+    """Declare the ``compare`` subcommand."""
+    p = sub.add_parser(
+        "compare",
+        help="which documents of group A are similar to which of group B",
+        description="Index both groups in a temporary index and print the pairs with one "
+        "document in each group (pairs inside a group are not reported): `a_in_b` is the "
+        "percent of the A document's chunks found in the B document, `b_in_a` the reverse. "
+        "A group is one SOURCE: a file, a folder (.txt/.md files, recursively) or a .jsonl "
+        "file; the same key may occur in both groups. Exit status 3 when some documents "
+        "could not be read (the pairs of the others are still printed).",
+    )
+    p.add_argument("group_a", metavar="GROUP_A", help="file, folder or .jsonl file")
+    p.add_argument("group_b", metavar="GROUP_B", help="file, folder or .jsonl file")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=1.0,
+        metavar="PCT",
+        help="least similarity either way for a pair to be computed, percent (default 1)",
+    )
+    p.add_argument(
+        "--min",
+        "--min-similarity",
+        dest="min",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="print only pairs at least this similar either way, percent (default 0)",
+    )
+    p.add_argument(
+        "-o", "--format", choices=FORMATS, default="table", help="output format (default table)"
+    )
+    p.add_argument(
+        "--keep-index",
+        metavar="DIR",
+        help="build the index in DIR (new or empty) and keep it; keys there carry A/ and B/",
+    )
+    d = IndexConfig()
+    p.add_argument("--hash-bits", type=int, default=d.hash_bits, help="bits of a chunk ID")
+    p.add_argument("--shards", type=int, default=d.shards, help="shard ranges")
+    p.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
+    p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    cluster_args(p)
+    return p
+
+
+def run(args, callback) -> int:
+    """Run ``simdask compare``; returns the exit status."""
+    from simdask.cluster.connect import (
+        connect,  # dask and distributed: imported by the commands that run
+    )
+    from simdask.engine.compare import compare_groups
+    from simdask.engine.run import RunOptions
+
+    config = IndexConfig(hash_bits=args.hash_bits, shards=args.shards, max_df=args.max_df)
+    with connect(args.cluster.spec) as client:
+        res = compare_groups(
+            [args.group_a],
+            [args.group_b],
+            threshold=args.threshold,
+            min_similarity=args.min,
+            config=config,
+            client=client,
+            options=RunOptions(batch_docs=args.batch_docs),
+            callback=callback,
+            keep_index=args.keep_index,
+        )
+        callback.end_stage()
+    write_rows((p.to_dict() for p in res.pairs), COLUMNS, args.format, sys.stdout)
+    print(
+        f"compared {res.documents['A']} documents of A with {res.documents['B']} of B: "
+        f"{len(res.pairs)} cross-group pairs"
+        + (f"; index kept in {res.index_path}" if res.index_path else ""),
+        file=sys.stderr,
+    )
+    for group, key, kind, msg in res.errors:
+        level = "note" if kind == "too_short" else "error"
+        print(f"simdask: {level}: group {group}: {key}: {kind}: {msg}", file=sys.stderr)
+    return EXIT_UNREADABLE if res.unreadable else 0

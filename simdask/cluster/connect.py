@@ -1,0 +1,365 @@
+"""Getting a Dask client: a LocalCluster, an existing scheduler, or an SSHCluster.
+
+:func:`connect` takes a :class:`~simdask.cluster.spec.ClusterSpec`; failures to reach the
+cluster, a lost scheduler and workers dying are turned into :class:`ClusterError` with a
+message saying what to do (:func:`cluster_failure`). :func:`check_cluster` describes a
+running cluster for ``simdask cluster --check``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from concurrent.futures import CancelledError
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import dask
+from distributed import Client, LocalCluster
+
+from simdask.cluster.spec import ClusterSpec
+from simdask.errors import ClusterError, SimdaskError
+
+__all__ = [
+    "CLUSTER_CONFIG",
+    "WORKER_MALLOC_ENV",
+    "check_cluster",
+    "cluster_errors",
+    "cluster_failure",
+    "connect",
+    "default_workers",
+    "ssh_cluster_kwargs",
+]
+
+#: Set in the worker processes of simdask's own LocalCluster before they start: keep freed
+#: memory in the heap instead of returning it to the OS at once (Dask's default trim threshold
+#: is 64 KiB). simdask's tasks allocate large temporaries again and again; on machines where
+#: the first touch of fresh memory is slow (VMs, measured here at ~2 s/GiB) this makes them
+#: about twice as fast, at the price of workers keeping their peak memory.
+WORKER_MALLOC_ENV = {
+    "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30),
+    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
+}
+
+#: Dask settings of the clusters simdask starts (LocalCluster, SSHCluster). The Active Memory
+#: Manager's ReduceReplicas policy drops the extra copies of data scattered with
+#: ``broadcast=True`` after ~2 s; a worker that dies afterwards can take the only copy with it
+#: and the run fails ("lost dependencies") instead of retrying the task elsewhere.
+CLUSTER_CONFIG = {"distributed.scheduler.active-memory-manager.start": False}
+
+_MEMORY_HINT = (
+    "raise the memory limit per worker with --memory-limit (SIMDASK_MEMORY_LIMIT, "
+    "memory_limit in the config file), or use fewer threads per worker"
+)
+
+
+def default_workers() -> int:
+    """Workers of a default LocalCluster: one per core."""
+    return max(1, os.cpu_count() or 1)
+
+
+def _spec_of(
+    spec: ClusterSpec | str | None,
+    workers: int | None,
+    threads_per_worker: int,
+    memory_limit: str | float | int | None,
+    dashboard_address: str | None,
+) -> ClusterSpec:
+    if isinstance(spec, ClusterSpec):
+        return spec
+    common = {"threads_per_worker": threads_per_worker, "dashboard_address": dashboard_address}
+    common = {k: v for k, v in common.items() if v is not None}
+    if spec:  # the old form: connect("tcp://host:8786")
+        return ClusterSpec(kind="scheduler", scheduler=spec, **common)
+    return ClusterSpec(
+        workers=workers,
+        memory_limit="auto" if memory_limit is None else str(memory_limit),
+        **common,
+    )
+
+
+def ssh_cluster_kwargs(spec: ClusterSpec) -> dict[str, Any]:
+    """The arguments of ``distributed.deploy.ssh.SSHCluster`` for an ``ssh`` spec."""
+    connect_options: dict[str, Any] = {"connect_timeout": spec.connect_timeout}
+    if spec.ssh_user:
+        connect_options["username"] = spec.ssh_user
+    if spec.ssh_key:
+        connect_options["client_keys"] = [os.path.expanduser(spec.ssh_key)]
+    if spec.ssh_port:
+        connect_options["port"] = spec.ssh_port
+    if spec.ssh_known_hosts:
+        kh = spec.ssh_known_hosts
+        connect_options["known_hosts"] = None if kh.lower() == "none" else os.path.expanduser(kh)
+    return {
+        "hosts": list(spec.ssh_hosts),
+        "connect_options": connect_options,
+        "worker_options": {
+            "n_workers": spec.workers_per_host,
+            "nthreads": spec.threads_per_worker,
+            "memory_limit": spec.memory_limit,
+        },
+        "scheduler_options": {"port": 0, "dashboard_address": spec.dashboard_address},
+        "remote_python": spec.remote_python or sys.executable,
+    }
+
+
+def _start_ssh(spec: ClusterSpec):
+    from distributed.deploy.ssh import SSHCluster
+
+    try:
+        import asyncssh  # noqa: F401
+    except ImportError:
+        raise ClusterError("--ssh needs the asyncssh package: pip install 'simdask[ssh]'") from None
+    kwargs = ssh_cluster_kwargs(spec)
+    try:
+        with dask.config.set(CLUSTER_CONFIG):  # the remote processes inherit dask's config
+            return SSHCluster(**kwargs, silence_logs=logging.ERROR)
+    except Exception as e:
+        opts = kwargs["connect_options"]
+        ssh = "ssh" + "".join(
+            f" {flag} {opts[k] if k != 'client_keys' else opts[k][0]}"
+            for flag, k in (("-p", "port"), ("-i", "client_keys"), ("-l", "username"))
+            if k in opts
+        )
+        raise ClusterError(
+            f"cannot start {spec.describe()}: {type(e).__name__}: {e}. Check that "
+            f"`{ssh} HOST {kwargs['remote_python']} -c 'import simdask'` works on every host "
+            "without a password prompt and that each host's key is in the known_hosts file "
+            f"({spec.ssh_known_hosts or '~/.ssh/known_hosts'})"
+        ) from None
+
+
+def _connect_scheduler(spec: ClusterSpec) -> Client:
+    try:
+        return Client(spec.scheduler, timeout=spec.connect_timeout)
+    except (OSError, TimeoutError) as e:
+        raise ClusterError(
+            f"cannot connect to the Dask scheduler at {spec.scheduler}: {e}. Is it running and "
+            "reachable from here? (start one with `dask scheduler`, its workers with "
+            "`dask worker ADDRESS`)"
+        ) from None
+
+
+@contextmanager
+def connect(
+    spec: ClusterSpec | str | None = None,
+    *,
+    workers: int | None = None,
+    threads_per_worker: int | None = None,
+    processes: bool = True,
+    memory_limit: str | float | int | None = None,
+    dashboard_address: str | None = None,
+) -> Iterator[Client]:
+    """A client for the duration of a ``with`` block.
+
+    ``spec``: a :class:`ClusterSpec`; or, as before, a scheduler address (connect to that
+    existing cluster and leave it running afterwards) or None (start a LocalCluster of
+    ``workers`` worker processes, or threads with ``processes=False``, from the keywords).
+    Clusters started here (local, ssh) are shut down at the end. Raises :class:`ClusterError`
+    when the cluster cannot be reached or started.
+    """
+    spec = _spec_of(spec, workers, threads_per_worker, memory_limit, dashboard_address)
+    cluster = None
+    if spec.kind == "scheduler":
+        client = _connect_scheduler(spec)
+    else:
+        if spec.kind == "ssh":
+            cluster = _start_ssh(spec)
+        else:
+            env = {
+                f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()
+            }
+            with dask.config.set({**env, **CLUSTER_CONFIG}):
+                cluster = LocalCluster(
+                    n_workers=spec.workers or default_workers(),
+                    threads_per_worker=spec.threads_per_worker,
+                    processes=processes,
+                    memory_limit=spec.memory_limit,
+                    dashboard_address=spec.dashboard_address,
+                    silence_logs=logging.ERROR,
+                )
+        try:
+            client = Client(cluster)
+        except BaseException:
+            cluster.close()
+            raise
+    try:
+        yield client
+    finally:
+        with suppress(Exception):  # a lost scheduler must not hide the error of the run
+            client.close(timeout=10)
+        if cluster is not None:
+            with suppress(Exception):
+                cluster.close(timeout=30)
+
+
+def _scheduler_address(client: Any) -> str:
+    with suppress(Exception):
+        return client.scheduler.address
+    return "(unknown address)"
+
+
+def _lost(client: Any) -> bool:
+    """Whether ``client`` has lost its scheduler (is reconnecting or closed)."""
+    return client is not None and getattr(client, "status", "running") != "running"
+
+
+def _workers(client: Any) -> dict[str, int | None] | None:
+    """The scheduler's workers now, with their memory limits (None if it cannot be asked)."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except Exception:
+        return None
+    return {a: w.get("memory_limit") for a, w in info.get("workers", {}).items()}
+
+
+def _memory_text(limits: Any) -> str:
+    from dask.utils import format_bytes
+
+    limits = sorted({m for m in limits if m})
+    if not limits:
+        return "memory limit per worker unknown or none"
+    span = format_bytes(limits[0])
+    if len(limits) > 1:
+        span += f" to {format_bytes(limits[-1])}"
+    return f"the memory limit per worker is {span}"
+
+
+def cluster_failure(
+    error: BaseException,
+    client: Any,
+    note: str = "",
+    workers_before: dict[str, int | None] | None = None,
+) -> ClusterError | None:
+    """A :class:`ClusterError` for ``error`` if the cluster failed the run: workers died
+    (:class:`~distributed.scheduler.KilledWorker`, or workers of ``workers_before`` gone), the
+    scheduler went away; None if ``error`` is something else. ``note`` is appended."""
+    from distributed.scheduler import KilledWorker
+
+    tail = f"; {note}" if note else ""
+    if isinstance(error, KilledWorker):
+        last = error.last_worker
+        mem = _memory_text([getattr(last, "memory_limit", None)])
+        return ClusterError(
+            f"Dask workers died while running task {error.task!r}: it was tried on "
+            f"{error.allowed_failures + 1} workers and each died (the last was "
+            f"{getattr(last, 'address', last)}). Most often a worker runs out of memory "
+            f"({mem}): {_MEMORY_HINT}; otherwise see the worker logs (killed from outside, "
+            f"crashed){tail}"
+        )
+    lost = getattr(error, "reason", None) == "scheduler-connection-lost" or (
+        isinstance(error, (OSError, TimeoutError, CancelledError)) and _lost(client)
+    )
+    if lost:
+        return ClusterError(
+            f"lost the connection to the Dask scheduler at {_scheduler_address(client)} during "
+            f"the run ({type(error).__name__}); check that the scheduler is running and "
+            f"reachable, then run again{tail}"
+        )
+    now = None if _lost(client) else _workers(client)
+    if now is None:
+        return None
+    before = workers_before or {}
+    gone = sorted(set(before) - set(now))
+    from distributed.comm.core import CommClosedError
+
+    changed = set(now) != set(before)  # a worker died and came back under a new address
+    if not changed and now and not isinstance(error, CommClosedError):
+        return None
+    first = (str(error).strip().splitlines() or [""])[0][:200]
+    if gone:
+        what = (
+            f"{len(gone)} of the {len(before)} Dask workers died during the run "
+            f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})"
+        )
+    elif not now:
+        what = "the Dask cluster has no workers (they died, or none joined)"
+    else:  # a worker's connection closed, or workers came back under new addresses
+        what = "Dask workers died and were restarted during the run"
+    return ClusterError(
+        f"{what} and the run failed ({type(error).__name__}: {first}). Most often a worker "
+        f"runs out of memory ({_memory_text([*before.values(), *now.values()])}): "
+        f"{_MEMORY_HINT}; otherwise see the worker logs (killed from outside, crashed){tail}"
+    )
+
+
+@contextmanager
+def cluster_errors(client: Any, note: str = "") -> Iterator[None]:
+    """Inside the block, turn a cluster's failure (see :func:`cluster_failure`) into a
+    :class:`ClusterError`; use it inside the block that owns ``client``, before it closes."""
+    before = _workers(client)
+    try:
+        yield
+    except Exception as e:
+        if isinstance(e, SimdaskError):
+            raise
+        failure = cluster_failure(e, client, note, before)
+        if failure is None:
+            raise
+        raise failure from e
+
+
+def _simdask_origin() -> str:
+    import simdask
+
+    return f"{simdask.__version__} ({os.path.dirname(simdask.__file__)})"
+
+
+_PACKAGES = ("python", "dask", "distributed", "numpy", "simdask")
+
+
+def check_cluster(client: Client) -> dict[str, Any]:
+    """What a connected cluster offers: dashboard, workers (threads, memory limit) and the
+    versions of Python, dask, distributed, numpy and simdask on the client, the scheduler and
+    each worker, with a list of human-readable ``warnings`` where they differ."""
+    info = client.scheduler_info(n_workers=-1)
+    versions = client.get_versions(check=False, packages=["simdask"])
+
+    def pick(v: dict) -> dict[str, str | None]:
+        pk = v.get("packages", {})
+        return {p: pk.get(p) for p in _PACKAGES}
+
+    mine = pick(versions["client"])
+    mine["simdask"] = _simdask_origin()
+    origins = client.run(_simdask_origin, on_error="return")
+    workers = []
+    for addr, w in sorted(info.get("workers", {}).items()):
+        v = pick(versions.get("workers", {}).get(addr, {}))
+        origin = origins.get(addr)
+        v["simdask"] = origin if isinstance(origin, str) else f"cannot import: {origin!r}"[:200]
+        workers.append(
+            {
+                "address": addr,
+                "host": w.get("host"),
+                "threads": w.get("nthreads"),
+                "memory_limit": w.get("memory_limit"),
+                "versions": v,
+            }
+        )
+    warnings = []
+    sched = pick(versions.get("scheduler", {}))
+    for name, theirs in [("scheduler", sched)] + [(w["address"], w["versions"]) for w in workers]:
+        for p in _PACKAGES:
+            if name == "scheduler" and p == "simdask":
+                continue  # the scheduler never imports simdask
+            if theirs.get(p) != mine.get(p):
+                warnings.append(f"{p} differs: {theirs.get(p)} on {name}, {mine.get(p)} here")
+    if not workers:
+        warnings.append("the cluster has no workers: a run would wait for some to join")
+    with suppress(Exception):
+        if client.amm.running():
+            warnings.append(
+                "the scheduler's Active Memory Manager is on: a worker that dies can take the "
+                "only copy of broadcast data with it and fail the run instead of a retry; start "
+                "the scheduler with DASK_DISTRIBUTED__SCHEDULER__ACTIVE_MEMORY_MANAGER__START=False"
+            )
+    return {
+        "scheduler": _scheduler_address(client),
+        "dashboard": client.dashboard_link,
+        "workers": workers,
+        "threads": sum(w["threads"] or 0 for w in workers),
+        "versions": mine,
+        "warnings": warnings,
+    }

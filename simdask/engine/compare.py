@@ -1,0 +1,183 @@
+"""Compare two groups of documents: which documents of group A share text with which of B.
+
+:func:`compare_groups` indexes the union of both groups in a temporary index (one run, on a
+Dask cluster like :meth:`simdask.Index.update`) and keeps only the *cross-group* pairs: one
+document from A and one from B. Pairs inside a group are computed by the run but not
+reported. Keys are prefixed by their group inside the temporary index (``A/`` and ``B/``), so a
+key present in both groups names two documents; the result gives each group's own key.
+
+Both directions come from one shared-chunk count: ``a_in_b`` is ``100 * shared / |a|`` percent
+(how much of the A document is found in the B document), ``b_in_a`` is ``100 * shared / |b|``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simdask.config import IndexConfig
+from simdask.engine.run import RunOptions
+from simdask.errors import ConfigError, IndexExistsError
+from simdask.index import Index, RunSummary
+from simdask.ingest.sources import list_items
+from simdask.progress import Callback
+
+__all__ = ["GROUP_PREFIXES", "CompareResult", "CrossPair", "compare_groups"]
+
+#: key prefixes of the two groups inside the temporary index
+GROUP_PREFIXES = ("A/", "B/")
+
+
+@dataclass(frozen=True)
+class CrossPair:
+    """A document of group A and one of group B sharing ``shared`` distinct chunks.
+
+    ``a_in_b``: percent of ``a_key``'s chunks found in ``b_key``; ``b_in_a``: percent of
+    ``b_key``'s chunks found in ``a_key``; ``a_chunks``/``b_chunks``: their chunk-set sizes.
+    """
+
+    a_key: str
+    b_key: str
+    a_in_b: float
+    b_in_a: float
+    shared: int
+    a_chunks: int
+    b_chunks: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the fields in order)."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class CompareResult:
+    """The cross-group pairs, best first (larger of the two directions, then A→B), and the
+    summary of the run that indexed both groups (per-file errors carry group-prefixed keys)."""
+
+    pairs: list[CrossPair]
+    summary: RunSummary
+    documents: dict[str, int] = field(default_factory=dict)
+    index_path: Path | None = None
+
+    @property
+    def errors(self) -> list[tuple[str, str, str, str]]:
+        """``(group, key, kind, message)`` of documents that could not be read or were left
+        out (``group`` ``"A"``/``"B"``, ``key`` the group's own key)."""
+        out = []
+        for key, kind, msg in self.summary.errors:
+            g, k = _split(key)
+            out.append(("AB"[g], k, kind, msg))
+        return out
+
+    @property
+    def unreadable(self) -> list[tuple[str, str, str, str]]:
+        """:attr:`errors` other than ``too_short`` (documents of fewer than ``k`` words are
+        read and indexed, they just have no chunks)."""
+        return [e for e in self.errors if e[2] != "too_short"]
+
+
+def compare_groups(
+    a_sources: Iterable[str | os.PathLike],
+    b_sources: Iterable[str | os.PathLike],
+    *,
+    threshold: float = 1.0,
+    min_similarity: float = 0.0,
+    config: IndexConfig | None = None,
+    client=None,
+    options: RunOptions | None = None,
+    callback: Callback | None = None,
+    keep_index: str | os.PathLike | None = None,
+) -> CompareResult:
+    """Documents of ``a_sources`` similar to documents of ``b_sources`` (cross-group only).
+
+    Sources are files, folders and JSONL files as for :meth:`Index.update`. ``threshold``:
+    least similarity, in percent, either direction, for a pair to be computed (the temporary
+    index's threshold); ``min_similarity``: report only pairs whose larger direction is at
+    least this many percent. ``config``: other index settings (``hash_bits``, ``shards``,
+    ``max_df``...); its ``threshold`` is replaced by ``threshold`` and its ``top_k`` by the
+    number of documents, so no cross-group pair is cut by a per-document limit. ``client``:
+    a ``distributed.Client`` (None: a LocalCluster for this call). ``keep_index``: build the
+    index in this (new) directory and keep it (keys there carry the ``A/``/``B/`` prefixes);
+    otherwise it lives in a temporary directory removed afterwards.
+    """
+    a_items = list_items(a_sources, prefix=GROUP_PREFIXES[0])
+    b_items = list_items(b_sources, prefix=GROUP_PREFIXES[1])
+    if not a_items or not b_items:
+        empty = "A" if not a_items else "B"
+        raise ConfigError(
+            f"group {empty} holds no documents: expected files, folders with .txt/.md files "
+            "or .jsonl files with at least one line"
+        )
+    cfg = (config or IndexConfig()).replace(
+        threshold=threshold, top_k=max(1, len(a_items) + len(b_items))
+    )
+    tmp = None
+    if keep_index is not None:
+        path = Path(keep_index)
+        if path.exists() and any(path.iterdir()):
+            raise IndexExistsError(f"--keep-index: expected a new or empty directory, got {path}")
+    else:
+        tmp = tempfile.mkdtemp(prefix="simdask-compare-")
+        path = Path(tmp) / "index"
+    try:
+        with Index.create(path, cfg) as idx:
+            summary = idx.update(
+                items=[*a_items, *b_items], client=client, options=options, callback=callback
+            )
+            pairs = cross_pairs(idx, min_similarity)
+            counts = _group_counts(idx)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return CompareResult(pairs, summary, counts, None if tmp is not None else path)
+
+
+def _split(key: str) -> tuple[int, str]:
+    """Group (0: A, 1: B) and the group's own key of a prefixed key."""
+    return (0 if key.startswith(GROUP_PREFIXES[0]) else 1), key[len(GROUP_PREFIXES[0]) :]
+
+
+def cross_pairs(idx: Index, min_similarity: float = 0.0) -> list[CrossPair]:
+    """The cross-group pairs stored in an index whose keys carry :data:`GROUP_PREFIXES`.
+
+    A pair is included when either direction is stored; the other direction is computed from
+    the same shared count (it may be below the index's threshold).
+    """
+    found: dict[tuple[str, str], CrossPair] = {}
+    for r in idx.pairs():
+        (gd, kd), (go, ko) = _split(r.doc), _split(r.other)
+        if gd == go:
+            continue
+        if gd == 0:
+            a, b, na, nb, a_in_b, b_in_a = kd, ko, r.doc_chunks, r.other_chunks, r.similarity, None
+        else:
+            a, b, na, nb, a_in_b, b_in_a = ko, kd, r.other_chunks, r.doc_chunks, None, r.similarity
+        old = found.get((a, b))
+        if old is not None:  # the other direction was seen first: keep both stored values
+            a_in_b = old.a_in_b if a_in_b is None else a_in_b
+            b_in_a = old.b_in_a if b_in_a is None else b_in_a
+        found[(a, b)] = CrossPair(
+            a,
+            b,
+            100.0 * r.shared / na if a_in_b is None else a_in_b,
+            100.0 * r.shared / nb if b_in_a is None else b_in_a,
+            r.shared,
+            na,
+            nb,
+        )
+    pairs = [p for p in found.values() if max(p.a_in_b, p.b_in_a) >= min_similarity]
+    pairs.sort(key=lambda p: (-max(p.a_in_b, p.b_in_a), -p.a_in_b, p.a_key, p.b_key))
+    return pairs
+
+
+def _group_counts(idx: Index) -> dict[str, int]:
+    """Documents indexed per group (``{"A": n, "B": m}``)."""
+    counts = {"A": 0, "B": 0}
+    for d in idx.catalog.documents():
+        counts["AB"[_split(d.key)[0]]] += 1
+    return counts

@@ -1,0 +1,128 @@
+"""The merge stage on the cluster (DESIGN §3.3): one merge task per shard, sent to the worker
+that caches its previous generation (:mod:`~simdask.cluster.worker_cache`), with the old shard
+and the run's pairs read from the shared filesystem or sent through Dask
+(:mod:`~simdask.cluster.placement`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from distributed import Client, as_completed
+
+from simdask.cluster.worker_cache import cache_entries, worker_cache
+from simdask.engine.tasks import MergeSpec
+from simdask.errors import ShardNotCachedError
+from simdask.progress import Callback
+from simdask.storage.shards import ShardStore
+
+__all__ = ["MergeStage", "cache_retain", "cached_shards"]
+
+
+def cache_retain(index_id: str, layout: str, keep: dict[int, int]) -> int:
+    """Run on each worker: drop this index's cached shards whose layout differs or whose
+    ``(shard, generation)`` is not in ``keep``; returns the bytes dropped."""
+    cache = worker_cache()
+    dropped = 0
+    for e in cache.entries():
+        if e.index_id == index_id and (e.layout != layout or keep.get(e.shard) != e.generation):
+            dropped += cache.drop(e)
+    return dropped
+
+
+def cached_shards(client: Client, index_id: str, layout: str, gens: dict[int, int]):
+    """``{shard: worker address}`` of the shards cached at generation ``gens[shard]``."""
+    found: dict[int, str] = {}
+    for addr, entries in client.run(cache_entries).items():
+        for idx, lay, shard, gen, _ in entries:
+            if idx == index_id and lay == layout and gens.get(shard) == gen:
+                found.setdefault(shard, addr)
+    return found
+
+
+class MergeStage:
+    """Submit one task per shard (``fn(spec, *args, buckets=..., old=...)``) and wait for all.
+
+    ``transfer='dask'``: a shard not cached on a worker is read by the client and scattered,
+    at most ``in_flight`` at a time; a merge sent to a worker whose cached copy has gone
+    (:class:`ShardNotCachedError`) is sent again with the shard. ``'shared'``: the tasks read
+    what they need from the store.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        store: ShardStore,
+        specs: list[MergeSpec],
+        *,
+        transfer: str,
+        buckets: list[list] | None,
+        cb: Callback,
+        traffic,
+        in_flight: int,
+    ):
+        self.client, self.store, self.specs = client, store, specs
+        self.transfer, self.buckets, self.cb, self.traffic = transfer, buckets, cb, traffic
+        self.in_flight = in_flight
+        self.sent_to_cache = 0
+        self.located: dict[int, str] = {}
+        spec = specs[0] if specs else None
+        if spec is not None and spec.use_cache:
+            gens = {s.shard: s.old_generation for s in specs if s.old_generation is not None}
+            client.run(cache_retain, spec.index_id, spec.layout, gens)
+            self.located = cached_shards(client, spec.index_id, spec.layout, gens)
+
+    def _submit(self, fn: Callable, s: int, args: tuple, key: str, send_old: bool):
+        spec = self.specs[s]
+        old = None
+        if send_old and spec.old_generation is not None:
+            data = self.store.read(spec.old_generation, s)
+            old = self.traffic.scatter(data)
+        where = {}
+        if s in self.located and not send_old:
+            where = {"workers": [self.located[s]], "allow_other_workers": True}
+        return self.client.submit(
+            fn,
+            spec,
+            *args,
+            buckets=None if self.buckets is None else self.buckets[s],
+            old=old,
+            key=key,
+            **where,
+        )
+
+    def run(self, fn: Callable, args: tuple, prefix: str) -> list:
+        """All shards' futures, in shard order, each finished."""
+        n = len(self.specs)
+        futs: list = [None] * n
+        shard_of: dict[str, int] = {}
+        self.cb.stage("merge", n)
+        todo = list(range(n))
+        running = as_completed()
+        dask_mode = self.transfer == "dask"
+        limit = self.in_flight if dask_mode else n
+
+        def submit(s: int, key: str, send_old: bool) -> None:
+            futs[s] = self._submit(fn, s, args, key, send_old)
+            shard_of[futs[s].key] = s
+            running.add(futs[s])
+
+        for _ in range(min(limit, n)):
+            s = todo.pop(0)
+            submit(s, f"{prefix}-s{s:04d}", dask_mode and s not in self.located)
+        for f in running:
+            s = shard_of.pop(f.key)
+            if f.status == "error":
+                exc = f.exception()
+                if not (dask_mode and isinstance(exc, ShardNotCachedError)):
+                    f.result()  # raises the task's error
+                self.located.pop(s, None)
+                submit(s, f"{prefix}-s{s:04d}-sent", True)
+                continue
+            if s in self.located:
+                self.sent_to_cache += 1
+            self.cb.advance(1)
+            if todo:
+                t = todo.pop(0)
+                submit(t, f"{prefix}-s{t:04d}", dask_mode and t not in self.located)
+        self.cb.end_stage()
+        return futs

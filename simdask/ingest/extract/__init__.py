@@ -1,0 +1,114 @@
+"""Text extraction from documents (DESIGN §3.1): one module per format, one entry point.
+
+:func:`extract_text` picks the format by content where the first bytes say it plainly (a PDF,
+a DOCX or ODT package, an OLE compound file), else by the name's suffix, else sniffs for
+HTML and falls back to plain text. Every failure is an
+:class:`~simdask.errors.ExtractionError` whose ``kind`` is one of :data:`KINDS` and whose
+message says what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+from simdask.errors import ExtractionError
+from simdask.ingest.extract.docx import extract_docx
+from simdask.ingest.extract.html import extract_html
+from simdask.ingest.extract.odt import extract_odt
+from simdask.ingest.extract.pdf import extract_pdf
+from simdask.ingest.extract.plain import decode_text, extract_plain
+from simdask.ingest.extract.sniff import describe, sniff
+
+__all__ = [
+    "FORMATS",
+    "KINDS",
+    "SUFFIXES",
+    "decode_text",
+    "extract_docx",
+    "extract_html",
+    "extract_odt",
+    "extract_pdf",
+    "extract_plain",
+    "extract_text",
+    "format_of",
+]
+
+#: Extractor of each format.
+FORMATS: dict[str, Callable[[bytes, str], str]] = {
+    "plain": extract_plain,
+    "html": extract_html,
+    "pdf": extract_pdf,
+    "docx": extract_docx,
+    "odt": extract_odt,
+}
+#: File name suffixes (lower case) and their formats; a folder is walked for these.
+SUFFIXES: dict[str, str] = {
+    ".txt": "plain",
+    ".md": "plain",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".odt": "odt",
+}
+#: The kinds of per-document errors, as recorded in the catalog's ``errors`` table.
+KINDS: dict[str, str] = {
+    "empty": "the file is empty, or has no text once extracted",
+    "binary": "binary data where text was expected (NUL bytes, control characters)",
+    "encoding": "text in no encoding that decodes it plausibly, or invalid under its BOM",
+    "corrupt": "a damaged or truncated PDF, DOCX or ODT file",
+    "encrypted": "a password-protected PDF, DOCX or ODT file",
+    "image_only": "a PDF without a text layer (scanned pages; OCR is not done)",
+    "unsupported": "a format simdask does not read (e.g. an old binary .doc)",
+    "missing_dependency": "the optional library for the format is not installed",
+    "unreadable": "the file vanished or could not be read after it was listed",
+    "too_large": "the file is over the size limit of the run (--max-file-size)",
+    "jsonl": "a JSONL line that is not an object with an id and a string text",
+    "too_short": "fewer words than a chunk needs (indexed, without chunks)",
+    "duplicate_key": "the same key twice in one run (the first is kept)",
+}
+
+
+def format_of(data: bytes, name: str) -> str:
+    """The format to extract ``data`` as: by content where it is plain, else by suffix."""
+    found = sniff(data)
+    if found in FORMATS and found != "html":
+        return found
+    if found == "ole":
+        return "ole"
+    by_suffix = SUFFIXES.get(PurePosixPath(name).suffix.lower())
+    return by_suffix or ("html" if found == "html" else "plain")
+
+
+def extract_text(data: bytes, name: str) -> str:
+    """The plain text of a document given as bytes; ``name`` (a key or file name) gives the
+    suffix and labels errors.
+
+    Raises :class:`~simdask.errors.ExtractionError` (``kind`` in :data:`KINDS`); never any
+    other exception for bad input.
+    """
+    if not data:
+        raise ExtractionError(name, "empty", "expected a document, found an empty file (0 bytes)")
+    fmt = format_of(data, name)
+    if fmt == "ole":
+        if "EncryptionInfo".encode("utf-16-le") in data:
+            return extract_docx(data, name)  # raises: password-protected
+        raise ExtractionError(
+            name,
+            "unsupported",
+            f"expected {_expected(name)}, found {describe(data)}; convert it to DOCX or PDF",
+        )
+    text = FORMATS[fmt](data, name)
+    if not text.strip():
+        raise ExtractionError(
+            name, "empty", f"expected text, found none in this {fmt.upper()} document"
+        )
+    return text
+
+
+def _expected(name: str) -> str:
+    fmt = SUFFIXES.get(PurePosixPath(name).suffix.lower())
+    if not fmt or fmt == "plain":
+        return "a text document"
+    return f"{'an' if fmt in ('html', 'odt') else 'a'} {fmt.upper()} document"

@@ -1,0 +1,114 @@
+"""HTML (.html, .htm): the visible text, with the standard library's ``html.parser``.
+
+Left out: the contents of ``script``, ``style``, ``template``, ``noscript``, ``title``
+(shown in a tab, not the page) and of elements with the ``hidden`` attribute. Block
+elements, ``br``, table cells and list items break words; inline elements (``b``, ``span``,
+``a``) do not, so ``<b>exam</b>ple`` is one word. Entities are decoded, soft hyphens
+(``&shy;``) dropped.
+
+The encoding comes from a byte order mark, else a ``<meta charset>`` (or ``http-equiv``)
+declaration in the first 4 KB (labels as browsers read them: ``iso-8859-1`` is cp1252), else
+detection as for plain text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from html.parser import HTMLParser
+
+from simdask.errors import ExtractionError
+from simdask.ingest.extract.plain import decode_text, reject_control_heavy
+
+__all__ = ["extract_html", "html_encoding"]
+
+_SKIP = frozenset({"script", "style", "template", "noscript", "title"})
+_BLOCK = frozenset(
+    "address article aside blockquote body br caption dd details dialog div dl dt fieldset "  # noqa: SIM905
+    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main nav ol "
+    "option p pre section summary table tbody td tfoot th thead tr ul".split()
+)
+#: elements without an end tag
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())  # noqa: SIM905
+_META = re.compile(
+    rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE | re.DOTALL
+)
+#: labels whose meaning differs in browsers (WHATWG Encoding Standard)
+_LABELS = {"iso-8859-1": "cp1252", "latin1": "cp1252", "ascii": "cp1252", "us-ascii": "cp1252"}
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+class _TextParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.stack: list[str] = []  # open elements whose content is skipped (outermost first)
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag in _VOID:
+            if tag in _BLOCK and not self.stack:
+                self.parts.append("\n")
+            return
+        if self.stack or tag in _SKIP or any(name == "hidden" for name, _ in attrs):
+            self.stack.append(tag)
+        elif tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_startendtag(self, tag: str, attrs) -> None:
+        if tag in _BLOCK and not self.stack:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.stack:
+            if tag in self.stack:  # close up to the matching element (tolerates bad nesting)
+                del self.stack[len(self.stack) - 1 - self.stack[::-1].index(tag) :]
+            return
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.stack:
+            self.parts.append(data)
+
+
+def html_encoding(data: bytes) -> str | None:
+    """The encoding a byte order mark or a ``<meta>`` declaration names, or None."""
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            return enc
+    m = _META.search(data[:4096])
+    if not m:
+        return None
+    label = m.group(1).decode("ascii").lower()
+    label = _LABELS.get(label, label)
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return None
+
+
+def extract_html(data: bytes, name: str = "<html>") -> str:
+    """The visible text of an HTML document (see the module docstring).
+
+    Raises :class:`~simdask.errors.ExtractionError` of kind ``encoding`` or ``binary`` when
+    the bytes are not text.
+    """
+    enc = html_encoding(data)
+    text = None
+    if enc is not None:
+        try:
+            text = reject_control_heavy(data.decode(enc), name, enc)
+        except UnicodeDecodeError:
+            text = None  # the declaration lies: detect instead
+    if text is None:
+        text = decode_text(data, name)
+    parser = _TextParser()
+    try:
+        parser.feed(text)
+        parser.close()
+    except (AssertionError, ValueError) as e:  # html.parser's last resort on broken markup
+        raise ExtractionError(
+            name, "corrupt", f"expected HTML, found markup the parser gives up on ({e})"
+        ) from e
+    out = "".join(parser.parts).replace("\u00ad", "")
+    return re.sub(r"[ \t\r\f\v]*\n\s*", "\n", out).strip()

@@ -1,0 +1,327 @@
+"""Sources: files, folders (recursively) and JSONL files, listed as items and read in tasks.
+
+Listing happens on the driver and touches only names and (for JSONL) line offsets; the text
+itself is read by the chunking tasks, so the driver never holds the corpus. Reading is two
+steps of plain arguments: :func:`fetch_item` gets the raw bytes (where the file is), and
+:func:`parse_item` hashes them and, only for a changed document, extracts its text
+(:mod:`simdask.ingest.extract`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xxhash
+
+from simdask.errors import ConfigError, ExtractionError, SourceError
+from simdask.ingest.extract import SUFFIXES, extract_text
+
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "TEXT_SUFFIXES",
+    "KnownHashes",
+    "SourceItem",
+    "content_hash",
+    "fetch_item",
+    "format_size",
+    "list_items",
+    "parse_item",
+    "parse_size",
+    "read_document",
+    "read_item",
+    "read_queries",
+]
+
+#: File name suffixes (lower case) read when a folder is walked: .txt .md .html .htm .pdf
+#: .docx .odt. Hidden files and Office lock files (``~$x.docx``) are left out.
+TEXT_SUFFIXES = tuple(SUFFIXES)
+#: Files larger than this are not read (kind ``too_large``); a run option, not in the index.
+DEFAULT_MAX_FILE_BYTES = 100_000_000
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?)(b?)\s*", re.IGNORECASE)
+_BLOCK = 1 << 26  # bytes read at a time when scanning a JSONL file for line breaks
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """One document to read: a whole file, or the byte range of one JSONL line.
+
+    ``key`` is known for files (path relative to the folder given, or the file name for a file
+    given directly) and ``None`` for JSONL lines, whose key is their ``id`` field.
+    ``prefix`` is put before the key when the item is read (e.g. ``"A/"`` for the first group
+    of ``simdask compare``), so that equal keys of two groups stay two documents.
+    """
+
+    source: str
+    path: str
+    key: str | None
+    start: int = 0
+    end: int = -1
+    prefix: str = ""
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes in a human size: ``50MB`` = 50,000,000, ``1.5GiB`` = 1.5 * 2**30, ``4096`` =
+    4096 bytes; units k, M, G, T (powers of 1000, or of 1024 with ``i``), case-insensitive,
+    ``B`` optional. Raises :class:`ConfigError` for anything else."""
+    if isinstance(text, int):
+        return text
+    m = _SIZE.fullmatch(text)
+    if not m or (m.group(3) and not m.group(2)):
+        raise ConfigError(f"expected a size such as 50MB, 2GiB or 4096, found {text!r}")
+    number, prefix, binary = float(m.group(1)), m.group(2).lower(), bool(m.group(3))
+    return int(number * (1024 if binary else 1000) ** "_kmgt".index(prefix or "_"))
+
+
+def format_size(n: int) -> str:
+    """A byte count for messages: ``120.3 MB``."""
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def content_hash(data: bytes) -> str:
+    """Content hash of a document's bytes (xxh3-128, hex)."""
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+class KnownHashes:
+    """Content hashes of indexed documents by key, as numpy arrays (cheap to ship to workers).
+
+    Keys are looked up by their 64-bit xxh3 hash; a document counts as unchanged only if both
+    the key hash and the 128-bit content hash match, so a key-hash collision can at worst
+    cause a needless recomputation, never a missed change.
+    """
+
+    def __init__(self, hashes: dict[str, str]):
+        keys = np.array([xxhash.xxh3_64_intdigest(k.encode()) for k in hashes], dtype=np.uint64)
+        digests = [int(h, 16) for h in hashes.values()]
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.hi = np.array([d >> 64 for d in digests], dtype=np.uint64)[order]
+        self.lo = np.array([d & (2**64 - 1) for d in digests], dtype=np.uint64)[order]
+
+    def unchanged(self, key: str, digest: str) -> bool:
+        """True when ``key`` is indexed with content hash ``digest``."""
+        k = np.uint64(xxhash.xxh3_64_intdigest(key.encode()))
+        d = int(digest, 16)
+        i = int(np.searchsorted(self.keys, k))
+        while i < len(self.keys) and self.keys[i] == k:
+            if int(self.hi[i]) == d >> 64 and int(self.lo[i]) == d & (2**64 - 1):
+                return True
+            i += 1
+        return False
+
+
+def _jsonl_items(path: Path, source: str, prefix: str = "") -> list[SourceItem]:
+    size = path.stat().st_size
+    breaks = []
+    with open(path, "rb") as f:
+        pos = 0
+        while pos < size:
+            block = f.read(_BLOCK)
+            if not block:
+                break
+            breaks.append(np.flatnonzero(np.frombuffer(block, np.uint8) == 10) + pos)
+            pos += len(block)
+    ends = np.concatenate([*breaks, np.array([size], dtype=np.int64)]).astype(np.int64)
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    keep = ends - starts > 1  # skip empty lines
+    return [
+        SourceItem(source, str(path), None, int(s), int(e), prefix)
+        for s, e in zip(starts[keep], ends[keep], strict=True)
+    ]
+
+
+def _listed(rel: Path) -> bool:
+    """Whether a file found in a folder (path relative to it) is a document to index."""
+    name = rel.name
+    if any(part.startswith(".") for part in rel.parts) or name.startswith("~$"):
+        return False  # hidden files and folders, Office lock files (~$x.docx, .~lock.x#)
+    return rel.suffix.lower() in SUFFIXES
+
+
+def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[SourceItem]:
+    """All documents of the sources, in a deterministic order.
+
+    A source is a document file (any name: its format is recognised by content or suffix), a
+    folder (walked recursively for :data:`TEXT_SUFFIXES`, case-insensitive, without hidden
+    files and Office lock files) or a ``.jsonl`` file of ``{"id": ..., "text": ...}``
+    objects. A missing source raises :class:`SourceError`. ``prefix`` is put before every
+    key (see :class:`SourceItem`).
+    """
+    items: list[SourceItem] = []
+    for src in sources:
+        path = Path(src)
+        name = str(Path(src).resolve())
+        if path.is_dir():
+            files = sorted(
+                p for p in path.rglob("*") if _listed(p.relative_to(path)) and p.is_file()
+            )
+            items.extend(
+                SourceItem(name, str(p), p.relative_to(path).as_posix(), prefix=prefix)
+                for p in files
+            )
+        elif path.is_file():
+            if path.suffix.lower() == ".jsonl":
+                items.extend(_jsonl_items(path, name, prefix))
+            else:
+                items.append(SourceItem(name, str(path), path.name, prefix=prefix))
+        else:
+            raise SourceError(f"source {name!r} not found: expected a file, folder or .jsonl file")
+    return items
+
+
+def _label(item: SourceItem) -> str:
+    return item.prefix + (item.key or f"{item.path}@{item.start}")
+
+
+def _too_large(item: SourceItem, size: int, limit: int) -> ExtractionError:
+    return ExtractionError(
+        _label(item),
+        "too_large",
+        f"expected at most {format_size(limit)} (the run's --max-file-size / max_file_bytes), "
+        f"found {format_size(size)}",
+    )
+
+
+def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> bytes:
+    """The raw bytes of one item (a whole file, or one JSONL line), read where the file is.
+
+    The size is checked before reading (by ``stat`` for files). Raises
+    :class:`ExtractionError` of kind ``unreadable`` (the file vanished, is not a regular
+    file or cannot be read) or ``too_large`` (over ``max_bytes``; None: no limit). Used by
+    the chunking tasks, or by the client when workers do not share its filesystem
+    (:mod:`simdask.cluster.placement`).
+    """
+    label = _label(item)
+    limit = max_bytes if max_bytes is not None else -1
+    try:
+        with open(item.path, "rb") as f:
+            if item.end >= 0:
+                size = item.end - item.start
+                if 0 <= limit < size:
+                    raise _too_large(item, size, limit)
+                f.seek(item.start)
+                return f.read(size)
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ExtractionError(
+                    label, "unreadable", f"expected a regular file at {item.path}, found none"
+                )
+            if 0 <= limit < st.st_size:
+                raise _too_large(item, st.st_size, limit)
+            data = f.read(limit + 1 if limit >= 0 else -1)
+    except OSError as e:
+        raise ExtractionError(
+            label,
+            "unreadable",
+            f"cannot read {item.path}: expected a readable file (it was listed), "
+            f"found: {e.strerror or e}",
+        ) from e
+    if 0 <= limit < len(data):  # it grew after the stat
+        raise _too_large(item, len(data), limit)
+    return data
+
+
+def parse_item(
+    item: SourceItem, data: bytes, known: KnownHashes | None = None
+) -> tuple[str, str | None, str]:
+    """Key, text and content hash of one item from its raw bytes (see :func:`fetch_item`).
+
+    The hash (of the raw file bytes; of the text for a JSONL line) comes first: a document
+    that ``known`` holds with this key and hash is not extracted, and its text is None.
+    Raises :class:`ExtractionError` (kinds in :data:`simdask.ingest.extract.KINDS`).
+    """
+    if item.key is not None:
+        key = item.prefix + item.key
+        digest = content_hash(data)
+        if known is not None and known.unchanged(key, digest):
+            return key, None, digest
+        return key, extract_text(data, key), digest
+    label = _label(item)
+    try:
+        obj = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ExtractionError(label, "jsonl", f"expected a JSON object on this line: {e}") from e
+    if not isinstance(obj, dict) or "id" not in obj or not isinstance(obj.get("text"), str):
+        raise ExtractionError(label, "jsonl", 'expected an object with "id" and a string "text"')
+    key, text = item.prefix + str(obj["id"]), obj["text"]
+    try:
+        digest = content_hash(text.encode("utf-8"))
+    except UnicodeEncodeError as e:
+        raise ExtractionError(
+            key, "jsonl", f"expected valid Unicode text, found a lone surrogate at {e.start}"
+        ) from e
+    if known is not None and known.unchanged(key, digest):
+        return key, None, digest
+    return key, text, digest
+
+
+def read_item(
+    item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES
+) -> tuple[str, str, str]:
+    """Read one item: ``(key, text, content_hash)``; :func:`fetch_item` then
+    :func:`parse_item`."""
+    key, text, digest = parse_item(item, fetch_item(item, max_bytes))
+    return key, text or "", digest  # text is None only for a document ``known`` holds
+
+
+def read_document(path: str | os.PathLike) -> tuple[str, str]:
+    """Read one document file: ``(key, text)``, the key being the file name.
+
+    The single function through which ``simdask query`` (and :func:`read_queries`) reads a
+    document file, of any format :mod:`simdask.ingest.extract` reads (txt, md, html, pdf, docx, odt;
+    recognised by content or suffix). Raises :class:`ExtractionError` (``kind``:
+    ``missing``, or one of :data:`simdask.ingest.extract.KINDS`).
+    """
+    p = Path(path)
+    if not p.is_file():
+        found = "a folder" if p.is_dir() else "nothing"
+        raise ExtractionError(p.name, "missing", f"expected a document file at {p}, found {found}")
+    key, text, _ = read_item(SourceItem(str(p.resolve()), str(p), p.name))
+    return key, text
+
+
+def read_queries(
+    paths: Iterable[str | os.PathLike],
+) -> list[tuple[str, str | ExtractionError]]:
+    """Query documents of files, folders and JSONL files: ``[(key, text or error)]`` in order.
+
+    A file is one document read by :func:`read_document`; a folder gives its
+    :data:`TEXT_SUFFIXES` files (keys relative to it); a ``.jsonl`` file gives one document per
+    line. A document that cannot be read (or a path that does not exist) gives its
+    :class:`ExtractionError` in place of the text, so that the others are still queried.
+    """
+    out: list[tuple[str, str | ExtractionError]] = []
+    for src in paths:
+        path = Path(src)
+        if path.is_file() and path.suffix.lower() == ".jsonl":
+            for item in _jsonl_items(path, str(path.resolve())):
+                try:
+                    key, text, _ = read_item(item)
+                except ExtractionError as e:
+                    out.append((e.key, e))
+                else:
+                    out.append((key, text))
+            continue
+        files = [path]
+        if path.is_dir():
+            files = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+            )
+        for f in files:
+            try:
+                key, text = read_document(f)
+            except ExtractionError as e:
+                out.append((e.key, e))
+                continue
+            out.append((f.relative_to(path).as_posix() if path.is_dir() else key, text))
+    return out

@@ -1,0 +1,75 @@
+"""Shards under an fsspec URL (``file://``, ``s3://``, ``gs://``, ``memory://``, ...).
+
+The catalog (SQLite) and the text packs stay in the local index directory; the shards, the
+bulk of an index, may live anywhere fsspec reaches. Workers with access to the URL (and its
+credentials, e.g. from the environment) read and write shards there directly; others get them
+through Dask (:mod:`simdask.cluster.placement`).
+
+Object stores have no atomic rename, so a shard's files are uploaded first and an empty
+``.complete`` marker last; a shard without the marker counts as missing. A failed run leaves
+at most an unmarked, uncommitted generation, which garbage collection removes.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+__all__ = ["RemoteStore", "is_url"]
+
+_MARKER = ".complete"
+
+
+def is_url(root: str | os.PathLike) -> bool:
+    """True for ``protocol://...`` strings (an fsspec URL), False for local paths."""
+    return isinstance(root, str) and "://" in root
+
+
+class RemoteStore:
+    """The file operations :class:`~simdask.storage.shards.ShardStore` needs, on an fsspec URL."""
+
+    def __init__(self, url: str):
+        self.url = url.rstrip("/")
+        import fsspec
+
+        self.fs, self.base = fsspec.core.url_to_fs(self.url)
+
+    def _dir(self, generation: int, shard: int) -> str:
+        return f"{self.base}/gen-{generation:06d}/shard-{shard:04d}"
+
+    def complete(self, generation: int, shard: int) -> bool:
+        """True when the shard's completion marker exists."""
+        return bool(self.fs.exists(f"{self._dir(generation, shard)}/{_MARKER}"))
+
+    def write(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
+        """Upload a shard's files (replacing an earlier attempt), then its marker; returns
+        the bytes written."""
+        from simdask import failpoints
+
+        target = self._dir(generation, shard)
+        if self.fs.exists(target):
+            self.fs.rm(target, recursive=True)
+        for name in files:
+            self.fs.makedirs(posixpath.dirname(f"{target}/{name}"), exist_ok=True)
+        self.fs.pipe({f"{target}/{name}": blob for name, blob in files.items()})
+        failpoints.hit("shard_write")
+        self.fs.pipe_file(f"{target}/{_MARKER}", b"")
+        return sum(len(b) for b in files.values())
+
+    def generations(self) -> list[int]:
+        """Generations that have a directory under the URL."""
+        if not self.fs.exists(self.base):
+            return []
+        names = [posixpath.basename(p.rstrip("/")) for p in self.fs.ls(self.base, detail=False)]
+        return sorted(int(n[4:]) for n in names if n.startswith("gen-") and n[4:].isdigit())
+
+    def remove_generation(self, generation: int) -> None:
+        """Delete a generation (missing is fine)."""
+        path = f"{self.base}/gen-{generation:06d}"
+        if self.fs.exists(path):
+            self.fs.rm(path, recursive=True)
+
+    def nbytes(self, relative: str) -> int:
+        """Bytes stored under ``relative`` (0 if missing)."""
+        path = f"{self.base}/{relative}"
+        return int(self.fs.du(path)) if self.fs.exists(path) else 0

@@ -1,0 +1,1 @@
+"""Test helpers: generated corpora, real cluster processes, documents of every format."""
