@@ -23,6 +23,13 @@ class IndexConfig:
     every chunk ID). ``threshold``: least similarity stored, in percent (0 < t <= 100).
     ``top_k``: most similar documents stored per document. ``max_df``: chunks held by more
     than this many documents are not counted for similarity (``None``: count all).
+    ``similarity_mode``: ``informative`` (default) stores every pair sharing at least one
+    light (non-heavy) chunk with its exact count over all chunks and does not search pairs
+    sharing only heavy chunks; ``exact`` stores what counting over all chunks gives for every
+    pair (:mod:`simdask.kernels.heavy`). ``heavy_df``: chunks held by more than this many
+    documents are heavy (``None``: chosen per full build, see
+    :func:`~simdask.kernels.heavy.choose_cutoff`; ``0``: every chunk). ``max_heavy``: most
+    heavy chunks the adaptive cutoff makes (bounds the per-document bitsets: 1 bit each).
     """
 
     k: int = 5
@@ -32,6 +39,9 @@ class IndexConfig:
     threshold: float = 1.0
     top_k: int = 100
     max_df: int | None = None
+    similarity_mode: str = "informative"
+    heavy_df: int | None = None
+    max_heavy: int = 1024
 
     def __post_init__(self) -> None:
         def need(cond: bool, what: str, value: Any) -> None:
@@ -76,6 +86,20 @@ class IndexConfig:
             "max_df must be None or an integer >= 2",
             self.max_df,
         )
+
+        need(
+            self.similarity_mode in ("informative", "exact"),
+            "similarity_mode must be 'informative' or 'exact'",
+            self.similarity_mode,
+        )
+        for name in ("heavy_df", "max_heavy"):
+            value = getattr(self, name)
+            need(
+                (value is None and name == "heavy_df")
+                or (isinstance(value, int) and not isinstance(value, bool) and value >= 0),
+                f"{name} must be {'None or ' if name == 'heavy_df' else ''}an integer >= 0",
+                value,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""

@@ -498,6 +498,8 @@ class Index:
             "postings": n_post,
             "similarity_rows": counts["similarity_rows"],
             "skipped_chunks": int(self.catalog.meta("skipped_chunks") or 0),
+            # heavy chunks of the last run (simdask.kernels.heavy): cutoff, mode, work share
+            "heavy": ((last or {}).get("summary", {}).get("extra") or {}).get("heavy"),
             "shards": self.config.shards,
             "bytes_on_disk": self.disk_bytes(),
             "last_run": last["run_id"] if last else None,

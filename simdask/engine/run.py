@@ -22,7 +22,7 @@ from simdask.cluster.worker_cache import cache_stats
 from simdask.config import IndexConfig
 from simdask.engine.chunk_stage import run_chunk_stage
 from simdask.engine.merge_stage import MergeStage
-from simdask.engine.similarity_stage import EMPTY_ROWS, SimilarityStage
+from simdask.engine.similarity_stage import EMPTY_ROWS, SimilarityStage, stored_cutoff
 from simdask.engine.tasks import (
     PROVISIONAL_BASE,
     MergeSpec,
@@ -163,6 +163,11 @@ def run_update(
         config=config,
     )
     if len(changed_ids) == 0 and not replace_all:
+        last = catalog.last_run()
+        stats["heavy"] = {
+            "mode": config.similarity_mode,
+            "cutoff": stored_cutoff(last and last["summary"], config),
+        }
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
         _traffic_stats(stats, traffic, client, cache_before)
         return RunOutcome(changes, r["counts"], stats)
@@ -212,8 +217,12 @@ def run_update(
         changes.rows_replaced = np.union1d(changed_ids, members)
         stats["refilled"] = len(refill)
     limit = min(options.fuse_members, max_block_docs(len(n_chunks)))
+    last = catalog.last_run()
+    cutoff = None if full else stored_cutoff(last and last["summary"], config)
+    stats["heavy"] = {"mode": config.similarity_mode, "cutoff": cutoff}
     if not full and len(members) <= limit:
         args = (prov_f, final_f, dropped_f, members, n_chunks_f, len(n_chunks), config, tag)
+        args += (cutoff,)
         changes.rows, changes.trim = _fused(
             client, merges, store, run_id, changed, args, cb, changes, stats, traffic
         )
@@ -257,7 +266,9 @@ def run_update(
     if full:
         changes.rows = sim.all_pairs(len(n_chunks))
         changes.rows_replaced = changes.reverse_replaced = np.arange(len(n_chunks))
+        stats["heavy"] = sim.heavy
     else:
+        sim.cutoff = cutoff
         changes.rows, changes.trim = sim.members(members, changed)
     traffic.received(changes.rows)
     stats["blocks"] = sim.n_blocks
@@ -288,11 +299,11 @@ def _traffic_stats(stats: dict, traffic: Traffic, client: Client, cache_before: 
 
 def _fused(client, merges, store, run_id, changed, args, cb, changes, stats, traffic):
     """Merge each shard and count its members' pairs in the same task (few members)."""
-    prov_f, final_f, dropped_f, members, n_chunks_f, n_docs, config, tag = args
+    prov_f, final_f, dropped_f, members, n_chunks_f, n_docs, config, tag, cutoff = args
     [members_f, changed_f] = client.scatter([members, changed], broadcast=True, hash=False)
     fused_f = merges.run(
         merge_pairs_task,
-        (prov_f, final_f, dropped_f, members_f, n_docs, config.max_df),
+        (prov_f, final_f, dropped_f, members_f, n_docs, config.max_df, cutoff),
         f"simdask-mergepairs-{tag}",
     )
     failpoints.hit("after_merge")
@@ -331,6 +342,7 @@ def _fused(client, merges, store, run_id, changed, args, cb, changes, stats, tra
         members_f,
         config.threshold,
         config.top_k,
+        config.similarity_mode,
         key=f"simdask-rows-{tag}-b000000",
     ).result()
     cb.advance(1)

@@ -1,24 +1,37 @@
 """The similarity stage on the cluster (DESIGN §3.4): the merged shards stay on the workers
 that hold them; per block of documents, each shard's pair keys are emitted where the shard is,
-then counted and thresholded by one task; at most ``blocks_in_flight`` blocks at a time."""
+then counted and thresholded by one task; at most ``blocks_in_flight`` blocks at a time.
+Chunks above the heavy cutoff are handled apart (:mod:`simdask.kernels.heavy`): their
+per-document bitsets are broadcast, candidate pairs come from the light chunks, and in the
+``exact`` mode documents whose heavy chunks alone could give rows are searched densely."""
 
 from __future__ import annotations
 
 import numpy as np
 from distributed import as_completed
 
-from simdask.engine.tasks import block_rows_task, member_rows_task
+from simdask.engine.tasks import block_rows_task, member_keys, member_rows_task
+from simdask.kernels.heavy import (
+    HeavySets,
+    choose_cutoff,
+    df_histogram,
+    heavy_only_rows,
+    heavy_postings,
+    light_work,
+    merge_histograms,
+    merge_rows,
+    search_docs,
+)
 from simdask.kernels.similarity import (
     block_pair_keys,
     max_block_docs,
-    member_pair_keys,
     member_work,
     pair_work,
     plan_blocks,
     top_k_rows,
 )
 
-__all__ = ["EMPTY_ROWS", "SimilarityStage"]
+__all__ = ["EMPTY_ROWS", "SimilarityStage", "stored_cutoff"]
 
 #: No similarity rows: ``(doc, other, shared, similarity)`` columns of length 0.
 EMPTY_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
@@ -33,6 +46,10 @@ class SimilarityStage:
         self.config, self.options, self.tag, self.cb = config, options, tag, cb
         self.n_blocks = 0
         self.work = 0
+        #: heavy cutoff (chunks with df above it are heavy; None: none), set by all_pairs or
+        #: by the caller (the one the index was built with) before members
+        self.cutoff: int | None = None
+        self.heavy: dict = {}
 
     def _work(self, fn, *args) -> np.ndarray:
         futs = [
@@ -66,25 +83,85 @@ class SimilarityStage:
 
     def _parts(self, fn, b: int, *args) -> list:
         return [
-            self.client.submit(
-                fn,
-                f,
-                *args,
-                self.n_docs,
-                self.config.max_df,
-                key=f"simdask-pairs-{self.tag}-b{b:06d}-s{s:04d}",
-            )
+            self.client.submit(fn, f, *args, key=f"simdask-pairs-{self.tag}-b{b:06d}-s{s:04d}")
             for s, f in enumerate(self.shard_f)
         ]
+
+    def _per_shard(self, fn, name: str, *args) -> list:
+        futs = [
+            self.client.submit(fn, f, *args, key=f"simdask-{name}-{self.tag}-s{s:04d}")
+            for s, f in enumerate(self.shard_f)
+        ]
+        return self.client.gather(futs)
+
+    def _heavy_bits(self, n_docs: int):
+        """Choose the cutoff; broadcast the heavy bitsets (None when no chunk is heavy)."""
+        cfg = self.config
+        values, counts = merge_histograms(self._per_shard(df_histogram, "dfhist", cfg.max_df))
+        postings = int((values * counts).sum())
+        self.cutoff = choose_cutoff(
+            values, counts, postings, fixed=cfg.heavy_df, max_heavy=cfg.max_heavy
+        )
+        is_heavy = np.zeros(len(values), bool) if self.cutoff is None else values > self.cutoff
+        heavy_chunks = int(counts[is_heavy].sum())
+        self.heavy = {
+            "mode": cfg.similarity_mode,
+            "cutoff": self.cutoff,
+            "heavy_chunks": heavy_chunks,
+            "heavy_postings": int((values * counts)[is_heavy].sum()),
+            "pair_work_all": light_work(values, counts, None),
+            "pair_work_light": light_work(values, counts, self.cutoff),
+        }
+        if heavy_chunks == 0:
+            return None
+        parts = self._per_shard(heavy_postings, "heavy", self.cutoff, cfg.max_df)
+        bits = HeavySets.build(parts, n_docs).bits()
+        self.heavy["heavy_docs"] = len(bits.docs)
+        [bits_f] = self.client.scatter([bits], broadcast=True, hash=False)
+        return bits_f
+
+    def _heavy_only(self, bits_f, rows):
+        """Documents whose heavy chunks alone could give rows: searched (``exact``) or
+        counted as skipped (``informative``)."""
+        cfg = self.config
+        sizes = self.client.submit(_sizes, bits_f, key=f"simdask-hsizes-{self.tag}")
+        queries = self.client.submit(
+            search_docs, sizes, self.n_chunks_f, cfg.threshold, key=f"simdask-hq-{self.tag}"
+        ).result()
+        self.heavy["heavy_only_docs"] = len(queries)
+        self.heavy["heavy_only_searched"] = cfg.similarity_mode == "exact"
+        if cfg.similarity_mode != "exact" or len(queries) == 0:
+            return rows
+        n_rows = self.heavy["heavy_docs"]
+        step = max(1, (1 << 27) // max(1, n_rows))  # about a second of popcounts per task
+        futs = [
+            self.client.submit(
+                heavy_only_rows,
+                bits_f,
+                queries[lo : lo + step],
+                self.n_chunks_f,
+                cfg.threshold,
+                cfg.top_k,
+                key=f"simdask-heavyonly-{self.tag}-q{lo:08d}",
+            )
+            for lo in range(0, len(queries), step)
+        ]
+        found = self.client.gather(futs)
+        extra = tuple(np.concatenate([f[i] for f in found]) for i in range(4))
+        return merge_rows(rows, extra, cfg.top_k)
 
     def all_pairs(self, n_docs: int):
         """Every document against every other (a first build, or all documents changed)."""
         cfg = self.config
-        work = self._work(pair_work, n_docs, cfg.max_df)
+        bits_f = self._heavy_bits(n_docs)
+        light = self.cutoff
+        if cfg.max_df is not None:
+            light = cfg.max_df if light is None else min(light, cfg.max_df)
+        work = self._work(pair_work, n_docs, light)
         blocks = plan_blocks(work, self._budget(work), max_block_docs(n_docs))
 
         def submit(b, block):
-            parts = self._parts(block_pair_keys, b, *block)
+            parts = self._parts(block_pair_keys, b, *block, n_docs, light)
             return self.client.submit(
                 block_rows_task,
                 parts,
@@ -92,13 +169,18 @@ class SimilarityStage:
                 self.n_chunks_f,
                 cfg.threshold,
                 cfg.top_k,
+                bits_f,
                 key=f"simdask-rows-{self.tag}-b{b:06d}",
             )
 
         out = self._run_blocks(blocks, submit)
-        if not out:
-            return EMPTY_ROWS
-        return top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], cfg.top_k)
+        rows = EMPTY_ROWS
+        if out:
+            cols = [np.concatenate([o[i] for o in out]) for i in range(4)]
+            rows = top_k_rows(*cols, cfg.top_k)
+        if bits_f is not None:
+            rows = self._heavy_only(bits_f, rows)
+        return rows
 
     def members(self, members: np.ndarray, changed: np.ndarray):
         """Rows of ``members`` against everything, plus reverse rows to ``changed``.
@@ -112,7 +194,7 @@ class SimilarityStage:
         [changed_f, members_f] = self.client.scatter([changed, members], broadcast=True, hash=False)
 
         def submit(b, block):
-            parts = self._parts(member_pair_keys, b, block)
+            parts = self._parts(member_keys, b, block, self.n_docs, cfg.max_df, self.cutoff)
             return self.client.submit(
                 member_rows_task,
                 parts,
@@ -122,6 +204,7 @@ class SimilarityStage:
                 members_f,
                 cfg.threshold,
                 cfg.top_k,
+                cfg.similarity_mode,
                 key=f"simdask-rows-{self.tag}-b{b:06d}",
             )
 
@@ -131,3 +214,16 @@ class SimilarityStage:
         cols = [np.concatenate([o[0][i] for o in out] + [o[1][i] for o in out]) for i in range(4)]
         trim = np.unique(np.concatenate([o[1][0] for o in out]))
         return tuple(cols), trim
+
+
+def _sizes(bits) -> np.ndarray:
+    return bits.sizes
+
+
+def stored_cutoff(last_summary: dict | None, config) -> int | None:
+    """The heavy cutoff an incremental run keeps: the index's ``heavy_df``, else the one the
+    last run recorded (``extra.heavy.cutoff`` of its summary; None: no chunk is heavy)."""
+    if config.heavy_df is not None:
+        return config.heavy_df
+    extra = (last_summary or {}).get("extra") or {}
+    return (extra.get("heavy") or {}).get("cutoff")

@@ -27,6 +27,12 @@ from simdask.ingest.sources import (
     parse_item,
 )
 from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.heavy import (
+    HeavyBits,
+    add_heavy_overlap,
+    combine_member_counts,
+    member_heavy_keys,
+)
 from simdask.kernels.postings import (
     doc_mask,
     merge_shard,
@@ -52,6 +58,7 @@ __all__ = [
     "UnchangedPayload",
     "block_rows_task",
     "chunk_task",
+    "member_keys",
     "member_rows_task",
     "merge_pairs_task",
     "merge_task",
@@ -285,23 +292,40 @@ def merge_pairs_task(
     members: np.ndarray,
     n_docs: int,
     max_df: int | None,
+    cutoff: int | None = None,
     buckets: list[np.ndarray] | None = None,
     old: ShardData | None = None,
-) -> tuple[tuple[int, int, int, int], np.ndarray, ShardData | None]:
+) -> tuple[tuple[int, int, int, int], tuple[np.ndarray, np.ndarray], ShardData | None]:
     """:func:`merge_task`, then at once this shard's pair keys of ``members``
     (:func:`~simdask.kernels.similarity.member_pair_keys`) and its skipped-chunk count.
 
     For runs that recompute few documents: the merged shard is not kept as a task result for
     a later stage (only in the bounded worker cache, if used), so the next shard reuses that
-    memory. Returns ``((generation, postings, skipped chunks, keys emitted), keys, shard)``,
+    memory. Keys come as ``(light, heavy)`` with chunks of ``df > cutoff`` (None: none) heavy.
+    Returns ``((generation, postings, skipped chunks, keys emitted), keys, shard)``,
     ``shard`` being the rewritten shard for the client to write when there is no store (None
     otherwise).
     """
     data = merge_task(spec, prov_ids, final_ids, dropped, buckets, old)
-    keys = member_pair_keys(data, members, n_docs, max_df)
-    head = (data.generation, data.n_postings, skipped_chunks(data, max_df), len(keys))
+    keys = member_keys(data, members, n_docs, max_df, cutoff)
+    n_keys = len(keys[0]) + len(keys[1])
+    head = (data.generation, data.n_postings, skipped_chunks(data, max_df), n_keys)
     to_write = data if spec.store_root is None and data.generation == spec.generation else None
     return head, keys, to_write
+
+
+def member_keys(
+    shard: ShardData, block: np.ndarray, n_docs: int, max_df: int | None, cutoff: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Member pair keys through the light chunks (``df <= cutoff``, ``<= max_df``) and through
+    the heavy ones (``cutoff < df <= max_df``; none when ``cutoff`` is None)."""
+    if cutoff is None:
+        return member_pair_keys(shard, block, n_docs, max_df), np.zeros(0, np.uint32)
+    light = cutoff if max_df is None else min(cutoff, max_df)
+    return (
+        member_pair_keys(shard, block, n_docs, light),
+        member_heavy_keys(shard, block, n_docs, cutoff, max_df),
+    )
 
 
 def block_rows_task(
@@ -310,9 +334,12 @@ def block_rows_task(
     n_chunks: np.ndarray,
     threshold: float,
     top_k: int,
+    heavy: HeavyBits | None = None,
 ):
     """All-pairs block: count the shards' pair keys (:func:`block_pair_keys`); rows over
-    ``threshold`` percent both ways, best ``top_k`` per document.
+    ``threshold`` percent both ways, best ``top_k`` per document. With ``heavy`` the keys come
+    from the light chunks only and each candidate's heavy overlap is added exactly first
+    (:func:`~simdask.kernels.heavy.add_heavy_overlap`).
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
@@ -321,6 +348,10 @@ def block_rows_task(
     keys, shared = count_keys(parts)
     n_docs = len(n_chunks)
     first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
+    if heavy is not None:
+        keys, shared = add_heavy_overlap(
+            keys, shared, first, n_chunks, threshold, heavy, candidate_mask
+        )
     keep = candidate_mask(keys, shared, first, n_chunks, threshold)
     keys = keys[keep].astype(np.int64)
     d = keys // n_docs + doc_lo
@@ -336,8 +367,11 @@ def member_rows_task(
     members: np.ndarray,
     threshold: float,
     top_k: int,
+    mode: str = "informative",
 ):
-    """Rows of the recomputed documents ``r`` of ``block`` (keys of :func:`member_pair_keys`).
+    """Rows of the recomputed documents ``r`` of ``block`` (keys of :func:`member_pair_keys`,
+    or ``(light, heavy)`` keys of :func:`member_keys`: in the ``informative`` mode only pairs
+    sharing a light chunk count, :func:`~simdask.kernels.heavy.combine_member_counts`).
 
     Returns ``(forward, reverse)``: forward rows ``r -> o`` (complete for each ``r`` of the
     block, cut to ``top_k``) and reverse rows ``o -> r`` for ``r`` whose content changed
@@ -345,7 +379,7 @@ def member_rows_task(
     similarity >= ``threshold`` percent. Each is ``(doc, other, shared, similarity)``.
     """
     failpoints.hit("rows_task")
-    keys, shared = count_keys(parts)
+    keys, shared = combine_member_counts(parts, mode)
     n_docs = len(n_chunks)
     keep = candidate_mask(keys, shared, block.astype(np.int64), n_chunks, threshold)
     keys = keys[keep].astype(np.int64)
