@@ -126,6 +126,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
     g.add_argument(
+        "--similarity-mode",
+        choices=("informative", "exact"),
+        help="informative: exact counts for every pair sharing a chunk held by few documents, "
+        "pairs sharing only heavy (very common) chunks not searched; exact: every pair "
+        f"({d.similarity_mode})",
+    )
+    g.add_argument(
+        "--heavy-df",
+        type=int,
+        help="chunks held by more than N documents are heavy (default: chosen per build)",
+    )
+    g.add_argument(
         "--shard-store",
         metavar="URL",
         help="keep the shards at this fsspec URL (s3://bucket/prefix, file:///nfs/path) "
@@ -301,7 +313,15 @@ def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSu
     return summary
 
 
-_SETTINGS = ("hash_bits", "shards", "threshold", "top_k", "max_df")
+_SETTINGS = (
+    "hash_bits",
+    "shards",
+    "threshold",
+    "top_k",
+    "max_df",
+    "similarity_mode",
+    "heavy_df",
+)
 
 
 def _cmd_update(args) -> int:

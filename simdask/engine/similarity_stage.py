@@ -7,6 +7,8 @@ per-document bitsets are broadcast, candidate pairs come from the light chunks, 
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from distributed import as_completed
 
@@ -153,7 +155,10 @@ class SimilarityStage:
     def all_pairs(self, n_docs: int):
         """Every document against every other (a first build, or all documents changed)."""
         cfg = self.config
+        t = time.perf_counter()
         bits_f = self._heavy_bits(n_docs)
+        seconds = {"heavy_sets": time.perf_counter() - t}
+        t = time.perf_counter()
         light = self.cutoff
         if cfg.max_df is not None:
             light = cfg.max_df if light is None else min(light, cfg.max_df)
@@ -178,8 +183,12 @@ class SimilarityStage:
         if out:
             cols = [np.concatenate([o[i] for o in out]) for i in range(4)]
             rows = top_k_rows(*cols, cfg.top_k)
+        seconds["light_pairs"] = time.perf_counter() - t
+        t = time.perf_counter()
         if bits_f is not None:
             rows = self._heavy_only(bits_f, rows)
+        seconds["heavy_only"] = time.perf_counter() - t
+        self.heavy["seconds"] = {k: round(v, 3) for k, v in seconds.items()}
         return rows
 
     def members(self, members: np.ndarray, changed: np.ndarray):
