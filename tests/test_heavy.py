@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
 from simdask.engine.tasks import block_rows_task, member_keys, member_rows_task
+from simdask.errors import ConfigError
 from simdask.kernels.heavy import (
     HeavySets,
     choose_cutoff,
@@ -430,3 +431,20 @@ def test_incremental_keeps_cutoff_and_exact_counts(tmp_path, client, mode):
         assert exact[pair] == value
     if mode == "exact":
         assert set(got) == {(a, b) for a, b, _, _ in reference_rows(texts, 2.0, 5, 6, mode)}
+
+
+def test_stored_cutoff_and_config():
+    from simdask.engine.similarity_stage import stored_cutoff
+
+    cfg = IndexConfig()
+    assert stored_cutoff(None, cfg) is None
+    assert stored_cutoff({"extra": {"heavy": {"cutoff": 37}}}, cfg) == 37
+    assert stored_cutoff({"extra": {}}, cfg) is None
+    assert stored_cutoff({"extra": {"heavy": {"cutoff": 37}}}, cfg.replace(heavy_df=5)) == 5
+    assert (
+        IndexConfig.from_dict(cfg.replace(similarity_mode="exact").to_dict()).similarity_mode
+        == "exact"
+    )
+    for bad in ({"similarity_mode": "fast"}, {"heavy_df": -1}, {"max_heavy": 1.5}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            cfg.replace(**bad)

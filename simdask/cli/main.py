@@ -425,9 +425,9 @@ def _cmd_stats(args) -> int:
         print(json.dumps(st, indent=2))
         return 0
     for k, v in st.items():
-        if k == "config":
+        if k in ("config", "heavy") and isinstance(v, dict):
             for ck, cv in v.items():
-                print(f"config.{ck:<17} {cv}")
+                print(f"{k}.{ck:<{23 - len(k)}} {cv}")
         else:
             print(f"{k:<24} {v}")
     return 0

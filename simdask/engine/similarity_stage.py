@@ -114,6 +114,9 @@ class SimilarityStage:
             "pair_work_all": light_work(values, counts, None),
             "pair_work_light": light_work(values, counts, self.cutoff),
         }
+        self.heavy["heavy_work_share"] = round(
+            1 - self.heavy["pair_work_light"] / max(1, self.heavy["pair_work_all"]), 6
+        )
         if heavy_chunks == 0:
             return None
         parts = self._per_shard(heavy_postings, "heavy", self.cutoff, cfg.max_df)
