@@ -31,6 +31,7 @@ from simdask.kernels.heavy import (
     merge_rows,
     pair_overlap,
     search_docs,
+    still_open,
 )
 from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
 from simdask.kernels.text import chunks
@@ -125,6 +126,7 @@ def kernel_rows(docs, cutoff, mode, threshold, top_k, n_shards=3, budget=200):
     rows = top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], top_k)
     if bits is not None and mode == "exact":
         q = search_docs(bits.sizes, n_chunks, threshold)
+        q = still_open(q, rows, bits.sizes, n_chunks, top_k)
         rows = merge_rows(rows, heavy_only_rows(bits, q, n_chunks, threshold, top_k, 7), top_k)
     return list(zip(*[x.tolist() for x in rows], strict=True))
 
@@ -282,6 +284,17 @@ def test_member_reverse_rows_are_exact():
         }
         got = {(a, b): (s, sim) for a, b, s, sim in zip(*[x.tolist() for x in rev], strict=True)}
         assert got == ref and len(ref) >= 8
+
+
+def test_still_open_skips_only_full_lists_above_the_bound():
+    # doc 0: |A| = 10, 2 heavy chunks -> bound 20 %; doc 1: bound 50 %
+    sizes = np.array([2, 5, 0])
+    n_chunks = np.array([10, 10, 10])
+    rows = (np.array([0, 0, 1, 1]), np.array([1, 2, 0, 2]), 0, np.array([30.0, 25.0, 50.0, 60.0]))
+    assert still_open([0, 1], rows, sizes, n_chunks, 2).tolist() == [1]  # 50 is not > 50
+    assert still_open([0, 1], rows, sizes, n_chunks, 3).tolist() == [0, 1]  # lists not full
+    rows = (np.array([0, 0]), np.array([1, 2]), 0, np.array([30.0, 20.0]))
+    assert still_open([0], rows, sizes, n_chunks, 2).tolist() == [0]  # 20 ties the bound
 
 
 def test_combine_member_counts_modes():

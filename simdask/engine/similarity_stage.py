@@ -23,6 +23,7 @@ from simdask.kernels.heavy import (
     merge_histograms,
     merge_rows,
     search_docs,
+    still_open,
 )
 from simdask.kernels.similarity import (
     block_pair_keys,
@@ -137,6 +138,9 @@ class SimilarityStage:
         self.heavy["heavy_only_searched"] = cfg.similarity_mode == "exact"
         if cfg.similarity_mode != "exact" or len(queries) == 0:
             return rows
+        sizes, n_chunks = self.client.gather([sizes, self.n_chunks_f])
+        queries = still_open(queries, rows, sizes, n_chunks, cfg.top_k)
+        self.heavy["heavy_only_docs_searched"] = len(queries)
         n_rows = self.heavy["heavy_docs"]
         step = max(1, (1 << 27) // max(1, n_rows))  # about a second of popcounts per task
         futs = [

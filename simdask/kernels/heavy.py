@@ -50,6 +50,7 @@ __all__ = [
     "merge_rows",
     "pair_overlap",
     "search_docs",
+    "still_open",
 ]
 
 #: ``informative``: exact for every pair sharing at least one light chunk, pairs sharing only
@@ -244,6 +245,25 @@ def search_docs(sizes: np.ndarray, n_chunks: np.ndarray, threshold: float) -> np
     sim = np.zeros(len(sizes))
     sim[ok] = 100.0 * sizes[ok] / n_chunks[ok]
     return np.flatnonzero(ok & (sim >= threshold))
+
+
+def still_open(queries, rows, sizes, n_chunks, top_k: int) -> np.ndarray:
+    """The documents of ``queries`` whose stored list could still take a heavy-only partner.
+
+    ``rows``: the light rows ``(doc, other, shared, similarity)`` after the top-k cut. A
+    heavy-only partner of ``A`` has similarity at most ``100 |heavy(A)| / |A|`` (the same float
+    expression), so ``A`` needs no search when it already holds ``top_k`` rows all above that.
+    Exact: searching only these gives the same rows as searching all ``queries``.
+    """
+    queries = np.asarray(queries, np.int64)
+    doc, sim = rows[0].astype(np.int64), rows[3]
+    n = len(n_chunks)
+    held = np.bincount(doc, minlength=n)
+    worst = np.full(n, np.inf)
+    np.minimum.at(worst, doc, sim)
+    bound = 100.0 * sizes[queries] / np.maximum(n_chunks[queries], 1)
+    full = (held[queries] >= top_k) & (worst[queries] > bound)
+    return queries[~full]
 
 
 def dense_rows(bits: HeavyBits, rows: np.ndarray) -> np.ndarray:
