@@ -1,6 +1,6 @@
 """simdask: find similar documents (text reuse, plagiarism) in a large, growing document base.
 
-The chunk-hash inverted-index method, built and queried with Dask. See ``DESIGN.md``.
+The chunk-hash inverted-index method, built and queried with Dask. See ``docs/design.md``.
 """
 
 from importlib import import_module
