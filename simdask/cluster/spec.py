@@ -10,6 +10,10 @@ The kind of cluster comes from the first of those sources that names one: explic
 ``scheduler``) or SSH hosts (kind ``ssh``); default ``local``. So ``--ssh`` on the command line
 wins over a ``scheduler`` in the config file, and settings that do not apply to the kind chosen
 are ignored (``simdask cluster`` shows them as unused).
+
+The command-line options are declared from :data:`SETTINGS` by :mod:`simdask.cli._args`; this
+module holds no argparse code and imports nothing of simdask's cluster connection
+(:mod:`simdask.cluster.connect` imports it, not the other way round).
 """
 
 from __future__ import annotations
