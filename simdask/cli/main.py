@@ -29,7 +29,6 @@ from simdask.errors import ClusterError, ConfigError, DocumentNotFoundError, Sim
 from simdask.index import Index
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, parse_size
 from simdask.progress import Callback, TqdmCallback
-from simdask.storage.lock import WriterLock
 from simdask.summary import RunSummary
 
 __all__ = ["EXIT_CLUSTER", "main"]
@@ -293,10 +292,10 @@ def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSu
     spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
     # the lock first: a second update fails before it starts a cluster
-    with idx, WriterLock(idx.path, wait=getattr(args, "wait", 0.0)):
+    with idx, idx.writer(wait=getattr(args, "wait", 0.0)) as writer:
         cb.message(f"using {spec.describe()}")
         with connect(spec) as client:
-            summary = idx.update(client=client, callback=cb, config=config, **update_kwargs)
+            summary = writer.update(client=client, callback=cb, config=config, **update_kwargs)
             cb.end_stage()
     return summary
 
