@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import threading
 import time
 
 __all__ = ["FailpointError", "hit"]
@@ -53,8 +54,9 @@ def hit(name: str) -> None:
             continue
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
-        elif action == "sigint":
-            os.kill(os.getpid(), signal.SIGINT)
+        elif action == "sigint":  # to the main thread, so that it is raised right here
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            time.sleep(0.05)
         elif action == "raise":
             raise FailpointError(f"failpoint {name!r} raised")
         elif action == "enospc":

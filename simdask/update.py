@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import re
 import shutil
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["CATALOG_NAME", "COMMIT_FAILPOINTS", "Writer", "create_catalog"]
 
 CATALOG_NAME = "catalog.sqlite"
+
+_log = logging.getLogger(__name__)
 
 #: Every failure point from the end of the computation to the end of the run, in the order a
 #: run reaches them, each with whether the run is committed there. ``gc.*`` points are hit
@@ -258,9 +261,9 @@ class Writer:
             idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
             cb.end_stage()
         except BaseException as e:
-            if not self._settle(run_id, e, cb):
+            if not self._settle(run_id, e):
                 raise
-        self._after_commit(run_id, before, cb)
+        self._after_commit(run_id, before)
         summary.seconds["commit"] = time.perf_counter() - t
         summary.seconds["total"] = time.perf_counter() - started
         summary.documents = idx.catalog.counts()["documents"]
@@ -298,7 +301,7 @@ class Writer:
                 replace_all=req.rebuild,
             )
 
-    def _settle(self, run_id: int, error: BaseException, cb: Callback) -> bool:
+    def _settle(self, run_id: int, error: BaseException) -> bool:
         """After ``error`` stopped run ``run_id``: True if the run is nevertheless committed
         and the error came after COMMIT (an exception: reported, the run goes on); False to
         re-raise it. An uncommitted run is recorded as failed and what it wrote is freed; if
@@ -310,12 +313,14 @@ class Writer:
             return False
         if status == "committed":
             if isinstance(error, Exception):
-                cb.message(
-                    f"warning: generation {run_id} is committed; after the commit: "
-                    f"{type(error).__name__}: {error}"
+                _log.warning(
+                    "generation %d is committed; after the commit: %s: %s",
+                    run_id,
+                    type(error).__name__,
+                    error,
                 )
                 return True
-            cb.message(f"interrupted after the commit: generation {run_id} is committed")
+            _log.warning("interrupted after the commit: generation %d is committed", run_id)
             return False
         if status == "running":
             self._abort(run_id, error)
@@ -336,17 +341,24 @@ class Writer:
         with contextlib.suppress(Exception):
             idx.catalog.fail_run(run_id, f"{type(error).__name__}: {error}")
 
-    def _after_commit(self, run_id: int, before: set[int], cb: Callback) -> None:
-        """Clean up after a commit; a failure here is reported, never undoes the run."""
-        failpoints.hit("after_commit")
-        self.index.drop_caches()
+    def _after_commit(self, run_id: int, before: set[int]) -> None:
+        """Clean up after a commit; nothing arriving here undoes the run (an error is logged
+        as a warning, an interrupt goes on up after saying that the run is committed)."""
         try:
+            failpoints.hit("after_commit")
+            self.index.drop_caches()
             self.collect_garbage(keep=before)
         except Exception as e:
-            cb.message(
-                f"warning: generation {run_id} is committed, but cleaning up failed "
-                f"({type(e).__name__}: {e}); the next run removes what is left"
+            _log.warning(
+                "generation %d is committed, but cleaning up failed (%s: %s); the next run "
+                "removes what is left",
+                run_id,
+                type(e).__name__,
+                e,
             )
+        except BaseException:
+            _log.warning("interrupted after the commit: generation %d is committed", run_id)
+            raise
 
     # --- garbage collection -----------------------------------------------------------------
     def collect_garbage(self, keep: Iterable[int] = ()) -> dict[str, int]:

@@ -34,9 +34,9 @@ def other_process_tries(path) -> subprocess.CompletedProcess:
 
 def test_exclusive_here_and_elsewhere(tmp_path):
     with WriterLock(tmp_path):
-        with pytest.raises(IndexLockedError, match=f"pid {os.getpid()}"):
-            with WriterLock(tmp_path):
-                pass  # not re-entrant: the writer takes it once
+        # not re-entrant: the writer takes it once
+        with pytest.raises(IndexLockedError, match=f"pid {os.getpid()}"), WriterLock(tmp_path):
+            pass
         p = other_process_tries(tmp_path)  # the outer lock is still held
         assert p.returncode == 3 and "another update is running" in p.stdout
         assert f"pid {os.getpid()}" in p.stdout
