@@ -146,6 +146,7 @@ def test_interrupted_at_every_write_of_the_commit(
     p = cli_update(work, setup["v2"], client.scheduler.address, env)
     reached = trace.read_text().split()
     assert point in reached, f"{point} was never reached:\n{p.stderr}"
+    _check_exact_state(work, *setup["committed" if committed else "old"])
     if action == "kill":
         assert p.returncode == -9 and reached[-1] == point, p.stderr
     elif action == "sigint":
@@ -157,7 +158,6 @@ def test_interrupted_at_every_write_of_the_commit(
         assert p.returncode == (0 if committed else 1), p.stderr
         assert f"failpoint {point!r} raised" in p.stderr
         assert ("generation 3 is committed" in p.stderr) == committed, p.stderr
-    _check_exact_state(work, *setup["committed" if committed else "old"])
     _check_next_run(setup, client, work)
 
 
