@@ -246,10 +246,11 @@ class Writer:
         idx, cb = self.index, req.cb
         started = time.perf_counter()
         idx.catalog.abandon_stale_runs()
+        t = time.perf_counter()
         cb.stage("scan", None)
         items = [*list_items(req.sources), *req.items]
         cb.end_stage()
-        scan_s = time.perf_counter() - started
+        scan_s = time.perf_counter() - t
         run_id = idx.catalog.start_run()
         before = set(idx.catalog.shard_generations().values())
         try:
