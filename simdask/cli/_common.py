@@ -12,7 +12,6 @@ import sys
 from simdask.config import IndexConfig
 from simdask.index import Index
 from simdask.progress import Callback, TqdmCallback
-from simdask.storage.lock import WriterLock
 from simdask.summary import RunSummary
 
 __all__ = [
@@ -93,10 +92,10 @@ def run_update(
     cb = run_progress(args)
     spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
-    with idx, WriterLock(idx.path, wait=getattr(args, "wait", 0.0)):
+    with idx, idx.writer(wait=getattr(args, "wait", 0.0)) as writer:
         cb.message(f"using {spec.describe()}")
         with connect(spec) as client:
-            summary = idx.update(client=client, callback=cb, config=config, **update_kwargs)
+            summary = writer.update(client=client, callback=cb, config=config, **update_kwargs)
             cb.end_stage()
     return summary
 
