@@ -20,7 +20,7 @@ from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
 from simdask.ingest.sources import SourceItem, list_items
 from simdask.kernels.hashing import chunk_batch
-from simdask.kernels.similarity import query_counts, sum_pair_counts
+from simdask.kernels.similarity import containment, query_counts, sum_pair_counts
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.lock import WriterLock
@@ -219,18 +219,18 @@ class Index:
                 summary = RunSummary(
                     run_id=run_id,
                     generation=run_id,
-                    added=c["added"],
-                    modified=c["modified"],
-                    deleted=c["deleted"],
-                    unchanged=c["unchanged"],
-                    failed=c["failed"],
-                    too_short=c["too_short"],
+                    added=c.added,
+                    modified=c.modified,
+                    deleted=c.deleted,
+                    unchanged=c.unchanged,
+                    failed=c.failed,
+                    too_short=c.too_short,
                     similarity_rows=len(out.changes.rows[0]),
                     skipped_chunks=out.changes.skipped_chunks,
-                    words=out.stats.get("words", 0),
-                    seconds={"scan": scan_s, **out.stats["seconds"]},
+                    words=out.stats.words,
+                    seconds={"scan": scan_s, **out.stats.seconds},
                     errors=out.changes.errors,
-                    extra={k: v for k, v in out.stats.items() if k not in ("seconds", "words")},
+                    stats=out.stats,
                 )
                 self.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
                 cb.end_stage()
@@ -428,8 +428,8 @@ class Index:
         docs = docs.astype(np.int64)
         shared = shared.astype(np.int64)
         nd = n_chunks[docs]
-        fwd = 100.0 * shared / n_q if n_q else np.zeros(len(docs))
-        rev = 100.0 * shared / nd
+        fwd = containment(shared, n_q)
+        rev = containment(shared, nd)
         keep = np.maximum(fwd, rev) >= min_sim
         docs, shared, nd, fwd, rev = docs[keep], shared[keep], nd[keep], fwd[keep], rev[keep]
         keys = self.catalog.keys_of(docs.tolist())
@@ -466,7 +466,7 @@ class Index:
             ids = chunk_batch([a, b], cfg.k, cfg.hash_bits, cfg.seed)
             ia = set(ids.chunk_ids[ids.doc == 0].tolist())
             ib = set(ids.chunk_ids[ids.doc == 1].tolist())
-            hashed = 100.0 * len(ia & ib) / len(ia) if ia else 0.0
+            hashed = containment(len(ia & ib), len(ia))
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:

@@ -20,6 +20,7 @@ import numpy as np
 
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexFormatError
+from simdask.kernels.changes import DocumentRow, KnownDocument
 
 __all__ = ["Catalog", "DocumentRow", "PairRow", "RunChanges"]
 
@@ -71,22 +72,6 @@ _DOC_COLS = (
 
 
 @dataclass(frozen=True)
-class DocumentRow:
-    """One indexed document as the catalog knows it."""
-
-    doc_id: int
-    key: str
-    source: str
-    content_hash: str
-    n_chunks: int
-    n_words: int
-    status: str
-    text_pack: str | None = None
-    text_offset: int | None = None
-    text_length: int | None = None
-
-
-@dataclass(frozen=True)
 class PairRow:
     """One directed similarity: ``doc`` is ``similarity`` percent similar to ``other``."""
 
@@ -113,15 +98,14 @@ class PairRow:
 class RunChanges:
     """Everything one run changes in the catalog, committed by :meth:`Catalog.commit_run`.
 
-    ``upserted``: ``(doc_id, key, source, content_hash, n_chunks, n_words, status, text_pack,
-    text_offset, text_length)`` of new and modified documents; ``deleted``: doc IDs removed
+    ``upserted``: the new and modified documents; ``deleted``: doc IDs removed
     (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
     ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
     inserted, then the lists of ``trim`` documents cut to ``top_k``. ``shard_generations``:
     shards rewritten by this run. ``replace_all``: a full build replacing everything.
     """
 
-    upserted: list[tuple]
+    upserted: list[DocumentRow]
     deleted: list[int]
     rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     rows_replaced: np.ndarray
@@ -266,9 +250,11 @@ class Catalog:
                 " n_words, status, text_pack, text_offset, text_length, added_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
                 " COALESCE((SELECT added_at FROM documents WHERE doc_id = ?), ?), ?)",
-                ((*d, d[0], now, now) for d in ch.upserted),
+                ((*d.columns(), d.doc_id, now, now) for d in ch.upserted),
             )
-            c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d[0],) for d in ch.upserted))
+            c.executemany(
+                "DELETE FROM free_ids WHERE doc_id = ?", ((d.doc_id,) for d in ch.upserted)
+            )
             c.executemany(
                 "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity)"
                 " VALUES (?, ?, ?, ?)",
@@ -318,10 +304,14 @@ class Catalog:
                 "UPDATE runs SET status = 'abandoned' WHERE status = 'running'"
             ).rowcount
 
-    def known_documents(self) -> dict[str, tuple[int, str, str]]:
+    def known_documents(self) -> dict[str, KnownDocument]:
         """``key -> (doc_id, content_hash, source)`` of every document."""
         rows = self.conn.execute("SELECT key, doc_id, content_hash, source FROM documents")
-        return {k: (d, h, s) for k, d, h, s in rows}
+        return {k: KnownDocument(d, h, s) for k, d, h, s in rows}
+
+    def chunk_counts(self) -> dict[int, int]:
+        """``doc_id -> n_chunks`` of every document."""
+        return dict(self.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall())
 
     def allocate_ids(self, n: int) -> list[int]:
         """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new ones.
