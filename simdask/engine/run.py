@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import xxhash
-from distributed import Client
+from distributed import Client, Future
 
 from simdask import failpoints
 from simdask.cluster.placement import choose_transfer
@@ -86,7 +86,7 @@ class _Targets:
     full: bool
     members: np.ndarray
     changed: np.ndarray
-    n_chunks_f: object
+    n_chunks_f: Future
     n_docs: int
 
 

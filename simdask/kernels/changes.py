@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -118,22 +119,22 @@ class ResolvedChanges:
     counts: DocumentCounts
     dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
 
-    @property
+    @cached_property
     def doc_ids(self) -> np.ndarray:
         """Final doc ID of each upserted document (uint32, aligned with ``items``)."""
         return np.array([d.doc_id for d in self.upserted], dtype=np.uint32)
 
-    @property
+    @cached_property
     def touched(self) -> np.ndarray:
         """Doc IDs upserted or deleted (int64, ascending): their similarity rows are replaced."""
         return np.array(sorted({d.doc_id for d in self.upserted} | set(self.deleted)), np.int64)
 
-    @property
+    @cached_property
     def chunked(self) -> np.ndarray:
         """Upserted doc IDs that have chunks (uint32, ascending)."""
         return np.array(sorted(d.doc_id for d in self.upserted if d.n_chunks > 0), dtype=np.uint32)
 
-    @property
+    @cached_property
     def words(self) -> int:
         """Words of the upserted documents."""
         return int(sum(d.n_words for d in self.upserted))
