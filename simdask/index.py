@@ -20,7 +20,7 @@ import numpy as np
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.kernels.hashing import chunk_batch
-from simdask.kernels.similarity import query_counts, sum_pair_counts
+from simdask.kernels.similarity import containment, query_counts, sum_pair_counts
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.shards import ShardData, ShardStore, shard_ranges
 from simdask.storage.text_packs import TextStore
@@ -288,8 +288,8 @@ class Index:
         """``|d|`` of every document by doc ID (int64; 0 for free IDs), cached per generation."""
         gen = self.catalog.generation
         if self._doc_table is None or self._doc_table[0] != gen:
-            rows = self.catalog.doc_chunk_counts()
-            arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
+            rows = self.catalog.chunk_counts()
+            arr = np.array(list(rows.items()), dtype=np.int64).reshape(-1, 2)
             table = np.zeros(int(arr[:, 0].max()) + 1 if len(arr) else 0, dtype=np.int64)
             table[arr[:, 0]] = arr[:, 1]
             self._doc_table = (gen, table)
@@ -300,8 +300,8 @@ class Index:
         docs = docs.astype(np.int64)
         shared = shared.astype(np.int64)
         nd = n_chunks[docs]
-        fwd = 100.0 * shared / n_q if n_q else np.zeros(len(docs))
-        rev = 100.0 * shared / nd
+        fwd = containment(shared, n_q)
+        rev = containment(shared, nd)
         keep = np.maximum(fwd, rev) >= min_sim
         docs, shared, nd, fwd, rev = docs[keep], shared[keep], nd[keep], fwd[keep], rev[keep]
         keys = self.catalog.keys_of(docs.tolist())
@@ -338,7 +338,7 @@ class Index:
             ids = chunk_batch([a, b], cfg.k, cfg.hash_bits, cfg.seed)
             ia = set(ids.chunk_ids[ids.doc == 0].tolist())
             ib = set(ids.chunk_ids[ids.doc == 1].tolist())
-            hashed = 100.0 * len(ia & ib) / len(ia) if ia else 0.0
+            hashed = containment(len(ia & ib), len(ia))
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from simdask import IndexConfig
-from simdask.engine.tasks import chunk_task
+from simdask.engine.chunk_stage import chunk_task
 from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.extract import KINDS, extract_text, format_of
 from simdask.ingest.extract.pdf import join_hyphenated

@@ -18,7 +18,7 @@ from simdask.errors import IndexExistsError, IndexLockedError, NotAnIndexError
 from simdask.failpoints import FailpointError
 from simdask.storage import catalog as catalog_mod
 from simdask.storage import commit as commit_mod
-from simdask.storage.catalog import Catalog, RunChanges
+from simdask.storage.catalog import Catalog, DocumentRow, RunChanges
 from simdask.update import COMMIT_FAILPOINTS
 from tests.helpers.cli import run
 
@@ -81,7 +81,7 @@ def test_the_enumerated_failpoints_are_all_the_writer_has():
 
 
 def _changes(doc_ids: list[int], generation: int) -> RunChanges:
-    docs = [(d, f"k{d}", "src", f"h{d}", 10, 14, "indexed", None, None, None) for d in doc_ids]
+    docs = [DocumentRow(d, f"k{d}", "src", f"h{d}", 10, 14, "indexed") for d in doc_ids]
     rows = (
         np.array(doc_ids[:1], dtype=np.int64),
         np.array(doc_ids[1:2], dtype=np.int64),

@@ -111,15 +111,16 @@ def print_summary(s: RunSummary) -> None:
         file=sys.stderr,
     )
     print(f"time: {secs}", file=sys.stderr)
-    if "transfer" in s.extra:
+    st = s.stats
+    if st.transfer:
         data = (
-            f"data transfer: {s.extra['transfer']}; "
-            f"{s.extra.get('bytes_to_cluster', 0) / 2**20:.1f} MiB to the cluster, "
-            f"{s.extra.get('bytes_from_cluster', 0) / 2**20:.1f} MiB back"
+            f"data transfer: {st.transfer}; "
+            f"{st.bytes_to_cluster / 2**20:.1f} MiB to the cluster, "
+            f"{st.bytes_from_cluster / 2**20:.1f} MiB back"
         )
-        if "worker_cache" in s.extra:
-            wc = s.extra["worker_cache"]
-            data += f"; worker shard cache: {wc['hits']} hits, {wc['misses']} misses"
+        if st.worker_cache is not None:
+            wc = st.worker_cache
+            data += f"; worker shard cache: {wc.hits} hits, {wc.misses} misses"
         print(data, file=sys.stderr)
     for key, kind, msg in s.errors[:20]:
         print(

@@ -21,6 +21,7 @@ import numpy as np
 from simdask import failpoints
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexFormatError
+from simdask.kernels.changes import DocumentRow, KnownDocument
 from simdask.storage.commit import COMMIT_STEPS, CommitContext, RunChanges, temp_ids
 
 __all__ = ["Catalog", "DocumentRow", "PairRow", "RunChanges"]
@@ -70,22 +71,6 @@ _DOC_COLS = (
     "doc_id, key, source, content_hash, n_chunks, n_words, status,"
     " text_pack, text_offset, text_length"
 )
-
-
-@dataclass(frozen=True)
-class DocumentRow:
-    """One indexed document as the catalog knows it."""
-
-    doc_id: int
-    key: str
-    source: str
-    content_hash: str
-    n_chunks: int
-    n_words: int
-    status: str
-    text_pack: str | None = None
-    text_offset: int | None = None
-    text_length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -264,10 +249,6 @@ class Catalog:
         )
         return {r[0] for r in rows}
 
-    def doc_chunk_counts(self) -> list[tuple[int, int]]:
-        """``(doc_id, n_chunks)`` of every document."""
-        return self.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall()
-
     def shard_generations(self) -> dict[int, int]:
         """The generation holding each shard's current postings."""
         return dict(self.conn.execute("SELECT shard, generation FROM shards").fetchall())
@@ -279,10 +260,14 @@ class Catalog:
                 "UPDATE runs SET status = 'abandoned' WHERE status = 'running'"
             ).rowcount
 
-    def known_documents(self) -> dict[str, tuple[int, str, str]]:
+    def known_documents(self) -> dict[str, KnownDocument]:
         """``key -> (doc_id, content_hash, source)`` of every document."""
         rows = self.conn.execute("SELECT key, doc_id, content_hash, source FROM documents")
-        return {k: (d, h, s) for k, d, h, s in rows}
+        return {k: KnownDocument(d, h, s) for k, d, h, s in rows}
+
+    def chunk_counts(self) -> dict[int, int]:
+        """``doc_id -> n_chunks`` of every document."""
+        return dict(self.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall())
 
     def allocate_ids(self, n: int) -> list[int]:
         """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new ones.

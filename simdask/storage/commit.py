@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simdask.config import IndexConfig
+from simdask.kernels.changes import DocumentRow
 
 __all__ = ["COMMIT_FAILPOINTS", "COMMIT_STEPS", "CommitContext", "RunChanges", "temp_ids"]
 
@@ -24,15 +25,14 @@ __all__ = ["COMMIT_FAILPOINTS", "COMMIT_STEPS", "CommitContext", "RunChanges", "
 class RunChanges:
     """Everything one run changes in the catalog, committed by :meth:`Catalog.commit_run`.
 
-    ``upserted``: ``(doc_id, key, source, content_hash, n_chunks, n_words, status, text_pack,
-    text_offset, text_length)`` of new and modified documents; ``deleted``: doc IDs removed
+    ``upserted``: the new and modified documents; ``deleted``: doc IDs removed
     (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
     ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
     inserted, then the lists of ``trim`` documents cut to ``top_k``. ``shard_generations``:
     shards rewritten by this run. ``replace_all``: a full build replacing everything.
     """
 
-    upserted: list[tuple]
+    upserted: list[DocumentRow]
     deleted: list[int]
     rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     rows_replaced: np.ndarray
@@ -100,12 +100,12 @@ def _upsert_documents(c: sqlite3.Connection, run: CommitContext) -> None:
         " n_words, status, text_pack, text_offset, text_length, added_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
         " COALESCE((SELECT added_at FROM documents WHERE doc_id = ?), ?), ?)",
-        ((*d, d[0], run.now, run.now) for d in run.ch.upserted),
+        ((*d.columns(), d.doc_id, run.now, run.now) for d in run.ch.upserted),
     )
 
 
 def _use_ids(c: sqlite3.Connection, run: CommitContext) -> None:
-    c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d[0],) for d in run.ch.upserted))
+    c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d.doc_id,) for d in run.ch.upserted))
 
 
 def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
