@@ -18,11 +18,12 @@ import numpy as np
 from simdask import failpoints
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
-from simdask.ingest.sources import SourceItem, list_items
+from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import query_counts, sum_pair_counts
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, PairRow
+from simdask.storage.keys import migrate_keys, set_current_scheme
 from simdask.storage.lock import WriterLock
 from simdask.storage.remote import RemoteStore, is_url
 from simdask.storage.shards import ShardData, ShardStore, shard_ranges
@@ -79,6 +80,7 @@ class Index:
         config = config or IndexConfig()
         catalog = Catalog(path / _CATALOG, create=True)
         catalog.init_meta(config)
+        set_current_scheme(catalog)
         if shard_store is not None:
             catalog.set_meta("shard_store", shard_store)
         return cls(path, catalog, config)
@@ -180,6 +182,8 @@ class Index:
         started = time.perf_counter()
         with WriterLock(self.path, wait=wait):
             self.catalog.abandon_stale_runs()
+            if renamed := migrate_keys(self.catalog):
+                cb.message(f"keys of {renamed} documents renamed to <folder name>/<path>")
             t = time.perf_counter()
             cb.stage("scan", None)
             items = [*list_items(sources), *items]
@@ -207,7 +211,7 @@ class Index:
                         cb=cb,
                         remove_keys=frozenset(remove),
                         delete_missing_from=frozenset(i.source for i in items)
-                        | frozenset(str(s) for s in sources)
+                        | frozenset(source_id(s) for s in sources)
                         if delete_missing
                         else frozenset(),
                         replace_all=rebuild,
@@ -261,6 +265,8 @@ class Index:
     def remove(self, keys: Iterable[str], **kwargs) -> RunSummary:
         """Delete documents by key (a run without sources); unknown keys are an error."""
         keys = list(keys)
+        with WriterLock(self.path, wait=kwargs.get("wait", 0)):
+            migrate_keys(self.catalog)  # an index made before keys named their folder
         known = self.catalog.known_documents()
         missing = [k for k in keys if k not in known]
         if missing:

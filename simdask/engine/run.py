@@ -31,6 +31,7 @@ from simdask.engine.tasks import (
     merge_task,
 )
 from simdask.errors import ConfigError
+from simdask.ingest.listing import FOLDER_SUFFIX
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
@@ -145,7 +146,9 @@ def run_update(
     stats["seconds"]["chunk"] = time.perf_counter() - t
     failpoints.hit("after_chunk")
 
-    r = _resolve(chunked.results, known, catalog, remove_keys, delete_missing_from, replace_all)
+    r = _resolve(
+        chunked.results, items, known, catalog, remove_keys, delete_missing_from, replace_all
+    )
     stats["words"] = int(sum(d[5] for d in r["upserted"]))
     changed_ids = np.array(sorted({d[0] for d in r["upserted"]} | set(r["deleted"])), np.int64)
     changes = RunChanges(
@@ -388,8 +391,27 @@ def _n_chunks_after(catalog: Catalog, r: dict, replace_all: bool) -> np.ndarray:
     return n
 
 
-def _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_all) -> dict:
-    """Decide per document: added, modified, unchanged, deleted, failed; give final doc IDs."""
+def _collision(key, source, seen, known, remove_keys) -> str | None:
+    """Why ``key`` read from ``source`` may not be indexed: it was read earlier in this run
+    (``seen``: key -> source), or another source's document holds it in the index (and it
+    is not being removed); None if it may."""
+    if key in seen:
+        return f"key {key!r} given twice in this run, by {seen[key]} and by {source}; first kept"
+    if key in known and known[key][2] != source and key not in remove_keys:
+        return (
+            f"key {key!r} is held by a document from {known[key][2]}; this one from {source} "
+            "is not indexed (keys are unique across sources: remove the other one first, "
+            "or rename the file)"
+        )
+    return None
+
+
+def _resolve(results, items, known, catalog, remove_keys, delete_missing_from, replace_all) -> dict:
+    """Decide per document: added, modified, unchanged, deleted, failed; give final doc IDs.
+
+    A key read from two sources (in this run, or held in the index by another source) is a
+    ``duplicate_key`` error, never a replacement. A folder that could not be listed (an
+    ``unreadable`` error whose key ends with ``/``) keeps the documents under it."""
     events = []
     for res in results:
         events += [(i, "error", e) for i, *e in res.errors]
@@ -406,22 +428,24 @@ def _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_
             )
             events.append((prov - PROVISIONAL_BASE, "new", row))
     events.sort(key=lambda e: e[0])
-    errors, seen, recomputed = [], set(), []
+    errors, seen, recomputed, kept_folders = [], {}, [], []
     counts = dict.fromkeys(("added", "modified", "unchanged", "deleted", "failed", "too_short"), 0)
     for index, what, data in events:
         if what == "error":
             errors.append(tuple(data))
             counts["failed"] += 1
-            seen.add(data[0])  # a known document that failed to read keeps its old version
+            seen.setdefault(data[0], items[index].source)  # a known one keeps its version
+            if data[1] == "unreadable" and data[0].endswith(FOLDER_SUFFIX):
+                kept_folders.append(data[0])
             continue
         key = data if what == "same" else data[0]
-        if key in seen:
-            errors.append(
-                (key, "duplicate_key", f"key {key!r} given twice in this run; first kept")
-            )
+        source = items[index].source
+        why = _collision(key, source, seen, known, remove_keys)
+        if why is not None:
+            errors.append((key, "duplicate_key", why))
             counts["failed"] += 1
             continue
-        seen.add(key)
+        seen[key] = source
         if what == "same":
             counts["unchanged"] += 1
         else:
@@ -429,6 +453,9 @@ def _resolve(results, known, catalog, remove_keys, delete_missing_from, replace_
     # a key given to remove but present in this run's sources is indexed, not deleted
     gone = {k for k in remove_keys if k in known and k not in seen}
     gone |= {k for k, (_, _, src) in known.items() if src in delete_missing_from and k not in seen}
+    if kept_folders:  # under a folder that could not be listed: kept, as if it failed to read
+        prefixes = tuple(kept_folders)
+        gone = {k for k in gone if k in remove_keys or not k.startswith(prefixes)}
     deleted = sorted(known[k][0] for k in gone)
     counts["deleted"] = len(deleted)
     new = [x for x in recomputed if x[1][0] not in known]
