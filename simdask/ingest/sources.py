@@ -245,12 +245,17 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
 
 
 def parse_item(
-    item: SourceItem, data: bytes, known: KnownHashes | None = None
+    item: SourceItem,
+    data: bytes,
+    known: KnownHashes | None = None,
+    max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> tuple[str, str | None, str]:
     """Key, text and content hash of one item from its raw bytes (see :func:`fetch_item`).
 
     The hash (of the raw file bytes; of the text for a JSONL line) comes first: a document
     that ``known`` holds with this key and hash is not extracted, and its text is None.
+    ``max_bytes`` (the run's --max-file-size; None or 0: none) also bounds what a container
+    format inflates to (:func:`~simdask.ingest.extract.extract_text`).
     Raises :class:`ExtractionError` (kinds in :data:`simdask.ingest.extract.KINDS`).
     """
     if item.key is not None:
@@ -258,7 +263,7 @@ def parse_item(
         digest = content_hash(data)
         if known is not None and known.unchanged(key, digest):
             return key, None, digest
-        return key, extract_text(data, key), digest
+        return key, extract_text(data, key, 0 if max_bytes is None else max_bytes), digest
     label = _label(item)
     try:
         obj = json.loads(data)
@@ -307,7 +312,7 @@ def read_item(
 ) -> tuple[str, str, str]:
     """Read one item: ``(key, text, content_hash)``; :func:`fetch_item` then
     :func:`parse_item`."""
-    key, text, digest = parse_item(item, fetch_item(item, max_bytes))
+    key, text, digest = parse_item(item, fetch_item(item, max_bytes), max_bytes=max_bytes)
     return key, text or "", digest  # text is None only for a document ``known`` holds
 
 
