@@ -4,7 +4,8 @@ Bounded by what is decompressed: the parts read from one file may inflate to at 
 ``limit`` bytes *together* (:func:`uncompressed_limit`: twice the run's --max-file-size, 200
 MB by default), counted as they are decompressed, and the text they give may not exceed it
 either (expat expands internal entities). Beyond it the file fails with kind ``bomb`` (more
-than :data:`BOMB_RATIO` times the file's own size: a decompression bomb) or ``too_large``.
+than :data:`BOMB_RATIO` times the file's own size, by what was decompressed or by the sizes
+the ZIP declares: a decompression bomb) or ``too_large``.
 Parts are parsed by expat as a stream of pieces (:data:`PIECE` bytes) straight from the
 decompressor: no tree is built, memory stays the text extracted plus a piece, and deep
 nesting cannot overflow the stack. expat resolves no external entities and (>= 2.4.1)
@@ -151,6 +152,7 @@ class Package:
         try:
             self.zip = zipfile.ZipFile(io.BytesIO(data))
             self.names = set(self.zip.namelist())
+            self.declared = sum(i.file_size for i in self.zip.infolist())
         except _ZIP_ERRORS as e:
             raise ExtractionError(
                 name, "corrupt", f"expected {expected}, found {_what(data)}"
@@ -169,7 +171,7 @@ class Package:
             self._over(self.used, part)
 
     def _over(self, used: int, where: str) -> None:
-        bomb = used > BOMB_RATIO * max(self.size, 1)
+        bomb = max(used, self.declared) > BOMB_RATIO * max(self.size, 1)
         raise ExtractionError(
             self.name,
             "bomb" if bomb else "too_large",
