@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig
 from simdask.errors import ExtractionError, IndexFormatError
+from simdask.ingest import listing
 from simdask.ingest.listing import folder_key, jsonl_lines, safe_text, source_id, walk_folder
 from simdask.ingest.sources import fetch_item, list_items, read_item, read_queries
 from simdask.storage.keys import KEY_SCHEME, migrate_keys
@@ -127,14 +128,20 @@ def test_jsonl_lines_skip_blank_and_whitespace_lines_and_number_the_rest(tmp_pat
     ]
 
 
-@settings(max_examples=80, deadline=None)
-@given(lines=st.lists(st.sampled_from(["", " ", "\t", "x", " y ", "{}", "\r"]), max_size=12))
-def test_jsonl_lines_match_splitting_by_hand(tmp_path_factory, lines):
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(["", " ", "\t", "x", " y ", "{}", "\r", "  z"]), max_size=12),
+    final_break=st.booleans(),
+    block=st.integers(1, 7),
+)
+def test_jsonl_lines_match_splitting_by_hand(tmp_path_factory, lines, final_break, block):
     p = tmp_path_factory.mktemp("j") / "d.jsonl"
-    data = "\n".join(lines).encode()
+    data = ("\n".join(lines) + ("\n" if final_break else "")).encode()
     p.write_bytes(data)
     expected = [(i + 1, ln) for i, ln in enumerate(data.split(b"\n")) if ln.strip(b" \t\r")]
-    assert [(n, data[s:e]) for s, e, n in jsonl_lines(p)] == expected
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(listing, "_BLOCK", block)  # lines across block boundaries
+        assert [(n, data[s:e]) for s, e, n in jsonl_lines(p)] == expected
 
 
 def test_jsonl_errors_name_the_line_and_ids_are_strings_or_integers(tmp_path):
