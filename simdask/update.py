@@ -37,10 +37,11 @@ from simdask.errors import (
     IndexExistsError,
     NotAnIndexError,
 )
-from simdask.ingest.sources import SourceItem, list_items
+from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
+from simdask.storage.keys import migrate_keys, set_current_scheme
 from simdask.storage.lock import WriterLock
 from simdask.storage.remote import RemoteStore, is_url
 from simdask.summary import RunSummary
@@ -100,6 +101,7 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
     try:
         catalog = Catalog(tmp, create=True)
         catalog.init_meta(config)
+        set_current_scheme(catalog)
         if shard_store is not None:
             catalog.set_meta("shard_store", shard_store)
         catalog.close()
@@ -226,6 +228,7 @@ class Writer:
         """Delete documents by key (a run without sources); unknown keys are an error."""
         keys = list(keys)
         with self._locked():
+            migrate_keys(self.index.catalog)  # an index made before keys named their folder
             known = self.index.catalog.known_documents()
             missing = [k for k in keys if k not in known]
             if missing:
@@ -248,6 +251,8 @@ class Writer:
         idx, cb = self.index, req.cb
         started = time.perf_counter()
         idx.catalog.abandon_stale_runs()
+        if renamed := migrate_keys(idx.catalog):
+            cb.message(f"keys of {renamed} documents renamed to <folder name>/<path>")
         t = time.perf_counter()
         cb.stage("scan", None)
         items = [*list_items(req.sources), *req.items]
@@ -283,7 +288,7 @@ class Writer:
         unchanged = f"the index at {idx.path} is unchanged (generation {idx.catalog.generation})"
         delete_from = frozenset()
         if req.delete_missing:
-            delete_from = frozenset(i.source for i in items) | {str(s) for s in req.sources}
+            delete_from = frozenset(i.source for i in items) | {source_id(s) for s in req.sources}
         ctx = nullcontext(req.client) if req.client is not None else connect()
         with ctx as cl, cluster_errors(cl, unchanged):
             if getattr(cl, "dashboard_link", None):

@@ -18,7 +18,7 @@ from simdask.kernels.changes import (
 
 pytestmark = pytest.mark.unit
 
-KEYS = ["a", "b", "c", "d", "e", "f"]
+KEYS = ["a", "b", "c", "d", "e", "f", "s1/x", "s1/y", "s1/"]
 SOURCES = ["s1", "s2", "s3"]
 
 
@@ -28,25 +28,46 @@ def _version(item: int, key: str, n_chunks: int, source: str = "s1") -> NewVersi
 
 def reference(events, known, first_free, remove_keys, delete_missing_from):
     """The decisions written out per key, from the rules: items in order; an error claims its
-    key and is always reported; the first non-error item of an unclaimed key wins; later items
-    of a claimed key are duplicate_key errors. ``events``: ``(item, kind, payload)``."""
-    claimed: dict[str, str] = {}  # key -> how it was claimed
-    errors, winners, n_failed, n_unchanged = [], [], 0, 0
-    for _item, kind, data in sorted(events, key=lambda e: e[0]):
+    key and is always reported (an unreadable folder ``x/`` also keeps every known key under
+    it); the first non-error item of an unclaimed key wins unless another source's document
+    holds the key (and it is not being removed); later items of a claimed key, and such held
+    keys, are duplicate_key errors. ``events``: ``(item, kind, payload, source)``."""
+    claimed: dict[str, str] = {}  # key -> source that claimed it
+    errors, winners, n_failed, n_unchanged, folders = [], [], 0, 0, []
+    for _item, kind, data, src in sorted(events, key=lambda e: e[0]):
         if kind == "error":
             key = data[0]
             errors.append(data)
             n_failed += 1
-            claimed[key] = "error"
+            claimed.setdefault(key, src)
+            if data[1] == "unreadable" and key.endswith("/"):
+                folders.append(key)
             continue
         key = data if kind == "same" else data.key
         if key in claimed:
             errors.append(
-                (key, "duplicate_key", f"key {key!r} given twice in this run; first kept")
+                (
+                    key,
+                    "duplicate_key",
+                    f"key {key!r} given twice in this run, by {claimed[key]} and by {src}; "
+                    "first kept",
+                )
             )
             n_failed += 1
             continue
-        claimed[key] = kind
+        if key in known and known[key].source != src and key not in remove_keys:
+            errors.append(
+                (
+                    key,
+                    "duplicate_key",
+                    f"key {key!r} is held by a document from {known[key].source}; this one "
+                    f"from {src} is not indexed (keys are unique across sources: remove the "
+                    "other one first, or rename the file)",
+                )
+            )
+            n_failed += 1
+            continue
+        claimed[key] = src
         if kind == "same":
             n_unchanged += 1
         else:
@@ -54,7 +75,11 @@ def reference(events, known, first_free, remove_keys, delete_missing_from):
     deleted = sorted(
         doc.doc_id
         for key, doc in known.items()
-        if key not in claimed and (key in remove_keys or doc.source in delete_missing_from)
+        if key not in claimed
+        and (
+            key in remove_keys
+            or (doc.source in delete_missing_from and not any(key.startswith(f) for f in folders))
+        )
     )
     next_id = first_free
     rows, added, modified, too_short = [], 0, 0, 0
@@ -104,22 +129,22 @@ def runs(draw):
     for item in draw(st.permutations(list(range(n_items)))):
         key = draw(st.sampled_from(KEYS))
         kind = draw(st.sampled_from(["new", "same", "error"]))
+        src = draw(st.sampled_from(SOURCES))
         if kind == "new":
-            src = draw(st.sampled_from(SOURCES))
-            events.append((item, kind, _version(item, key, draw(st.integers(0, 3)), src)))
+            events.append((item, kind, _version(item, key, draw(st.integers(0, 3)), src), src))
         elif kind == "same":
-            events.append((item, kind, key))
+            events.append((item, kind, key, src))
         else:
-            events.append((item, kind, (key, "unreadable", f"cannot read {key}")))
+            events.append((item, kind, (key, "unreadable", f"cannot read {key}"), src))
     remove = frozenset(draw(st.lists(st.sampled_from(KEYS), max_size=3)))
     missing = frozenset(draw(st.lists(st.sampled_from(SOURCES), max_size=2)))
     return known, events, remove, missing
 
 
 def _split(events):
-    versions = [d for _, k, d in events if k == "new"]
-    unchanged = [(i, d) for i, k, d in events if k == "same"]
-    failed = [(i, *d) for i, k, d in events if k == "error"]
+    versions = [d for _, k, d, _ in events if k == "new"]
+    unchanged = [(i, d) for i, k, d, _ in events if k == "same"]
+    failed = [(i, *d) for i, k, d, _ in events if k == "error"]
     return versions, unchanged, failed
 
 
@@ -134,6 +159,7 @@ def test_resolve_changes_equals_reference(run):
         lambda n: list(range(first_free, first_free + n)),
         remove_keys=remove,
         delete_missing_from=missing,
+        sources=[src for *_, src in sorted(events, key=lambda e: e[0])],
     )
     ref = reference(events, known, first_free, remove, missing)
     rows, items, deleted, errors, counts, dropped = ref

@@ -186,7 +186,7 @@ def test_query_files_matches_query_many_and_flags_short_texts(tmp_path, client):
         expected = idx.query_many(list(texts.values()), 1.0)
     assert [r.key for r in batch.results] == list(texts)
     assert [r.matches for r in batch.results] == expected
-    assert batch.results[0].matches[0].key == "d003.txt"
+    assert batch.results[0].matches[0].key == "docs/d003.txt"
     assert {r.key: r.too_short for r in batch.results} == {
         k: len(words(t)) < 5 for k, t in texts.items()
     }

@@ -90,7 +90,7 @@ def test_dask_transfer_equals_shared(tmp_path, client, fuse):
         assert s.extra["transfer"] == mode
     assert_same_index(a, b)
     assert_same_similarity(a, b)
-    assert b.texts.packs() and b.text("new.txt") == (src / "new.txt").read_text()
+    assert b.texts.packs() and b.text("docs/new.txt") == (src / "new.txt").read_text()
 
 
 def test_dask_transfer_reports_unreadable_files(tmp_path, client):
@@ -112,7 +112,7 @@ def test_dask_transfer_reports_unreadable_files(tmp_path, client):
         texts=TextStore(tmp_path / "texts"),
     )
     errors = [e for r in out.results for e in r.errors]
-    assert [(e[1], e[2]) for e in errors] == [(f"{sorted(docs)[2]}.txt", "unreadable")]
+    assert [(e[1], e[2]) for e in errors] == [(f"docs/{sorted(docs)[2]}.txt", "unreadable")]
     assert "cannot read" in errors[0][3]
     assert sum(len(r.keys) for r in out.results) == len(docs) - 1
     assert len(out.buckets) == 3 and all(len(b) == 2 for b in out.buckets)

@@ -140,7 +140,7 @@ def _read_batch(
             if isinstance(data, UnchangedPayload):  # the client found it unchanged
                 res.unchanged.append((index, data.key))
                 continue
-            key, text, digest = parse_item(item, data, known)
+            key, text, digest = parse_item(item, data, known, max_file_bytes)
         except ExtractionError as e:
             res.errors.append((index, e.key, e.kind, e.message))
             continue

@@ -127,6 +127,7 @@ def run_update(
         remove_keys=remove_keys,
         delete_missing_from=delete_missing_from,
         id_limit=PROVISIONAL_BASE,
+        sources=[i.source for i in items],
     )
     stats.words = resolved.words
     changes = _changes(resolved, config, replace_all)

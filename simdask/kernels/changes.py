@@ -140,77 +140,88 @@ class ResolvedChanges:
         return int(sum(d.n_words for d in self.upserted))
 
 
+#: the key of a folder that could not be listed ends with this (``essays/sub/``)
+FOLDER_SUFFIX = "/"
+
+
+def _collision(
+    key: str, source: str, seen: Mapping[str, str], known: Mapping[str, KnownDocument], remove_keys
+) -> str | None:
+    """Why ``key`` read from ``source`` may not be indexed: it was read earlier in this run
+    (``seen``: key -> source), or another source's document holds it in the index (and it
+    is not being removed); None if it may."""
+    if key in seen:
+        return f"key {key!r} given twice in this run, by {seen[key]} and by {source}; first kept"
+    if source and key in known and known[key].source != source and key not in remove_keys:
+        return (
+            f"key {key!r} is held by a document from {known[key].source}; this one from "
+            f"{source} is not indexed (keys are unique across sources: remove the other one "
+            "first, or rename the file)"
+        )
+    return None
+
+
+@dataclass
+class _Claims:
+    """What walking a run's items in order decided (see :func:`_first_claims`)."""
+
+    recomputed: list[NewVersion]
+    seen: dict[str, str]
+    errors: list[tuple[str, str, str]]
+    kept_folders: list[str]
+
+
 def _first_claims(
     versions: Iterable[NewVersion],
     unchanged: Iterable[tuple[int, str]],
     failed: Iterable[tuple[int, str, str, str]],
     counts: DocumentCounts,
-) -> tuple[list[NewVersion], set[str], list[tuple[str, str, str]]]:
+    known: Mapping[str, KnownDocument],
+    remove_keys: Collection[str],
+    source_of: Callable[[int], str],
+) -> _Claims:
     """Walk the items in order: an error is reported and claims its key (a known document
-    that failed to read keeps its old version); otherwise the first item of a key claims it
-    and later ones are ``duplicate_key`` errors. Returns the claiming new versions, the keys
-    claimed and the errors."""
+    that failed to read keeps its old version; a folder that could not be listed keeps the
+    documents under it); otherwise the first item of a key claims it, and a later one, or one
+    whose key another source's document holds, is a ``duplicate_key`` error."""
     events: list[tuple[int, str, object]] = [(i, "error", (k, kind, m)) for i, k, kind, m in failed]
     events += [(i, "same", key) for i, key in unchanged]
     events += [(v.item, "new", v) for v in versions]
     events.sort(key=lambda e: e[0])
-    errors: list[tuple[str, str, str]] = []
-    seen: set[str] = set()
-    recomputed: list[NewVersion] = []
-    for _, what, data in events:
+    out = _Claims([], {}, [], [])
+    for item, what, data in events:
         if what == "error":
-            errors.append(data)  # type: ignore[arg-type]
+            key, kind, _ = data  # type: ignore[misc]
+            out.errors.append(data)  # type: ignore[arg-type]
             counts.failed += 1
-            seen.add(data[0])  # type: ignore[index]
+            out.seen.setdefault(key, source_of(item))
+            if kind == "unreadable" and key.endswith(FOLDER_SUFFIX):
+                out.kept_folders.append(key)
             continue
         key = data if what == "same" else data.key  # type: ignore[union-attr]
-        if key in seen:
-            errors.append(
-                (key, "duplicate_key", f"key {key!r} given twice in this run; first kept")
-            )
+        source = source_of(item)
+        why = _collision(key, source, out.seen, known, remove_keys)
+        if why is not None:
+            out.errors.append((key, "duplicate_key", why))
             counts.failed += 1
             continue
-        seen.add(key)
+        out.seen[key] = source
         if what == "same":
             counts.unchanged += 1
         else:
-            recomputed.append(data)  # type: ignore[arg-type]
-    return recomputed, seen, errors
+            out.recomputed.append(data)  # type: ignore[arg-type]
+    return out
 
 
-def resolve_changes(
-    versions: Sequence[NewVersion],
-    unchanged: Iterable[tuple[int, str]],
-    failed: Iterable[tuple[int, str, str, str]],
+def _rows(
+    recomputed: list[NewVersion],
     known: Mapping[str, KnownDocument],
-    allocate: Callable[[int], list[int]],
-    *,
-    remove_keys: Collection[str] = frozenset(),
-    delete_missing_from: Collection[str] = frozenset(),
-    id_limit: int = 2**32,
-) -> ResolvedChanges:
-    """Decide per document of a run: added, modified, unchanged, deleted or failed.
-
-    ``versions``: the documents chunked (new content); ``unchanged``: ``(item, key)`` of
-    items whose content the catalog holds; ``failed``: ``(item, key, kind, message)``. Every
-    item of the run appears once in these three. ``known``: the indexed documents by key.
-    ``allocate(n)``: ``n`` fresh doc IDs for new keys (ascending; they must stay below
-    ``id_limit``). Known keys not claimed by an item are deleted when in ``remove_keys`` or
-    when their source is in ``delete_missing_from``; a key given to remove but present in
-    this run is indexed, not deleted. A document without chunks gets status ``too_short``
-    (and an error of that kind).
-    """
-    counts = DocumentCounts()
-    recomputed, seen, errors = _first_claims(versions, unchanged, failed, counts)
-    gone = {k for k in remove_keys if k in known and k not in seen}
-    gone |= {k for k, doc in known.items() if doc.source in delete_missing_from and k not in seen}
-    deleted = sorted(known[k].doc_id for k in gone)
-    counts.deleted = len(deleted)
-    new = [v for v in recomputed if v.key not in known]
-    fresh = allocate(len(new)) if new else []
-    if fresh and fresh[-1] >= id_limit:
-        raise ConfigError(f"doc IDs must stay below {id_limit}; this run needs {fresh[-1]}")
-    final_of = dict(zip((v.item for v in new), fresh, strict=True))
+    final_of: Mapping[int, int],
+    counts: DocumentCounts,
+    errors: list[tuple[str, str, str]],
+) -> list[DocumentRow]:
+    """The catalog rows of the recomputed documents (known keys keep their doc IDs, new ones
+    take ``final_of[item]``); counts added / modified / too_short and reports too_short."""
     upserted: list[DocumentRow] = []
     for v in recomputed:
         old = known.get(v.key)
@@ -237,6 +248,60 @@ def resolve_changes(
                 v.text_length,
             )
         )
+    return upserted
+
+
+def resolve_changes(
+    versions: Sequence[NewVersion],
+    unchanged: Iterable[tuple[int, str]],
+    failed: Iterable[tuple[int, str, str, str]],
+    known: Mapping[str, KnownDocument],
+    allocate: Callable[[int], list[int]],
+    *,
+    remove_keys: Collection[str] = frozenset(),
+    delete_missing_from: Collection[str] = frozenset(),
+    id_limit: int = 2**32,
+    sources: Sequence[str] | None = None,
+) -> ResolvedChanges:
+    """Decide per document of a run: added, modified, unchanged, deleted or failed.
+
+    ``versions``: the documents chunked (new content); ``unchanged``: ``(item, key)`` of
+    items whose content the catalog holds; ``failed``: ``(item, key, kind, message)``. Every
+    item of the run appears once in these three. ``known``: the indexed documents by key.
+    ``allocate(n)``: ``n`` fresh doc IDs for new keys (ascending; they must stay below
+    ``id_limit``). Known keys not claimed by an item are deleted when in ``remove_keys`` or
+    when their source is in ``delete_missing_from``; a key given to remove but present in
+    this run is indexed, not deleted. A document without chunks gets status ``too_short``
+    (and an error of that kind). ``sources``: the source of each item of the run (by item
+    index; None: versions carry theirs, others count as unknown): a key read from two
+    sources, in this run or held in the index by another source, is a ``duplicate_key``
+    error, never a replacement; documents under a folder that could not be listed (an
+    ``unreadable`` error whose key ends with ``/``) are kept.
+    """
+    counts = DocumentCounts()
+    versions = list(versions)
+    by_item = {v.item: v.source for v in versions}
+
+    def source_of(item: int) -> str:
+        if sources is not None:
+            return sources[item]
+        return by_item.get(item, "")
+
+    claims = _first_claims(versions, unchanged, failed, counts, known, remove_keys, source_of)
+    recomputed, seen, errors = claims.recomputed, claims.seen, claims.errors
+    gone = {k for k in remove_keys if k in known and k not in seen}
+    gone |= {k for k, doc in known.items() if doc.source in delete_missing_from and k not in seen}
+    if claims.kept_folders:  # under a folder that could not be listed: kept, as if unreadable
+        prefixes = tuple(claims.kept_folders)
+        gone = {k for k in gone if k in remove_keys or not k.startswith(prefixes)}
+    deleted = sorted(known[k].doc_id for k in gone)
+    counts.deleted = len(deleted)
+    new = [v for v in recomputed if v.key not in known]
+    fresh = allocate(len(new)) if new else []
+    if fresh and fresh[-1] >= id_limit:
+        raise ConfigError(f"doc IDs must stay below {id_limit}; this run needs {fresh[-1]}")
+    final_of = dict(zip((v.item for v in new), fresh, strict=True))
+    upserted = _rows(recomputed, known, final_of, counts, errors)
     modified = {d.doc_id for d in upserted if d.key in known}
     return ResolvedChanges(
         upserted=upserted,
