@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
-from simdask.engine.tasks import block_rows_task, member_keys, member_rows_task
+from simdask.engine.similarity_stage import block_rows_task, member_rows_task
 from simdask.errors import ConfigError
 from simdask.kernels.heavy import (
     HeavySets,
@@ -27,6 +27,7 @@ from simdask.kernels.heavy import (
     heavy_only_rows,
     heavy_postings,
     light_work,
+    member_keys,
     merge_histograms,
     merge_rows,
     pair_overlap,
@@ -35,7 +36,7 @@ from simdask.kernels.heavy import (
 )
 from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
 from simdask.kernels.text import chunks
-from tests.helpers.corpus import write_txt
+from tests.helpers.corpus import stem, write_txt
 from tests.test_similarity_kernels import make_shards
 
 pytestmark = pytest.mark.unit
@@ -406,10 +407,7 @@ def test_index_equals_brute_force(tmp_path, client, heavy_df, mode):
     idx.update(
         [write_txt(texts, tmp_path / "docs")], client=client, options=RunOptions(block_pairs=500)
     )
-    got = sorted(
-        (r.doc.removesuffix(".txt"), r.other.removesuffix(".txt"), r.shared, r.similarity)
-        for r in idx.pairs()
-    )
+    got = sorted((stem(r.doc), stem(r.other), r.shared, r.similarity) for r in idx.pairs())
     want = reference_rows(texts, 2.0, 5, heavy_df, mode)
     # the stored table is sorted by (doc, other) here; compare as sets of exact rows
     assert set(got) == set(want) and len(got) == len(want)
@@ -423,7 +421,8 @@ def test_index_equals_brute_force(tmp_path, client, heavy_df, mode):
 
 @pytest.mark.integration
 @pytest.mark.parametrize("mode", ["exact", "informative"])
-def test_incremental_keeps_cutoff_and_exact_counts(tmp_path, client, mode):
+@pytest.mark.parametrize("fuse_members", [1000, 0], ids=["fused", "member-blocks"])
+def test_incremental_keeps_cutoff_and_exact_counts(tmp_path, client, mode, fuse_members):
     texts = template_texts(60, seed=4)
     keys = sorted(texts)
     first = {k: texts[k] for k in keys[:45]}
@@ -432,12 +431,11 @@ def test_incremental_keeps_cutoff_and_exact_counts(tmp_path, client, mode):
     src = tmp_path / "docs"
     idx.update([write_txt(first, src)], client=client)
     write_txt(texts, src)
-    idx.update([src], client=client)
+    summary = idx.update([src], client=client, options=RunOptions(fuse_members=fuse_members))
+    assert ("merge+similarity" in summary.seconds) == (fuse_members > 0)
+    assert summary.extra["heavy"] == {"mode": mode, "cutoff": 6}
     assert idx.stats()["heavy"]["cutoff"] == 6
-    got = {
-        (r.doc.removesuffix(".txt"), r.other.removesuffix(".txt")): (r.shared, r.similarity)
-        for r in idx.pairs()
-    }
+    got = {(stem(r.doc), stem(r.other)): (r.shared, r.similarity) for r in idx.pairs()}
     sets = {k: set(chunks(t)) for k, t in texts.items()}
     exact = {(a, b): (s, sim) for a, b, s, sim in brute_rows(sets, 2.0, 10**6)}
     for pair, value in got.items():  # every stored value is the exact one
@@ -461,3 +459,20 @@ def test_stored_cutoff_and_config():
     for bad in ({"similarity_mode": "fast"}, {"heavy_df": -1}, {"max_heavy": 1.5}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             cfg.replace(**bad)
+
+
+def test_heavy_stats_serialised_in_run_stats():
+    from simdask.summary import HeavyStats, RunStats
+
+    assert "heavy" not in RunStats().extra()
+    stats = RunStats(heavy=HeavyStats("exact", None))
+    assert stats.extra()["heavy"] == {"mode": "exact", "cutoff": None}
+    stats.heavy = HeavyStats("informative", 9, heavy_chunks=3, heavy_only_searched=False)
+    stats.heavy.seconds = {"heavy_sets": 0.5}
+    assert stats.extra()["heavy"] == {
+        "mode": "informative",
+        "cutoff": 9,
+        "heavy_chunks": 3,
+        "heavy_only_searched": False,
+        "seconds": {"heavy_sets": 0.5},
+    }

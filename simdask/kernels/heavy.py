@@ -28,9 +28,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simdask.kernels.postings import doc_mask
-from simdask.kernels.similarity import _ranges, count_keys, top_k_rows
-from simdask.storage.shards import ShardData
+from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.postings import ShardData, doc_mask
+from simdask.kernels.similarity import (
+    containment,
+    count_keys,
+    member_pair_keys,
+    top_k_rows,
+)
 
 __all__ = [
     "MODES",
@@ -46,6 +51,7 @@ __all__ = [
     "heavy_postings",
     "light_work",
     "member_heavy_keys",
+    "member_keys",
     "merge_histograms",
     "merge_rows",
     "pair_overlap",
@@ -137,7 +143,7 @@ def heavy_postings(
         heavy &= df <= max_df
     idx = np.flatnonzero(heavy)
     starts = shard.offsets[idx].astype(np.int64)
-    pos = _ranges(starts, df[idx]) if len(idx) else np.zeros(0, np.int64)
+    pos = expand_ranges(starts, df[idx]) if len(idx) else np.zeros(0, np.int64)
     return df[idx], shard.doc_ids[pos]
 
 
@@ -242,9 +248,7 @@ def search_docs(sizes: np.ndarray, n_chunks: np.ndarray, threshold: float) -> np
     """Documents whose heavy chunks alone could give a row: ``100 |heavy(d)| / |d| >= threshold``
     percent (the same float expression as the rows). Sorted int64 doc IDs."""
     ok = (sizes > 0) & (n_chunks > 0)
-    sim = np.zeros(len(sizes))
-    sim[ok] = 100.0 * sizes[ok] / n_chunks[ok]
-    return np.flatnonzero(ok & (sim >= threshold))
+    return np.flatnonzero(ok & (containment(sizes, n_chunks) >= threshold))
 
 
 def still_open(queries, rows, sizes, n_chunks, top_k: int) -> np.ndarray:
@@ -261,7 +265,7 @@ def still_open(queries, rows, sizes, n_chunks, top_k: int) -> np.ndarray:
     held = np.bincount(doc, minlength=n)
     worst = np.full(n, np.inf)
     np.minimum.at(worst, doc, sim)
-    bound = 100.0 * sizes[queries] / np.maximum(n_chunks[queries], 1)
+    bound = containment(sizes[queries], n_chunks[queries])
     full = (held[queries] >= top_k) & (worst[queries] > bound)
     return queries[~full]
 
@@ -312,7 +316,7 @@ def heavy_only_rows(
         sh = order[i, j] >> np.int64(32)
         other = np.int64(2**32 - 1) - (order[i, j] & np.int64(2**32 - 1))
         doc = q[i]
-        sim = 100.0 * sh / n_chunks[doc]
+        sim = containment(sh, n_chunks[doc])
         keep = sim >= threshold
         out.append((doc[keep], other[keep], sh[keep], sim[keep]))
     if not out:
@@ -369,10 +373,25 @@ def member_heavy_keys(
     p, starts, cnt = p[ok], starts[ok], cnt[ok]
     if len(p) == 0:
         return np.zeros(0, np.uint32)
-    q = _ranges(starts, cnt)
+    q = expand_ranges(starts, cnt)
     base = np.searchsorted(block, shard.doc_ids[p]).astype(np.int64) * n_docs
     keys = np.repeat(base, cnt) + shard.doc_ids[q]
     return keys[np.repeat(p, cnt) != q].astype(np.uint32)
+
+
+def member_keys(
+    shard: ShardData, block: np.ndarray, n_docs: int, max_df: int | None, cutoff: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Member pair keys through the light chunks (``df <= cutoff``, ``<= max_df``) and through
+    the heavy ones (``cutoff < df <= max_df``; none when ``cutoff`` is None), as
+    ``(light, heavy)`` uint32 arrays (:func:`~simdask.kernels.similarity.member_pair_keys`)."""
+    if cutoff is None:
+        return member_pair_keys(shard, block, n_docs, max_df), np.zeros(0, np.uint32)
+    light = cutoff if max_df is None else min(cutoff, max_df)
+    return (
+        member_pair_keys(shard, block, n_docs, light),
+        member_heavy_keys(shard, block, n_docs, cutoff, max_df),
+    )
 
 
 def combine_member_counts(parts: list, mode: str) -> tuple[np.ndarray, np.ndarray]:
