@@ -22,7 +22,7 @@ from simdask.engine.context import RunContext
 from simdask.errors import ShardNotCachedError
 from simdask.kernels.postings import ShardData, doc_mask, merge_shard, remap_docs
 from simdask.kernels.similarity import member_pair_keys, skipped_chunks
-from simdask.storage.shards import ShardStore, encode_shard
+from simdask.storage.shards import ShardStore, encode_shard, open_shard_store
 
 __all__ = [
     "MergeSpec",
@@ -75,7 +75,7 @@ def old_shard(spec: MergeSpec, old: ShardData | None) -> ShardData | None:
             f"shard {spec.shard} generation {spec.old_generation} was expected in this "
             "worker's cache and is not there"
         )
-    return ShardStore(spec.store_root).read(spec.old_generation, spec.shard)
+    return open_shard_store(spec.store_root).read(spec.old_generation, spec.shard)
 
 
 def merge_task(
@@ -112,7 +112,7 @@ def merge_task(
         )
         data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
         if spec.store_root is not None:
-            ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
+            open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
     if spec.use_cache:
         worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
     return data
