@@ -22,7 +22,7 @@ from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundErro
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import containment, query_counts, sum_pair_counts
 from simdask.storage.catalog import Catalog, PairRow
-from simdask.storage.shards import ShardData, ShardStore, shard_ranges
+from simdask.storage.shards import ShardData, open_shard_store, shard_ranges
 from simdask.storage.text_packs import TextStore
 from simdask.summary import QueryMatch, RunSummary
 
@@ -42,7 +42,7 @@ class Index:
         self.path = path
         self.catalog = catalog
         self.config = config
-        self.store = ShardStore(catalog.meta("shard_store") or path / "shards")
+        self.store = open_shard_store(catalog.meta("shard_store") or path / "shards")
         self.texts = TextStore(path / "texts")
         self._shards: dict[tuple[int, int], ShardData] = {}
         self._doc_table: tuple[int, np.ndarray] | None = None

@@ -23,7 +23,7 @@ from simdask.errors import ShardNotCachedError
 from simdask.kernels.heavy import member_keys
 from simdask.kernels.postings import ShardData, doc_mask, merge_shard, remap_docs
 from simdask.kernels.similarity import skipped_chunks
-from simdask.storage.shards import ShardStore, encode_shard
+from simdask.storage.shards import ShardStore, encode_shard, open_shard_store
 
 __all__ = [
     "MergeSpec",
@@ -76,7 +76,7 @@ def old_shard(spec: MergeSpec, old: ShardData | None) -> ShardData | None:
             f"shard {spec.shard} generation {spec.old_generation} was expected in this "
             "worker's cache and is not there"
         )
-    return ShardStore(spec.store_root).read(spec.old_generation, spec.shard)
+    return open_shard_store(spec.store_root).read(spec.old_generation, spec.shard)
 
 
 def merge_task(
@@ -113,7 +113,7 @@ def merge_task(
         )
         data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
         if spec.store_root is not None:
-            ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
+            open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
     if spec.use_cache:
         worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
     return data
