@@ -26,6 +26,7 @@ from simdask.cli import (
     export_html,
     query,
     remove,
+    repeats,
     report,
     similar,
     stats,
@@ -58,6 +59,7 @@ COMMAND_MODULES = (
     query,
     compare,
     stats,
+    repeats,
     demo,
 )
 

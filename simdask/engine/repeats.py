@@ -18,7 +18,10 @@ groups in step 4. Memory per task is bounded by ``batch_bytes`` (text per batch)
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
+import itertools
 import json
 import math
 import os
@@ -172,10 +175,8 @@ class _DiskWatcher:
         total = 0
         for root, _, files in os.walk(self.folder):
             for f in files:
-                try:
+                with contextlib.suppress(OSError):
                     total += os.stat(os.path.join(root, f)).st_size
-                except OSError:
-                    pass
         self.peak = max(self.peak, total)
         return total
 
@@ -192,7 +193,7 @@ class _DiskWatcher:
         self._thread.join()
 
 
-def _stage(client, res: RepeatsResult, name: str, fn, calls: list[tuple], tag: str, callback):
+def _stage(client, res: RepeatsResult, name: str, fn, calls: list[tuple], *, tag: str, callback):
     """Run ``fn(*args)`` for every ``args`` in ``calls`` as tasks; their results in order."""
     t0 = time.perf_counter()
     if callback is not None:
@@ -248,41 +249,43 @@ def find_repeats(
     bases = _batches(refs, config.batch_bytes)
     res = RepeatsResult()
     work = tempfile.mkdtemp(prefix="simdask-repeats-", dir=tmp)
-    tag = uuid.uuid4().hex[:8]
+    plan = Plan(
+        config.n, config.min_count, bits, _range_bits(refs, config, bits), config.seed, work
+    )
     try:
         with _DiskWatcher(work) as watch:
-            plan = Plan(config.n, config.min_count, bits, _range_bits(refs, config, bits),
-                        config.seed, work)  # fmt: skip
-            batches = [(b, refs[lo:hi], lo) for b, (lo, hi) in enumerate(zip(bases, bases[1:]))]
-            first = pass1_task if config.method == "two-pass" else onepass_task
-            p1 = _stage(client, res, "pass1", first, [(*a, plan) for a in batches], tag, callback)
-            keys: list[str | None] = [None] * len(refs)
-            for (_, _, lo), o in zip(batches, p1, strict=True):
-                keys[lo : lo + len(o["keys"])] = o["keys"]
-                res.errors.extend(tuple(e) for e in o["errors"])
-            res.documents = sum(len(o["keys"]) for o in p1)
-            res.ngrams = sum(o["records"] for o in p1)
-            Path(work, "keys.json").write_text(json.dumps(keys), "utf-8")
-            ranges = range(plan.n_ranges)
-            stage = "op"
-            if config.method == "two-pass":
-                sel = [(r, bases, plan) for r in ranges]
-                res.candidates = sum(
-                    o["selected"] for o in _stage(client, res, "select", select_task, sel, tag,
-                                                  callback)
-                )  # fmt: skip
-                calls = [(b, rs, lo, o["keys"], plan) for (b, rs, lo), o in zip(batches, p1)]
-                _stage(client, res, "pass2", pass2_task, calls, tag, callback)
-                stage = "p2"
-            rows = _stage(client, res, "group", group_task, [(r, stage, plan) for r in ranges],
-                          tag, callback)  # fmt: skip
-            res.rows = sum(o["rows"] for o in rows)
+            _run_stages(client, refs, bases, plan, config.method, res, callback)
             watch.sample()
         res.peak_temp_bytes = watch.peak
         _write_output(Path(work, "rows"), plan.n_ranges, out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return res
+
+
+def _run_stages(client, refs, bases, plan: Plan, method: str, res: RepeatsResult, callback):
+    """The stages of one run (module docstring), stage after stage; fills ``res``."""
+    run = functools.partial(_stage, client, res, tag=uuid.uuid4().hex[:8], callback=callback)
+    batches = [(b, refs[lo:hi], lo) for b, (lo, hi) in enumerate(itertools.pairwise(bases))]
+    first = pass1_task if method == "two-pass" else onepass_task
+    p1 = run("pass1", first, [(*a, plan) for a in batches])
+    keys: list[str | None] = [None] * len(refs)
+    for (_, _, lo), o in zip(batches, p1, strict=True):
+        keys[lo : lo + len(o["keys"])] = o["keys"]
+        res.errors.extend(tuple(e) for e in o["errors"])
+    res.documents = sum(len(o["keys"]) for o in p1)
+    res.ngrams = sum(o["records"] for o in p1)
+    Path(plan.tmp, "keys.json").write_text(json.dumps(keys), "utf-8")
+    ranges = range(plan.n_ranges)
+    stage = "op"
+    if method == "two-pass":
+        selected = run("select", select_task, [(r, bases, plan) for r in ranges])
+        res.candidates = sum(o["selected"] for o in selected)
+        calls = [(*a, o["keys"], plan) for a, o in zip(batches, p1, strict=True)]
+        run("pass2", pass2_task, calls)
+        stage = "p2"
+    rows = run("group", group_task, [(r, stage, plan) for r in ranges])
+    res.rows = sum(o["rows"] for o in rows)
 
 
 def _need_pyarrow() -> None:
@@ -330,4 +333,3 @@ def _write_parquet(parts: list[Path], path: Path) -> None:
                 row["locations"] = [{"key": k, "offset": o} for k, o in row["locations"]]
             if rows:
                 w.write_table(pa.Table.from_pylist(rows, schema=schema))
-

@@ -113,7 +113,8 @@ def read_batch(refs: list) -> tuple[list[str], list[str], list[tuple[str, str, s
     for ref in refs:
         try:
             if isinstance(ref, IndexText):
-                key, text = ref.key, TextStore(ref.texts_root).read(ref.pack, ref.offset, ref.length)
+                store = TextStore(ref.texts_root)
+                key, text = ref.key, store.read(ref.pack, ref.offset, ref.length)
             else:
                 key, text, _ = read_item(ref)
         except (ExtractionError, IndexFormatError, OSError) as e:

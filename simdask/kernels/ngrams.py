@@ -151,7 +151,7 @@ def repeated_by_hash(rec: np.ndarray, min_count: int) -> np.ndarray:
     hashes); others may be too, where hashes collide (pass 2 removes those).
     """
     srt = rec[np.argsort(rec["h"], kind="stable")]
-    starts, lengths = _runs(srt["h"])
+    _, lengths = _runs(srt["h"])
     keep = np.repeat(lengths >= min_count, lengths)
     sel = srt[keep]
     return sel[np.lexsort((sel["off"], sel["doc"]))]
@@ -173,7 +173,8 @@ def group_exact(
     starts, run_len = _runs(rec["h"][order])
     raw = blob.tobytes()
     out: dict[bytes, list[int]] = {}
-    for s, ln in zip(starts[run_len >= min_count].tolist(), run_len[run_len >= min_count].tolist()):
+    big = run_len >= min_count
+    for s, ln in zip(starts[big].tolist(), run_len[big].tolist(), strict=True):
         groups: dict[bytes, list[int]] = {}
         for i in order[s : s + ln].tolist():
             a = int(text_start[i])
