@@ -19,11 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _benchutil import PeakRSS, machine, today, write_section  # noqa: E402
+from simdask.engine.repeats import RepeatsConfig, find_repeats
+from simdask.kernels.text import WORD_PATTERN
 
-from simdask.engine.repeats import RepeatsConfig, find_repeats  # noqa: E402
-from simdask.kernels.text import WORD_PATTERN  # noqa: E402
+from _benchutil import PeakRSS, machine, today, write_section
 
 CORPORA = Path("/work/main/bench-data/corpora")
 ORDER = ("manpages", "copyright", "pydocs", "docs", "changelogs")
@@ -38,14 +37,15 @@ def build_prefix(words: int, out: Path) -> tuple[int, int, int]:
             path = CORPORA / f"{name}.jsonl"
             if not path.exists():
                 continue
-            for line in open(path, encoding="utf-8"):
-                text = json.loads(line)["text"]
-                f.write(line)
-                docs += 1
-                total += len(WORD_PATTERN.findall(text.lower()))
-                nbytes += len(text.encode("utf-8"))
-                if total >= words:
-                    return docs, total, nbytes
+            with open(path, encoding="utf-8") as src:
+                for line in src:
+                    text = json.loads(line)["text"]
+                    f.write(line)
+                    docs += 1
+                    total += len(WORD_PATTERN.findall(text.lower()))
+                    nbytes += len(text.encode("utf-8"))
+                    if total >= words:
+                        return docs, total, nbytes
     return docs, total, nbytes
 
 
@@ -141,6 +141,7 @@ def plot(results: list[dict], path: Path) -> bool:
 
 
 def main() -> None:
+    """Run the series; rewrite the report after every pair (a long run leaves numbers)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1e6,3e6,1e7", help="corpus sizes in words (n fixed)")
     ap.add_argument("--n", type=int, default=8, help="n of the size series (8, as paper 004)")
@@ -165,14 +166,22 @@ def main() -> None:
             docs, words, nbytes = build_prefix(size, src)
             print(f"corpus {size}: {docs} documents, {words} words, {nbytes} bytes", flush=True)
             runs = [("size", args.n)] if size in sizes else []
-            runs += [("n", n) for n in ns if size in n_sizes and not (size in sizes and n == args.n)]
+            runs += [
+                ("n", n) for n in ns if size in n_sizes and not (size in sizes and n == args.n)
+            ]
             for series, n in runs:
                 r = pair(client, src, n, args.m, Path(td))
                 results.append({"series": series, "words": words, "docs": docs, **r})
                 if series == "size" and size in n_sizes:
                     results.append({**results[-1], "series": "n"})
+                report(args, results, done=False)
             src.unlink()
-    results.sort(key=lambda r: (r["series"], r["words"], r["two"]["n"]))
+    report(args, results, done=True)
+
+
+def report(args, results: list[dict], done: bool) -> None:
+    """Write (or rewrite) the section of ``args.doc`` and the plot from the rows so far."""
+    results = sorted(results, key=lambda r: (r["series"], r["words"], r["two"]["n"]))
     png = Path(args.doc).with_suffix(".png")
     plotted = plot(results, png)
     body = f"""Script: `scripts/bench_repeats.py {" ".join(sys.argv[1:])}`. Machine: {machine()}.
@@ -180,7 +189,7 @@ Date: {today()}. LocalCluster of {args.workers} single-threaded worker processes
 shared: other jobs ran meanwhile, so compare the two methods within a row, not across rows).
 Corpus: real text, the JSONL corpora of `scripts/build_corpora.py` ({", ".join(ORDER)}) in this
 order, whole documents up to the word count. `min_count` = {args.m}. Both methods produced
-byte-identical output in every row. Peak temporary disk: the most bytes the temporary folder
+byte-identical output in every row.{"" if done else " (Partial: the run was still going.)"} Peak temporary disk: the most bytes the temporary folder
 held (sampled every 50 ms). `candidates/ngrams`: the share of n-gram locations pass 1 kept.
 
 ### Corpus size (n = {args.n})

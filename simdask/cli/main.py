@@ -19,6 +19,7 @@ import sys
 
 from simdask import __version__
 from simdask.cli import (
+    boilerplate,
     cluster,
     compare,
     demo,
@@ -60,6 +61,7 @@ COMMAND_MODULES = (
     compare,
     stats,
     repeats,
+    boilerplate,
     demo,
 )
 
