@@ -157,33 +157,65 @@ def repeated_by_hash(rec: np.ndarray, min_count: int) -> np.ndarray:
     return sel[np.lexsort((sel["off"], sel["doc"]))]
 
 
+def _equal_to_leader(
+    member: np.ndarray, leader: np.ndarray, lengths: np.ndarray, text_start: np.ndarray, blob
+) -> np.ndarray:
+    """Whether the text of ``member[i]`` equals that of ``leader[i]`` (bool), byte for byte."""
+    ok = lengths[member] == lengths[leader]
+    m, ld = member[ok], leader[ok]
+    ln = lengths[m].astype(np.int64)
+    if len(m) == 0:
+        return ok
+    within = _ranges(ln)
+    diff = (
+        blob[np.repeat(text_start[m], ln) + within] != blob[np.repeat(text_start[ld], ln) + within]
+    )
+    ok[np.flatnonzero(ok)] = np.add.reduceat(diff.astype(np.int64), _first(ln)) == 0
+    return ok
+
+
 def group_exact(
     rec: np.ndarray, lengths: np.ndarray, blob: np.ndarray, min_count: int
 ) -> list[tuple[bytes, np.ndarray]]:
     """Exact groups of equal n-gram texts occurring at least ``min_count`` times.
 
-    ``rec[i]`` is an occurrence whose text is the ``i``-th of ``(lengths, blob)``. Records are
-    sorted by hash; only hash runs of ``min_count`` or more are compared byte for byte, so a
-    hash collision never merges two texts. Returns ``[(text, indices into rec)]`` sorted by
-    text; the indices of a group in (doc, off) order.
+    ``rec[i]`` is an occurrence whose text is the ``i``-th of ``(lengths, blob)`` (lengths of
+    at least one byte). Records are sorted by hash; only hash runs of ``min_count`` or more are
+    compared byte for byte (vectorised against the run's first text; a run with another text
+    in it, a hash collision, is split by text in Python), so a collision never merges two
+    texts. Returns ``[(text, indices into rec)]`` sorted by text; indices in (doc, off) order.
     """
     text_start = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1].astype(np.int64), out=text_start[1:])
     order = np.lexsort((rec["off"], rec["doc"], rec["h"]))
     starts, run_len = _runs(rec["h"][order])
-    raw = blob.tobytes()
-    out: dict[bytes, list[int]] = {}
     big = run_len >= min_count
-    for s, ln in zip(starts[big].tolist(), run_len[big].tolist(), strict=True):
+    starts, run_len = starts[big], run_len[big]
+    member = order[np.repeat(starts, run_len) + _ranges(run_len)]
+    leader = order[np.repeat(starts, run_len)]
+    ok = _equal_to_leader(member, leader, lengths, text_start, blob)
+    clean = np.add.reduceat(ok.astype(np.int64), _first(run_len)) == run_len if len(ok) else ok
+    raw = blob.tobytes()
+
+    def text_of(i: int) -> bytes:
+        a = int(text_start[i])
+        return raw[a : a + int(lengths[i])]
+
+    out: dict[bytes, np.ndarray] = {}
+    for s, ln, c in zip(starts.tolist(), run_len.tolist(), clean.tolist(), strict=True):
+        idx = order[s : s + ln]
+        if c:
+            out[text_of(int(idx[0]))] = idx
+            continue
         groups: dict[bytes, list[int]] = {}
-        for i in order[s : s + ln].tolist():
-            a = int(text_start[i])
-            groups.setdefault(raw[a : a + int(lengths[i])], []).append(i)
-        for text, idx in groups.items():
-            if len(idx) >= min_count:
-                out.setdefault(text, []).extend(idx)
-    result = []
-    for text in sorted(out):
-        idx = np.asarray(out[text], dtype=np.int64)
-        result.append((text, idx[np.lexsort((rec["off"][idx], rec["doc"][idx]))]))
-    return result
+        for i in idx.tolist():
+            groups.setdefault(text_of(i), []).append(i)
+        out.update((t, np.asarray(g)) for t, g in groups.items() if len(g) >= min_count)
+    return [(t, out[t]) for t in sorted(out)]
+
+
+def _first(lengths: np.ndarray) -> np.ndarray:
+    """Start of each of consecutive segments of these lengths (int64)."""
+    first = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=first[1:])
+    return first
