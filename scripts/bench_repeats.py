@@ -91,6 +91,7 @@ def _mb(b: int) -> str:
 
 
 def table(results: list[dict]) -> str:
+    """A markdown table of the pairs: time and peak temporary disk of both methods, ratios."""
     lines = [
         "| words | docs | n | rows | candidates/ngrams | two-pass s | one-pass s | time ratio "
         "| two-pass peak tmp MB | one-pass peak tmp MB | disk ratio | peak RSS MB (2p/1p) |",
@@ -109,6 +110,7 @@ def table(results: list[dict]) -> str:
 
 
 def plot(results: list[dict], path: Path) -> bool:
+    """Time and peak temporary disk against corpus size and against n (False: no matplotlib)."""
     try:
         import matplotlib
 
