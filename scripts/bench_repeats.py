@@ -192,7 +192,7 @@ shared: other jobs ran meanwhile, so compare the two methods within a row, not a
 Corpus: real text, the JSONL corpora of `scripts/build_corpora.py` ({", ".join(ORDER)}) in this
 order, whole documents up to the word count. `min_count` = {args.m}. Both methods produced
 byte-identical output in every row.{"" if done else " (Partial: the run was still going.)"} Peak temporary disk: the most bytes the temporary folder
-held (sampled every 50 ms). `candidates/ngrams`: the share of n-gram locations pass 1 kept.
+held (sampled every 50 ms), not counting the result rows (the output, the same for both). `candidates/ngrams`: the share of n-gram locations pass 1 kept.
 
 ### Corpus size (n = {args.n})
 

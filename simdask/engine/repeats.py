@@ -105,8 +105,9 @@ class RepeatsConfig:
 class RepeatsResult:
     """What a run did: ``rows`` written, ``documents`` read, ``ngrams`` seen, ``candidates``
     (two-pass: locations kept after pass 1), read ``errors`` ``(document, kind, message)``,
-    ``seconds`` per stage, ``temp_written`` bytes per stage and ``peak_temp_bytes`` (the most
-    bytes the temporary folder held, sampled every 50 ms, plus the exact per-stage sums)."""
+    ``seconds`` per stage, ``temp_written`` bytes per stage (the group stage's are the result
+    rows) and ``peak_temp_bytes`` (the most bytes the temporary folder held, result rows not
+    counted, sampled every 50 ms)."""
 
     rows: int = 0
     documents: int = 0
@@ -163,7 +164,10 @@ def _batches(refs: list, batch_bytes: int) -> list[int]:
 
 
 class _DiskWatcher:
-    """Samples the bytes under a folder every ``interval`` seconds; ``peak`` is the most seen."""
+    """Samples the bytes under a folder every ``interval`` seconds; ``peak`` is the most seen.
+
+    The result rows (``rows/``, the output itself, the same for every method) are not counted.
+    """
 
     def __init__(self, folder: str, interval: float = 0.05):
         self.folder, self.interval, self.peak = folder, interval, 0
@@ -173,7 +177,9 @@ class _DiskWatcher:
     def sample(self) -> int:
         """Bytes under the folder now (files vanishing meanwhile are skipped)."""
         total = 0
-        for root, _, files in os.walk(self.folder):
+        for root, dirs, files in os.walk(self.folder):
+            if root == self.folder and "rows" in dirs:
+                dirs.remove("rows")
             for f in files:
                 with contextlib.suppress(OSError):
                     total += os.stat(os.path.join(root, f)).st_size
