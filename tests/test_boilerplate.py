@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -76,3 +77,15 @@ def test_segments_cut_where_holders_drop():
     ids = np.array([9, 1, 2, 3, 9, 4, 3])
     assert segments(ids, post, 2) == [(1, 2, 3), (3, 3, 2), (5, 5, 2), (6, 6, 2)]
     assert segments(ids, post, 3) == [(1, 2, 3), (3, 3, 2), (5, 5, 2), (6, 6, 2)]
+
+
+def test_cli_boilerplate_jsonl(index, capsys):
+    from simdask.cli.main import main
+
+    _, idx = index
+    assert main(["boilerplate", str(idx.path), "--top", "2", "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows == [
+        {"documents": 12, "words": len(words(TEMPLATE)), "passage": " ".join(words(TEMPLATE))},
+        {"documents": 7, "words": len(words(LICENCE)), "passage": " ".join(words(LICENCE))},
+    ]
