@@ -321,15 +321,18 @@ class Index:
             raise DocumentNotFoundError(f"no stored text for {key!r}")
         return self.texts.read(doc.text_pack, doc.text_offset, doc.text_length)
 
-    def report(self, key: str, other: str, min_chunks: int = 2) -> dict[str, Any]:
+    def report(
+        self, key: str, other: str, min_chunks: int = 2, min_words: int = 0
+    ) -> dict[str, Any]:
         """Evidence for a pair: exact similarity both ways from the two stored texts, the
         hashed similarity the index holds (or would compute, if below the threshold), and the
         matching passages with character offsets into each text (see
-        :mod:`simdask.evidence.passages`)."""
+        :mod:`simdask.evidence.passages`); passages shorter than ``min_words`` words are left
+        out (the similarities are unchanged)."""
         from simdask.evidence.passages import compare_texts
 
         a, b = self.text(key), self.text(other)
-        ev = compare_texts(a, b, self.config.k, min_chunks)
+        ev = compare_texts(a, b, self.config.k, min_chunks, min_words)
         stored = {r.other: r.similarity for r in self.similar(key)}
         if other in stored:
             hashed = stored[other]

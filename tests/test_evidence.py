@@ -135,6 +135,19 @@ def test_report_command(tmp_path):
     assert longest["words"] >= r.target_end - r.target_start
     t_lo, t_hi = _char_span(text, r.target_start, r.target_end)
     assert longest["doc_start"] <= t_lo and longest["doc_end"] >= t_hi
+    cut = longest["words"]  # --min-match: shorter passages hidden, similarities unchanged
+    report = [*run, "report", tmp_path / "i", f"{r.target}.txt", f"{r.source}.txt"]
+    for min_match, want in (
+        (cut, [p for p in rep["passages"] if p["words"] >= cut]),
+        (cut + 1, []),
+    ):
+        shown = json.loads(
+            subprocess.run(
+                [*report, "--min-match", str(min_match)], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        assert shown["passages"] == want
+        assert (shown["similarity"], shown["shared"]) == (rep["similarity"], rep["shared"])
 
 
 class _Marks(HTMLParser):
@@ -210,3 +223,18 @@ def test_chance_matches_inside_a_passage_are_dropped():
     assert a[p.doc_start : p.doc_end] == src and (p.other_start, p.other_end) == (0, len(src))
     page = render_pair_html(ev.report("a", "b", ev.similarity), a, src)
     assert page.count("<mark ") == 2
+
+
+def test_min_words_hides_short_passages_only():
+    long = " ".join(f"long{i}" for i in range(30))
+    short = " ".join(f"short{i}" for i in range(8))
+    noise_a = " ".join(f"a{i}" for i in range(40))
+    noise_b = " ".join(f"b{i}" for i in range(40))
+    a = f"{noise_a} {long} {noise_a[:60]} {short} end"
+    b = f"{short} {noise_b} {long}"
+    every = compare_texts(a, b, 5, 1)
+    assert sorted(p.words for p in every.passages) == [8, 30]
+    for min_words, want in ((0, [8, 30]), (8, [8, 30]), (9, [30]), (30, [30]), (31, [])):
+        ev = compare_texts(a, b, 5, 1, min_words)
+        assert sorted(p.words for p in ev.passages) == want
+        assert (ev.similarity, ev.shared) == (every.similarity, every.shared)

@@ -19,6 +19,7 @@ import sys
 
 from simdask import __version__
 from simdask.cli import (
+    boilerplate,
     cluster,
     compare,
     demo,
@@ -26,6 +27,7 @@ from simdask.cli import (
     export_html,
     query,
     remove,
+    repeats,
     report,
     similar,
     stats,
@@ -58,6 +60,8 @@ COMMAND_MODULES = (
     query,
     compare,
     stats,
+    repeats,
+    boilerplate,
     demo,
 )
 

@@ -93,9 +93,14 @@ def _windows(ws: list[str], k: int) -> list[tuple[str, ...]]:
     return [tuple(sorted(ws[i : i + k])) for i in range(len(ws) - k + 1)]
 
 
-def compare_texts(a: str, b: str, k: int = 5, min_chunks: int = 2) -> PairEvidence:
+def compare_texts(
+    a: str, b: str, k: int = 5, min_chunks: int = 2, min_words: int = 0
+) -> PairEvidence:
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
-    least ``min_chunks`` shared chunks), ordered by position in ``a``."""
+    least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
+
+    ``min_words`` only hides short passages (``report --min-match``); the similarities still
+    count every shared chunk."""
     wa, sa, exact_a = word_offsets(a)
     wb, sb, exact_b = word_offsets(b)
     ca, cb = _windows(wa, k), _windows(wb, k)
@@ -137,7 +142,8 @@ def compare_texts(a: str, b: str, k: int = 5, min_chunks: int = 2) -> PairEviden
         found.append(
             Passage(sa[i0][0], sa[a_end][1], sb[j0][0], sb[b_end][1], a_end - i0 + 1, count)
         )
-    ev.passages = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
+    kept = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
+    ev.passages = [p for p in kept if p.words >= min_words]
     return ev
 
 
