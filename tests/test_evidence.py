@@ -210,3 +210,31 @@ def test_chance_matches_inside_a_passage_are_dropped():
     assert a[p.doc_start : p.doc_end] == src and (p.other_start, p.other_end) == (0, len(src))
     page = render_pair_html(ev.report("a", "b", ev.similarity), a, src)
     assert page.count("<mark ") == 2
+
+
+def test_keys_are_escaped_once_in_the_report_page():
+    """A key holding HTML characters shows as itself (``a&b``), never as ``a&amp;b``, in the
+    summary table, headings and title of a pair page (the site's pair pages are these pages)."""
+    import html as _html
+
+    a = "one two three four five six seven eight nine ten"
+    ev = compare_texts(a, a)
+    rep = ev.report("a&b <x>.txt", 'q"c.txt', ev.similarity)
+    page = render_pair_html(rep, a, a)
+
+    class _Text(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.chunks = []
+
+        def handle_data(self, data):
+            self.chunks.append(data)
+
+    parser = _Text()
+    parser.feed(page)
+    shown = "".join(parser.chunks)
+    assert 'a&b <x>.txt → q"c.txt' in shown
+    assert "% of a&b <x>.txt's chunks are in q\"c.txt" in shown
+    assert "&amp;" not in shown and "&lt;" not in shown
+    assert "<x>" not in page  # escaped exactly once in the markup
+    assert _html.escape("a&b <x>.txt") in page
