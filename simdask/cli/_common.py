@@ -11,6 +11,7 @@ import sys
 
 from simdask.config import IndexConfig
 from simdask.index import Index
+from simdask.ingest.sources import require_sources
 from simdask.progress import Callback, TqdmCallback
 from simdask.summary import RunSummary
 
@@ -89,6 +90,7 @@ def run_update(
     """
     from simdask.cluster.connect import connect  # dask and distributed: only for runs
 
+    require_sources(update_kwargs.get("sources") or ())  # before an index is created
     cb = run_progress(args)
     spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
