@@ -14,7 +14,6 @@ run (the index is unchanged), 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 from simdask import __version__
@@ -41,6 +40,7 @@ from simdask.cli._common import (
     EXIT_STATUS_HELP,
     EXIT_USAGE,
 )
+from simdask.cli._logging import configure_logging
 from simdask.errors import ClusterError, ConfigError, SimdaskError
 
 __all__ = ["COMMAND_MODULES", "EXIT_CLUSTER", "build_parser", "main"]
@@ -81,7 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"simdask {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log details (also Dask's) to stderr"
+    )
+    parser.add_argument("--log-file", metavar="PATH", help="append Dask's and simdask's logs here")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:
         before = set(sub.choices)
@@ -99,7 +102,7 @@ def _error(message: object, status: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simdask`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    configure_logging(args.verbose, args.log_file)
     if has_cluster_arguments(args):
         try:
             args.cluster = cluster_of(args)

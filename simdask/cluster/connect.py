@@ -49,6 +49,19 @@ WORKER_MALLOC_ENV = {
 #: and the run fails ("lost dependencies") instead of retrying the task elsewhere.
 CLUSTER_CONFIG = {"distributed.scheduler.active-memory-manager.start": False}
 
+
+def _subprocess_logging() -> tuple[int, dict[str, str]]:
+    """The log level of the scheduler and worker processes simdask starts, and the
+    environment that sets it in a worker process before it imports distributed (its
+    ``logging`` config, asyncio included): ERROR when simdask's own logger shows INFO
+    (``simdask --verbose``), else nothing but CRITICAL (simdask reports failures itself; the
+    workers' connection chatter and shutdown tracebacks are noise)."""
+    if logging.getLogger("simdask").isEnabledFor(logging.INFO):
+        return logging.INFO, {}
+    quiet = {"DASK_LOGGING__DISTRIBUTED": "critical", "DASK_LOGGING__ASYNCIO": "critical"}
+    return logging.CRITICAL, quiet
+
+
 _MEMORY_HINT = (
     "raise the memory limit per worker with --memory-limit (SIMDASK_MEMORY_LIMIT, "
     "memory_limit in the config file), or use fewer threads per worker"
@@ -110,7 +123,7 @@ def _start_ssh(spec: ClusterSpec):
     kwargs = ssh_cluster_kwargs(spec)
     try:
         with dask.config.set(CLUSTER_CONFIG):  # the remote processes inherit dask's config
-            return SSHCluster(**kwargs, silence_logs=logging.ERROR)
+            return SSHCluster(**kwargs, silence_logs=_subprocess_logging()[0])
     except Exception as e:
         opts = kwargs["connect_options"]
         ssh = "ssh" + "".join(
@@ -163,8 +176,10 @@ def connect(
         if spec.kind == "ssh":
             cluster = _start_ssh(spec)
         else:
+            level, log_env = _subprocess_logging()
             env = {
-                f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()
+                f"distributed.nanny.pre-spawn-environ.{k}": v
+                for k, v in {**WORKER_MALLOC_ENV, **log_env}.items()
             }
             with dask.config.set({**env, **CLUSTER_CONFIG}):
                 cluster = LocalCluster(
@@ -173,7 +188,7 @@ def connect(
                     processes=processes,
                     memory_limit=spec.memory_limit,
                     dashboard_address=spec.dashboard_address,
-                    silence_logs=logging.ERROR,
+                    silence_logs=level,
                 )
         try:
             client = Client(cluster)
