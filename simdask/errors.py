@@ -12,6 +12,7 @@ __all__ = [
     "ConfigError",
     "DocumentNotFoundError",
     "ExtractionError",
+    "IndexDamagedError",
     "IndexExistsError",
     "IndexFormatError",
     "IndexLockedError",
@@ -38,6 +39,14 @@ class ClusterError(SimdaskError, RuntimeError):
 
 class IndexFormatError(SimdaskError, ValueError):
     """The index on disk is of another format version or is damaged."""
+
+
+class IndexDamagedError(IndexFormatError):
+    """The index on disk is damaged: a catalog SQLite cannot read, a file whose size or
+    checksum differs from the one recorded at its commit, a missing file, or a stored value
+    outside its domain (a similarity above 100 %, a doc ID the catalog does not know). Never
+    answered around: ``simdask check INDEX`` lists the damage (exit status 5); restore the
+    index from a backup or rebuild it (``simdask update INDEX SOURCE... --rebuild``)."""
 
 
 class IndexNotFoundError(SimdaskError, FileNotFoundError):

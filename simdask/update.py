@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simdask import failpoints
+from simdask.check import damaged
 from simdask.config import IndexConfig
 from simdask.errors import (
     ConfigError,
@@ -40,7 +41,9 @@ from simdask.errors import (
 from simdask.ingest.sources import SourceItem, list_items
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog
+from simdask.storage.checksums import run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
+from simdask.storage.commit import RunChanges
 from simdask.storage.lock import WriterLock
 from simdask.storage.remote import RemoteStore, is_url
 from simdask.summary import RunSummary
@@ -261,6 +264,8 @@ class Writer:
             t = time.perf_counter()
             cb.stage("commit", None)
             summary = _summary(run_id, out, scan_s)
+            _check_rows(out.changes)
+            out.changes.files = self._checksums(out.changes)
             idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
             cb.end_stage()
         except BaseException as e:
@@ -272,6 +277,17 @@ class Writer:
         summary.documents = idx.catalog.counts()["documents"]
         summary.index_bytes = idx.disk_bytes()
         return summary
+
+    def _checksums(self, ch: RunChanges) -> list[tuple[str, int, str]]:
+        """Size and xxh3 of the shard files and text packs this run wrote, read back on this
+        machine before the commit that records them (see :mod:`simdask.storage.checksums`)."""
+        store = self.index.store
+        return run_files(
+            None if store.remote else Path(store.root),
+            self.index.path / "texts",
+            ch.shard_generations,
+            {d[7] for d in ch.upserted if d[7] is not None},
+        )
 
     def _compute(self, req: _Request, run_id: int, items: list[SourceItem]) -> RunOutcome:
         """The run on Dask (a LocalCluster for this run if no client was given)."""
@@ -387,6 +403,20 @@ class Writer:
                 idx.texts.remove(p)
             work = _clear_work(idx.path / "work")
             return {"generations": len(gone), "packs": len(dead), "work": work}
+
+
+def _check_rows(ch: RunChanges) -> None:
+    """Refuse to commit similarity rows outside their domain (0..100 percent, shared chunks
+    >= 0): computed from damaged shards (:class:`IndexDamagedError`, the index unchanged)."""
+    _, _, shared, sim = ch.rows
+    bad = (sim < 0) | (sim > 100.0 + 1e-9) | (shared < 0)
+    if len(sim) and bad.any():
+        i = int(bad.argmax())
+        raise damaged(
+            f"this run computed {int(bad.sum())} similarities outside 0..100 % (e.g. "
+            f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
+            "nothing was committed"
+        )
 
 
 def _clear_work(work: Path) -> int:

@@ -17,6 +17,7 @@ from simdask.summary import RunSummary
 
 __all__ = [
     "EXIT_CLUSTER",
+    "EXIT_DAMAGED",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -40,6 +41,8 @@ EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 #: the Dask cluster could not be reached or started, or failed during the run
 EXIT_CLUSTER = 4
+#: the index is damaged (``simdask check INDEX`` lists what; restore or ``--rebuild``)
+EXIT_DAMAGED = 5
 #: interrupted (Ctrl-C)
 EXIT_INTERRUPTED = 130
 
@@ -48,8 +51,8 @@ EXIT_STATUS_HELP = """\
 exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
 says what was expected and found; also: another update holds the index), 2 bad usage or bad
 cluster settings, 3 (query, compare) some input documents could not be read, 4 the Dask
-cluster could not be reached or started or failed during the run (the index is unchanged), 130
-interrupted.
+cluster could not be reached or started or failed during the run (the index is unchanged), 5
+the index is damaged (`simdask check INDEX` lists what), 130 interrupted.
 """
 
 #: columns of ``similar`` and ``demo``: stored directed pairs

@@ -8,16 +8,20 @@ message says what was expected and found; also: the index is locked by another u
 usage or bad cluster settings (options, SIMDASK_* variables, the config file), 3 (``query``,
 ``compare``) some input documents could not be read — they are named on stderr and the results of
 the others are printed, 4 the Dask cluster could not be reached or started, or failed during the
-run (the index is unchanged), 130 interrupted.
+run (the index is unchanged), 5 the index is damaged (``simdask check INDEX``: 0 clean, 5
+damaged, listing each damaged file or table; restore from a backup or ``--rebuild``), 130
+interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
 from simdask import __version__
 from simdask.cli import (
+    check,
     cluster,
     compare,
     demo,
@@ -34,6 +38,7 @@ from simdask.cli import (
 from simdask.cli._args import cluster_of, has_cluster_arguments
 from simdask.cli._common import (
     EXIT_CLUSTER,
+    EXIT_DAMAGED,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -41,7 +46,7 @@ from simdask.cli._common import (
     EXIT_USAGE,
 )
 from simdask.cli._logging import configure_logging
-from simdask.errors import ClusterError, ConfigError, SimdaskError
+from simdask.errors import ClusterError, ConfigError, IndexDamagedError, SimdaskError
 
 __all__ = ["COMMAND_MODULES", "EXIT_CLUSTER", "build_parser", "main"]
 
@@ -58,6 +63,7 @@ COMMAND_MODULES = (
     query,
     compare,
     stats,
+    check,
     demo,
 )
 
@@ -112,6 +118,14 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except ClusterError as e:
         return _error(e, EXIT_CLUSTER)
+    except IndexDamagedError as e:
+        return _error(e, EXIT_DAMAGED)
+    except sqlite3.DatabaseError as e:  # a catalog damaged beyond what opening it reads
+        return _error(
+            f"the index catalog (catalog.sqlite) is damaged: SQLite: {e}; run `simdask check "
+            "INDEX`, then restore the index from a backup or rebuild it with --rebuild",
+            EXIT_DAMAGED,
+        )
     except SimdaskError as e:
         return _error(e, EXIT_ERROR)
     except KeyboardInterrupt:
