@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "ClusterError",
     "ConfigError",
+    "DiskFullError",
     "DocumentNotFoundError",
     "ExtractionError",
     "IndexDamagedError",
@@ -72,6 +73,11 @@ class DocumentNotFoundError(SimdaskError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
+
+
+class DiskFullError(SimdaskError, OSError):
+    """The disk filled up during a run: the message names the path, the free space and about
+    how much the run needs; the run is not committed (the index keeps its generation)."""
 
 
 class SourceError(SimdaskError, OSError):

@@ -44,6 +44,7 @@ from simdask.storage.catalog import Catalog
 from simdask.storage.checksums import run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
 from simdask.storage.commit import RunChanges
+from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.lock import WriterLock
 from simdask.storage.remote import RemoteStore, is_url
 from simdask.summary import RunSummary
@@ -258,6 +259,7 @@ class Writer:
         scan_s = time.perf_counter() - t
         run_id = idx.catalog.start_run()
         before = set(idx.catalog.shard_generations().values())
+        free_at_start = free_bytes(idx.path)
         try:
             out = self._compute(req, run_id, items)
             failpoints.hit("before_commit")
@@ -270,6 +272,9 @@ class Writer:
             cb.end_stage()
         except BaseException as e:
             if not self._settle(run_id, e):
+                full = self._disk_full(e, items, free_at_start)
+                if full is not None:
+                    raise full from None
                 raise
         self._after_commit(run_id, before)
         summary.seconds["commit"] = time.perf_counter() - t
@@ -277,6 +282,15 @@ class Writer:
         summary.documents = idx.catalog.counts()["documents"]
         summary.index_bytes = idx.disk_bytes()
         return summary
+
+    def _disk_full(self, error: BaseException, items: list[SourceItem], free_at_start: int):
+        """A :class:`~simdask.errors.DiskFullError` if ``error`` means the disk is full."""
+        idx = self.index
+        shards = 0 if idx.store.remote else idx.disk_bytes()
+        needed = estimate_run_bytes(shards, (i.path for i in items))
+        gen = idx.catalog.generation
+        unchanged = f"the index is unchanged (generation {gen})"
+        return disk_full(error, idx.path, needed, free_at_start, unchanged)
 
     def _checksums(self, ch: RunChanges) -> list[tuple[str, int, str]]:
         """Size and xxh3 of the shard files and text packs this run wrote, read back on this
