@@ -80,7 +80,16 @@ def render_pair_html(report: dict, text_a: str, text_b: str) -> str:
             f"{report['shared']} (exact); index holds "
             f"{report['hashed_similarity']:.2f} % (hashed chunk IDs)",
         ),
-        ("passages", f"{len(ps)}; longest {longest} words"),
+        (
+            "passages",
+            f"{len(ps)}; longest {longest} words"
+            + (
+                " (truncated: a large pair; the most repeated chunks and the shortest "
+                "passages are not shown, the similarities are complete)"
+                if report.get("passages_truncated")
+                else ""
+            ),
+        ),
         ("text covered", f"{cov_a:.1f} % of {ka}, {cov_b:.1f} % of {kb}"),
     ]
     rows = "".join(
