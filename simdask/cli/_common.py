@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from simdask.config import IndexConfig
 from simdask.index import Index
@@ -93,7 +94,9 @@ def run_update(
     """
     from simdask.cluster.connect import connect  # dask and distributed: only for runs
 
-    require_sources(update_kwargs.get("sources") or ())  # before an index is created
+    place = Path(index_path)
+    if not place.exists() or (place.is_dir() and not any(place.iterdir())):
+        require_sources(update_kwargs.get("sources") or ())  # before an index is created
     cb = run_progress(args)
     spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simdask.cluster.addresses import scheduler_address
 from simdask.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -74,29 +74,11 @@ def _text(value: Any) -> str:
     return value.strip()
 
 
-_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
-_HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(\d{1,5})$")
-
-
 def _address(value: Any) -> str:
-    """A scheduler address: ``[scheme://]host:port`` (scheme tcp, tls, ws, wss, ucx; IPv6
-    hosts in brackets) or ``inproc://...``; checked here so that a bad one is a settings error
-    (exit status 2), not a failure of the connection."""
-    expected = "a scheduler address [tcp://]host:port, e.g. tcp://10.0.0.5:8786"
-    text = _text(value) if isinstance(value, str) else None
-    if text is None:
-        raise _Bad(expected)
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "tcp", text
-    if scheme not in _SCHEMES:
-        raise _Bad(f"{expected} (scheme one of {', '.join(_SCHEMES)})")
-    if scheme == "inproc":
-        return text
-    m = _HOST_PORT.match(rest)
-    if not m or not 0 < int(m.group(2)) < 65536:
-        raise _Bad(expected)
-    return text
+    try:
+        return scheduler_address(value)
+    except ValueError as e:
+        raise _Bad(str(e)) from None
 
 
 def _kind(value: Any) -> str:
