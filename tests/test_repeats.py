@@ -47,7 +47,7 @@ def corpus(tmp_path_factory):
     for key in sorted(docs)[::4]:  # a template in a quarter of the documents
         docs[key] = f"{docs[key][:50]} {TEMPLATE} {docs[key][50:]}"
     folder = write_txt(docs, tmp_path_factory.mktemp("repeats") / "docs")
-    return {f"{k}.txt": t for k, t in docs.items()}, folder  # keys as the folder gives them
+    return {f"docs/{k}.txt": t for k, t in docs.items()}, folder  # <folder name>/<path>
 
 
 @pytest.mark.parametrize(("n", "m"), [(1, 5), (3, 2), (5, 3), (8, 2)])
