@@ -17,6 +17,7 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.kernels.changes import DocumentRow
+from simdask.storage.checksums import FILES_TABLE, drop_stale
 
 __all__ = ["COMMIT_FAILPOINTS", "COMMIT_STEPS", "CommitContext", "RunChanges", "temp_ids"]
 
@@ -44,6 +45,8 @@ class RunChanges:
     skipped_chunks: int
     replace_all: bool = False
     config: IndexConfig | None = None
+    #: ``(name, size, xxh3)`` of the files this run wrote (see :mod:`simdask.storage.checksums`)
+    files: list[tuple[str, int, str]] = field(default_factory=list)
 
 
 def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -133,6 +136,12 @@ def _shard_generations(c: sqlite3.Connection, run: CommitContext) -> None:
     )
 
 
+def _file_checksums(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute(FILES_TABLE)
+    c.executemany("INSERT OR REPLACE INTO files (name, size, xxh3) VALUES (?, ?, ?)", run.ch.files)
+    drop_stale(c)
+
+
 def _errors(c: sqlite3.Connection, run: CommitContext) -> None:
     c.executemany(
         "INSERT INTO errors (run_id, key, kind, message) VALUES (?, ?, ?, ?)",
@@ -185,6 +194,7 @@ COMMIT_STEPS = (
     _insert_rows,
     _trim_rows,
     _shard_generations,
+    _file_checksums,
     _errors,
     _run_record,
     _generation,
