@@ -326,16 +326,27 @@ class Index:
         hashed similarity the index holds (or would compute, if below the threshold), and the
         matching passages with character offsets into each text (see
         :mod:`simdask.evidence.passages`)."""
+        stored = {r.other: r.similarity for r in self.similar(key)}
+        return self.report_text(key, self.text(key), other, min_chunks, stored.get(other))
+
+    def report_text(
+        self,
+        key: str,
+        text: str,
+        other: str,
+        min_chunks: int = 2,
+        hashed: float | None = None,
+    ) -> dict[str, Any]:
+        """:meth:`report` for a text ``text`` named ``key`` (e.g. a query document, not in the
+        index) and the stored document ``other``; ``hashed``: the similarity (percent) the
+        index holds for the pair, None: computed from the hashed chunk IDs of both texts."""
         from simdask.evidence.passages import compare_texts
 
-        a, b = self.text(key), self.text(other)
-        ev = compare_texts(a, b, self.config.k, min_chunks)
-        stored = {r.other: r.similarity for r in self.similar(key)}
-        if other in stored:
-            hashed = stored[other]
-        else:
+        b = self.text(other)
+        ev = compare_texts(text, b, self.config.k, min_chunks)
+        if hashed is None:
             cfg = self.config
-            ids = chunk_batch([a, b], cfg.k, cfg.hash_bits, cfg.seed)
+            ids = chunk_batch([text, b], cfg.k, cfg.hash_bits, cfg.seed)
             ia = set(ids.chunk_ids[ids.doc == 0].tolist())
             ib = set(ids.chunk_ids[ids.doc == 1].tolist())
             hashed = containment(len(ia & ib), len(ia))

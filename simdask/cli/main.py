@@ -27,6 +27,7 @@ from simdask.cli import (
     query,
     remove,
     report,
+    serve,
     similar,
     stats,
     text,
@@ -59,6 +60,7 @@ COMMAND_MODULES = (
     compare,
     stats,
     demo,
+    serve,
 )
 
 _DESCRIPTION = """\

@@ -83,7 +83,8 @@ def render_pair_html(report: dict, text_a: str, text_b: str) -> str:
         ("passages", f"{len(ps)}; longest {longest} words"),
         ("text covered", f"{cov_a:.1f} % of {a}, {cov_b:.1f} % of {b}"),
     ]
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in summary)
+    # both cells are built from escaped keys and fixed text: escaped once, here not again
+    rows = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in summary)
     data = html.escape(json.dumps({k: v for k, v in report.items() if k != "passages"}))
     body_a = _marked(text_a, a_spans, "a", "b")
     body_b = _marked(text_b, b_spans, "b", "a")

@@ -12,7 +12,7 @@ from simdask.evidence.report_html import render_pair_html
 from simdask.kernels.similarity import containment
 from simdask.progress import Callback
 
-__all__ = ["export_site", "histogram_svg"]
+__all__ = ["export_site", "histogram_bars", "histogram_svg"]
 
 _CSS = (
     "body{font:15px/1.5 system-ui,sans-serif;margin:1.5em;color:#222}"
@@ -38,6 +38,12 @@ def histogram_svg(similarities: list[float], bins: int = 10, width: int = 600) -
     counts = [0] * bins
     for s in similarities:
         counts[min(bins - 1, int(s * bins / 100.0))] += 1
+    return histogram_bars(counts, width)
+
+
+def histogram_bars(counts: list[int], width: int = 600) -> str:
+    """The SVG bar chart of pair counts per equal similarity range of 0..100 percent."""
+    bins = len(counts)
     top = max(counts) or 1
     bw, h = width // bins, 160
     bars = []
