@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -69,7 +70,7 @@ def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status)
 
 
-async def _form(request: Request, srv, extra_bytes: int = 1 << 20):
+async def _form(request: Request, srv, extra_bytes: int = 1 << 16):
     """The multipart form, the request body bounded by ``max_files`` files of the size limit."""
     limit = srv.settings.max_files * srv.settings.max_file_bytes + extra_bytes
     length = request.headers.get("content-length", "")
@@ -79,9 +80,14 @@ async def _form(request: Request, srv, extra_bytes: int = 1 << 20):
             f"request ({limit / 1e6:.1f} MB); send fewer or smaller files"
         )
     limited = Request(request.scope, limited_receive(request.receive, limit))
-    return await limited.form(
-        max_files=srv.settings.max_files, max_fields=20, max_part_size=srv.settings.max_file_bytes
-    )
+    try:
+        return await limited.form(
+            max_files=srv.settings.max_files,
+            max_fields=20,
+            max_part_size=srv.settings.max_file_bytes,
+        )
+    except HTTPException as e:  # a malformed form, too many files or fields
+        raise ValueError(e.detail) from None
 
 
 async def query(request: Request) -> Response:

@@ -94,7 +94,7 @@ async def save_uploads(
                 if written > max_file_bytes:
                     dst.close()
                     path.unlink()
-                    raise _too_large(name, written, max_file_bytes)
+                    raise _too_large(name, written, max_file_bytes, partial=True)
                 dst.write(block)
         out.append(path)
     return out
@@ -111,8 +111,9 @@ def _unique(folder: Path, name: str) -> str:
     return name
 
 
-def _too_large(name: str, size: int, limit: int) -> TooLargeError:
+def _too_large(name: str, size: int, limit: int, partial: bool = False) -> TooLargeError:
+    """``partial``: ``size`` is what was read before stopping (the file is larger)."""
     return TooLargeError(
-        f"{name} is {'over ' if size > limit else ''}{format_size(size)}, larger than the upload "
+        f"{name} is {'over ' if partial else ''}{format_size(size)}, larger than the upload "
         f"limit of {format_size(limit)} per file (the server's --max-file-size)"
     )

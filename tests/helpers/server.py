@@ -35,9 +35,10 @@ def need_web() -> None:
 
 
 @contextmanager
-def serving(index: Path, *args: str, host: str = "127.0.0.1", log: Path | None = None):
+def serving(index: Path, *args: str, host: str = "127.0.0.1", log: Path | None = None, env=None):
     """Run ``simdask serve INDEX --host HOST --port P ARGS`` until the block ends; yields
-    ``(base_url, process)``. The server's stderr goes to ``log`` (read it on failure)."""
+    ``(base_url, process)``. The server's stderr goes to ``log`` (read it on failure);
+    ``env``: extra environment variables of the server."""
     need_web()
     port = free_port(host)
     log = log or index.parent / f"serve-{port}.log"
@@ -57,6 +58,7 @@ def serving(index: Path, *args: str, host: str = "127.0.0.1", log: Path | None =
             ],
             stdout=subprocess.DEVNULL,
             stderr=err,
+            env={**os.environ, **(env or {})},
         )
     try:
         deadline = time.time() + 60
