@@ -88,6 +88,10 @@ def test_api_browse_same_as_cli(site):
     assert found["total"] == 10
     nasty = requests.get(url + "/api/documents", params={"search": "<script>"}, timeout=30)
     assert [d["key"] for d in nasty.json()["documents"]] == [NASTY]
+    counts = [0] * 10
+    for row in _cli_rows("similar", idx):
+        counts[min(9, int(row["similarity"] * 10 / 100))] += 1
+    assert requests.get(url + "/api/histogram", timeout=30).json()["bins"] == counts
     missing = requests.get(f"{url}/api/similar/nope.txt", timeout=30)
     assert missing.status_code == 404 and "nope.txt" in missing.json()["error"]
 
