@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,6 @@ class Settings:
     cluster: Any = None
     preload: bool = True
     retry_lock: float = 2.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Server:
@@ -184,6 +183,7 @@ class Guard:
 
 # --- pages ----------------------------------------------------------------------------------
 async def check_page(request: Request) -> Response:
+    """``GET /``: the check page (the table is filled by ``static/check.js``)."""
     srv = server_of(request)
     return srv.page(
         request,
@@ -194,6 +194,7 @@ async def check_page(request: Request) -> Response:
 
 
 async def documents_page(request: Request) -> Response:
+    """``GET /documents?search=S&page=N``: documents whose key contains S, 100 a page."""
     search = request.query_params.get("search", "")
     page = max(0, int_param(request.query_params.get("page"), 0))
     found = await server_of(request).reader.run(
@@ -205,6 +206,7 @@ async def documents_page(request: Request) -> Response:
 
 
 async def document_page(request: Request) -> Response:
+    """``GET /document?key=K``: a document and its stored matches both ways."""
     key = request.query_params.get("key", "")
     try:
         found = await server_of(request).reader.run(similar_rows, key)
@@ -214,6 +216,7 @@ async def document_page(request: Request) -> Response:
 
 
 async def report_page(request: Request) -> Response:
+    """``GET /report?a=KEY&b=KEY``: the side-by-side report of two indexed documents."""
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
 
     def render(idx):
@@ -226,6 +229,7 @@ async def report_page(request: Request) -> Response:
 
 
 async def check_report_page(request: Request) -> Response:
+    """``GET /check/{qid}/report?query=Q&key=K``: a checked document beside an indexed one."""
     srv = server_of(request)
     qid = request.path_params["qid"]
     qkey, key = request.query_params.get("query", ""), request.query_params.get("key", "")
@@ -249,6 +253,7 @@ async def check_report_page(request: Request) -> Response:
 
 
 async def stats_page(request: Request) -> Response:
+    """``GET /stats``: index statistics and the histogram of stored similarities."""
     reader = server_of(request).reader
     stats = await reader.run(lambda idx: idx.stats())
     counts = await reader.run(similarity_histogram)
@@ -258,11 +263,13 @@ async def stats_page(request: Request) -> Response:
 
 
 async def errors_page(request: Request) -> Response:
+    """``GET /errors``: the last committed run's per-file errors."""
     found = await server_of(request).reader.run(last_errors)
     return server_of(request).page(request, "errors.html", **found)
 
 
 async def add_page(request: Request) -> Response:
+    """``GET /add``: the upload form and the jobs (403 on a read-only server)."""
     srv = server_of(request)
     if srv.jobs is None:
         return srv.page(request, "message.html", 403, title="Read-only", text=api.READ_ONLY)
@@ -270,6 +277,7 @@ async def add_page(request: Request) -> Response:
 
 
 async def login_page(request: Request) -> Response:
+    """``GET/POST /login``: the secret, checked in constant time, opens a new session."""
     srv = server_of(request)
     if request.method == "GET":
         return srv.page(request, "login.html", error="")
@@ -286,6 +294,7 @@ async def login_page(request: Request) -> Response:
 
 
 async def logout(request: Request) -> Response:
+    """``POST /logout`` (with the CSRF token): drop the session."""
     form = await request.form(max_files=0, max_fields=4)
     if not csrf_ok(request, form.get("csrf")):
         return JSONResponse({"error": "missing or wrong CSRF token"}, 403)
