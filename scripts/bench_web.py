@@ -46,7 +46,7 @@ def page_seconds(url: str, qfile: Path, repeat: int) -> list[float]:
             driver.get(url + "/")
             box = driver.find_element("id", "files")
             driver.execute_script("arguments[0].hidden=false", box)
-            box.send_keys(str(qfile))
+            box.send_keys(str(qfile.resolve()))
             button = driver.find_element("id", "check")
             t = time.perf_counter()
             button.click()
