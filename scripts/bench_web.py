@@ -125,7 +125,7 @@ page's default). The API's rows equal `simdask query -o jsonl`'s: {same}.
 | `simdask query INDEX FILE` as a new process (for comparison) | {cli_s:.3f} |
 """
     print(body)
-    write_section(args.out, "Web query", body)
+    write_section(args.out, f"Web query ({n:,} documents)", body)
 
 
 if __name__ == "__main__":
