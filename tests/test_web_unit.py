@@ -125,3 +125,19 @@ def test_query_store_bounded():
     assert [store.get(q, "x") for q in more] == ["u"] * 3
     assert store.get(ids[1], "k1") is None  # at most three queries
     assert store.get("unknown", "x") is None
+
+
+def test_pair_report_escapes_keys_once():
+    """Issue 12 item 14: the summary escaped keys twice (``a&b`` showed as ``a&amp;b``)."""
+    from simdask.evidence.passages import compare_texts
+    from simdask.evidence.report_html import render_pair_html
+
+    text = "one two three four five six seven eight nine ten"
+    ev = compare_texts(text, text)
+    a, b = 'a&b <i>"x"</i>', "c'd"
+    page = render_pair_html(ev.report(a, b, ev.similarity), text, text)
+    esc_a, esc_b = "a&amp;b &lt;i&gt;&quot;x&quot;&lt;/i&gt;", "c&#x27;d"
+    assert f"<td>{esc_a} → {esc_b}</td>" in page
+    assert f"<h1>{esc_a} and {esc_b}</h1>" in page
+    assert "&amp;amp;" not in page and "&amp;lt;" not in page and "&amp;#x27;" not in page
+    assert "<i>" not in page
