@@ -146,11 +146,11 @@ class Guard:
         cookie = SimpleCookie(headers.get("cookie", ""))
         sid = cookie[COOKIE].value if COOKIE in cookie else None
         session = sessions.get(sid)
+        bearer = sessions.bearer_ok(headers.get("authorization"))
         new_cookie = None
-        if session is None:
+        if session is None and not bearer:  # a script with the bearer token needs none
             sid, session = sessions.new(authenticated=not sessions.required)
             new_cookie = cookie_header(sid)
-        bearer = sessions.bearer_ok(headers.get("authorization"))
         scope["simdask_session"], scope["simdask_sid"] = session, sid
         scope["simdask_bearer"] = bearer
         allowed = bearer or session.authenticated or path.startswith(_OPEN_PATHS)
