@@ -52,7 +52,7 @@ def main() -> None:
         qfile = Path(tmp) / "essay.txt"
         qfile.write_text(essay, encoding="utf-8")
         with serving(Path(tmp) / "idx") as (url, _):
-            driver = chromium_driver(1200, 820)
+            driver = chromium_driver(1280, 1150)
             try:
                 driver.get(url + "/")
                 box = driver.find_element("id", "files")
