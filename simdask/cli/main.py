@@ -32,6 +32,7 @@ from simdask.cli import (
     remove,
     repeats,
     report,
+    serve,
     similar,
     stats,
     text,
@@ -69,6 +70,7 @@ COMMAND_MODULES = (
     boilerplate,
     check,
     demo,
+    serve,
 )
 
 _DESCRIPTION = """\
