@@ -305,7 +305,7 @@ class Writer:
             None if store.remote else Path(store.root),
             self.index.path / "texts",
             ch.shard_generations,
-            {d[7] for d in ch.upserted if d[7] is not None},
+            {d.text_pack for d in ch.upserted if d.text_pack is not None},
         )
 
     def _compute(self, req: _Request, run_id: int, items: list[SourceItem]) -> RunOutcome:
