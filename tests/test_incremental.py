@@ -122,6 +122,38 @@ def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client, fuse):
     assert_same_index(idx, full_build(tmp_path, folder, client, idx.config))
 
 
+def _template_docs(n: int) -> dict[str, str]:
+    """``n`` documents: the same 20-word template, then 50 words of their own."""
+    template = " ".join(f"tpl{i}" for i in range(20))
+    return {f"t{j}": template + " " + " ".join(f"own{j}x{i}" for i in range(50)) for j in range(n)}
+
+
+@pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
+@pytest.mark.parametrize("grow", [True, False], ids=["df-rises", "df-falls"])
+def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, grow):
+    """A chunk whose document count crosses ``max_df`` changes the pairs of every document
+    holding it: built with max_df=2, a third document with the same template makes the
+    template uncounted (the first two no longer share 16 of 66 chunks = 24.24 %); deleting it
+    again makes the template count once more."""
+    docs = _template_docs(3)
+    first = {k: v for k, v in docs.items() if k != "t2"} if grow else docs
+    folder = write_txt(first, tmp_path / "src")
+    cfg = IndexConfig(hash_bits=24, shards=4, max_df=2)
+    idx = Index.create(tmp_path / "inc", cfg)
+    idx.update([folder], client=client)
+    before = {(r.doc, r.other) for r in idx.pairs()}
+    assert before == (set() if not grow else {("t0.txt", "t1.txt"), ("t1.txt", "t0.txt")})
+    if grow:
+        write_txt({"t2": docs["t2"]}, folder)
+    else:
+        (folder / "t2.txt").unlink()
+    idx.update([folder], client=client, delete_missing=True, options=RunOptions(fuse_members=fuse))
+    after = {(r.doc, r.other, r.shared, round(r.similarity, 2)) for r in idx.pairs()}
+    want = set() if grow else {("t0.txt", "t1.txt", 16, 24.24), ("t1.txt", "t0.txt", 16, 24.24)}
+    assert after == want
+    assert_same_index(idx, full_build(tmp_path, folder, client, cfg))
+
+
 @pytest.mark.system
 def test_second_writer_fails_or_waits(tmp_path, client):
     """Another process holds the writer lock: update fails at once, or waits with ``wait``."""
