@@ -123,9 +123,13 @@ def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client, fuse):
 
 
 def _template_docs(n: int) -> dict[str, str]:
-    """``n`` documents: the same 20-word template, then 50 words of their own."""
-    template = " ".join(f"tpl{i}" for i in range(20))
-    return {f"t{j}": template + " " + " ".join(f"own{j}x{i}" for i in range(50)) for j in range(n)}
+    """``n`` documents: the same ``20``-word template, then 50 words of their own."""
+    return _templated(n, 20, 50)
+
+
+def _templated(n: int, shared: int, own: int) -> dict[str, str]:
+    template = " ".join(f"tpl{i}" for i in range(shared))
+    return {f"t{j}": template + " " + " ".join(f"own{j}x{i}" for i in range(own)) for j in range(n)}
 
 
 @pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
@@ -176,37 +180,58 @@ def test_second_writer_fails_or_waits(tmp_path, client):
     assert s.added == 4
 
 
+#: documents sharing a template, so that chunk counts cross a small ``max_df`` both ways
+TEMPLATED = POOL + list(_templated(5, 40, 30).values())
+
+configs = st.builds(
+    IndexConfig,
+    k=st.integers(2, 6),
+    hash_bits=st.sampled_from([16, 20, 24]),
+    shards=st.sampled_from([1, 3, 4]),
+    top_k=st.integers(1, 4),
+    threshold=st.sampled_from([1.0, 5.0, 12.5, 50.0]),
+    max_df=st.sampled_from([None, 2, 2, 3]),
+)
+
+
 @settings(
     max_examples=int(os.environ.get("SIMDASK_PROPERTY_EXAMPLES", "25")),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
+    config=configs,
+    fuse=st.sampled_from([0, 1000]),
     runs=st.lists(
         st.lists(
             st.tuples(
                 st.sampled_from(["add", "modify", "delete", "remove"]),
                 st.integers(0, 7),
-                st.integers(0, len(POOL) - 1),
+                # half the texts from the template group: counts cross max_df often
+                st.one_of(
+                    st.integers(0, len(POOL) - 1), st.integers(len(POOL), len(TEMPLATED) - 1)
+                ),
             ),
             max_size=4,
         ),
         min_size=1,
         max_size=4,
-    )
+    ),
 )
-def test_random_run_sequences_equal_full_build(tmp_path_factory, client, runs):
+def test_random_run_sequences_equal_full_build(tmp_path_factory, client, config, fuse, runs):
+    """Any sequence of runs, under any settings, ends equal to one full build (postings and
+    the similarity table exactly, :mod:`tests.helpers.compare`)."""
     tmp = tmp_path_factory.mktemp("prop")
     folder = tmp / "src"
     folder.mkdir()
-    idx = Index.create(tmp / "inc", IndexConfig(**CFG))
+    idx = Index.create(tmp / "inc", config)
     rng = random.Random(len(runs))
     for ops in runs:
         removed = []
         for op, k, p in ops:
             f = folder / f"k{k}.txt"
             if op in ("add", "modify"):  # add re-adds a deleted key; modify may add too
-                text = POOL[p] if op == "add" else POOL[p][: rng.randint(20, 2000)]
+                text = TEMPLATED[p] if op == "add" else TEMPLATED[p][: rng.randint(20, 2000)]
                 f.write_text(text)
             elif op == "delete":
                 f.unlink(missing_ok=True)
@@ -215,6 +240,10 @@ def test_random_run_sequences_equal_full_build(tmp_path_factory, client, runs):
                 f.unlink()
         known = idx.catalog.known_documents()
         idx.update(
-            [folder], client=client, delete_missing=True, remove=[r for r in removed if r in known]
+            [folder],
+            client=client,
+            delete_missing=True,
+            remove=[r for r in removed if r in known],
+            options=RunOptions(fuse_members=fuse),
         )
-    assert_same_index(idx, full_build(tmp, folder, client))
+    assert_same_index(idx, full_build(tmp, folder, client, config))

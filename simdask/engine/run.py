@@ -27,6 +27,7 @@ from simdask.engine.tasks import (
     PROVISIONAL_BASE,
     MergeSpec,
     member_rows_task,
+    merge_crossed_task,
     merge_pairs_task,
     merge_task,
 )
@@ -212,7 +213,8 @@ def run_update(
         changes.rows_replaced = np.union1d(changed_ids, members)
         stats["refilled"] = len(refill)
     limit = min(options.fuse_members, max_block_docs(len(n_chunks)))
-    if not full and len(members) <= limit:
+    # with max_df, which documents' counts change is known only after the merge: not fused
+    if not full and config.max_df is None and len(members) <= limit:
         args = (prov_f, final_f, dropped_f, members, n_chunks_f, len(n_chunks), config, tag)
         changes.rows, changes.trim = _fused(
             client, merges, store, run_id, changed, args, cb, changes, stats, traffic
@@ -222,7 +224,13 @@ def run_update(
         _traffic_stats(stats, traffic, client, cache_before)
         failpoints.hit("after_similarity")
         return RunOutcome(changes, r["counts"], stats)
-    shard_f = merges.run(merge_task, (prov_f, final_f, dropped_f), f"simdask-merge-{tag}")
+    if full or config.max_df is None:
+        shard_f = merges.run(merge_task, (prov_f, final_f, dropped_f), f"simdask-merge-{tag}")
+    else:  # documents holding a chunk whose count crossed max_df are recomputed too
+        shard_f, crossed = _merge_crossed(client, merges, (prov_f, final_f, dropped_f), config, tag)
+        members = np.union1d(members, crossed).astype(np.uint32)
+        changes.rows_replaced = np.union1d(changes.rows_replaced, members)
+        stats["df_crossed"] = len(crossed)
     del chunked
     infos = client.gather(
         [
@@ -338,6 +346,23 @@ def _fused(client, merges, store, run_id, changed, args, cb, changes, stats, tra
     rows = tuple(np.concatenate([forward[i], reverse[i]]) for i in range(4))
     traffic.received(rows)
     return rows, np.unique(reverse[0])
+
+
+def _merge_crossed(client, merges, args, config, tag) -> tuple[list, np.ndarray]:
+    """Merge every shard and collect the documents holding a chunk whose document count
+    crossed ``max_df`` (:func:`~simdask.engine.tasks.merge_crossed_task`); returns the merged
+    shards' futures and those doc IDs (sorted uint32)."""
+    both = merges.run(merge_crossed_task, (*args, config.max_df), f"simdask-mergex-{tag}")
+    shard_f = [
+        client.submit(_first, f, key=f"simdask-merge-{tag}-s{s:04d}") for s, f in enumerate(both)
+    ]
+    crossed = client.gather(
+        [
+            client.submit(_second, f, key=f"simdask-crossed-{tag}-s{s:04d}")
+            for s, f in enumerate(both)
+        ]
+    )
+    return shard_f, np.unique(np.concatenate([np.zeros(0, np.uint32), *crossed]))
 
 
 def _first(pair):

@@ -28,6 +28,7 @@ from simdask.ingest.sources import (
 )
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.postings import (
+    crossed_docs,
     doc_mask,
     merge_shard,
     pack_pairs,
@@ -53,6 +54,7 @@ __all__ = [
     "block_rows_task",
     "chunk_task",
     "member_rows_task",
+    "merge_crossed_task",
     "merge_pairs_task",
     "merge_task",
     "old_shard",
@@ -253,6 +255,11 @@ def merge_task(
     the old generation's data is returned as it is. With a store, a rewritten shard is written
     as generation ``spec.generation``; without one the client writes what this returns.
     """
+    return _merge(spec, prov_ids, final_ids, dropped, buckets, old)[1]
+
+
+def _merge(spec, prov_ids, final_ids, dropped, buckets, old) -> tuple[ShardData | None, ShardData]:
+    """:func:`merge_task`, returning the previous generation (None: none) and the new one."""
     if buckets is None:
         files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
         buckets = [np.load(f) for f in files]
@@ -274,7 +281,26 @@ def merge_task(
             ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
     if spec.use_cache:
         worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
-    return data
+    return prev, data
+
+
+def merge_crossed_task(
+    spec: MergeSpec,
+    prov_ids: np.ndarray,
+    final_ids: np.ndarray,
+    dropped: np.ndarray,
+    max_df: int | None,
+    buckets: list[np.ndarray] | None = None,
+    old: ShardData | None = None,
+) -> tuple[ShardData, np.ndarray]:
+    """:func:`merge_task`, and the documents holding a chunk of this shard whose document
+    count crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`): their
+    similarities change although their content did not."""
+    prev, data = _merge(spec, prov_ids, final_ids, dropped, buckets, old)
+    if data is prev:
+        return data, np.zeros(0, np.uint32)
+    before = None if prev is None else (prev.chunk_keys, prev.offsets)
+    return data, crossed_docs(before, (data.chunk_keys, data.offsets, data.doc_ids), max_df)
 
 
 def merge_pairs_task(
