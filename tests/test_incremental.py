@@ -158,6 +158,27 @@ def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, grow):
     assert_same_index(idx, full_build(tmp_path, folder, client, cfg))
 
 
+@pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
+def test_tie_at_the_kth_place_keeps_the_lowest_doc_id(tmp_path, client, fuse):
+    """Equal similarities at the top-k cut: the list keeps the lowest doc IDs (the documented
+    order: similarity descending, then ``other`` ascending), also when a new document joins
+    the tie and the old list is trimmed at commit."""
+    docs = _templated(4, 40, 30)  # every pair shares the same 36 of 66 chunks
+    folder = write_txt({k: docs[k] for k in ("t0", "t1", "t2")}, tmp_path / "src")
+    cfg = IndexConfig(hash_bits=24, shards=2, top_k=1)
+    idx = Index.create(tmp_path / "inc", cfg)
+    idx.update([folder], client=client)
+    ids = {d.key: d.doc_id for d in idx.catalog.documents()}
+    assert [ids[f"t{i}.txt"] for i in range(3)] == [0, 1, 2]
+    want = {"t0.txt": "t1.txt", "t1.txt": "t0.txt", "t2.txt": "t0.txt"}
+    assert {r.doc: r.other for r in idx.pairs()} == want
+    write_txt({"t3": docs["t3"]}, folder)  # ID 3, the same similarity to all three
+    idx.update([folder], client=client, options=RunOptions(fuse_members=fuse))
+    assert {r.doc: r.other for r in idx.pairs()} == {**want, "t3.txt": "t0.txt"}
+    assert {round(r.similarity, 2) for r in idx.pairs()} == {54.55}
+    assert_same_index(idx, full_build(tmp_path, folder, client, cfg))
+
+
 @pytest.mark.system
 def test_second_writer_fails_or_waits(tmp_path, client):
     """Another process holds the writer lock: update fails at once, or waits with ``wait``."""
