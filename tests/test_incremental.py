@@ -209,9 +209,9 @@ configs = st.builds(
     k=st.integers(2, 6),
     hash_bits=st.sampled_from([16, 20, 24]),
     shards=st.sampled_from([1, 3, 4]),
-    top_k=st.integers(1, 4),
+    top_k=st.sampled_from([1, 1, 2, 4]),  # small lists: ties at the cut are common
     threshold=st.sampled_from([1.0, 5.0, 12.5, 50.0]),
-    max_df=st.sampled_from([None, 2, 2, 3]),
+    max_df=st.sampled_from([None, None, 2, 3]),
 )
 
 
