@@ -7,6 +7,7 @@ import random
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +17,7 @@ from simdask import Index, IndexConfig, RunOptions
 from simdask.errors import DocumentNotFoundError, IndexLockedError
 from tests.helpers.compare import assert_same_index, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -180,24 +182,35 @@ def test_tie_at_the_kth_place_keeps_the_lowest_doc_id(tmp_path, client, fuse):
 
 
 @pytest.mark.system
-def test_second_writer_fails_or_waits(tmp_path, client):
+def test_second_writer_fails_or_waits(tmp_path, client, monkeypatch):
     """Another process holds the writer lock: update fails at once, or waits with ``wait``."""
     folder = write_txt({f"k{i:02d}": POOL[i] for i in range(4)}, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
+    release, busy = tmp_path / "release", tmp_path / "busy"
     hold = (
-        "import sys, time; from simdask.storage.lock import WriterLock\n"
+        "import sys; from simdask.storage.lock import WriterLock\n"
+        "from tests.helpers.waiting import wait_until; from pathlib import Path\n"
         "WriterLock(sys.argv[1]).__enter__(); print('held', flush=True)\n"
-        "time.sleep(float(sys.argv[2]))"
+        "wait_until(Path(sys.argv[2]).exists, 'released by the test', timeout=300)"
     )
     holder = subprocess.Popen(
-        [sys.executable, "-c", hold, str(idx.path), "3"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", hold, str(idx.path), str(release)], stdout=subprocess.PIPE, text=True
     )
     assert holder.stdout.readline().strip() == "held"
     with pytest.raises(IndexLockedError, match="another update is running"):
         idx.update([folder], client=client)
     assert idx.pairs() == [] and idx.stats()["documents"] == 0  # readers are not blocked
+
+    def release_when_waiting():  # the holder exits once the update below waits for the lock
+        wait_until(busy.exists, "the update waits for the lock")
+        release.touch()
+
+    monkeypatch.setenv("SIMDASK_FAILPOINTS", f"lock_busy:mark:{busy}")
+    releaser = threading.Thread(target=release_when_waiting)
+    releaser.start()
     s = idx.update([folder], client=client, wait=60)  # waits until the holder exits
-    holder.wait()
+    releaser.join()
+    assert holder.wait(timeout=60) == 0
     assert s.added == 4
 
 

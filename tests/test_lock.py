@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -52,6 +51,5 @@ def test_killed_holder_releases_the_lock(tmp_path):
         WriterLock(tmp_path, wait=0.3).__enter__()
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    t = time.monotonic()
-    with WriterLock(tmp_path, wait=5):
-        assert time.monotonic() - t < 5
+    with WriterLock(tmp_path, wait=0):  # free at once: no waiting allowed
+        pass

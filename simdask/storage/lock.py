@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
+from simdask import failpoints
 from simdask.errors import IndexLockedError
 
 __all__ = ["WriterLock"]
@@ -45,6 +46,7 @@ class WriterLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                failpoints.hit("lock_busy")
                 if time.monotonic() >= deadline:
                     holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
                     os.close(fd)
