@@ -18,7 +18,7 @@ import numpy as np
 from simdask import failpoints
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
-from simdask.ingest.sources import SourceItem, list_items
+from simdask.ingest.sources import SourceItem, list_items, source_name
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import query_counts, sum_pair_counts
 from simdask.progress import Callback
@@ -207,7 +207,7 @@ class Index:
                         cb=cb,
                         remove_keys=frozenset(remove),
                         delete_missing_from=frozenset(i.source for i in items)
-                        | frozenset(str(s) for s in sources)
+                        | frozenset(source_name(s) for s in sources)
                         if delete_missing
                         else frozenset(),
                         replace_all=rebuild,

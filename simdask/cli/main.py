@@ -2,10 +2,11 @@
 
 Exit status: 0 success (a run committed, even if some files failed), 1 a simdask error (the
 message says what was expected and found; also: the index is locked by another update), 2 bad
-usage or bad cluster settings (options, SIMDASK_* variables, the config file), 3 (``query``,
-``compare``) some input documents could not be read — they are named on stderr and the results of
-the others are printed, 4 the Dask cluster could not be reached or started, or failed during the
-run (the index is unchanged), 130 interrupted.
+usage: an option out of range (index settings such as ``--hash-bits``, cluster settings,
+SIMDASK_* variables, the config file), 3 (``query``, ``compare``) some input documents could not
+be read — they are named on stderr and the results of the others are printed, 4 the Dask
+cluster could not be reached or started, or failed during the run (the index is unchanged), 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -51,10 +52,10 @@ Start with `simdask demo`, then `simdask update INDEX SOURCE...` and `simdask si
 
 _EPILOG = """\
 exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
-says what was expected and found; also: another update holds the index), 2 bad usage or bad
-cluster settings, 3 (query, compare) some input documents could not be read, 4 the Dask
-cluster could not be reached or started or failed during the run (the index is unchanged), 130
-interrupted.
+says what was expected and found; also: another update holds the index), 2 bad usage (an
+option out of range, bad cluster settings), 3 (query, compare) some input documents could not
+be read, 4 the Dask cluster could not be reached or started or failed during the run (the
+index is unchanged), 130 interrupted.
 """
 
 
@@ -453,6 +454,16 @@ _COMMANDS = {
 }
 
 
+def _bad_settings(args) -> str | None:
+    """Index settings given as options that are out of range (bad usage, exit 2), or None."""
+    given = {k: getattr(args, k) for k in _SETTINGS if getattr(args, k, None) is not None}
+    try:
+        IndexConfig(**given)
+    except ConfigError as e:
+        return str(e)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simdask`` command; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -463,6 +474,10 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as e:
             print(f"simdask: error: {e}", file=sys.stderr)
             return 2
+    bad = _bad_settings(args)
+    if bad:
+        print(f"simdask: error: {bad}", file=sys.stderr)
+        return 2
     try:
         return _COMMANDS[args.command](args)
     except ClusterError as e:

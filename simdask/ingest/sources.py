@@ -37,6 +37,7 @@ __all__ = [
     "read_document",
     "read_item",
     "read_queries",
+    "source_name",
 ]
 
 #: File name suffixes (lower case) read when a folder is walked: .txt .md .html .htm .pdf
@@ -148,6 +149,12 @@ def _listed(rel: Path) -> bool:
     return rel.suffix.lower() in SUFFIXES
 
 
+def source_name(src: str | os.PathLike) -> str:
+    """How a source is recorded as a document's ``source``: its absolute, resolved path (so a
+    folder given as ``docs``, ``./docs`` or ``/home/u/docs`` is the same source)."""
+    return str(Path(src).resolve())
+
+
 def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[SourceItem]:
     """All documents of the sources, in a deterministic order.
 
@@ -160,7 +167,7 @@ def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[S
     items: list[SourceItem] = []
     for src in sources:
         path = Path(src)
-        name = str(Path(src).resolve())
+        name = source_name(src)
         if path.is_dir():
             files = sorted(
                 p for p in path.rglob("*") if _listed(p.relative_to(path)) and p.is_file()

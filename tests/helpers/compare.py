@@ -47,10 +47,12 @@ def table_by_doc(idx: Index) -> dict[str, list[tuple[float, int, str]]]:
     return rows
 
 
-def expected_table(idx: Index) -> dict[str, list[tuple[float, int, str]]]:
+def expected_table(idx: Index, top_k: int | None = None) -> dict[str, list[tuple]]:
     """The rows the contract asks of ``idx``, counted by brute force (Python Counters) from
-    its shards' posting lists, in its own doc IDs, best first."""
+    its shards' posting lists, in its own doc IDs, best first (``top_k``: another cut than
+    the index's)."""
     cfg = idx.config
+    top_k = cfg.top_k if top_k is None else top_k
     docs = idx.catalog.documents()
     names = {d.doc_id: d.key for d in docs}
     size = {d.doc_id: d.n_chunks for d in docs}
@@ -73,7 +75,7 @@ def expected_table(idx: Index) -> dict[str, list[tuple[float, int, str]]]:
     out = {}
     for a, lst in rows.items():
         lst.sort(key=lambda x: (-x[0], x[2]))  # the contract: similarity desc, other ID asc
-        out[names[a]] = [(round(sim, 9), n, names[b]) for sim, n, b in lst[: cfg.top_k]]
+        out[names[a]] = [(round(sim, 9), n, names[b]) for sim, n, b in lst[:top_k]]
     return out
 
 
