@@ -31,6 +31,7 @@ def other_process_tries(path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", TRY, str(path)], capture_output=True, text=True)
 
 
+@pytest.mark.system  # another process tries the lock
 def test_reentrant_here_exclusive_elsewhere(tmp_path):
     with WriterLock(tmp_path):
         with WriterLock(tmp_path):
