@@ -105,7 +105,8 @@ def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np
     )
     out = (keys[ok] & ~_LOW32) | new_ids[pos_c[ok]].astype(np.uint64)
     # the input is a concatenation of sorted runs (one per chunking task) and the mapping
-    # mostly keeps their order: timsort merges such runs ~7x faster than quicksort
+    # mostly keeps their order: timsort merges such runs (scripts/bench_kernels.py compares
+    # it with quicksort on such input; docs/benchmarks.md, "Kernels")
     out.sort(kind="stable")
     return out
 

@@ -42,7 +42,7 @@ __all__ = ["ShardData", "ShardStore", "encode_shard", "shard_ranges"]
 
 _ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
 _CHUNK = 1 << 20  # elements per zarr chunk of a compressed array
-#: sorted arrays are delta-encoded (4x smaller, as fast; see docs/benchmarks.md); doc IDs are
+#: sorted arrays are delta-encoded (smaller; bytes and times: scripts/bench_kernels.py); doc IDs are
 #: nearly random within a shard and only zstd-compressed, at level 1 (fastest, same size)
 _DELTA = {"chunk_keys", "offsets"}
 _NOT_IN_SPEC = "Numcodecs codecs are not in the Zarr version 3 specification"
