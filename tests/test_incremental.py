@@ -60,6 +60,30 @@ def test_add_modify_delete_equal_full_build(tmp_path, client, fuse):
         idx.remove(["k07.txt"], client=client)
 
 
+@pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
+def test_no_stale_rows_to_modified_deleted_or_recycled_documents(tmp_path, client, fuse):
+    """Rows of unchanged documents *to* a document that changed are replaced: a modified
+    document that no longer shares text, a deleted one whose doc ID a new, unrelated document
+    then gets."""
+    opts = RunOptions(fuse_members=fuse)
+    folder = write_txt({"a": POOL[0], "b": POOL[1], "c": POOL[5], "d": POOL[6]}, tmp_path / "src")
+    idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
+    idx.update([folder], client=client)
+    pairs = {(r.doc, r.other) for r in idx.pairs()}
+    assert {("a.txt", "b.txt"), ("b.txt", "a.txt"), ("c.txt", "d.txt"), ("d.txt", "c.txt")} <= pairs
+    d_id = idx.catalog.document("d.txt").doc_id
+    (folder / "b.txt").write_text(POOL[20])  # nothing in common with a any more
+    (folder / "d.txt").unlink()
+    idx.update([folder], client=client, delete_missing=True, options=opts)
+    assert not {(r.doc, r.other) for r in idx.pairs()} & {("a.txt", "b.txt"), ("c.txt", "d.txt")}
+    assert_same_index(idx, full_build(tmp_path, folder, client))
+    (folder / "e.txt").write_text(POOL[21])  # gets d's doc ID back
+    idx.update([folder], client=client, options=opts)
+    assert idx.catalog.document("e.txt").doc_id == d_id
+    assert ("c.txt", "e.txt") not in {(r.doc, r.other) for r in idx.pairs()}
+    assert_same_index(idx, full_build(tmp_path, folder, client))
+
+
 def test_unchanged_run_changes_nothing(tmp_path, client):
     folder = write_txt({f"k{i:02d}": POOL[i] for i in range(8)}, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
