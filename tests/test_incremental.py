@@ -158,9 +158,13 @@ def _templated(n: int, shared: int, own: int) -> dict[str, str]:
     return {f"t{j}": template + " " + " ".join(f"own{j}x{i}" for i in range(own)) for j in range(n)}
 
 
-@pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
+@pytest.mark.parametrize(
+    ("fuse", "transfer"),
+    [(0, "shared"), (1000, "shared"), (0, "dask")],
+    ids=["staged", "fused", "staged-dask"],
+)
 @pytest.mark.parametrize("grow", [True, False], ids=["df-rises", "df-falls"])
-def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, grow):
+def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, transfer, grow):
     """A chunk whose document count crosses ``max_df`` changes the pairs of every document
     holding it: built with max_df=2, a third document with the same template makes the
     template uncounted (the first two no longer share 16 of 66 chunks = 24.24 %); deleting it
@@ -177,7 +181,8 @@ def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, grow):
         write_txt({"t2": docs["t2"]}, folder)
     else:
         (folder / "t2.txt").unlink()
-    idx.update([folder], client=client, delete_missing=True, options=RunOptions(fuse_members=fuse))
+    opts = RunOptions(fuse_members=fuse, transfer=transfer)
+    idx.update([folder], client=client, delete_missing=True, options=opts)
     after = {(r.doc, r.other, r.shared, round(r.similarity, 2)) for r in idx.pairs()}
     want = set() if grow else {("t0.txt", "t1.txt", 16, 24.24), ("t1.txt", "t0.txt", 16, 24.24)}
     assert after == want
