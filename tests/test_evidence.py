@@ -103,8 +103,8 @@ def test_report_command(tmp_path):
             *run,
             "report",
             tmp_path / "i",
-            f"{r.target}.txt",
-            f"{r.source}.txt",
+            f"docs/{r.target}.txt",
+            f"docs/{r.source}.txt",
             "--html",
             tmp_path / "r.html",
             "--format",
@@ -126,7 +126,7 @@ def test_report_command(tmp_path):
     } <= set(rep)
     assert rep["hashed_similarity"] == rep["similarity"]  # 32-bit IDs: no collision here
     text = subprocess.run(
-        [*run, "text", tmp_path / "i", f"{r.target}.txt"],
+        [*run, "text", tmp_path / "i", f"docs/{r.target}.txt"],
         capture_output=True,
         text=True,
         check=True,

@@ -207,4 +207,4 @@ def test_query_process_imports_neither_dask_nor_zarr(tmp_path, client):
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert "HEAVY [] 0" in out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert rows[0]["key"] == "d001.txt" and rows[0]["similarity"] == 100.0
+    assert rows[0]["key"] == "docs/d001.txt" and rows[0]["similarity"] == 100.0

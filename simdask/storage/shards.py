@@ -28,16 +28,18 @@ import os
 import shutil
 import uuid
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from simdask.errors import IndexFormatError
-from simdask.kernels.postings import find_keys
+from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.postings import ShardData, find_keys, shard_ranges
 from simdask.storage.remote import RemoteStore, is_url
 from simdask.storage.zarr_raw import array_shape, load_array, map_array, raw_array_file
 
+#: ShardData and shard_ranges live in :mod:`simdask.kernels.postings` (the kernels compute on
+#: them); they are re-exported here, where earlier versions defined them
 __all__ = ["ShardData", "ShardStore", "encode_shard", "shard_ranges"]
 
 _ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
@@ -46,40 +48,6 @@ _CHUNK = 1 << 20  # elements per zarr chunk of a compressed array
 #: nearly random within a shard and only zstd-compressed, at level 1 (fastest, same size)
 _DELTA = {"chunk_keys", "offsets"}
 _NOT_IN_SPEC = "Numcodecs codecs are not in the Zarr version 3 specification"
-
-
-def shard_ranges(hash_bits: int, n_shards: int) -> list[tuple[int, int]]:
-    """The ``[lo, hi)`` chunk-ID range of every shard: equal, contiguous, covering 2**hash_bits."""
-    space = 2**hash_bits
-    width = -(-space // n_shards)
-    return [(i * width, min((i + 1) * width, space)) for i in range(n_shards)]
-
-
-@dataclass(frozen=True)
-class ShardData:
-    """The postings of one shard range ``[lo, hi)``; see the module docstring for the arrays."""
-
-    lo: int
-    hi: int
-    chunk_keys: np.ndarray
-    offsets: np.ndarray
-    doc_ids: np.ndarray
-    generation: int = 0
-
-    @classmethod
-    def empty(cls, lo: int, hi: int) -> ShardData:
-        """A shard holding no postings."""
-        return cls(lo, hi, np.zeros(0, np.uint32), np.zeros(1, np.uint64), np.zeros(0, np.uint32))
-
-    @property
-    def n_postings(self) -> int:
-        """Number of (chunk, document) postings."""
-        return len(self.doc_ids)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the arrays in memory."""
-        return self.chunk_keys.nbytes + self.offsets.nbytes + self.doc_ids.nbytes
 
 
 class ShardStore:
@@ -242,8 +210,7 @@ class ShardStore:
         df = bounds[1] - bounds[0]
         offsets = np.zeros(len(pos) + 1, dtype=np.uint64)
         np.cumsum(df, out=offsets[1:])
-        first = offsets[:-1].astype(np.int64)
-        where = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(bounds[0] - first, df)
+        where = expand_ranges(bounds[0], df)
         doc_ids = np.asarray(_take(doc_arr, where), dtype=np.uint32)
         return ShardData(arrays["lo"], arrays["hi"], present, offsets, doc_ids, generation)
 
