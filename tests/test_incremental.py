@@ -70,17 +70,25 @@ def test_no_stale_rows_to_modified_deleted_or_recycled_documents(tmp_path, clien
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
     idx.update([folder], client=client)
     pairs = {(r.doc, r.other) for r in idx.pairs()}
-    assert {("a.txt", "b.txt"), ("b.txt", "a.txt"), ("c.txt", "d.txt"), ("d.txt", "c.txt")} <= pairs
-    d_id = idx.catalog.document("d.txt").doc_id
+    assert {
+        ("src/a.txt", "src/b.txt"),
+        ("src/b.txt", "src/a.txt"),
+        ("src/c.txt", "src/d.txt"),
+        ("src/d.txt", "src/c.txt"),
+    } <= pairs
+    d_id = idx.catalog.document("src/d.txt").doc_id
     (folder / "b.txt").write_text(POOL[20])  # nothing in common with a any more
     (folder / "d.txt").unlink()
     idx.update([folder], client=client, delete_missing=True, options=opts)
-    assert not {(r.doc, r.other) for r in idx.pairs()} & {("a.txt", "b.txt"), ("c.txt", "d.txt")}
+    assert not {(r.doc, r.other) for r in idx.pairs()} & {
+        ("src/a.txt", "src/b.txt"),
+        ("src/c.txt", "src/d.txt"),
+    }
     assert_same_index(idx, full_build(tmp_path, folder, client))
     (folder / "e.txt").write_text(POOL[21])  # gets d's doc ID back
     idx.update([folder], client=client, options=opts)
-    assert idx.catalog.document("e.txt").doc_id == d_id
-    assert ("c.txt", "e.txt") not in {(r.doc, r.other) for r in idx.pairs()}
+    assert idx.catalog.document("src/e.txt").doc_id == d_id
+    assert ("src/c.txt", "src/e.txt") not in {(r.doc, r.other) for r in idx.pairs()}
     assert_same_index(idx, full_build(tmp_path, folder, client))
 
 
@@ -176,7 +184,9 @@ def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, transfer, gr
     idx = Index.create(tmp_path / "inc", cfg)
     idx.update([folder], client=client)
     before = {(r.doc, r.other) for r in idx.pairs()}
-    assert before == (set() if not grow else {("t0.txt", "t1.txt"), ("t1.txt", "t0.txt")})
+    assert before == (
+        set() if not grow else {("src/t0.txt", "src/t1.txt"), ("src/t1.txt", "src/t0.txt")}
+    )
     if grow:
         write_txt({"t2": docs["t2"]}, folder)
     else:
@@ -184,7 +194,11 @@ def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, transfer, gr
     opts = RunOptions(fuse_members=fuse, transfer=transfer)
     idx.update([folder], client=client, delete_missing=True, options=opts)
     after = {(r.doc, r.other, r.shared, round(r.similarity, 2)) for r in idx.pairs()}
-    want = set() if grow else {("t0.txt", "t1.txt", 16, 24.24), ("t1.txt", "t0.txt", 16, 24.24)}
+    want = (
+        set()
+        if grow
+        else {("src/t0.txt", "src/t1.txt", 16, 24.24), ("src/t1.txt", "src/t0.txt", 16, 24.24)}
+    )
     assert after == want
     assert_same_index(idx, full_build(tmp_path, folder, client, cfg))
 
@@ -200,12 +214,12 @@ def test_tie_at_the_kth_place_keeps_the_lowest_doc_id(tmp_path, client, fuse):
     idx = Index.create(tmp_path / "inc", cfg)
     idx.update([folder], client=client)
     ids = {d.key: d.doc_id for d in idx.catalog.documents()}
-    assert [ids[f"t{i}.txt"] for i in range(3)] == [0, 1, 2]
-    want = {"t0.txt": "t1.txt", "t1.txt": "t0.txt", "t2.txt": "t0.txt"}
+    assert [ids[f"src/t{i}.txt"] for i in range(3)] == [0, 1, 2]
+    want = {"src/t0.txt": "src/t1.txt", "src/t1.txt": "src/t0.txt", "src/t2.txt": "src/t0.txt"}
     assert {r.doc: r.other for r in idx.pairs()} == want
     write_txt({"t3": docs["t3"]}, folder)  # ID 3, the same similarity to all three
     idx.update([folder], client=client, options=RunOptions(fuse_members=fuse))
-    assert {r.doc: r.other for r in idx.pairs()} == {**want, "t3.txt": "t0.txt"}
+    assert {r.doc: r.other for r in idx.pairs()} == {**want, "src/t3.txt": "src/t0.txt"}
     assert {round(r.similarity, 2) for r in idx.pairs()} == {54.55}
     assert_same_index(idx, full_build(tmp_path, folder, client, cfg))
 
@@ -298,8 +312,8 @@ def test_random_run_sequences_equal_full_build(tmp_path_factory, client, config,
                 f.write_text(text)
             elif op == "delete":
                 f.unlink(missing_ok=True)
-            elif f.exists() and f.name not in removed:
-                removed.append(f.name)
+            elif f.exists() and f"src/{f.name}" not in removed:
+                removed.append(f"src/{f.name}")
                 f.unlink()
         known = idx.catalog.known_documents()
         idx.update(
