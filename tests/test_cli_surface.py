@@ -68,7 +68,7 @@ def test_settings_reach_the_index_16_bit_ids_end_to_end(built):
         width = idx.config.shard_width
         for key, text in docs.items():
             for c in chunk_batch([text], 5, 16, 0).chunk_ids.tolist():
-                want[c // width].add((c, f"{key}.txt"))
+                want[c // width].add((c, f"docs/{key}.txt"))
         assert postings_by_key(idx) == want
         # rows: exactly the contract (max_df, threshold, top-k with its tie-break)
         assert_contract_rows(idx)
@@ -79,10 +79,10 @@ def test_settings_reach_the_index_16_bit_ids_end_to_end(built):
         uncut = expected_table(idx, top_k=10**6)
         assert max(len(v) for v in uncut.values()) > 2  # the cut at 2 did remove rows
         # the template's chunks are held by 3 > max_df documents: not counted, and reported
-        assert not {r.doc for r in rows if r.other.startswith("form")} & {
-            "form0.txt",
-            "form1.txt",
-            "form2.txt",
+        assert not {r.doc for r in rows if r.other.startswith("docs/form")} & {
+            "docs/form0.txt",
+            "docs/form1.txt",
+            "docs/form2.txt",
         }
         skipped = _skipped_by_brute_force(idx, 2)
     assert skipped >= 26  # the template's 26 chunks at least
@@ -100,8 +100,9 @@ def test_changing_settings_needs_rebuild(built, tmp_path):
         assert (idx.config.top_k, idx.config.max_df, idx.config.hash_bits) == (3, 3, 16)
         assert_contract_rows(idx)
         # with max_df 3 the template counts again: the forms are similar to each other
-        forms = {(r.doc, r.other) for r in idx.pairs() if r.doc.startswith("form")}
-        assert ("form0.txt", "form1.txt") in forms and ("form2.txt", "form0.txt") in forms
+        forms = {(r.doc, r.other) for r in idx.pairs() if r.doc.startswith("docs/form")}
+        assert ("docs/form0.txt", "docs/form1.txt") in forms
+        assert ("docs/form2.txt", "docs/form0.txt") in forms
         assert idx.stats()["documents"] == len(docs)
 
 
@@ -121,15 +122,15 @@ def test_export_html_remove_and_text(built, tmp_path):
     p = run("export-html", work, tmp_path / "site2", "--max-pairs", 1, "--quiet")
     assert f"1 pair reports ({len(pairs) - 1} more pairs not written" in p.stderr
     # remove: the document and its rows go, the others stay
-    p = run("remove", work, "form1.txt", *ONE_WORKER)
+    p = run("remove", work, "docs/form1.txt", *ONE_WORKER)
     assert "0 added, 0 modified, 1 deleted" in p.stderr
     with Index.open(work) as idx:
         assert idx.stats()["documents"] == n_docs - 1
-        assert all("form1.txt" not in (r.doc, r.other) for r in idx.pairs())
+        assert all("docs/form1.txt" not in (r.doc, r.other) for r in idx.pairs())
         assert_contract_rows(idx)
-    p = run("remove", work, "form1.txt", *ONE_WORKER, check=False)
-    assert p.returncode == 1 and "no document with key 'form1.txt'" in p.stderr
-    assert run("text", work, "form0.txt").stdout.startswith("tpl0 tpl1 tpl2")
+    p = run("remove", work, "docs/form1.txt", *ONE_WORKER, check=False)
+    assert p.returncode == 1 and "no document with key 'docs/form1.txt'" in p.stderr
+    assert run("text", work, "docs/form0.txt").stdout.startswith("tpl0 tpl1 tpl2")
 
 
 def test_demo(tmp_path):
@@ -178,7 +179,7 @@ def test_delete_missing_relative_paths_emptied_folder_several_sources(tmp_path):
     p = update("a", "./b")  # relative paths (spelt differently); c not given: kept
     assert "0 added, 0 modified, 5 deleted, 3 unchanged" in p.stderr
     assert indexed() == sorted(
-        [(f"{k}.txt", "b") for k in keys[5:8]] + [(f"{k}.txt", "c") for k in keys[8:]]
+        [(f"b/{k}.txt", "b") for k in keys[5:8]] + [(f"c/{k}.txt", "c") for k in keys[8:]]
     )
     # the same folder by its absolute path: nothing more to delete
     p = update(tmp_path / "b")
