@@ -351,16 +351,31 @@ class Index:
         matching passages with character offsets into each text (see
         :mod:`simdask.evidence.passages`); passages shorter than ``min_words`` words are left
         out (the similarities are unchanged)."""
+        stored = {r.other: r.similarity for r in self.similar(key)}
+        return self.report_text(
+            key, self.text(key), other, min_chunks, stored.get(other), min_words=min_words
+        )
+
+    def report_text(
+        self,
+        key: str,
+        text: str,
+        other: str,
+        min_chunks: int = 2,
+        hashed: float | None = None,
+        *,
+        min_words: int = 0,
+    ) -> dict[str, Any]:
+        """:meth:`report` for a text ``text`` named ``key`` (e.g. a query document, not in the
+        index) and the stored document ``other``; ``hashed``: the similarity (percent) the
+        index holds for the pair, None: computed from the hashed chunk IDs of both texts."""
         from simdask.evidence.passages import compare_texts
 
-        a, b = self.text(key), self.text(other)
-        ev = compare_texts(a, b, self.config.k, min_chunks, min_words)
-        stored = {r.other: r.similarity for r in self.similar(key)}
-        if other in stored:
-            hashed = stored[other]
-        else:
+        b = self.text(other)
+        ev = compare_texts(text, b, self.config.k, min_chunks, min_words)
+        if hashed is None:
             cfg = self.config
-            ids = chunk_batch([a, b], cfg.k, cfg.hash_bits, cfg.seed)
+            ids = chunk_batch([text, b], cfg.k, cfg.hash_bits, cfg.seed)
             ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded
             ib = ids.chunk_ids[ids.doc == 1]
             shared = len(np.intersect1d(ia, ib, assume_unique=True))
