@@ -23,6 +23,8 @@ class IndexConfig:
     every chunk ID). ``threshold``: least similarity stored, in percent (0 < t <= 100).
     ``top_k``: most similar documents stored per document. ``max_df``: chunks held by more
     than this many documents are not counted for similarity (``None``: count all).
+    ``lsh``: MinHash LSH setting ``"BANDSxROWS"`` such as ``"20x5"`` (``None``: no LSH mode;
+    see :mod:`simdask.kernels.lsh`).
     """
 
     k: int = 5
@@ -32,6 +34,7 @@ class IndexConfig:
     threshold: float = 1.0
     top_k: int = 100
     max_df: int | None = None
+    lsh: str | None = None
 
     def __post_init__(self) -> None:
         def need(cond: bool, what: str, value: Any) -> None:
@@ -76,6 +79,20 @@ class IndexConfig:
             "max_df must be None or an integer >= 2",
             self.max_df,
         )
+
+        if self.lsh is not None:
+            from simdask.kernels.lsh import LshParams
+
+            object.__setattr__(self, "lsh", str(LshParams.parse(self.lsh)))
+
+    @property
+    def lsh_params(self):
+        """The :class:`~simdask.kernels.lsh.LshParams` of ``lsh``, or None."""
+        if self.lsh is None:
+            return None
+        from simdask.kernels.lsh import LshParams
+
+        return LshParams.parse(self.lsh)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""

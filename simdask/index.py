@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simdask import failpoints
+from simdask import failpoints, lsh_search
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
 from simdask.ingest.sources import SourceItem, list_items
@@ -23,7 +23,9 @@ from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import query_counts, sum_pair_counts
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, PairRow
+from simdask.lsh_search import LshMatch, LshPair
 from simdask.storage.lock import WriterLock
+from simdask.storage.lsh_store import LshManifest, LshStore
 from simdask.storage.remote import RemoteStore, is_url
 from simdask.storage.shards import ShardData, ShardStore, shard_ranges
 from simdask.storage.text_packs import TextStore
@@ -251,6 +253,7 @@ class Index:
     def _abort_run(self, run_id: int, error: BaseException) -> None:
         """After a failed run: record it (if the disk lets us) and free what it wrote."""
         self.store.remove_generation(run_id)
+        LshStore(self.path / "lsh").remove_generation(run_id)
         for pack in self.texts.packs():
             if pack.startswith(f"r{run_id:06d}-"):
                 self.texts.remove(pack)
@@ -284,6 +287,7 @@ class Index:
         for p in dead_packs:
             self.texts.remove(p)
         shutil.rmtree(self.path / "work", ignore_errors=True)
+        LshStore(self.path / "lsh").collect(LshManifest.from_json(self.catalog.meta("lsh")))
         return {"generations": len(gone), "packs": len(dead_packs)}
 
     # --- reading ---------------------------------------------------------------------------
@@ -441,6 +445,16 @@ class Index:
         ]
         matches.sort(key=lambda m: (-m.similarity, -m.reverse_similarity, m.key))
         return matches
+
+    def lsh_pairs(self, min_jaccard: float = 0.0, exact: bool = False) -> list[LshPair]:
+        """MinHash LSH: all candidate pairs with estimated Jaccard >= ``min_jaccard``
+        (fraction 0..1), each unordered pair once (see :func:`simdask.lsh_search.index_pairs`)."""
+        return lsh_search.index_pairs(self, min_jaccard, exact)
+
+    def lsh_query(self, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
+        """MinHash LSH: indexed documents near each text (read-only; see
+        :func:`simdask.lsh_search.index_query`)."""
+        return lsh_search.index_query(self, texts, min_jaccard)
 
     def text(self, key: str) -> str:
         """The extracted text of a document, as it was indexed."""

@@ -162,6 +162,7 @@ def run_update(
         replace_all=replace_all,
         config=config,
     )
+    _lsh_hook(changes, chunked.results, r, catalog, text_dir, config, run_id, replace_all)
     if len(changed_ids) == 0 and not replace_all:
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
         _traffic_stats(stats, traffic, client, cache_before)
@@ -266,6 +267,26 @@ def run_update(
     _traffic_stats(stats, traffic, client, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, r["counts"], stats)
+
+
+def _lsh_hook(changes, results, r, catalog, text_dir, config, run_id, replace_all) -> None:
+    """MinHash LSH mode: write this run's LSH generation; its manifest commits with the run."""
+    old = catalog.meta("lsh")
+    if config.lsh is None and not old:
+        return
+    from simdask.engine.lsh_stage import apply_run
+    from simdask.storage.lsh_store import LshManifest, LshStore
+
+    man = apply_run(
+        LshStore(Path(text_dir).parent / "lsh"),
+        LshManifest.from_json(old),
+        config,
+        results,
+        r,
+        run_id,
+        replace_all,
+    )
+    changes.meta["lsh"] = man.to_json() if man is not None else ""
 
 
 def _location(store: ShardStore) -> str:

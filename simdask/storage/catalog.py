@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,7 @@ class RunChanges:
     ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
     inserted, then the lists of ``trim`` documents cut to ``top_k``. ``shard_generations``:
     shards rewritten by this run. ``replace_all``: a full build replacing everything.
+    ``meta``: catalog metadata set in the same transaction (e.g. the LSH manifest).
     """
 
     upserted: list[tuple]
@@ -133,6 +134,7 @@ class RunChanges:
     skipped_chunks: int
     replace_all: bool = False
     config: IndexConfig | None = None
+    meta: dict[str, str] = field(default_factory=dict)
 
 
 def _temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -304,6 +306,7 @@ class Catalog:
                     "UPDATE meta SET value = ? WHERE name = 'config'",
                     (json.dumps(ch.config.to_dict(), sort_keys=True),),
                 )
+            c.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", ch.meta.items())
             for t in ("t_rows_of", "t_rows_to", "t_trim"):
                 c.execute(f"DROP TABLE {t}")
 
