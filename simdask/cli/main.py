@@ -19,6 +19,7 @@ from pathlib import Path
 
 from simdask import __version__
 from simdask.cli import compare as compare_cmd
+from simdask.cli import lsh as lsh_cmd
 from simdask.cli import query as query_cmd
 from simdask.cli.cluster import add_cluster_command, cmd_cluster
 from simdask.cli.output import FORMATS, write_rows
@@ -125,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
         "--top-k", type=int, help=f"most similar documents kept per document ({d.top_k})"
     )
     g.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
+    g.add_argument("--lsh", metavar="BxR", help="keep MinHash LSH data: B bands of R rows (20x5)")
     g.add_argument(
         "--shard-store",
         metavar="URL",
@@ -218,6 +220,7 @@ def _parser() -> argparse.ArgumentParser:
 
     query_cmd.add_parser(sub, add_cluster_arguments)
     compare_cmd.add_parser(sub, add_cluster_arguments)
+    lsh_cmd.register(sub)
 
     p = sub.add_parser("stats", help="documents, chunks, pairs, shards, bytes on disk, config")
     p.add_argument("index", metavar="INDEX")
@@ -301,7 +304,7 @@ def _run(args, index_path, config: IndexConfig | None, **update_kwargs) -> RunSu
     return summary
 
 
-_SETTINGS = ("hash_bits", "shards", "threshold", "top_k", "max_df")
+_SETTINGS = ("hash_bits", "shards", "threshold", "top_k", "max_df", "lsh")
 
 
 def _cmd_update(args) -> int:
@@ -443,6 +446,7 @@ _COMMANDS = {
     "similar": _cmd_similar,
     "query": lambda args: query_cmd.run(args),
     "compare": lambda args: compare_cmd.run(args, _run_callback(args)),
+    "lsh": lsh_cmd.run,
     "stats": _cmd_stats,
     "remove": _cmd_remove,
     "text": _cmd_text,
