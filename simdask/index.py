@@ -21,9 +21,9 @@ from simdask.errors import ConfigError, DocumentNotFoundError, IndexExistsError,
 from simdask.ingest.sources import SourceItem, list_items
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import query_counts, sum_pair_counts
+from simdask.lsh_search import LshMatch, LshPair
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, PairRow
-from simdask.lsh_search import LshMatch, LshPair
 from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshManifest, LshStore
 from simdask.storage.remote import RemoteStore, is_url

@@ -114,7 +114,10 @@ def _exact_of(idx: Index, names: dict[int, str], a: np.ndarray, b: np.ndarray) -
     texts = [idx.text(names[d]) for d in docs]
     sets = _chunk_sets(texts, idx.config)
     pos = {d: i for i, d in enumerate(docs)}
-    return [exact_jaccard(sets[pos[x]], sets[pos[y]]) for x, y in zip(a.tolist(), b.tolist())]
+    return [
+        exact_jaccard(sets[pos[x]], sets[pos[y]])
+        for x, y in zip(a.tolist(), b.tolist(), strict=True)
+    ]
 
 
 def _chunk_sets(texts: Sequence[str], config: IndexConfig) -> list[np.ndarray]:
@@ -137,9 +140,7 @@ def _text_lsh(texts: Sequence[str], config: IndexConfig, params: LshParams):
     return batch_lsh(cb.chunk_ids, cb.doc, len(texts), params, config.seed)
 
 
-def index_query(
-    idx: Index, texts: Sequence[str], min_jaccard: float = 0.0
-) -> list[list[LshMatch]]:
+def index_query(idx: Index, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
     """For each text (not in the index), the indexed documents sharing one of its band keys
     with estimated Jaccard >= ``min_jaccard`` (fraction), best first. Read-only."""
     conn = idx.catalog.conn

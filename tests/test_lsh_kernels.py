@@ -44,9 +44,7 @@ def brute_signature(values: list[int], n_perm: int, seed: int) -> list[int]:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    docs=st.lists(
-        st.lists(st.integers(0, 2**32 - 1), max_size=40), min_size=0, max_size=12
-    ),
+    docs=st.lists(st.lists(st.integers(0, 2**32 - 1), max_size=40), min_size=0, max_size=12),
     n_perm=st.integers(1, 17),
     seed=st.integers(0, 2**64 - 1),
     block=st.sampled_from([1, 7, 64, 1 << 19]),

@@ -202,9 +202,7 @@ def candidate_pairs(keys: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.
     return a[keep], b[keep]
 
 
-def cross_pairs(
-    keys_a: np.ndarray, keys_b: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def cross_pairs(keys_a: np.ndarray, keys_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pairs ``(i, j)`` of row ``i`` of ``keys_a`` and row ``j`` of ``keys_b`` (both
     ``(n, bands)`` band keys) sharing a band key, each pair once, sorted."""
     na, nb = len(keys_a), len(keys_b)

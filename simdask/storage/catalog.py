@@ -306,7 +306,9 @@ class Catalog:
                     "UPDATE meta SET value = ? WHERE name = 'config'",
                     (json.dumps(ch.config.to_dict(), sort_keys=True),),
                 )
-            c.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", ch.meta.items())
+            c.executemany(
+                "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", ch.meta.items()
+            )
             for t in ("t_rows_of", "t_rows_to", "t_trim"):
                 c.execute(f"DROP TABLE {t}")
 
