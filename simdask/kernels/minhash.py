@@ -30,8 +30,8 @@ __all__ = [
 EMPTY = np.uint32(0xFFFFFFFF)
 #: most permutations a signature may have
 MAX_PERMS = 1024
-#: elements (rows x permutations) of one work block, ~4 MiB of uint64
-_BLOCK_ELEMS = 1 << 19
+#: elements (rows x permutations) of one work block, 512 KiB of uint64 (fits L2 caches)
+_BLOCK_ELEMS = 1 << 16
 
 
 def perm_coeffs(n_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

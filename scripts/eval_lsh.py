@@ -1,0 +1,435 @@
+"""Evaluation of the MinHash LSH mode (issue 15), after paper 001 (and 003's use cases).
+
+Part 1, precision/recall (paper 001, §4.2): an index of ``--pr-docs`` generated documents;
+query documents are plagiarised variants of ``--originals`` of them, made the paper's three
+ways (every x-th word replaced, words at uniformly random positions replaced, the first x words
+replaced) plus paper 003's way (each line swapped, with probability p, for a random line of
+another document). For each (r, b) of the papers, at Jaccard thresholds 0.8 and 0.9:
+precision and recall of the candidates (paper 001's definition: a candidate pair is a true
+positive when its exact Jaccard is >= t; recall = true positives / query-original pairs with
+exact Jaccard >= t), the same after the ``--min t`` filter on the signature estimate, indexing
+time (``update --lsh``), and, in the same run on the same corpus and queries, datasketch's
+MinHashLSH and rensa's RMinHashLSH with the same (b, r) and Python word 5-gram shingling; beside
+them the exact containment index's recall (``Index.query_many``, containment >= t).
+
+Part 2, throughput on ``--docs`` documents (plus near-duplicates planted for recall):
+``update`` vs ``update --lsh`` (fresh indexes, alternating), LSH build + all pairs for simdask,
+rensa and datasketch; paper 003's use cases timed (all pairs, two groups, one query).
+
+Writes docs/lsh.md (section "Evaluation (eval_lsh.py)") and the S-curve plot docs/lsh_scurve.png.
+
+    python scripts/eval_lsh.py --docs 20000 --words 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from simdask import Index, IndexConfig
+from simdask.ingest.synth import generate_corpus
+from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.lsh import LshParams, batch_lsh, candidate_pairs, is_empty
+from simdask.lsh_search import group_pairs
+
+from _benchutil import machine, today, write_section
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = [(2, 4), (3, 8), (4, 12), (5, 18), (6, 24), (2, 50), (4, 25), (5, 20), (10, 10)]
+THRESHOLDS = (0.8, 0.9)
+WORD = re.compile(r"\w+")
+
+
+# --- corpora and variants ---------------------------------------------------------------
+def make_variants(texts: list[str], originals: list[int], rng) -> list[tuple[int, str, str]]:
+    """``(original, kind, text)``: the paper-001 variants and paper-003 line swaps."""
+    out = []
+    for o in originals:
+        words = texts[o].split()
+        n = len(words)
+
+        def fake(m: int) -> list[str]:
+            return ["".join(rng.choice(list("qxjzkvw"), 6)) for _ in range(m)]
+
+        for x in (25, 50, 100, 200):  # every x-th word replaced
+            w = list(words)
+            for i in range(x - 1, n, x):
+                w[i] = fake(1)[0]
+            out.append((o, f"step/{x}", " ".join(w)))
+        for f in (0.005, 0.01, 0.02, 0.04):  # words at uniform positions replaced
+            w = list(words)
+            for i in rng.choice(n, max(1, round(f * n)), replace=False):
+                w[i] = fake(1)[0]
+            out.append((o, f"uniform/{f}", " ".join(w)))
+        for f in (0.02, 0.05, 0.1, 0.2):  # the first x words replaced
+            m = max(1, round(f * n))
+            out.append((o, f"range/{f}", " ".join(fake(m) + words[m:])))
+        lines = texts[o].split("\n")
+        for p in (0.02, 0.05, 0.1):  # lines swapped in from other documents (paper 003)
+            ls = list(lines)
+            for i in range(len(ls)):
+                if rng.random() < p:
+                    other = texts[int(rng.integers(len(texts)))].split("\n")
+                    ls[i] = other[int(rng.integers(len(other)))]
+            out.append((o, f"lines/{p}", "\n".join(ls)))
+    return out
+
+
+def chunk_sets(texts: list[str]) -> list[np.ndarray]:
+    """simdask's chunk-ID sets (k=5, 28 bits), the ground truth's sets."""
+    cb = chunk_batch(texts, 5, 28, 0)
+    order = np.argsort(cb.doc, kind="stable")
+    ids, doc = cb.chunk_ids[order], cb.doc[order]
+    cut = np.searchsorted(doc, np.arange(len(texts) + 1))
+    return [ids[cut[i] : cut[i + 1]] for i in range(len(texts))]
+
+
+def jac(a: np.ndarray, b: np.ndarray) -> float:
+    u = len(np.union1d(a, b))
+    return len(np.intersect1d(a, b, assume_unique=True)) / u if u else 0.0
+
+
+def shingles(text: str) -> list[str]:
+    """The usual Python shingling of the peers: lowercase word 5-grams."""
+    w = WORD.findall(text.lower())
+    return list({" ".join(w[i : i + 5]) for i in range(len(w) - 4)})
+
+
+def write_jsonl(texts: list[str], keys: list[str], path: Path) -> Path:
+    with open(path, "w") as f:
+        for k, t in zip(keys, texts, strict=True):
+            f.write(json.dumps({"id": k, "text": t}) + "\n")
+    return path
+
+
+# --- peers ---------------------------------------------------------------------------------
+def peer_datasketch(sh_docs, sh_queries, b, r):
+    """datasketch MinHash + MinHashLSH: (build s, query s, candidates per query, all-pairs)."""
+    from datasketch import MinHash, MinHashLSH
+
+    t = time.perf_counter()
+    lsh = MinHashLSH(num_perm=b * r, params=(b, r))
+    for i, s in enumerate(sh_docs):
+        m = MinHash(num_perm=b * r)
+        m.update_batch([x.encode() for x in s])
+        lsh.insert(i, m)
+    build = time.perf_counter() - t
+    t = time.perf_counter()
+    cands = []
+    for s in sh_queries:
+        m = MinHash(num_perm=b * r)
+        m.update_batch([x.encode() for x in s])
+        cands.append(set(lsh.query(m)))
+    return build, time.perf_counter() - t, cands
+
+
+def peer_rensa(sh_docs, sh_queries, b, r):
+    """rensa digest matrix + RMinHashLSH: (build s, query s, candidates per query)."""
+    from rensa import RMinHash, RMinHashLSH
+
+    t = time.perf_counter()
+    lsh = RMinHashLSH(threshold=0.8, num_perm=b * r, num_bands=b)
+    lsh.insert_matrix(RMinHash.digest_matrix_from_token_sets(sh_docs, b * r, 42))
+    build = time.perf_counter() - t
+    t = time.perf_counter()
+    cands = [set(c) for c in lsh.query_all(RMinHash.from_token_sets(sh_queries, b * r, 42))]
+    return build, time.perf_counter() - t, cands
+
+
+# --- part 1 -------------------------------------------------------------------------------
+def pr(cands: list[set], truth: np.ndarray, orig: list[int], qsets, dsets, t: float):
+    """Paper 001's precision and recall: candidates judged by their exact Jaccard."""
+    tp = fp = 0
+    for q, cs in enumerate(cands):
+        for d in cs:
+            j = truth[q] if d == orig[q] else jac(qsets[q], dsets[d])
+            tp, fp = (tp + 1, fp) if j >= t else (tp, fp + 1)
+    relevant = int((truth >= t).sum())
+    return (tp / (tp + fp) if tp + fp else 1.0), (tp / relevant if relevant else 1.0)
+
+
+def part1(args, client, work: Path) -> tuple[str, dict]:
+    rng = np.random.default_rng(1)
+    corpus = generate_corpus(args.pr_docs, mean_words=args.pr_words, reuse_fraction=0, seed=3)
+    texts = [d.text for d in corpus.docs]
+    keys = [d.key for d in corpus.docs]
+    key_ix = {k: i for i, k in enumerate(keys)}
+    src = write_jsonl(texts, keys, work / "pr.jsonl")
+    originals = sorted(rng.choice(len(texts), args.originals, replace=False).tolist())
+    variants = make_variants(texts, originals, rng)
+    qtexts = [v[2] for v in variants]
+    orig = [v[0] for v in variants]
+    dsets, qsets = chunk_sets(texts), chunk_sets(qtexts)
+    truth = np.array([jac(qsets[q], dsets[orig[q]]) for q in range(len(qtexts))])
+    t = time.perf_counter()
+    sh_docs = [shingles(x) for x in texts]
+    sh_q = [shingles(x) for x in qtexts]
+    shingle_s = time.perf_counter() - t
+    plain = work / "pr-plain"
+    t = time.perf_counter()
+    with Index.create(plain, IndexConfig()) as idx:
+        idx.update([src], client=client)
+        plain_s = time.perf_counter() - t
+        exact = idx.query_many(qtexts, 0.0)
+    exact_found = {
+        th: np.array(
+            [
+                orig[q] in {key_ix[m.key] for m in ms if m.similarity >= 100 * th}
+                for q, ms in enumerate(exact)
+            ]
+        )
+        for th in THRESHOLDS
+    }
+    rows, curve = [], {}
+    for r, b in SETTINGS:
+        path = work / f"pr-{b}x{r}"
+        shutil.rmtree(path, ignore_errors=True)
+        t = time.perf_counter()
+        with Index.create(path, IndexConfig(lsh=f"{b}x{r}")) as idx:
+            idx.update([src], client=client)
+            ours_build = time.perf_counter() - t
+            t = time.perf_counter()
+            res = idx.lsh_query(qtexts)
+            ours_q = time.perf_counter() - t
+        ours = [{key_ix[m.key] for m in ms} for ms in res]
+        est = [{key_ix[m.key]: m.jaccard for m in ms} for ms in res]
+        hit = np.array([orig[q] in ours[q] for q in range(len(qtexts))])
+        curve[(b, r)] = (truth, hit)
+        ds = peer_datasketch(sh_docs, sh_q, b, r)
+        rs = peer_rensa(sh_docs, sh_q, b, r)
+        for th in THRESHOLDS:
+            filt = [{d for d, j in e.items() if j >= th} for e in est]
+            rel = truth >= th
+            exact_recall = exact_found[th][rel].mean() if rel.any() else 1.0
+            rows.append(
+                (
+                    r,
+                    b,
+                    th,
+                    pr(ours, truth, orig, qsets, dsets, th),
+                    pr(filt, truth, orig, qsets, dsets, th),
+                    ours_build,
+                    ours_q,
+                    pr(ds[2], truth, orig, qsets, dsets, th),
+                    ds[0] + shingle_s,
+                    ds[1],
+                    pr(rs[2], truth, orig, qsets, dsets, th),
+                    rs[0] + shingle_s,
+                    rs[1],
+                    exact_recall,
+                )
+            )
+        print(f"part 1: r={r} b={b} done", file=sys.stderr)
+    n_rel = {th: int((truth >= th).sum()) for th in THRESHOLDS}
+    kinds = sorted({v[1].split("/")[0] for v in variants})
+    head = (
+        f"Corpus: {args.pr_docs} generated documents of ~{args.pr_words} words (`generate_corpus`, "
+        f"no planted reuse); {len(qtexts)} query documents = {args.originals} originals x "
+        f"{len(qtexts) // args.originals} variants ({', '.join(kinds)}); exact Jaccard of the "
+        f"query-original chunk sets: min {truth.min():.2f}, median {np.median(truth):.2f}, "
+        f"max {truth.max():.2f}; {n_rel[0.8]} pairs >= 0.8, {n_rel[0.9]} >= 0.9. "
+        f"Plain `update` of this corpus: {plain_s:.1f} s. Python 5-gram shingling for the peers "
+        f"({len(texts) + len(qtexts)} texts): {shingle_s:.1f} s, included in their build time.\n\n"
+        "P/R cand.: precision/recall of the candidates (paper 001); P/R est.: after keeping "
+        "estimates >= t (`lsh query --min t`); build: whole `update --lsh` (chunking, exact "
+        "index and LSH) vs the peers' shingling + MinHash + LSH insert; query: all "
+        f"{len(qtexts)} queries. Exact index recall: `Index.query_many`, containment >= t.\n\n"
+        "| r | b | t | simdask P/R cand. | P/R est. | build s | query s | datasketch P/R | build s | "
+        "query s | rensa P/R | build s | query s | exact index recall |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    body = "".join(
+        f"| {r} | {b} | {th} | {a[0]:.0%} / {a[1]:.0%} | {f[0]:.0%} / {f[1]:.0%} | {ob:.1f} | "
+        f"{oq:.2f} | {d[0]:.0%} / {d[1]:.0%} | {db:.1f} | {dq:.2f} | {x[0]:.0%} / {x[1]:.0%} | "
+        f"{rb:.1f} | {rq:.2f} | {e:.0%} |\n"
+        for r, b, th, a, f, ob, oq, d, db, dq, x, rb, rq, e in rows
+    )
+    return head + body, curve
+
+
+# --- part 2 -------------------------------------------------------------------------------
+def part2(args, client, work: Path) -> str:
+    rng = np.random.default_rng(2)
+    corpus = generate_corpus(args.docs, mean_words=args.words, reuse_fraction=0, seed=5)
+    texts = [d.text for d in corpus.docs]
+    originals = sorted(rng.choice(len(texts), args.dups, replace=False).tolist())
+    var = [v for v in make_variants(texts, originals, rng) if v[1] in ("uniform/0.005", "step/100")]
+    texts += [v[2] for v in var]
+    keys = [f"d{i:06d}" for i in range(len(texts))]
+    sets = chunk_sets(texts)
+    base = args.docs
+    truth = {(v[0], base + i) for i, v in enumerate(var) if jac(sets[v[0]], sets[base + i]) >= 0.8}
+    src = write_jsonl(texts, keys, work / "big.jsonl")
+    p = LshParams.parse(args.lsh)
+    times = {"plain": [], "lsh": []}
+    for rnd in range(args.rounds):
+        for mode in ("plain", "lsh") if rnd % 2 == 0 else ("lsh", "plain"):
+            path = work / f"big-{mode}"
+            shutil.rmtree(path, ignore_errors=True)
+            cfg = IndexConfig(lsh=str(p) if mode == "lsh" else None)
+            t = time.perf_counter()
+            with Index.create(path, cfg) as idx:
+                idx.update([src], client=client)
+            times[mode].append(time.perf_counter() - t)
+    up_plain, up_lsh = min(times["plain"]), min(times["lsh"])
+    with Index.open(work / "big-lsh") as idx:
+        t = time.perf_counter()
+        pairs = idx.lsh_pairs()
+        pairs_s = time.perf_counter() - t
+        ix = {k: i for i, k in enumerate(keys)}
+        got = {tuple(sorted((ix[x.doc], ix[x.other]))) for x in pairs}
+        one = []
+        for q in rng.choice(args.docs, 21, replace=False).tolist():
+            t = time.perf_counter()
+            idx.lsh_query([texts[q]])
+            one.append(time.perf_counter() - t)
+    ours_recall = len(truth & got) / len(truth)
+    # LSH kernels alone in this process (one core): chunk IDs -> signatures -> pairs
+    t = time.perf_counter()
+    sig_parts, key_parts = [], []
+    for lo in range(0, len(texts), 2000):
+        cb = chunk_batch(texts[lo : lo + 2000], 5, 28, 0)
+        s, k = batch_lsh(cb.chunk_ids, cb.doc, len(texts[lo : lo + 2000]), p, 0)
+        sig_parts.append(s)
+        key_parts.append(k)
+    sig, kk = np.concatenate(sig_parts), np.concatenate(key_parts)
+    ok = np.flatnonzero(~is_empty(sig))
+    a, b = candidate_pairs(kk[ok].ravel(), np.repeat(ok, p.bands))
+    (sig[a] == sig[b]).mean(axis=1)
+    kern_s = time.perf_counter() - t
+    # two groups (paper 003): first half vs second half, in memory
+    half = len(texts) // 2
+    t = time.perf_counter()
+    gp = group_pairs(texts[:half], texts[half:], p)
+    groups_s = time.perf_counter() - t
+    # peers: shingling + MinHash + LSH + candidates of every document
+    peers = {}
+    for name in ("rensa", "datasketch"):
+        t = time.perf_counter()
+        sh = [shingles(x) for x in texts]
+        sh_s = time.perf_counter() - t
+        fn = peer_rensa if name == "rensa" else peer_datasketch
+        build, query, cands = fn(sh, sh, p.bands, p.rows)
+        found = {(min(i, j), max(i, j)) for i, c in enumerate(cands) for j in c if i != j}
+        peers[name] = (sh_s, build, query, len(truth & found) / len(truth), len(found))
+        print(f"part 2: {name} done", file=sys.stderr)
+    n = len(texts)
+    ours_total = up_lsh + pairs_s
+    lines = [
+        f"Corpus: {args.docs} generated documents of ~{args.words} words plus {len(var)} "
+        f"near-duplicates of {args.dups} of them ({n} in all); {len(truth)} pairs of exact Jaccard "
+        f">= 0.8 to find; LSH {p} ({p.perms} permutations); {args.rounds} rounds, best of each.\n",
+        "| pipeline | seconds | docs/s | recall (J >= 0.8) | pairs |",
+        "|---|---|---|---|---|",
+        f"| simdask `update` (exact index only) | {up_plain:.1f} | {n / up_plain:.0f} | | |",
+        f"| simdask `update --lsh {p}` (exact index + LSH) | {up_lsh:.1f} | {n / up_lsh:.0f} | | |",
+        f"| simdask `update --lsh` + `lsh pairs` | {ours_total:.1f} | {n / ours_total:.0f} | "
+        f"{ours_recall:.1%} | {len(pairs)} |",
+        f"| simdask LSH kernels only, one process (chunk IDs, signatures, band keys, pairs, "
+        f"estimates) | {kern_s:.1f} | {n / kern_s:.0f} | | {len(a)} |",
+    ]
+    for name, (sh_s, build, query, rec, npairs) in peers.items():
+        tot = sh_s + build + query
+        lines.append(
+            f"| {name}: Python shingling {sh_s:.1f} s + MinHash/LSH build {build:.1f} s + "
+            f"query all {query:.1f} s | {tot:.1f} | {n / tot:.0f} | {rec:.1%} | {npairs} |"
+        )
+    rs = peers["rensa"]
+    dk = peers["datasketch"]
+    lines += [
+        "",
+        f"`update --lsh` / `update`: **{up_lsh / up_plain:.2f}x** (target <= 1.2x). "
+        f"simdask (update --lsh + lsh pairs) vs rensa pipeline: "
+        f"**{sum(rs[:3]) / ours_total:.2f}x** the throughput; vs datasketch: "
+        f"**{sum(dk[:3]) / ours_total:.1f}x** (targets >= 1x and >= 10x). LSH kernels alone vs "
+        f"rensa: {sum(rs[:3]) / kern_s:.2f}x, vs datasketch: {sum(dk[:3]) / kern_s:.1f}x.",
+        "",
+        f"Paper 003's use cases on this corpus (LSH {p}):",
+        "",
+        "| use case | seconds |",
+        "|---|---|",
+        f"| all pairs (`lsh pairs`, index built) | {pairs_s:.2f} |",
+        f"| two groups ({half} x {n - half} texts, in memory, chunking included) | {groups_s:.2f} "
+        f"({len(gp)} pairs) |",
+        f"| one query (`Index.lsh_query`, median of 20 after a first of {one[0] * 1000:.0f} ms) | "
+        f"{statistics.median(one[1:]) * 1000:.1f} ms |",
+    ]
+    return "\n".join(lines)
+
+
+def plot(curve: dict, path: Path) -> None:
+    """S-curves of the settings with the empirical candidate rates of part 1 as points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = np.linspace(0, 1, 501)
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
+    bins = np.linspace(0.3, 1.0, 15)
+    for (b, r), (truth, hit) in curve.items():
+        (line,) = ax.plot(s, 1 - (1 - s**r) ** b, label=f"r={r}, b={b}")
+        which = np.digitize(truth, bins)
+        xs = [truth[which == i].mean() for i in np.unique(which)]
+        ys = [hit[which == i].mean() for i in np.unique(which)]
+        ax.plot(xs, ys, "o", color=line.get_color(), markersize=3)
+    ax.set_xlabel("exact Jaccard similarity s of query and original")
+    ax.set_ylabel("P(candidate) = 1-(1-s^r)^b   (points: measured)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--docs", type=int, default=20000)
+    ap.add_argument("--words", type=int, default=500)
+    ap.add_argument("--dups", type=int, default=500, help="originals given near-duplicates")
+    ap.add_argument("--pr-docs", type=int, default=5000)
+    ap.add_argument("--pr-words", type=int, default=400)
+    ap.add_argument("--originals", type=int, default=100)
+    ap.add_argument("--lsh", default="20x5")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--work", default=str(ROOT / "bench-data" / "eval_lsh"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "lsh.md"))
+    ap.add_argument("--skip-part1", action="store_true")
+    args = ap.parse_args()
+    from distributed import Client, LocalCluster
+
+    work = Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cl,
+        Client(cl) as client,
+    ):
+        sec1, curve = ("", {}) if args.skip_part1 else part1(args, client, work)
+        print(sec1)
+        sec2 = part2(args, client, work)
+        print(sec2)
+    if curve:
+        plot(curve, Path(args.out).parent / "lsh_scurve.png")
+    body = (
+        f"Machine: {machine()}. Date: {today()}. Dask LocalCluster of 2 worker processes; the "
+        "machine is shared, so compare within a table (same run), not across runs.\n\n"
+        f"### Precision and recall (paper 001)\n\n{sec1}\n\n"
+        "![S-curves and measured candidate rates](lsh_scurve.png)\n\n"
+        f"### Throughput and use cases\n\n{sec2}\n"
+    )
+    write_section(args.out, "Evaluation (eval_lsh.py)", body)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
