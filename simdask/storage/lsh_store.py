@@ -32,6 +32,9 @@ __all__ = ["SIG_BLOCK", "LshManifest", "LshStore", "band_part_of"]
 
 #: doc IDs per signature part
 SIG_BLOCK = 65536
+#: memory maps kept open for reuse (oldest dropped first)
+_MAX_MAPS = 512
+_MAPS: dict[tuple, np.ndarray] = {}
 
 
 def band_part_of(keys: np.ndarray, parts: int) -> np.ndarray:
@@ -104,13 +107,23 @@ class LshStore:
         os.replace(tmp, path)
 
     def _load(self, gen: int, name: str) -> np.ndarray:
+        """A file memory-mapped; maps are reused while the file is the same (inode, size and
+        modification time), so repeated queries do not reopen it."""
         path = self._path(gen, name)
         try:
-            return np.load(path, mmap_mode="r")
+            st = path.stat()
         except FileNotFoundError as e:
             raise IndexFormatError(
                 f"LSH file {path} named by the catalog is missing (index damaged?)"
             ) from e
+        key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+        arr = _MAPS.get(key)
+        if arr is None:
+            arr = np.load(path, mmap_mode="r")
+            if len(_MAPS) >= _MAX_MAPS:
+                _MAPS.pop(next(iter(_MAPS)))
+            _MAPS[key] = arr
+        return arr
 
     # --- signatures ----------------------------------------------------------------------
     def write_sig(self, gen: int, part: int, sigs: np.ndarray) -> None:
