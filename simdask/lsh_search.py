@@ -135,9 +135,16 @@ def exact_jaccard(set_a: np.ndarray, set_b: np.ndarray) -> float:
     return len(np.intersect1d(set_a, set_b, assume_unique=True)) / union if union else 0.0
 
 
-def _text_lsh(texts: Sequence[str], config: IndexConfig, params: LshParams):
-    cb = chunk_batch(list(texts), config.k, config.hash_bits, config.seed)
-    return batch_lsh(cb.chunk_ids, cb.doc, len(texts), params, config.seed)
+def _text_lsh(texts: Sequence[str], config: IndexConfig, params: LshParams, block: int = 2000):
+    """Signatures and band keys of texts, chunked ``block`` texts at a time (bounded memory)."""
+    sigs, keys = [np.zeros((0, params.perms), np.uint32)], [np.zeros((0, params.bands), np.uint64)]
+    for lo in range(0, len(texts), block):
+        part = list(texts[lo : lo + block])
+        cb = chunk_batch(part, config.k, config.hash_bits, config.seed)
+        s, k = batch_lsh(cb.chunk_ids, cb.doc, len(part), params, config.seed)
+        sigs.append(s)
+        keys.append(k)
+    return np.concatenate(sigs), np.concatenate(keys)
 
 
 def index_query(idx: Index, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:

@@ -76,6 +76,10 @@ def test_signatures_of_unsorted_pairs_equal_csr():
     assert np.array_equal(got, signatures_csr(ids[order], offsets, 24, seed=9))
     assert (got[30:] == EMPTY).all()
     assert not (got[:30] == EMPTY).any()
+    big = ids.astype(np.uint64) + 2**32  # wider than chunk IDs: the argsort path
+    assert np.array_equal(
+        signatures(big, doc, 33, 24, seed=9), signatures_csr(big[order], offsets, 24, seed=9)
+    )
 
 
 def test_seed_changes_signatures_and_is_deterministic():
