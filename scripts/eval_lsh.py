@@ -32,6 +32,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -158,95 +159,94 @@ def pr(cands: list[set], truth: np.ndarray, orig: list[int], qsets, dsets, t: fl
     return (tp / (tp + fp) if tp + fp else 1.0), (tp / relevant if relevant else 1.0)
 
 
-def part1(args, client, work: Path) -> tuple[str, dict]:
+def _pr_setup(args, client, work: Path) -> SimpleNamespace:
+    """Corpus, queries, ground truth, peers' shingles and the exact index's answers."""
+    c = SimpleNamespace()
     rng = np.random.default_rng(1)
     corpus = generate_corpus(args.pr_docs, mean_words=args.pr_words, reuse_fraction=0, seed=3)
-    texts = [d.text for d in corpus.docs]
+    c.texts = [d.text for d in corpus.docs]
     keys = [d.key for d in corpus.docs]
-    key_ix = {k: i for i, k in enumerate(keys)}
-    src = write_jsonl(texts, keys, work / "pr.jsonl")
-    originals = sorted(rng.choice(len(texts), args.originals, replace=False).tolist())
-    variants = make_variants(texts, originals, rng)
-    qtexts = [v[2] for v in variants]
-    orig = [v[0] for v in variants]
-    dsets, qsets = chunk_sets(texts), chunk_sets(qtexts)
-    truth = np.array([jac(qsets[q], dsets[orig[q]]) for q in range(len(qtexts))])
+    c.key_ix = {k: i for i, k in enumerate(keys)}
+    c.src = write_jsonl(c.texts, keys, work / "pr.jsonl")
+    originals = sorted(rng.choice(len(c.texts), args.originals, replace=False).tolist())
+    c.variants = make_variants(c.texts, originals, rng)
+    c.qtexts = [v[2] for v in c.variants]
+    c.orig = [v[0] for v in c.variants]
+    c.dsets, c.qsets = chunk_sets(c.texts), chunk_sets(c.qtexts)
+    c.truth = np.array([jac(c.qsets[q], c.dsets[c.orig[q]]) for q in range(len(c.qtexts))])
     t = time.perf_counter()
-    sh_docs = [shingles(x) for x in texts]
-    shingle_s = time.perf_counter() - t
+    c.sh_docs = [shingles(x) for x in c.texts]
+    c.shingle_s = time.perf_counter() - t
     t = time.perf_counter()
-    sh_q = [shingles(x) for x in qtexts]
-    shingle_q = time.perf_counter() - t
-    plain = work / "pr-plain"
+    c.sh_q = [shingles(x) for x in c.qtexts]
+    c.shingle_q = time.perf_counter() - t
     t = time.perf_counter()
-    with Index.create(plain, IndexConfig()) as idx:
-        idx.update([src], client=client)
-        plain_s = time.perf_counter() - t
-        exact = idx.query_many(qtexts, 0.0)
-    exact_found = {
+    with Index.create(work / "pr-plain", IndexConfig()) as idx:
+        idx.update([c.src], client=client)
+        c.plain_s = time.perf_counter() - t
+        exact = idx.query_many(c.qtexts, 0.0)
+    c.exact_found = {
         th: np.array(
             [
-                orig[q] in {key_ix[m.key] for m in ms if m.similarity >= 100 * th}
+                c.orig[q] in {c.key_ix[m.key] for m in ms if m.similarity >= 100 * th}
                 for q, ms in enumerate(exact)
             ]
         )
         for th in THRESHOLDS
     }
-    rows, curve = [], {}
-    for r, b in SETTINGS:
-        path = work / f"pr-{b}x{r}"
-        shutil.rmtree(path, ignore_errors=True)
+    return c
+
+
+def _pr_setting(c: SimpleNamespace, client, work: Path, r: int, b: int):
+    """Rows of one (r, b) for both thresholds, and its measured candidate rate."""
+    path = work / f"pr-{b}x{r}"
+    shutil.rmtree(path, ignore_errors=True)
+    t = time.perf_counter()
+    with Index.create(path, IndexConfig(lsh=f"{b}x{r}")) as idx:
+        idx.update([c.src], client=client)
+        ours_build = time.perf_counter() - t
         t = time.perf_counter()
-        with Index.create(path, IndexConfig(lsh=f"{b}x{r}")) as idx:
-            idx.update([src], client=client)
-            ours_build = time.perf_counter() - t
-            t = time.perf_counter()
-            res = idx.lsh_query(qtexts)
-            ours_q = time.perf_counter() - t
-        ours = [{key_ix[m.key] for m in ms} for ms in res]
-        est = [{key_ix[m.key]: m.jaccard for m in ms} for ms in res]
-        hit = np.array([orig[q] in ours[q] for q in range(len(qtexts))])
-        curve[(b, r)] = (truth, hit)
-        ds = peer_datasketch(sh_docs, sh_q, b, r)
-        rs = peer_rensa(sh_docs, sh_q, b, r)
-        for th in THRESHOLDS:
-            filt = [{d for d, j in e.items() if j >= th} for e in est]
-            rel = truth >= th
-            exact_recall = exact_found[th][rel].mean() if rel.any() else 1.0
-            rows.append(
-                (
-                    r,
-                    b,
-                    th,
-                    pr(ours, truth, orig, qsets, dsets, th),
-                    pr(filt, truth, orig, qsets, dsets, th),
-                    ours_build,
-                    ours_q,
-                    pr(ds[2], truth, orig, qsets, dsets, th),
-                    ds[0] + shingle_s,
-                    ds[1] + shingle_q,
-                    pr(rs[2], truth, orig, qsets, dsets, th),
-                    rs[0] + shingle_s,
-                    rs[1] + shingle_q,
-                    exact_recall,
-                )
-            )
-        print(f"part 1: r={r} b={b} done", file=sys.stderr)
+        res = idx.lsh_query(c.qtexts)
+        ours_q = time.perf_counter() - t
+    ours = [{c.key_ix[m.key] for m in ms} for ms in res]
+    est = [{c.key_ix[m.key]: m.jaccard for m in ms} for ms in res]
+    hit = np.array([c.orig[q] in ours[q] for q in range(len(c.qtexts))])
+    ds = peer_datasketch(c.sh_docs, c.sh_q, b, r)
+    rs = peer_rensa(c.sh_docs, c.sh_q, b, r)
+    rows = []
+    for th in THRESHOLDS:
+        filt = [{d for d, j in e.items() if j >= th} for e in est]
+        rel = c.truth >= th
+        exact_recall = c.exact_found[th][rel].mean() if rel.any() else 1.0
+
+        def pr_of(cands, th=th):
+            return pr(cands, c.truth, c.orig, c.qsets, c.dsets, th)
+
+        mine = (r, b, th, pr_of(ours), pr_of(filt), ours_build, ours_q)
+        theirs = (pr_of(ds[2]), ds[0] + c.shingle_s, ds[1] + c.shingle_q)
+        theirs += (pr_of(rs[2]), rs[0] + c.shingle_s, rs[1] + c.shingle_q, exact_recall)
+        rows.append((*mine, *theirs))
+    return rows, (c.truth, hit)
+
+
+def _pr_markdown(args, c: SimpleNamespace, rows: list) -> str:
+    truth = c.truth
     n_rel = {th: int((truth >= th).sum()) for th in THRESHOLDS}
-    kinds = sorted({v[1].split("/")[0] for v in variants})
+    kinds = sorted({v[1].split("/")[0] for v in c.variants})
+    nq = len(c.qtexts)
     head = (
         f"Corpus: {args.pr_docs} generated documents of ~{args.pr_words} words (`generate_corpus`, "
-        f"no planted reuse); {len(qtexts)} query documents = {args.originals} originals x "
-        f"{len(qtexts) // args.originals} variants ({', '.join(kinds)}); exact Jaccard of the "
+        f"no planted reuse); {nq} query documents = {args.originals} originals x "
+        f"{nq // args.originals} variants ({', '.join(kinds)}); exact Jaccard of the "
         f"query-original chunk sets: min {truth.min():.2f}, median {np.median(truth):.2f}, "
         f"max {truth.max():.2f}; {n_rel[0.8]} pairs >= 0.8, {n_rel[0.9]} >= 0.9. "
-        f"Plain `update` of this corpus: {plain_s:.1f} s. Python 5-gram shingling for the peers: "
-        f"{shingle_s:.1f} s for the {len(texts)} indexed texts (in the peers' build time), "
-        f"{shingle_q:.1f} s for the queries (in their query time).\n\n"
+        f"Plain `update` of this corpus: {c.plain_s:.1f} s. Python 5-gram shingling for the "
+        f"peers: {c.shingle_s:.1f} s for the {len(c.texts)} indexed texts (in the peers' build "
+        f"time), {c.shingle_q:.1f} s for the queries (in their query time).\n\n"
         "P/R cand.: precision/recall of the candidates (paper 001); P/R est.: after keeping "
         "estimates >= t (`lsh query --min t`); build: whole `update --lsh` (chunking, exact "
         "index and LSH) vs the peers' shingling + MinHash + LSH insert; query: all "
-        f"{len(qtexts)} queries. Exact index recall: `Index.query_many`, containment >= t.\n\n"
+        f"{nq} queries. Exact index recall: `Index.query_many`, containment >= t.\n\n"
         "| r | b | t | simdask P/R cand. | P/R est. | build s | query s | datasketch P/R | build s | "
         "query s | rensa P/R | build s | query s | exact index recall |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
@@ -257,71 +257,98 @@ def part1(args, client, work: Path) -> tuple[str, dict]:
         f"{rb:.1f} | {rq:.2f} | {e:.0%} |\n"
         for r, b, th, a, f, ob, oq, d, db, dq, x, rb, rq, e in rows
     )
-    return head + body, curve
+    return head + body
+
+
+def part1(args, client, work: Path) -> tuple[str, dict]:
+    """Paper 001's evaluation: markdown and ``{(b, r): (exact Jaccard, candidate?)}``."""
+    c = _pr_setup(args, client, work)
+    rows, curve = [], {}
+    for r, b in SETTINGS:
+        more, curve[(b, r)] = _pr_setting(c, client, work, r, b)
+        rows += more
+        print(f"part 1: r={r} b={b} done", file=sys.stderr)
+    return _pr_markdown(args, c, rows), curve
 
 
 # --- part 2 -------------------------------------------------------------------------------
-def part2(args, client, work: Path) -> str:
-    rng = np.random.default_rng(2)
+def _tp_setup(args, work: Path) -> SimpleNamespace:
+    """The big corpus with planted near-duplicates and the pairs to find."""
+    c = SimpleNamespace(out={})
+    c.rng = np.random.default_rng(2)
     corpus = generate_corpus(args.docs, mean_words=args.words, reuse_fraction=0, seed=5)
-    texts = [d.text for d in corpus.docs]
-    originals = sorted(rng.choice(len(texts), args.dups, replace=False).tolist())
-    var = [v for v in make_variants(texts, originals, rng) if v[1] in ("uniform/0.005", "step/100")]
-    texts += [v[2] for v in var]
-    keys = [f"d{i:06d}" for i in range(len(texts))]
-    sets = chunk_sets(texts)
+    c.texts = [d.text for d in corpus.docs]
+    originals = sorted(c.rng.choice(len(c.texts), args.dups, replace=False).tolist())
+    kinds = ("uniform/0.005", "step/100")
+    c.var = [v for v in make_variants(c.texts, originals, c.rng) if v[1] in kinds]
+    c.texts += [v[2] for v in c.var]
+    keys = [f"d{i:06d}" for i in range(len(c.texts))]
+    sets = chunk_sets(c.texts)
     base = args.docs
-    truth = {(v[0], base + i) for i, v in enumerate(var) if jac(sets[v[0]], sets[base + i]) >= 0.8}
-    src = write_jsonl(texts, keys, work / "big.jsonl")
-    p = LshParams.parse(args.lsh)
-    ix = {k: i for i, k in enumerate(keys)}
-    out: dict = {}
+    c.truth = {
+        (v[0], base + i) for i, v in enumerate(c.var) if jac(sets[v[0]], sets[base + i]) >= 0.8
+    }
+    c.src = write_jsonl(c.texts, keys, work / "big.jsonl")
+    c.p = LshParams.parse(args.lsh)
+    c.ix = {k: i for i, k in enumerate(keys)}
+    c.work = work
+    return c
 
-    def update(mode: str) -> float:
-        path = work / f"big-{mode}"
-        shutil.rmtree(path, ignore_errors=True)
-        t = time.perf_counter()
-        with Index.create(path, IndexConfig(lsh=str(p) if mode == "lsh" else None)) as idx:
-            idx.update([src], client=client)
-            took = time.perf_counter() - t
-            if mode == "lsh":
-                t = time.perf_counter()
-                out["pairs"] = idx.lsh_pairs()
-                out.setdefault("pairs_s", []).append(time.perf_counter() - t)
-        return took
 
-    def kernels() -> float:
-        """LSH kernels alone in this process (one core): chunk IDs -> signatures -> pairs."""
-        t = time.perf_counter()
-        sig_parts, key_parts = [], []
-        for lo in range(0, len(texts), 2000):
-            cb = chunk_batch(texts[lo : lo + 2000], 5, 28, 0)
-            sg, kk = batch_lsh(cb.chunk_ids, cb.doc, len(texts[lo : lo + 2000]), p, 0)
-            sig_parts.append(sg)
-            key_parts.append(kk)
-        sig, kk = np.concatenate(sig_parts), np.concatenate(key_parts)
-        ok = np.flatnonzero(~is_empty(sig))
-        a, b = candidate_pairs(kk[ok].ravel(), np.repeat(ok, p.bands))
-        (sig[a] == sig[b]).mean(axis=1)
-        out["kernel_pairs"] = len(a)
-        return time.perf_counter() - t
+def _tp_update(c: SimpleNamespace, client, mode: str) -> float:
+    """A fresh index by one `update` (plain or --lsh); with --lsh, all pairs timed apart."""
+    path = c.work / f"big-{mode}"
+    shutil.rmtree(path, ignore_errors=True)
+    t = time.perf_counter()
+    with Index.create(path, IndexConfig(lsh=str(c.p) if mode == "lsh" else None)) as idx:
+        idx.update([c.src], client=client)
+        took = time.perf_counter() - t
+        if mode == "lsh":
+            t = time.perf_counter()
+            c.out["pairs"] = idx.lsh_pairs()
+            c.out.setdefault("pairs_s", []).append(time.perf_counter() - t)
+    return took
 
-    def peer(name: str) -> float:
-        t = time.perf_counter()
-        sh = [shingles(x) for x in texts]
-        sh_s = time.perf_counter() - t
-        fn = peer_rensa if name == "rensa" else peer_datasketch
-        build, query, cands = fn(sh, sh, p.bands, p.rows)
-        found = {(min(i, j), max(i, j)) for i, c in enumerate(cands) for j in c if i != j}
-        out[name] = (sh_s, build, query, len(truth & found) / len(truth), len(found))
-        return sh_s + build + query
 
+def _tp_kernels(c: SimpleNamespace) -> float:
+    """LSH kernels alone in this process (one core): chunk IDs -> signatures -> pairs."""
+    p = c.p
+    t = time.perf_counter()
+    sig_parts, key_parts = [], []
+    for lo in range(0, len(c.texts), 2000):
+        part = c.texts[lo : lo + 2000]
+        cb = chunk_batch(part, 5, 28, 0)
+        sg, kk = batch_lsh(cb.chunk_ids, cb.doc, len(part), p, 0)
+        sig_parts.append(sg)
+        key_parts.append(kk)
+    sig, kk = np.concatenate(sig_parts), np.concatenate(key_parts)
+    ok = np.flatnonzero(~is_empty(sig))
+    a, b = candidate_pairs(kk[ok].ravel(), np.repeat(ok, p.bands))
+    (sig[a] == sig[b]).mean(axis=1)
+    c.out["kernel_pairs"] = len(a)
+    return time.perf_counter() - t
+
+
+def _tp_peer(c: SimpleNamespace, name: str) -> float:
+    """A peer's pipeline: Python shingling, MinHash, LSH insert, candidates of every text."""
+    t = time.perf_counter()
+    sh = [shingles(x) for x in c.texts]
+    sh_s = time.perf_counter() - t
+    fn = peer_rensa if name == "rensa" else peer_datasketch
+    build, query, cands = fn(sh, sh, c.p.bands, c.p.rows)
+    found = {(min(i, j), max(i, j)) for i, cs in enumerate(cands) for j in cs if i != j}
+    c.out[name] = (sh_s, build, query, len(c.truth & found) / len(c.truth), len(found))
+    return sh_s + build + query
+
+
+def _tp_rounds(args, c: SimpleNamespace, client) -> tuple[dict, dict]:
+    """Every pipeline once a round, the order rotated; per-round seconds, peers' best rounds."""
     runs = {
-        "plain": lambda: update("plain"),
-        "lsh": lambda: update("lsh"),
-        "kernels": kernels,
-        "rensa": lambda: peer("rensa"),
-        "datasketch": lambda: peer("datasketch"),
+        "plain": lambda: _tp_update(c, client, "plain"),
+        "lsh": lambda: _tp_update(c, client, "lsh"),
+        "kernels": lambda: _tp_kernels(c),
+        "rensa": lambda: _tp_peer(c, "rensa"),
+        "datasketch": lambda: _tp_peer(c, "datasketch"),
     }
     times: dict[str, list[float]] = {k: [] for k in runs}
     best: dict[str, tuple] = {}
@@ -330,32 +357,41 @@ def part2(args, client, work: Path) -> str:
         for name in names[rnd % len(names) :] + names[: rnd % len(names)]:
             times[name].append(runs[name]())
             if times[name][-1] == min(times[name]) and name in ("rensa", "datasketch"):
-                best[name] = out[name]
+                best[name] = c.out[name]
             print(f"part 2: round {rnd} {name} {times[name][-1]:.1f} s", file=sys.stderr)
-    up_plain, up_lsh, kern_s = min(times["plain"]), min(times["lsh"]), min(times["kernels"])
-    pairs, pairs_s = out["pairs"], min(out["pairs_s"])
-    got = {tuple(sorted((ix[x.doc], ix[x.other]))) for x in pairs}
-    ours_recall = len(truth & got) / len(truth)
-    peers = best
-    a = range(out["kernel_pairs"])
-    with Index.open(work / "big-lsh") as idx:
+    return times, best
+
+
+def _tp_use_cases(args, c: SimpleNamespace) -> dict:
+    """Paper 003's one-query and two-group use cases (all pairs: timed with the update)."""
+    with Index.open(c.work / "big-lsh") as idx:
         one = []
-        for q in rng.choice(args.docs, 21, replace=False).tolist():
+        for q in c.rng.choice(args.docs, 21, replace=False).tolist():
             t = time.perf_counter()
-            idx.lsh_query([texts[q]])
+            idx.lsh_query([c.texts[q]])
             one.append(time.perf_counter() - t)
-    # two groups (paper 003): first half vs second half, in memory
-    half = len(texts) // 2
+    half = len(c.texts) // 2
     t = time.perf_counter()
-    gp = group_pairs(texts[:half], texts[half:], p)
-    groups_s = time.perf_counter() - t
-    n = len(texts)
+    gp = group_pairs(c.texts[:half], c.texts[half:], c.p)
+    return {"one": one, "half": half, "groups_s": time.perf_counter() - t, "groups": len(gp)}
+
+
+def part2(args, client, work: Path) -> str:
+    """Throughput and use cases: markdown."""
+    c = _tp_setup(args, work)
+    times, peers = _tp_rounds(args, c, client)
+    uc = _tp_use_cases(args, c)
+    up_plain, up_lsh, kern_s = min(times["plain"]), min(times["lsh"]), min(times["kernels"])
+    pairs, pairs_s = c.out["pairs"], min(c.out["pairs_s"])
+    got = {tuple(sorted((c.ix[x.doc], c.ix[x.other]))) for x in pairs}
+    ours_recall = len(c.truth & got) / len(c.truth)
+    n, p = len(c.texts), c.p
     ours_total = up_lsh + pairs_s
     lines = [
-        f"Corpus: {args.docs} generated documents of ~{args.words} words plus {len(var)} "
-        f"near-duplicates of {args.dups} of them ({n} in all); {len(truth)} pairs of exact Jaccard "
-        f">= 0.8 to find; LSH {p} ({p.perms} permutations); {args.rounds} rounds, the pipelines "
-        "interleaved (order rotated each round), best of each; per-round seconds: "
+        f"Corpus: {args.docs} generated documents of ~{args.words} words plus {len(c.var)} "
+        f"near-duplicates of {args.dups} of them ({n} in all); {len(c.truth)} pairs of exact "
+        f"Jaccard >= 0.8 to find; LSH {p} ({p.perms} permutations); {args.rounds} rounds, the "
+        "pipelines interleaved (order rotated each round), best of each; per-round seconds: "
         + "; ".join(f"{k} " + "/".join(f"{x:.0f}" for x in v) for k, v in times.items())
         + ".\n",
         "| pipeline | seconds | docs/s | recall (J >= 0.8) | pairs |",
@@ -365,7 +401,7 @@ def part2(args, client, work: Path) -> str:
         f"| simdask `update --lsh` + `lsh pairs` | {ours_total:.1f} | {n / ours_total:.0f} | "
         f"{ours_recall:.1%} | {len(pairs)} |",
         f"| simdask LSH kernels only, one process (chunk IDs, signatures, band keys, pairs, "
-        f"estimates) | {kern_s:.1f} | {n / kern_s:.0f} | | {len(a)} |",
+        f"estimates) | {kern_s:.1f} | {n / kern_s:.0f} | | {c.out['kernel_pairs']} |",
     ]
     for name, (sh_s, build, query, rec, npairs) in peers.items():
         tot = sh_s + build + query
@@ -373,23 +409,22 @@ def part2(args, client, work: Path) -> str:
             f"| {name}: Python shingling {sh_s:.1f} s + MinHash/LSH build {build:.1f} s + "
             f"query all {query:.1f} s | {tot:.1f} | {n / tot:.0f} | {rec:.1%} | {npairs} |"
         )
-    rs = peers["rensa"]
-    dk = peers["datasketch"]
+    rs, dk = sum(peers["rensa"][:3]), sum(peers["datasketch"][:3])
+    one = uc["one"]
     lines += [
         "",
         f"`update --lsh` / `update`: **{up_lsh / up_plain:.2f}x** (target <= 1.2x). "
-        f"simdask (update --lsh + lsh pairs) vs rensa pipeline: "
-        f"**{sum(rs[:3]) / ours_total:.2f}x** the throughput; vs datasketch: "
-        f"**{sum(dk[:3]) / ours_total:.1f}x** (targets >= 1x and >= 10x). LSH kernels alone vs "
-        f"rensa: {sum(rs[:3]) / kern_s:.2f}x, vs datasketch: {sum(dk[:3]) / kern_s:.1f}x.",
+        f"simdask (update --lsh + lsh pairs) vs rensa pipeline: **{rs / ours_total:.2f}x** the "
+        f"throughput; vs datasketch: **{dk / ours_total:.1f}x** (targets >= 1x and >= 10x). "
+        f"LSH kernels alone vs rensa: {rs / kern_s:.2f}x, vs datasketch: {dk / kern_s:.1f}x.",
         "",
         f"Paper 003's use cases on this corpus (LSH {p}):",
         "",
         "| use case | seconds |",
         "|---|---|",
         f"| all pairs (`lsh pairs`, index built) | {pairs_s:.2f} |",
-        f"| two groups ({half} x {n - half} texts, in memory, chunking included) | {groups_s:.2f} "
-        f"({len(gp)} pairs) |",
+        f"| two groups ({uc['half']} x {n - uc['half']} texts, in memory, chunking included) | "
+        f"{uc['groups_s']:.2f} ({uc['groups']} pairs) |",
         f"| one query (`Index.lsh_query`, median of 20 after a first of {one[0] * 1000:.0f} ms) | "
         f"{statistics.median(one[1:]) * 1000:.1f} ms |",
     ]
