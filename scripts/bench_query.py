@@ -42,7 +42,7 @@ from pathlib import Path
 from simdask import Index, IndexConfig
 from simdask.cluster.connect import connect
 from simdask.ingest.synth import generate_corpus
-from simdask.storage.shards import ShardStore, encode_shard
+from simdask.storage.shards import encode_shard, open_shard_store
 
 from _benchutil import PeakRSS, machine, today, write_section
 
@@ -134,7 +134,7 @@ def compressed_twin(index_path: Path, twin: Path) -> None:
     twin.mkdir(parents=True)
     shutil.copy2(index_path / "catalog.sqlite", twin / "catalog.sqlite")
     with Index.open(index_path) as idx:
-        target = ShardStore(twin / "shards")
+        target = open_shard_store(twin / "shards")
         for s, g in sorted(idx.catalog.shard_generations().items()):
             target.write_encoded(g, s, encode_shard(idx.store.read(g, s), compressed=True))
     (twin / "made-from.json").write_text(stamp)

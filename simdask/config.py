@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simdask.errors import ConfigError
+from simdask.kernels.postings import shard_width
 
 __all__ = ["FORMAT_VERSION", "IndexConfig"]
 
@@ -55,7 +56,7 @@ class IndexConfig:
             "shards must be in 1..4096",
             self.shards,
         )
-        width = -(-(2**self.hash_bits) // self.shards)
+        width = shard_width(self.hash_bits, self.shards)
         need(
             (self.shards - 1) * width < 2**self.hash_bits,
             f"shards must leave every range non-empty: at most "
@@ -116,7 +117,7 @@ class IndexConfig:
     @property
     def shard_width(self) -> int:
         """Chunk IDs per shard range (the last range may be shorter)."""
-        return -(-(2**self.hash_bits) // self.shards)
+        return shard_width(self.hash_bits, self.shards)
 
     @property
     def shard_layout(self) -> str:

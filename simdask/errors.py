@@ -16,6 +16,7 @@ __all__ = [
     "IndexFormatError",
     "IndexLockedError",
     "IndexNotFoundError",
+    "NotAnIndexError",
     "ShardNotCachedError",
     "SimdaskError",
     "SourceError",
@@ -45,6 +46,12 @@ class IndexNotFoundError(SimdaskError, FileNotFoundError):
 
 class IndexExistsError(SimdaskError, FileExistsError):
     """An index already exists where a new one was to be created."""
+
+
+class NotAnIndexError(IndexExistsError):
+    """The path given for an index is a file, or a folder holding files but no simdask index:
+    simdask creates an index only in a new or empty folder (and never deletes what it did not
+    create)."""
 
 
 class IndexLockedError(SimdaskError, BlockingIOError):

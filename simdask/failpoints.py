@@ -3,10 +3,14 @@
 ``SIMDASK_FAILPOINTS="merge:kill,commit:raise"`` makes the process that reaches point
 ``merge`` SIGKILL itself and point ``commit`` raise. Actions: ``kill`` (SIGKILL, as a power
 cut or OOM killer would), ``raise`` (an exception), ``enospc`` (``OSError(ENOSPC)``, a full
-disk), ``slow`` (sleep 3 s and go on: holds a run open for concurrency tests).
+disk), ``sigint`` (SIGINT to this process, as Ctrl-C would: a ``KeyboardInterrupt`` at this
+point), ``slow`` (sleep 3 s and go on: holds a run open for concurrency tests).
 ``name:kill-once:/path/marker`` fires only if the marker file does not exist yet and
 creates it (to kill one worker once, so a retry can succeed). Worker processes inherit the
 variable from the process that starts them.
+
+``SIMDASK_FAILPOINTS_TRACE=/path/file`` appends the name of every point reached to that file
+(one a line), so a test can check that a run reaches the points it enumerates, in order.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import threading
 import time
 
 __all__ = ["FailpointError", "hit"]
@@ -25,6 +30,10 @@ class FailpointError(RuntimeError):
 
 def hit(name: str) -> None:
     """Fail here if the environment asks for it; otherwise do nothing."""
+    trace = os.environ.get("SIMDASK_FAILPOINTS_TRACE")
+    if trace:
+        with open(trace, "a", encoding="utf-8") as f:
+            f.write(name + "\n")
     spec = os.environ.get("SIMDASK_FAILPOINTS")
     if not spec:
         return
@@ -45,6 +54,9 @@ def hit(name: str) -> None:
             continue
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        elif action == "sigint":  # to the main thread, so that it is raised right here
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            time.sleep(0.05)
         elif action == "raise":
             raise FailpointError(f"failpoint {name!r} raised")
         elif action == "enospc":

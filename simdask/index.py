@@ -1,38 +1,35 @@
-"""The Python API: :class:`Index` — create or open an index, update it, read similarities, query."""
+"""The Python API: :class:`Index` — open an index and read it: similarities, queries, texts,
+evidence reports, statistics.
+
+This module reads only (no lock: readers see the last committed state) and imports neither
+dask, distributed nor zarr. Writing — creating, updating, removing, garbage collection — is
+in :mod:`simdask.update`; :meth:`Index.create`, :meth:`Index.update`, :meth:`Index.remove`
+and :meth:`Index.writer` delegate to it.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import os
-import shutil
-import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simdask import failpoints, lsh_search
+from simdask import lsh_search
 from simdask.config import FORMAT_VERSION, IndexConfig
-from simdask.errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
-from simdask.ingest.sources import SourceItem, list_items
+from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.kernels.hashing import chunk_batch
-from simdask.kernels.similarity import query_counts, sum_pair_counts
+from simdask.kernels.similarity import containment, query_counts, sum_pair_counts
 from simdask.lsh_search import LshMatch, LshPair
-from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, PairRow
-from simdask.storage.lock import WriterLock
-from simdask.storage.lsh_store import LshManifest, LshStore
-from simdask.storage.remote import RemoteStore, is_url
-from simdask.storage.shards import ShardData, ShardStore, shard_ranges
+from simdask.storage.shards import ShardData, open_shard_store, shard_ranges
 from simdask.storage.text_packs import TextStore
 from simdask.summary import QueryMatch, RunSummary
 
 if TYPE_CHECKING:
-    from simdask.engine.run import RunOptions
+    from simdask.update import Writer
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
@@ -47,7 +44,7 @@ class Index:
         self.path = path
         self.catalog = catalog
         self.config = config
-        self.store = ShardStore(catalog.meta("shard_store") or path / "shards")
+        self.store = open_shard_store(catalog.meta("shard_store") or path / "shards")
         self.texts = TextStore(path / "texts")
         self._shards: dict[tuple[int, int], ShardData] = {}
         self._doc_table: tuple[int, np.ndarray] | None = None
@@ -62,28 +59,17 @@ class Index:
         config: IndexConfig | None = None,
         shard_store: str | None = None,
     ) -> Index:
-        """Create a new, empty index at ``path`` (the directory may exist but not the index).
+        """Create a new, empty index at ``path``: a new or empty folder (a file, or a folder
+        holding anything else, raises :class:`~simdask.errors.NotAnIndexError`; an existing
+        index :class:`~simdask.errors.IndexExistsError`).
 
         ``shard_store``: an fsspec URL (``s3://bucket/prefix``, ``file:///nfs/x``) where the
         shards are kept instead of ``path/shards``; the catalog and texts stay at ``path``.
         """
-        path = Path(path)
-        if (path / _CATALOG).exists():
-            raise IndexExistsError(f"an index already exists at {path}")
-        if shard_store is not None and not is_url(shard_store):
-            raise ConfigError(
-                f"shard store must be an fsspec URL such as s3://bucket/prefix or "
-                f"file:///path; found {shard_store!r}"
-            )
-        if shard_store is not None:
-            RemoteStore(shard_store)  # an unknown protocol or missing library fails here
-        path.mkdir(parents=True, exist_ok=True)
+        from simdask.update import create_catalog
+
         config = config or IndexConfig()
-        catalog = Catalog(path / _CATALOG, create=True)
-        catalog.init_meta(config)
-        if shard_store is not None:
-            catalog.set_meta("shard_store", shard_store)
-        return cls(path, catalog, config)
+        return cls(Path(path), create_catalog(Path(path), config, shard_store), config)
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> Index:
@@ -119,11 +105,15 @@ class Index:
             return idx
         return cls.create(path, config, shard_store)
 
-    def close(self) -> None:
-        """Close the catalog and drop cached shards."""
+    def drop_caches(self) -> None:
+        """Forget cached shards, opened arrays and the document table (re-read on demand)."""
         self._shards.clear()
         self._arrays.clear()
         self._doc_table = None
+
+    def close(self) -> None:
+        """Close the catalog and drop cached shards."""
+        self.drop_caches()
         self.catalog.close()
 
     def __enter__(self) -> Index:
@@ -132,163 +122,47 @@ class Index:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # --- updating --------------------------------------------------------------------------
+    # --- writing: delegated to simdask.update ---------------------------------------------
+    def writer(self, wait: float = 0.0) -> Writer:
+        """The write side of this index (:class:`simdask.update.Writer`): ``with
+        idx.writer(wait) as w:`` holds the writer lock for the block (taken once; ``wait``:
+        seconds to wait for another writer, 0: fail at once)."""
+        from simdask.update import Writer
+
+        return Writer(self, wait)
+
     def update(
         self,
         sources: Iterable[str | os.PathLike] = (),
         *,
-        client=None,
-        options: RunOptions | None = None,
-        callback: Callback | None = None,
-        delete_missing: bool = False,
-        remove: Iterable[str] = (),
-        rebuild: bool = False,
-        config: IndexConfig | None = None,
         wait: float = 0.0,
-        items: Sequence[SourceItem] = (),
-        max_file_bytes: int | None = None,
+        **kwargs: Any,
     ) -> RunSummary:
-        """Index what changed in ``sources`` (files, folders, JSONL files); one run.
+        """Index what changed in ``sources`` (files, folders, JSONL files); one run, under the
+        writer lock (taken for this call).
 
         New and modified documents (by content hash) are chunked, unchanged ones cost a hash
-        check. ``delete_missing``: documents indexed earlier from one of these sources and no
-        longer in it are deleted; ``remove``: keys to delete (a key that is also in this run's
-        sources is indexed from them instead). ``rebuild``: replace the whole
+        check. Keywords: ``delete_missing``: documents indexed earlier from one of these
+        sources and no longer in it are deleted; ``remove``: keys to delete (a key that is also
+        in this run's sources is indexed from them instead). ``rebuild``: replace the whole
         index by the given sources (needed to change ``config`` of an index that has
         documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run).
+        ``options``: a :class:`~simdask.engine.run.RunOptions`; ``callback``: progress.
         ``wait``: seconds to wait for another writer (0: fail at once). ``items``: documents
         already listed by :func:`~simdask.ingest.sources.list_items` (e.g. with a key prefix),
-        indexed
-        after those of ``sources``. ``max_file_bytes``: files larger than this are not read
-        but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
+        indexed after those of ``sources``. ``max_file_bytes``: files larger than this are not
+        read but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
         """
-        # imported here: reading and querying an index needs neither dask nor distributed
-        from simdask.cluster.connect import cluster_errors, connect
-        from simdask.engine.run import RunOptions, run_update
+        return self.writer(wait).update(sources, **kwargs)
 
-        cb = callback or Callback()
-        options = options or RunOptions()
-        if options.worker_cache is None:  # worth it only on a cluster that outlives this run
-            options = dataclasses.replace(options, worker_cache=client is not None)
-        if max_file_bytes is not None:
-            options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
-        if config is not None and config != self.config:
-            if self.catalog.counts()["documents"] and not rebuild:
-                raise ConfigError(
-                    f"index at {self.path} was built with {self.config}; got {config}: "
-                    "pass rebuild=True (CLI: --rebuild) to rebuild it with the new settings"
-                )
-            self.config = config
-        started = time.perf_counter()
-        with WriterLock(self.path, wait=wait):
-            self.catalog.abandon_stale_runs()
-            t = time.perf_counter()
-            cb.stage("scan", None)
-            items = [*list_items(sources), *items]
-            cb.end_stage()
-            scan_s = time.perf_counter() - t
-            run_id = self.catalog.start_run()
-            before = set(self.catalog.shard_generations().values())
-            before_gen = self.catalog.generation
-            ctx = nullcontext(client) if client is not None else connect()
-            unchanged = f"the index at {self.path} is unchanged (generation {before_gen})"
-            try:
-                with ctx as cl, cluster_errors(cl, unchanged):
-                    if getattr(cl, "dashboard_link", None):
-                        cb.message(f"Dask dashboard: {cl.dashboard_link}")
-                    out = run_update(
-                        cl,
-                        self.catalog,
-                        self.store,
-                        self.path / "texts",
-                        self.path / "work",
-                        self.config,
-                        items,
-                        run_id=run_id,
-                        options=options,
-                        cb=cb,
-                        remove_keys=frozenset(remove),
-                        delete_missing_from=frozenset(i.source for i in items)
-                        | frozenset(str(s) for s in sources)
-                        if delete_missing
-                        else frozenset(),
-                        replace_all=rebuild,
-                    )
-                failpoints.hit("before_commit")
-                t = time.perf_counter()
-                cb.stage("commit", None)
-                c = out.counts
-                summary = RunSummary(
-                    run_id=run_id,
-                    generation=run_id,
-                    added=c["added"],
-                    modified=c["modified"],
-                    deleted=c["deleted"],
-                    unchanged=c["unchanged"],
-                    failed=c["failed"],
-                    too_short=c["too_short"],
-                    similarity_rows=len(out.changes.rows[0]),
-                    skipped_chunks=out.changes.skipped_chunks,
-                    words=out.stats.get("words", 0),
-                    seconds={"scan": scan_s, **out.stats["seconds"]},
-                    errors=out.changes.errors,
-                    extra={k: v for k, v in out.stats.items() if k not in ("seconds", "words")},
-                )
-                self.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
-                cb.end_stage()
-            except BaseException as e:
-                self._abort_run(run_id, e)
-                raise
-            finally:
-                shutil.rmtree(self.path / "work" / f"run-{run_id:06d}", ignore_errors=True)
-            failpoints.hit("after_commit")
-            self._shards.clear()
-            self.collect_garbage(keep=before)
-            summary.seconds["commit"] = time.perf_counter() - t
-        summary.seconds["total"] = time.perf_counter() - started
-        summary.documents = self.catalog.counts()["documents"]
-        summary.index_bytes = self.disk_bytes()
-        return summary
-
-    def _abort_run(self, run_id: int, error: BaseException) -> None:
-        """After a failed run: record it (if the disk lets us) and free what it wrote."""
-        self.store.remove_generation(run_id)
-        LshStore(self.path / "lsh").remove_generation(run_id)
-        for pack in self.texts.packs():
-            if pack.startswith(f"r{run_id:06d}-"):
-                self.texts.remove(pack)
-        # e.g. the disk is still full: then the next run marks it abandoned
-        with contextlib.suppress(Exception):
-            self.catalog.fail_run(run_id, f"{type(error).__name__}: {error}")
-
-    def remove(self, keys: Iterable[str], **kwargs) -> RunSummary:
+    def remove(self, keys: Iterable[str], *, wait: float = 0.0, **kwargs: Any) -> RunSummary:
         """Delete documents by key (a run without sources); unknown keys are an error."""
-        keys = list(keys)
-        known = self.catalog.known_documents()
-        missing = [k for k in keys if k not in known]
-        if missing:
-            raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
-        return self.update((), remove=keys, **kwargs)
+        return self.writer(wait).remove(keys, **kwargs)
 
     def collect_garbage(self, keep: Iterable[int] = ()) -> dict[str, int]:
-        """Delete shard generations, text packs and run folders no committed state refers to.
-
-        Generations in ``keep`` (those current before the last commit) are kept one run
-        longer, for readers that opened them. Call with the writer lock held.
-        """
-        live = set(self.catalog.shard_generations().values()) | set(keep)
-        gone = [g for g in self.store.generations() if g not in live]
-        for g in gone:
-            self.store.remove_generation(g)
-        packs = {
-            r[0] for r in self.catalog.conn.execute("SELECT DISTINCT text_pack FROM documents")
-        }
-        dead_packs = [p for p in self.texts.packs() if p not in packs]
-        for p in dead_packs:
-            self.texts.remove(p)
-        shutil.rmtree(self.path / "work", ignore_errors=True)
-        LshStore(self.path / "lsh").collect(LshManifest.from_json(self.catalog.meta("lsh")))
-        return {"generations": len(gone), "packs": len(dead_packs)}
+        """Delete shard generations, text packs and work files no committed state refers to
+        (under the writer lock; see :meth:`simdask.update.Writer.collect_garbage`)."""
+        return self.writer().collect_garbage(keep)
 
     # --- reading ---------------------------------------------------------------------------
     def similar(self, key: str, min_similarity: float = 0.0) -> list[PairRow]:
@@ -392,13 +266,9 @@ class Index:
         """:meth:`query` for several texts at once (shards are read once for all)."""
         cfg = self.config
         cb = chunk_batch(list(texts), cfg.k, cfg.hash_bits, cfg.seed)
-        conn = self.catalog.conn
-        conn.execute("BEGIN")  # one read snapshot: shard generations and documents agree
-        try:
+        with self.catalog.read_snapshot():  # shard generations and documents agree
             gens = self.catalog.shard_generations()
             n_chunks = self._doc_chunks()
-        finally:
-            conn.execute("COMMIT")
         if not gens:
             return [[] for _ in texts]
         shard_of = cb.chunk_ids.astype(np.int64) // cfg.shard_width
@@ -420,8 +290,8 @@ class Index:
         """``|d|`` of every document by doc ID (int64; 0 for free IDs), cached per generation."""
         gen = self.catalog.generation
         if self._doc_table is None or self._doc_table[0] != gen:
-            rows = self.catalog.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall()
-            arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
+            rows = self.catalog.chunk_counts()
+            arr = np.array(list(rows.items()), dtype=np.int64).reshape(-1, 2)
             table = np.zeros(int(arr[:, 0].max()) + 1 if len(arr) else 0, dtype=np.int64)
             table[arr[:, 0]] = arr[:, 1]
             self._doc_table = (gen, table)
@@ -432,8 +302,8 @@ class Index:
         docs = docs.astype(np.int64)
         shared = shared.astype(np.int64)
         nd = n_chunks[docs]
-        fwd = 100.0 * shared / n_q if n_q else np.zeros(len(docs))
-        rev = 100.0 * shared / nd
+        fwd = containment(shared, n_q)
+        rev = containment(shared, nd)
         keep = np.maximum(fwd, rev) >= min_sim
         docs, shared, nd, fwd, rev = docs[keep], shared[keep], nd[keep], fwd[keep], rev[keep]
         keys = self.catalog.keys_of(docs.tolist())
@@ -480,7 +350,7 @@ class Index:
             ids = chunk_batch([a, b], cfg.k, cfg.hash_bits, cfg.seed)
             ia = set(ids.chunk_ids[ids.doc == 0].tolist())
             ib = set(ids.chunk_ids[ids.doc == 1].tolist())
-            hashed = 100.0 * len(ia & ib) / len(ia) if ia else 0.0
+            hashed = containment(len(ia & ib), len(ia))
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:
@@ -538,7 +408,3 @@ def _touch(arr: np.ndarray) -> int:
     if len(arr):
         int(np.asarray(arr[:: max(1, 4096 // arr.itemsize)]).sum())
     return arr.nbytes
-
-
-def _du(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

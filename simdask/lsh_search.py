@@ -19,7 +19,7 @@ from simdask.errors import ConfigError
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.lsh import LshParams, batch_lsh, candidate_pairs, cross_pairs, is_empty
 from simdask.kernels.minhash import agreement
-from simdask.storage.lsh_store import LshManifest, LshStore
+from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 
 if TYPE_CHECKING:
     from simdask.index import Index
@@ -85,11 +85,9 @@ def index_pairs(idx: Index, min_jaccard: float = 0.0, exact: bool = False) -> li
     """All candidate pairs of the index with estimated Jaccard >= ``min_jaccard`` (fraction),
     each unordered pair once, best first; ``exact``: also the exact Jaccard of the chunk sets
     (from the stored texts)."""
-    conn = idx.catalog.conn
-    conn.execute("BEGIN")  # one read snapshot: manifest and documents agree
-    try:
+    with idx.catalog.read_snapshot():  # one read snapshot: manifest and documents agree
         man, params = _manifest(idx)
-        store = LshStore(idx.path / "lsh")
+        store = LshStore(lsh_root(idx.path))
         keys, docs = store.all_bands(man)
         a, b = candidate_pairs(keys, docs)
         ids = np.union1d(a, b)
@@ -98,8 +96,6 @@ def index_pairs(idx: Index, min_jaccard: float = 0.0, exact: bool = False) -> li
         keep = est >= min_jaccard
         a, b, est = a[keep], b[keep], est[keep]
         names = idx.catalog.keys_of(np.union1d(a, b).tolist())
-    finally:
-        conn.execute("COMMIT")
     ex = _exact_of(idx, names, a, b) if exact else [None] * len(a)
     pairs = [
         LshPair(*sorted((names[x], names[y])), j, e)
@@ -150,11 +146,9 @@ def _text_lsh(texts: Sequence[str], config: IndexConfig, params: LshParams, bloc
 def index_query(idx: Index, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
     """For each text (not in the index), the indexed documents sharing one of its band keys
     with estimated Jaccard >= ``min_jaccard`` (fraction), best first. Read-only."""
-    conn = idx.catalog.conn
-    conn.execute("BEGIN")
-    try:
+    with idx.catalog.read_snapshot():
         man, params = _manifest(idx)
-        store = LshStore(idx.path / "lsh")
+        store = LshStore(lsh_root(idx.path))
         sigs, keys = _text_lsh(texts, idx.config, params)
         keys = keys[~is_empty(sigs)] if len(sigs) else keys
         rows = np.flatnonzero(~is_empty(sigs))
@@ -167,8 +161,6 @@ def index_query(idx: Index, texts: Sequence[str], min_jaccard: float = 0.0) -> l
         keep = est >= min_jaccard
         q, d, est = q[keep], d[keep], est[keep]
         names = idx.catalog.keys_of(np.unique(d).tolist())
-    finally:
-        conn.execute("COMMIT")
     out: list[list[LshMatch]] = [[] for _ in texts]
     for qi, di, j in zip(q.tolist(), d.tolist(), est.tolist(), strict=True):
         out[qi].append(LshMatch(names[di], j))

@@ -1,11 +1,12 @@
-"""What the API returns: the summary of a run and the matches of a query."""
+"""What the API returns: the summary of a run (with its statistics) and the matches of a
+query."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["QueryMatch", "RunSummary"]
+__all__ = ["CacheCounts", "QueryMatch", "RunStats", "RunSummary"]
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,66 @@ class QueryMatch:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class CacheCounts:
+    """The worker-side shard caches during one run: lookups that found the shard (``hits``),
+    that did not (``misses``), and the bytes held afterwards (all workers)."""
+
+    hits: int
+    misses: int
+    bytes: int
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON-ready form."""
+        return {"hits": self.hits, "misses": self.misses, "bytes": self.bytes}
+
+
+@dataclass
+class RunStats:
+    """What the engine measured in one run (filled by :func:`simdask.engine.run.run_update`).
+
+    ``transfer``: the data placement used (``shared`` or ``dask``); ``seconds``: seconds per
+    engine stage, in the order they ran (``chunk``, then ``merge`` and ``similarity``, or
+    ``merge+similarity`` when they ran fused); ``words`` of the documents recomputed;
+    ``bytes_to_cluster`` / ``bytes_from_cluster``: bytes the client sent and received.
+    The rest is None when the run did not reach that stage: ``postings`` after the merge,
+    ``shards_rewritten``, ``merges_sent_to_cache`` (merges run on the worker caching the
+    shard), ``refilled`` (unchanged documents recomputed because their full top-k list held a
+    changed one), ``blocks`` and ``candidate_pair_counts`` (pair keys emitted) of the
+    similarity stage, ``worker_cache`` (when the worker-side shard cache was used).
+    """
+
+    transfer: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+    words: int = 0
+    bytes_to_cluster: int = 0
+    bytes_from_cluster: int = 0
+    postings: int | None = None
+    shards_rewritten: int | None = None
+    merges_sent_to_cache: int | None = None
+    refilled: int | None = None
+    blocks: int | None = None
+    candidate_pair_counts: int | None = None
+    worker_cache: CacheCounts | None = None
+
+    def extra(self) -> dict[str, Any]:
+        """JSON-ready form of what was measured besides ``seconds`` and ``words`` (None
+        fields left out): :attr:`RunSummary.extra` and the run record in the catalog."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("seconds", "words") or value is None:
+                continue
+            out[f.name] = value.to_dict() if isinstance(value, CacheCounts) else value
+        return out
+
+
 @dataclass
 class RunSummary:
     """What one update did: documents added, modified, deleted, unchanged, failed (per-file
     errors, including duplicate keys; too-short documents are indexed and counted apart),
-    similarity rows written, seconds per stage, the generation committed."""
+    similarity rows written, seconds per stage (``scan``, the engine's stages, ``commit``,
+    ``total``), the generation committed, and the engine's statistics (``stats``)."""
 
     run_id: int
     generation: int
@@ -49,10 +105,17 @@ class RunSummary:
     index_bytes: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     errors: list[tuple[str, str, str]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    stats: RunStats = field(default_factory=RunStats)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The engine's statistics as a JSON-ready dict (:meth:`RunStats.extra`), e.g.
+        ``extra["transfer"]``, ``extra["worker_cache"]["hits"]``."""
+        return self.stats.extra()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (errors as ``[key, kind, message]`` lists)."""
-        d = dict(self.__dict__)
+        """JSON-ready form (errors as ``[key, kind, message]`` lists, ``stats`` as ``extra``)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "stats"}
         d["errors"] = [list(e) for e in self.errors]
+        d["extra"] = self.extra
         return d

@@ -65,12 +65,11 @@ def state(path):
 def corpus(tmp_path_factory, client):
     """A committed index of version 1 of a folder; version 2; version 2 indexed undisturbed."""
     tmp = tmp_path_factory.mktemp("failures")
-    v1 = write_txt(DOCS, tmp / "v1")
+    v1 = write_txt(DOCS, tmp / "docs")
     base = tmp / "base"
     with Index.create(base, CFG) as idx:
         idx.update([v1], client=client)
-    v2 = tmp / "v2"
-    shutil.copytree(v1, v2)
+    v2 = v1  # changed in place: one folder is one source
     keys = sorted(DOCS)
     (v2 / f"{keys[0]}.txt").unlink()
     (v2 / f"{keys[1]}.txt").write_text(DOCS[keys[7]][:900] + " and some new words at the end")

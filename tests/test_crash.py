@@ -60,14 +60,14 @@ def update(index, src, failpoints=None) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    """A committed index of version 1 of a folder, and version 2 of the folder."""
+    """A committed index of version 1 of a folder, and version 2 of the folder (changed in
+    place: a folder is one source, its documents keyed by its name and their paths)."""
     tmp = tmp_path_factory.mktemp("crash")
-    v1 = write_txt(DOCS, tmp / "v1")
+    v1 = write_txt(DOCS, tmp / "docs")
     base = tmp / "base"
     rc, err = update(base, v1)
     assert rc == 0, err
-    v2 = tmp / "v2"
-    shutil.copytree(v1, v2)
+    v2 = v1
     keys = sorted(DOCS)
     (v2 / f"{keys[0]}.txt").unlink()
     (v2 / f"{keys[1]}.txt").write_text(DOCS[keys[7]][:900] + " and some new words at the end")

@@ -100,8 +100,8 @@ def test_report_command(tmp_path):
             *run,
             "report",
             tmp_path / "i",
-            f"{r.target}.txt",
-            f"{r.source}.txt",
+            f"docs/{r.target}.txt",
+            f"docs/{r.source}.txt",
             "--html",
             tmp_path / "r.html",
             "--format",
@@ -123,7 +123,7 @@ def test_report_command(tmp_path):
     } <= set(rep)
     assert abs(rep["hashed_similarity"] - rep["similarity"]) <= 1.0
     text = subprocess.run(
-        [*run, "text", tmp_path / "i", f"{r.target}.txt"],
+        [*run, "text", tmp_path / "i", f"docs/{r.target}.txt"],
         capture_output=True,
         text=True,
         check=True,

@@ -50,12 +50,12 @@ def test_add_modify_delete_equal_full_build(tmp_path, client, fuse):
     assert ("merge+similarity" in s.seconds) == (fuse > 0)
     assert_same_index(idx, full_build(tmp_path, folder, client))
 
-    s = idx.remove(["k07.txt"], client=client, options=opts)
+    s = idx.remove(["src/k07.txt"], client=client, options=opts)
     (folder / "k07.txt").unlink()
     assert s.deleted == 1
     assert_same_index(idx, full_build(tmp_path, folder, client))
     with pytest.raises(DocumentNotFoundError, match="k07"):
-        idx.remove(["k07.txt"], client=client)
+        idx.remove(["src/k07.txt"], client=client)
 
 
 def test_unchanged_run_changes_nothing(tmp_path, client):
@@ -90,15 +90,15 @@ def test_doc_ids_are_recycled(tmp_path, client):
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
     idx.update([folder], client=client)
     ids = {d.key: d.doc_id for d in idx.catalog.documents()}
-    idx.remove(["k03.txt", "k06.txt"], client=client)
+    idx.remove(["src/k03.txt", "src/k06.txt"], client=client)
     for i in (3, 6):
         (folder / f"k{i:02d}.txt").unlink()
     (folder / "new1.txt").write_text(POOL[15])
     (folder / "new2.txt").write_text(POOL[16])
     (folder / "new3.txt").write_text(POOL[17])
     idx.update([folder], client=client)
-    new_ids = sorted(d.doc_id for d in idx.catalog.documents() if d.key.startswith("new"))
-    assert new_ids == [*sorted([ids["k03.txt"], ids["k06.txt"]]), 10]
+    new_ids = sorted(d.doc_id for d in idx.catalog.documents() if d.key.startswith("src/new"))
+    assert new_ids == [*sorted([ids["src/k03.txt"], ids["src/k06.txt"]]), 10]
     assert max(d.doc_id for d in idx.catalog.documents()) == 10
 
 
@@ -112,12 +112,12 @@ def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client, fuse):
     folder = write_txt(docs, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(hash_bits=28, shards=2, top_k=2))
     idx.update([folder], client=client)
-    assert [r.other for r in idx.similar("x.txt")] == ["a.txt", "b.txt"]
+    assert [r.other for r in idx.similar("src/x.txt")] == ["src/a.txt", "src/b.txt"]
     (folder / "a.txt").unlink()
     s = idx.update(
         [folder], client=client, delete_missing=True, options=RunOptions(fuse_members=fuse)
     )
-    assert [r.other for r in idx.similar("x.txt")] == ["b.txt", "c.txt"]
+    assert [r.other for r in idx.similar("src/x.txt")] == ["src/b.txt", "src/c.txt"]
     assert s.extra["refilled"] >= 1
     assert_same_index(idx, full_build(tmp_path, folder, client, idx.config))
 

@@ -1,4 +1,4 @@
-"""The writer lock: re-entrant in a process, exclusive across processes, gone with its holder."""
+"""The writer lock: exclusive (also within a process: it is taken once), gone with its holder."""
 
 from __future__ import annotations
 
@@ -32,9 +32,10 @@ def other_process_tries(path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", TRY, str(path)], capture_output=True, text=True)
 
 
-def test_reentrant_here_exclusive_elsewhere(tmp_path):
+def test_exclusive_here_and_elsewhere(tmp_path):
     with WriterLock(tmp_path):
-        with WriterLock(tmp_path):
+        # not re-entrant: the writer takes it once
+        with pytest.raises(IndexLockedError, match=f"pid {os.getpid()}"), WriterLock(tmp_path):
             pass
         p = other_process_tries(tmp_path)  # the outer lock is still held
         assert p.returncode == 3 and "another update is running" in p.stdout

@@ -63,14 +63,14 @@ def test_later_runs_keep_the_setting_and_query_is_read_only(built):
     with Index.open(tmp / "idx") as idx:
         assert idx.config.lsh == "8x2"
         gen = idx.catalog.generation
-        assert ("k03.txt", "new.txt") in {(p.doc, p.other) for p in idx.lsh_pairs(0.3)}
+        assert ("docs/k03.txt", "docs/new.txt") in {(p.doc, p.other) for p in idx.lsh_pairs(0.3)}
     q = tmp / "q.txt"
     q.write_text(variant(POOL[3], 2, 8))
     rows = [
         json.loads(x)
         for x in run("lsh", "query", tmp / "idx", q, "-o", "jsonl").stdout.splitlines()
     ]
-    assert {"k03.txt", "new.txt"} <= {r["key"] for r in rows}
+    assert {"docs/k03.txt", "docs/new.txt"} <= {r["key"] for r in rows}
     assert all(r["query"] == str(q.name) or r["query"].endswith("q.txt") for r in rows)
     p = run("lsh", "query", tmp / "idx", q, tmp / "missing.txt", check=False)
     assert p.returncode == 3 and "missing" in p.stderr
@@ -115,5 +115,5 @@ def test_compare_two_groups_with_lsh(tmp_path):
             "compare", a, b, "--lsh", "8x2", "--min", 0.3, "-o", "jsonl"
         ).stdout.splitlines()
     ]
-    assert [(r["a_key"], r["b_key"]) for r in rows] == [("x.txt", "x2.txt")]
+    assert [(r["a_key"], r["b_key"]) for r in rows] == [("a/x.txt", "b/x2.txt")]
     assert 0.3 <= rows[0]["jaccard"] <= 1.0

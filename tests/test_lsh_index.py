@@ -26,6 +26,11 @@ CFG = dict(hash_bits=28, shards=4, lsh=LSH)
 POOL = list(make_docs(30, seed=33).values())
 
 
+def key(name: str) -> str:
+    """The index key of ``name``.txt written by ``write_txt`` into the folder ``src``."""
+    return f"src/{name}.txt"
+
+
 def variant(text: str, n: int, seed: int) -> str:
     """``text`` with ``n`` words replaced at random positions (a near-duplicate)."""
     rng = random.Random(seed)
@@ -84,8 +89,8 @@ def test_incremental_lsh_equals_full_build(tmp_path, client, transfer):
     full = full_build(tmp_path, folder, client)
     assert by_key(idx) == by_key(full)
     assert pairs_of(idx) == pairs_of(full)
-    assert ("k12.txt", "v12.txt") in {(a, b) for a, b, _ in pairs_of(idx)}
-    idx.remove(["k00.txt"], client=client)
+    assert (key("k12"), key("v12")) in {(a, b) for a, b, _ in pairs_of(idx)}
+    idx.remove([key("k00")], client=client)
     (folder / "k00.txt").unlink()
     assert by_key(idx) == by_key(full_build(tmp_path, folder, client))
     # old generations are collected: only the current manifest's and its predecessor's stay
@@ -100,7 +105,7 @@ def test_pairs_and_query_equal_brute_force(tmp_path, client):
     idx = Index.create(tmp_path / "i", IndexConfig(**CFG))
     idx.update([folder], client=client)
     sigs, _ = by_key(idx)
-    assert "tiny.txt" not in sigs  # no chunks, no signature
+    assert key("tiny") not in sigs  # no chunks, no signature
     params = LshParams.parse(LSH)
     names = sorted(sigs)
     mat = np.array([sigs[k] for k in names], dtype=np.uint32)
@@ -118,14 +123,14 @@ def test_pairs_and_query_equal_brute_force(tmp_path, client):
     }
     # exact Jaccard of the chunk sets: Python sets of the (sorted-word) chunk strings
     for p in idx.lsh_pairs(min_jaccard=0.3, exact=True):
-        a, b = set(chunks(docs[p.doc[:-4]])), set(chunks(docs[p.other[:-4]]))
+        a, b = set(chunks(docs[p.doc[4:-4]])), set(chunks(docs[p.other[4:-4]]))
         assert p.exact == pytest.approx(len(a & b) / len(a | b), abs=1e-9)
     # a query of an indexed text finds it with Jaccard 1; every match shares a band key
     q = variant(docs["k06"], 1, 5)
     [matches] = idx.lsh_query([q])
-    assert {m.key: m.jaccard for m in matches}["k06.txt"] >= 0.5
+    assert {m.key: m.jaccard for m in matches}[key("k06")] >= 0.5
     qi = {m.key: m.jaccard for m in idx.lsh_query([docs["k06"], "a b"])[0]}
-    assert qi["k06.txt"] == 1.0
+    assert qi[key("k06")] == 1.0
     assert idx.lsh_query(["a b"]) == [[]]
     for m in matches:
         assert (keys[names.index(m.key)] == band_keys(np.array([sigs[m.key]]), params)[0]).any()

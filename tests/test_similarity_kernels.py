@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.engine.tasks import block_rows_task, member_rows_task
+from simdask.engine.similarity_stage import block_rows_task, member_rows_task
 from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.similarity import (
     block_pair_keys,

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from simdask.cli.output import FORMATS, write_rows
+from simdask.cli._args import add_format
+from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE
+from simdask.cli.output import write_rows
 
 __all__ = ["EXIT_UNREADABLE", "register", "run", "run_compare"]
 
-#: exit status when some query documents could not be read
-EXIT_UNREADABLE = 3
 PAIR_COLUMNS = ("doc", "other", "jaccard")
 QUERY_COLUMNS = ("query", "key", "jaccard")
 GROUP_COLUMNS = ("a_key", "b_key", "jaccard")
@@ -43,12 +43,12 @@ def register(subparsers) -> None:
     q.add_argument("index", metavar="INDEX")
     q.add_argument("--min", type=_fraction, default=0.0, metavar="J", help="least Jaccard (0)")
     q.add_argument("--exact", action="store_true", help="add the exact Jaccard of the chunk sets")
-    q.add_argument("-o", "--format", choices=FORMATS, default="table")
+    add_format(q)
     q = sub.add_parser("query", help="indexed documents near the given files (read-only)")
     q.add_argument("index", metavar="INDEX")
     q.add_argument("files", metavar="FILE", nargs="+", help="file, folder or .jsonl file")
     q.add_argument("--min", type=_fraction, default=0.0, metavar="J", help="least Jaccard (0)")
-    q.add_argument("-o", "--format", choices=FORMATS, default="table")
+    add_format(q)
     q = sub.add_parser("tune", help="bands x rows for a Jaccard threshold (S-curve)")
     q.add_argument("--threshold", type=_fraction, required=True, metavar="T")
     q.add_argument("--perms", type=int, default=128, help="most permutations (128)")
@@ -69,7 +69,7 @@ def _pairs(args) -> int:
         pairs = idx.lsh_pairs(args.min, exact=args.exact)
     cols = (*PAIR_COLUMNS, "exact_jaccard") if args.exact else PAIR_COLUMNS
     write_rows((p.to_dict() for p in pairs), cols, args.format, sys.stdout)
-    return 0
+    return EXIT_OK
 
 
 def _query(args) -> int:
@@ -89,7 +89,7 @@ def _query(args) -> int:
     bad = [t for _, t in docs if not isinstance(t, str)]
     for e in bad:
         print(f"simdask: error: cannot read {e}", file=sys.stderr)
-    return EXIT_UNREADABLE if bad else 0
+    return EXIT_UNREADABLE if bad else EXIT_OK
 
 
 def _tune(args) -> int:
@@ -111,7 +111,7 @@ def _tune(args) -> int:
 
         plot_curves(args.plot, [params], args.threshold)
         print(f"plot written to {args.plot}", file=sys.stderr)
-    return 0
+    return EXIT_OK
 
 
 def run_compare(args) -> int:
@@ -140,4 +140,4 @@ def run_compare(args) -> int:
     bad = [t for g in groups for _, t in g if not isinstance(t, str)]
     for e in bad:
         print(f"simdask: error: cannot read {e}", file=sys.stderr)
-    return EXIT_UNREADABLE if bad else 0
+    return EXIT_UNREADABLE if bad else EXIT_OK

@@ -19,7 +19,7 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster
 
-from simdask.cluster.spec import ClusterSpec
+from simdask.cluster.spec import ClusterSpec, default_workers
 from simdask.errors import ClusterError, SimdaskError
 
 __all__ = [
@@ -53,11 +53,6 @@ _MEMORY_HINT = (
     "raise the memory limit per worker with --memory-limit (SIMDASK_MEMORY_LIMIT, "
     "memory_limit in the config file), or use fewer threads per worker"
 )
-
-
-def default_workers() -> int:
-    """Workers of a default LocalCluster: one per core."""
-    return max(1, os.cpu_count() or 1)
 
 
 def _spec_of(

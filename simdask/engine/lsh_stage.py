@@ -1,22 +1,61 @@
 """The LSH part of a run: new signatures and band keys (computed in the chunking tasks, see
-:func:`simdask.engine.tasks.chunk_task`) merged into a new generation of the LSH store.
+:func:`simdask.engine.chunk_stage.chunk_task`) merged into a new generation of the LSH store.
 
 Runs on the client after the documents got their final IDs; it touches only the signature
 parts holding changed doc IDs and the band-key parts whose keys changed. The returned manifest
-is committed with the run (catalog meta ``lsh``).
+is committed with the run (catalog meta ``lsh``, its own step of the commit:
+:mod:`simdask.storage.commit`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from simdask.config import IndexConfig
+from simdask.engine.chunk_stage import PROVISIONAL_BASE, BatchResult
 from simdask.errors import ConfigError
+from simdask.kernels.changes import ResolvedChanges
 from simdask.kernels.lsh import is_empty
 from simdask.kernels.minhash import EMPTY
-from simdask.storage.lsh_store import SIG_BLOCK, LshManifest, LshStore, band_part_of
+from simdask.storage.catalog import Catalog
+from simdask.storage.lsh_store import SIG_BLOCK, LshManifest, LshStore, band_part_of, lsh_root
 
-__all__ = ["apply_run", "new_rows"]
+__all__ = ["apply_run", "lsh_meta", "new_rows"]
+
+
+def lsh_meta(
+    catalog: Catalog,
+    index_dir: Path,
+    config: IndexConfig,
+    results: list[BatchResult],
+    resolved: ResolvedChanges,
+    run_id: int,
+    replace_all: bool,
+) -> dict[str, str]:
+    """The MinHash LSH part of a run: writes this run's LSH generation (when the index has an
+    LSH setting or LSH data) and returns the catalog metadata to commit with the run
+    (``{"lsh": manifest JSON}``, ``""`` when the setting was dropped by a rebuild; ``{}``
+    without LSH)."""
+    old = catalog.meta("lsh")
+    if config.lsh is None and not old:
+        return {}
+    final = resolved.doc_ids.astype(np.int64)
+    man = apply_run(
+        LshStore(lsh_root(index_dir)),
+        LshManifest.from_json(old),
+        config,
+        results,
+        {
+            "prov": resolved.items.astype(np.int64) + PROVISIONAL_BASE,
+            "final": final,
+            "dropped": resolved.dropped,
+        },
+        run_id,
+        replace_all,
+    )
+    return {"lsh": man.to_json() if man is not None else ""}
 
 
 def new_rows(results, prov: np.ndarray, final: np.ndarray, perms: int, bands: int):

@@ -14,6 +14,7 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
+from simdask.kernels.similarity import containment
 from simdask.kernels.text import WORD_PATTERN, normalize, words
 
 __all__ = ["PairEvidence", "Passage", "compare_texts", "word_offsets"]
@@ -101,8 +102,8 @@ def compare_texts(a: str, b: str, k: int = 5, min_chunks: int = 2) -> PairEviden
     set_a, set_b = set(ca), set(cb)
     shared = set_a & set_b
     ev = PairEvidence(
-        similarity=100.0 * len(shared) / len(set_a) if set_a else 0.0,
-        reverse_similarity=100.0 * len(shared) / len(set_b) if set_b else 0.0,
+        similarity=containment(len(shared), len(set_a)),
+        reverse_similarity=containment(len(shared), len(set_b)),
         shared=len(shared),
         doc_chunks=len(set_a),
         other_chunks=len(set_b),

@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from simdask.evidence.report_html import render_pair_html
+from simdask.kernels.similarity import containment
 from simdask.progress import Callback
 
 __all__ = ["export_site", "histogram_svg"]
@@ -106,7 +107,7 @@ def export_site(
             )
             items.append(
                 f"<tr><td>{link}</td><td class=n>{r.similarity:.2f}</td>"
-                f"<td class=n>{100.0 * r.shared / o.n_chunks if o.n_chunks else 0:.2f}</td>"
+                f"<td class=n>{containment(r.shared, o.n_chunks):.2f}</td>"
                 f"<td class=n>{r.shared}</td></tr>"
             )
         body = (

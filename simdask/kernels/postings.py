@@ -2,23 +2,79 @@
 
 A *pair key* is ``chunk_id << 32 | doc_id`` as uint64: sorting pair keys sorts postings by
 chunk ID and, within a chunk, by doc ID, which is exactly the order of a shard's arrays.
+
+A shard owns the chunk IDs of one range ``[lo, hi)`` (:func:`shard_ranges`) and holds their
+postings as three CSR arrays (:class:`ShardData`; on disk: :mod:`simdask.storage.shards`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from simdask.kernels.arrays import run_starts
+
 __all__ = [
+    "ShardData",
     "build_postings",
     "doc_mask",
     "merge_shard",
     "pack_pairs",
     "remap_docs",
+    "shard_ranges",
+    "shard_width",
     "sorted_unique",
     "split_sorted_by_shard",
 ]
 
 _LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@dataclass(frozen=True)
+class ShardData:
+    """The postings of one shard range ``[lo, hi)`` of chunk IDs.
+
+    ``chunk_keys`` (uint32): the distinct chunk IDs of the range that some document holds;
+    ``offsets`` (uint64, ``len(chunk_keys) + 1``): chunk ``chunk_keys[i]`` is held by
+    ``doc_ids[offsets[i]:offsets[i+1]]``; ``doc_ids`` (uint32): ascending within a chunk.
+    ``generation``: the run that wrote it.
+    """
+
+    lo: int
+    hi: int
+    chunk_keys: np.ndarray
+    offsets: np.ndarray
+    doc_ids: np.ndarray
+    generation: int = 0
+
+    @classmethod
+    def empty(cls, lo: int, hi: int) -> ShardData:
+        """A shard holding no postings."""
+        return cls(lo, hi, np.zeros(0, np.uint32), np.zeros(1, np.uint64), np.zeros(0, np.uint32))
+
+    @property
+    def n_postings(self) -> int:
+        """Number of (chunk, document) postings."""
+        return len(self.doc_ids)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays in memory."""
+        return self.chunk_keys.nbytes + self.offsets.nbytes + self.doc_ids.nbytes
+
+
+def shard_width(hash_bits: int, n_shards: int) -> int:
+    """Chunk IDs per shard range: ``ceil(2**hash_bits / n_shards)`` (the last range may be
+    shorter)."""
+    return -(-(2**hash_bits) // n_shards)
+
+
+def shard_ranges(hash_bits: int, n_shards: int) -> list[tuple[int, int]]:
+    """The ``[lo, hi)`` chunk-ID range of every shard: equal, contiguous, covering 2**hash_bits."""
+    space = 2**hash_bits
+    width = shard_width(hash_bits, n_shards)
+    return [(i * width, min((i + 1) * width, space)) for i in range(n_shards)]
 
 
 def pack_pairs(chunk_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
@@ -31,10 +87,7 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     a = np.sort(a)
     if len(a) < 2:
         return a
-    keep = np.empty(len(a), dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
+    return a[run_starts(a)]
 
 
 def find_keys(keys: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,10 +120,7 @@ def build_postings(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     n = len(chunk)
     if n == 0:
         return np.zeros(0, np.uint32), np.zeros(1, np.uint64), doc_ids
-    new = np.empty(n, dtype=bool)
-    new[0] = True
-    np.not_equal(chunk[1:], chunk[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    starts = np.flatnonzero(run_starts(chunk))
     offsets = np.empty(len(starts) + 1, dtype=np.uint64)
     offsets[:-1] = starts
     offsets[-1] = n

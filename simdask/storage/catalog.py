@@ -10,16 +10,19 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from simdask import failpoints
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexFormatError
+from simdask.kernels.changes import DocumentRow, KnownDocument
+from simdask.storage.commit import COMMIT_STEPS, CommitContext, RunChanges, temp_ids
 
 __all__ = ["Catalog", "DocumentRow", "PairRow", "RunChanges"]
 
@@ -71,22 +74,6 @@ _DOC_COLS = (
 
 
 @dataclass(frozen=True)
-class DocumentRow:
-    """One indexed document as the catalog knows it."""
-
-    doc_id: int
-    key: str
-    source: str
-    content_hash: str
-    n_chunks: int
-    n_words: int
-    status: str
-    text_pack: str | None = None
-    text_offset: int | None = None
-    text_length: int | None = None
-
-
-@dataclass(frozen=True)
 class PairRow:
     """One directed similarity: ``doc`` is ``similarity`` percent similar to ``other``."""
 
@@ -107,40 +94,6 @@ class PairRow:
             "doc_chunks": self.doc_chunks,
             "other_chunks": self.other_chunks,
         }
-
-
-@dataclass
-class RunChanges:
-    """Everything one run changes in the catalog, committed by :meth:`Catalog.commit_run`.
-
-    ``upserted``: ``(doc_id, key, source, content_hash, n_chunks, n_words, status, text_pack,
-    text_offset, text_length)`` of new and modified documents; ``deleted``: doc IDs removed
-    (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
-    ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
-    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``shard_generations``:
-    shards rewritten by this run. ``replace_all``: a full build replacing everything.
-    ``meta``: catalog metadata set in the same transaction (e.g. the LSH manifest).
-    """
-
-    upserted: list[tuple]
-    deleted: list[int]
-    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    rows_replaced: np.ndarray
-    reverse_replaced: np.ndarray
-    trim: np.ndarray
-    top_k: int
-    shard_generations: dict[int, int]
-    errors: list[tuple[str, str, str]]
-    skipped_chunks: int
-    replace_all: bool = False
-    config: IndexConfig | None = None
-    meta: dict[str, str] = field(default_factory=dict)
-
-
-def _temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
-    c.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} (id INTEGER PRIMARY KEY)")
-    c.execute(f"DELETE FROM {name}")
-    c.executemany(f"INSERT OR IGNORE INTO {name} (id) VALUES (?)", ((int(i),) for i in ids))
 
 
 class Catalog:
@@ -238,79 +191,63 @@ class Catalog:
             return int(cur.lastrowid)
 
     def fail_run(self, run_id: int, message: str) -> None:
-        """Mark a run as failed (nothing else changes)."""
+        """Mark a running run as failed (nothing else changes; a committed run stays so)."""
         with self.transaction() as c:
             c.execute(
-                "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? WHERE run_id = ?",
+                "UPDATE runs SET status = 'failed', finished_at = ?, summary = ?"
+                " WHERE run_id = ? AND status = 'running'",
                 (time.time(), json.dumps({"error": message}), run_id),
             )
 
     def commit_run(self, run_id: int, generation: int, ch: RunChanges, summary: dict) -> None:
-        """Commit everything a run changed in one transaction (see :class:`RunChanges`)."""
-        now = time.time()
-        doc, other, shared, sim = ch.rows
-        with self.transaction() as c:
-            if ch.replace_all:
-                for table in ("documents", "similarity", "free_ids", "shards"):
-                    c.execute(f"DELETE FROM {table}")
-            _temp_ids(c, "t_rows_of", ch.rows_replaced)
-            _temp_ids(c, "t_rows_to", ch.reverse_replaced)
-            _temp_ids(c, "t_trim", ch.trim)
-            c.execute("DELETE FROM similarity WHERE doc IN (SELECT id FROM t_rows_of)")
-            c.execute("DELETE FROM similarity WHERE other IN (SELECT id FROM t_rows_to)")
-            c.executemany("DELETE FROM documents WHERE doc_id = ?", ((int(d),) for d in ch.deleted))
-            c.executemany(
-                "INSERT OR IGNORE INTO free_ids (doc_id) VALUES (?)",
-                ((int(d),) for d in ch.deleted),
-            )
-            c.executemany(
-                "INSERT OR REPLACE INTO documents (doc_id, key, source, content_hash, n_chunks,"
-                " n_words, status, text_pack, text_offset, text_length, added_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                " COALESCE((SELECT added_at FROM documents WHERE doc_id = ?), ?), ?)",
-                ((*d, d[0], now, now) for d in ch.upserted),
-            )
-            c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d[0],) for d in ch.upserted))
-            c.executemany(
-                "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity)"
-                " VALUES (?, ?, ?, ?)",
-                zip(doc.tolist(), other.tolist(), shared.tolist(), sim.tolist(), strict=True),
-            )
-            c.execute(
-                "DELETE FROM similarity WHERE (doc, other) IN (SELECT doc, other FROM ("
-                " SELECT doc, other, ROW_NUMBER() OVER (PARTITION BY doc"
-                "  ORDER BY similarity DESC, other ASC) AS rn"
-                " FROM similarity WHERE doc IN (SELECT id FROM t_trim)) WHERE rn > ?)",
-                (ch.top_k,),
-            )
-            c.executemany(
-                "INSERT OR REPLACE INTO shards (shard, generation) VALUES (?, ?)",
-                sorted(ch.shard_generations.items()),
-            )
-            c.executemany(
-                "INSERT INTO errors (run_id, key, kind, message) VALUES (?, ?, ?, ?)",
-                ((run_id, *e) for e in ch.errors),
-            )
-            c.execute(
-                "UPDATE runs SET status = 'committed', finished_at = ?, generation = ?,"
-                " summary = ? WHERE run_id = ?",
-                (now, generation, json.dumps(summary, sort_keys=True), run_id),
-            )
-            c.execute("UPDATE meta SET value = ? WHERE name = 'generation'", (str(generation),))
-            c.execute(
-                "INSERT OR REPLACE INTO meta (name, value) VALUES ('skipped_chunks', ?)",
-                (str(int(ch.skipped_chunks)),),
-            )
-            if ch.config is not None:
-                c.execute(
-                    "UPDATE meta SET value = ? WHERE name = 'config'",
-                    (json.dumps(ch.config.to_dict(), sort_keys=True),),
-                )
-            c.executemany(
-                "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", ch.meta.items()
-            )
-            for t in ("t_rows_of", "t_rows_to", "t_trim"):
-                c.execute(f"DROP TABLE {t}")
+        """Commit everything a run changed in one transaction (see :class:`RunChanges`).
+
+        The statements are the steps of :data:`COMMIT_STEPS`, with the failure point
+        ``commit.<step>`` before each, ``commit.before_COMMIT`` and ``commit.after_COMMIT``
+        (see :data:`COMMIT_FAILPOINTS`). Anything raised before COMMIT rolls the transaction
+        back; once COMMIT has returned, the run is committed.
+        """
+        run = CommitContext(run_id, generation, ch, json.dumps(summary, sort_keys=True))
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            for step in COMMIT_STEPS:
+                failpoints.hit(f"commit.{step.__name__[1:]}")
+                step(c, run)
+            failpoints.hit("commit.before_COMMIT")
+            c.execute("COMMIT")
+        except BaseException:
+            self.rollback_open()
+            raise
+        failpoints.hit("commit.after_COMMIT")
+
+    def rollback_open(self) -> None:
+        """Roll back a transaction left open on this connection (e.g. by an interrupt)."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def run_status(self, run_id: int) -> str | None:
+        """``running``, ``committed``, ``failed`` or ``abandoned`` (None: no such run), as
+        committed (a transaction left open on this connection is rolled back first)."""
+        self.rollback_open()
+        row = self.conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Reads inside see one committed state (a deferred transaction, no lock taken)."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
+    def text_packs(self) -> set[str]:
+        """Names of the text packs holding the text of some document."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT text_pack FROM documents WHERE text_pack IS NOT NULL"
+        )
+        return {r[0] for r in rows}
 
     def shard_generations(self) -> dict[int, int]:
         """The generation holding each shard's current postings."""
@@ -323,10 +260,14 @@ class Catalog:
                 "UPDATE runs SET status = 'abandoned' WHERE status = 'running'"
             ).rowcount
 
-    def known_documents(self) -> dict[str, tuple[int, str, str]]:
+    def known_documents(self) -> dict[str, KnownDocument]:
         """``key -> (doc_id, content_hash, source)`` of every document."""
         rows = self.conn.execute("SELECT key, doc_id, content_hash, source FROM documents")
-        return {k: (d, h, s) for k, d, h, s in rows}
+        return {k: KnownDocument(d, h, s) for k, d, h, s in rows}
+
+    def chunk_counts(self) -> dict[int, int]:
+        """``doc_id -> n_chunks`` of every document."""
+        return dict(self.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall())
 
     def allocate_ids(self, n: int) -> list[int]:
         """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new ones.
@@ -350,7 +291,7 @@ class Catalog:
         Such a list may have pruned a match that now belongs in it, so it is recomputed.
         """
         with self.transaction() as c:
-            _temp_ids(c, "t_changed", changed)
+            temp_ids(c, "t_changed", changed)
             rows = c.execute(
                 "SELECT s.doc FROM similarity s WHERE s.doc IN ("
                 " SELECT DISTINCT doc FROM similarity WHERE other IN (SELECT id FROM t_changed))"

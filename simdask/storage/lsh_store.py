@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass, field
@@ -28,13 +29,23 @@ import numpy as np
 from simdask.errors import IndexFormatError
 from simdask.kernels.minhash import EMPTY
 
-__all__ = ["SIG_BLOCK", "LshManifest", "LshStore", "band_part_of"]
+__all__ = ["LSH_DIR", "SIG_BLOCK", "LshManifest", "LshStore", "band_part_of", "lsh_root"]
+
+#: the LSH store's folder inside an index folder
+LSH_DIR = "lsh"
 
 #: doc IDs per signature part
 SIG_BLOCK = 65536
 #: memory maps kept open for reuse (oldest dropped first)
 _MAX_MAPS = 512
 _MAPS: dict[tuple, np.ndarray] = {}
+#: a generation folder's name (what garbage collection may remove)
+_GENERATION = re.compile(r"gen-(\d{6,})")
+
+
+def lsh_root(index_dir: str | os.PathLike) -> Path:
+    """The LSH store's folder of the index in ``index_dir``."""
+    return Path(index_dir) / LSH_DIR
 
 
 def band_part_of(keys: np.ndarray, parts: int) -> np.ndarray:
@@ -196,16 +207,21 @@ class LshStore:
         """Generations present on disk."""
         if not self.root.exists():
             return []
-        return sorted(int(p.name[4:]) for p in self.root.glob("gen-*") if p.name[4:].isdigit())
+        found = (_GENERATION.fullmatch(p.name) for p in self.root.iterdir())
+        return sorted(int(m.group(1)) for m in found if m)
 
     def remove_generation(self, gen: int) -> None:
         """Delete one generation's files (a failed run's, or garbage)."""
         shutil.rmtree(self.root / f"gen-{gen:06d}", ignore_errors=True)
 
+    def garbage(self, man: LshManifest | None) -> list[int]:
+        """Generations on disk that neither ``man`` nor its predecessor reads."""
+        live = set() if man is None else man.generations() | set(man.prev)
+        return [g for g in self.generations() if g not in live]
+
     def collect(self, man: LshManifest | None) -> int:
         """Delete generations neither ``man`` nor its predecessor reads; returns how many."""
-        live = set() if man is None else man.generations() | set(man.prev)
-        gone = [g for g in self.generations() if g not in live]
+        gone = self.garbage(man)
         for g in gone:
             self.remove_generation(g)
         return len(gone)

@@ -9,12 +9,16 @@ and never changed; packs no committed document points to are deleted by garbage 
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from pathlib import Path
 
 from simdask.errors import IndexFormatError
 
-__all__ = ["TextStore"]
+__all__ = ["PACK_NAME", "TextStore"]
+
+#: the names simdask gives its packs: ``r<run>-b<batch>.pack`` (the chunking task names them)
+PACK_NAME = re.compile(r"r\d{6,}-b\d{6,}\.pack")
 
 
 class TextStore:
@@ -68,10 +72,11 @@ class TextStore:
             ) from e
 
     def packs(self) -> list[str]:
-        """Names of all complete packs."""
+        """Names of all complete packs (only names simdask gives its packs, see
+        :data:`PACK_NAME`)."""
         if not self.root.exists():
             return []
-        return sorted(p.name for p in self.root.iterdir() if p.name.endswith(".pack"))
+        return sorted(p.name for p in self.root.iterdir() if PACK_NAME.fullmatch(p.name))
 
     def remove(self, name: str) -> None:
         """Delete a pack (missing is fine)."""

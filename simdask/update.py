@@ -1,0 +1,448 @@
+"""Writing an index: creating one, the writer lock, one run (its run record and the commit)
+and garbage collection.
+
+A :class:`Writer` holds the writer lock of one index (taken once, for the ``with`` block or
+for one call) and runs updates under it. A run: record it as ``running``; compute on Dask
+(:func:`simdask.engine.run.run_update`: new shards as generation ``run_id``, text packs
+``r<run_id>-*``); commit everything in one catalog transaction
+(:meth:`~simdask.storage.catalog.Catalog.commit_run`); then collect garbage. Until COMMIT
+nothing a reader sees has changed and a failure frees what the run wrote; once COMMIT has
+happened the run is committed, whatever arrives afterwards (an interrupt, an error while
+cleaning up): the catalog, not the control flow, says which (:meth:`Writer._settle`).
+
+:data:`COMMIT_FAILPOINTS` lists every failure point of the commit window in order; the crash
+tests interrupt a run at each of them in turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simdask import failpoints
+from simdask.config import IndexConfig
+from simdask.errors import (
+    ConfigError,
+    DocumentNotFoundError,
+    IndexExistsError,
+    NotAnIndexError,
+)
+from simdask.ingest.sources import SourceItem, list_items, source_id
+from simdask.progress import Callback
+from simdask.storage.catalog import Catalog
+from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
+from simdask.storage.keys import migrate_keys, set_current_scheme
+from simdask.storage.lock import WriterLock
+from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
+from simdask.storage.remote import RemoteStore, is_url
+from simdask.summary import RunSummary
+
+if TYPE_CHECKING:
+    from simdask.engine.run import RunOptions, RunOutcome
+    from simdask.index import Index
+
+__all__ = ["CATALOG_NAME", "COMMIT_FAILPOINTS", "Writer", "create_catalog"]
+
+CATALOG_NAME = "catalog.sqlite"
+
+_log = logging.getLogger(__name__)
+
+#: Every failure point from the end of the computation to the end of the run, in the order a
+#: run reaches them, each with whether the run is committed there. ``gc.*`` points are hit
+#: before each file or folder garbage collection removes.
+COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
+    ("before_commit", False),
+    *_CATALOG_FAILPOINTS,
+    ("after_commit", True),
+    ("gc.generation", True),
+    ("gc.lsh", True),
+    ("gc.pack", True),
+    ("gc.work", True),
+)
+
+# what simdask itself puts in an index folder before its catalog exists, and in work/
+_OWN_BEFORE_CATALOG = re.compile(r"writer\.lock|\.catalog-[0-9a-f]{12}\.sqlite(-wal|-shm)?")
+_OWN_WORK = re.compile(r"run-\d{6,}|probe-[0-9a-f]{12}(\.txt|-[0-9a-f]{8}\.reply)")
+
+
+# --- creating -------------------------------------------------------------------------------
+def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = None) -> Catalog:
+    """Create the catalog of a new index in ``path`` (a new or empty folder) and return it.
+
+    The catalog is written under a temporary name and linked into place, so an interrupted
+    creation leaves no half-made index. Raises :class:`IndexExistsError` if there is an index
+    at ``path`` and :class:`NotAnIndexError` if ``path`` is a file or a folder holding
+    anything else (simdask never turns a user's folder into an index).
+    """
+    final = path / CATALOG_NAME
+    if final.exists():
+        raise IndexExistsError(f"an index already exists at {path}")
+    if shard_store is not None and not is_url(shard_store):
+        raise ConfigError(
+            f"shard store must be an fsspec URL such as s3://bucket/prefix or "
+            f"file:///path; found {shard_store!r}"
+        )
+    if shard_store is not None:
+        RemoteStore(shard_store)  # an unknown protocol or missing library fails here
+    _check_new_folder(path)
+    path.mkdir(parents=True, exist_ok=True)
+    for old in path.glob(".catalog-*"):  # left by an interrupted creation
+        if _OWN_BEFORE_CATALOG.fullmatch(old.name):
+            old.unlink(missing_ok=True)
+    tmp = path / f".catalog-{uuid.uuid4().hex[:12]}.sqlite"
+    try:
+        catalog = Catalog(tmp, create=True)
+        catalog.init_meta(config)
+        set_current_scheme(catalog)
+        if shard_store is not None:
+            catalog.set_meta("shard_store", shard_store)
+        catalog.close()
+        _link_new(tmp, final)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    return Catalog(final)
+
+
+def _check_new_folder(path: Path) -> None:
+    """Refuse a file, and a folder holding anything simdask did not put there."""
+    if path.exists() and not path.is_dir():
+        raise NotAnIndexError(
+            f"INDEX {path} is a file: expected a simdask index folder, or a new or empty folder "
+            "to create one in"
+        )
+    if not path.is_dir():
+        return
+    others = sorted(p.name for p in path.iterdir() if not _OWN_BEFORE_CATALOG.fullmatch(p.name))
+    if others:
+        raise NotAnIndexError(
+            f"{path} is not a simdask index (no {CATALOG_NAME}) but a folder with "
+            f"{len(others)} entries (e.g. {others[0]!r}): an index is created only in a new or "
+            "empty folder, so nothing was changed (did you swap INDEX and SOURCE? the command "
+            "is `simdask update INDEX SOURCE...`)"
+        )
+
+
+def _link_new(tmp: Path, final: Path) -> None:
+    """Put ``tmp`` at ``final``, never replacing a catalog another process created meanwhile."""
+    try:
+        os.link(tmp, final)
+    except FileExistsError:
+        raise IndexExistsError(f"an index already exists at {final.parent}") from None
+    except OSError:  # a filesystem without hard links
+        if final.exists():
+            raise IndexExistsError(f"an index already exists at {final.parent}") from None
+        os.replace(tmp, final)
+
+
+# --- one run --------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """What one update was asked to do (see :meth:`Writer.update`)."""
+
+    sources: tuple[str | os.PathLike, ...]
+    items: tuple[SourceItem, ...]
+    client: Any
+    options: RunOptions
+    cb: Callback
+    remove: frozenset[str]
+    delete_missing: bool
+    rebuild: bool
+
+
+class Writer:
+    """The write side of one open :class:`~simdask.index.Index`.
+
+    ``with index.writer(wait=s) as w:`` holds the writer lock for the block (e.g. before a
+    cluster is started, so that a second writer fails at once); a method called outside such
+    a block takes the lock for that call only. The lock is taken once: it is not re-entrant.
+    ``wait``: seconds to wait for another writer (0: fail at once).
+    """
+
+    def __init__(self, index: Index, wait: float = 0.0):
+        self.index = index
+        self._lock = WriterLock(index.path, wait=wait)
+        self._held = False
+
+    def __enter__(self) -> Writer:
+        self._lock.__enter__()
+        self._held = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._held = False
+        self._lock.__exit__(*exc)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with nullcontext() if self._held else self:
+            yield
+
+    def update(
+        self,
+        sources: Iterable[str | os.PathLike] = (),
+        *,
+        client=None,
+        options: RunOptions | None = None,
+        callback: Callback | None = None,
+        delete_missing: bool = False,
+        remove: Iterable[str] = (),
+        rebuild: bool = False,
+        config: IndexConfig | None = None,
+        items: Sequence[SourceItem] = (),
+        max_file_bytes: int | None = None,
+    ) -> RunSummary:
+        """One run; see :meth:`simdask.index.Index.update` for the arguments."""
+        from simdask.engine.run import RunOptions
+        from simdask.settings import use_worker_cache
+
+        options = options or RunOptions()
+        if options.worker_cache is None:  # a client passed in outlives this run
+            cache = use_worker_cache(None, cluster_outlives_run=client is not None)
+            options = dataclasses.replace(options, worker_cache=cache)
+        if max_file_bytes is not None:
+            options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
+        req = _Request(
+            tuple(sources),
+            tuple(items),
+            client,
+            options,
+            callback or Callback(),
+            frozenset(remove),
+            delete_missing,
+            rebuild,
+        )
+        with self._locked():
+            self._set_config(config, rebuild)
+            return self._run(req)
+
+    def remove(self, keys: Iterable[str], **kwargs) -> RunSummary:
+        """Delete documents by key (a run without sources); unknown keys are an error."""
+        keys = list(keys)
+        with self._locked():
+            migrate_keys(self.index.catalog)  # an index made before keys named their folder
+            known = self.index.catalog.known_documents()
+            missing = [k for k in keys if k not in known]
+            if missing:
+                raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
+            return self.update((), remove=keys, **kwargs)
+
+    def _set_config(self, config: IndexConfig | None, rebuild: bool) -> None:
+        idx = self.index
+        if config is None or config == idx.config:
+            return
+        if idx.catalog.counts()["documents"] and not rebuild:
+            raise ConfigError(
+                f"index at {idx.path} was built with {idx.config}; got {config}: "
+                "pass rebuild=True (CLI: --rebuild) to rebuild it with the new settings"
+            )
+        idx.config = config
+
+    def _run(self, req: _Request) -> RunSummary:
+        """List, compute, commit, clean up: one run under the lock."""
+        idx, cb = self.index, req.cb
+        started = time.perf_counter()
+        idx.catalog.abandon_stale_runs()
+        if renamed := migrate_keys(idx.catalog):
+            cb.message(f"keys of {renamed} documents renamed to <folder name>/<path>")
+        t = time.perf_counter()
+        cb.stage("scan", None)
+        items = [*list_items(req.sources), *req.items]
+        cb.end_stage()
+        scan_s = time.perf_counter() - t
+        run_id = idx.catalog.start_run()
+        before = set(idx.catalog.shard_generations().values())
+        try:
+            out = self._compute(req, run_id, items)
+            failpoints.hit("before_commit")
+            t = time.perf_counter()
+            cb.stage("commit", None)
+            summary = _summary(run_id, out, scan_s)
+            idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
+            cb.end_stage()
+        except BaseException as e:
+            if not self._settle(run_id, e):
+                raise
+        self._after_commit(run_id, before)
+        summary.seconds["commit"] = time.perf_counter() - t
+        summary.seconds["total"] = time.perf_counter() - started
+        summary.documents = idx.catalog.counts()["documents"]
+        summary.index_bytes = idx.disk_bytes()
+        return summary
+
+    def _compute(self, req: _Request, run_id: int, items: list[SourceItem]) -> RunOutcome:
+        """The run on Dask (a LocalCluster for this run if no client was given)."""
+        # imported here: reading and querying an index needs neither dask nor distributed
+        from simdask.cluster.connect import cluster_errors, connect
+        from simdask.engine.run import run_update
+
+        idx = self.index
+        unchanged = f"the index at {idx.path} is unchanged (generation {idx.catalog.generation})"
+        delete_from = frozenset()
+        if req.delete_missing:
+            delete_from = frozenset(i.source for i in items) | {source_id(s) for s in req.sources}
+        ctx = nullcontext(req.client) if req.client is not None else connect()
+        with ctx as cl, cluster_errors(cl, unchanged):
+            if getattr(cl, "dashboard_link", None):
+                req.cb.message(f"Dask dashboard: {cl.dashboard_link}")
+            return run_update(
+                cl,
+                idx.catalog,
+                idx.store,
+                idx.path / "texts",
+                idx.path / "work",
+                idx.config,
+                items,
+                run_id=run_id,
+                options=req.options,
+                cb=req.cb,
+                remove_keys=req.remove,
+                delete_missing_from=delete_from,
+                replace_all=req.rebuild,
+            )
+
+    def _settle(self, run_id: int, error: BaseException) -> bool:
+        """After ``error`` stopped run ``run_id``: True if the run is nevertheless committed
+        and the error came after COMMIT (an exception: reported, the run goes on); False to
+        re-raise it. An uncommitted run is recorded as failed and what it wrote is freed; if
+        the catalog cannot say (it cannot be read), nothing is deleted (the next run's garbage
+        collection frees it)."""
+        try:
+            status = self.index.catalog.run_status(run_id)
+        except Exception:
+            return False
+        if status == "committed":
+            if isinstance(error, Exception):
+                _log.warning(
+                    "generation %d is committed; after the commit: %s: %s",
+                    run_id,
+                    type(error).__name__,
+                    error,
+                )
+                return True
+            _log.warning("interrupted after the commit: generation %d is committed", run_id)
+            return False
+        if status == "running":
+            self._abort(run_id, error)
+        return False
+
+    def _abort(self, run_id: int, error: BaseException) -> None:
+        """After a failed, uncommitted run: record it (if the disk lets us) and free what it
+        wrote (its shard generation, LSH generation, text packs and work folder)."""
+        idx = self.index
+        with contextlib.suppress(Exception):
+            idx.store.remove_generation(run_id)
+        with contextlib.suppress(Exception):
+            LshStore(lsh_root(idx.path)).remove_generation(run_id)
+        with contextlib.suppress(Exception):
+            for pack in idx.texts.packs():
+                if pack.startswith(f"r{run_id:06d}-"):
+                    idx.texts.remove(pack)
+        shutil.rmtree(idx.path / "work" / f"run-{run_id:06d}", ignore_errors=True)
+        # e.g. the disk is still full: then the next run marks it abandoned
+        with contextlib.suppress(Exception):
+            idx.catalog.fail_run(run_id, f"{type(error).__name__}: {error}")
+
+    def _after_commit(self, run_id: int, before: set[int]) -> None:
+        """Clean up after a commit; nothing arriving here undoes the run (an error is logged
+        as a warning, an interrupt goes on up after saying that the run is committed)."""
+        try:
+            failpoints.hit("after_commit")
+            self.index.drop_caches()
+            self.collect_garbage(keep=before)
+        except Exception as e:
+            _log.warning(
+                "generation %d is committed, but cleaning up failed (%s: %s); the next run "
+                "removes what is left",
+                run_id,
+                type(e).__name__,
+                e,
+            )
+        except BaseException:
+            _log.warning("interrupted after the commit: generation %d is committed", run_id)
+            raise
+
+    # --- garbage collection -----------------------------------------------------------------
+    def collect_garbage(self, keep: Iterable[int] = ()) -> dict[str, int]:
+        """Delete shard generations, LSH generations, text packs and work files no committed
+        state refers to.
+
+        Only what simdask names as its own is removed (``gen-NNNNNN`` generations,
+        ``rNNNNNN-bNNNNNN.pack`` packs, ``work/run-NNNNNN`` and probe files; ``work/`` itself
+        only if then empty). Generations in ``keep`` (those current before the last commit)
+        are kept one run longer, for readers that opened them. Returns how many of each kind
+        were removed. LSH generations the previous LSH manifest read are kept likewise.
+        """
+        with self._locked():
+            idx = self.index
+            live = set(idx.catalog.shard_generations().values()) | set(keep)
+            gone = [g for g in idx.store.generations() if g not in live]
+            for g in gone:
+                failpoints.hit("gc.generation")
+                idx.store.remove_generation(g)
+            lsh = LshStore(lsh_root(idx.path))
+            dead_lsh = lsh.garbage(LshManifest.from_json(idx.catalog.meta("lsh")))
+            for g in dead_lsh:
+                failpoints.hit("gc.lsh")
+                lsh.remove_generation(g)
+            used = idx.catalog.text_packs()
+            dead = [p for p in idx.texts.packs() if p not in used]
+            for p in dead:
+                failpoints.hit("gc.pack")
+                idx.texts.remove(p)
+            work = _clear_work(idx.path / "work")
+            return {
+                "generations": len(gone),
+                "lsh_generations": len(dead_lsh),
+                "packs": len(dead),
+                "work": work,
+            }
+
+
+def _clear_work(work: Path) -> int:
+    """Remove simdask's own entries of ``work/``, then the folder if it is empty; returns how
+    many entries were removed."""
+    if not work.is_dir():
+        return 0
+    own = sorted(p for p in work.iterdir() if _OWN_WORK.fullmatch(p.name))
+    for p in own:
+        failpoints.hit("gc.work")
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+    failpoints.hit("gc.work")
+    with contextlib.suppress(OSError):  # not empty: someone else's files stay
+        work.rmdir()
+    return len(own)
+
+
+def _summary(run_id: int, out: RunOutcome, scan_s: float) -> RunSummary:
+    """The summary of a computed run (documents, index bytes and times are filled in later)."""
+    c = out.counts
+    return RunSummary(
+        run_id=run_id,
+        generation=run_id,
+        added=c.added,
+        modified=c.modified,
+        deleted=c.deleted,
+        unchanged=c.unchanged,
+        failed=c.failed,
+        too_short=c.too_short,
+        similarity_rows=len(out.changes.rows[0]),
+        skipped_chunks=out.changes.skipped_chunks,
+        words=out.stats.words,
+        seconds={"scan": scan_s, **out.stats.seconds},
+        errors=out.changes.errors,
+        stats=out.stats,
+    )
