@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simdask import lsh_search
+from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import containment, query_counts, sum_pair_counts
 from simdask.lsh_search import LshMatch, LshPair
+from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.shards import ShardData, open_shard_store, shard_ranges
 from simdask.storage.text_packs import TextStore
@@ -50,6 +52,7 @@ class Index:
         self._doc_table: tuple[int, np.ndarray] | None = None
         self._arrays: dict[tuple[int, int], dict] = {}  # opened zarr arrays, for queries
         self._preloaded = False
+        self._recorded: tuple[int, dict[str, tuple[int, str]]] | None = None  # file checksums
 
     # --- opening ---------------------------------------------------------------------------
     @classmethod
@@ -187,6 +190,8 @@ class Index:
         if missing:
             live = {gs for gs in self._shards if gs[1] not in gens} | wanted
             self._shards = {gs: d for gs, d in self._shards.items() if gs in live}
+            for gs in missing:
+                self._check_sizes(*gs)
             loaded = _threads(lambda gs: self.store.read(*gs), missing)
             self._shards.update(zip(missing, loaded, strict=True))
         ranges = shard_ranges(self.config.hash_bits, self.config.shards)
@@ -224,7 +229,23 @@ class Index:
         for s in shards:  # opened here, not in threads: warnings filters are not thread-safe
             gs = (gens.get(s), s)
             if gs[0] is not None and gs not in self._arrays:
+                self._check_sizes(*gs)
                 self._arrays[gs] = self.store.open_arrays(*gs)
+
+    def _check_sizes(self, generation: int, shard: int) -> None:
+        """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the shard is missing
+        or has another size than recorded at its commit (see
+        :mod:`simdask.storage.checksums`; full hashes: ``simdask check``)."""
+        if self.store.remote:
+            return
+        gen = self.catalog.generation
+        if self._recorded is None or self._recorded[0] != gen:
+            self._recorded = (gen, checksums.recorded(self.catalog.conn))
+        problems = checksums.size_problems(
+            self.path, self._recorded[1], checksums.shard_prefix(generation, shard)
+        )
+        if problems:
+            raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
 
     def _query_shards(self, gens: dict[int, int], ids: dict[int, np.ndarray]):
         """``{shard: ShardData}`` for the query chunk IDs ``ids`` by shard: the needed postings
@@ -301,6 +322,7 @@ class Index:
         """QueryMatch objects of the documents passing ``min_sim`` (keys fetched for those only)."""
         docs = docs.astype(np.int64)
         shared = shared.astype(np.int64)
+        _check_domain(docs, shared, n_q, n_chunks)
         nd = n_chunks[docs]
         fwd = containment(shared, n_q)
         rev = containment(shared, nd)
@@ -333,24 +355,43 @@ class Index:
             raise DocumentNotFoundError(f"no stored text for {key!r}")
         return self.texts.read(doc.text_pack, doc.text_offset, doc.text_length)
 
-    def report(self, key: str, other: str, min_chunks: int = 2) -> dict[str, Any]:
+    def report(
+        self, key: str, other: str, min_chunks: int = 2, min_words: int = 0
+    ) -> dict[str, Any]:
         """Evidence for a pair: exact similarity both ways from the two stored texts, the
         hashed similarity the index holds (or would compute, if below the threshold), and the
         matching passages with character offsets into each text (see
-        :mod:`simdask.evidence.passages`)."""
+        :mod:`simdask.evidence.passages`); passages shorter than ``min_words`` words are left
+        out (the similarities are unchanged)."""
+        stored = {r.other: r.similarity for r in self.similar(key)}
+        return self.report_text(
+            key, self.text(key), other, min_chunks, stored.get(other), min_words=min_words
+        )
+
+    def report_text(
+        self,
+        key: str,
+        text: str,
+        other: str,
+        min_chunks: int = 2,
+        hashed: float | None = None,
+        *,
+        min_words: int = 0,
+    ) -> dict[str, Any]:
+        """:meth:`report` for a text ``text`` named ``key`` (e.g. a query document, not in the
+        index) and the stored document ``other``; ``hashed``: the similarity (percent) the
+        index holds for the pair, None: computed from the hashed chunk IDs of both texts."""
         from simdask.evidence.passages import compare_texts
 
-        a, b = self.text(key), self.text(other)
-        ev = compare_texts(a, b, self.config.k, min_chunks)
-        stored = {r.other: r.similarity for r in self.similar(key)}
-        if other in stored:
-            hashed = stored[other]
-        else:
+        b = self.text(other)
+        ev = compare_texts(text, b, self.config.k, min_chunks, min_words)
+        if hashed is None:
             cfg = self.config
-            ids = chunk_batch([a, b], cfg.k, cfg.hash_bits, cfg.seed)
-            ia = set(ids.chunk_ids[ids.doc == 0].tolist())
-            ib = set(ids.chunk_ids[ids.doc == 1].tolist())
-            hashed = containment(len(ia & ib), len(ia))
+            ids = chunk_batch([text, b], cfg.k, cfg.hash_bits, cfg.seed)
+            ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded
+            ib = ids.chunk_ids[ids.doc == 1]
+            shared = len(np.intersect1d(ia, ib, assume_unique=True))
+            hashed = containment(shared, len(ia))
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:
@@ -395,6 +436,27 @@ def _threads(fn, items: list) -> list:
         return [fn(x) for x in items]
     with ThreadPoolExecutor(min(len(items), os.cpu_count() or 1)) as ex:
         return list(ex.map(fn, items))
+
+
+def _check_domain(docs: np.ndarray, shared: np.ndarray, n_q: int, n_chunks: np.ndarray) -> None:
+    """Raise :class:`~simdask.errors.IndexDamagedError` when shard postings name doc IDs the
+    catalog does not hold, or count more shared chunks than the query or the document has
+    (both mean damaged shards; the similarity would be impossible, e.g. above 100 %)."""
+    if not len(docs):
+        return
+    beyond = (docs < 0) | (docs >= len(n_chunks))
+    if beyond.any():
+        raise damaged(
+            f"shard postings name doc IDs the catalog does not hold, e.g. {int(docs[beyond][0])}"
+        )
+    nd = n_chunks[docs]
+    bad = (nd <= 0) | (shared > nd) | (shared > n_q)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise damaged(
+            f"shard postings give doc ID {int(docs[i])} {int(shared[i])} shared chunks; it "
+            f"has {int(nd[i])} and the query {n_q} (a similarity outside 0..100 %)"
+        )
 
 
 def _mapped(arrays: dict) -> bool:

@@ -22,7 +22,7 @@ from simdask.summary import QueryMatch
 if TYPE_CHECKING:
     from simdask.index import Index
 
-__all__ = ["QueryBatch", "QueryResult", "query_files"]
+__all__ = ["QueryBatch", "QueryResult", "query_documents", "query_files"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,16 @@ def query_files(
     percent. A document that cannot be read does not stop the others: it is returned in
     :attr:`QueryBatch.unreadable`.
     """
-    docs = read_queries(paths)
+    return query_documents(index, read_queries(paths), min_similarity)
+
+
+def query_documents(
+    index: Index,
+    docs: list[tuple[str, str | ExtractionError]],
+    min_similarity: float = 0.0,
+) -> QueryBatch:
+    """:func:`query_files` for documents already read (as
+    :func:`~simdask.ingest.sources.read_queries` returns them: ``(key, text or error)``)."""
     good = [(key, text) for key, text in docs if isinstance(text, str)]
     k = index.config.k
     found = index.query_many([text for _, text in good], min_similarity)

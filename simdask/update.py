@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simdask import failpoints
+from simdask.check import damaged
 from simdask.config import IndexConfig
 from simdask.errors import (
     ConfigError,
@@ -40,7 +41,10 @@ from simdask.errors import (
 from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog
+from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
+from simdask.storage.commit import RunChanges
+from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.keys import migrate_keys, set_current_scheme
 from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
@@ -262,16 +266,22 @@ class Writer:
         scan_s = time.perf_counter() - t
         run_id = idx.catalog.start_run()
         before = set(idx.catalog.shard_generations().values())
+        free_at_start = free_bytes(idx.path)
         try:
             out = self._compute(req, run_id, items)
             failpoints.hit("before_commit")
             t = time.perf_counter()
             cb.stage("commit", None)
             summary = _summary(run_id, out, scan_s)
+            _check_rows(out.changes)
+            out.changes.files = self._checksums(out.changes, run_id)
             idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
             cb.end_stage()
         except BaseException as e:
             if not self._settle(run_id, e):
+                full = self._disk_full(e, items, free_at_start)
+                if full is not None:
+                    raise full from None
                 raise
         self._after_commit(run_id, before)
         summary.seconds["commit"] = time.perf_counter() - t
@@ -279,6 +289,29 @@ class Writer:
         summary.documents = idx.catalog.counts()["documents"]
         summary.index_bytes = idx.disk_bytes()
         return summary
+
+    def _disk_full(self, error: BaseException, items: list[SourceItem], free_at_start: int):
+        """A :class:`~simdask.errors.DiskFullError` if ``error`` means the disk is full."""
+        idx = self.index
+        shards = 0 if idx.store.remote else idx.disk_bytes()
+        needed = estimate_run_bytes(shards, (i.path for i in items))
+        gen = idx.catalog.generation
+        unchanged = f"the index is unchanged (generation {gen})"
+        return disk_full(error, idx.path, needed, free_at_start, unchanged)
+
+    def _checksums(self, ch: RunChanges, run_id: int) -> list[tuple[str, int, str]]:
+        """Size and xxh3 of the shard files, text packs and LSH files this run wrote, read
+        back on this machine before the commit that records them (see
+        :mod:`simdask.storage.checksums`)."""
+        store = self.index.store
+        rows = run_files(
+            None if store.remote else Path(store.root),
+            self.index.path / "texts",
+            ch.shard_generations,
+            {d.text_pack for d in ch.upserted if d.text_pack is not None},
+        )
+        lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
+        return rows + [(name, *digest(p)) for name, p in lsh]
 
     def _compute(self, req: _Request, run_id: int, items: list[SourceItem]) -> RunOutcome:
         """The run on Dask (a LocalCluster for this run if no client was given)."""
@@ -407,6 +440,20 @@ class Writer:
                 "packs": len(dead),
                 "work": work,
             }
+
+
+def _check_rows(ch: RunChanges) -> None:
+    """Refuse to commit similarity rows outside their domain (0..100 percent, shared chunks
+    >= 0): computed from damaged shards (:class:`IndexDamagedError`, the index unchanged)."""
+    _, _, shared, sim = ch.rows
+    bad = (sim < 0) | (sim > 100.0 + 1e-9) | (shared < 0)
+    if len(sim) and bad.any():
+        i = int(bad.argmax())
+        raise damaged(
+            f"this run computed {int(bad.sum())} similarities outside 0..100 % (e.g. "
+            f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
+            "nothing was committed"
+        )
 
 
 def _clear_work(work: Path) -> int:

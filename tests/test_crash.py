@@ -175,7 +175,7 @@ def test_full_disk(setup, tmp_path):
         work = tmp_path / "work"
         shutil.copytree(base, work)
         rc, err = update(work, v2, failpoints="shard_write:enospc")
-        assert rc == 1
+        assert rc == 1 and err.startswith("simdask: error: disk full writing"), err
         _check_recovers(tmp, base, v2, ref, work)
         return
     try:
@@ -186,7 +186,11 @@ def test_full_disk(setup, tmp_path):
         for i in range(40):  # far more new text than the disk has room for
             (big / f"extra{i}.txt").write_text(DOCS[sorted(DOCS)[i % 30]] + f" extra {i}")
         rc, err = update(work, big)
-        assert rc == 1 and "No space left on device" in err, err
+        # one clear line naming the path and the free space, no traceback (issue 12 item 11)
+        assert rc == 1 and err.count("\n") == 1, err
+        assert err.startswith(f"simdask: error: disk full writing {work}"), err
+        assert "free on the filesystem of" in err and "needs" in err
+        assert "the index is unchanged (generation 1)" in err
         assert _state(work) == _state(base)
         subprocess.run(["mount", "-o", "remount,size=64m", str(mnt)], check=True)
         _check_recovers(tmp, base, v2, ref, work)

@@ -174,3 +174,26 @@ def test_setting_changes_only_with_rebuild(tmp_path, client):
         assert again.catalog.meta("lsh") == ""
         with pytest.raises(ConfigError, match="no LSH data"):
             again.lsh_pairs()
+
+
+def test_lsh_files_are_checksummed_and_checked(tmp_path, client):
+    """The LSH files a run writes get checksums in its commit (rows of files the manifest no
+    longer reads are dropped), and ``simdask check`` finds a damaged one."""
+    from simdask.check import check_index
+    from simdask.storage import checksums
+
+    folder = write_txt(corpus(6), tmp_path / "src")
+    idx = Index.create(tmp_path / "i", IndexConfig(**CFG))
+    idx.update([folder], client=client)
+    (folder / "k01.txt").write_text(POOL[25])
+    idx.update([folder], client=client)
+    man = LshManifest.from_json(idx.catalog.meta("lsh"))
+    recorded = {n for n in checksums.recorded(idx.catalog.conn) if n.startswith("lsh/")}
+    assert recorded == man.file_names() and len(recorded) == 2 * 4 + 1  # 4 band parts, 1 sig
+    assert check_index(idx.path).ok
+    name = sorted(recorded)[0]
+    data = bytearray((idx.path / name).read_bytes())
+    data[-1] ^= 1
+    (idx.path / name).write_bytes(bytes(data))
+    assert [(d.kind, d.name) for d in check_index(idx.path).damage] == [("checksum", name)]
+    idx.close()

@@ -178,6 +178,8 @@ def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
         gens = idx.catalog.shard_generations()
         for s, g in gens.items():  # the same shards, compressed, in place
             idx.store.write_encoded(g, s, encode_shard(idx.store.read(g, s), compressed=True))
+        # as an older simdask wrote them: no checksums recorded (else their sizes differ)
+        idx.catalog.conn.execute("DELETE FROM files")
     for preload in (False, True):
         with Index.open(tmp_path / "idx") as idx:
             assert raw_array_file(idx.store.path(gens[0], 0) / "chunk_keys") is None

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from simdask.config import IndexConfig
 from simdask.index import Index
+from simdask.ingest.sources import require_sources
 from simdask.progress import Callback, TqdmCallback
 from simdask.summary import RunSummary
 
 __all__ = [
     "EXIT_CLUSTER",
+    "EXIT_DAMAGED",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -39,6 +42,8 @@ EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 #: the Dask cluster could not be reached or started, or failed during the run
 EXIT_CLUSTER = 4
+#: the index is damaged (``simdask check INDEX`` lists what; restore or ``--rebuild``)
+EXIT_DAMAGED = 5
 #: interrupted (Ctrl-C)
 EXIT_INTERRUPTED = 130
 
@@ -47,8 +52,8 @@ EXIT_STATUS_HELP = """\
 exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
 says what was expected and found; also: another update holds the index), 2 bad usage or bad
 cluster settings, 3 (query, compare) some input documents could not be read, 4 the Dask
-cluster could not be reached or started or failed during the run (the index is unchanged), 130
-interrupted.
+cluster could not be reached or started or failed during the run (the index is unchanged), 5
+the index is damaged (`simdask check INDEX` lists what), 130 interrupted.
 """
 
 #: columns of ``similar`` and ``demo``: stored directed pairs
@@ -89,6 +94,9 @@ def run_update(
     """
     from simdask.cluster.connect import connect  # dask and distributed: only for runs
 
+    place = Path(index_path)
+    if not place.exists() or (place.is_dir() and not any(place.iterdir())):
+        require_sources(update_kwargs.get("sources") or ())  # before an index is created
     cb = run_progress(args)
     spec = args.cluster.spec
     idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))

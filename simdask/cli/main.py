@@ -8,17 +8,21 @@ message says what was expected and found; also: the index is locked by another u
 usage or bad cluster settings (options, SIMDASK_* variables, the config file), 3 (``query``,
 ``compare``) some input documents could not be read — they are named on stderr and the results of
 the others are printed, 4 the Dask cluster could not be reached or started, or failed during the
-run (the index is unchanged), 130 interrupted.
+run (the index is unchanged), 5 the index is damaged (``simdask check INDEX``: 0 clean, 5
+damaged, listing each damaged file or table; restore from a backup or ``--rebuild``), 130
+interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
+import sqlite3
 import sys
 
 from simdask import __version__
 from simdask.cli import (
+    boilerplate,
+    check,
     cluster,
     compare,
     demo,
@@ -27,7 +31,9 @@ from simdask.cli import (
     lsh,
     query,
     remove,
+    repeats,
     report,
+    serve,
     similar,
     stats,
     text,
@@ -36,13 +42,15 @@ from simdask.cli import (
 from simdask.cli._args import cluster_of, has_cluster_arguments
 from simdask.cli._common import (
     EXIT_CLUSTER,
+    EXIT_DAMAGED,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STATUS_HELP,
     EXIT_USAGE,
 )
-from simdask.errors import ClusterError, ConfigError, SimdaskError
+from simdask.cli._logging import configure_logging
+from simdask.errors import ClusterError, ConfigError, IndexDamagedError, SimdaskError
 
 __all__ = ["COMMAND_MODULES", "EXIT_CLUSTER", "build_parser", "main"]
 
@@ -60,7 +68,11 @@ COMMAND_MODULES = (
     compare,
     lsh,
     stats,
+    repeats,
+    boilerplate,
+    check,
     demo,
+    serve,
 )
 
 _DESCRIPTION = """\
@@ -83,7 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"simdask {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log details (also Dask's) to stderr"
+    )
+    parser.add_argument("--log-file", metavar="PATH", help="append Dask's and simdask's logs here")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:
         before = set(sub.choices)
@@ -101,7 +116,7 @@ def _error(message: object, status: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simdask`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    configure_logging(args.verbose, args.log_file)
     if has_cluster_arguments(args):
         try:
             args.cluster = cluster_of(args)
@@ -111,6 +126,14 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except ClusterError as e:
         return _error(e, EXIT_CLUSTER)
+    except IndexDamagedError as e:
+        return _error(e, EXIT_DAMAGED)
+    except sqlite3.DatabaseError as e:  # a catalog damaged beyond what opening it reads
+        return _error(
+            f"the index catalog (catalog.sqlite) is damaged: SQLite: {e}; run `simdask check "
+            "INDEX`, then restore the index from a backup or rebuild it with --rebuild",
+            EXIT_DAMAGED,
+        )
     except SimdaskError as e:
         return _error(e, EXIT_ERROR)
     except KeyboardInterrupt:

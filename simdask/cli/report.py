@@ -25,6 +25,13 @@ def register(subparsers) -> None:
     p.add_argument("key", metavar="KEY_A")
     p.add_argument("other", metavar="KEY_B")
     p.add_argument("--min-chunks", type=int, default=2, help="shortest passage, in chunks (2)")
+    p.add_argument(
+        "--min-match",
+        type=int,
+        default=0,
+        metavar="WORDS",
+        help="do not show passages shorter than WORDS words (similarities unchanged)",
+    )
     p.add_argument("--html", metavar="FILE", help="write the side-by-side HTML report to FILE")
     p.add_argument(
         "--format",
@@ -36,7 +43,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Print the report as JSON and/or write it as an HTML page."""
     with Index.open(args.index) as idx:
-        rep = idx.report(args.key, args.other, args.min_chunks)
+        rep = idx.report(args.key, args.other, args.min_chunks, args.min_match)
         if args.html:
             from simdask.evidence.report_html import render_pair_html
 

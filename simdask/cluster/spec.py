@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simdask.cluster.addresses import scheduler_address
 from simdask.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -71,6 +72,13 @@ def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _Bad("a non-empty string")
     return value.strip()
+
+
+def _address(value: Any) -> str:
+    try:
+        return scheduler_address(value)
+    except ValueError as e:
+        raise _Bad(str(e)) from None
 
 
 def _kind(value: Any) -> str:
@@ -175,7 +183,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("kind", _kind, "local, scheduler or ssh (default: from the settings given)", KINDS),
     Setting(
         "scheduler",
-        _text,
+        _address,
         "use an existing Dask cluster, e.g. tcp://host:8786",
         ("scheduler",),
         metavar="ADDR",

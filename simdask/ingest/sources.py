@@ -45,6 +45,7 @@ __all__ = [
     "read_document",
     "read_item",
     "read_queries",
+    "require_sources",
     "safe_text",
     "source_id",
 ]
@@ -185,6 +186,17 @@ def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[S
         else:
             raise SourceError(f"source {name!r} not found: expected a file, folder or .jsonl file")
     return items
+
+
+def require_sources(sources: Iterable[str | os.PathLike]) -> None:
+    """Raise :class:`SourceError` for the first source that is neither a file nor a folder
+    (checked before an index is created, so that a mistyped SOURCE leaves nothing behind)."""
+    for src in sources:
+        path = Path(src)
+        if not (path.is_dir() or path.is_file()):
+            raise SourceError(
+                f"source {str(path.resolve())!r} not found: expected a file, folder or .jsonl file"
+            )
 
 
 def _label(item: SourceItem) -> str:

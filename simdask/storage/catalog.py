@@ -20,7 +20,7 @@ import numpy as np
 
 from simdask import failpoints
 from simdask.config import FORMAT_VERSION, IndexConfig
-from simdask.errors import DocumentNotFoundError, IndexFormatError
+from simdask.errors import DocumentNotFoundError, IndexDamagedError, IndexFormatError
 from simdask.kernels.changes import DocumentRow, KnownDocument
 from simdask.storage.commit import COMMIT_STEPS, CommitContext, RunChanges, temp_ids
 
@@ -104,10 +104,22 @@ class Catalog:
         if not create and not self.path.exists():
             raise IndexFormatError(f"expected a catalog at {self.path}, found no file")
         self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        if create:
-            self.conn.executescript(_SCHEMA)
+        try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            if create:
+                self.conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as e:
+            self.conn.close()
+            raise self.damaged(e) from None
+
+    def damaged(self, error: sqlite3.DatabaseError) -> IndexDamagedError:
+        """The error for a catalog SQLite cannot read (truncated, overwritten)."""
+        return IndexDamagedError(
+            f"the catalog {self.path} is damaged (SQLite: {error}); run `simdask check "
+            f"{self.path.parent}`, then restore the index folder from a backup or rebuild it "
+            "with `simdask update INDEX SOURCE... --rebuild`"
+        )
 
     def close(self) -> None:
         """Close the connection."""
@@ -150,14 +162,18 @@ class Catalog:
         return None if row is None else row[0]
 
     def check_format(self) -> IndexConfig:
-        """Check the format version and return the stored config."""
-        version = self.meta("format_version")
+        """Check the format version and return the stored config (a catalog SQLite cannot
+        read raises :class:`IndexDamagedError` naming the file)."""
+        try:
+            version = self.meta("format_version")
+            raw = self.meta("config")
+        except sqlite3.DatabaseError as e:
+            raise self.damaged(e) from None
         if version != str(FORMAT_VERSION):
             raise IndexFormatError(
                 f"index at {self.path.parent} has format version {version!r}; "
                 f"this simdask reads version {FORMAT_VERSION}"
             )
-        raw = self.meta("config")
         if raw is None:
             raise IndexFormatError(f"index at {self.path.parent} has no stored config")
         return IndexConfig.from_dict(json.loads(raw))
@@ -385,7 +401,21 @@ class Catalog:
             " ORDER BY s.similarity DESC, b.key",
             (doc.doc_id, min_similarity),
         ).fetchall()
-        return [PairRow(*r) for r in rows]
+        return [self._pair(r) for r in rows]
+
+    def _pair(self, r: tuple) -> PairRow:
+        """A stored row as a :class:`PairRow`; a value outside its domain (similarity outside
+        0..100 percent, more shared chunks than the document has) is damage, never output."""
+        row = PairRow(*r)
+        if not 0.0 <= row.similarity <= 100.0 + 1e-9 or not 0 <= row.shared <= row.doc_chunks:
+            raise IndexDamagedError(
+                f"the catalog {self.path} holds an impossible similarity row: {row.doc!r} -> "
+                f"{row.other!r} {row.similarity} % with {row.shared} shared of "
+                f"{row.doc_chunks} chunks; run `simdask check {self.path.parent}`, then restore "
+                "the index folder from a backup or rebuild it (`simdask update INDEX SOURCE... "
+                "--rebuild`)"
+            )
+        return row
 
     def all_pairs(self, min_similarity: float = 0.0) -> Iterator[PairRow]:
         """All stored directed rows, best first."""
@@ -394,4 +424,4 @@ class Catalog:
             (min_similarity,),
         )
         for r in cur:
-            yield PairRow(*r)
+            yield self._pair(r)

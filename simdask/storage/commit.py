@@ -17,6 +17,8 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.kernels.changes import DocumentRow
+from simdask.storage.checksums import FILES_TABLE, drop_stale
+from simdask.storage.lsh_store import LshManifest
 
 __all__ = ["COMMIT_FAILPOINTS", "COMMIT_STEPS", "CommitContext", "RunChanges", "temp_ids"]
 
@@ -45,6 +47,8 @@ class RunChanges:
     skipped_chunks: int
     replace_all: bool = False
     config: IndexConfig | None = None
+    #: ``(name, size, xxh3)`` of the files this run wrote (see :mod:`simdask.storage.checksums`)
+    files: list[tuple[str, int, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
 
 
@@ -135,6 +139,12 @@ def _shard_generations(c: sqlite3.Connection, run: CommitContext) -> None:
     )
 
 
+def _file_checksums(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute(FILES_TABLE)
+    c.executemany("INSERT OR REPLACE INTO files (name, size, xxh3) VALUES (?, ?, ?)", run.ch.files)
+    drop_stale(c)
+
+
 def _errors(c: sqlite3.Connection, run: CommitContext) -> None:
     c.executemany(
         "INSERT INTO errors (run_id, key, kind, message) VALUES (?, ?, ?, ?)",
@@ -173,6 +183,11 @@ def _meta(c: sqlite3.Connection, run: CommitContext) -> None:
     c.executemany(
         "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", sorted(run.ch.meta.items())
     )
+    if "lsh" in run.ch.meta:  # checksums of LSH files the new manifest no longer reads go
+        man = LshManifest.from_json(run.ch.meta["lsh"])
+        live = man.file_names() if man is not None else set()
+        names = [r[0] for r in c.execute("SELECT name FROM files WHERE name LIKE 'lsh/%'")]
+        c.executemany("DELETE FROM files WHERE name = ?", ((n,) for n in names if n not in live))
 
 
 def _drop_temp_tables(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -193,6 +208,7 @@ COMMIT_STEPS = (
     _insert_rows,
     _trim_rows,
     _shard_generations,
+    _file_checksums,
     _errors,
     _run_record,
     _generation,

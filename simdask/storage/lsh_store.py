@@ -48,6 +48,10 @@ def lsh_root(index_dir: str | os.PathLike) -> Path:
     return Path(index_dir) / LSH_DIR
 
 
+def _name(gen: int, file: str) -> str:
+    return f"{LSH_DIR}/gen-{gen:06d}/{file}"
+
+
 def band_part_of(keys: np.ndarray, parts: int) -> np.ndarray:
     """The part (equal ranges of the 64-bit key space) owning each band key."""
     return ((np.asarray(keys, np.uint64) >> np.uint64(32)) * np.uint64(parts)) >> np.uint64(32)
@@ -94,6 +98,13 @@ class LshManifest:
             )
         except (ValueError, KeyError, TypeError) as e:
             raise IndexFormatError(f"damaged LSH manifest in the catalog: {e}") from e
+
+    def file_names(self) -> set[str]:
+        """Names (relative to the index folder) of the files this manifest reads."""
+        names = {_name(g, f"sig-{p:04d}.npy") for p, g in self.sig.items()}
+        for p, g in self.band.items():
+            names |= {_name(g, f"bkey-{p:04d}.npy"), _name(g, f"bdoc-{p:04d}.npy")}
+        return names
 
     def generations(self) -> set[int]:
         """Generations this manifest reads."""
@@ -225,6 +236,14 @@ class LshStore:
         for g in gone:
             self.remove_generation(g)
         return len(gone)
+
+    def files(self, gen: int) -> list[tuple[str, Path]]:
+        """``(name, path)`` of the files of generation ``gen``, names relative to the index
+        folder (``lsh/gen-RRRRRR/sig-PPPP.npy``; for :mod:`simdask.storage.checksums`)."""
+        folder = self.root / f"gen-{gen:06d}"
+        if not folder.is_dir():
+            return []
+        return [(_name(gen, p.name), p) for p in sorted(folder.glob("*.npy"))]
 
     def nbytes(self, man: LshManifest | None) -> int:
         """Bytes of the files ``man`` reads."""

@@ -13,7 +13,7 @@ import re
 import uuid
 from pathlib import Path
 
-from simdask.errors import IndexFormatError
+from simdask.errors import IndexDamagedError
 
 __all__ = ["PACK_NAME", "TextStore"]
 
@@ -67,8 +67,10 @@ class TextStore:
                 blob = f.read(length)
             return bytes(Zstd().decode(blob)).decode("utf-8")
         except (OSError, RuntimeError, ValueError) as e:
-            raise IndexFormatError(
-                f"text pack {path} at offset {offset}: expected {length} compressed bytes, {e}"
+            raise IndexDamagedError(
+                f"text pack {path} at offset {offset}: expected {length} compressed bytes, {e}; "
+                "run `simdask check INDEX`, then restore the index folder from a backup or "
+                "rebuild it with `simdask update INDEX SOURCE... --rebuild`"
             ) from e
 
     def packs(self) -> list[str]:
