@@ -319,16 +319,14 @@ neither dask, distributed nor zarr; importing them as well: {import_all_s:.2f} s
 
 Targets cold < 1 s, warm < 100 ms: {ok}.
 
-Why the raw layout is faster: the query's ~10,000 chunk IDs fall all over every shard, so in
-the compressed layout every zarr chunk (1 Mi elements) of `chunk_keys` and `offsets` is
-decoded (zstd + delta), ~0.9 GB of decoded arrays. In the raw layout each array is one
-uncompressed zarr chunk whose file is the little-endian elements (zarr v3's `bytes` codec),
-so the query memory-maps it and the binary searches and gathers touch only the pages they
-need. With the shard files not in the page cache ("cold disk") the kernel's read-ahead
-(8 MiB on this VM's disk) ends up reading most of the files; telling it the access is random
-(`madvise(MADV_RANDOM)`) was measured 4x slower here, so it is not done. `preload()` of raw
-shards touches every page once (they stay in the OS page cache, shared, nothing copied);
-of compressed shards it reads them whole into the process.
+Why the raw layout is faster: the query's chunk IDs (about one per word) fall all over every
+shard, so in the compressed layout every zarr chunk (1 Mi elements) of `chunk_keys` and
+`offsets` is decoded (zstd + delta). In the raw layout each array is one uncompressed zarr
+chunk whose file is the little-endian elements (zarr v3's `bytes` codec), so the query
+memory-maps it and the binary searches and gathers touch only the pages they need. With the
+shard files not in the page cache ("cold disk") the kernel's read-ahead ends up reading much
+of the files. `preload()` of raw shards touches every page once (they stay in the OS page
+cache, shared, nothing copied); of compressed shards it reads them whole into the process.
 
 The price is disk space (the table's "shards on disk": the compressed layout is that much
 smaller) and, without a shared filesystem, as many more bytes sent from the workers to the

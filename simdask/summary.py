@@ -54,8 +54,10 @@ class RunStats:
     The rest is None when the run did not reach that stage: ``postings`` after the merge,
     ``shards_rewritten``, ``merges_sent_to_cache`` (merges run on the worker caching the
     shard), ``refilled`` (unchanged documents recomputed because their full top-k list held a
-    changed one), ``blocks`` and ``candidate_pair_counts`` (pair keys emitted) of the
-    similarity stage, ``worker_cache`` (when the worker-side shard cache was used).
+    changed one), ``df_crossed`` (unchanged documents recomputed because they hold a chunk
+    whose document count crossed ``max_df``), ``blocks`` and ``candidate_pair_counts`` (pair
+    keys emitted) of the similarity stage, ``worker_cache`` (when the worker-side shard cache
+    was used).
     """
 
     transfer: str = ""
@@ -67,6 +69,7 @@ class RunStats:
     shards_rewritten: int | None = None
     merges_sent_to_cache: int | None = None
     refilled: int | None = None
+    df_crossed: int | None = None
     blocks: int | None = None
     candidate_pair_counts: int | None = None
     worker_cache: CacheCounts | None = None

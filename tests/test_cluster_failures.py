@@ -24,6 +24,7 @@ from simdask import Index, IndexConfig
 from tests.helpers.cluster import start_scheduler, start_worker, stop, wait_for_workers
 from tests.helpers.compare import assert_same_index, documents_by_key, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.waiting import held_at, reached, wait_until
 
 pytestmark = pytest.mark.system
 
@@ -161,19 +162,14 @@ def test_workers_always_killed_fails_clearly(corpus, tmp_path, flaky):
 
 def test_scheduler_lost_mid_run(corpus, tmp_path, flaky):
     base, v2, ref = corpus
-    procs, address = _cluster(tmp_path, "merge_task:slow")  # each merge task takes 3 s
+    gate = tmp_path / "never"  # merge tasks are held until the scheduler is gone
+    procs, address = _cluster(tmp_path, held_at("merge_task", gate))
     work = tmp_path / "work"
     shutil.copytree(base, work)
     before = state(work)
     try:
         p = cli("update", work, v2, "--scheduler", address, "--connect-timeout", 5, "--quiet")
-        with Client(address) as c:  # wait until the merge stage runs
-            deadline = time.time() + 120
-            while not any(
-                str(k).startswith("simdask-merge") for ks in c.processing().values() for k in ks
-            ):
-                assert time.time() < deadline and p.poll() is None, p.communicate()
-                time.sleep(0.05)
+        wait_until(reached(gate).exists, "a merge task runs", proc=p)
         t = time.monotonic()
         procs[0].send_signal(signal.SIGKILL)  # the scheduler
         _, err = p.communicate(timeout=120)

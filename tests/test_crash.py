@@ -19,6 +19,7 @@ import pytest
 from simdask import Index
 from tests.helpers.compare import assert_same_index, documents_by_key, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.waiting import held_at, reached, wait_until
 
 pytestmark = pytest.mark.system
 
@@ -142,11 +143,18 @@ def test_worker_killed_once_run_completes(setup, tmp_path, task):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_driver_and_workers_killed_at_random_moment(setup, tmp_path, seed):
+    """Killed at a random moment of the run, which cannot pass its end: the run is held after
+    its commit until released (never), so the kill always lands on a running process."""
     tmp, base, v2, ref = setup
     work = tmp_path / "work"
     shutil.copytree(base, work)
-    p = cli("update", work, v2, "--delete-missing", "--workers", 2, "--quiet", "--batch-docs", 8)
+    gate = tmp_path / "never"
+    p = cli(
+        "update", work, v2, "--delete-missing", "--workers", 2, "--quiet", "--batch-docs", 8,
+        failpoints=held_at("after_commit", gate),
+    )  # fmt: skip
     time.sleep(random.Random(seed).uniform(0.5, 3.5))
+    assert p.poll() is None, p.communicate()
     os.killpg(p.pid, signal.SIGKILL)
     p.communicate(timeout=60)
     with Index.open(work) as idx:
@@ -205,30 +213,24 @@ def test_two_concurrent_updates_and_a_reader(setup, tmp_path):
     work = tmp_path / "work"
     shutil.copytree(base, work)
     before = _state(work)
+    gate = tmp_path / "release"
     first = cli(
-        "update",
-        work,
-        v2,
-        "--delete-missing",
-        "--workers",
-        2,
-        "--quiet",
-        failpoints="after_merge:slow",
-    )
-    # the first run holds the lock until it finishes; wait until it has taken it
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        with Index.open(work) as idx:
-            if idx.catalog.conn.execute(
-                "SELECT COUNT(*) FROM runs WHERE status='running'"
-            ).fetchone()[0]:
-                break
-        time.sleep(0.05)
+        "update", work, v2, "--delete-missing", "--workers", 2, "--quiet",
+        failpoints=held_at("after_merge", gate),
+    )  # fmt: skip
+    # the first run holds the lock, and is held after its merge until the test releases it
+    wait_until(reached(gate).exists, "the first run reaches its merge", proc=first)
     second = cli("update", work, v2, "--delete-missing", "--workers", 1, "--quiet")
     _, err2 = second.communicate(timeout=120)
     assert second.returncode == 1 and "another update is running" in err2
     assert _state(work) == before  # a reader sees the committed state during the update
-    waiting = cli("update", work, v2, "--delete-missing", "--workers", 1, "--quiet", "--wait", 120)
+    busy = tmp_path / "busy"
+    waiting = cli(
+        "update", work, v2, "--delete-missing", "--workers", 1, "--quiet", "--wait", 120,
+        failpoints=f"lock_busy:mark:{busy}",
+    )  # fmt: skip
+    wait_until(busy.exists, "the third run finds the lock taken", proc=waiting)
+    gate.touch()
     _, err1 = first.communicate(timeout=180)
     assert first.returncode == 0, err1
     _, errw = waiting.communicate(timeout=180)

@@ -220,6 +220,7 @@ def _cli(*args):
     )
 
 
+@pytest.mark.system
 def test_cli_exit_status_0_with_failed_files_and_max_file_size(tmp_path):
     src = write_txt({f"d{i}": prose(80, seed=40 + i) for i in range(4)}, tmp_path / "src")
     (src / "empty.txt").write_bytes(b"")

@@ -45,7 +45,15 @@ def test_report_on_a_50mb_document_is_bounded(tmp_path, client):
         idx.update([src], client=client)
     t = time.monotonic()
     p = subprocess.run(
-        [sys.executable, "-m", "simdask.cli", "report", tmp_path / "i", "small.txt", "big.txt"],
+        [
+            sys.executable,
+            "-m",
+            "simdask.cli",
+            "report",
+            tmp_path / "i",
+            "src/small.txt",
+            "src/big.txt",
+        ],
         capture_output=True,
         text=True,
         timeout=SECONDS * 2,
@@ -69,8 +77,8 @@ def test_report_on_a_50mb_document_is_bounded(tmp_path, client):
             "simdask.cli",
             "report",
             tmp_path / "i",
-            "big.txt",
-            "small.txt",
+            "src/big.txt",
+            "src/small.txt",
             "--html",
             tmp_path / "r.html",
         ],

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -32,6 +31,7 @@ def other_process_tries(path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", TRY, str(path)], capture_output=True, text=True)
 
 
+@pytest.mark.system  # another process tries the lock
 def test_exclusive_here_and_elsewhere(tmp_path):
     with WriterLock(tmp_path):
         # not re-entrant: the writer takes it once
@@ -53,6 +53,5 @@ def test_killed_holder_releases_the_lock(tmp_path):
         WriterLock(tmp_path, wait=0.3).__enter__()
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    t = time.monotonic()
-    with WriterLock(tmp_path, wait=5):
-        assert time.monotonic() - t < 5
+    with WriterLock(tmp_path, wait=0):  # free at once: no waiting allowed
+        pass

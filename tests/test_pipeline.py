@@ -41,10 +41,10 @@ def test_similarity_matches_brute_force(tmp_path, docs, client):
     assert len(strong) >= 16, "the generated corpus should plant reuse"
     for pair, (_shared, pct) in strong.items():
         assert pair in got, f"pair {pair} ({pct:.1f} %) missing"
-        assert abs(got[pair].similarity - pct) <= 1.0
-    for pair, row in got.items():  # nothing stored that the reference does not support
-        assert row.similarity >= 1.0
-        assert abs(ref[pair][1] - row.similarity) <= 1.0
+    # 32-bit chunk IDs on a small corpus: no collision, so the stored values are exact
+    assert {p: (r.shared, r.similarity) for p, r in got.items()} == {
+        p: v for p, v in ref.items() if v[1] >= 1.0
+    }
     # planted cases come out as planted
     key2 = sorted(docs)[2]
     assert got[("short_inside", key2)].similarity == pytest.approx(100.0)

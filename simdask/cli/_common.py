@@ -36,7 +36,8 @@ __all__ = [
 EXIT_OK = 0
 #: a simdask error (the message says what was expected and found; also: the index is locked)
 EXIT_ERROR = 1
-#: bad usage or bad cluster settings (options, SIMDASK_* variables, the config file)
+#: bad usage: an option out of range (index settings, cluster settings, SIMDASK_* variables,
+#: the config file)
 EXIT_USAGE = 2
 #: (``query``, ``compare``) some input documents could not be read; the others are printed
 EXIT_UNREADABLE = 3
@@ -50,10 +51,11 @@ EXIT_INTERRUPTED = 130
 #: the exit statuses, as the epilog of ``simdask --help`` and ``simdask cluster --help``
 EXIT_STATUS_HELP = """\
 exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
-says what was expected and found; also: another update holds the index), 2 bad usage or bad
-cluster settings, 3 (query, compare) some input documents could not be read, 4 the Dask
-cluster could not be reached or started or failed during the run (the index is unchanged), 5
-the index is damaged (`simdask check INDEX` lists what), 130 interrupted.
+says what was expected and found; also: another update holds the index), 2 bad usage (an
+option out of range, bad cluster settings), 3 (query, compare) some input documents could not
+be read, 4 the Dask cluster could not be reached or started or failed during the run (the
+index is unchanged), 5 the index is damaged (`simdask check INDEX` lists what), 130
+interrupted.
 """
 
 #: columns of ``similar`` and ``demo``: stored directed pairs

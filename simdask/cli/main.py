@@ -5,11 +5,12 @@ the Python API.
 
 Exit status: 0 success (a run committed, even if some files failed), 1 a simdask error (the
 message says what was expected and found; also: the index is locked by another update), 2 bad
-usage or bad cluster settings (options, SIMDASK_* variables, the config file), 3 (``query``,
-``compare``) some input documents could not be read — they are named on stderr and the results of
-the others are printed, 4 the Dask cluster could not be reached or started, or failed during the
-run (the index is unchanged), 5 the index is damaged (``simdask check INDEX``: 0 clean, 5
-damaged, listing each damaged file or table; restore from a backup or ``--rebuild``), 130
+usage: an option out of range (index settings such as ``--hash-bits``, cluster settings,
+SIMDASK_* variables, the config file), 3 (``query``, ``compare``) some input documents could not
+be read — they are named on stderr and the results of the others are printed, 4 the Dask
+cluster could not be reached or started, or failed during the run (the index is unchanged), 5
+the index is damaged (``simdask check INDEX``: 0 clean, 5 damaged, listing each damaged file or
+table; restore from a backup or ``--rebuild``), 130
 interrupted.
 """
 
@@ -50,7 +51,9 @@ from simdask.cli._common import (
     EXIT_USAGE,
 )
 from simdask.cli._logging import configure_logging
+from simdask.config import IndexConfig
 from simdask.errors import ClusterError, ConfigError, IndexDamagedError, SimdaskError
+from simdask.settings import INDEX_SETTINGS
 
 __all__ = ["COMMAND_MODULES", "EXIT_CLUSTER", "build_parser", "main"]
 
@@ -113,6 +116,16 @@ def _error(message: object, status: int) -> int:
     return status
 
 
+def _bad_settings(args) -> str | None:
+    """Index settings given as options that are out of range (bad usage, exit 2), or None."""
+    given = {k: getattr(args, k) for k in INDEX_SETTINGS if getattr(args, k, None) is not None}
+    try:
+        IndexConfig(**given)
+    except ConfigError as e:
+        return str(e)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simdask`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -122,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             args.cluster = cluster_of(args)
         except ConfigError as e:
             return _error(e, EXIT_USAGE)
+    bad = _bad_settings(args)
+    if bad:
+        return _error(bad, EXIT_USAGE)
     try:
         return args.handler(args)
     except ClusterError as e:

@@ -36,9 +36,9 @@ __all__ = [
 
 #: Set in the worker processes of simdask's own LocalCluster before they start: keep freed
 #: memory in the heap instead of returning it to the OS at once (Dask's default trim threshold
-#: is 64 KiB). simdask's tasks allocate large temporaries again and again; on machines where
-#: the first touch of fresh memory is slow (VMs, measured here at ~2 s/GiB) this makes them
-#: about twice as fast, at the price of workers keeping their peak memory.
+#: is 64 KiB). simdask's tasks allocate large temporaries again and again; where the first
+#: touch of fresh memory is slow (VMs) this makes them faster, at the price of workers keeping
+#: their peak memory (both measured by scripts/bench_kernels.py; docs/benchmarks.md, "Kernels").
 WORKER_MALLOC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30),
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),

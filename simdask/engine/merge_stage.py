@@ -2,9 +2,10 @@
 previous generation (:mod:`~simdask.cluster.worker_cache`), with the old shard and the run's
 pairs read from the shared filesystem or sent through Dask (:mod:`~simdask.cluster.placement`).
 
-:func:`merge_task` and :func:`merge_pairs_task` are plain functions of plain arguments (the
-tests call them directly); :class:`MergeStage` submits them under the stage contract of
-:mod:`.stage`; :func:`write_back` stores the rewritten shards when the workers cannot.
+:func:`merge_task`, :func:`merge_crossed_task` and :func:`merge_pairs_task` are plain functions
+of plain arguments (the tests call them directly); :class:`MergeStage` submits them under the
+stage contract of :mod:`.stage`; :func:`write_back` stores the rewritten shards when the
+workers cannot.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from simdask import failpoints
 from simdask.cluster.worker_cache import cache_entries, worker_cache
 from simdask.engine.context import RunContext
 from simdask.errors import ShardNotCachedError
-from simdask.kernels.postings import ShardData, doc_mask, merge_shard, remap_docs
+from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
 from simdask.kernels.similarity import member_pair_keys, skipped_chunks
 from simdask.storage.shards import ShardStore, encode_shard, open_shard_store
 
@@ -29,6 +30,9 @@ __all__ = [
     "MergeStage",
     "cache_retain",
     "cached_shards",
+    "crossed_doc_ids",
+    "crossed_shard",
+    "merge_crossed_task",
     "merge_pairs_task",
     "merge_task",
     "old_shard",
@@ -94,6 +98,11 @@ def merge_task(
     the old generation's data is returned as it is. With a store, a rewritten shard is written
     as generation ``spec.generation``; without one the client writes what this returns.
     """
+    return _merge(spec, prov_ids, final_ids, dropped, buckets, old)[1]
+
+
+def _merge(spec, prov_ids, final_ids, dropped, buckets, old) -> tuple[ShardData | None, ShardData]:
+    """:func:`merge_task`, returning the previous generation (None: none) and the new one."""
     if buckets is None:
         files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
         buckets = [np.load(f) for f in files]
@@ -115,7 +124,37 @@ def merge_task(
             open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
     if spec.use_cache:
         worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
-    return data
+    return prev, data
+
+
+def merge_crossed_task(
+    spec: MergeSpec,
+    prov_ids: np.ndarray,
+    final_ids: np.ndarray,
+    dropped: np.ndarray,
+    max_df: int | None,
+    buckets: list[np.ndarray] | None = None,
+    old: ShardData | None = None,
+) -> tuple[ShardData, np.ndarray]:
+    """:func:`merge_task`, and the documents holding a chunk of this shard whose document
+    count crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`): their
+    similarities change although their content did not. Returns ``(shard, doc IDs)``
+    (sorted distinct uint32)."""
+    prev, data = _merge(spec, prov_ids, final_ids, dropped, buckets, old)
+    if data is prev:
+        return data, np.zeros(0, np.uint32)
+    before = None if prev is None else (prev.chunk_keys, prev.offsets)
+    return data, crossed_docs(before, (data.chunk_keys, data.offsets, data.doc_ids), max_df)
+
+
+def crossed_shard(crossed: tuple) -> ShardData:
+    """The merged shard of a :func:`merge_crossed_task` result."""
+    return crossed[0]
+
+
+def crossed_doc_ids(crossed: tuple) -> np.ndarray:
+    """The crossed documents of a :func:`merge_crossed_task` result."""
+    return crossed[1]
 
 
 def merge_pairs_task(

@@ -27,9 +27,12 @@ from simdask.engine.lsh_stage import lsh_meta
 from simdask.engine.merge_stage import (
     MergeSpec,
     MergeStage,
+    crossed_doc_ids,
+    crossed_shard,
     encode_fused,
     fused_head,
     fused_keys,
+    merge_crossed_task,
     merge_pairs_task,
     merge_task,
     shard_info,
@@ -224,11 +227,12 @@ def _index(
     [n_chunks_f] = ctx.broadcast(n_chunks)
     targets = _targets(job, resolved, changes, stats, n_known, n_chunks_f, len(n_chunks))
     limit = min(ctx.options.fuse_members, max_block_docs(len(n_chunks)))
-    if not targets.full and len(targets.members) <= limit:
+    # with max_df, which documents' counts change is known only after the merge: not fused
+    if not targets.full and job.config.max_df is None and len(targets.members) <= limit:
         _fused(ctx, job, specs, chunked.buckets, common, targets, changes, stats)
         stats.seconds["merge+similarity"] = time.perf_counter() - t
         return
-    shards = _merge(ctx, job, specs, chunked.buckets, common, changes, stats)
+    shards = _merge(ctx, job, specs, chunked.buckets, common, targets, changes, stats)
     chunked.buckets = None  # the workers free the run's pairs
     stats.seconds["merge"] = time.perf_counter() - t
     failpoints.hit("after_merge")
@@ -293,12 +297,31 @@ def _targets(
     return _Targets(False, members, changed, n_chunks_f, n_docs)
 
 
-def _merge(ctx, job: _Job, specs, buckets, common, changes: RunChanges, stats: RunStats) -> list:
+def _merge(
+    ctx, job: _Job, specs, buckets, common, targets: _Targets, changes: RunChanges, stats: RunStats
+) -> list:
     """Merge every shard; write back the rewritten ones if the workers cannot. Returns the
-    merged shards' futures (they stay on the workers for the similarity stage)."""
-    merges = MergeStage(ctx, job.store, specs, buckets, merge_task, common)
+    merged shards' futures (they stay on the workers for the similarity stage).
+
+    An incremental run with ``max_df`` also recomputes the documents holding a chunk whose
+    document count crossed ``max_df`` (by adds or deletions; :func:`merge_crossed_task`):
+    they join ``targets.members`` and the rows replaced."""
+    crossing = not targets.full and job.config.max_df is not None
+    if crossing:
+        args = (*common, job.config.max_df)
+        merges = MergeStage(ctx, job.store, specs, buckets, merge_crossed_task, args, "mergex")
+    else:
+        merges = MergeStage(ctx, job.store, specs, buckets, merge_task, common)
     drive(ctx, merges)
     shards = merges.futures
+    if crossing:
+        both = shards
+        shards = ctx.map_shards("merge", crossed_shard, both)
+        found = ctx.gather_shards("crossed", crossed_doc_ids, both)
+        crossed = np.unique(np.concatenate([np.zeros(0, np.uint32), *found])).astype(np.uint32)
+        targets.members = np.union1d(targets.members, crossed).astype(np.uint32)
+        changes.rows_replaced = np.union1d(changes.rows_replaced, targets.members)
+        stats.df_crossed = len(crossed)
     infos = ctx.gather_shards("info", shard_info, shards)
     changes.shard_generations = {s: g for s, (g, _) in enumerate(infos) if g == ctx.run_id}
     if not ctx.shared:  # workers encode the rewritten shards, the client writes the files

@@ -18,6 +18,7 @@ from simdask.kernels.arrays import run_starts
 __all__ = [
     "ShardData",
     "build_postings",
+    "crossed_docs",
     "doc_mask",
     "merge_shard",
     "pack_pairs",
@@ -154,7 +155,8 @@ def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np
     )
     out = (keys[ok] & ~_LOW32) | new_ids[pos_c[ok]].astype(np.uint64)
     # the input is a concatenation of sorted runs (one per chunking task) and the mapping
-    # mostly keeps their order: timsort merges such runs ~7x faster than quicksort
+    # mostly keeps their order: timsort merges such runs (scripts/bench_kernels.py compares
+    # it with quicksort on such input; docs/benchmarks.md, "Kernels")
     out.sort(kind="stable")
     return out
 
@@ -230,3 +232,37 @@ def merge_shard(
     out_offsets = np.zeros(int(live.sum()) + 1, dtype=np.uint64)
     np.cumsum(out_df[live], out=out_offsets[1:])
     return out_keys[live], out_offsets, out_docs
+
+
+def crossed_docs(
+    old: tuple[np.ndarray, np.ndarray] | None,
+    new: tuple[np.ndarray, np.ndarray, np.ndarray],
+    max_df: int | None,
+) -> np.ndarray:
+    """Documents holding a chunk whose document count crossed ``max_df`` in a merge.
+
+    ``old``: ``(chunk_keys, offsets)`` before the merge (None: empty); ``new``:
+    ``(chunk_keys, offsets, doc_ids)`` after it. A chunk is counted for similarity while its
+    document count is at most ``max_df``; where that changed (either way, a chunk absent from
+    one side having count 0), every pair of documents holding it now shares one chunk more or
+    less, so those documents' similarities must be recomputed. Returns their sorted distinct
+    doc IDs (uint32); nothing when ``max_df`` is None.
+    """
+    new_keys, new_off, new_docs = new
+    if max_df is None or len(new_keys) == 0:
+        return np.zeros(0, np.uint32)
+    new_df = np.diff(new_off).astype(np.int64)
+    old_df = np.zeros(len(new_keys), np.int64)
+    if old is not None and len(old[0]):
+        found, pos = find_keys(old[0], new_keys)
+        old_counts = np.diff(old[1]).astype(np.int64)
+        old_df[np.searchsorted(new_keys, found)] = old_counts[pos]
+    crossed = np.flatnonzero((old_df <= max_df) != (new_df <= max_df))
+    if len(crossed) == 0:
+        return np.zeros(0, np.uint32)
+    starts = new_off[crossed].astype(np.int64)
+    counts = new_df[crossed]
+    first = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    idx = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - first, counts)
+    return sorted_unique(new_docs[idx]).astype(np.uint32)

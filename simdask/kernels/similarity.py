@@ -199,8 +199,9 @@ def member_pair_keys(
 def sum_pair_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """Add up per-shard ``(pair keys, counts)`` into one sorted ``(keys, counts)``.
 
-    Keys are repeated by their counts and sorted with ``np.sort`` (about 10x faster than a
-    stable argsort of the keys with the counts carried along).
+    Keys are repeated by their counts and sorted with ``np.sort``, faster than a stable
+    argsort of the keys with the counts carried along (measured by scripts/bench_kernels.py;
+    docs/benchmarks.md, "Kernels").
     """
     parts = [p for p in parts if len(p[0])]
     if not parts:

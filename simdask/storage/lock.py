@@ -11,6 +11,7 @@ import os
 import time
 from pathlib import Path
 
+from simdask import failpoints
 from simdask.errors import IndexLockedError
 
 __all__ = ["WriterLock"]
@@ -36,6 +37,7 @@ class WriterLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                failpoints.hit("lock_busy")
                 if time.monotonic() >= deadline:
                     holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
                     os.close(fd)

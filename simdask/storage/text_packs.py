@@ -1,6 +1,6 @@
 """Extracted texts, compressed, in pack files written by the chunking tasks (DESIGN §2, Texts).
 
-A pack holds the zstd-compressed (level 1: 4x faster than zlib-6 at the same ratio) UTF-8
+A pack holds the zstd-compressed (level 1; against zlib-6: scripts/bench_kernels.py) UTF-8
 texts of one batch of one run, one after another; the
 catalog records for each document its pack, offset and length. Packs are written atomically
 and never changed; packs no committed document points to are deleted by garbage collection.
