@@ -31,6 +31,8 @@ class IndexConfig:
     documents are heavy (``None``: chosen per full build, see
     :func:`~simdask.kernels.heavy.choose_cutoff`; ``0``: every chunk). ``max_heavy``: most
     heavy chunks the adaptive cutoff makes (bounds the per-document bitsets: 1 bit each).
+    ``lsh``: MinHash LSH setting ``"BANDSxROWS"`` such as ``"20x5"`` (``None``: no LSH mode;
+    see :mod:`simdask.kernels.lsh`).
     """
 
     k: int = 5
@@ -43,6 +45,7 @@ class IndexConfig:
     similarity_mode: str = "informative"
     heavy_df: int | None = None
     max_heavy: int = 1024
+    lsh: str | None = None
 
     def __post_init__(self) -> None:
         def need(cond: bool, what: str, value: Any) -> None:
@@ -101,6 +104,19 @@ class IndexConfig:
                 f"{name} must be {'None or ' if name == 'heavy_df' else ''}an integer >= 0",
                 value,
             )
+        if self.lsh is not None:
+            from simdask.kernels.lsh import LshParams
+
+            object.__setattr__(self, "lsh", str(LshParams.parse(self.lsh)))
+
+    @property
+    def lsh_params(self):
+        """The :class:`~simdask.kernels.lsh.LshParams` of ``lsh``, or None."""
+        if self.lsh is None:
+            return None
+        from simdask.kernels.lsh import LshParams
+
+        return LshParams.parse(self.lsh)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simdask import lsh_search
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import containment, query_counts, sum_pair_counts
+from simdask.lsh_search import LshMatch, LshPair
 from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.shards import ShardData, open_shard_store, shard_ranges
@@ -335,6 +337,16 @@ class Index:
         ]
         matches.sort(key=lambda m: (-m.similarity, -m.reverse_similarity, m.key))
         return matches
+
+    def lsh_pairs(self, min_jaccard: float = 0.0, exact: bool = False) -> list[LshPair]:
+        """MinHash LSH: all candidate pairs with estimated Jaccard >= ``min_jaccard``
+        (fraction 0..1), each unordered pair once (see :func:`simdask.lsh_search.index_pairs`)."""
+        return lsh_search.index_pairs(self, min_jaccard, exact)
+
+    def lsh_query(self, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
+        """MinHash LSH: indexed documents near each text (read-only; see
+        :func:`simdask.lsh_search.index_query`)."""
+        return lsh_search.index_query(self, texts, min_jaccard)
 
     def text(self, key: str) -> str:
         """The extracted text of a document, as it was indexed."""

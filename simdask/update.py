@@ -41,12 +41,13 @@ from simdask.errors import (
 from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog
-from simdask.storage.checksums import run_files
+from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
 from simdask.storage.commit import RunChanges
 from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.keys import migrate_keys, set_current_scheme
 from simdask.storage.lock import WriterLock
+from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 from simdask.storage.remote import RemoteStore, is_url
 from simdask.summary import RunSummary
 
@@ -68,6 +69,7 @@ COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
     *_CATALOG_FAILPOINTS,
     ("after_commit", True),
     ("gc.generation", True),
+    ("gc.lsh", True),
     ("gc.pack", True),
     ("gc.work", True),
 )
@@ -272,7 +274,7 @@ class Writer:
             cb.stage("commit", None)
             summary = _summary(run_id, out, scan_s)
             _check_rows(out.changes)
-            out.changes.files = self._checksums(out.changes)
+            out.changes.files = self._checksums(out.changes, run_id)
             idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
             cb.end_stage()
         except BaseException as e:
@@ -297,16 +299,19 @@ class Writer:
         unchanged = f"the index is unchanged (generation {gen})"
         return disk_full(error, idx.path, needed, free_at_start, unchanged)
 
-    def _checksums(self, ch: RunChanges) -> list[tuple[str, int, str]]:
-        """Size and xxh3 of the shard files and text packs this run wrote, read back on this
-        machine before the commit that records them (see :mod:`simdask.storage.checksums`)."""
+    def _checksums(self, ch: RunChanges, run_id: int) -> list[tuple[str, int, str]]:
+        """Size and xxh3 of the shard files, text packs and LSH files this run wrote, read
+        back on this machine before the commit that records them (see
+        :mod:`simdask.storage.checksums`)."""
         store = self.index.store
-        return run_files(
+        rows = run_files(
             None if store.remote else Path(store.root),
             self.index.path / "texts",
             ch.shard_generations,
             {d.text_pack for d in ch.upserted if d.text_pack is not None},
         )
+        lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
+        return rows + [(name, *digest(p)) for name, p in lsh]
 
     def _compute(self, req: _Request, run_id: int, items: list[SourceItem]) -> RunOutcome:
         """The run on Dask (a LocalCluster for this run if no client was given)."""
@@ -366,10 +371,12 @@ class Writer:
 
     def _abort(self, run_id: int, error: BaseException) -> None:
         """After a failed, uncommitted run: record it (if the disk lets us) and free what it
-        wrote (its shard generation, text packs and work folder)."""
+        wrote (its shard generation, LSH generation, text packs and work folder)."""
         idx = self.index
         with contextlib.suppress(Exception):
             idx.store.remove_generation(run_id)
+        with contextlib.suppress(Exception):
+            LshStore(lsh_root(idx.path)).remove_generation(run_id)
         with contextlib.suppress(Exception):
             for pack in idx.texts.packs():
                 if pack.startswith(f"r{run_id:06d}-"):
@@ -400,13 +407,14 @@ class Writer:
 
     # --- garbage collection -----------------------------------------------------------------
     def collect_garbage(self, keep: Iterable[int] = ()) -> dict[str, int]:
-        """Delete shard generations, text packs and work files no committed state refers to.
+        """Delete shard generations, LSH generations, text packs and work files no committed
+        state refers to.
 
         Only what simdask names as its own is removed (``gen-NNNNNN`` generations,
         ``rNNNNNN-bNNNNNN.pack`` packs, ``work/run-NNNNNN`` and probe files; ``work/`` itself
         only if then empty). Generations in ``keep`` (those current before the last commit)
         are kept one run longer, for readers that opened them. Returns how many of each kind
-        were removed.
+        were removed. LSH generations the previous LSH manifest read are kept likewise.
         """
         with self._locked():
             idx = self.index
@@ -415,13 +423,23 @@ class Writer:
             for g in gone:
                 failpoints.hit("gc.generation")
                 idx.store.remove_generation(g)
+            lsh = LshStore(lsh_root(idx.path))
+            dead_lsh = lsh.garbage(LshManifest.from_json(idx.catalog.meta("lsh")))
+            for g in dead_lsh:
+                failpoints.hit("gc.lsh")
+                lsh.remove_generation(g)
             used = idx.catalog.text_packs()
             dead = [p for p in idx.texts.packs() if p not in used]
             for p in dead:
                 failpoints.hit("gc.pack")
                 idx.texts.remove(p)
             work = _clear_work(idx.path / "work")
-            return {"generations": len(gone), "packs": len(dead), "work": work}
+            return {
+                "generations": len(gone),
+                "lsh_generations": len(dead_lsh),
+                "packs": len(dead),
+                "work": work,
+            }
 
 
 def _check_rows(ch: RunChanges) -> None:

@@ -104,10 +104,12 @@ def test_update_config_merges_given_settings_into_the_stored_ones(tmp_path, monk
         return opened[-1]
 
     monkeypatch.setattr(Index, "open", classmethod(spy))
-    stored = IndexConfig(hash_bits=30, shards=5, threshold=7.5, top_k=9, max_df=40, seed=3)
+    stored = IndexConfig(
+        hash_bits=30, shards=5, threshold=7.5, top_k=9, max_df=40, seed=3, lsh="8x2"
+    )
     Index.create(tmp_path / "idx", stored).close()
     values = {"hash_bits": 20, "shards": 2, "threshold": 50.0, "top_k": 3, "max_df": 2}
-    values |= {"similarity_mode": "exact", "heavy_df": 7}
+    values |= {"similarity_mode": "exact", "heavy_df": 7, "lsh": "4x3"}
     for given in itertools.product(*[(None, values[n]) for n in INDEX_SETTINGS]):
         given = dict(zip(INDEX_SETTINGS, given, strict=True))
         for where, base in ((tmp_path / "idx", stored), (tmp_path / "none", IndexConfig())):

@@ -5,7 +5,8 @@ each statement of the catalog transaction, around COMMIT, and before each remova
 post-commit cleanup — a real ``simdask update`` process receives SIGINT, is SIGKILLed, or
 raises there. The index must then be exactly the old state (before COMMIT) or exactly the new
 one (from COMMIT on), readable by ``stats``, ``query``, ``text`` and ``report``; and the next
-plain update must work and give the same index as a clean full build.
+plain update must work and give the same index as a clean full build. The index keeps MinHash
+LSH data too (its manifest is a step of the commit, its old generations a kind of garbage).
 
 The list of points is read from the code (a new statement of the commit is a new step, hence a
 new point), and one traced run checks that a run reaches every listed point, in that order.
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from simdask import Index, IndexConfig, RunOptions
+from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 from simdask.update import COMMIT_FAILPOINTS
 from tests.helpers.compare import assert_same_index, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
@@ -30,7 +32,7 @@ pytestmark = pytest.mark.system
 
 DOCS = make_docs(30, seed=8)
 KEYS = sorted(DOCS)
-CFG = IndexConfig(hash_bits=24, shards=4, top_k=3)
+CFG = IndexConfig(hash_bits=24, shards=4, top_k=3, lsh="20x5")
 NO_CACHE = RunOptions(worker_cache=False, batch_docs=8)  # as the CLI runs below
 ACTIONS = ("sigint", "kill", "raise")
 POINTS = COMMIT_FAILPOINTS
@@ -63,20 +65,23 @@ def catalog_state(idx: Index) -> dict:
         "shards": c.shard_generations(),
         "skipped": c.meta("skipped_chunks"),
         "config": c.meta("config"),
+        "lsh": c.meta("lsh"),
         "postings": postings_by_key(idx),
     }
 
 
 def reader_answers(idx: Index) -> dict:
-    """What the read commands give: stats (bytes aside), a query, a text and a report."""
+    """What the read commands give: stats (bytes aside), a query, a text, a report and the
+    LSH pairs."""
     stats = idx.stats()
     stats.pop("bytes_on_disk")
     stats.pop("path")
     return {
         "stats": stats,
         "query": [m.to_dict() for m in idx.query(DOCS[KEYS[5]] + " " + DOCS[KEYS[9]])],
-        "text": idx.text(f"{KEYS[4]}.txt"),
-        "report": idx.report(f"{KEYS[5]}.txt", f"{KEYS[6]}.txt"),
+        "text": idx.text(f"src/{KEYS[4]}.txt"),  # keys are <folder>/<path>
+        "report": idx.report(f"src/{KEYS[5]}.txt", f"src/{KEYS[6]}.txt"),
+        "lsh_pairs": [p.to_dict() for p in idx.lsh_pairs()],
     }
 
 
@@ -130,6 +135,7 @@ def test_a_run_reaches_every_commit_failpoint_in_order(setup):
     assert seen == names, f"the run reached {seen}; the list is {names}"
     assert window.count("gc.generation") == 1  # generation 1 (2 was current before: kept)
     assert window.count("gc.pack") == 1  # extra.txt's pack
+    assert window.count("gc.lsh") == 1  # LSH generation 1 (2 was read before: kept)
 
 
 @pytest.mark.parametrize("action", ACTIONS)
@@ -182,7 +188,10 @@ def _check_next_run(setup: dict, client, work: Path) -> None:
         state = catalog_state(idx)
         with Index.open(setup["new"]) as new:
             expected = catalog_state(new)
-            assert reader_answers(idx)["query"] == reader_answers(new)["query"]
+            got, want = reader_answers(idx), reader_answers(new)
+            assert got["query"] == want["query"] and got["lsh_pairs"] == want["lsh_pairs"]
+        man = LshManifest.from_json(state["lsh"])  # no LSH garbage left
+        assert set(LshStore(lsh_root(work)).generations()) <= man.generations() | set(man.prev)
         for name in ("documents", "similarity", "postings", "skipped", "config"):
             if name == "documents":  # the recovering run may be run 4: other pack names
                 strip = [{k: v for k, v in d.items() if k != "text_pack"} for d in state[name]]

@@ -138,7 +138,12 @@ def test_catalog_commit_is_all_or_nothing(tmp_path, monkeypatch, point):
 def test_the_lock_is_taken_once(tmp_path):
     idx = Index.create(tmp_path / "i", IndexConfig(shards=2))
     with idx.writer() as w:
-        assert w.collect_garbage() == {"generations": 0, "packs": 0, "work": 0}  # held: ok
+        assert w.collect_garbage() == {
+            "generations": 0,
+            "lsh_generations": 0,
+            "packs": 0,
+            "work": 0,
+        }  # held: ok
         with pytest.raises(IndexLockedError, match="another update is running"):
             idx.collect_garbage()  # a second writer, even in this process, is refused
     assert idx.collect_garbage()["generations"] == 0  # released
@@ -196,6 +201,7 @@ def test_garbage_collection_removes_only_its_own_files(tmp_path):
     idx = Index.create(tmp_path / "i", IndexConfig(shards=2))
     own = [
         "shards/gen-000005/shard-0000/chunk_keys/c0",
+        "lsh/gen-000005/sig-0000.npy",
         "texts/r000005-b000000.pack",
         "work/run-000005/buckets/b0",
         "work/probe-0123456789ab.txt",
@@ -203,6 +209,8 @@ def test_garbage_collection_removes_only_its_own_files(tmp_path):
     ]
     users = [
         "shards/gen-mine/data.txt",
+        "lsh/gen-mine/data.txt",
+        "lsh/gen-5/data.txt",
         "texts/notes.pack",
         "texts/r5.pack",
         "work/thesis.txt",
@@ -213,7 +221,7 @@ def test_garbage_collection_removes_only_its_own_files(tmp_path):
         (idx.path / rel).parent.mkdir(parents=True, exist_ok=True)
         (idx.path / rel).write_text(rel)
     got = idx.collect_garbage()
-    assert got == {"generations": 1, "packs": 1, "work": 3}
+    assert got == {"generations": 1, "lsh_generations": 1, "packs": 1, "work": 3}
     for rel in own:
         assert not (idx.path / rel).exists(), rel
     for rel in users:

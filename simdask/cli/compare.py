@@ -63,11 +63,21 @@ def register(subparsers) -> None:
     p.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
     p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--lsh",
+        metavar="BxR",
+        help="MinHash LSH instead (B bands of R rows): pairs by estimated Jaccard, in memory; "
+        "--min is then a fraction 0..1",
+    )
     add_cluster_arguments(p)
 
 
 def run(args) -> int:
     """Run ``simdask compare``; returns the exit status."""
+    if args.lsh:
+        from simdask.cli.lsh import run_compare
+
+        return run_compare(args)
     from simdask.cluster.connect import (
         connect,  # dask and distributed: imported by the commands that run
     )

@@ -68,6 +68,7 @@ def _index_settings(p) -> None:
         "--top-k", type=int, help=f"most similar documents kept per document ({d.top_k})"
     )
     g.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
+    g.add_argument("--lsh", metavar="BxR", help="keep MinHash LSH data: B bands of R rows (20x5)")
     g.add_argument(
         "--similarity-mode",
         choices=("informative", "exact"),

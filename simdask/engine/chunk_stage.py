@@ -33,6 +33,7 @@ from simdask.ingest.sources import (
 )
 from simdask.kernels.changes import NewVersion
 from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.lsh import batch_lsh
 from simdask.kernels.postings import pack_pairs, split_sorted_by_shard
 from simdask.storage.text_packs import TextStore
 
@@ -59,6 +60,7 @@ class BatchResult:
     Per recomputed document (new content): ``prov_ids``, ``keys``, ``hashes``, ``n_words``,
     ``n_chunks``, ``spans`` (offset, length in ``pack``). ``unchanged``: ``(item, key)`` whose
     content hash equals the catalog's. ``errors``: ``(item, key, kind, message)``.
+    ``lsh``: in the MinHash LSH mode, signatures and band keys of the recomputed documents.
     """
 
     source_of: list[str] = field(default_factory=list)
@@ -73,6 +75,7 @@ class BatchResult:
     unchanged: list[tuple[int, str]] = field(default_factory=list)
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     n_pairs: int = 0
+    lsh: tuple[np.ndarray, np.ndarray] | None = None  # (signatures, band keys) per prov_id
 
     def versions(self) -> list[NewVersion]:
         """The recomputed documents, each with its item index in the run."""
@@ -104,7 +107,8 @@ class UnchangedPayload:
 def _sizeof_batch(res: BatchResult) -> int:
     """Dask's size estimate of a batch result: its lists and the pack's bytes."""
     lists = (res.source_of, res.keys, res.hashes, res.unchanged, res.errors)
-    return sizeof(lists) + sizeof(res.spans) + len(res.pack_data or b"") + 200
+    lsh = sum(a.nbytes for a in res.lsh) if res.lsh else 0
+    return sizeof(lists) + sizeof(res.spans) + len(res.pack_data or b"") + lsh + 200
 
 
 def bucket_path(bucket_dir: str, shard: int, batch: int) -> Path:
@@ -188,6 +192,8 @@ def chunk_task(
     # doc IDs grow with the batch index, so the (chunk, doc) order of cb is kept
     keys = pack_pairs(cb.chunk_ids, ids[cb.doc] if len(ids) else cb.doc.astype(np.uint32))
     res.n_pairs = len(keys)
+    if config.lsh is not None:  # MinHash LSH mode: signatures over the same chunk IDs
+        res.lsh = batch_lsh(cb.chunk_ids, cb.doc, len(texts), config.lsh_params, config.seed)
     parts = split_sorted_by_shard(keys, config.shard_width, config.shards)
     if texts:
         res.pack = f"r{run_id:06d}-b{batch:06d}.pack"

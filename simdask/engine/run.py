@@ -23,6 +23,7 @@ from simdask.cluster.worker_cache import cache_stats
 from simdask.config import IndexConfig
 from simdask.engine.chunk_stage import PROVISIONAL_BASE, ChunkOutput, run_chunk_stage
 from simdask.engine.context import RunContext, RunOptions
+from simdask.engine.lsh_stage import lsh_meta
 from simdask.engine.merge_stage import (
     MergeSpec,
     MergeStage,
@@ -137,6 +138,12 @@ def run_update(
     )
     stats.words = resolved.words
     changes = _changes(resolved, config, replace_all)
+    # MinHash LSH mode: this run's LSH generation; its manifest commits with the run
+    changes.meta.update(
+        lsh_meta(
+            catalog, Path(text_dir).parent, config, chunked.results, resolved, run_id, replace_all
+        )
+    )
     if len(resolved.touched) == 0 and not replace_all:
         stats.heavy = HeavyStats(config.similarity_mode, _kept_cutoff(catalog, config))
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)

@@ -18,6 +18,7 @@ import numpy as np
 from simdask.config import IndexConfig
 from simdask.kernels.changes import DocumentRow
 from simdask.storage.checksums import FILES_TABLE, drop_stale
+from simdask.storage.lsh_store import LshManifest
 
 __all__ = ["COMMIT_FAILPOINTS", "COMMIT_STEPS", "CommitContext", "RunChanges", "temp_ids"]
 
@@ -31,6 +32,7 @@ class RunChanges:
     ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
     inserted, then the lists of ``trim`` documents cut to ``top_k``. ``shard_generations``:
     shards rewritten by this run. ``replace_all``: a full build replacing everything.
+    ``meta``: catalog metadata set in the same transaction (the MinHash LSH manifest ``lsh``).
     """
 
     upserted: list[DocumentRow]
@@ -47,6 +49,7 @@ class RunChanges:
     config: IndexConfig | None = None
     #: ``(name, size, xxh3)`` of the files this run wrote (see :mod:`simdask.storage.checksums`)
     files: list[tuple[str, int, str]] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
 
 
 def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -176,6 +179,17 @@ def _config(c: sqlite3.Connection, run: CommitContext) -> None:
         )
 
 
+def _meta(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", sorted(run.ch.meta.items())
+    )
+    if "lsh" in run.ch.meta:  # checksums of LSH files the new manifest no longer reads go
+        man = LshManifest.from_json(run.ch.meta["lsh"])
+        live = man.file_names() if man is not None else set()
+        names = [r[0] for r in c.execute("SELECT name FROM files WHERE name LIKE 'lsh/%'")]
+        c.executemany("DELETE FROM files WHERE name = ?", ((n,) for n in names if n not in live))
+
+
 def _drop_temp_tables(c: sqlite3.Connection, run: CommitContext) -> None:
     for t in ("t_rows_of", "t_rows_to", "t_trim"):
         c.execute(f"DROP TABLE {t}")
@@ -200,6 +214,7 @@ COMMIT_STEPS = (
     _generation,
     _skipped_chunks,
     _config,
+    _meta,
     _drop_temp_tables,
 )
 
