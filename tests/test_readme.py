@@ -48,7 +48,8 @@ def test_readme_use_examples_run_as_written(tmp_path):
     shared = prose(300, seed=11)
     (essays / "smith.txt").write_text(shared + " " + prose(150, seed=12), encoding="utf-8")
     (essays / "jones.txt").write_text(prose(120, seed=13) + " " + shared, encoding="utf-8")
-    (essays / "old.txt").write_text(prose(200, seed=14), encoding="utf-8")
+    # a third copy of the start of the shared passage: `repeats --min-count 3` finds it
+    (essays / "old.txt").write_text(prose(200, seed=14) + " " + shared[:800], encoding="utf-8")
     with (tmp_path / "theses.jsonl").open("w", encoding="utf-8") as f:
         for i in range(3):
             f.write(json.dumps({"id": f"thesis-{i}", "text": prose(400, seed=20 + i)}) + "\n")

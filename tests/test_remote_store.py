@@ -85,7 +85,7 @@ def test_index_with_shards_at_urls(tmp_path, client):
         assert_same_index(idx, ref)
         assert_same_similarity(idx, ref)
         assert idx.query(docs[sorted(docs)[5]]) == ref.query(docs[sorted(docs)[5]])
-        assert idx.query(docs[sorted(docs)[5]])[0].key == f"{sorted(docs)[5]}.txt"
+        assert idx.query(docs[sorted(docs)[5]])[0].key == f"docs/{sorted(docs)[5]}.txt"
         assert idx.stats()["documents"] == ref.stats()["documents"]
     # reopening finds the store; asking for another one is refused
     shared.close()
