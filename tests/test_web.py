@@ -63,7 +63,7 @@ def test_api_query_same_rows_as_cli(site):
     assert r.status_code == 200, r.text
     expected = _cli_rows("query", tmp / "idx", tmp / "q.txt", tmp / "other.txt")
     assert r.json()["results"] == expected
-    assert {row["key"] for row in expected} >= {"d002.txt", "d005.txt", NASTY}
+    assert {row["key"] for row in expected} >= {"src/d002.txt", "src/d005.txt", NASTY}
     # and with a least similarity
     r = requests.post(site["url"] + "/api/query", files=files, data={"min": "50"}, timeout=60)
     assert r.json()["results"] == _cli_rows(
@@ -75,7 +75,7 @@ def test_api_browse_same_as_cli(site):
     import requests
 
     url, idx = site["url"], site["tmp"] / "idx"
-    key = "d001.txt"
+    key = "src/d001.txt"
     got = requests.get(f"{url}/api/similar/{key}", timeout=30).json()
     cli = _cli_rows("similar", idx, key)
     assert [{k: r[k] for k in cli[0]} for r in got["similar"]] == cli
@@ -84,7 +84,7 @@ def test_api_browse_same_as_cli(site):
     expected = json.loads(run("report", idx, key, cli[0]["other"]).stdout)
     assert rep.json() == expected
     found = requests.get(url + "/api/documents", params={"search": "D00"}, timeout=30).json()
-    assert [d["key"] for d in found["documents"]] == [f"d00{i}.txt" for i in range(10)]
+    assert [d["key"] for d in found["documents"]] == [f"src/d00{i}.txt" for i in range(10)]
     assert found["total"] == 10
     nasty = requests.get(url + "/api/documents", params={"search": "<script>"}, timeout=30)
     assert [d["key"] for d in nasty.json()["documents"]] == [NASTY]
@@ -117,16 +117,16 @@ def test_check_in_chromium(site):
             ]
             for r in rows
         }
-        assert cells["d002.txt"][:4] == ["q.txt", "d002.txt", f"{fwd:.2f}", f"{rev:.2f}"]
-        assert "short_inside.txt" in cells  # wholly inside d002's first 150 words
+        assert cells["src/d002.txt"][:4] == ["q.txt", "src/d002.txt", f"{fwd:.2f}", f"{rev:.2f}"]
+        assert "src/short_inside.txt" in cells  # wholly inside d002's first 150 words
         driver.save_screenshot(str(tmp / "check.png"))
         assert (tmp / "check.png").stat().st_size > 10_000
-        row = next(r for r in rows if r.find_elements("tag name", "td")[1].text == "d002.txt")
+        row = next(r for r in rows if r.find_elements("tag name", "td")[1].text == "src/d002.txt")
         row.find_element("css selector", "a.report").click()
         _wait(lambda: len(driver.window_handles) == 2)
         driver.switch_to.window(driver.window_handles[1])
         _wait(lambda: driver.find_elements("id", "a-0"))
-        assert driver.find_element("tag name", "h1").text == "q.txt and d002.txt"
+        assert driver.find_element("tag name", "h1").text == "q.txt and src/d002.txt"
         _twins_in_view(driver)
     finally:
         driver.quit()
@@ -142,12 +142,12 @@ def test_browse_in_chromium(site):
         driver.find_element("id", "search-button").click()
         _wait(lambda: "d00" in driver.current_url)
         links = driver.find_elements("css selector", "#documents tbody a")
-        assert [a.text for a in links] == [f"d00{i}.txt" for i in range(10)]
-        next(a for a in links if a.text == "d001.txt").click()
+        assert [a.text for a in links] == [f"src/d00{i}.txt" for i in range(10)]
+        next(a for a in links if a.text == "src/d001.txt").click()
         _wait(lambda: driver.find_elements("id", "doc-key"))
-        assert driver.find_element("id", "doc-key").text == "d001.txt"
+        assert driver.find_element("id", "doc-key").text == "src/d001.txt"
         first = driver.find_elements("css selector", "#similar tbody tr")[0]
-        assert first.find_elements("tag name", "td")[0].text == "d000.txt"
+        assert first.find_elements("tag name", "td")[0].text == "src/d000.txt"
         first.find_element("css selector", "a.report").click()
         _wait(lambda: driver.find_elements("id", "a-0"))
         _twins_in_view(driver)
@@ -159,7 +159,7 @@ def test_browse_in_chromium(site):
         assert sum(int(b.get_attribute("data-count")) for b in bars) == stored
         driver.get(url + "/errors")
         cells = [td.text for td in driver.find_elements("css selector", "#errors td")]
-        assert cells[:2] == ["tiny.txt", "too_short"]
+        assert cells[:2] == ["src/tiny.txt", "too_short"]
     finally:
         driver.quit()
 
@@ -172,7 +172,7 @@ def test_markup_in_keys_and_texts_is_inert_and_escaped_once(site):
     assert "<script>window.__xss" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in page
     assert "&amp;lt;" not in page and "&amp;#" not in page and "&amp;amp;" not in page
-    report = requests.get(url + "/report", params={"a": key, "b": "d005.txt"}, timeout=30).text
+    report = requests.get(url + "/report", params={"a": key, "b": "src/d005.txt"}, timeout=30).text
     assert "&amp;lt;" not in report and "&amp;#" not in report and "&amp;amp;" not in report
     driver = chromium_driver()
     try:
@@ -184,10 +184,10 @@ def test_markup_in_keys_and_texts_is_inert_and_escaped_once(site):
         assert driver.find_element("id", "doc-key").text == key
         driver.find_element("css selector", "a.report").click()
         _wait(lambda: driver.find_elements("id", "a-0"))
-        assert driver.find_element("tag name", "h1").text == f"{key} and d005.txt"
+        assert driver.find_element("tag name", "h1").text == f"{key} and src/d005.txt"
         assert "<script>window.__xss=3</script>" in driver.find_element("id", "doc").text
         summary = driver.find_element("css selector", "table.sum").text
-        assert f"{key} → d005.txt" in summary and "&amp;" not in summary
+        assert f"{key} → src/d005.txt" in summary and "&amp;" not in summary
         # the check page puts the matched keys in with textContent
         driver.get(url + "/")
         driver.find_element("id", "text").send_keys(site["docs"]["d005"])
@@ -196,7 +196,7 @@ def test_markup_in_keys_and_texts_is_inert_and_escaped_once(site):
         keys = [
             td.text for td in driver.find_elements("css selector", "#results-table td:nth-child(2)")
         ]
-        assert key in keys and "d005.txt" in keys
+        assert key in keys and "src/d005.txt" in keys
         assert driver.execute_script("return window.__xss") is None
     finally:
         driver.quit()

@@ -139,9 +139,10 @@ class Jobs:
         try:
             with Index.open(self.index_path) as idx, idx.writer(wait=0) as writer:
                 job.state, job.message = "running", f"on {self.spec.describe()}"
+                staging = _stage(Path(job.folder) / "uploads", Path(self.index_path))
                 with connect(self.spec) as client:
                     summary = writer.update(
-                        [job.folder],
+                        [staging],
                         client=client,
                         callback=_JobProgress(job),
                         options=RunOptions(
@@ -171,3 +172,18 @@ class Jobs:
             f"{summary.failed} failed; {summary.documents} documents in the index"
         )
         return True
+
+
+def _stage(uploads: Path, index_path: Path) -> Path:
+    """Move a job's uploaded files into the index's one upload folder
+    (``INDEX/work/uploads``, emptied first) and return it. Every job indexes that same folder,
+    so its documents keep one source and the keys ``uploads/<name>``: uploading a name again
+    modifies that document (keys are unique across sources; a new folder per job would make
+    each re-upload a ``duplicate_key`` error). Called under the writer lock."""
+    staging = index_path / "work" / "uploads"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    for f in sorted(uploads.iterdir()) if uploads.is_dir() else []:
+        shutil.move(str(f), staging / f.name)
+    return staging
