@@ -6,6 +6,7 @@ also records the new current generation (DESIGN §2).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
@@ -63,6 +64,23 @@ CREATE TABLE IF NOT EXISTS similarity (
 CREATE INDEX IF NOT EXISTS similarity_other ON similarity (other);
 """
 
+#: the segments of each chunk-ID range (its manifest) and the tombstones hiding postings of
+#: removed or modified documents in older segments (:mod:`simdask.kernels.segments`);
+#: ``ranges.dead``: estimated postings of the range hidden by tombstones
+_SEGMENT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS segments (
+    shard INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    keys INTEGER NOT NULL,
+    postings INTEGER NOT NULL,
+    PRIMARY KEY (shard, generation)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tombstones (
+    generation INTEGER NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (generation, doc_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ranges (shard INTEGER PRIMARY KEY, dead REAL NOT NULL);
+"""
+
 
 _DOC_COLS = (
     "doc_id, key, source, content_hash, n_chunks, n_words, status,"
@@ -117,8 +135,11 @@ class RunChanges:
     text_offset, text_length)`` of new and modified documents; ``deleted``: doc IDs removed
     (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
     ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
-    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``shard_generations``:
-    shards rewritten by this run. ``replace_all``: a full build replacing everything.
+    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``manifests``: the new
+    segment list ``[(generation, keys, postings)]`` of each range this run changed;
+    ``tombstones``: doc IDs whose older postings this run hides (at the run's generation);
+    ``dead``: the new estimate of tombstoned postings of ranges whose estimate changed.
+    ``replace_all``: a full build replacing everything.
     """
 
     upserted: list[tuple]
@@ -128,11 +149,38 @@ class RunChanges:
     reverse_replaced: np.ndarray
     trim: np.ndarray
     top_k: int
-    shard_generations: dict[int, int]
+    manifests: dict[int, list[tuple[int, int, int]]]
     errors: list[tuple[str, str, str]]
     skipped_chunks: int
     replace_all: bool = False
     config: IndexConfig | None = None
+    tombstones: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    dead: dict[int, float] = dataclasses.field(default_factory=dict)
+
+
+_REPLACED_TABLES = ("documents", "similarity", "free_ids", "shards", "segments", "tombstones", "ranges")
+
+
+def _commit_segments(c: sqlite3.Connection, generation: int, ch: RunChanges) -> None:
+    """The segment part of a commit: new manifests, tombstones and dead-posting estimates;
+    tombstones older than every segment hide nothing any more and are dropped."""
+    for shard, segs in sorted(ch.manifests.items()):
+        c.execute("DELETE FROM segments WHERE shard = ?", (int(shard),))
+        c.executemany(
+            "INSERT INTO segments (shard, generation, keys, postings) VALUES (?, ?, ?, ?)",
+            ((int(shard), int(g), int(k), int(p)) for g, k, p in segs),
+        )
+    c.executemany(
+        "INSERT OR IGNORE INTO tombstones (generation, doc_id) VALUES (?, ?)",
+        ((int(generation), int(d)) for d in ch.tombstones),
+    )
+    c.executemany(
+        "INSERT OR REPLACE INTO ranges (shard, dead) VALUES (?, ?)",
+        ((int(s), float(v)) for s, v in sorted(ch.dead.items())),
+    )
+    c.execute(
+        "DELETE FROM tombstones WHERE generation <= (SELECT MIN(generation) FROM segments)"
+    )
 
 
 def _temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -153,6 +201,14 @@ class Catalog:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         if create:
             self.conn.executescript(_SCHEMA)
+        if create or not self._has_table("segments"):
+            self.conn.executescript(_SEGMENT_SCHEMA)
+
+    def _has_table(self, name: str) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        return row is not None
 
     def close(self) -> None:
         """Close the connection."""
@@ -249,7 +305,7 @@ class Catalog:
         doc, other, shared, sim = ch.rows
         with self.transaction() as c:
             if ch.replace_all:
-                for table in ("documents", "similarity", "free_ids", "shards"):
+                for table in _REPLACED_TABLES:
                     c.execute(f"DELETE FROM {table}")
             _temp_ids(c, "t_rows_of", ch.rows_replaced)
             _temp_ids(c, "t_rows_to", ch.reverse_replaced)
@@ -281,10 +337,7 @@ class Catalog:
                 " FROM similarity WHERE doc IN (SELECT id FROM t_trim)) WHERE rn > ?)",
                 (ch.top_k,),
             )
-            c.executemany(
-                "INSERT OR REPLACE INTO shards (shard, generation) VALUES (?, ?)",
-                sorted(ch.shard_generations.items()),
-            )
+            _commit_segments(c, generation, ch)
             c.executemany(
                 "INSERT INTO errors (run_id, key, kind, message) VALUES (?, ?, ?, ?)",
                 ((run_id, *e) for e in ch.errors),
@@ -308,8 +361,49 @@ class Catalog:
                 c.execute(f"DROP TABLE {t}")
 
     def shard_generations(self) -> dict[int, int]:
-        """The generation holding each shard's current postings."""
+        """The newest segment generation of each range (a range changes exactly when this
+        changes)."""
+        return dict(
+            self.conn.execute("SELECT shard, MAX(generation) FROM segments GROUP BY shard")
+        )
+
+    def segments(self) -> dict[int, list[tuple[int, int, int]]]:
+        """The committed manifest: ``{range: [(generation, keys, postings)]}``, oldest first."""
+        out: dict[int, list[tuple[int, int, int]]] = {}
+        rows = self.conn.execute(
+            "SELECT shard, generation, keys, postings FROM segments ORDER BY shard, generation"
+        )
+        for s, g, k, p in rows:
+            out.setdefault(s, []).append((g, k, p))
+        return out
+
+    def tombstones(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(doc IDs, generations)`` of the tombstones still in force (int64 arrays)."""
+        rows = self.conn.execute("SELECT doc_id, generation FROM tombstones").fetchall()
+        arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
+        return arr[:, 0], arr[:, 1]
+
+    def dead_postings(self) -> dict[int, float]:
+        """Estimated postings hidden by tombstones, per range."""
+        return dict(self.conn.execute("SELECT shard, dead FROM ranges"))
+
+    def legacy_shards(self) -> dict[int, int]:
+        """``{shard: generation}`` of an index written before segments (format of the
+        ``shards`` table), to migrate."""
+        if not self._has_table("shards"):
+            return {}
         return dict(self.conn.execute("SELECT shard, generation FROM shards").fetchall())
+
+    def migrate_shards(self, manifests: dict[int, list[tuple[int, int, int]]]) -> None:
+        """Record the segments of a pre-segment index (one per range) and empty ``shards``."""
+        with self.transaction() as c:
+            for shard, segs in manifests.items():
+                c.executemany(
+                    "INSERT OR REPLACE INTO segments (shard, generation, keys, postings)"
+                    " VALUES (?, ?, ?, ?)",
+                    ((int(shard), int(g), int(k), int(p)) for g, k, p in segs),
+                )
+            c.execute("DELETE FROM shards")
 
     def abandon_stale_runs(self) -> int:
         """Mark runs left 'running' by a killed process as 'abandoned' (call under the lock)."""

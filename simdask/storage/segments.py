@@ -1,0 +1,132 @@
+"""A chunk-ID range as base + delta segments − tombstones, read from a :class:`ShardStore`.
+
+Every generation writes at most one segment per range, stored exactly as a shard
+(``gen-GGGGGG/shard-SSSS``, :mod:`simdask.storage.shards`), so ``(range, generation)`` names a
+segment. The catalog's ``segments`` table is the per-range manifest of the committed
+generation; its ``tombstones`` table says which postings of older segments are hidden
+(:mod:`simdask.kernels.segments`). Readers merge a range's segments on the fly: whole
+(:func:`read_range`) or only the posting lists of given chunk IDs (:class:`RangeReader`), which
+is what queries and the similarity of changed documents need.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from simdask.kernels.segments import live_mask, merge_segments, tombstone_table
+from simdask.storage.shards import ShardData, ShardStore
+
+__all__ = [
+    "Manifest",
+    "RangeReader",
+    "current_tombstones",
+    "merge_shards",
+    "migrate_legacy",
+    "read_range",
+    "remove_segment",
+]
+
+#: ``{range: [(generation, keys, postings)]}``, oldest segment first (Catalog.segments())
+Manifest = dict[int, list[tuple[int, int, int]]]
+
+
+def current_tombstones(catalog, size: int = 0) -> np.ndarray:
+    """``tomb[d]`` (int64): newest committed tombstone generation of each doc ID."""
+    docs, gens = catalog.tombstones()
+    return tombstone_table(docs, gens, size)
+
+
+def merge_shards(parts: list[ShardData], tomb: np.ndarray, lo: int, hi: int) -> ShardData:
+    """Segments of one range (``part.generation`` each) merged into their live postings."""
+    if len(parts) == 1 and not len(tomb):
+        return parts[0]
+    if len(parts) == 1 and live_mask(parts[0].doc_ids, parts[0].generation, tomb).all():
+        return parts[0]
+    arrays = merge_segments(
+        [(p.chunk_keys, p.offsets, p.doc_ids) for p in parts],
+        [p.generation for p in parts],
+        tomb,
+    )
+    gen = max((p.generation for p in parts), default=0)
+    return ShardData(lo, hi, *arrays, generation=gen)
+
+
+def read_range(
+    store: ShardStore, shard: int, gens: Iterable[int], tomb: np.ndarray, lo: int, hi: int
+) -> ShardData:
+    """The live postings of one range whose segments are ``gens`` (whole, in memory)."""
+    parts = [store.read(g, shard) for g in gens]
+    if not parts:
+        return ShardData.empty(lo, hi)
+    return merge_shards(parts, tomb, lo, hi)
+
+
+class RangeReader:
+    """Reads the posting lists of given chunk IDs from the segments of ranges, keeping each
+    segment's arrays open (memory maps for a local index) for later reads."""
+
+    def __init__(self, store: ShardStore):
+        self.store = store
+        self._open: dict[tuple[int, int], dict] = {}
+
+    def opened(self, shard: int, generation: int) -> dict:
+        """The stored arrays of one segment (opened once; see ShardStore.open_arrays)."""
+        key = (generation, shard)
+        if key not in self._open:
+            self._open[key] = self.store.open_arrays(generation, shard)
+        return self._open[key]
+
+    def retain(self, manifest: Manifest) -> None:
+        """Forget opened segments that are not in ``manifest`` any more."""
+        live = {(g, s) for s, segs in manifest.items() for g, _, _ in segs}
+        self._open = {k: v for k, v in self._open.items() if k in live}
+
+    def subset(
+        self,
+        shard: int,
+        gens: list[int],
+        chunk_ids: np.ndarray,
+        tomb: np.ndarray,
+        lo: int,
+        hi: int,
+    ) -> ShardData:
+        """Live postings of the sorted, distinct ``chunk_ids`` in range ``shard`` whose
+        segments are ``gens``: per-segment lookups merged (only the pages holding them are
+        read from memory-mapped segments)."""
+        if not gens:
+            return ShardData.empty(lo, hi)
+        parts = [self.store.read_subset(self.opened(shard, g), chunk_ids, g) for g in gens]
+        return merge_shards(parts, tomb, lo, hi)
+
+    def clear(self) -> None:
+        """Forget every opened segment."""
+        self._open.clear()
+
+
+def remove_segment(store: ShardStore, generation: int, shard: int) -> None:
+    """Delete one segment (missing is fine); its generation's directory goes when empty."""
+    if store.remote:
+        path = f"{store.remote.base}/gen-{generation:06d}/shard-{shard:04d}"
+        if store.remote.fs.exists(path):
+            store.remote.fs.rm(path, recursive=True)
+        return
+    path = Path(store.path(generation, shard))
+    shutil.rmtree(path, ignore_errors=True)
+    parent = path.parent
+    if parent.exists() and not any(parent.iterdir()):
+        parent.rmdir()
+
+
+def migrate_legacy(catalog, store: ShardStore) -> bool:
+    """Give an index written before segments (a ``shards`` table) its manifest: one segment
+    per range, sizes read from the stored metadata. Returns True if it migrated."""
+    legacy = catalog.legacy_shards()
+    if not legacy or catalog.segments():
+        return False
+    manifests = {s: [(g, *store.counts(g, s))] for s, g in legacy.items()}
+    catalog.migrate_shards(manifests)
+    return True
