@@ -25,6 +25,15 @@ from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.lock import WriterLock
 from simdask.storage.remote import RemoteStore, is_url
+from simdask.storage.segments import (
+    RangeReader,
+    current_tombstones,
+    merge_shards,
+    migrate_legacy,
+    remove_segment,
+    restrict_shard,
+    stored_segments,
+)
 from simdask.storage.shards import ShardData, ShardStore, shard_ranges
 from simdask.storage.text_packs import TextStore
 from simdask.summary import QueryMatch, RunSummary
@@ -47,9 +56,11 @@ class Index:
         self.config = config
         self.store = ShardStore(catalog.meta("shard_store") or path / "shards")
         self.texts = TextStore(path / "texts")
-        self._shards: dict[tuple[int, int], ShardData] = {}
+        migrate_legacy(catalog, self.store)
+        self._shards: dict[tuple[int, int], ShardData] = {}  # (generation, range): a segment
         self._doc_table: tuple[int, np.ndarray] | None = None
-        self._arrays: dict[tuple[int, int], dict] = {}  # opened zarr arrays, for queries
+        self._tomb: tuple[int, np.ndarray] | None = None
+        self._reader = RangeReader(self.store)  # opened segments, for queries
         self._preloaded = False
 
     # --- opening ---------------------------------------------------------------------------
@@ -120,8 +131,8 @@ class Index:
     def close(self) -> None:
         """Close the catalog and drop cached shards."""
         self._shards.clear()
-        self._arrays.clear()
-        self._doc_table = None
+        self._reader.clear()
+        self._doc_table = self._tomb = None
         self.catalog.close()
 
     def __enter__(self) -> Index:
@@ -186,63 +197,49 @@ class Index:
             cb.end_stage()
             scan_s = time.perf_counter() - t
             run_id = self.catalog.start_run()
-            before = set(self.catalog.shard_generations().values())
+            before = _segment_set(self.catalog.segments())
             before_gen = self.catalog.generation
-            ctx = nullcontext(client) if client is not None else connect()
             unchanged = f"the index at {self.path} is unchanged (generation {before_gen})"
-            try:
-                with ctx as cl, cluster_errors(cl, unchanged):
-                    if getattr(cl, "dashboard_link", None):
-                        cb.message(f"Dask dashboard: {cl.dashboard_link}")
-                    out = run_update(
-                        cl,
-                        self.catalog,
-                        self.store,
-                        self.path / "texts",
-                        self.path / "work",
-                        self.config,
-                        items,
-                        run_id=run_id,
-                        options=options,
-                        cb=cb,
-                        remove_keys=frozenset(remove),
-                        delete_missing_from=frozenset(i.source for i in items)
-                        | frozenset(str(s) for s in sources)
-                        if delete_missing
-                        else frozenset(),
-                        replace_all=rebuild,
-                    )
-                failpoints.hit("before_commit")
-                t = time.perf_counter()
-                cb.stage("commit", None)
-                c = out.counts
-                summary = RunSummary(
-                    run_id=run_id,
-                    generation=run_id,
-                    added=c["added"],
-                    modified=c["modified"],
-                    deleted=c["deleted"],
-                    unchanged=c["unchanged"],
-                    failed=c["failed"],
-                    too_short=c["too_short"],
-                    similarity_rows=len(out.changes.rows[0]),
-                    skipped_chunks=out.changes.skipped_chunks,
-                    words=out.stats.get("words", 0),
-                    seconds={"scan": scan_s, **out.stats["seconds"]},
-                    errors=out.changes.errors,
-                    extra={k: v for k, v in out.stats.items() if k not in ("seconds", "words")},
-                )
-                self.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
-                cb.end_stage()
-            except BaseException as e:
-                self._abort_run(run_id, e)
-                raise
-            finally:
-                shutil.rmtree(self.path / "work" / f"run-{run_id:06d}", ignore_errors=True)
-            failpoints.hit("after_commit")
+            with contextlib.ExitStack() as stack:
+                try:
+                    cl = stack.enter_context(nullcontext(client) if client else connect())
+                    with cluster_errors(cl, unchanged):
+                        if getattr(cl, "dashboard_link", None):
+                            cb.message(f"Dask dashboard: {cl.dashboard_link}")
+                        out = run_update(
+                            cl,
+                            self.catalog,
+                            self.store,
+                            self.path / "texts",
+                            self.path / "work",
+                            self.config,
+                            items,
+                            run_id=run_id,
+                            options=options,
+                            cb=cb,
+                            remove_keys=frozenset(remove),
+                            delete_missing_from=frozenset(i.source for i in items)
+                            | frozenset(str(s) for s in sources)
+                            if delete_missing
+                            else frozenset(),
+                            replace_all=rebuild,
+                        )
+                    failpoints.hit("before_commit")
+                    t = time.perf_counter()
+                    cb.stage("commit", None)
+                    summary = _run_summary(run_id, out, scan_s)
+                    self.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
+                    cb.end_stage()
+                except BaseException as e:
+                    self._abort_run(run_id, e)
+                    raise
+                finally:
+                    shutil.rmtree(self.path / "work" / f"run-{run_id:06d}", ignore_errors=True)
+                failpoints.hit("after_commit")
+                summary.seconds["commit"] = time.perf_counter() - t
+                self._auto_compact(cl, options, cb, summary)
             self._shards.clear()
             self.collect_garbage(keep=before)
-            summary.seconds["commit"] = time.perf_counter() - t
         summary.seconds["total"] = time.perf_counter() - started
         summary.documents = self.catalog.counts()["documents"]
         summary.index_bytes = self.disk_bytes()
@@ -267,16 +264,20 @@ class Index:
             raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
         return self.update((), remove=keys, **kwargs)
 
-    def collect_garbage(self, keep: Iterable[int] = ()) -> dict[str, int]:
-        """Delete shard generations, text packs and run folders no committed state refers to.
+    def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
+        """Delete segments, text packs and run folders no committed state refers to.
 
-        Generations in ``keep`` (those current before the last commit) are kept one run
-        longer, for readers that opened them. Call with the writer lock held.
+        Segments ``(range, generation)`` in ``keep`` (those committed before the last commit)
+        are kept one run longer, for readers that opened them. Call with the writer lock held.
         """
-        live = set(self.catalog.shard_generations().values()) | set(keep)
-        gone = [g for g in self.store.generations() if g not in live]
-        for g in gone:
-            self.store.remove_generation(g)
+        live = _segment_set(self.catalog.segments()) | set(keep)
+        gone = [(g, s) for g, s in stored_segments(self.store) if (s, g) not in live]
+        for g, s in gone:
+            remove_segment(self.store, g, s)
+        live_gens = {g for _, g in live}
+        for g in self.store.generations():  # e.g. an interrupted run's temporary files
+            if g not in live_gens:
+                self.store.remove_generation(g)
         packs = {
             r[0] for r in self.catalog.conn.execute("SELECT DISTINCT text_pack FROM documents")
         }
@@ -284,7 +285,50 @@ class Index:
         for p in dead_packs:
             self.texts.remove(p)
         shutil.rmtree(self.path / "work", ignore_errors=True)
-        return {"generations": len(gone), "packs": len(dead_packs)}
+        return {"segments": len(gone), "packs": len(dead_packs)}
+
+    def compact(
+        self,
+        *,
+        client=None,
+        force: bool = False,
+        options: RunOptions | None = None,
+        callback: Callback | None = None,
+        wait: float = 0.0,
+    ) -> dict[str, Any]:
+        """Merge segments as the merge policy (``options.merge_policy``) says, or, with
+        ``force``, every range into one segment without tombstoned postings. A run of its own
+        (generation, one commit). Returns its statistics (``{}`` when nothing was due)."""
+        from simdask.cluster.connect import connect
+        from simdask.engine.compact import compact_index
+        from simdask.engine.run import RunOptions
+
+        options = options or RunOptions()
+        cb = callback or Callback()
+        with WriterLock(self.path, wait=wait):
+            self.catalog.abandon_stale_runs()
+            before = _segment_set(self.catalog.segments())
+            with nullcontext(client) if client else connect() as cl:
+                use_cache = (
+                    client is not None if options.worker_cache is None else options.worker_cache
+                )
+                out = compact_index(self, cl, options, cb, force=force, use_cache=use_cache)
+            self._shards.clear()
+            self.collect_garbage(keep=before)
+        return out
+
+    def _auto_compact(self, client, options, cb, summary: RunSummary) -> None:
+        """After a committed run: compact if the merge policy says so (in the summary)."""
+        from simdask.engine.compact import compact_index
+
+        try:
+            out = compact_index(self, client, options, cb, use_cache=bool(options.worker_cache))
+        except Exception as e:  # the run is committed; the next run compacts again
+            summary.extra["compaction_error"] = f"{type(e).__name__}: {e}"
+            return
+        if out:
+            summary.extra["compaction"] = out
+            summary.seconds["compaction"] = out["seconds"]
 
     # --- reading ---------------------------------------------------------------------------
     def similar(self, key: str, min_similarity: float = 0.0) -> list[PairRow]:
@@ -296,77 +340,98 @@ class Index:
         return list(self.catalog.all_pairs(min_similarity))
 
     def shard(self, shard: int, generation: int | None = None) -> ShardData:
-        """One shard as last committed (or of the given generation), cached in this object."""
-        gen = self.catalog.shard_generations().get(shard) if generation is None else generation
-        return self._shards_of({shard: gen})[shard]
+        """One range's live postings as last committed (its segments merged, tombstones
+        applied), or the single segment of the given generation; segments are cached in this
+        object."""
+        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
+        if generation is not None:
+            return self._segments_of({shard: [generation]})[(generation, shard)]
+        with self._snapshot():
+            manifest = self.catalog.segments()
+            tomb = self._tombstones()
+        gens = [g for g, _, _ in manifest.get(shard, [])]
+        parts = self._segments_of({shard: gens})
+        if not gens:
+            return ShardData.empty(*ranges[shard])
+        return merge_shards([parts[(g, shard)] for g in gens], tomb, *ranges[shard])
 
-    def _shards_of(self, gens: dict[int, int | None]) -> dict[int, ShardData]:
-        """Whole shards ``{shard: generation}`` (None: empty), read in parallel threads and
-        cached; cached shards of other generations (an update committed meanwhile) are dropped.
-        """
-        wanted = {(g, s) for s, g in gens.items() if g is not None}
+    @contextlib.contextmanager
+    def _snapshot(self):
+        """One read transaction: manifest, tombstones and documents agree."""
+        conn = self.catalog.conn
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            conn.execute("COMMIT")
+
+    def _tombstones(self) -> np.ndarray:
+        """``tomb[d]`` of the committed generation (cached per generation)."""
+        gen = self.catalog.generation
+        if self._tomb is None or self._tomb[0] != gen:
+            self._tomb = (gen, current_tombstones(self.catalog))
+        return self._tomb[1]
+
+    def _segments_of(self, gens: dict[int, list[int]]) -> dict[tuple[int, int], ShardData]:
+        """Whole segments ``{(generation, range): data}`` of the ranges ``gens`` (range ->
+        generations), read in parallel threads and cached; cached segments of these ranges
+        that are no longer listed (an update committed meanwhile) are dropped."""
+        wanted = {(g, s) for s, lst in gens.items() for g in lst}
         missing = sorted(wanted - self._shards.keys())
         if missing:
             live = {gs for gs in self._shards if gs[1] not in gens} | wanted
             self._shards = {gs: d for gs, d in self._shards.items() if gs in live}
             loaded = _threads(lambda gs: self.store.read(*gs), missing)
             self._shards.update(zip(missing, loaded, strict=True))
-        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
-        return {
-            s: ShardData.empty(*ranges[s]) if g is None else self._shards[(g, s)]
-            for s, g in gens.items()
-        }
+        return {gs: self._shards[gs] for gs in wanted}
 
     def preload(self) -> int:
         """Make later queries independent of the disk (a query server calls it once).
 
-        Raw (memory-mapped) shards, those of an index directory, are mapped and every page is
-        touched once, which pulls them into the OS page cache: nothing is copied into this
-        process, and the cache is shared with other processes. Compressed shards (a
+        Raw (memory-mapped) segments, those of an index directory, are mapped and every page
+        is touched once, which pulls them into the OS page cache: nothing is copied into this
+        process, and the cache is shared with other processes. Compressed segments (a
         ``--shard-store`` URL, or written by an older simdask) are read whole into memory,
         after which a query takes tens of ms instead of seconds. Returns the bytes concerned.
         """
-        gens = self.catalog.shard_generations()
-        self._open_arrays(gens, gens)
+        manifest = self.catalog.segments()
+        self._reader.retain(manifest)
         nbytes, streamed = 0, {}
-        for (g, s), arrays in self._arrays.items():
-            if _mapped(arrays):
-                nbytes += sum(_touch(arrays[name]) for name in _NAMES)
-            else:
-                streamed[s] = g
-        nbytes += sum(d.nbytes for d in self._shards_of(streamed).values())
+        for s, segs in manifest.items():
+            for g, _, _ in segs:
+                arrays = self._reader.opened(s, g)
+                if _mapped(arrays):
+                    nbytes += sum(_touch(arrays[name]) for name in _NAMES)
+                else:
+                    streamed.setdefault(s, []).append(g)
+        nbytes += sum(d.nbytes for d in self._segments_of(streamed).values())
         self._preloaded = True
         return nbytes
 
-    def _open_arrays(self, gens: dict[int, int], shards: Iterable[int]) -> None:
-        """Open (and cache) the stored arrays of ``shards`` at their generations ``gens``;
-        cached ones of other generations (an update committed meanwhile) are dropped."""
-        current = {(g, s) for s, g in gens.items()}
-        self._arrays = {gs: a for gs, a in self._arrays.items() if gs in current}
-        for s in shards:  # opened here, not in threads: warnings filters are not thread-safe
-            gs = (gens.get(s), s)
-            if gs[0] is not None and gs not in self._arrays:
-                self._arrays[gs] = self.store.open_arrays(*gs)
-
-    def _query_shards(self, gens: dict[int, int], ids: dict[int, np.ndarray]):
-        """``{shard: ShardData}`` for the query chunk IDs ``ids`` by shard: the needed postings
-        of memory-mapped shards; of compressed ones, the whole shard after :meth:`preload`,
-        else the needed postings streamed; in parallel threads."""
+    def _query_shards(self, manifest: dict, tomb: np.ndarray, ids: dict[int, np.ndarray]):
+        """``{range: ShardData}``: the live postings of the query chunk IDs ``ids`` by range,
+        from each segment (memory-mapped: the pages needed; compressed: the whole segment
+        after :meth:`preload`, else streamed), merged; in parallel threads."""
         ranges = shard_ranges(self.config.hash_bits, self.config.shards)
-        self._open_arrays(gens, ids)
+        self._reader.retain(manifest)
+        gens = {s: [g for g, _, _ in manifest.get(s, [])] for s in ids}
         whole = {}
-        if self._preloaded:
-            whole = self._shards_of(
-                {s: gens[s] for s in ids if s in gens and not _mapped(self._arrays[(gens[s], s)])}
-            )
+        for s, lst in gens.items():  # opened here, not in threads: warnings are not thread-safe
+            for g in lst:
+                if self._preloaded and not _mapped(self._reader.opened(s, g)):
+                    whole.setdefault(s, []).append(g)
+        loaded = self._segments_of(whole) if whole else {}
 
         def subset(s: int) -> ShardData:
-            g = gens.get(s)
-            if g is None:
+            parts = [
+                restrict_shard(loaded[(g, s)], ids[s])
+                if (g, s) in loaded
+                else self.store.read_subset(self._reader.opened(s, g), ids[s], g)
+                for g in gens[s]
+            ]
+            if not parts:
                 return ShardData.empty(*ranges[s])
-            if s in whole:
-                return whole[s]
-            return self.store.read_subset(self._arrays[(g, s)], ids[s], g)
+            return merge_shards(parts, tomb, *ranges[s])
 
         order = sorted(ids)
         return dict(zip(order, _threads(subset, order), strict=True))
@@ -388,18 +453,15 @@ class Index:
         """:meth:`query` for several texts at once (shards are read once for all)."""
         cfg = self.config
         cb = chunk_batch(list(texts), cfg.k, cfg.hash_bits, cfg.seed)
-        conn = self.catalog.conn
-        conn.execute("BEGIN")  # one read snapshot: shard generations and documents agree
-        try:
-            gens = self.catalog.shard_generations()
+        with self._snapshot():  # manifest, tombstones and documents agree
+            manifest = self.catalog.segments()
+            tomb = self._tombstones()
             n_chunks = self._doc_chunks()
-        finally:
-            conn.execute("COMMIT")
-        if not gens:
+        if not manifest:
             return [[] for _ in texts]
         shard_of = cb.chunk_ids.astype(np.int64) // cfg.shard_width
         ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
-        shards = self._query_shards(gens, ids)
+        shards = self._query_shards(manifest, tomb, ids)
         out = []
         for qi in range(len(texts)):
             mine = cb.doc == qi
@@ -470,9 +532,11 @@ class Index:
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:
-        """Bytes on disk: current shards plus catalog."""
+        """Bytes on disk: current segments plus catalog and texts."""
         shards = sum(
-            self.store.shard_nbytes(g, s) for s, g in self.catalog.shard_generations().items()
+            self.store.shard_nbytes(g, s)
+            for s, segs in self.catalog.segments().items()
+            for g, _, _ in segs
         )
         cat = sum(p.stat().st_size for p in self.path.glob(_CATALOG + "*"))
         return shards + cat + self.texts.nbytes()
@@ -480,9 +544,16 @@ class Index:
     def stats(self) -> dict[str, Any]:
         """Documents, distinct chunks, postings, similarity rows, shards, bytes, config."""
         gen = self.catalog.generation
+        with self._snapshot():
+            manifest = self.catalog.segments()
+            tomb = self._tombstones()
         n_keys = n_post = 0
-        for s, g in self.catalog.shard_generations().items():
-            keys, postings = self.store.counts(g, s)
+        for s, segs in manifest.items():
+            if len(segs) == 1 and int(tomb.max(initial=0)) <= segs[0][0]:
+                keys, postings = self.store.counts(segs[0][0], s)  # metadata only
+            else:  # live postings: the segments merged
+                data = self.shard(s)
+                keys, postings = len(data.chunk_keys), data.n_postings
             n_keys += keys
             n_post += postings
         counts = self.catalog.counts()
@@ -499,10 +570,38 @@ class Index:
             "similarity_rows": counts["similarity_rows"],
             "skipped_chunks": int(self.catalog.meta("skipped_chunks") or 0),
             "shards": self.config.shards,
+            "segments": sum(len(segs) for segs in manifest.values()),
+            "tombstones": int(np.count_nonzero(tomb)),
             "bytes_on_disk": self.disk_bytes(),
             "last_run": last["run_id"] if last else None,
             "config": self.config.to_dict(),
         }
+
+
+def _segment_set(manifest: dict) -> set[tuple[int, int]]:
+    """``{(range, generation)}`` of a manifest's segments."""
+    return {(s, g) for s, segs in manifest.items() for g, _, _ in segs}
+
+
+def _run_summary(run_id: int, out, scan_s: float) -> RunSummary:
+    """The summary of a run from its outcome (see :class:`~simdask.engine.run.RunOutcome`)."""
+    c = out.counts
+    return RunSummary(
+        run_id=run_id,
+        generation=run_id,
+        added=c["added"],
+        modified=c["modified"],
+        deleted=c["deleted"],
+        unchanged=c["unchanged"],
+        failed=c["failed"],
+        too_short=c["too_short"],
+        similarity_rows=len(out.changes.rows[0]),
+        skipped_chunks=out.changes.skipped_chunks,
+        words=out.stats.get("words", 0),
+        seconds={"scan": scan_s, **out.stats["seconds"]},
+        errors=out.changes.errors,
+        extra={k: v for k, v in out.stats.items() if k not in ("seconds", "words")},
+    )
 
 
 def _threads(fn, items: list) -> list:

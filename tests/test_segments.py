@@ -75,8 +75,10 @@ def test_recycled_doc_id_is_not_hidden_by_an_older_tombstone():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sets(st.tuples(st.integers(0, 60), st.integers(0, 9)), max_size=60),
-       st.sets(st.integers(0, 70), max_size=30))
+@given(
+    st.sets(st.tuples(st.integers(0, 60), st.integers(0, 9)), max_size=60),
+    st.sets(st.integers(0, 70), max_size=30),
+)
 def test_restrict_keeps_the_lists_of_the_given_chunks(pairs, wanted):
     ids = np.array(sorted(wanted), np.uint32)
     got = pairs_of(*restrict(csr(pairs), ids))

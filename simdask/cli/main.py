@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from simdask import __version__
+from simdask.cli import compact as compact_cmd
 from simdask.cli import compare as compare_cmd
 from simdask.cli import query as query_cmd
 from simdask.cli.cluster import add_cluster_command, cmd_cluster
@@ -217,6 +218,7 @@ def _parser() -> argparse.ArgumentParser:
     _format_arg(p)
 
     query_cmd.add_parser(sub, add_cluster_arguments)
+    compact_cmd.register(sub)
     compare_cmd.add_parser(sub, add_cluster_arguments)
 
     p = sub.add_parser("stats", help="documents, chunks, pairs, shards, bytes on disk, config")
@@ -270,6 +272,12 @@ def _print_summary(s: RunSummary) -> None:
             wc = s.extra["worker_cache"]
             data += f"; worker shard cache: {wc['hits']} hits, {wc['misses']} misses"
         print(data, file=sys.stderr)
+    if "compaction" in s.extra:
+        c = s.extra["compaction"]
+        print(
+            f"compacted: {c['segments_merged']} segments of {c['ranges']} ranges merged",
+            file=sys.stderr,
+        )
     for key, kind, msg in s.errors[:20]:
         print(
             f"  {kind}: {msg}" if msg.startswith(key) else f"  {kind}: {key}: {msg}",
@@ -442,6 +450,7 @@ _COMMANDS = {
     "update": _cmd_update,
     "similar": _cmd_similar,
     "query": lambda args: query_cmd.run(args),
+    "compact": compact_cmd.run,
     "compare": lambda args: compare_cmd.run(args, _run_callback(args)),
     "stats": _cmd_stats,
     "remove": _cmd_remove,

@@ -13,29 +13,37 @@ from simdask.cluster.worker_cache import cache_entries, worker_cache
 from simdask.engine.tasks import MergeSpec
 from simdask.errors import ShardNotCachedError
 from simdask.progress import Callback
+from simdask.storage.segments import read_range
 from simdask.storage.shards import ShardStore
 
 __all__ = ["MergeStage", "cache_retain", "cached_shards"]
 
 
-def cache_retain(index_id: str, layout: str, keep: dict[int, int]) -> int:
-    """Run on each worker: drop this index's cached shards whose layout differs or whose
-    ``(shard, generation)`` is not in ``keep``; returns the bytes dropped."""
+def cache_retain(index_id: str, layout: str, keep: dict[int, list[int]]) -> int:
+    """Run on each worker: drop this index's cached segments whose layout differs or whose
+    generation is not among ``keep[shard]`` (the range's committed segments); returns the
+    bytes dropped."""
     cache = worker_cache()
     dropped = 0
     for e in cache.entries():
-        if e.index_id == index_id and (e.layout != layout or keep.get(e.shard) != e.generation):
+        if e.index_id == index_id and (
+            e.layout != layout or e.generation not in keep.get(e.shard, ())
+        ):
             dropped += cache.drop(e)
     return dropped
 
 
-def cached_shards(client: Client, index_id: str, layout: str, gens: dict[int, int]):
-    """``{shard: worker address}`` of the shards cached at generation ``gens[shard]``."""
-    found: dict[int, str] = {}
+def cached_shards(client: Client, index_id: str, layout: str, gens: dict[int, list[int]]):
+    """``{shard: worker address}`` of a worker caching every segment ``gens[shard]``."""
+    held: dict[tuple[str, int], set[int]] = {}
     for addr, entries in client.run(cache_entries).items():
         for idx, lay, shard, gen, _ in entries:
-            if idx == index_id and lay == layout and gens.get(shard) == gen:
-                found.setdefault(shard, addr)
+            if idx == index_id and lay == layout and gen in gens.get(shard, ()):
+                held.setdefault((addr, shard), set()).add(gen)
+    found: dict[int, str] = {}
+    for (addr, shard), have in sorted(held.items()):
+        if have >= set(gens[shard]):
+            found.setdefault(shard, addr)
     return found
 
 
@@ -59,23 +67,26 @@ class MergeStage:
         cb: Callback,
         traffic,
         in_flight: int,
+        tomb=None,
     ):
         self.client, self.store, self.specs = client, store, specs
+        self.tomb = tomb
         self.transfer, self.buckets, self.cb, self.traffic = transfer, buckets, cb, traffic
         self.in_flight = in_flight
         self.sent_to_cache = 0
         self.located: dict[int, str] = {}
         spec = specs[0] if specs else None
         if spec is not None and spec.use_cache:
-            gens = {s.shard: s.old_generation for s in specs if s.old_generation is not None}
+            gens = {s.shard: list(s.old_generations) for s in specs if s.old_generations}
             client.run(cache_retain, spec.index_id, spec.layout, gens)
             self.located = cached_shards(client, spec.index_id, spec.layout, gens)
 
     def _submit(self, fn: Callable, s: int, args: tuple, key: str, send_old: bool):
         spec = self.specs[s]
         old = None
-        if send_old and spec.old_generation is not None:
-            data = self.store.read(spec.old_generation, s)
+        if send_old and spec.old_generations:
+            gens = spec.old_generations
+            data = read_range(self.store, s, gens, self.tomb, spec.lo, spec.hi)
             old = self.traffic.scatter(data)
         where = {}
         if s in self.located and not send_old:
@@ -90,15 +101,16 @@ class MergeStage:
             **where,
         )
 
-    def run(self, fn: Callable, args: tuple, prefix: str) -> list:
-        """All shards' futures, in shard order, each finished."""
+    def run(self, fn: Callable, args: tuple, prefix: str, needs_old: bool = True) -> list:
+        """All shards' futures, in shard order, each finished. ``needs_old``: the task reads
+        the range's committed postings (else nothing old is sent or looked for)."""
         n = len(self.specs)
         futs: list = [None] * n
         shard_of: dict[str, int] = {}
         self.cb.stage("merge", n)
         todo = list(range(n))
         running = as_completed()
-        dask_mode = self.transfer == "dask"
+        dask_mode = self.transfer == "dask" and needs_old
         limit = self.in_flight if dask_mode else n
 
         def submit(s: int, key: str, send_old: bool) -> None:

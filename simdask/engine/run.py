@@ -8,7 +8,7 @@ The driver lists work, submits the functions of :mod:`simdask.engine.tasks` with
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,20 +21,17 @@ from simdask.cluster.transfer import Traffic
 from simdask.cluster.worker_cache import cache_stats
 from simdask.config import IndexConfig
 from simdask.engine.chunk_stage import run_chunk_stage
+from simdask.engine.delta_stage import DeltaInputs, run_delta
 from simdask.engine.merge_stage import MergeStage
 from simdask.engine.similarity_stage import EMPTY_ROWS, SimilarityStage
-from simdask.engine.tasks import (
-    PROVISIONAL_BASE,
-    MergeSpec,
-    member_rows_task,
-    merge_pairs_task,
-    merge_task,
-)
+from simdask.engine.tasks import PROVISIONAL_BASE, MergeSpec, merge_task
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes, SourceItem
+from simdask.kernels.merge_policy import MergePolicy
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
+from simdask.storage.segments import current_tombstones
 from simdask.storage.shards import ShardData, ShardStore, encode_shard, shard_ranges
 from simdask.storage.text_packs import TextStore
 
@@ -54,6 +51,8 @@ class RunOptions:
     ``worker_cache``: keep shards cached on the workers for the next run
     (:mod:`simdask.cluster.worker_cache`); None: only on a cluster simdask did not start itself.
     ``max_file_bytes``: larger files are not read (error kind ``too_large``; None: no limit).
+    ``merge_policy``: when the segments of a range are compacted
+    (:mod:`simdask.kernels.merge_policy`; ``MergePolicy(enabled=False)``: never on its own).
     """
 
     batch_docs: int | None = None
@@ -63,6 +62,7 @@ class RunOptions:
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES
     transfer: str = "auto"
     worker_cache: bool | None = None
+    merge_policy: MergePolicy = field(default_factory=MergePolicy)
 
     def __post_init__(self) -> None:
         if self.transfer not in TRANSFER_MODES:
@@ -156,7 +156,7 @@ def run_update(
         reverse_replaced=changed_ids,
         trim=np.zeros(0, np.int64),
         top_k=config.top_k,
-        shard_generations={},
+        manifests={},
         errors=r["errors"],
         skipped_chunks=0,
         replace_all=replace_all,
@@ -170,7 +170,11 @@ def run_update(
     # merge per shard, then similarity
     t = time.perf_counter()
     ranges = shard_ranges(config.hash_bits, config.shards)
-    old_gens = {} if replace_all else catalog.shard_generations()
+    manifest = {} if replace_all else catalog.segments()
+    n_chunks = _n_chunks_after(catalog, r, replace_all)
+    tomb_old = np.zeros(0, np.int64) if replace_all else current_tombstones(catalog)
+    tomb_new = _tombstones_after(tomb_old, r["dropped"], run_id, len(n_chunks))
+    changes.tombstones = r["dropped"].astype(np.int64)
     common = [r["prov"], r["final"], r["dropped"]]
     traffic.sent(common, copies=n_workers)
     prov_f, final_f, dropped_f = client.scatter(common, broadcast=True, hash=False)
@@ -180,7 +184,7 @@ def run_update(
             shard=s,
             lo=lo,
             hi=hi,
-            old_generation=old_gens.get(s),
+            old_generations=tuple(g for g, _, _ in manifest.get(s, [])),
             generation=run_id,
             store_root=str(store.root) if shared else None,
             bucket_dir=bucket_dir if shared else None,
@@ -199,8 +203,8 @@ def run_update(
         cb=cb,
         traffic=traffic,
         in_flight=in_flight,
+        tomb=tomb_old,
     )
-    n_chunks = _n_chunks_after(catalog, r, replace_all)
     traffic.sent(n_chunks, copies=n_workers)
     [n_chunks_f] = client.scatter([n_chunks], broadcast=True, hash=False)
     survivors = len(known) - r["counts"]["modified"] - r["counts"]["deleted"]
@@ -213,16 +217,52 @@ def run_update(
         stats["refilled"] = len(refill)
     limit = min(options.fuse_members, max_block_docs(len(n_chunks)))
     if not full and len(members) <= limit:
-        args = (prov_f, final_f, dropped_f, members, n_chunks_f, len(n_chunks), config, tag)
-        changes.rows, changes.trim = _fused(
-            client, merges, store, run_id, changed, args, cb, changes, stats, traffic
+        inp = DeltaInputs(
+            prov_f,
+            final_f,
+            members,
+            changed,
+            r["dropped"],
+            manifest,
+            tomb_old,
+            tomb_new,
+            n_chunks_f,
+            len(n_chunks),
         )
+
+        def write_back(futures):
+            _write_back(client, store, run_id, futures, encode_shard, tag, traffic)
+
+        out = run_delta(
+            client,
+            merges,
+            store,
+            catalog,
+            TextStore(text_dir),
+            config,
+            inp,
+            ranges,
+            tag,
+            cb,
+            traffic,
+            write_back,
+        )
+        changes.rows, changes.trim = out["rows"], out["trim"]
+        changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0) + out["skipped_delta"]
+        changes.manifests = {
+            s: [*manifest.get(s, []), (run_id, *kp)] for s, kp in out["segments"].items()
+        }
+        changes.dead = _dead_after(catalog, r["dropped"], manifest, config.shards)
+        stats["shards_rewritten"] = 0
+        stats["segments_written"] = len(out["segments"])
+        stats["postings"] = int(sum(p for _, p in out["segments"].values()))
+        stats["candidate_pair_counts"] = out["pairs"]
+        stats["blocks"] = 1
         stats["seconds"]["merge+similarity"] = time.perf_counter() - t
-        stats["merges_sent_to_cache"] = merges.sent_to_cache
         _traffic_stats(stats, traffic, client, cache_before)
         failpoints.hit("after_similarity")
         return RunOutcome(changes, r["counts"], stats)
-    shard_f = merges.run(merge_task, (prov_f, final_f, dropped_f), f"simdask-merge-{tag}")
+    shard_f = merges.run(merge_task, (prov_f, final_f, dropped_f, tomb_old), f"simdask-merge-{tag}")
     del chunked
     infos = client.gather(
         [
@@ -230,19 +270,21 @@ def run_update(
             for s, f in enumerate(shard_f)
         ]
     )
-    changes.shard_generations = {s: g for s, (g, _) in enumerate(infos) if g == run_id}
+    changes.manifests = {s: [(run_id, k, n)] for s, (g, k, n) in enumerate(infos) if g == run_id}
+    changes.dead = dict.fromkeys(changes.manifests, 0.0)
     if not shared:  # workers encode the rewritten shards, the client writes the files
         _write_back(
             client,
             store,
             run_id,
-            {s: shard_f[s] for s in changes.shard_generations},
+            {s: shard_f[s] for s in changes.manifests},
             encode_shard,
             tag,
             traffic,
         )
-    stats["postings"] = int(sum(n for _, n in infos))
-    stats["shards_rewritten"] = len(changes.shard_generations)
+    stats["postings"] = int(sum(n for _, _, n in infos))
+    stats["shards_rewritten"] = len(changes.manifests)
+    stats["segments_written"] = len(changes.manifests)
     stats["merges_sent_to_cache"] = merges.sent_to_cache
     stats["seconds"]["merge"] = time.perf_counter() - t
     failpoints.hit("after_merge")
@@ -286,72 +328,6 @@ def _traffic_stats(stats: dict, traffic: Traffic, client: Client, cache_before: 
         }
 
 
-def _fused(client, merges, store, run_id, changed, args, cb, changes, stats, traffic):
-    """Merge each shard and count its members' pairs in the same task (few members)."""
-    prov_f, final_f, dropped_f, members, n_chunks_f, n_docs, config, tag = args
-    [members_f, changed_f] = client.scatter([members, changed], broadcast=True, hash=False)
-    fused_f = merges.run(
-        merge_pairs_task,
-        (prov_f, final_f, dropped_f, members_f, n_docs, config.max_df),
-        f"simdask-mergepairs-{tag}",
-    )
-    failpoints.hit("after_merge")
-    heads = client.gather(
-        [
-            client.submit(_first, f, key=f"simdask-info-{tag}-s{s:04d}")
-            for s, f in enumerate(fused_f)
-        ]
-    )
-    changes.shard_generations = {s: h[0] for s, h in enumerate(heads) if h[0] == run_id}
-    if merges.transfer != "shared":  # workers encode the rewritten shards, the client writes
-        _write_back(
-            client,
-            store,
-            run_id,
-            {s: fused_f[s] for s in changes.shard_generations},
-            _encode_third,
-            tag,
-            traffic,
-        )
-    changes.skipped_chunks = int(sum(h[2] for h in heads))
-    stats["postings"] = int(sum(h[1] for h in heads))
-    stats["shards_rewritten"] = len(changes.shard_generations)
-    stats["candidate_pair_counts"] = int(sum(h[3] for h in heads))
-    stats["blocks"] = 1
-    parts = [
-        client.submit(_second, f, key=f"simdask-keys-{tag}-s{s:04d}") for s, f in enumerate(fused_f)
-    ]
-    cb.stage("similarity", 1)
-    forward, reverse = client.submit(
-        member_rows_task,
-        parts,
-        members,
-        n_chunks_f,
-        changed_f,
-        members_f,
-        config.threshold,
-        config.top_k,
-        key=f"simdask-rows-{tag}-b000000",
-    ).result()
-    cb.advance(1)
-    cb.end_stage()
-    rows = tuple(np.concatenate([forward[i], reverse[i]]) for i in range(4))
-    traffic.received(rows)
-    return rows, np.unique(reverse[0])
-
-
-def _first(pair):
-    return pair[0]
-
-
-def _second(pair):
-    return pair[1]
-
-
-def _encode_third(triple, compressed: bool) -> dict[str, bytes]:
-    return encode_shard(triple[2], compressed)
-
-
 def _write_back(client, store, run_id, futures: dict, encode, tag, traffic) -> None:
     """Without a shared filesystem: each rewritten shard is encoded (in the store's layout,
     raw or compressed) on the worker that holds it, and the client writes the files as they
@@ -366,8 +342,34 @@ def _write_back(client, store, run_id, futures: dict, encode, tag, traffic) -> N
         fut.release()
 
 
-def _shard_info(shard: ShardData) -> tuple[int, int]:
-    return shard.generation, shard.n_postings
+def _shard_info(shard: ShardData) -> tuple[int, int, int]:
+    return shard.generation, len(shard.chunk_keys), shard.n_postings
+
+
+def _tombstones_after(tomb: np.ndarray, dropped: np.ndarray, run_id: int, n: int) -> np.ndarray:
+    """``tomb`` with this run's tombstones (``dropped`` at ``run_id``), at least ``n`` long."""
+    out = np.zeros(max(len(tomb), n, int(dropped.max()) + 1 if len(dropped) else 0), np.int64)
+    out[: len(tomb)] = tomb
+    out[dropped.astype(np.int64)] = run_id
+    return out
+
+
+def _dead_after(catalog: Catalog, dropped: np.ndarray, manifest: dict, n_ranges: int):
+    """The estimated tombstoned postings per range after tombstoning ``dropped``: their
+    chunks (``|A|`` before the run) spread evenly over the ranges (chunk IDs are hashes)."""
+    ids = [int(d) for d in dropped]
+    total = 0
+    for i in range(0, len(ids), 5000):
+        part = ids[i : i + 5000]
+        total += catalog.conn.execute(
+            "SELECT COALESCE(SUM(n_chunks), 0) FROM documents"
+            f" WHERE doc_id IN ({','.join('?' * len(part))})",
+            part,
+        ).fetchone()[0]
+    if not total:
+        return {}
+    old = catalog.dead_postings()
+    return {s: old.get(s, 0.0) + total / n_ranges for s in manifest}
 
 
 def _n_chunks_after(catalog: Catalog, r: dict, replace_all: bool) -> np.ndarray:

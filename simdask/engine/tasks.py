@@ -38,10 +38,9 @@ from simdask.kernels.similarity import (
     candidate_mask,
     count_keys,
     directed_rows,
-    member_pair_keys,
-    skipped_chunks,
     top_k_rows,
 )
+from simdask.storage.segments import merge_shards
 from simdask.storage.shards import ShardData, ShardStore
 from simdask.storage.text_packs import TextStore
 
@@ -51,11 +50,12 @@ __all__ = [
     "MergeSpec",
     "UnchangedPayload",
     "block_rows_task",
+    "cached_segment",
     "chunk_task",
     "member_rows_task",
-    "merge_pairs_task",
     "merge_task",
     "old_shard",
+    "run_pairs",
 ]
 
 #: Recomputed documents carry ``PROVISIONAL_BASE + item index`` as doc ID in bucket files until
@@ -197,18 +197,19 @@ def chunk_task(
 
 @dataclass(frozen=True)
 class MergeSpec:
-    """Where one shard's merge finds its inputs and puts its output.
+    """Where one range's merge finds its inputs and puts its output.
 
+    ``old_generations``: the range's committed segments (oldest first; empty: none).
     ``store_root`` / ``bucket_dir``: the shard store and bucket files on a shared filesystem,
-    or None when the client sends the bucket pairs and old shard and writes the result.
-    ``index_id`` / ``layout`` / ``use_cache``: the worker-side shard cache key and whether to
-    use it (:mod:`simdask.cluster.worker_cache`).
+    or None when the client sends the bucket pairs and old postings and writes the result.
+    ``index_id`` / ``layout`` / ``use_cache``: the worker-side segment cache key and whether
+    to use it (:mod:`simdask.cluster.worker_cache`).
     """
 
     shard: int
     lo: int
     hi: int
-    old_generation: int | None
+    old_generations: tuple[int, ...]
     generation: int
     store_root: str | None
     bucket_dir: str | None
@@ -217,24 +218,47 @@ class MergeSpec:
     use_cache: bool = False
 
 
-def old_shard(spec: MergeSpec, old: ShardData | None) -> ShardData | None:
-    """The shard's previous generation: as sent by the client, from this worker's cache, or
-    read from the store. Raises :class:`ShardNotCachedError` when it is in none of them and
-    there is no shared store."""
-    if spec.old_generation is None:
-        return None
-    if old is not None:
-        return old
-    if spec.use_cache:
-        hit = worker_cache().get(spec.index_id, spec.layout, spec.shard, spec.old_generation)
+def cached_segment(spec, generation: int) -> ShardData:
+    """One segment of ``spec.shard``: from this worker's cache, else read from the store
+    (and cached). Raises :class:`ShardNotCachedError` when it is not cached and there is no
+    shared store."""
+    cache = worker_cache() if spec.use_cache else None
+    if cache is not None:
+        hit = cache.get(spec.index_id, spec.layout, spec.shard, generation)
         if hit is not None:
             return hit
     if spec.store_root is None:
         raise ShardNotCachedError(
-            f"shard {spec.shard} generation {spec.old_generation} was expected in this "
+            f"segment {spec.shard} of generation {generation} was expected in this "
             "worker's cache and is not there"
         )
-    return ShardStore(spec.store_root).read(spec.old_generation, spec.shard)
+    data = ShardStore(spec.store_root).read(generation, spec.shard)
+    if cache is not None:
+        cache.put(spec.index_id, spec.layout, spec.shard, data)
+    return data
+
+
+def old_shard(spec: MergeSpec, tomb: np.ndarray, old: ShardData | None) -> ShardData | None:
+    """The range's live postings before this run (its segments merged, tombstones applied):
+    as sent by the client, or from this worker's cache or the store (see
+    :func:`cached_segment`)."""
+    if not spec.old_generations:
+        return None
+    if old is not None:
+        return old
+    parts = [cached_segment(spec, g) for g in spec.old_generations]
+    return merge_shards(parts, tomb, spec.lo, spec.hi)
+
+
+def run_pairs(spec, prov_ids, final_ids, buckets) -> np.ndarray:
+    """This run's sorted pair keys of one range, with final doc IDs: from the bucket files
+    (shared filesystem) or ``buckets``."""
+    if buckets is None:
+        files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
+        buckets = [np.load(f) for f in files]
+    parts = [b.astype(np.uint64, copy=False) for b in buckets if len(b)]
+    delta = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    return remap_docs(delta, prov_ids, final_ids)
 
 
 def merge_task(
@@ -242,66 +266,36 @@ def merge_task(
     prov_ids: np.ndarray,
     final_ids: np.ndarray,
     dropped: np.ndarray,
+    tomb: np.ndarray,
     buckets: list[np.ndarray] | None = None,
     old: ShardData | None = None,
 ) -> ShardData:
-    """Merge one shard (DESIGN §3.3): old postings minus ``dropped`` plus the run's pairs.
+    """Rewrite one range as a single segment (DESIGN §3.3): its live postings minus
+    ``dropped`` plus the run's pairs.
 
-    The pairs come from the bucket files (shared filesystem) or ``buckets``; they carry
-    provisional IDs, replaced via ``prov_ids -> final_ids`` (sorted ``prov_ids``; unmapped
-    ones, e.g. duplicate keys, are left out). A shard that does not change is not rewritten:
-    the old generation's data is returned as it is. With a store, a rewritten shard is written
-    as generation ``spec.generation``; without one the client writes what this returns.
+    The pairs carry provisional IDs, replaced via ``prov_ids -> final_ids`` (sorted
+    ``prov_ids``; unmapped ones, e.g. duplicate keys, are left out). ``tomb``: the committed
+    tombstones (:mod:`simdask.kernels.segments`). A range that does not change is not
+    rewritten: its live postings are returned with the newest old generation. With a store,
+    a rewritten range is written as generation ``spec.generation``; without one the client
+    writes what this returns.
     """
-    if buckets is None:
-        files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
-        buckets = [np.load(f) for f in files]
-    parts = [b.astype(np.uint64, copy=False) for b in buckets if len(b)]
-    delta = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-    delta = remap_docs(delta, prov_ids, final_ids)
-    prev = old_shard(spec, old)
+    delta = run_pairs(spec, prov_ids, final_ids, buckets)
+    prev = old_shard(spec, tomb, old)
     if prev is not None and len(delta) == 0 and not doc_mask(dropped, prev.doc_ids).any():
-        data = prev
-    else:
-        failpoints.hit("merge_task")
-        arrays = merge_shard(
-            None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids),
-            delta,
-            dropped,
-        )
-        data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
-        if spec.store_root is not None:
-            ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
+        return prev
+    failpoints.hit("merge_task")
+    arrays = merge_shard(
+        None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids),
+        delta,
+        dropped,
+    )
+    data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
+    if spec.store_root is not None:
+        ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
     if spec.use_cache:
         worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
     return data
-
-
-def merge_pairs_task(
-    spec: MergeSpec,
-    prov_ids: np.ndarray,
-    final_ids: np.ndarray,
-    dropped: np.ndarray,
-    members: np.ndarray,
-    n_docs: int,
-    max_df: int | None,
-    buckets: list[np.ndarray] | None = None,
-    old: ShardData | None = None,
-) -> tuple[tuple[int, int, int, int], np.ndarray, ShardData | None]:
-    """:func:`merge_task`, then at once this shard's pair keys of ``members``
-    (:func:`~simdask.kernels.similarity.member_pair_keys`) and its skipped-chunk count.
-
-    For runs that recompute few documents: the merged shard is not kept as a task result for
-    a later stage (only in the bounded worker cache, if used), so the next shard reuses that
-    memory. Returns ``((generation, postings, skipped chunks, keys emitted), keys, shard)``,
-    ``shard`` being the rewritten shard for the client to write when there is no store (None
-    otherwise).
-    """
-    data = merge_task(spec, prov_ids, final_ids, dropped, buckets, old)
-    keys = member_pair_keys(data, members, n_docs, max_df)
-    head = (data.generation, data.n_postings, skipped_chunks(data, max_df), len(keys))
-    to_write = data if spec.store_root is None and data.generation == spec.generation else None
-    return head, keys, to_write
 
 
 def block_rows_task(

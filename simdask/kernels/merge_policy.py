@@ -50,7 +50,11 @@ class MergePolicy:
     def __post_init__(self) -> None:
         checks = (
             (self.min_segments >= 2, "min_segments must be >= 2", self.min_segments),
-            (self.max_merge >= self.min_segments, "max_merge must be >= min_segments", self.max_merge),
+            (
+                self.max_merge >= self.min_segments,
+                "max_merge must be >= min_segments",
+                self.max_merge,
+            ),
             (self.level_log_size > 0, "level_log_size must be > 0", self.level_log_size),
             (self.floor_postings >= 1, "floor_postings must be >= 1", self.floor_postings),
             (self.max_segments >= 2, "max_segments must be >= 2", self.max_segments),

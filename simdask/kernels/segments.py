@@ -48,9 +48,7 @@ def _pair_keys(seg: Postings) -> np.ndarray:
     return (chunk << np.uint64(32)) | np.asarray(docs, dtype=np.uint64)
 
 
-def merge_segments(
-    segments: list[Postings], generations: list[int], tomb: np.ndarray
-) -> Postings:
+def merge_segments(segments: list[Postings], generations: list[int], tomb: np.ndarray) -> Postings:
     """The live postings of a range: the union of ``segments`` (segment ``i`` written by
     generation ``generations[i]``) minus what ``tomb`` hides (see the module docstring).
 

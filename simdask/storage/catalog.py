@@ -158,7 +158,15 @@ class RunChanges:
     dead: dict[int, float] = dataclasses.field(default_factory=dict)
 
 
-_REPLACED_TABLES = ("documents", "similarity", "free_ids", "shards", "segments", "tombstones", "ranges")
+_REPLACED_TABLES = (
+    "documents",
+    "similarity",
+    "free_ids",
+    "shards",
+    "segments",
+    "tombstones",
+    "ranges",
+)
 
 
 def _commit_segments(c: sqlite3.Connection, generation: int, ch: RunChanges) -> None:
@@ -178,9 +186,7 @@ def _commit_segments(c: sqlite3.Connection, generation: int, ch: RunChanges) -> 
         "INSERT OR REPLACE INTO ranges (shard, dead) VALUES (?, ?)",
         ((int(s), float(v)) for s, v in sorted(ch.dead.items())),
     )
-    c.execute(
-        "DELETE FROM tombstones WHERE generation <= (SELECT MIN(generation) FROM segments)"
-    )
+    c.execute("DELETE FROM tombstones WHERE generation <= (SELECT MIN(generation) FROM segments)")
 
 
 def _temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -363,9 +369,7 @@ class Catalog:
     def shard_generations(self) -> dict[int, int]:
         """The newest segment generation of each range (a range changes exactly when this
         changes)."""
-        return dict(
-            self.conn.execute("SELECT shard, MAX(generation) FROM segments GROUP BY shard")
-        )
+        return dict(self.conn.execute("SELECT shard, MAX(generation) FROM segments GROUP BY shard"))
 
     def segments(self) -> dict[int, list[tuple[int, int, int]]]:
         """The committed manifest: ``{range: [(generation, keys, postings)]}``, oldest first."""
@@ -451,10 +455,12 @@ class Catalog:
         return np.array(sorted(r[0] for r in rows), dtype=np.uint32)
 
     def last_run(self) -> dict[str, Any] | None:
-        """The last committed run: id, generation, times and summary."""
+        """The last committed run that indexed documents (compactions are left out): id,
+        generation, times and summary."""
         row = self.conn.execute(
             "SELECT run_id, started_at, finished_at, generation, summary FROM runs"
-            " WHERE status = 'committed' ORDER BY run_id DESC LIMIT 1"
+            " WHERE status = 'committed' AND json_extract(summary, '$.compaction') IS NULL"
+            " ORDER BY run_id DESC LIMIT 1"
         ).fetchone()
         if row is None:
             return None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simdask.kernels.segments import live_mask, merge_segments, tombstone_table
+from simdask.kernels.segments import live_mask, merge_segments, restrict, tombstone_table
 from simdask.storage.shards import ShardData, ShardStore
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "migrate_legacy",
     "read_range",
     "remove_segment",
+    "restrict_shard",
+    "stored_segments",
 ]
 
 #: ``{range: [(generation, keys, postings)]}``, oldest segment first (Catalog.segments())
@@ -53,6 +55,12 @@ def merge_shards(parts: list[ShardData], tomb: np.ndarray, lo: int, hi: int) -> 
     )
     gen = max((p.generation for p in parts), default=0)
     return ShardData(lo, hi, *arrays, generation=gen)
+
+
+def restrict_shard(data: ShardData, chunk_ids: np.ndarray) -> ShardData:
+    """A segment held in memory restricted to the sorted, distinct ``chunk_ids``."""
+    arrays = restrict((data.chunk_keys, data.offsets, data.doc_ids), chunk_ids)
+    return ShardData(data.lo, data.hi, *arrays, generation=data.generation)
 
 
 def read_range(
@@ -130,3 +138,18 @@ def migrate_legacy(catalog, store: ShardStore) -> bool:
     manifests = {s: [(g, *store.counts(g, s))] for s, g in legacy.items()}
     catalog.migrate_shards(manifests)
     return True
+
+
+def stored_segments(store: ShardStore) -> list[tuple[int, int]]:
+    """``(generation, range)`` of every segment directory in the store, committed or not."""
+    out = []
+    for g in store.generations():
+        if store.remote:
+            base = f"{store.remote.base}/gen-{g:06d}"
+            names = [
+                p.rstrip("/").rsplit("/", 1)[-1] for p in store.remote.fs.ls(base, detail=False)
+            ]
+        else:
+            names = [p.name for p in (Path(store.root) / f"gen-{g:06d}").iterdir()]
+        out += [(g, int(n[6:])) for n in names if n.startswith("shard-") and n[6:].isdigit()]
+    return sorted(out)
