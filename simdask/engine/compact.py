@@ -127,6 +127,8 @@ def run_compaction(
     cb.end_stage()
     failpoints.hit("after_compaction")
     changes, stats = _changes(catalog, config, plan, heads, run_id)
+    stats["ranges_from_cache"] = len(located)
+    stats["bytes_to_cluster"] = traffic.to_cluster
     stats["seconds"] = time.perf_counter() - t
     return changes, stats
 

@@ -34,13 +34,16 @@ def delta_task(
     old: ShardData | None = None,
 ) -> ShardData:
     """This run's postings of one range as a segment of generation ``spec.generation``
-    (written to the store when there is one; empty: nothing written). ``old`` is unused
-    (the signature of :class:`~simdask.engine.merge_stage.MergeStage` tasks)."""
+    (written to the store when there is one, and cached on this worker with ``use_cache``;
+    empty: nothing written). ``old`` is unused (the signature of
+    :class:`~simdask.engine.merge_stage.MergeStage` tasks)."""
     keys = run_pairs(spec, prov_ids, final_ids, buckets)
     data = ShardData(spec.lo, spec.hi, *build_postings(keys), generation=spec.generation)
     if data.n_postings and spec.store_root is not None:
         failpoints.hit("merge_task")
         ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
+    if data.n_postings and spec.use_cache:  # sent where the range's older segments are cached
+        worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
     return data
 
 
