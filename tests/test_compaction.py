@@ -157,3 +157,27 @@ def test_random_runs_and_compactions_equal_full_build(tmp_path_factory, client, 
     assert postings_by_key(idx) == postings_by_key(ref)
     for text in (POOL[1], POOL[7][:900]):
         assert idx.query(text) == ref.query(text)
+
+
+def test_index_of_format_1_is_migrated(tmp_path, client):
+    """An index written before segments (one shard per range in the ``shards`` table) opens
+    with one segment per range, gives the same answers, and takes delta runs."""
+    folder = write_txt({f"k{i:02d}": POOL[i] for i in range(6)}, tmp_path / "src")
+    idx = Index.create(tmp_path / "old", IndexConfig(**CFG))
+    idx.update([folder], client=client)
+    before = (postings_by_key(idx), idx.query(POOL[2]))
+    with idx.catalog.transaction() as c:  # as simdask of format 1 left it
+        c.execute("INSERT INTO shards SELECT shard, generation FROM segments")
+        c.execute("DROP TABLE segments")
+        c.execute("DROP TABLE tombstones")
+        c.execute("DROP TABLE ranges")
+        c.execute("UPDATE meta SET value = '1' WHERE name = 'format_version'")
+    idx.close()
+    idx = Index.open(tmp_path / "old")
+    assert idx.catalog.meta("format_version") == "2"
+    assert {len(v) for v in idx.catalog.segments().values()} == {1}
+    assert (postings_by_key(idx), idx.query(POOL[2])) == before
+    (folder / "k09.txt").write_text(POOL[9])
+    s = idx.update([folder], client=client, options=NEVER)
+    assert s.added == 1 and s.extra["segments_written"] >= 1
+    assert_same_index(idx, full_build(tmp_path, folder, client))

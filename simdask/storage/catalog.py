@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from simdask.config import FORMAT_VERSION, IndexConfig
+from simdask.config import FORMAT_VERSION, READABLE_VERSIONS, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexFormatError
 
 __all__ = ["Catalog", "DocumentRow", "PairRow", "RunChanges"]
@@ -259,10 +259,10 @@ class Catalog:
     def check_format(self) -> IndexConfig:
         """Check the format version and return the stored config."""
         version = self.meta("format_version")
-        if version != str(FORMAT_VERSION):
+        if version not in {str(v) for v in READABLE_VERSIONS}:
             raise IndexFormatError(
                 f"index at {self.path.parent} has format version {version!r}; "
-                f"this simdask reads version {FORMAT_VERSION}"
+                f"this simdask reads versions {', '.join(map(str, READABLE_VERSIONS))}"
             )
         raw = self.meta("config")
         if raw is None:
@@ -408,6 +408,9 @@ class Catalog:
                     ((int(shard), int(g), int(k), int(p)) for g, k, p in segs),
                 )
             c.execute("DELETE FROM shards")
+            c.execute(
+                "UPDATE meta SET value = ? WHERE name = 'format_version'", (str(FORMAT_VERSION),)
+            )
 
     def abandon_stale_runs(self) -> int:
         """Mark runs left 'running' by a killed process as 'abandoned' (call under the lock)."""

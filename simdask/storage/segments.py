@@ -132,9 +132,9 @@ def remove_segment(store: ShardStore, generation: int, shard: int) -> None:
 def migrate_legacy(catalog, store: ShardStore) -> bool:
     """Give an index written before segments (a ``shards`` table) its manifest: one segment
     per range, sizes read from the stored metadata. Returns True if it migrated."""
-    legacy = catalog.legacy_shards()
-    if not legacy or catalog.segments():
+    if catalog.meta("format_version") != "1":
         return False
+    legacy = catalog.legacy_shards()
     manifests = {s: [(g, *store.counts(g, s))] for s, g in legacy.items()}
     catalog.migrate_shards(manifests)
     return True
