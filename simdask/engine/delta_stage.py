@@ -11,6 +11,7 @@ Existing documents' top-k lists get the reverse rows, as in a full run; the resu
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -19,8 +20,7 @@ from distributed import Client
 
 from simdask import failpoints
 from simdask.config import IndexConfig
-from simdask.engine.segment_tasks import delta_pairs_task, delta_task, segment_head
-from simdask.engine.tasks import member_rows_task
+from simdask.engine.segment_tasks import delta_pairs_task, delta_rows_task, delta_task
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.postings import pack_pairs, split_sorted_by_shard
 from simdask.storage.catalog import Catalog
@@ -108,33 +108,35 @@ def run_delta(
     tag: str,
     cb,
     traffic,
-    write_back,
 ) -> dict:
     """Write the run's delta segments and compute the recomputed documents' rows.
 
-    ``merges``: a :class:`~simdask.engine.merge_stage.MergeStage` over the ranges;
-    ``write_back(futures by range)``: writes segments the workers could not (no shared
-    filesystem). Returns ``{"segments": {range: (keys, postings)}, "rows", "trim",
-    "skipped_delta", "pairs"}``.
+    ``merges``: a :class:`~simdask.engine.merge_stage.MergeStage` over the ranges (with no
+    shared filesystem the client gathers the small deltas and writes them). Returns
+    ``{"segments": {range: (keys, postings)}, "rows", "trim", "skipped_delta", "pairs",
+    "seconds"}`` (seconds: writing the deltas, reading the probed posting lists, counting
+    pairs and rows).
     """
+    t0 = time.perf_counter()
     delta_f = merges.run(delta_task, (inp.prov_f, inp.final_f), f"simdask-delta-{tag}", False)
-    heads = client.gather(
-        [
-            client.submit(segment_head, f, key=f"simdask-head-{tag}-s{s:04d}")
-            for s, f in enumerate(delta_f)
-        ]
-    )
-    written = {s: (k, p) for s, (k, p, _) in enumerate(heads) if p}
-    if merges.transfer != "shared":
-        write_back({s: delta_f[s] for s in written})
+    deltas = client.gather(delta_f)
+    traffic.received(deltas)
+    written = {s: (len(d.chunk_keys), d.n_postings) for s, d in enumerate(deltas) if d.n_postings}
+    if merges.transfer != "shared":  # the workers cannot write the store: the client does
+        for s in written:
+            store.write(deltas[s].generation, s, deltas[s])
     failpoints.hit("after_merge")
+    t1 = time.perf_counter()
 
     refill = np.setdiff1d(inp.members, inp.changed)
     probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs)
-    probes = [np.union1d(heads[s][2], stored[s]).astype(np.uint32) for s in range(len(ranges))]
+    probes = [
+        np.union1d(deltas[s].chunk_keys, stored[s]).astype(np.uint32) for s in range(len(ranges))
+    ]
     befores = _befores(store, inp.manifest, probes, inp.tomb_old, ranges)
     traffic.sent(befores)
+    t2 = time.perf_counter()
     before_f = client.scatter(befores, hash=False)
     tomb_f, members_f, changed_f = client.scatter(
         [inp.tomb_new, inp.members, inp.changed], broadcast=True, hash=False
@@ -152,12 +154,10 @@ def run_delta(
         )
         for s in range(len(ranges))
     ]
-    counts = client.gather([client.submit(_first, f, key=f"{f.key}-head") for f in pair_f])
-    parts = [client.submit(_second, f, key=f"{f.key}-keys") for f in pair_f]
     cb.stage("similarity", 1)
-    forward, reverse = client.submit(
-        member_rows_task,
-        parts,
+    forward, reverse, skipped, n_pairs = client.submit(
+        delta_rows_task,
+        pair_f,
         inp.members,
         inp.n_chunks_f,
         changed_f,
@@ -170,18 +170,12 @@ def run_delta(
     cb.end_stage()
     rows = tuple(np.concatenate([forward[i], reverse[i]]) for i in range(4))
     traffic.received(rows)
+    t3 = time.perf_counter()
     return {
+        "seconds": {"delta": t1 - t0, "probe": t2 - t1, "pairs": t3 - t2},
         "segments": written,
         "rows": rows,
         "trim": np.unique(reverse[0]),
-        "skipped_delta": int(sum(c[0] for c in counts)),
-        "pairs": int(sum(c[1] for c in counts)),
+        "skipped_delta": int(skipped),
+        "pairs": int(n_pairs),
     }
-
-
-def _first(pair):
-    return pair[0]
-
-
-def _second(pair):
-    return pair[1]

@@ -230,9 +230,6 @@ def run_update(
             len(n_chunks),
         )
 
-        def write_back(futures):
-            _write_back(client, store, run_id, futures, encode_shard, tag, traffic)
-
         out = run_delta(
             client,
             merges,
@@ -245,7 +242,6 @@ def run_update(
             tag,
             cb,
             traffic,
-            write_back,
         )
         changes.rows, changes.trim = out["rows"], out["trim"]
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0) + out["skipped_delta"]
@@ -258,6 +254,7 @@ def run_update(
         stats["postings"] = int(sum(p for _, p in out["segments"].values()))
         stats["candidate_pair_counts"] = out["pairs"]
         stats["blocks"] = 1
+        stats["delta_seconds"] = out["seconds"]
         stats["seconds"]["merge+similarity"] = time.perf_counter() - t
         _traffic_stats(stats, traffic, client, cache_before)
         failpoints.hit("after_similarity")

@@ -17,13 +17,20 @@ import numpy as np
 
 from simdask import failpoints
 from simdask.cluster.worker_cache import worker_cache
-from simdask.engine.tasks import MergeSpec, cached_segment, run_pairs
+from simdask.engine.tasks import MergeSpec, cached_segment, member_rows_task, run_pairs
 from simdask.kernels.postings import build_postings
 from simdask.kernels.similarity import member_pair_keys, skipped_chunks
 from simdask.storage.segments import merge_shards
 from simdask.storage.shards import ShardData, ShardStore
 
-__all__ = ["CompactSpec", "compact_task", "delta_pairs_task", "delta_task", "segment_head"]
+__all__ = [
+    "CompactSpec",
+    "compact_task",
+    "delta_pairs_task",
+    "delta_rows_task",
+    "delta_task",
+    "segment_head",
+]
 
 
 def delta_task(
@@ -74,6 +81,23 @@ def delta_pairs_task(
     keys = member_pair_keys(after, members, n_docs, max_df)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
     return (skipped, len(keys)), keys
+
+
+def delta_rows_task(
+    pairs: list[tuple[tuple[int, int], np.ndarray]],
+    members: np.ndarray,
+    n_chunks: np.ndarray,
+    changed: np.ndarray,
+    members_again: np.ndarray,
+    threshold: float,
+    top_k: int,
+):
+    """:func:`~simdask.engine.tasks.member_rows_task` over the ranges' results of
+    :func:`delta_pairs_task`; returns ``(forward, reverse, skipped-chunk change, keys)``."""
+    forward, reverse = member_rows_task(
+        [k for _, k in pairs], members, n_chunks, changed, members_again, threshold, top_k
+    )
+    return forward, reverse, sum(h[0] for h, _ in pairs), sum(h[1] for h, _ in pairs)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,14 @@ import numpy as np
 from simdask.errors import IndexFormatError
 from simdask.kernels.postings import find_keys
 from simdask.storage.remote import RemoteStore, is_url
-from simdask.storage.zarr_raw import array_shape, load_array, map_array, raw_array_file
+from simdask.storage.zarr_raw import (
+    array_shape,
+    group_metadata,
+    load_array,
+    map_array,
+    raw_array_file,
+    raw_array_metadata,
+)
 
 __all__ = ["ShardData", "ShardStore", "encode_shard", "shard_ranges"]
 
@@ -122,7 +129,7 @@ class ShardStore:
         if self.remote:
             return self.remote.write(generation, shard, encode_shard(data, compressed=True))
         final, tmp = self._paths(generation, shard)
-        _write_group(str(tmp), data, compressed=False)
+        _write_raw(tmp, data)
         return self._publish(final, tmp)
 
     def write_encoded(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
@@ -355,11 +362,39 @@ def _write_group(store, data: ShardData, compressed: bool) -> None:
             group.create_array(name, data=arr, serializer=BytesCodec(endian="little"), **layout)
 
 
+def _raw_arrays(data: ShardData):
+    """``(name, little-endian array)`` of a shard in the raw layout (as :func:`_write_group`
+    stores them uncompressed)."""
+    for name, _ in _ARRAYS:
+        src = getattr(data, name)
+        yield name, np.ascontiguousarray(src, dtype=_disk_dtype(name, src).newbyteorder("<"))
+
+
+def _write_raw(tmp: Path, data: ShardData) -> None:
+    """Write ``data`` in the raw layout into the directory ``tmp`` directly (the zarr v3
+    files :func:`_write_group` would write, ~50x faster for small segments)."""
+    tmp.mkdir(parents=True)
+    (tmp / "zarr.json").write_bytes(group_metadata({"lo": data.lo, "hi": data.hi}))
+    for name, arr in _raw_arrays(data):
+        (tmp / name).mkdir()
+        (tmp / name / "zarr.json").write_bytes(raw_array_metadata(arr.dtype, len(arr)))
+        if len(arr):
+            (tmp / name / "c").mkdir()
+            arr.tofile(tmp / name / "c" / "0")
+
+
 def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
     """The files of a shard as :meth:`ShardStore.write` would write them (relative name ->
     bytes), made in memory: a worker without access to the store encodes the shard and the
     client only writes the files (:meth:`ShardStore.write_encoded`). ``compressed``: the
     layout of the target store (:attr:`ShardStore.compressed`)."""
+    if not compressed:
+        files = {"zarr.json": group_metadata({"lo": data.lo, "hi": data.hi})}
+        for name, arr in _raw_arrays(data):
+            files[f"{name}/zarr.json"] = raw_array_metadata(arr.dtype, len(arr))
+            if len(arr):
+                files[f"{name}/c/0"] = arr.tobytes()
+        return files
     import zarr
 
     files: dict = {}
