@@ -32,6 +32,7 @@ from simdask.storage.segments import (
     migrate_legacy,
     remove_segment,
     restrict_shard,
+    split_small,
     stored_segments,
 )
 from simdask.storage.shards import ShardData, ShardStore, shard_ranges
@@ -405,30 +406,41 @@ class Index:
                 else:
                     streamed.setdefault(s, []).append(g)
         nbytes += sum(d.nbytes for d in self._segments_of(streamed).values())
+        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
+        tomb = self._tombstones()
+        for s, segs in manifest.items():  # small segments: merged in memory once
+            small = split_small(segs)[1]
+            if small:
+                nbytes += self._reader.combined(s, small, tomb, *ranges[s]).nbytes
         self._preloaded = True
         return nbytes
 
     def _query_shards(self, manifest: dict, tomb: np.ndarray, ids: dict[int, np.ndarray]):
-        """``{range: ShardData}``: the live postings of the query chunk IDs ``ids`` by range,
-        from each segment (memory-mapped: the pages needed; compressed: the whole segment
-        after :meth:`preload`, else streamed), merged; in parallel threads."""
+        """``{range: ShardData}``: the live postings of the query chunk IDs ``ids`` by range:
+        looked up in the range's large segment (memory-mapped: the pages needed; compressed:
+        the whole segment after :meth:`preload`, else streamed) and in its small segments,
+        kept merged in memory (:class:`~simdask.storage.segments.RangeReader`); in threads."""
         ranges = shard_ranges(self.config.hash_bits, self.config.shards)
         self._reader.retain(manifest)
-        gens = {s: [g for g, _, _ in manifest.get(s, [])] for s in ids}
+        split = {s: split_small(manifest.get(s, [])) for s in ids}
         whole = {}
-        for s, lst in gens.items():  # opened here, not in threads: warnings are not thread-safe
-            for g in lst:
+        for s, (look, _) in split.items():  # opened here: warnings filters are not thread-safe
+            for g in look:
                 if self._preloaded and not _mapped(self._reader.opened(s, g)):
                     whole.setdefault(s, []).append(g)
         loaded = self._segments_of(whole) if whole else {}
 
         def subset(s: int) -> ShardData:
+            look, small = split[s]
             parts = [
                 restrict_shard(loaded[(g, s)], ids[s])
                 if (g, s) in loaded
                 else self.store.read_subset(self._reader.opened(s, g), ids[s], g)
-                for g in gens[s]
+                for g in look
             ]
+            if small:
+                combined = self._reader.combined(s, small, tomb, *ranges[s])
+                parts.append(restrict_shard(combined, ids[s]))
             if not parts:
                 return ShardData.empty(*ranges[s])
             return merge_shards(parts, tomb, *ranges[s])

@@ -14,7 +14,13 @@ from simdask.errors import ConfigError
 from simdask.kernels.merge_policy import MergePolicy, plan_merges
 from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.segments import live_mask, merge_segments, restrict, tombstone_table
-from simdask.storage.segments import RangeReader, merge_shards, read_range, remove_segment
+from simdask.storage.segments import (
+    RangeReader,
+    merge_shards,
+    read_range,
+    remove_segment,
+    restrict_shard,
+)
 from simdask.storage.shards import ShardData, ShardStore
 
 pytestmark = pytest.mark.unit
@@ -170,3 +176,44 @@ def test_floor_adds_a_bounded_number_of_rewrites():
     rewrites, total, _ = _simulate(policy, 2000, 3)
     growth = policy.min_segments / 2**policy.level_log_size
     assert max(rewrites) <= math.log(total / 50, growth) + 1 + 1000 / 50
+
+
+def test_split_small_and_combined_segments(tmp_path):
+    from simdask.storage.segments import SMALL_POSTINGS, split_small
+
+    assert split_small([(1, 5, 100), (2, 1, 3)]) == ([1, 2], [])
+    assert split_small([(1, 5, 100), (4, 1, 3), (2, 9, 300)]) == ([2], [1, 4])
+    assert split_small([(1, 5, SMALL_POSTINGS), (2, 5, SMALL_POSTINGS), (3, 1, 9)]) == (
+        [1, 2, 3],
+        [],
+    )
+    store = ShardStore(tmp_path / "shards")
+    rng = np.random.default_rng(4)
+    segs, expect_parts = [], []
+    for g in range(1, 8):
+        pairs = {(int(c), int(d)) for c, d in rng.integers(0, 60, size=(40 * g, 2))}
+        store.write(g, 0, ShardData(0, 100, *csr(pairs), generation=g))
+        segs.append((g, 0, len(pairs)))
+        expect_parts.append((pairs, g))
+    tomb = tombstone_table([3, 7, 11], [2, 5, 7])
+    newest = {3: 2, 7: 5, 11: 7}
+    expect = {(c, d) for pairs, g in expect_parts for c, d in pairs if newest.get(d, 0) <= g}
+    look, small = split_small(segs)
+    assert look == [7] and small == [1, 2, 3, 4, 5, 6]
+    reader = RangeReader(store)
+    combined = reader.combined(0, small, tomb, 0, 100)
+    assert reader.combined(0, small, tomb, 0, 100) is combined  # kept
+    ids = np.arange(0, 60, 3, dtype=np.uint32)
+    parts = [store.read_subset(reader.opened(0, 7), ids, 7), restrict_shard(combined, ids)]
+    got = merge_shards(parts, tomb, 0, 100)
+    assert pairs_of(got.chunk_keys, got.offsets, got.doc_ids) == {
+        p for p in expect if p[0] % 3 == 0
+    }
+    # a later tombstone (newer than every segment) still hides postings of the combined ones
+    later = tombstone_table([3, 7, 11, 20], [2, 5, 7, 9])
+    got = merge_shards(parts, later, 0, 100)
+    assert pairs_of(got.chunk_keys, got.offsets, got.doc_ids) == {
+        p for p in expect if p[0] % 3 == 0 and p[1] != 20
+    }
+    reader.retain({0: [(7, 0, 1)]})  # a compaction replaced the small segments
+    assert reader._small == {}

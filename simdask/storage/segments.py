@@ -29,6 +29,7 @@ __all__ = [
     "read_range",
     "remove_segment",
     "restrict_shard",
+    "split_small",
     "stored_segments",
 ]
 
@@ -73,13 +74,36 @@ def read_range(
     return merge_shards(parts, tomb, lo, hi)
 
 
+#: a range's segments other than its largest are combined in memory by :class:`RangeReader`
+#: while they hold at most this many postings together (~8 bytes each)
+SMALL_POSTINGS = 8 << 20
+
+
+def split_small(segs: list[tuple[int, int, int]]) -> tuple[list[int], list[int]]:
+    """``(generations looked up one by one, generations combined in memory)`` of a range's
+    segments ``[(generation, keys, postings)]``: the largest segment is looked up; the others
+    are combined when they hold at most :data:`SMALL_POSTINGS` postings together."""
+    if len(segs) <= 2:
+        return [g for g, _, _ in segs], []
+    order = sorted(segs, key=lambda x: (-x[2], x[0]))
+    rest = order[1:]
+    if sum(p for _, _, p in rest) > SMALL_POSTINGS:
+        return [g for g, _, _ in segs], []
+    return [order[0][0]], sorted(g for g, _, _ in rest)
+
+
 class RangeReader:
     """Reads the posting lists of given chunk IDs from the segments of ranges, keeping each
-    segment's arrays open (memory maps for a local index) for later reads."""
+    segment's arrays open (memory maps for a local index) for later reads.
+
+    A range's small segments (the deltas of incremental runs, :func:`split_small`) are read
+    whole once and kept merged in memory, so a query costs about two lookups per range
+    however many runs have added segments since the last compaction."""
 
     def __init__(self, store: ShardStore):
         self.store = store
         self._open: dict[tuple[int, int], dict] = {}
+        self._small: dict[tuple[int, tuple[int, ...]], ShardData] = {}
 
     def opened(self, shard: int, generation: int) -> dict:
         """The stored arrays of one segment (opened once; see ShardStore.open_arrays)."""
@@ -92,6 +116,17 @@ class RangeReader:
         """Forget opened segments that are not in ``manifest`` any more."""
         live = {(g, s) for s, segs in manifest.items() for g, _, _ in segs}
         self._open = {k: v for k, v in self._open.items() if k in live}
+        self._small = {k: v for k, v in self._small.items() if all((g, k[0]) in live for g in k[1])}
+
+    def combined(self, shard: int, gens: list[int], tomb: np.ndarray, lo: int, hi: int):
+        """The live postings of the segments ``gens`` of a range, merged in memory and kept
+        (its generation: the newest of them; later tombstones still apply to it as to each
+        of them, since every later tombstone is newer than all of them)."""
+        key = (shard, tuple(gens))
+        if key not in self._small:
+            parts = [self.store.read(g, shard) for g in gens]
+            self._small[key] = merge_shards(parts, tomb, lo, hi)
+        return self._small[key]
 
     def subset(
         self,
@@ -113,6 +148,7 @@ class RangeReader:
     def clear(self) -> None:
         """Forget every opened segment."""
         self._open.clear()
+        self._small.clear()
 
 
 def remove_segment(store: ShardStore, generation: int, shard: int) -> None:
