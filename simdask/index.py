@@ -20,6 +20,7 @@ from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexExistsError, IndexNotFoundError
 from simdask.ingest.sources import SourceItem, list_items
 from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.segments import live_mask
 from simdask.kernels.similarity import query_counts, sum_pair_counts
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, PairRow
@@ -415,8 +416,12 @@ class Index:
         self._preloaded = True
         return nbytes
 
-    def _query_shards(self, manifest: dict, tomb: np.ndarray, ids: dict[int, np.ndarray]):
-        """``{range: ShardData}``: the live postings of the query chunk IDs ``ids`` by range:
+    def _query_shards(
+        self, manifest: dict, tomb: np.ndarray, ids: dict[int, np.ndarray], merge: bool
+    ):
+        """``{range: [ShardData]}``: the postings of the query chunk IDs ``ids`` by range, one
+        part per segment looked up (tombstones not yet applied) or, with ``merge``, the
+        range's live postings merged into one part:
         looked up in the range's large segment (memory-mapped: the pages needed; compressed:
         the whole segment after :meth:`preload`, else streamed) and in its small segments,
         kept merged in memory (:class:`~simdask.storage.segments.RangeReader`); in threads."""
@@ -442,8 +447,9 @@ class Index:
                 combined = self._reader.combined(s, small, tomb, *ranges[s])
                 parts.append(restrict_shard(combined, ids[s]))
             if not parts:
-                return ShardData.empty(*ranges[s])
-            return merge_shards(parts, tomb, *ranges[s])
+                return [ShardData.empty(*ranges[s])]
+            # with max_df a chunk's document frequency is that of the merged lists
+            return [merge_shards(parts, tomb, *ranges[s])] if merge else parts
 
         order = sorted(ids)
         return dict(zip(order, _threads(subset, order), strict=True))
@@ -473,15 +479,17 @@ class Index:
             return [[] for _ in texts]
         shard_of = cb.chunk_ids.astype(np.int64) // cfg.shard_width
         ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
-        shards = self._query_shards(manifest, tomb, ids)
+        shards = self._query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
         out = []
         for qi in range(len(texts)):
             mine = cb.doc == qi
             q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
             parts = []
             for s in np.unique(sid).tolist():
-                docs_s, counts = query_counts(shards[s], q_ids[sid == s], cfg.max_df)
-                parts.append((docs_s.astype(np.uint64), counts))
+                for seg in shards[s]:  # counts per segment, those of hidden documents dropped
+                    docs_s, counts = query_counts(seg, q_ids[sid == s], cfg.max_df)
+                    live = live_mask(docs_s, seg.generation, tomb)
+                    parts.append((docs_s[live].astype(np.uint64), counts[live]))
             docs, shared = sum_pair_counts(parts)
             out.append(self._matches(docs, shared, int(cb.n_chunks[qi]), n_chunks, min_similarity))
         return out
