@@ -162,6 +162,41 @@ def unmerged_queries(data: Path, docs, n: int, c: int, runs: int, client) -> dic
     }
 
 
+def side_by_side(sizes: list[int], c: int, rounds: int, args, client) -> dict:
+    """Adds of ``c`` documents alternating between copies of the base indexes of ``sizes``
+    (same machine load for both); median seconds and stage seconds per size."""
+    docs, works = {}, {}
+    for n in sizes:
+        data = Path(args.data) / f"n{n}"
+        corpus = generate_corpus(n + (2 + args.unmerged_runs) * c, mean_words=args.words, seed=7)
+        # documents past those of the other measurements
+        docs[n] = [(f"sbs-{d.key}", d.text) for d in corpus.docs[n : n + rounds * c]]
+        works[n] = data / "sbs-index"
+        shutil.rmtree(works[n], ignore_errors=True)
+        shutil.copytree(data / "index", works[n])
+    times: dict[int, list] = {n: [] for n in sizes}
+    for r in range(rounds):
+        for n in sizes:
+            batch = write_jsonl(docs[n][r * c : (r + 1) * c], works[n].parent / "sbs.jsonl")
+            with Index.open(works[n]) as idx:
+                t = time.perf_counter()
+                s = idx.update(sources=[batch], client=client)
+                total = time.perf_counter() - t
+            times[n].append((total, s.seconds, s.extra.get("candidate_pair_counts", 0)))
+            print(f"side by side {n}: add {c}: {total:.2f} s {s.extra.get('delta_seconds')}")
+    out = {}
+    for n in sizes:
+        totals = sorted(x[0] for x in times[n])
+        out[n] = {
+            "median_s": statistics.median(totals),
+            "stages": {
+                k: statistics.median(x[1].get(k, 0.0) for x in times[n]) for k in times[n][0][1]
+            },
+            "pairs": statistics.median(x[2] for x in times[n]),
+        }
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -178,6 +213,9 @@ def main() -> None:
     ap.add_argument("--previous", help="JSON results of an earlier run (--save) to report too")
     ap.add_argument("--save", default=None, help="write this run's results here (JSON)")
     ap.add_argument("--queries-only", action="store_true", help="time only the queries")
+    ap.add_argument(
+        "--side-by-side", type=int, default=0, help="rounds of adds alternating between sizes"
+    )
     args = ap.parse_args()
 
     c, rows, results = args.changes, [], {}
@@ -212,6 +250,10 @@ def main() -> None:
             if args.unmerged_runs:
                 r["queries"] = unmerged_queries(data, docs, n, c, args.unmerged_runs, client)
             results[n] = r
+        if args.side_by_side:
+            sbs = side_by_side(sorted(args.docs), c, args.side_by_side, args, client)
+            for n, x in sbs.items():
+                results.setdefault(n, {})["side_by_side"] = x
     finally:
         cluster.__exit__(None, None, None)
     if args.save:
@@ -240,7 +282,8 @@ def report(args, rows: list[str], results: dict) -> str:
         "(+100, new process) s | full compaction s (segments) |",
         "|---|---|---|---|---|",
     ]
-    for n in sizes:
+    timed = [n for n in sizes if "changes" in results[n]]
+    for n in timed:
         r = results[n]
         ch = r["changes"]
         lines.append(
@@ -248,10 +291,28 @@ def report(args, rows: list[str], results: dict) -> str:
             f"{ch['add']:.2f} / {ch['modify']:.2f} / {ch['delete']:.2f} | {r['cli_add']:.2f} | "
             f"{r['compaction']['seconds']:.2f} ({r['compaction']['segments']}) |"
         )
-    if len(sizes) >= 2:
-        lo, hi = sizes[0], sizes[-1]
+    if len(timed) >= 2:
+        lo, hi = timed[0], timed[-1]
         ratio = results[hi]["changes"]["add"] / results[lo]["changes"]["add"]
         lines += ["", f"Adding {c} documents at {hi:,} vs {lo:,} documents: **{ratio:.2f}x**."]
+    sbs = {n: results[n]["side_by_side"] for n in sizes if "side_by_side" in results[n]}
+    if sbs:
+        lines += [
+            "",
+            f"Adds of {c} documents alternating between the sizes ({args.side_by_side} rounds, "
+            "the same machine load for both; medians):",
+            "",
+            "| documents | add s | stages (s) | candidate pair counts |",
+            "|---|---|---|---|",
+        ]
+        for n, x in sbs.items():
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in x["stages"].items() if k != "total")
+            lines.append(f"| {n:,} | {x['median_s']:.2f} | {stages} | {x['pairs']:,.0f} |")
+        if len(sbs) >= 2:
+            lo, hi = min(sbs), max(sbs)
+            lines.append(
+                f"\nRatio {hi:,} / {lo:,}: **{sbs[hi]['median_s'] / sbs[lo]['median_s']:.2f}x**."
+            )
     q = {n: results[n]["queries"] for n in sizes if "queries" in results[n]}
     if q:
         lines += [
