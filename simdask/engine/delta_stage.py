@@ -137,7 +137,7 @@ def run_delta(
     befores = _befores(store, inp.manifest, probes, inp.tomb_old, ranges)
     traffic.sent(befores)
     t2 = time.perf_counter()
-    before_f = client.scatter(befores, hash=False)
+    # in the tasks' arguments, not scattered: a task retried after its worker died needs them
     tomb_f, members_f, changed_f = client.scatter(
         [inp.tomb_new, inp.members, inp.changed], broadcast=True, hash=False
     )
@@ -145,7 +145,7 @@ def run_delta(
         client.submit(
             delta_pairs_task,
             delta_f[s],
-            before_f[s],
+            befores[s],
             tomb_f,
             members_f,
             inp.n_docs,
