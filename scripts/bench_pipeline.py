@@ -270,7 +270,7 @@ filling {fill:.1%} of the 2^28 ID space ({n_distinct / 2**32:.2%} of 2^32). For 
 >= 200 chunks the largest error is {e28["max_long"]:.2f} points at 28 bits
 ({"within" if e28["max_long"] <= 1 else "beyond"} DESIGN's 1-point bound); errors above 1 point
 occur only for short documents, where a single colliding chunk is worth more than 1 %.
-32 bits makes them 16x rarer but cannot rule them out.
+32 bits makes a collision 2^4 = 16 times less likely per chunk but cannot rule them out.
 
 Exact pairs >= 2 % not in simdask's table: {len(missing)}; all but {len(unexplained)} of them
 belong to documents whose list is full (top_k = {k}) with better matches.

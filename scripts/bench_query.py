@@ -42,7 +42,7 @@ from pathlib import Path
 from simdask import Index, IndexConfig
 from simdask.cluster.connect import connect
 from simdask.ingest.synth import generate_corpus
-from simdask.storage.shards import ShardStore, encode_shard
+from simdask.storage.shards import encode_shard, open_shard_store
 
 from _benchutil import PeakRSS, machine, today, write_section
 
@@ -134,7 +134,7 @@ def compressed_twin(index_path: Path, twin: Path) -> None:
     twin.mkdir(parents=True)
     shutil.copy2(index_path / "catalog.sqlite", twin / "catalog.sqlite")
     with Index.open(index_path) as idx:
-        target = ShardStore(twin / "shards")
+        target = open_shard_store(twin / "shards")
         for s, g in sorted(idx.catalog.shard_generations().items()):
             target.write_encoded(g, s, encode_shard(idx.store.read(g, s), compressed=True))
     (twin / "made-from.json").write_text(stamp)
@@ -319,16 +319,14 @@ neither dask, distributed nor zarr; importing them as well: {import_all_s:.2f} s
 
 Targets cold < 1 s, warm < 100 ms: {ok}.
 
-Why the raw layout is faster: the query's ~10,000 chunk IDs fall all over every shard, so in
-the compressed layout every zarr chunk (1 Mi elements) of `chunk_keys` and `offsets` is
-decoded (zstd + delta), ~0.9 GB of decoded arrays. In the raw layout each array is one
-uncompressed zarr chunk whose file is the little-endian elements (zarr v3's `bytes` codec),
-so the query memory-maps it and the binary searches and gathers touch only the pages they
-need. With the shard files not in the page cache ("cold disk") the kernel's read-ahead
-(8 MiB on this VM's disk) ends up reading most of the files; telling it the access is random
-(`madvise(MADV_RANDOM)`) was measured 4x slower here, so it is not done. `preload()` of raw
-shards touches every page once (they stay in the OS page cache, shared, nothing copied);
-of compressed shards it reads them whole into the process.
+Why the raw layout is faster: the query's chunk IDs (about one per word) fall all over every
+shard, so in the compressed layout every zarr chunk (1 Mi elements) of `chunk_keys` and
+`offsets` is decoded (zstd + delta). In the raw layout each array is one uncompressed zarr
+chunk whose file is the little-endian elements (zarr v3's `bytes` codec), so the query
+memory-maps it and the binary searches and gathers touch only the pages they need. With the
+shard files not in the page cache ("cold disk") the kernel's read-ahead ends up reading much
+of the files. `preload()` of raw shards touches every page once (they stay in the OS page
+cache, shared, nothing copied); of compressed shards it reads them whole into the process.
 
 The price is disk space (the table's "shards on disk": the compressed layout is that much
 smaller) and, without a shared filesystem, as many more bytes sent from the workers to the

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from simdask import Index
-from simdask.storage.shards import ShardStore, encode_shard
+from simdask.storage.shards import encode_shard, open_shard_store
 
 from _benchutil import machine, today, write_section
 
@@ -44,7 +44,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=Path(args.index).parent) as tmp:
         for rep in range(args.repeat):
             for layout in ("raw", "compressed"):
-                store = ShardStore(Path(tmp) / layout)
+                store = open_shard_store(Path(tmp) / layout)
                 t = time.perf_counter()
                 total = 0
                 for s, data in enumerate(shards):

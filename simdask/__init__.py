@@ -1,6 +1,6 @@
 """simdask: find similar documents (text reuse, plagiarism) in a large, growing document base.
 
-The chunk-hash inverted-index method, built and queried with Dask. See ``DESIGN.md``.
+The chunk-hash inverted-index method, built and queried with Dask. See ``docs/design.md``.
 """
 
 from importlib import import_module
@@ -15,6 +15,7 @@ from simdask.errors import (
     IndexExistsError,
     IndexFormatError,
     IndexNotFoundError,
+    NotAnIndexError,
     SimdaskError,
     SourceError,
 )
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from simdask.progress import Callback, TqdmCallback
     from simdask.storage.catalog import DocumentRow, PairRow
     from simdask.summary import QueryMatch, RunSummary
+    from simdask.update import Writer
 
 #: where each public name lives; imported on first use (PEP 562), so that reading or querying
 #: an index does not import dask, distributed and zarr (about 1 s of a new process)
@@ -49,6 +51,7 @@ _LAZY = {
     "TqdmCallback": "progress",
     "QueryMatch": "summary",
     "RunSummary": "summary",
+    "Writer": "update",
     "normalize": "kernels.text",
     "words": "kernels.text",
 }
@@ -84,6 +87,7 @@ __all__ = [
     "IndexExistsError",
     "IndexFormatError",
     "IndexNotFoundError",
+    "NotAnIndexError",
     "PairRow",
     "QueryMatch",
     "RunOptions",
@@ -91,6 +95,7 @@ __all__ = [
     "SimdaskError",
     "SourceError",
     "TqdmCallback",
+    "Writer",
     "__version__",
     "chunk_batch",
     "chunk_id",

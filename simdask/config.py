@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simdask.errors import ConfigError
+from simdask.kernels.postings import shard_width
 
 __all__ = ["FORMAT_VERSION", "IndexConfig"]
 
@@ -26,6 +27,15 @@ class IndexConfig:
     every chunk ID). ``threshold``: least similarity stored, in percent (0 < t <= 100).
     ``top_k``: most similar documents stored per document. ``max_df``: chunks held by more
     than this many documents are not counted for similarity (``None``: count all).
+    ``similarity_mode``: ``informative`` (default) stores every pair sharing at least one
+    light (non-heavy) chunk with its exact count over all chunks and does not search pairs
+    sharing only heavy chunks; ``exact`` stores what counting over all chunks gives for every
+    pair (:mod:`simdask.kernels.heavy`). ``heavy_df``: chunks held by more than this many
+    documents are heavy (``None``: chosen per full build, see
+    :func:`~simdask.kernels.heavy.choose_cutoff`; ``0``: every chunk). ``max_heavy``: most
+    heavy chunks the adaptive cutoff makes (bounds the per-document bitsets: 1 bit each).
+    ``lsh``: MinHash LSH setting ``"BANDSxROWS"`` such as ``"20x5"`` (``None``: no LSH mode;
+    see :mod:`simdask.kernels.lsh`).
     """
 
     k: int = 5
@@ -35,6 +45,10 @@ class IndexConfig:
     threshold: float = 1.0
     top_k: int = 100
     max_df: int | None = None
+    similarity_mode: str = "informative"
+    heavy_df: int | None = None
+    max_heavy: int = 1024
+    lsh: str | None = None
 
     def __post_init__(self) -> None:
         def need(cond: bool, what: str, value: Any) -> None:
@@ -55,7 +69,7 @@ class IndexConfig:
             "shards must be in 1..4096",
             self.shards,
         )
-        width = -(-(2**self.hash_bits) // self.shards)
+        width = shard_width(self.hash_bits, self.shards)
         need(
             (self.shards - 1) * width < 2**self.hash_bits,
             f"shards must leave every range non-empty: at most "
@@ -80,6 +94,33 @@ class IndexConfig:
             self.max_df,
         )
 
+        need(
+            self.similarity_mode in ("informative", "exact"),
+            "similarity_mode must be 'informative' or 'exact'",
+            self.similarity_mode,
+        )
+        for name in ("heavy_df", "max_heavy"):
+            value = getattr(self, name)
+            need(
+                (value is None and name == "heavy_df")
+                or (isinstance(value, int) and not isinstance(value, bool) and value >= 0),
+                f"{name} must be {'None or ' if name == 'heavy_df' else ''}an integer >= 0",
+                value,
+            )
+        if self.lsh is not None:
+            from simdask.kernels.lsh import LshParams
+
+            object.__setattr__(self, "lsh", str(LshParams.parse(self.lsh)))
+
+    @property
+    def lsh_params(self):
+        """The :class:`~simdask.kernels.lsh.LshParams` of ``lsh``, or None."""
+        if self.lsh is None:
+            return None
+        from simdask.kernels.lsh import LshParams
+
+        return LshParams.parse(self.lsh)
+
     def to_dict(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""
         return dataclasses.asdict(self)
@@ -102,7 +143,7 @@ class IndexConfig:
     @property
     def shard_width(self) -> int:
         """Chunk IDs per shard range (the last range may be shorter)."""
-        return -(-(2**self.hash_bits) // self.shards)
+        return shard_width(self.hash_bits, self.shards)
 
     @property
     def shard_layout(self) -> str:

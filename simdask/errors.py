@@ -10,12 +10,15 @@ from __future__ import annotations
 __all__ = [
     "ClusterError",
     "ConfigError",
+    "DiskFullError",
     "DocumentNotFoundError",
     "ExtractionError",
+    "IndexDamagedError",
     "IndexExistsError",
     "IndexFormatError",
     "IndexLockedError",
     "IndexNotFoundError",
+    "NotAnIndexError",
     "ShardNotCachedError",
     "SimdaskError",
     "SourceError",
@@ -39,12 +42,26 @@ class IndexFormatError(SimdaskError, ValueError):
     """The index on disk is of another format version or is damaged."""
 
 
+class IndexDamagedError(IndexFormatError):
+    """The index on disk is damaged: a catalog SQLite cannot read, a file whose size or
+    checksum differs from the one recorded at its commit, a missing file, or a stored value
+    outside its domain (a similarity above 100 %, a doc ID the catalog does not know). Never
+    answered around: ``simdask check INDEX`` lists the damage (exit status 5); restore the
+    index from a backup or rebuild it (``simdask update INDEX SOURCE... --rebuild``)."""
+
+
 class IndexNotFoundError(SimdaskError, FileNotFoundError):
     """There is no simdask index at the given path."""
 
 
 class IndexExistsError(SimdaskError, FileExistsError):
     """An index already exists where a new one was to be created."""
+
+
+class NotAnIndexError(IndexExistsError):
+    """The path given for an index is a file, or a folder holding files but no simdask index:
+    simdask creates an index only in a new or empty folder (and never deletes what it did not
+    create)."""
 
 
 class IndexLockedError(SimdaskError, BlockingIOError):
@@ -56,6 +73,11 @@ class DocumentNotFoundError(SimdaskError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
+
+
+class DiskFullError(SimdaskError, OSError):
+    """The disk filled up during a run: the message names the path, the free space and about
+    how much the run needs; the run is not committed (the index keeps its generation)."""
 
 
 class SourceError(SimdaskError, OSError):

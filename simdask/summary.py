@@ -1,11 +1,12 @@
-"""What the API returns: the summary of a run and the matches of a query."""
+"""What the API returns: the summary of a run (with its statistics) and the matches of a
+query."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["QueryMatch", "RunSummary"]
+__all__ = ["CacheCounts", "HeavyStats", "QueryMatch", "RunStats", "RunSummary", "run_summary"]
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,117 @@ class QueryMatch:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class CacheCounts:
+    """The worker-side shard caches during one run: lookups that found the shard (``hits``),
+    that did not (``misses``), and the bytes held afterwards (all workers)."""
+
+    hits: int
+    misses: int
+    bytes: int
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON-ready form."""
+        return {"hits": self.hits, "misses": self.misses, "bytes": self.bytes}
+
+
+@dataclass
+class HeavyStats:
+    """Heavy chunks in one run (:mod:`simdask.kernels.heavy`; issue 13).
+
+    ``mode``: the similarity mode (``informative`` or ``exact``); ``cutoff``: chunks held by
+    more than this many documents were heavy (None: none). A full build also measures:
+    ``heavy_chunks`` and their ``heavy_postings``; ``pair_work_all`` / ``pair_work_light``:
+    pair counts all-pairs counting would emit through every counted chunk / through the light
+    ones, and ``heavy_work_share`` (fraction, 0..1) the part the heavy chunks were;
+    ``heavy_docs``: documents holding a heavy chunk; ``heavy_only_docs``: documents whose heavy
+    chunks alone could give a row, ``heavy_only_searched`` whether they were searched
+    (``exact``) and ``heavy_only_docs_searched`` how many still needed it; ``seconds`` per
+    step (``heavy_sets``, ``light_pairs``, ``heavy_only``). None: not measured in this run.
+    """
+
+    mode: str = "informative"
+    cutoff: int | None = None
+    heavy_chunks: int | None = None
+    heavy_postings: int | None = None
+    pair_work_all: int | None = None
+    pair_work_light: int | None = None
+    heavy_work_share: float | None = None
+    heavy_docs: int | None = None
+    heavy_only_docs: int | None = None
+    heavy_only_searched: bool | None = None
+    heavy_only_docs_searched: int | None = None
+    seconds: dict[str, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``mode`` and ``cutoff`` always, the rest when measured."""
+        out: dict[str, Any] = {"mode": self.mode, "cutoff": self.cutoff}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name not in out and value is not None:
+                out[f.name] = dict(value) if isinstance(value, dict) else value
+        return out
+
+
+@dataclass
+class RunStats:
+    """What the engine measured in one run (filled by :func:`simdask.engine.run.run_update`).
+
+    ``transfer``: the data placement used (``shared`` or ``dask``); ``seconds``: seconds per
+    engine stage, in the order they ran (``chunk``, then ``merge`` and ``similarity``, or
+    ``merge+similarity`` when they ran fused); ``words`` of the documents recomputed;
+    ``bytes_to_cluster`` / ``bytes_from_cluster``: bytes the client sent and received.
+    The rest is None when the run did not reach that stage: ``postings`` after the merge,
+    ``shards_rewritten``, ``merges_sent_to_cache`` (merges run on the worker caching the
+    shard), ``refilled`` (unchanged documents recomputed because their full top-k list held a
+    changed one), ``df_crossed`` (unchanged documents recomputed because they hold a chunk
+    whose document count crossed ``max_df``), ``blocks`` and ``candidate_pair_counts`` (pair
+    keys emitted) of the similarity stage, ``worker_cache`` (when the worker-side shard cache
+    was used), ``heavy`` (:class:`HeavyStats`: the heavy-chunk cutoff and mode, and what a
+    build measured), ``segments_written`` (delta segments of an incremental run, one per range
+    changed), ``delta_seconds`` (seconds per step of the delta path), ``compaction`` (what the
+    automatic compaction after the commit merged, :func:`simdask.engine.compact.compact_index`)
+    or ``compaction_error`` (why it failed; the run stands).
+    """
+
+    transfer: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+    words: int = 0
+    bytes_to_cluster: int = 0
+    bytes_from_cluster: int = 0
+    postings: int | None = None
+    shards_rewritten: int | None = None
+    merges_sent_to_cache: int | None = None
+    refilled: int | None = None
+    df_crossed: int | None = None
+    blocks: int | None = None
+    candidate_pair_counts: int | None = None
+    worker_cache: CacheCounts | None = None
+    heavy: HeavyStats | None = None
+    segments_written: int | None = None
+    delta_seconds: dict[str, float] | None = None
+    compaction: dict[str, Any] | None = None
+    compaction_error: str | None = None
+
+    def extra(self) -> dict[str, Any]:
+        """JSON-ready form of what was measured besides ``seconds`` and ``words`` (None
+        fields left out): :attr:`RunSummary.extra` and the run record in the catalog."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("seconds", "words") or value is None:
+                continue
+            typed = isinstance(value, (CacheCounts, HeavyStats))
+            out[f.name] = value.to_dict() if typed else value
+        return out
+
+
 @dataclass
 class RunSummary:
     """What one update did: documents added, modified, deleted, unchanged, failed (per-file
     errors, including duplicate keys; too-short documents are indexed and counted apart),
-    similarity rows written, seconds per stage, the generation committed."""
+    similarity rows written, seconds per stage (``scan``, the engine's stages, ``commit``,
+    ``total``), the generation committed, and the engine's statistics (``stats``)."""
 
     run_id: int
     generation: int
@@ -49,10 +156,39 @@ class RunSummary:
     index_bytes: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     errors: list[tuple[str, str, str]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    stats: RunStats = field(default_factory=RunStats)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The engine's statistics as a JSON-ready dict (:meth:`RunStats.extra`), e.g.
+        ``extra["transfer"]``, ``extra["worker_cache"]["hits"]``."""
+        return self.stats.extra()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (errors as ``[key, kind, message]`` lists)."""
-        d = dict(self.__dict__)
+        """JSON-ready form (errors as ``[key, kind, message]`` lists, ``stats`` as ``extra``)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "stats"}
         d["errors"] = [list(e) for e in self.errors]
+        d["extra"] = self.extra
         return d
+
+
+def run_summary(run_id: int, out, scan_s: float) -> RunSummary:
+    """The summary of a computed run (``out``: a :class:`~simdask.engine.run.RunOutcome`;
+    documents, index bytes and times are filled in later)."""
+    c = out.counts
+    return RunSummary(
+        run_id=run_id,
+        generation=run_id,
+        added=c.added,
+        modified=c.modified,
+        deleted=c.deleted,
+        unchanged=c.unchanged,
+        failed=c.failed,
+        too_short=c.too_short,
+        similarity_rows=len(out.changes.rows[0]),
+        skipped_chunks=out.changes.skipped_chunks,
+        words=out.stats.words,
+        seconds={"scan": scan_s, **out.stats.seconds},
+        errors=out.changes.errors,
+        stats=out.stats,
+    )

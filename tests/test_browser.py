@@ -18,6 +18,12 @@ IN_VIEW = (
     "return r.bottom>0 && r.top<window.innerHeight && r.width>0 && r.height>0;"
 )
 
+FLASH_SEEN = (
+    "window.flashSeen=false; new MutationObserver(function(){"
+    "if(arguments[0][0].target.classList.contains('flash')){window.flashSeen=true;}"
+    "}).observe(arguments[0], {attributes:true, attributeFilter:['class']});"
+)
+
 
 def test_report_in_chromium(tmp_path):
     corpus = generate_corpus(300, mean_words=1500, seed=9, reuse_fraction=0.3)
@@ -55,13 +61,16 @@ def test_report_in_chromium(tmp_path):
             x, y, _ = driver.execute_script(first_line, mark_a)
             driver.execute_script("window.scrollBy(0, arguments[0])", y - 400)
         before = driver.execute_script(IN_VIEW, mark_b)
+        # record every class the twin gets: the highlight is removed again after 1.2 s, so
+        # reading the class after the click would race that timer
+        driver.execute_script(FLASH_SEEN, mark_b)
         x, y, h = driver.execute_script(first_line, mark_a)
         click = ActionChains(driver)
         click.w3c_actions.pointer_action.move_to_location(int(x) + 3, int(y + h / 2))
         click.w3c_actions.pointer_action.click()
         click.perform()
         assert driver.execute_script(IN_VIEW, mark_b), "clicking a passage scrolls to its twin"
-        assert "flash" in mark_b.get_attribute("class")
+        assert driver.execute_script("return window.flashSeen"), "the twin was highlighted"
         driver.save_screenshot(str(tmp_path / "report.png"))
         assert (tmp_path / "report.png").stat().st_size > 10_000
         assert before is False, "the twin was already in view: the click proved nothing"

@@ -292,3 +292,17 @@ def test_collisions_at_the_birthday_rate():
     # and the same chunks at 32 bits practically never collide (expected 0.05)
     b32 = chunk_batch([" ".join(ws)], 5, 32, 0)
     assert len(b32.chunk_ids) >= n - 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.integers(1, 6), st.sampled_from([16, 28]))
+def test_documents_around_k_words(data, k, bits):
+    """Documents of exactly k - 1, k and k + 1 words (distinct words) in one batch: 0, 1 and 2
+    chunks, equal to the scalar reference, no window across two documents."""
+    sizes = data.draw(st.lists(st.sampled_from([k - 1, k, k + 1]), min_size=1, max_size=5))
+    texts = [" ".join(f"w{d}x{i}" for i in range(n)) for d, n in enumerate(sizes)]
+    batch = chunk_batch(texts, k, bits, 0)
+    assert batch.n_words.tolist() == sizes
+    assert batch.n_chunks.tolist() == [max(0, n - k + 1) for n in sizes]
+    for d, text in enumerate(texts):
+        assert batch.chunk_ids[batch.doc == d].tolist() == ref_ids(text, k, bits, 0)

@@ -12,7 +12,7 @@ from simdask import Index
 from simdask.cli import compare as compare_cmd
 from simdask.cli import query as query_cmd
 from tests.helpers.cli import run
-from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.corpus import make_docs, rel, write_txt
 
 pytestmark = pytest.mark.system
 
@@ -41,11 +41,11 @@ def test_compare_formats_agree(setup, tmp_path):
     p = _compare(tmp, "-o", "jsonl", "--keep-index", tmp_path / "kept")
     rows = [json.loads(x) for x in p.stdout.splitlines()]
     assert rows and list(rows[0]) == list(compare_cmd.COLUMNS)
-    assert all(r["a_key"][:-4] in a and r["b_key"][:-4] in b for r in rows)
-    same = {r["a_key"] for r in rows if r["a_key"] == r["b_key"]}
+    assert all(r["a_key"][2:-4] in a and r["b_key"][2:-4] in b for r in rows)
+    same = {rel(r["a_key"]) for r in rows if rel(r["a_key"]) == rel(r["b_key"])}
     assert same == {f"{k}.txt" for k in set(a) & set(b) if k != "tiny"}  # keys in both groups
     assert f"compared {len(a)} documents of A with {len(b)} of B" in p.stderr
-    assert "note: group A: tiny.txt: too_short" in p.stderr
+    assert "note: group A: A/tiny.txt: too_short" in p.stderr
     # the kept index holds both groups under A/ and B/ and the same rows
     with Index.open(tmp_path / "kept") as idx:
         assert idx.stats()["documents"] == len(a) + len(b)
@@ -68,7 +68,7 @@ def test_compare_exit_codes(setup, tmp_path):
     (bad / "broken.txt").write_bytes(b"\xff\xfe broken utf-8 \xe9")
     p = run("compare", tmp / "A", bad, "--workers", 2, "--quiet", "-o", "jsonl", check=False)
     assert p.returncode == compare_cmd.EXIT_UNREADABLE == 3
-    assert "error: group B: broken.txt: encoding: expected" in p.stderr
+    assert "error: group B: B/broken.txt: encoding: expected" in p.stderr
     assert "compared" in p.stderr  # the readable documents were still compared
     (tmp_path / "empty").mkdir()
     p = run("compare", tmp / "A", tmp_path / "empty", "--quiet", check=False)
@@ -95,9 +95,9 @@ def test_query_several_files_both_directions_and_formats(setup, index, tmp_path)
     rows = [json.loads(x) for x in p.stdout.splitlines()]
     assert list(rows[0]) == list(query_cmd.COLUMNS)
     by = {(r["query"], r["key"]): r for r in rows}
-    assert by[("q1.txt", "d004.txt")]["similarity"] == 100.0
-    assert by[("q1.txt", "d004.txt")]["reverse_similarity"] == 100.0
-    inside = by[("q2.md", "short_inside.txt")]
+    assert by[("q1.txt", "all/d004.txt")]["similarity"] == 100.0
+    assert by[("q1.txt", "all/d004.txt")]["reverse_similarity"] == 100.0
+    inside = by[("q2.md", "all/short_inside.txt")]
     assert inside["reverse_similarity"] == 100.0 and inside["similarity"] < 100.0
     assert {r["query"] for r in rows} == {"q1.txt", "q2.md"}
     # the same rows as the Python API
@@ -109,7 +109,7 @@ def test_query_several_files_both_directions_and_formats(setup, index, tmp_path)
     csv_rows = list(csv.DictReader(io.StringIO(run("query", index, q1, "-o", "csv").stdout)))
     assert [r["key"] for r in csv_rows] == [m["key"] for m in api]
     table = run("query", index, q1, "--min", 50).stdout.splitlines()
-    assert table[0].split() == list(query_cmd.COLUMNS) and "d004.txt" in table[2]
+    assert table[0].split() == list(query_cmd.COLUMNS) and "all/d004.txt" in table[2]
 
 
 def test_query_exit_codes(setup, index, tmp_path):

@@ -76,13 +76,13 @@ def test_recycled_id_survives_an_older_tombstone(tmp_path, client):
     folder = write_txt({f"k{i:02d}": POOL[i] for i in range(6)}, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
     idx.update([folder], client=client, options=NEVER)
-    old_id = idx.catalog.document("k02.txt").doc_id
-    idx.remove(["k02.txt"], client=client, options=NEVER)
+    old_id = idx.catalog.document("src/k02.txt").doc_id
+    idx.remove(["src/k02.txt"], client=client, options=NEVER)
     (folder / "k02.txt").unlink()
     (folder / "new.txt").write_text(POOL[20])
     idx.update([folder], client=client, options=NEVER)
-    assert idx.catalog.document("new.txt").doc_id == old_id  # recycled
-    assert [m.key for m in idx.query(POOL[20])][:1] == ["new.txt"]
+    assert idx.catalog.document("src/new.txt").doc_id == old_id  # recycled
+    assert [m.key for m in idx.query(POOL[20])][:1] == ["src/new.txt"]
     assert_same_index(idx, full_build(tmp_path, folder, client))
 
 

@@ -19,6 +19,7 @@ import pytest
 from simdask import Index
 from tests.helpers.compare import assert_same_index, documents_by_key, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.waiting import held_at, reached, wait_until
 
 pytestmark = pytest.mark.system
 
@@ -60,14 +61,14 @@ def update(index, src, failpoints=None) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    """A committed index of version 1 of a folder, and version 2 of the folder."""
+    """A committed index of version 1 of a folder, and version 2 of the folder (changed in
+    place: a folder is one source, its documents keyed by its name and their paths)."""
     tmp = tmp_path_factory.mktemp("crash")
-    v1 = write_txt(DOCS, tmp / "v1")
+    v1 = write_txt(DOCS, tmp / "docs")
     base = tmp / "base"
     rc, err = update(base, v1)
     assert rc == 0, err
-    v2 = tmp / "v2"
-    shutil.copytree(v1, v2)
+    v2 = v1
     keys = sorted(DOCS)
     (v2 / f"{keys[0]}.txt").unlink()
     (v2 / f"{keys[1]}.txt").write_text(DOCS[keys[7]][:900] + " and some new words at the end")
@@ -142,11 +143,18 @@ def test_worker_killed_once_run_completes(setup, tmp_path, task):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_driver_and_workers_killed_at_random_moment(setup, tmp_path, seed):
+    """Killed at a random moment of the run, which cannot pass its end: the run is held after
+    its commit until released (never), so the kill always lands on a running process."""
     tmp, base, v2, ref = setup
     work = tmp_path / "work"
     shutil.copytree(base, work)
-    p = cli("update", work, v2, "--delete-missing", "--workers", 2, "--quiet", "--batch-docs", 8)
+    gate = tmp_path / "never"
+    p = cli(
+        "update", work, v2, "--delete-missing", "--workers", 2, "--quiet", "--batch-docs", 8,
+        failpoints=held_at("after_commit", gate),
+    )  # fmt: skip
     time.sleep(random.Random(seed).uniform(0.5, 3.5))
+    assert p.poll() is None, p.communicate()
     os.killpg(p.pid, signal.SIGKILL)
     p.communicate(timeout=60)
     with Index.open(work) as idx:
@@ -175,7 +183,7 @@ def test_full_disk(setup, tmp_path):
         work = tmp_path / "work"
         shutil.copytree(base, work)
         rc, err = update(work, v2, failpoints="shard_write:enospc")
-        assert rc == 1
+        assert rc == 1 and err.startswith("simdask: error: disk full writing"), err
         _check_recovers(tmp, base, v2, ref, work)
         return
     try:
@@ -186,7 +194,11 @@ def test_full_disk(setup, tmp_path):
         for i in range(40):  # far more new text than the disk has room for
             (big / f"extra{i}.txt").write_text(DOCS[sorted(DOCS)[i % 30]] + f" extra {i}")
         rc, err = update(work, big)
-        assert rc == 1 and "No space left on device" in err, err
+        # one clear line naming the path and the free space, no traceback (issue 12 item 11)
+        assert rc == 1 and err.count("\n") == 1, err
+        assert err.startswith(f"simdask: error: disk full writing {work}"), err
+        assert "free on the filesystem of" in err and "needs" in err
+        assert "the index is unchanged (generation 1)" in err
         assert _state(work) == _state(base)
         subprocess.run(["mount", "-o", "remount,size=64m", str(mnt)], check=True)
         _check_recovers(tmp, base, v2, ref, work)
@@ -201,30 +213,24 @@ def test_two_concurrent_updates_and_a_reader(setup, tmp_path):
     work = tmp_path / "work"
     shutil.copytree(base, work)
     before = _state(work)
+    gate = tmp_path / "release"
     first = cli(
-        "update",
-        work,
-        v2,
-        "--delete-missing",
-        "--workers",
-        2,
-        "--quiet",
-        failpoints="after_merge:slow",
-    )
-    # the first run holds the lock until it finishes; wait until it has taken it
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        with Index.open(work) as idx:
-            if idx.catalog.conn.execute(
-                "SELECT COUNT(*) FROM runs WHERE status='running'"
-            ).fetchone()[0]:
-                break
-        time.sleep(0.05)
+        "update", work, v2, "--delete-missing", "--workers", 2, "--quiet",
+        failpoints=held_at("after_merge", gate),
+    )  # fmt: skip
+    # the first run holds the lock, and is held after its merge until the test releases it
+    wait_until(reached(gate).exists, "the first run reaches its merge", proc=first)
     second = cli("update", work, v2, "--delete-missing", "--workers", 1, "--quiet")
     _, err2 = second.communicate(timeout=120)
     assert second.returncode == 1 and "another update is running" in err2
     assert _state(work) == before  # a reader sees the committed state during the update
-    waiting = cli("update", work, v2, "--delete-missing", "--workers", 1, "--quiet", "--wait", 120)
+    busy = tmp_path / "busy"
+    waiting = cli(
+        "update", work, v2, "--delete-missing", "--workers", 1, "--quiet", "--wait", 120,
+        failpoints=f"lock_busy:mark:{busy}",
+    )  # fmt: skip
+    wait_until(busy.exists, "the third run finds the lock taken", proc=waiting)
+    gate.touch()
     _, err1 = first.communicate(timeout=180)
     assert first.returncode == 0, err1
     _, errw = waiting.communicate(timeout=180)

@@ -94,14 +94,17 @@ def test_report_command(tmp_path):
     for key in (r.target, r.source):
         (src / f"{key}.txt").write_text(docs[key], encoding="utf-8")
     run = [sys.executable, "-m", "simdask.cli"]
-    subprocess.run([*run, "update", tmp_path / "i", src, "--workers", "1", "--quiet"], check=True)
+    subprocess.run(
+        [*run, "update", tmp_path / "i", src, "--workers", "1", "--quiet", "--hash-bits", "32"],
+        check=True,
+    )
     out = subprocess.run(
         [
             *run,
             "report",
             tmp_path / "i",
-            f"{r.target}.txt",
-            f"{r.source}.txt",
+            f"docs/{r.target}.txt",
+            f"docs/{r.source}.txt",
             "--html",
             tmp_path / "r.html",
             "--format",
@@ -121,9 +124,9 @@ def test_report_command(tmp_path):
         "hashed_similarity",
         "passages",
     } <= set(rep)
-    assert abs(rep["hashed_similarity"] - rep["similarity"]) <= 1.0
+    assert rep["hashed_similarity"] == rep["similarity"]  # 32-bit IDs: no collision here
     text = subprocess.run(
-        [*run, "text", tmp_path / "i", f"{r.target}.txt"],
+        [*run, "text", tmp_path / "i", f"docs/{r.target}.txt"],
         capture_output=True,
         text=True,
         check=True,
@@ -135,6 +138,19 @@ def test_report_command(tmp_path):
     assert longest["words"] >= r.target_end - r.target_start
     t_lo, t_hi = _char_span(text, r.target_start, r.target_end)
     assert longest["doc_start"] <= t_lo and longest["doc_end"] >= t_hi
+    cut = longest["words"]  # --min-match: shorter passages hidden, similarities unchanged
+    report = [*run, "report", tmp_path / "i", f"docs/{r.target}.txt", f"docs/{r.source}.txt"]
+    for min_match, want in (
+        (cut, [p for p in rep["passages"] if p["words"] >= cut]),
+        (cut + 1, []),
+    ):
+        shown = json.loads(
+            subprocess.run(
+                [*report, "--min-match", str(min_match)], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        assert shown["passages"] == want
+        assert (shown["similarity"], shown["shared"]) == (rep["similarity"], rep["shared"])
 
 
 class _Marks(HTMLParser):
@@ -210,3 +226,87 @@ def test_chance_matches_inside_a_passage_are_dropped():
     assert a[p.doc_start : p.doc_end] == src and (p.other_start, p.other_end) == (0, len(src))
     page = render_pair_html(ev.report("a", "b", ev.similarity), a, src)
     assert page.count("<mark ") == 2
+
+
+def test_min_words_hides_short_passages_only():
+    long = " ".join(f"long{i}" for i in range(30))
+    short = " ".join(f"short{i}" for i in range(8))
+    noise_a = " ".join(f"a{i}" for i in range(40))
+    noise_b = " ".join(f"b{i}" for i in range(40))
+    a = f"{noise_a} {long} {noise_a[:60]} {short} end"
+    b = f"{short} {noise_b} {long}"
+    every = compare_texts(a, b, 5, 1)
+    assert sorted(p.words for p in every.passages) == [8, 30]
+    for min_words, want in ((0, [8, 30]), (8, [8, 30]), (9, [30]), (30, [30]), (31, [])):
+        ev = compare_texts(a, b, 5, 1, min_words)
+        assert sorted(p.words for p in ev.passages) == want
+        assert (ev.similarity, ev.shared) == (every.similarity, every.shared)
+
+
+def test_keys_are_escaped_once_in_the_report_page():
+    """A key holding HTML characters shows as itself (``a&b``), never as ``a&amp;b``, in the
+    summary table, headings and title of a pair page (the site's pair pages are these pages)."""
+    import html as _html
+
+    a = "one two three four five six seven eight nine ten"
+    ev = compare_texts(a, a)
+    rep = ev.report("a&b <x>.txt", 'q"c.txt', ev.similarity)
+    page = render_pair_html(rep, a, a)
+
+    class _Text(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.chunks = []
+
+        def handle_data(self, data):
+            self.chunks.append(data)
+
+    parser = _Text()
+    parser.feed(page)
+    shown = "".join(parser.chunks)
+    assert 'a&b <x>.txt → q"c.txt' in shown
+    assert "% of a&b <x>.txt's chunks are in q\"c.txt" in shown
+    assert "&amp;" not in shown and "&lt;" not in shown
+    assert "<x>" not in page  # escaped exactly once in the markup
+    assert _html.escape("a&b <x>.txt") in page
+
+
+def test_large_path_gives_the_same_evidence_as_the_exact_path():
+    """The numpy path for large texts (64-bit chunk keys, no Python object per word) finds
+    the same similarities and passages as the word-tuple path, on the generator's reuse."""
+    cases = [r for r in CORPUS.reuse][:40]
+    assert len(cases) == 40
+    for r in cases:
+        a, b = CORPUS.text_of(r.target), CORPUS.text_of(r.source)
+        x, y = compare_texts(a, b), compare_texts(a, b, large=True)
+        assert (x.similarity, x.reverse_similarity, x.shared) == (
+            y.similarity,
+            y.reverse_similarity,
+            y.shared,
+        )
+        assert x.doc_chunks == y.doc_chunks and x.other_chunks == y.other_chunks
+        assert x.passages == y.passages and not y.passages_truncated
+
+
+def test_large_path_bounds_passages(monkeypatch):
+    """Repeated text multiplies matches: past MAX_MATCHES/MAX_PASSAGES the most repeated
+    chunks and the shortest passages are left out, and the report says so."""
+    from simdask.evidence import passages_np
+
+    unit = "alpha beta gamma delta epsilon zeta eta theta iota kappa "
+    a = unit * 40
+    b = unit * 40
+    full = compare_texts(a, b, large=True)
+    assert not full.passages_truncated and full.similarity == 100.0
+    monkeypatch.setattr(passages_np, "MAX_MATCHES", 50)
+    cut = compare_texts(a, b, large=True)
+    assert cut.passages_truncated and cut.similarity == 100.0  # similarity never truncated
+    monkeypatch.setattr(passages_np, "MAX_MATCHES", 10**9)
+    monkeypatch.setattr(passages_np, "MAX_PASSAGES", 3)
+    few = compare_texts(a, b, large=True)
+    assert few.passages_truncated and len(few.passages) <= 3
+    assert ev_report_flag(few)
+
+
+def ev_report_flag(ev) -> bool:
+    return ev.report("a", "b", 0.0)["passages_truncated"] is True

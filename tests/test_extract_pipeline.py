@@ -14,7 +14,7 @@ import pytest
 from simdask import Index, IndexConfig, RunOptions
 from simdask.kernels.text import chunks, words
 from simdask.progress import Callback
-from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.corpus import make_docs, rel, write_txt
 from tests.helpers.documents import (
     docx_bytes,
     html_bytes,
@@ -104,7 +104,7 @@ EXPECTED_ERRORS = {
 @pytest.mark.parametrize("key", sorted(EXPECTED_ERRORS))
 def test_bad_input_has_its_error_row(bad_run, key):
     idx, _, second, _, _ = bad_run
-    rows = {k: (kind, msg) for k, kind, msg in idx.catalog.errors_of_run(second.run_id)}
+    rows = {rel(k): (kind, msg) for k, kind, msg in idx.catalog.errors_of_run(second.run_id)}
     kind, fragment = EXPECTED_ERRORS[key]
     assert rows[key][0] == kind
     assert fragment in rows[key][1]
@@ -114,7 +114,7 @@ def test_error_rows_are_exactly_the_bad_inputs(bad_run):
     idx, _, second, _, _ = bad_run
     rows = idx.catalog.errors_of_run(second.run_id)
     assert rows == second.errors
-    assert sorted(k for k, _, _ in rows) == sorted(EXPECTED_ERRORS)
+    assert sorted(k for k, _, _ in rows) == sorted(f"src/{k}" for k in EXPECTED_ERRORS)
     assert second.failed == len(EXPECTED_ERRORS) - 1  # too_short is indexed, counted apart
 
 
@@ -123,10 +123,11 @@ def test_the_rest_of_the_run_committed(bad_run):
     assert idx.catalog.last_run()["run_id"] == second.run_id
     assert idx.catalog.generation == second.generation > first.generation
     keys = {d.key for d in idx.catalog.documents()}
-    assert keys == set(before["docs"]) | {"twin_a.txt", "twin_b.txt", "new.pdf", "short.txt"}
+    new = {"src/twin_a.txt", "src/twin_b.txt", "src/new.pdf", "src/short.txt"}
+    assert keys == set(before["docs"]) | new
     assert second.added == 4 and second.modified == 0 and second.too_short == 1
-    assert words(idx.text("new.pdf")) == words(prose(300, seed=25))
-    assert idx.catalog.document("short.txt").n_chunks == 0
+    assert words(idx.text("src/new.pdf")) == words(prose(300, seed=25))
+    assert idx.catalog.document("src/short.txt").n_chunks == 0
 
 
 def test_earlier_documents_are_untouched(bad_run):
@@ -141,9 +142,9 @@ def test_earlier_documents_are_untouched(bad_run):
 
 def test_same_content_under_two_keys_is_100_percent_both_ways(bad_run):
     idx, _, _, _, twin = bad_run
-    a, b = idx.similar("twin_a.txt"), idx.similar("twin_b.txt")
-    assert (a[0].other, a[0].similarity) == ("twin_b.txt", 100.0)
-    assert (b[0].other, b[0].similarity) == ("twin_a.txt", 100.0)
+    a, b = idx.similar("src/twin_a.txt"), idx.similar("src/twin_b.txt")
+    assert (a[0].other, a[0].similarity) == ("src/twin_b.txt", 100.0)
+    assert (b[0].other, b[0].similarity) == ("src/twin_a.txt", 100.0)
     assert a[0].shared == a[0].doc_chunks == len(set(chunks(twin)))
 
 
@@ -174,7 +175,7 @@ def test_same_text_in_every_format_is_mutually_100_percent(tmp_path, client, mon
     idx = Index.create(tmp_path / "idx", IndexConfig(hash_bits=32, shards=3))
     summary = idx.update([src], client=client, options=RunOptions(transfer=transfer))
     assert summary.errors == [] and summary.added == 6 and summary.extra["transfer"] == transfer
-    fmts = ["t.txt", "t.pdf", "t.docx", "t.odt", "t.HTML"]
+    fmts = ["src/t.txt", "src/t.pdf", "src/t.docx", "src/t.odt", "src/t.HTML"]
     for key in fmts:
         assert words(idx.text(key)) == words(text), key
     n = len(set(chunks(text)))
@@ -201,9 +202,13 @@ def test_bad_input_when_the_driver_sends_the_bytes(tmp_path, client):
         callback=DeleteWhenChunking(src / "gone.txt"),
     )
     kinds = {k: kind for k, kind, _ in summary.errors}
-    assert kinds == {"big.txt": "too_large", "scan.pdf": "image_only", "gone.txt": "unreadable"}
-    assert [d.key for d in idx.catalog.documents()] == ["ok.pdf"]
-    assert words(idx.text("ok.pdf")) == words(prose(120, seed=51))
+    assert kinds == {
+        "src/big.txt": "too_large",
+        "src/scan.pdf": "image_only",
+        "src/gone.txt": "unreadable",
+    }
+    assert [d.key for d in idx.catalog.documents()] == ["src/ok.pdf"]
+    assert words(idx.text("src/ok.pdf")) == words(prose(120, seed=51))
 
 
 def _cli(*args):
@@ -215,6 +220,7 @@ def _cli(*args):
     )
 
 
+@pytest.mark.system
 def test_cli_exit_status_0_with_failed_files_and_max_file_size(tmp_path):
     src = write_txt({f"d{i}": prose(80, seed=40 + i) for i in range(4)}, tmp_path / "src")
     (src / "empty.txt").write_bytes(b"")
@@ -226,9 +232,9 @@ def test_cli_exit_status_0_with_failed_files_and_max_file_size(tmp_path):
     assert "committed generation" in p.stderr and "failed" in p.stderr
     out = _cli("errors", tmp_path / "idx", "--format", "jsonl")
     errors = {e["key"]: e for e in map(json.loads, out.stdout.splitlines())}
-    assert errors["empty.txt"]["kind"] == "empty"
-    assert errors["broken.pdf"]["kind"] == "corrupt"
-    assert errors["large.txt"]["kind"] == "too_large"
-    assert "expected at most 2.5 kB" in errors["large.txt"]["message"]
+    assert errors["src/empty.txt"]["kind"] == "empty"
+    assert errors["src/broken.pdf"]["kind"] == "corrupt"
+    assert errors["src/large.txt"]["kind"] == "too_large"
+    assert "expected at most 2.5 kB" in errors["src/large.txt"]["message"]
     wrong = _cli("update", tmp_path / "idx", src, "--max-file-size", "lots")
     assert wrong.returncode == 2 and "expected a size such as 50MB" in wrong.stderr

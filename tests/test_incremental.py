@@ -7,6 +7,7 @@ import random
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +17,7 @@ from simdask import Index, IndexConfig, RunOptions
 from simdask.errors import DocumentNotFoundError, IndexLockedError
 from tests.helpers.compare import assert_same_index, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -50,12 +52,44 @@ def test_add_modify_delete_equal_full_build(tmp_path, client, fuse):
     assert ("merge+similarity" in s.seconds) == (fuse > 0)
     assert_same_index(idx, full_build(tmp_path, folder, client))
 
-    s = idx.remove(["k07.txt"], client=client, options=opts)
+    s = idx.remove(["src/k07.txt"], client=client, options=opts)
     (folder / "k07.txt").unlink()
     assert s.deleted == 1
     assert_same_index(idx, full_build(tmp_path, folder, client))
     with pytest.raises(DocumentNotFoundError, match="k07"):
-        idx.remove(["k07.txt"], client=client)
+        idx.remove(["src/k07.txt"], client=client)
+
+
+@pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
+def test_no_stale_rows_to_modified_deleted_or_recycled_documents(tmp_path, client, fuse):
+    """Rows of unchanged documents *to* a document that changed are replaced: a modified
+    document that no longer shares text, a deleted one whose doc ID a new, unrelated document
+    then gets."""
+    opts = RunOptions(fuse_members=fuse)
+    folder = write_txt({"a": POOL[0], "b": POOL[1], "c": POOL[5], "d": POOL[6]}, tmp_path / "src")
+    idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
+    idx.update([folder], client=client)
+    pairs = {(r.doc, r.other) for r in idx.pairs()}
+    assert {
+        ("src/a.txt", "src/b.txt"),
+        ("src/b.txt", "src/a.txt"),
+        ("src/c.txt", "src/d.txt"),
+        ("src/d.txt", "src/c.txt"),
+    } <= pairs
+    d_id = idx.catalog.document("src/d.txt").doc_id
+    (folder / "b.txt").write_text(POOL[20])  # nothing in common with a any more
+    (folder / "d.txt").unlink()
+    idx.update([folder], client=client, delete_missing=True, options=opts)
+    assert not {(r.doc, r.other) for r in idx.pairs()} & {
+        ("src/a.txt", "src/b.txt"),
+        ("src/c.txt", "src/d.txt"),
+    }
+    assert_same_index(idx, full_build(tmp_path, folder, client))
+    (folder / "e.txt").write_text(POOL[21])  # gets d's doc ID back
+    idx.update([folder], client=client, options=opts)
+    assert idx.catalog.document("src/e.txt").doc_id == d_id
+    assert ("src/c.txt", "src/e.txt") not in {(r.doc, r.other) for r in idx.pairs()}
+    assert_same_index(idx, full_build(tmp_path, folder, client))
 
 
 def test_unchanged_run_changes_nothing(tmp_path, client):
@@ -93,15 +127,15 @@ def test_doc_ids_are_recycled(tmp_path, client):
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
     idx.update([folder], client=client)
     ids = {d.key: d.doc_id for d in idx.catalog.documents()}
-    idx.remove(["k03.txt", "k06.txt"], client=client)
+    idx.remove(["src/k03.txt", "src/k06.txt"], client=client)
     for i in (3, 6):
         (folder / f"k{i:02d}.txt").unlink()
     (folder / "new1.txt").write_text(POOL[15])
     (folder / "new2.txt").write_text(POOL[16])
     (folder / "new3.txt").write_text(POOL[17])
     idx.update([folder], client=client)
-    new_ids = sorted(d.doc_id for d in idx.catalog.documents() if d.key.startswith("new"))
-    assert new_ids == [*sorted([ids["k03.txt"], ids["k06.txt"]]), 10]
+    new_ids = sorted(d.doc_id for d in idx.catalog.documents() if d.key.startswith("src/new"))
+    assert new_ids == [*sorted([ids["src/k03.txt"], ids["src/k06.txt"]]), 10]
     assert max(d.doc_id for d in idx.catalog.documents()) == 10
 
 
@@ -115,36 +149,129 @@ def test_top_k_list_is_refilled_when_a_match_is_deleted(tmp_path, client, fuse):
     folder = write_txt(docs, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(hash_bits=28, shards=2, top_k=2))
     idx.update([folder], client=client)
-    assert [r.other for r in idx.similar("x.txt")] == ["a.txt", "b.txt"]
+    assert [r.other for r in idx.similar("src/x.txt")] == ["src/a.txt", "src/b.txt"]
     (folder / "a.txt").unlink()
     s = idx.update(
         [folder], client=client, delete_missing=True, options=RunOptions(fuse_members=fuse)
     )
-    assert [r.other for r in idx.similar("x.txt")] == ["b.txt", "c.txt"]
+    assert [r.other for r in idx.similar("src/x.txt")] == ["src/b.txt", "src/c.txt"]
     assert s.extra["refilled"] >= 1
     assert_same_index(idx, full_build(tmp_path, folder, client, idx.config))
 
 
+def _template_docs(n: int) -> dict[str, str]:
+    """``n`` documents: the same ``20``-word template, then 50 words of their own."""
+    return _templated(n, 20, 50)
+
+
+def _templated(n: int, shared: int, own: int) -> dict[str, str]:
+    template = " ".join(f"tpl{i}" for i in range(shared))
+    return {f"t{j}": template + " " + " ".join(f"own{j}x{i}" for i in range(own)) for j in range(n)}
+
+
+@pytest.mark.parametrize(
+    ("fuse", "transfer"),
+    [(0, "shared"), (1000, "shared"), (0, "dask")],
+    ids=["staged", "fused", "staged-dask"],
+)
+@pytest.mark.parametrize("grow", [True, False], ids=["df-rises", "df-falls"])
+def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, transfer, grow):
+    """A chunk whose document count crosses ``max_df`` changes the pairs of every document
+    holding it: built with max_df=2, a third document with the same template makes the
+    template uncounted (the first two no longer share 16 of 66 chunks = 24.24 %); deleting it
+    again makes the template count once more."""
+    docs = _template_docs(3)
+    first = {k: v for k, v in docs.items() if k != "t2"} if grow else docs
+    folder = write_txt(first, tmp_path / "src")
+    cfg = IndexConfig(hash_bits=24, shards=4, max_df=2)
+    idx = Index.create(tmp_path / "inc", cfg)
+    idx.update([folder], client=client)
+    before = {(r.doc, r.other) for r in idx.pairs()}
+    assert before == (
+        set() if not grow else {("src/t0.txt", "src/t1.txt"), ("src/t1.txt", "src/t0.txt")}
+    )
+    if grow:
+        write_txt({"t2": docs["t2"]}, folder)
+    else:
+        (folder / "t2.txt").unlink()
+    opts = RunOptions(fuse_members=fuse, transfer=transfer)
+    idx.update([folder], client=client, delete_missing=True, options=opts)
+    after = {(r.doc, r.other, r.shared, round(r.similarity, 2)) for r in idx.pairs()}
+    want = (
+        set()
+        if grow
+        else {("src/t0.txt", "src/t1.txt", 16, 24.24), ("src/t1.txt", "src/t0.txt", 16, 24.24)}
+    )
+    assert after == want
+    assert_same_index(idx, full_build(tmp_path, folder, client, cfg))
+
+
+@pytest.mark.parametrize("fuse", [0, 1000], ids=["staged", "fused"])
+def test_tie_at_the_kth_place_keeps_the_lowest_doc_id(tmp_path, client, fuse):
+    """Equal similarities at the top-k cut: the list keeps the lowest doc IDs (the documented
+    order: similarity descending, then ``other`` ascending), also when a new document joins
+    the tie and the old list is trimmed at commit."""
+    docs = _templated(4, 40, 30)  # every pair shares the same 36 of 66 chunks
+    folder = write_txt({k: docs[k] for k in ("t0", "t1", "t2")}, tmp_path / "src")
+    cfg = IndexConfig(hash_bits=24, shards=2, top_k=1)
+    idx = Index.create(tmp_path / "inc", cfg)
+    idx.update([folder], client=client)
+    ids = {d.key: d.doc_id for d in idx.catalog.documents()}
+    assert [ids[f"src/t{i}.txt"] for i in range(3)] == [0, 1, 2]
+    want = {"src/t0.txt": "src/t1.txt", "src/t1.txt": "src/t0.txt", "src/t2.txt": "src/t0.txt"}
+    assert {r.doc: r.other for r in idx.pairs()} == want
+    write_txt({"t3": docs["t3"]}, folder)  # ID 3, the same similarity to all three
+    idx.update([folder], client=client, options=RunOptions(fuse_members=fuse))
+    assert {r.doc: r.other for r in idx.pairs()} == {**want, "src/t3.txt": "src/t0.txt"}
+    assert {round(r.similarity, 2) for r in idx.pairs()} == {54.55}
+    assert_same_index(idx, full_build(tmp_path, folder, client, cfg))
+
+
 @pytest.mark.system
-def test_second_writer_fails_or_waits(tmp_path, client):
+def test_second_writer_fails_or_waits(tmp_path, client, monkeypatch):
     """Another process holds the writer lock: update fails at once, or waits with ``wait``."""
     folder = write_txt({f"k{i:02d}": POOL[i] for i in range(4)}, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
+    release, busy = tmp_path / "release", tmp_path / "busy"
     hold = (
-        "import sys, time; from simdask.storage.lock import WriterLock\n"
+        "import sys; from simdask.storage.lock import WriterLock\n"
+        "from tests.helpers.waiting import wait_until; from pathlib import Path\n"
         "WriterLock(sys.argv[1]).__enter__(); print('held', flush=True)\n"
-        "time.sleep(float(sys.argv[2]))"
+        "wait_until(Path(sys.argv[2]).exists, 'released by the test', timeout=300)"
     )
     holder = subprocess.Popen(
-        [sys.executable, "-c", hold, str(idx.path), "3"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", hold, str(idx.path), str(release)], stdout=subprocess.PIPE, text=True
     )
     assert holder.stdout.readline().strip() == "held"
     with pytest.raises(IndexLockedError, match="another update is running"):
         idx.update([folder], client=client)
     assert idx.pairs() == [] and idx.stats()["documents"] == 0  # readers are not blocked
+
+    def release_when_waiting():  # the holder exits once the update below waits for the lock
+        wait_until(busy.exists, "the update waits for the lock")
+        release.touch()
+
+    monkeypatch.setenv("SIMDASK_FAILPOINTS", f"lock_busy:mark:{busy}")
+    releaser = threading.Thread(target=release_when_waiting)
+    releaser.start()
     s = idx.update([folder], client=client, wait=60)  # waits until the holder exits
-    holder.wait()
+    releaser.join()
+    assert holder.wait(timeout=60) == 0
     assert s.added == 4
+
+
+#: documents sharing a template, so that chunk counts cross a small ``max_df`` both ways
+TEMPLATED = POOL + list(_templated(5, 40, 30).values())
+
+configs = st.builds(
+    IndexConfig,
+    k=st.integers(2, 6),
+    hash_bits=st.sampled_from([16, 20, 24]),
+    shards=st.sampled_from([1, 3, 4]),
+    top_k=st.sampled_from([1, 1, 2, 4]),  # small lists: ties at the cut are common
+    threshold=st.sampled_from([1.0, 5.0, 12.5, 50.0]),
+    max_df=st.sampled_from([None, None, 2, 3]),
+)
 
 
 @settings(
@@ -153,39 +280,50 @@ def test_second_writer_fails_or_waits(tmp_path, client):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
+    config=configs,
+    fuse=st.sampled_from([0, 1000]),
     runs=st.lists(
         st.lists(
             st.tuples(
                 st.sampled_from(["add", "modify", "delete", "remove"]),
                 st.integers(0, 7),
-                st.integers(0, len(POOL) - 1),
+                # half the texts from the template group: counts cross max_df often
+                st.one_of(
+                    st.integers(0, len(POOL) - 1), st.integers(len(POOL), len(TEMPLATED) - 1)
+                ),
             ),
             max_size=4,
         ),
         min_size=1,
         max_size=4,
-    )
+    ),
 )
-def test_random_run_sequences_equal_full_build(tmp_path_factory, client, runs):
+def test_random_run_sequences_equal_full_build(tmp_path_factory, client, config, fuse, runs):
+    """Any sequence of runs, under any settings, ends equal to one full build (postings and
+    the similarity table exactly, :mod:`tests.helpers.compare`)."""
     tmp = tmp_path_factory.mktemp("prop")
     folder = tmp / "src"
     folder.mkdir()
-    idx = Index.create(tmp / "inc", IndexConfig(**CFG))
+    idx = Index.create(tmp / "inc", config)
     rng = random.Random(len(runs))
     for ops in runs:
         removed = []
         for op, k, p in ops:
             f = folder / f"k{k}.txt"
             if op in ("add", "modify"):  # add re-adds a deleted key; modify may add too
-                text = POOL[p] if op == "add" else POOL[p][: rng.randint(20, 2000)]
+                text = TEMPLATED[p] if op == "add" else TEMPLATED[p][: rng.randint(20, 2000)]
                 f.write_text(text)
             elif op == "delete":
                 f.unlink(missing_ok=True)
-            elif f.exists() and f.name not in removed:
-                removed.append(f.name)
+            elif f.exists() and f"src/{f.name}" not in removed:
+                removed.append(f"src/{f.name}")
                 f.unlink()
         known = idx.catalog.known_documents()
         idx.update(
-            [folder], client=client, delete_missing=True, remove=[r for r in removed if r in known]
+            [folder],
+            client=client,
+            delete_missing=True,
+            remove=[r for r in removed if r in known],
+            options=RunOptions(fuse_members=fuse),
         )
-    assert_same_index(idx, full_build(tmp, folder, client))
+    assert_same_index(idx, full_build(tmp, folder, client, config))

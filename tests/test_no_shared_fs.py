@@ -21,14 +21,14 @@ from tests.helpers.cluster import start_scheduler, stop, wait_for_workers
 from tests.helpers.compare import assert_same_index, assert_same_similarity
 from tests.helpers.corpus import make_docs, write_txt
 
-pytestmark = pytest.mark.system
-
-
 _CAN_UNSHARE = os.geteuid() == 0 and shutil.which("unshare") is not None
-pytestmark = pytest.mark.skipif(
-    not _CAN_UNSHARE and os.environ.get("CI") != "true",
-    reason="needs root and unshare(1) to give workers their own mount namespace",
-)
+pytestmark = [  # one list: a second assignment would drop the tier marker
+    pytest.mark.system,
+    pytest.mark.skipif(
+        not _CAN_UNSHARE and os.environ.get("CI") != "true",
+        reason="needs root and unshare(1) to give workers their own mount namespace",
+    ),
+]
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from simdask.cluster.placement import choose_transfer, probe_workers
 from simdask.cluster.transfer import Traffic
 from simdask.cluster.worker_cache import CacheEntry, ShardCache, cache_clear, cache_entries
 from simdask.engine.chunk_stage import run_chunk_stage
+from simdask.engine.context import RunContext
 from simdask.engine.run import RunOptions
 from simdask.errors import ConfigError
 from simdask.ingest.sources import KnownHashes, list_items
@@ -89,7 +90,7 @@ def test_dask_transfer_equals_shared(tmp_path, client, fuse):
         assert s.extra["transfer"] == mode
     assert_same_index(a, b)
     assert_same_similarity(a, b)
-    assert b.texts.packs() and b.text("new.txt") == (src / "new.txt").read_text()
+    assert b.texts.packs() and b.text("docs/new.txt") == (src / "new.txt").read_text()
 
 
 def test_dask_transfer_reports_unreadable_files(tmp_path, client):
@@ -99,23 +100,19 @@ def test_dask_transfer_reports_unreadable_files(tmp_path, client):
     src = write_txt(docs, tmp_path / "docs")
     items = list_items([src])
     (src / f"{sorted(docs)[2]}.txt").unlink()  # gone between listing and reading
+    traffic = Traffic(client)
+    ctx = RunContext(client, 1, "t-unreadable", Callback(), traffic, "dask", 2, in_flight=1)
     out = run_chunk_stage(
-        client,
+        ctx,
         [(0, items[:4]), (4, items[4:])],
         client.scatter(KnownHashes({}), hash=False),
         IndexConfig(shards=3, hash_bits=20),
         known=KnownHashes({}),
-        transfer="dask",
         bucket_dir=str(tmp_path / "unused"),
         texts=TextStore(tmp_path / "texts"),
-        run_id=1,
-        tag="t-unreadable",
-        cb=Callback(),
-        traffic=(traffic := Traffic(client)),
-        in_flight=1,
     )
     errors = [e for r in out.results for e in r.errors]
-    assert [(e[1], e[2]) for e in errors] == [(f"{sorted(docs)[2]}.txt", "unreadable")]
+    assert [(e[1], e[2]) for e in errors] == [(f"docs/{sorted(docs)[2]}.txt", "unreadable")]
     assert "cannot read" in errors[0][3]
     assert sum(len(r.keys) for r in out.results) == len(docs) - 1
     assert len(out.buckets) == 3 and all(len(b) == 2 for b in out.buckets)
@@ -181,7 +178,7 @@ def test_cache_gone_and_layout_change(tmp_path, client, monkeypatch):
     def init_then_clear(self, *a, **kw):
         orig(self, *a, **kw)
         assert self.located  # the shards were found in the caches ...
-        self.client.run(cache_clear)  # ... and are gone when the merges run
+        self.ctx.client.run(cache_clear)  # ... and are gone when the merges run
 
     monkeypatch.setattr(MergeStage, "__init__", init_then_clear)
     (src / "extra.txt").write_text(docs[sorted(docs)[1]] + " more words for the tail")

@@ -14,6 +14,7 @@ from simdask.config import IndexConfig
 from simdask.errors import ConfigError
 from simdask.kernels.postings import (
     build_postings,
+    crossed_docs,
     doc_mask,
     pack_pairs,
     remap_docs,
@@ -256,3 +257,29 @@ def test_remap_docs_equals_python(pairs, mapping):
     assert decoded == want_multi
     if len(set(mapping.values())) == len(mapping):
         assert decoded == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sets(st.tuples(st.integers(0, 6), st.integers(0, 9)), max_size=40),
+    st.sets(st.tuples(st.integers(0, 6), st.integers(0, 9)), max_size=40),
+    st.one_of(st.none(), st.integers(2, 4)),
+)
+def test_crossed_docs_equals_python(old, new, max_df):
+    """Holders (after) of every chunk whose count crossed ``max_df``, by Python sets."""
+    df_old, df_new, holders = defaultdict(int), defaultdict(int), defaultdict(set)
+    for c, _ in old:
+        df_old[c] += 1
+    for c, d in new:
+        df_new[c] += 1
+        holders[c].add(d)
+    want = set()
+    if max_df is not None:
+        for c in df_new:
+            if (df_old[c] <= max_df) != (df_new[c] <= max_df):
+                want |= holders[c]
+    old_csr = build_postings(keys_of(old)) if old else None
+    got = crossed_docs(
+        None if old_csr is None else old_csr[:2], build_postings(keys_of(new)), max_df
+    )
+    assert got.dtype == np.uint32 and got.tolist() == sorted(want)

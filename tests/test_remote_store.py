@@ -15,7 +15,7 @@ import pytest
 from simdask import ConfigError, Index, IndexConfig
 from simdask.engine.run import RunOptions
 from simdask.errors import IndexFormatError
-from simdask.storage.shards import ShardData, ShardStore, encode_shard
+from simdask.storage.shards import ShardData, encode_shard, open_shard_store
 from tests.helpers.compare import assert_same_index, assert_same_similarity
 from tests.helpers.corpus import make_docs, write_txt
 
@@ -32,7 +32,7 @@ def _shard(gen: int) -> ShardData:
 @pytest.mark.parametrize("scheme", ["file", "memory"])
 def test_store_operations_under_a_url(tmp_path, scheme):
     url = f"file://{tmp_path}/s" if scheme == "file" else f"memory://t-{uuid.uuid4().hex}/s"
-    store = ShardStore(url)
+    store = open_shard_store(url)
     assert store.remote and store.generations() == [] and not store.exists(3, 0)
     data = _shard(3)
     store.write(3, 0, data)
@@ -84,7 +84,8 @@ def test_index_with_shards_at_urls(tmp_path, client):
     for idx in (shared, in_memory):
         assert_same_index(idx, ref)
         assert_same_similarity(idx, ref)
-        assert len(idx.query(docs[sorted(docs)[5]])) > 0
+        assert idx.query(docs[sorted(docs)[5]]) == ref.query(docs[sorted(docs)[5]])
+        assert idx.query(docs[sorted(docs)[5]])[0].key == f"{sorted(docs)[5]}.txt"
         assert idx.stats()["documents"] == ref.stats()["documents"]
     # reopening finds the store; asking for another one is refused
     shared.close()

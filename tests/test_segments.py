@@ -21,7 +21,7 @@ from simdask.storage.segments import (
     remove_segment,
     restrict_shard,
 )
-from simdask.storage.shards import ShardData, ShardStore
+from simdask.storage.shards import LocalShardStore, ShardData
 
 pytestmark = pytest.mark.unit
 
@@ -92,7 +92,7 @@ def test_restrict_keeps_the_lists_of_the_given_chunks(pairs, wanted):
 
 
 def test_range_reader_and_read_range_merge_stored_segments(tmp_path):
-    store = ShardStore(tmp_path / "shards")
+    store = LocalShardStore(tmp_path / "shards")
     a = {(10, 1), (10, 2), (11, 3), (40, 2)}
     b = {(10, 4), (12, 2), (40, 5)}
     store.write(1, 0, ShardData(0, 100, *csr(a), generation=1))
@@ -187,7 +187,7 @@ def test_split_small_and_combined_segments(tmp_path):
         [1, 2, 3],
         [],
     )
-    store = ShardStore(tmp_path / "shards")
+    store = LocalShardStore(tmp_path / "shards")
     rng = np.random.default_rng(4)
     segs, expect_parts = [], []
     for g in range(1, 8):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.engine.tasks import block_rows_task, member_rows_task
+from simdask.engine.similarity_stage import block_rows_task, member_rows_task
 from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.similarity import (
     block_pair_keys,
@@ -484,3 +484,56 @@ def test_query_counts_empty():
     assert len(d) == 0 and len(c) == 0
     d, c = query_counts(ShardData.empty(0, 2**BITS), np.array([1, 2], np.uint32))
     assert len(d) == 0 and len(c) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# boundaries: similarities exactly at the threshold, ties at the k-th place
+
+
+@st.composite
+def tied_corpora(draw):
+    """Small corpora where ties are the rule: some documents are copies of others (equal
+    similarity to every third document), others a drawn part of one."""
+    base = draw(
+        st.lists(st.sets(st.integers(0, 40), min_size=1, max_size=15), min_size=2, max_size=6)
+    )
+    docs = dict(enumerate(base))
+    for src in draw(st.lists(st.integers(0, len(base) - 1), max_size=5)):
+        cut = draw(st.integers(1, len(base[src])))
+        docs[len(docs)] = set(sorted(base[src])[:cut]) if draw(st.booleans()) else set(base[src])
+    return docs
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=tied_corpora(), data=st.data(), top_k=st.integers(1, 3))
+def test_rows_tasks_at_exact_thresholds_and_ties(docs, data, top_k):
+    """The threshold is drawn from the corpus's own similarities (so rows sit exactly on it)
+    and copies make ties at the k-th place: the rows tasks keep exactly the definition's rows
+    (``>=`` the threshold; similarity desc, then other asc)."""
+    sims = sorted({100.0 * s / len(docs[a]) for (a, _), s in brute_shared(docs).items()})
+    threshold = data.draw(st.sampled_from(sims)) if sims else 100.0
+    n = len(docs)
+    shards = make_shards(docs, 2, bits=6)
+    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
+    keys = [block_pair_keys(s, 0, n, n) for s in shards]
+    got = top_k_rows(*block_rows_task(keys, 0, n_chunks, threshold, top_k), top_k)
+    want = brute_rows(docs, threshold, top_k)
+    assert list(zip(*[x.tolist() for x in got], strict=True)) == want
+    block = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1))), np.uint32)
+    fwd, rev = member_rows_task(
+        [member_pair_keys(s, block, n) for s in shards],
+        block,
+        n_chunks,
+        changed=block,
+        members=block,
+        threshold=threshold,
+        top_k=top_k,
+    )
+    assert list(zip(*[x.tolist() for x in fwd], strict=True)) == [
+        r for r in want if r[0] in set(block.tolist())
+    ]
+    every = brute_rows(docs, threshold, 10**6)
+    in_block = set(block.tolist())
+    assert sorted(zip(*[x.tolist() for x in rev], strict=True)) == sorted(
+        r for r in every if r[1] in in_block and r[0] not in in_block
+    )

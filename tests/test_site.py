@@ -7,8 +7,9 @@ import re
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.evidence.site import export_site, histogram_svg
+from simdask.evidence.site import SiteLimits, export_site, histogram_svg
 from simdask.ingest.synth import generate_corpus, write_corpus
+from simdask.progress import Callback
 
 pytestmark = pytest.mark.integration
 
@@ -43,3 +44,67 @@ def test_export_site(tmp_path, client):
     best = max(rows, key=lambda r: r.similarity)
     doc_id = idx.catalog.document(best.doc).doc_id
     assert best.other in (tmp_path / "site" / "docs" / f"{doc_id}.html").read_text()
+
+
+class _StopAfter(Callback):
+    """Raises KeyboardInterrupt once ``n`` pair reports are written (as Ctrl-C would)."""
+
+    def __init__(self, n: int):
+        self.n, self.stage_name, self.done = n, "", 0
+
+    def stage(self, name, total):
+        self.stage_name = name
+
+    def advance(self, k=1):
+        if self.stage_name == "pairs":
+            self.done += k
+            if self.done == self.n:
+                raise KeyboardInterrupt
+
+
+def _linked(site) -> set[str]:
+    links = set()
+    for page in (site / "docs").glob("*.html"):
+        links |= set(re.findall(r'href="\.\./pairs/([\d-]+\.html)"', page.read_text()))
+    return links
+
+
+def test_export_limits_and_interrupt(tmp_path, client):
+    corpus = generate_corpus(60, mean_words=300, seed=6, reuse_fraction=0.4)
+    src = write_corpus(corpus, tmp_path / "c.jsonl", fmt="jsonl")
+    idx = Index.create(tmp_path / "i", IndexConfig(hash_bits=32, shards=2))
+    idx.update([src], client=client)
+    rows = idx.pairs()
+    ids = {d.key: d.doc_id for d in idx.catalog.documents()}
+    best: dict[tuple[int, int], float] = {}
+    for r in rows:
+        p = tuple(sorted((ids[r.doc], ids[r.other])))
+        best[p] = max(best.get(p, 0.0), r.similarity)
+    # per document: a pair is kept iff it is among the best 1 of one of its documents
+    n = export_site(idx, tmp_path / "one", limits=SiteLimits(per_document=1))
+    order = sorted(best, key=lambda p: (-best[p], p))
+    rank: dict[int, int] = {}
+    expected = set()
+    for a, b in order:
+        if rank.get(a, 0) < 1 or rank.get(b, 0) < 1:
+            expected.add(f"{a}-{b}.html")
+        rank[a], rank[b] = rank.get(a, 0) + 1, rank.get(b, 0) + 1
+    assert _linked(tmp_path / "one") == expected
+    assert {p.name for p in (tmp_path / "one" / "pairs").iterdir()} == expected
+    assert n["pairs"] == len(expected) < len(best)
+    # listed pairs only, and a least similarity
+    chosen = sorted(best)[:3]
+    keys = {v: k for k, v in ids.items()}
+    listed = tuple((keys[a], keys[b]) for a, b in chosen)
+    n = export_site(idx, tmp_path / "listed", limits=SiteLimits(pairs=listed))
+    assert _linked(tmp_path / "listed") == {f"{a}-{b}.html" for a, b in chosen}
+    high = export_site(idx, tmp_path / "high", limits=SiteLimits(min_similarity=50.0))
+    assert high["pairs"] == sum(1 for s in best.values() if s >= 50.0)
+    # interrupted after 3 reports: front page, document pages, and links to those 3 only
+    with pytest.raises(KeyboardInterrupt):
+        export_site(idx, tmp_path / "cut", callback=_StopAfter(3))
+    site = tmp_path / "cut"
+    written = {p.name for p in (site / "pairs").iterdir()}
+    assert len(written) == 3 and _linked(site) == written
+    assert (site / "index.html").exists() and len(list((site / "docs").iterdir())) == 60
+    assert not list(site.rglob(".*.tmp"))

@@ -21,7 +21,7 @@ from simdask.ingest.sources import read_document, read_queries
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.text import words
 from simdask.progress import RecordingCallback
-from tests.helpers.corpus import make_docs, reference_similarity, write_jsonl, write_txt
+from tests.helpers.corpus import make_docs, reference_similarity, rel, write_jsonl, write_txt
 from tests.helpers.documents import prose, text_pdf
 
 pytestmark = pytest.mark.integration
@@ -54,8 +54,9 @@ def groups(tmp_path_factory):
 
 
 def _cross_rows(full: Index) -> dict[tuple[str, str], tuple[int, float, float]]:
-    """Cross-group pairs of a union index (keys ``A/..``, ``B/..``), from its stored rows."""
-    stored = {(r.doc, r.other): r for r in full.pairs()}
+    """Cross-group pairs of a union index (keys ``union/A/..``, ``union/B/..``), from its
+    stored rows, keyed as compare keys them (``A/..``: the group folder's name)."""
+    stored = {(rel(r.doc), rel(r.other)): r for r in full.pairs()}
     out = {}
     for (d, o), r in stored.items():
         if d[0] == o[0]:
@@ -64,7 +65,7 @@ def _cross_rows(full: Index) -> dict[tuple[str, str], tuple[int, float, float]]:
         ab, ba = stored.get((a, b)), stored.get((b, a))
         na = r.doc_chunks if d == a else r.other_chunks
         nb = r.other_chunks if d == a else r.doc_chunks
-        out[(a[2:], b[2:])] = (
+        out[(a, b)] = (
             r.shared,
             ab.similarity if ab else 100.0 * r.shared / na,
             ba.similarity if ba else 100.0 * r.shared / nb,
@@ -83,26 +84,26 @@ def test_compare_equals_cross_group_rows_of_full_index(groups, client, tmp_path)
     got = {(p.a_key, p.b_key): (p.shared, p.a_in_b, p.b_in_a) for p in res.pairs}
     assert got == expected  # identical shared counts and similarities (exact floats)
     # no within-group pair, and the key occurring in both groups names two documents
-    assert ("d003.txt", "d003.txt") in got and ("d010.txt", "d010.txt") in got
-    assert got[("d010.txt", "d010.txt")][1:] == (100.0, 100.0)
-    assert got[("d003.txt", "d003.txt")][2] < 100.0  # B's d003 has more text
-    assert all(k[:-4] in a and v[:-4] in b for k, v in got)
+    assert ("A/d003.txt", "B/d003.txt") in got and ("A/d010.txt", "B/d010.txt") in got
+    assert got[("A/d010.txt", "B/d010.txt")][1:] == (100.0, 100.0)
+    assert got[("A/d003.txt", "B/d003.txt")][2] < 100.0  # B's d003 has more text
+    assert all(k[2:-4] in a and v[2:-4] in b for k, v in got)
     # the brute-force reference on true chunks agrees, both directions
     union = {f"A/{k}": t for k, t in a.items()} | {f"B/{k}": t for k, t in b.items()}
     ref = reference_similarity(union)
     for p in res.pairs:
-        ka, kb = f"A/{p.a_key[:-4]}", f"B/{p.b_key[:-4]}"
+        ka, kb = p.a_key[:-4], p.b_key[:-4]
         assert ref[(ka, kb)][0] == p.shared
         assert p.a_in_b == pytest.approx(ref[(ka, kb)][1])
         assert p.b_in_a == pytest.approx(ref[(kb, ka)][1])
     must = {
-        (f"{x[2:]}.txt", f"{y[2:]}.txt")
+        (f"{x}.txt", f"{y}.txt")
         for (x, y), (_, sim) in ref.items()
         if x[0] == "A" and y[0] == "B" and max(sim, ref[(y, x)][1]) >= 1.0
     }
     assert must == set(got)  # every cross pair >= 1 % either way, nothing else
     assert res.documents == {"A": len(a), "B": len(b)}
-    assert [e[:3] for e in res.errors] == [("B", "tiny.txt", "too_short")]
+    assert [e[:3] for e in res.errors] == [("B", "B/tiny.txt", "too_short")]
     assert not res.unreadable
     stages = [e[1][0] for e in cb.events if e[0] == "stage"]
     assert "scan" in stages and "commit" in stages
@@ -131,7 +132,10 @@ def test_compare_min_similarity_threshold_and_keep_index(groups, client, tmp_pat
     )
     assert kept.index_path == tmp_path / "kept" and kept.pairs == all_pairs.pairs
     with Index.open(tmp_path / "kept") as idx:
-        assert idx.catalog.document("A/d003.txt").key != idx.catalog.document("B/d003.txt").key
+        assert (
+            idx.catalog.document("A/A/d003.txt").source
+            != idx.catalog.document("B/B/d003.txt").source
+        )
     with pytest.raises(IndexExistsError, match="new or empty directory"):
         compare_groups([tmp / "A"], [tmp / "B"], client=client, keep_index=tmp_path / "kept")
     with pytest.raises(ConfigError, match="group B holds no documents"):
@@ -178,8 +182,8 @@ def _check_query_vs_full(idx: Index, q: str, src: Path, client, where: Path, pre
     if preload:
         idx.preload()
     got = {m.key: m for m in idx.query(q, min_similarity=1.0)}
-    fwd = {r.other: r for r in full.similar("query.txt")}
-    rev = {r.doc: r for r in full.pairs() if r.other == "query.txt"}
+    fwd = {r.other: r for r in full.similar("q/query.txt")}
+    rev = {r.doc: r for r in full.pairs() if r.other == "q/query.txt"}
     assert set(got) == set(fwd) | set(rev)
     for key, m in got.items():
         shared = (fwd.get(key) or rev.get(key)).shared
@@ -189,7 +193,7 @@ def _check_query_vs_full(idx: Index, q: str, src: Path, client, where: Path, pre
         assert m.reverse_similarity == (
             rev[key].similarity if key in rev else 100.0 * shared / m.doc_chunks
         )
-        assert m.query_chunks == full.catalog.document("query.txt").n_chunks
+        assert m.query_chunks == full.catalog.document("q/query.txt").n_chunks
     full.close()
     return got
 
@@ -200,12 +204,12 @@ def test_query_equals_full_index_rows(base, client, tmp_path, preload):
     q = _query_doc(docs, random.Random(5)) + " " + docs["short_inside"]
     with Index.open(tmp / "idx") as idx:
         got = _check_query_vs_full(idx, q, src, client, tmp_path, preload)
-        assert got["short_inside.txt"].reverse_similarity == 100.0  # wholly inside the query
+        assert got["docs/short_inside.txt"].reverse_similarity == 100.0  # wholly inside the query
         assert idx._preloaded is preload
         # several texts at once give the same as one by one
         many = idx.query_many([q, docs["d007"], "too short"], 1.0)
-        assert many[0] == idx.query(q, 1.0) and many[2] == []
-        assert many[1][0].key == "d007.txt" and many[1][0].similarity == 100.0
+        assert {m.key: m for m in many[0]} == got and many[2] == []  # got: checked above
+        assert many[1][0].key == "docs/d007.txt" and many[1][0].similarity == 100.0
 
 
 @settings(
@@ -260,5 +264,5 @@ def test_read_document_and_read_queries(tmp_path):
     got = read_queries(
         [tmp_path / "a.txt", tmp_path / "bad.txt", tmp_path / "sub", tmp_path / "q.jsonl"]
     )
-    assert [k for k, _ in got] == ["a.txt", "bad.txt", "c.md", "j1", "j2"]
+    assert [k for k, _ in got] == ["a.txt", "bad.txt", "sub/c.md", "j1", "j2"]
     assert isinstance(got[1][1], ExtractionError) and got[2][1] == "seven eight"

@@ -7,9 +7,10 @@ import contextlib
 import json
 import sys
 
-from simdask.cluster.spec import add_cluster_arguments
+from simdask.cli._args import add_cluster_arguments
+from simdask.cli._common import EXIT_OK, EXIT_STATUS_HELP
 
-__all__ = ["add_cluster_command", "cmd_cluster"]
+__all__ = ["register", "run"]
 
 _CLUSTER_DESCRIPTION = """\
 Show the Dask cluster that `update`, `remove` and `demo` would use with the same options, and
@@ -27,13 +28,13 @@ names one (a scheduler address, SSH hosts, or kind / --local); default: a LocalC
 """
 
 
-def add_cluster_command(sub, epilog: str) -> None:
-    """Add ``cluster`` to the subcommands ``sub``."""
-    p = sub.add_parser(
+def register(subparsers) -> None:
+    """Declare ``cluster``."""
+    p = subparsers.add_parser(
         "cluster",
         help="show the Dask cluster settings in effect; --check connects and reports",
         description=_CLUSTER_DESCRIPTION,
-        epilog=epilog,
+        epilog=EXIT_STATUS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -45,7 +46,7 @@ def add_cluster_command(sub, epilog: str) -> None:
     add_cluster_arguments(p)
 
 
-def cmd_cluster(args) -> int:
+def run(args) -> int:
     """Print the settings in effect (and, with --check, what the cluster offers)."""
     resolved = args.cluster
     spec = resolved.spec
@@ -63,7 +64,7 @@ def cmd_cluster(args) -> int:
         )
 
         with connect(spec) as client:
-            expected = _expected_workers(spec)
+            expected = spec.expected_workers
             if expected:  # a cluster started here: report it once all its workers joined
                 with contextlib.suppress(TimeoutError):
                     client.wait_for_workers(expected, timeout=spec.connect_timeout)
@@ -74,16 +75,7 @@ def cmd_cluster(args) -> int:
         _print_cluster(out)
     for w in out.get("check", {}).get("warnings", []):
         print(f"simdask: warning: {w}", file=sys.stderr)
-    return 0
-
-
-def _expected_workers(spec) -> int:
-    """Workers a cluster started from ``spec`` will have (0: not known, e.g. --scheduler)."""
-    if spec.kind == "ssh":
-        return max(0, len(spec.ssh_hosts) - 1) * spec.workers_per_host
-    if spec.kind == "local":
-        return spec.workers or 0
-    return 0
+    return EXIT_OK
 
 
 def _print_cluster(out: dict) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from simdask.cluster.spec import add_cluster_arguments
+from simdask.cli._args import add_cluster_arguments
 from simdask.index import Index
-from simdask.storage.lock import WriterLock
+from simdask.settings import use_worker_cache
 
 __all__ = ["register", "run"]
 
@@ -44,10 +44,12 @@ def run(args) -> int:
     from simdask.engine.run import RunOptions
 
     spec = args.cluster.spec
-    with Index.open(args.index) as idx, WriterLock(idx.path, wait=args.wait):
+    cache = use_worker_cache(None, cluster_outlives_run=spec.outlives_run)
+    # the lock first: a second writer fails before a cluster is started
+    with Index.open(args.index) as idx, idx.writer(wait=args.wait) as writer:
         with connect(spec) as client:
-            options = RunOptions(worker_cache=spec.kind == "scheduler")
-            out = idx.compact(client=client, force=args.force, options=options)
+            options = RunOptions(worker_cache=cache)
+            out = writer.compact(client=client, force=args.force, options=options)
         stats = idx.stats()
     if not args.quiet:
         if out:

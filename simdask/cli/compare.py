@@ -7,25 +7,23 @@ error (e.g. an empty group).
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from simdask.cli.output import FORMATS, write_rows
+from simdask.cli._args import add_cluster_arguments, add_format
+from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, run_progress
+from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
 
-__all__ = ["COLUMNS", "EXIT_UNREADABLE", "add_parser", "run"]
+__all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
 #: output columns: ``a_in_b`` percent of the A document's chunks found in the B document,
 #: ``b_in_a`` the reverse; ``a_key``/``b_key`` are each group's own keys
 COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "a_chunks", "b_chunks")
 
-#: exit status when some documents could not be read
-EXIT_UNREADABLE = 3
 
-
-def add_parser(sub, cluster_args) -> argparse.ArgumentParser:
-    """Declare the ``compare`` subcommand."""
-    p = sub.add_parser(
+def register(subparsers) -> None:
+    """Declare ``compare``."""
+    p = subparsers.add_parser(
         "compare",
         help="which documents of group A are similar to which of group B",
         description="Index both groups in a temporary index and print the pairs with one "
@@ -53,9 +51,7 @@ def add_parser(sub, cluster_args) -> argparse.ArgumentParser:
         metavar="PCT",
         help="print only pairs at least this similar either way, percent (default 0)",
     )
-    p.add_argument(
-        "-o", "--format", choices=FORMATS, default="table", help="output format (default table)"
-    )
+    add_format(p)
     p.add_argument(
         "--keep-index",
         metavar="DIR",
@@ -67,18 +63,28 @@ def add_parser(sub, cluster_args) -> argparse.ArgumentParser:
     p.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
     p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    cluster_args(p)
-    return p
+    p.add_argument(
+        "--lsh",
+        metavar="BxR",
+        help="MinHash LSH instead (B bands of R rows): pairs by estimated Jaccard, in memory; "
+        "--min is then a fraction 0..1",
+    )
+    add_cluster_arguments(p)
 
 
-def run(args, callback) -> int:
+def run(args) -> int:
     """Run ``simdask compare``; returns the exit status."""
+    if args.lsh:
+        from simdask.cli.lsh import run_compare
+
+        return run_compare(args)
     from simdask.cluster.connect import (
         connect,  # dask and distributed: imported by the commands that run
     )
     from simdask.engine.compare import compare_groups
     from simdask.engine.run import RunOptions
 
+    callback = run_progress(args)
     config = IndexConfig(hash_bits=args.hash_bits, shards=args.shards, max_df=args.max_df)
     with connect(args.cluster.spec) as client:
         res = compare_groups(
@@ -103,4 +109,4 @@ def run(args, callback) -> int:
     for group, key, kind, msg in res.errors:
         level = "note" if kind == "too_short" else "error"
         print(f"simdask: {level}: group {group}: {key}: {kind}: {msg}", file=sys.stderr)
-    return EXIT_UNREADABLE if res.unreadable else 0
+    return EXIT_UNREADABLE if res.unreadable else EXIT_OK

@@ -4,24 +4,43 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-__all__ = ["FORMATS", "write_rows"]
+__all__ = ["FORMATS", "table_cell", "write_rows"]
 
 FORMATS = ("table", "jsonl", "csv")
 
 
-def _cell(v: Any) -> str:
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+#: characters that would break a table's lines or columns: C0/C1 controls and the Unicode
+#: line/paragraph separators (a key may hold them; JSONL and CSV keep them as they are)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def table_cell(v: Any) -> str:
+    """One value as a table cell: floats with 2 decimals; newlines, tabs and other control
+    characters of text escaped (``\\n``, ``\\t``, ``\\x1b``) so each row stays one line."""
     if isinstance(v, float):
         return f"{v:.2f}"
-    return str(v)
+    return _UNSAFE.sub(lambda m: _escape_char(m.group()), str(v))
 
 
 def write_rows(
     rows: Iterable[dict[str, Any]], columns: Sequence[str], fmt: str, out: TextIO
 ) -> int:
-    """Write dict rows in ``fmt`` (table, jsonl or csv); returns the number of rows."""
+    """Write dict rows in ``fmt`` (table, jsonl or csv); returns the number of rows. Tables
+    escape control characters in cells (see :func:`table_cell`); JSONL and CSV are exact."""
     n = 0
     if fmt == "jsonl":
         for r in rows:
@@ -35,7 +54,7 @@ def write_rows(
             w.writerow(r)
             n += 1
         return n
-    cells = [[_cell(r[c]) for c in columns] for r in rows]
+    cells = [[table_cell(r[c]) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     numeric = [all(_is_num(row[i]) for row in cells) for i in range(len(columns))]
 

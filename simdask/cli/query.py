@@ -1,7 +1,6 @@
 """``simdask query INDEX FILE...``: documents that are not in the index, compared against it.
 
-Read-only (no writer lock, no cluster). Every FILE is read through
-:func:`simdask.ingest.sources.read_queries` (files via :func:`simdask.ingest.sources.read_document`,
+Read-only (no writer lock, no cluster). Thin over :func:`simdask.queries.query_files` (files,
 folders, JSONL). Exit status: 0 when every query document was read, 3 when some could not be
 (each is named on stderr; the others are still queried and printed), 1 for a simdask error
 such as a missing index.
@@ -9,15 +8,15 @@ such as a missing index.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from simdask.cli.output import FORMATS, write_rows
+from simdask.cli._args import add_format
+from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE
+from simdask.cli.output import write_rows
 from simdask.index import Index
-from simdask.ingest.sources import read_queries
-from simdask.kernels.text import words
+from simdask.queries import query_files
 
-__all__ = ["COLUMNS", "EXIT_UNREADABLE", "add_parser", "run"]
+__all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
 #: columns of the output; ``similarity``: percent of the query's chunks found in the document
 #: (query -> doc), ``reverse_similarity``: percent of the document's chunks found in the query
@@ -31,13 +30,10 @@ COLUMNS = (
     "doc_chunks",
 )
 
-#: exit status when some query documents could not be read
-EXIT_UNREADABLE = 3
 
-
-def add_parser(sub, cluster_args=None) -> argparse.ArgumentParser:
-    """Declare the ``query`` subcommand."""
-    p = sub.add_parser(
+def register(subparsers) -> None:
+    """Declare ``query``."""
+    p = subparsers.add_parser(
         "query",
         help="compare files that are not in the index against it (read-only)",
         description="Compare documents that are not in the index against it, both directions: "
@@ -58,29 +54,18 @@ def add_parser(sub, cluster_args=None) -> argparse.ArgumentParser:
         metavar="PCT",
         help="least similarity either way, percent (default 1)",
     )
-    p.add_argument(
-        "-o", "--format", choices=FORMATS, default="table", help="output format (default table)"
-    )
-    return p
+    add_format(p)
 
 
-def run(args, callback=None) -> int:
+def run(args) -> int:
     """Run ``simdask query``; returns the exit status."""
-    docs = read_queries(args.files)
-    good = [(k, t) for k, t in docs if isinstance(t, str)]
     with Index.open(args.index) as idx:
-        results = idx.query_many([t for _, t in good], args.min)
-        k = idx.config.k
-    rows = (
-        {"query": key, **m.to_dict()}
-        for (key, _), matches in zip(good, results, strict=True)
-        for m in matches
-    )
+        batch = query_files(idx, args.files, args.min)
+    rows = ({"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches)
     write_rows(rows, COLUMNS, args.format, sys.stdout)
-    for key, text in good:
-        if len(words(text)) < k:
-            print(f"simdask: note: {key}: fewer than {k} words, no chunks", file=sys.stderr)
-    bad = [t for _, t in docs if not isinstance(t, str)]
-    for e in bad:
+    for r in batch.results:
+        if r.too_short:
+            print(f"simdask: note: {r.key}: fewer than {batch.k} words, no chunks", file=sys.stderr)
+    for e in batch.unreadable:
         print(f"simdask: error: cannot read {e}", file=sys.stderr)
-    return EXIT_UNREADABLE if bad else 0
+    return EXIT_UNREADABLE if batch.unreadable else EXIT_OK

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import CancelledError
 from contextlib import contextmanager, suppress
@@ -19,7 +20,7 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster
 
-from simdask.cluster.spec import ClusterSpec
+from simdask.cluster.spec import ClusterSpec, default_workers
 from simdask.errors import ClusterError, SimdaskError
 
 __all__ = [
@@ -35,9 +36,9 @@ __all__ = [
 
 #: Set in the worker processes of simdask's own LocalCluster before they start: keep freed
 #: memory in the heap instead of returning it to the OS at once (Dask's default trim threshold
-#: is 64 KiB). simdask's tasks allocate large temporaries again and again; on machines where
-#: the first touch of fresh memory is slow (VMs, measured here at ~2 s/GiB) this makes them
-#: about twice as fast, at the price of workers keeping their peak memory.
+#: is 64 KiB). simdask's tasks allocate large temporaries again and again; where the first
+#: touch of fresh memory is slow (VMs) this makes them faster, at the price of workers keeping
+#: their peak memory (both measured by scripts/bench_kernels.py; docs/benchmarks.md, "Kernels").
 WORKER_MALLOC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30),
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
@@ -49,15 +50,23 @@ WORKER_MALLOC_ENV = {
 #: and the run fails ("lost dependencies") instead of retrying the task elsewhere.
 CLUSTER_CONFIG = {"distributed.scheduler.active-memory-manager.start": False}
 
+
+def _subprocess_logging() -> tuple[int, dict[str, str]]:
+    """The log level of the scheduler and worker processes simdask starts, and the
+    environment that sets it in a worker process before it imports distributed (its
+    ``logging`` config, asyncio included): ERROR when simdask's own logger shows INFO
+    (``simdask --verbose``), else nothing but CRITICAL (simdask reports failures itself; the
+    workers' connection chatter and shutdown tracebacks are noise)."""
+    if logging.getLogger("simdask").isEnabledFor(logging.INFO):
+        return logging.INFO, {}
+    quiet = {"DASK_LOGGING__DISTRIBUTED": "critical", "DASK_LOGGING__ASYNCIO": "critical"}
+    return logging.CRITICAL, quiet
+
+
 _MEMORY_HINT = (
     "raise the memory limit per worker with --memory-limit (SIMDASK_MEMORY_LIMIT, "
     "memory_limit in the config file), or use fewer threads per worker"
 )
-
-
-def default_workers() -> int:
-    """Workers of a default LocalCluster: one per core."""
-    return max(1, os.cpu_count() or 1)
 
 
 def _spec_of(
@@ -115,7 +124,7 @@ def _start_ssh(spec: ClusterSpec):
     kwargs = ssh_cluster_kwargs(spec)
     try:
         with dask.config.set(CLUSTER_CONFIG):  # the remote processes inherit dask's config
-            return SSHCluster(**kwargs, silence_logs=logging.ERROR)
+            return SSHCluster(**kwargs, silence_logs=_subprocess_logging()[0])
     except Exception as e:
         opts = kwargs["connect_options"]
         ssh = "ssh" + "".join(
@@ -168,8 +177,10 @@ def connect(
         if spec.kind == "ssh":
             cluster = _start_ssh(spec)
         else:
+            level, log_env = _subprocess_logging()
             env = {
-                f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC_ENV.items()
+                f"distributed.nanny.pre-spawn-environ.{k}": v
+                for k, v in {**WORKER_MALLOC_ENV, **log_env}.items()
             }
             with dask.config.set({**env, **CLUSTER_CONFIG}):
                 cluster = LocalCluster(
@@ -178,7 +189,7 @@ def connect(
                     processes=processes,
                     memory_limit=spec.memory_limit,
                     dashboard_address=spec.dashboard_address,
-                    silence_logs=logging.ERROR,
+                    silence_logs=level,
                 )
         try:
             client = Client(cluster)
@@ -227,27 +238,66 @@ def _memory_text(limits: Any) -> str:
     return f"the memory limit per worker is {span}"
 
 
+def _memory_restarts(client: Any, since: float | None) -> int | None:
+    """Workers the nannies restarted for exceeding their memory budget since ``since`` (the
+    scheduler's ``worker-restart-memory`` events); None when it cannot be told."""
+    if since is None:
+        return None
+    try:
+        events = client.get_events("worker-restart-memory")
+    except Exception:
+        return None
+    return sum(1 for t, _ in events if t >= since)
+
+
+def _cause(client: Any, since: float | None, limits: Any) -> str:
+    """Why workers died, as far as the scheduler knows: memory restarts, else not memory."""
+    n = _memory_restarts(client, since)
+    if n == 0:
+        return (
+            "No worker was restarted for using too much memory, so a worker process was "
+            "killed from outside or crashed: see the worker logs"
+        )
+    if n:
+        return (
+            f"Workers ran out of memory ({n} restarted by their nanny; "
+            f"{_memory_text(limits)}): {_MEMORY_HINT}"
+        )
+    return (
+        f"Most often a worker runs out of memory ({_memory_text(limits)}): {_MEMORY_HINT}; "
+        "otherwise see the worker logs (killed from outside, crashed)"
+    )
+
+
 def cluster_failure(
     error: BaseException,
     client: Any,
     note: str = "",
     workers_before: dict[str, int | None] | None = None,
+    since: float | None = None,
 ) -> ClusterError | None:
     """A :class:`ClusterError` for ``error`` if the cluster failed the run: workers died
     (:class:`~distributed.scheduler.KilledWorker`, or workers of ``workers_before`` gone), the
-    scheduler went away; None if ``error`` is something else. ``note`` is appended."""
+    scheduler went away; None if ``error`` is something else. ``note`` is appended. ``since``
+    (the run's start, ``time.time()``): memory restarts after it name memory as the cause;
+    none name a kill or crash instead."""
     from distributed.scheduler import KilledWorker
 
     tail = f"; {note}" if note else ""
     if isinstance(error, KilledWorker):
         last = error.last_worker
         mem = _memory_text([getattr(last, "memory_limit", None)])
+        if _memory_restarts(client, since) == 0:
+            why = _cause(client, since, [])
+        else:
+            why = (
+                f"Most often a worker runs out of memory ({mem}): {_MEMORY_HINT}; otherwise "
+                "see the worker logs (killed from outside, crashed)"
+            )
         return ClusterError(
             f"Dask workers died while running task {error.task!r}: it was tried on "
             f"{error.allowed_failures + 1} workers and each died (the last was "
-            f"{getattr(last, 'address', last)}). Most often a worker runs out of memory "
-            f"({mem}): {_MEMORY_HINT}; otherwise see the worker logs (killed from outside, "
-            f"crashed){tail}"
+            f"{getattr(last, 'address', last)}). {why}{tail}"
         )
     lost = getattr(error, "reason", None) == "scheduler-connection-lost" or (
         isinstance(error, (OSError, TimeoutError, CancelledError)) and _lost(client)
@@ -278,11 +328,13 @@ def cluster_failure(
         what = "the Dask cluster has no workers (they died, or none joined)"
     else:  # a worker's connection closed, or workers came back under new addresses
         what = "Dask workers died and were restarted during the run"
-    return ClusterError(
-        f"{what} and the run failed ({type(error).__name__}: {first}). Most often a worker "
-        f"runs out of memory ({_memory_text([*before.values(), *now.values()])}): "
-        f"{_MEMORY_HINT}; otherwise see the worker logs (killed from outside, crashed){tail}"
-    )
+    why = _cause(client, since, [*before.values(), *now.values()])
+    if "lost dependencies" in str(error) and len(before) <= 1:
+        why = (
+            "With one worker, data the client scattered to it died with it and the run cannot "
+            f"go on (with two or more, a worker's death is survived). {why}"
+        )
+    return ClusterError(f"{what} and the run failed ({type(error).__name__}: {first}). {why}{tail}")
 
 
 @contextmanager
@@ -290,12 +342,13 @@ def cluster_errors(client: Any, note: str = "") -> Iterator[None]:
     """Inside the block, turn a cluster's failure (see :func:`cluster_failure`) into a
     :class:`ClusterError`; use it inside the block that owns ``client``, before it closes."""
     before = _workers(client)
+    since = time.time()
     try:
         yield
     except Exception as e:
         if isinstance(e, SimdaskError):
             raise
-        failure = cluster_failure(e, client, note, before)
+        failure = cluster_failure(e, client, note, before, since)
         if failure is None:
             raise
         raise failure from e

@@ -10,11 +10,14 @@ The kind of cluster comes from the first of those sources that names one: explic
 ``scheduler``) or SSH hosts (kind ``ssh``); default ``local``. So ``--ssh`` on the command line
 wins over a ``scheduler`` in the config file, and settings that do not apply to the kind chosen
 are ignored (``simdask cluster`` shows them as unused).
+
+The command-line options are declared from :data:`SETTINGS` by :mod:`simdask.cli._args`; this
+module holds no argparse code and imports nothing of simdask's cluster connection
+(:mod:`simdask.cluster.connect` imports it, not the other way round).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import sys
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simdask.cluster.addresses import scheduler_address
 from simdask.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -32,17 +36,24 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 __all__ = [
     "KINDS",
+    "SETTINGS",
     "ClusterSpec",
     "ResolvedCluster",
-    "add_cluster_arguments",
-    "cli_values",
+    "Setting",
     "config_file_path",
+    "default_workers",
     "env_values",
     "file_values",
+    "parse_values",
     "resolve_cluster",
 ]
 
 KINDS = ("local", "scheduler", "ssh")
+
+
+def default_workers() -> int:
+    """Worker processes of a default LocalCluster: one per core."""
+    return max(1, os.cpu_count() or 1)
 
 
 class _Bad(Exception):
@@ -61,6 +72,13 @@ def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _Bad("a non-empty string")
     return value.strip()
+
+
+def _address(value: Any) -> str:
+    try:
+        return scheduler_address(value)
+    except ValueError as e:
+        raise _Bad(str(e)) from None
 
 
 def _kind(value: Any) -> str:
@@ -137,7 +155,10 @@ def _memory(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class _Setting:
+class Setting:
+    """One cluster setting: its name, parser (raises ``_Bad``), help text, the kinds of
+    cluster that use it, and its command-line option (``flag``, ``metavar``, ``cli_type``)."""
+
     name: str
     parse: Callable[[Any], Any]
     help: str
@@ -148,24 +169,26 @@ class _Setting:
 
     @property
     def env(self) -> str:
+        """The environment variable that gives this setting."""
         return "SIMDASK_CLUSTER" if self.name == "kind" else f"SIMDASK_{self.name.upper()}"
 
     @property
     def option(self) -> str:
+        """The command-line option that gives this setting."""
         return self.flag or "--" + self.name.replace("_", "-")
 
 
 _SSH = ("ssh",)
-SETTINGS: tuple[_Setting, ...] = (
-    _Setting("kind", _kind, "local, scheduler or ssh (default: from the settings given)", KINDS),
-    _Setting(
+SETTINGS: tuple[Setting, ...] = (
+    Setting("kind", _kind, "local, scheduler or ssh (default: from the settings given)", KINDS),
+    Setting(
         "scheduler",
-        _text,
+        _address,
         "use an existing Dask cluster, e.g. tcp://host:8786",
         ("scheduler",),
         metavar="ADDR",
     ),
-    _Setting(
+    Setting(
         "ssh_hosts",
         _hosts,
         "start a cluster over SSH: the first host runs the scheduler, each of the others "
@@ -174,12 +197,12 @@ SETTINGS: tuple[_Setting, ...] = (
         flag="--ssh",
         metavar="HOST1,HOST2,...",
     ),
-    _Setting("ssh_user", _text, "SSH user name (default: yours)", _SSH, metavar="USER"),
-    _Setting(
+    Setting("ssh_user", _text, "SSH user name (default: yours)", _SSH, metavar="USER"),
+    Setting(
         "ssh_key", _text, "SSH private key file (default: ssh's defaults)", _SSH, metavar="FILE"
     ),
-    _Setting("ssh_port", _int(1, 65535), "SSH port (22)", _SSH, metavar="N", cli_type=int),
-    _Setting(
+    Setting("ssh_port", _int(1, 65535), "SSH port (22)", _SSH, metavar="N", cli_type=int),
+    Setting(
         "ssh_known_hosts",
         _text,
         "known_hosts file the hosts' keys are checked against (default ~/.ssh/known_hosts); "
@@ -187,14 +210,14 @@ SETTINGS: tuple[_Setting, ...] = (
         _SSH,
         metavar="FILE",
     ),
-    _Setting(
+    Setting(
         "remote_python",
         _text,
         "Python on the SSH hosts (default: the path of this Python)",
         _SSH,
         metavar="PATH",
     ),
-    _Setting(
+    Setting(
         "workers",
         _int(1),
         "LocalCluster worker processes (default: one per core)",
@@ -202,7 +225,7 @@ SETTINGS: tuple[_Setting, ...] = (
         metavar="N",
         cli_type=int,
     ),
-    _Setting(
+    Setting(
         "workers_per_host",
         _int(1),
         "worker processes on each SSH worker host (1)",
@@ -210,7 +233,7 @@ SETTINGS: tuple[_Setting, ...] = (
         metavar="N",
         cli_type=int,
     ),
-    _Setting(
+    Setting(
         "threads_per_worker",
         _int(1),
         "threads per worker process (1)",
@@ -218,7 +241,7 @@ SETTINGS: tuple[_Setting, ...] = (
         metavar="N",
         cli_type=int,
     ),
-    _Setting(
+    Setting(
         "memory_limit",
         _memory,
         "memory limit of each worker process, e.g. 4GiB; 'auto': the machine's memory "
@@ -226,14 +249,14 @@ SETTINGS: tuple[_Setting, ...] = (
         ("local", "ssh"),
         metavar="SIZE",
     ),
-    _Setting(
+    Setting(
         "dashboard_address",
         _text,
         "where the scheduler serves the Dask dashboard (:8787; :0 for any free port)",
         ("local", "ssh"),
         metavar="ADDR",
     ),
-    _Setting(
+    Setting(
         "connect_timeout",
         _seconds,
         "seconds to wait for the scheduler or the SSH hosts (30)",
@@ -318,6 +341,23 @@ class ClusterSpec:
         """Whether setting ``name`` is used by this kind of cluster."""
         return self.kind in _BY_NAME[name].kinds
 
+    @property
+    def outlives_run(self) -> bool:
+        """Whether the cluster is there before and after a run: an existing scheduler
+        (``scheduler``) is; a LocalCluster or SSHCluster (``local``, ``ssh``) is started for
+        the run and closed after it."""
+        return self.kind == "scheduler"
+
+    @property
+    def expected_workers(self) -> int:
+        """Worker processes a cluster started from this spec will have (0: not known: an
+        existing scheduler's, or a LocalCluster's of the default size)."""
+        if self.kind == "ssh":
+            return max(0, len(self.ssh_hosts) - 1) * self.workers_per_host
+        if self.kind == "local":
+            return self.workers or 0
+        return 0
+
     def describe(self) -> str:
         """One line: what kind of cluster, where."""
         if self.kind == "scheduler":
@@ -341,8 +381,6 @@ class ResolvedCluster:
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per setting: name, value, source, used (by this kind of cluster)."""
-        from simdask.cluster.connect import default_workers
-
         out = []
         for s in SETTINGS:
             value = getattr(self.spec, s.name)
@@ -361,43 +399,9 @@ class ResolvedCluster:
         return out
 
 
-def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
-    """The cluster options (``--scheduler``, ``--ssh``, ``--workers`` ...) of a command."""
-    g = parser.add_argument_group(
-        "cluster (settings also come from SIMDASK_* environment variables and the config "
-        "file; see `simdask cluster --help`)"
-    )
-    g.add_argument(
-        "--local", action="store_true", help="start a LocalCluster, whatever env/file say"
-    )
-    for s in SETTINGS:
-        if s.name == "kind":
-            continue
-        g.add_argument(
-            s.option,
-            dest=f"cluster_{s.name}",
-            metavar=s.metavar,
-            type=s.cli_type,
-            help=f"{s.help} [{s.env}]",
-        )
-
-
-def cli_values(args: argparse.Namespace) -> dict[str, Any]:
-    """The cluster settings given on the command line (only those given)."""
-    out = {}
-    for s in SETTINGS:
-        value = getattr(args, f"cluster_{s.name}", None)
-        if value is not None:
-            out[s.name] = value
-    out = _parse(out, lambda n: _BY_NAME[n].option)
-    if getattr(args, "local", False):
-        if "scheduler" in out or "ssh_hosts" in out:
-            raise ConfigError("--local cannot be combined with --scheduler or --ssh")
-        out["kind"] = "local"
-    return out
-
-
-def _parse(values: Mapping[str, Any], where: Callable[[str], str]) -> dict[str, Any]:
+def parse_values(values: Mapping[str, Any], where: Callable[[str], str]) -> dict[str, Any]:
+    """Validate settings given by name (e.g. from the command line); ``where(name)`` labels
+    a bad value's origin in the :class:`ConfigError` (e.g. the option ``--workers``)."""
     out = {}
     for name, value in values.items():
         try:
@@ -412,7 +416,7 @@ def _parse(values: Mapping[str, Any], where: Callable[[str], str]) -> dict[str, 
 def env_values(environ: Mapping[str, str]) -> dict[str, Any]:
     """The cluster settings given by ``SIMDASK_*`` environment variables (empty: not given)."""
     given = {s.name: environ[s.env] for s in SETTINGS if environ.get(s.env, "").strip()}
-    return _parse(given, lambda n: f"environment variable {_BY_NAME[n].env}")
+    return parse_values(given, lambda n: f"environment variable {_BY_NAME[n].env}")
 
 
 def config_file_path(environ: Mapping[str, str]) -> tuple[Path | None, bool]:
@@ -445,7 +449,7 @@ def file_values(path: Path) -> dict[str, Any]:
             f"{path}: [cluster] {unknown[0]}: unknown setting; expected one of "
             + ", ".join(sorted(_BY_NAME))
         )
-    return _parse(table, lambda n: f"{path}: [cluster] {n}")
+    return parse_values(table, lambda n: f"{path}: [cluster] {n}")
 
 
 def _claimed_kind(values: Mapping[str, Any], label: str) -> str | None:

@@ -1,4 +1,5 @@
-"""One run as Dask graphs, thin: the run driver (:mod:`.run`), the stage drivers
-(:mod:`.chunk_stage`, :mod:`.merge_stage`, :mod:`.similarity_stage`), the task functions they
-submit (:mod:`.tasks`) and the two-group comparison (:mod:`.compare`).
+"""One run as Dask graphs, thin: the run driver (:mod:`.run`), what every stage gets from the
+run (:mod:`.context`: ``RunContext``, ``RunOptions``, ``task_key``), the one stage contract and
+its driver (:mod:`.stage`), the stages with their task functions (:mod:`.chunk_stage`,
+:mod:`.merge_stage`, :mod:`.similarity_stage`) and the two-group comparison (:mod:`.compare`).
 """

@@ -172,13 +172,15 @@ def _changes(catalog, config, plan: CompactionPlan, heads: dict, run_id: int):
     return changes, stats
 
 
-def compact_index(index, client: Client, options, cb: Callback, *, force=False, use_cache=False):
-    """Plan and run one compaction of ``index`` (the writer lock held by the caller) with
-    ``options.merge_policy``; commits it as its own run. Returns its statistics with
-    ``run_id`` (``{}`` when nothing was due). On failure the compaction's generation is
-    removed and the previous one stays current."""
+def compact_index(writer, client: Client, options, cb: Callback, force=False, use_cache=False):
+    """Plan and run one compaction of the index of ``writer`` (a
+    :class:`~simdask.update.Writer` holding the lock) with ``options.merge_policy``; commits
+    it as its own run, with the checksums of the segments it wrote. Returns its statistics
+    with ``run_id`` (``{}`` when nothing was due). On failure before the commit the
+    compaction's generation is removed and the previous one stays current."""
     from simdask.cluster.placement import choose_transfer
 
+    index = writer.index
     plan = plan_compaction(index.catalog, options.merge_policy, force)
     if not plan:
         return {}
@@ -198,9 +200,10 @@ def compact_index(index, client: Client, options, cb: Callback, *, force=False, 
             cb=cb,
         )
         failpoints.hit("before_compaction_commit")
+        changes.files = writer._checksums(changes, run_id)
         index.catalog.commit_run(run_id, run_id, changes, {"compaction": stats})
     except BaseException as e:
-        index._abort_run(run_id, e)
-        raise
+        if not writer._settle(run_id, e):  # committed: the error came after COMMIT
+            raise
     failpoints.hit("after_compaction_commit")
     return {"run_id": run_id, **stats}

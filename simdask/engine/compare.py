@@ -6,8 +6,9 @@ document from A and one from B. Pairs inside a group are computed by the run but
 reported. Keys are prefixed by their group inside the temporary index (``A/`` and ``B/``), so a
 key present in both groups names two documents; the result gives each group's own key.
 
-Both directions come from one shared-chunk count: ``a_in_b`` is ``100 * shared / |a|`` percent
-(how much of the A document is found in the B document), ``b_in_a`` is ``100 * shared / |b|``.
+Both directions come from one shared-chunk count: ``a_in_b`` is
+:func:`~simdask.kernels.similarity.containment` ``(shared, |a|)`` percent (how much of the A
+document is found in the B document), ``b_in_a`` is ``containment(shared, |b|)``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from simdask.engine.run import RunOptions
 from simdask.errors import ConfigError, IndexExistsError
 from simdask.index import Index, RunSummary
 from simdask.ingest.sources import list_items
+from simdask.kernels.similarity import containment
 from simdask.progress import Callback
 
 __all__ = ["GROUP_PREFIXES", "CompareResult", "CrossPair", "compare_groups"]
@@ -164,8 +166,8 @@ def cross_pairs(idx: Index, min_similarity: float = 0.0) -> list[CrossPair]:
         found[(a, b)] = CrossPair(
             a,
             b,
-            100.0 * r.shared / na if a_in_b is None else a_in_b,
-            100.0 * r.shared / nb if b_in_a is None else b_in_a,
+            containment(r.shared, na) if a_in_b is None else a_in_b,
+            containment(r.shared, nb) if b_in_a is None else b_in_a,
             r.shared,
             na,
             nb,

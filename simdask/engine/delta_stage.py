@@ -16,11 +16,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from distributed import Client
 
 from simdask import failpoints
 from simdask.config import IndexConfig
-from simdask.engine.segment_tasks import delta_pairs_task, delta_rows_task, delta_task
+from simdask.engine.context import RunContext
+from simdask.engine.merge_stage import MergeSpec, MergeStage
+from simdask.engine.segment_tasks import delta_head, delta_keys, delta_pairs_task, delta_task
+from simdask.engine.similarity_stage import (
+    SimilarityResult,
+    member_pass,
+    member_results,
+    run_blocks,
+)
+from simdask.engine.stage import drive
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.postings import pack_pairs, split_sorted_by_shard
 from simdask.storage.catalog import Catalog
@@ -28,16 +36,17 @@ from simdask.storage.segments import Manifest, RangeReader
 from simdask.storage.shards import ShardStore
 from simdask.storage.text_packs import TextStore
 
-__all__ = ["DeltaInputs", "run_delta", "stored_chunk_ids"]
+__all__ = ["DeltaInputs", "DeltaResult", "run_delta", "stored_chunk_ids"]
 
 
 @dataclass
 class DeltaInputs:
-    """What :func:`run_delta` needs besides the cluster: the run's scattered ID maps
+    """What :func:`run_delta` needs besides the cluster: the run's broadcast ID maps
     (``prov_f``, ``final_f``), the recomputed documents (``members``, sorted uint32) and those
     whose content changed (``changed``), documents removed or replaced (``dropped``), the
     committed ``manifest`` and tombstones (``tomb_old``) and those after this run
-    (``tomb_new``), ``|A|`` by doc ID after the run (``n_chunks_f`` scattered, ``n_docs``)."""
+    (``tomb_new``), ``|A|`` by doc ID after the run (``n_chunks_f`` broadcast, ``n_docs``),
+    and the heavy-chunk ``cutoff`` the index was built with (None: no chunk is heavy)."""
 
     prov_f: object
     final_f: object
@@ -49,6 +58,7 @@ class DeltaInputs:
     tomb_new: np.ndarray
     n_chunks_f: object
     n_docs: int
+    cutoff: int | None = None
 
 
 def stored_chunk_ids(
@@ -96,38 +106,51 @@ def _befores(store, manifest, probes, tomb, ranges) -> list:
         return list(ex.map(one, range(len(ranges))))
 
 
+@dataclass
+class DeltaResult:
+    """What :func:`run_delta` computed: the segments written ``{range: (keys, postings)}``,
+    the members' rows, the skipped-chunk change, and seconds per step (writing the deltas,
+    reading the probed posting lists, counting pairs and rows)."""
+
+    segments: dict[int, tuple[int, int]]
+    rows: SimilarityResult
+    skipped_delta: int
+    seconds: dict[str, float]
+
+
+def _write_deltas(ctx: RunContext, store: ShardStore, specs, buckets, inp: DeltaInputs):
+    """One :func:`delta_task` per range; returns the futures and the gathered deltas (with no
+    shared filesystem the client writes the small deltas itself)."""
+    args = (inp.prov_f, inp.final_f)
+    stage = MergeStage(ctx, store, specs, buckets, delta_task, args, "delta", needs_old=False)
+    drive(ctx, stage)
+    deltas = ctx.client.gather(stage.futures)
+    ctx.traffic.received(deltas)
+    if not ctx.shared:  # the workers cannot write the store: the client does
+        for s, d in enumerate(deltas):
+            if d.n_postings:
+                store.write(d.generation, s, d)
+    return stage.futures, deltas
+
+
 def run_delta(
-    client: Client,
-    merges,
+    ctx: RunContext,
     store: ShardStore,
     catalog: Catalog,
     texts: TextStore,
     config: IndexConfig,
+    specs: list[MergeSpec],
+    buckets,
     inp: DeltaInputs,
-    ranges: list[tuple[int, int]],
-    tag: str,
-    cb,
-    traffic,
-) -> dict:
-    """Write the run's delta segments and compute the recomputed documents' rows.
-
-    ``merges``: a :class:`~simdask.engine.merge_stage.MergeStage` over the ranges (with no
-    shared filesystem the client gathers the small deltas and writes them). Returns
-    ``{"segments": {range: (keys, postings)}, "rows", "trim", "skipped_delta", "pairs",
-    "seconds"}`` (seconds: writing the deltas, reading the probed posting lists, counting
-    pairs and rows).
-    """
+) -> DeltaResult:
+    """Write the run's delta segments and compute the recomputed documents' rows (exact: the
+    members' pairs counted on the live postings of their chunks after the run)."""
     t0 = time.perf_counter()
-    delta_f = merges.run(delta_task, (inp.prov_f, inp.final_f), f"simdask-delta-{tag}", False)
-    deltas = client.gather(delta_f)
-    traffic.received(deltas)
+    delta_f, deltas = _write_deltas(ctx, store, specs, buckets, inp)
     written = {s: (len(d.chunk_keys), d.n_postings) for s, d in enumerate(deltas) if d.n_postings}
-    if merges.transfer != "shared":  # the workers cannot write the store: the client does
-        for s in written:
-            store.write(deltas[s].generation, s, deltas[s])
     failpoints.hit("after_merge")
     t1 = time.perf_counter()
-
+    ranges = [(sp.lo, sp.hi) for sp in specs]
     refill = np.setdiff1d(inp.members, inp.changed)
     probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs)
@@ -135,14 +158,13 @@ def run_delta(
         np.union1d(deltas[s].chunk_keys, stored[s]).astype(np.uint32) for s in range(len(ranges))
     ]
     befores = _befores(store, inp.manifest, probes, inp.tomb_old, ranges)
-    traffic.sent(befores)
+    ctx.traffic.sent(befores)
     t2 = time.perf_counter()
-    # in the tasks' arguments, not scattered: a task retried after its worker died needs them
-    tomb_f, members_f, changed_f = client.scatter(
-        [inp.tomb_new, inp.members, inp.changed], broadcast=True, hash=False
-    )
+    tomb_f, members_f, changed_f = ctx.broadcast(inp.tomb_new, inp.members, inp.changed)
+    # the probed lists in the tasks' arguments, not scattered: a task retried after its
+    # worker died still has them
     pair_f = [
-        client.submit(
+        ctx.client.submit(
             delta_pairs_task,
             delta_f[s],
             befores[s],
@@ -150,32 +172,22 @@ def run_delta(
             members_f,
             inp.n_docs,
             config.max_df,
-            key=f"simdask-deltapairs-{tag}-s{s:04d}",
+            inp.cutoff,
+            key=ctx.key("deltapairs", s=s),
         )
         for s in range(len(ranges))
     ]
-    cb.stage("similarity", 1)
-    forward, reverse, skipped, n_pairs = client.submit(
-        delta_rows_task,
-        pair_f,
-        inp.members,
-        inp.n_chunks_f,
-        changed_f,
-        members_f,
-        config.threshold,
-        config.top_k,
-        key=f"simdask-rows-{tag}-b000000",
-    ).result()
-    cb.advance(1)
-    cb.end_stage()
-    rows = tuple(np.concatenate([forward[i], reverse[i]]) for i in range(4))
-    traffic.received(rows)
+    heads = ctx.gather_shards("deltahead", delta_head, pair_f)
+    p = member_pass(
+        delta_keys, lambda block: (), "keys", inp.n_chunks_f, changed_f, members_f, config
+    )
+    out = run_blocks(ctx, pair_f, [inp.members], p)
+    res = member_results(out, 1, int(sum(h[1] for h in heads)))
+    ctx.traffic.received(res.rows)
     t3 = time.perf_counter()
-    return {
-        "seconds": {"delta": t1 - t0, "probe": t2 - t1, "pairs": t3 - t2},
-        "segments": written,
-        "rows": rows,
-        "trim": np.unique(reverse[0]),
-        "skipped_delta": int(skipped),
-        "pairs": int(n_pairs),
-    }
+    return DeltaResult(
+        segments=written,
+        rows=res,
+        skipped_delta=int(sum(h[0] for h in heads)),
+        seconds={"delta": t1 - t0, "probe": t2 - t1, "pairs": t3 - t2},
+    )

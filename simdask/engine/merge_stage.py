@@ -1,22 +1,189 @@
-"""The merge stage on the cluster (DESIGN §3.3): one merge task per shard, sent to the worker
-that caches its previous generation (:mod:`~simdask.cluster.worker_cache`), with the old shard
-and the run's pairs read from the shared filesystem or sent through Dask
-(:mod:`~simdask.cluster.placement`)."""
+"""The merge stage (DESIGN §3.3): one merge task per range, sent to the worker that caches its
+committed segments (:mod:`~simdask.cluster.worker_cache`), with the old shard and the run's
+pairs read from the shared filesystem or sent through Dask (:mod:`~simdask.cluster.placement`).
+
+:func:`merge_task` and :func:`merge_crossed_task` are plain functions
+of plain arguments (the tests call them directly); :class:`MergeStage` submits them under the
+stage contract of :mod:`.stage`; :func:`write_back` stores the rewritten shards when the
+workers cannot.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-from distributed import Client, as_completed
+import numpy as np
+from distributed import Client, Future, as_completed
 
+from simdask import failpoints
 from simdask.cluster.worker_cache import cache_entries, worker_cache
-from simdask.engine.tasks import MergeSpec
+from simdask.engine.context import RunContext
 from simdask.errors import ShardNotCachedError
-from simdask.progress import Callback
-from simdask.storage.segments import read_range
-from simdask.storage.shards import ShardStore
+from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
+from simdask.storage.segments import merge_shards, read_range
+from simdask.storage.shards import ShardStore, open_shard_store
 
-__all__ = ["MergeStage", "cache_retain", "cached_shards"]
+__all__ = [
+    "MergeSpec",
+    "MergeStage",
+    "cache_retain",
+    "cached_segment",
+    "cached_shards",
+    "crossed_doc_ids",
+    "crossed_shard",
+    "merge_crossed_task",
+    "merge_task",
+    "old_shard",
+    "run_pairs",
+    "write_back",
+]
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """Where one range's merge finds its inputs and puts its output.
+
+    ``old_generations``: the range's committed segments (oldest first; empty: none).
+    ``store_root`` / ``bucket_dir``: the shard store and bucket files on a shared filesystem,
+    or None when the client sends the bucket pairs and old postings and writes the result.
+    ``index_id`` / ``layout`` / ``use_cache``: the worker-side segment cache key and whether
+    to use it (:mod:`simdask.cluster.worker_cache`).
+    """
+
+    shard: int
+    lo: int
+    hi: int
+    old_generations: tuple[int, ...]
+    generation: int
+    store_root: str | None
+    bucket_dir: str | None
+    index_id: str = ""
+    layout: str = ""
+    use_cache: bool = False
+
+
+def cached_segment(spec, generation: int) -> ShardData:
+    """One segment of ``spec.shard``: from this worker's cache, else read from the store
+    (and cached). Raises :class:`ShardNotCachedError` when it is not cached and there is no
+    shared store."""
+    cache = worker_cache() if spec.use_cache else None
+    if cache is not None:
+        hit = cache.get(spec.index_id, spec.layout, spec.shard, generation)
+        if hit is not None:
+            return hit
+    if spec.store_root is None:
+        raise ShardNotCachedError(
+            f"segment {spec.shard} of generation {generation} was expected in this "
+            "worker's cache and is not there"
+        )
+    data = open_shard_store(spec.store_root).read(generation, spec.shard)
+    if cache is not None:
+        cache.put(spec.index_id, spec.layout, spec.shard, data)
+    return data
+
+
+def old_shard(spec: MergeSpec, tomb: np.ndarray, old: ShardData | None) -> ShardData | None:
+    """The range's live postings before this run (its segments merged, tombstones applied):
+    as sent by the client, or from this worker's cache or the store (see
+    :func:`cached_segment`)."""
+    if not spec.old_generations:
+        return None
+    if old is not None:
+        return old
+    parts = [cached_segment(spec, g) for g in spec.old_generations]
+    return merge_shards(parts, tomb, spec.lo, spec.hi)
+
+
+def run_pairs(spec, prov_ids, final_ids, buckets) -> np.ndarray:
+    """This run's sorted pair keys of one range, with final doc IDs: from the bucket files
+    (shared filesystem) or ``buckets``."""
+    if buckets is None:
+        files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
+        buckets = [np.load(f) for f in files]
+    parts = [b.astype(np.uint64, copy=False) for b in buckets if len(b)]
+    delta = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    return remap_docs(delta, prov_ids, final_ids)
+
+
+def merge_task(
+    spec: MergeSpec,
+    prov_ids: np.ndarray,
+    final_ids: np.ndarray,
+    dropped: np.ndarray,
+    tomb: np.ndarray,
+    buckets: list[np.ndarray] | None = None,
+    old: ShardData | None = None,
+) -> ShardData:
+    """Rewrite one range as a single segment (DESIGN §3.3): its live postings minus
+    ``dropped`` plus the run's pairs.
+
+    The pairs come from the bucket files (shared filesystem) or ``buckets``; they carry
+    provisional IDs, replaced via ``prov_ids -> final_ids`` (sorted ``prov_ids``; unmapped
+    ones, e.g. duplicate keys, are left out). ``tomb``: the committed tombstones
+    (:mod:`simdask.kernels.segments`). A range that does not change is not rewritten: its
+    live postings are returned with the newest old generation. With a store, a rewritten
+    range is written as generation ``spec.generation``; without one the client writes what
+    this returns.
+    """
+    return _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old)[1]
+
+
+def _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old):
+    """:func:`merge_task`, returning the previous live postings (None: none) and the new."""
+    delta = run_pairs(spec, prov_ids, final_ids, buckets)
+    prev = old_shard(spec, tomb, old)
+    if prev is not None and len(delta) == 0 and not doc_mask(dropped, prev.doc_ids).any():
+        return prev, prev
+    failpoints.hit("merge_task")
+    arrays = merge_shard(
+        None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids),
+        delta,
+        dropped,
+    )
+    data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
+    if spec.store_root is not None:
+        open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
+    if spec.use_cache:
+        worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
+    return prev, data
+
+
+def merge_crossed_task(
+    spec: MergeSpec,
+    prov_ids: np.ndarray,
+    final_ids: np.ndarray,
+    dropped: np.ndarray,
+    tomb: np.ndarray,
+    max_df: int | None,
+    buckets: list[np.ndarray] | None = None,
+    old: ShardData | None = None,
+) -> tuple[ShardData, np.ndarray]:
+    """:func:`merge_task`, and the documents holding a chunk of this shard whose document
+    count crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`): their
+    similarities change although their content did not. Returns ``(shard, doc IDs)``
+    (sorted distinct uint32)."""
+    prev, data = _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old)
+    if data is prev:
+        return data, np.zeros(0, np.uint32)
+    before = None if prev is None else (prev.chunk_keys, prev.offsets)
+    return data, crossed_docs(before, (data.chunk_keys, data.offsets, data.doc_ids), max_df)
+
+
+def crossed_shard(crossed: tuple) -> ShardData:
+    """The merged shard of a :func:`merge_crossed_task` result."""
+    return crossed[0]
+
+
+def crossed_doc_ids(crossed: tuple) -> np.ndarray:
+    """The crossed documents of a :func:`merge_crossed_task` result."""
+    return crossed[1]
+
+
+def shard_info(shard: ShardData) -> tuple[int, int, int]:
+    """``(generation, distinct chunks, postings)`` of a merged range."""
+    return shard.generation, len(shard.chunk_keys), shard.n_postings
 
 
 def cache_retain(index_id: str, layout: str, keep: dict[int, list[int]]) -> int:
@@ -48,93 +215,91 @@ def cached_shards(client: Client, index_id: str, layout: str, gens: dict[int, li
 
 
 class MergeStage:
-    """Submit one task per shard (``fn(spec, *args, buckets=..., old=...)``) and wait for all.
+    """One task per shard, ``task(spec, *args, buckets=..., old=...)`` (the
+    :class:`~.stage.Stage` contract); :attr:`futures` in shard order once driven.
 
-    ``transfer='dask'``: a shard not cached on a worker is read by the client and scattered,
-    at most ``in_flight`` at a time; a merge sent to a worker whose cached copy has gone
-    (:class:`ShardNotCachedError`) is sent again with the shard. ``'shared'``: the tasks read
-    what they need from the store.
+    A shard cached on a worker (:attr:`located`) is merged there. Without a shared filesystem
+    a shard not cached is read by the client and scattered, at most ``ctx.in_flight`` at a
+    time, and a merge sent to a worker whose cached copy has gone
+    (:class:`ShardNotCachedError`) is sent again with the shard (task name suffix ``sent``).
+    With one, the tasks read what they need from the store.
     """
+
+    name = "merge"
 
     def __init__(
         self,
-        client: Client,
+        ctx: RunContext,
         store: ShardStore,
         specs: list[MergeSpec],
-        *,
-        transfer: str,
         buckets: list[list] | None,
-        cb: Callback,
-        traffic,
-        in_flight: int,
-        tomb=None,
+        task: Callable,
+        args: tuple,
+        key_stage: str = "merge",
+        tomb: np.ndarray | None = None,
+        needs_old: bool = True,
     ):
-        self.client, self.store, self.specs = client, store, specs
-        self.tomb = tomb
-        self.transfer, self.buckets, self.cb, self.traffic = transfer, buckets, cb, traffic
-        self.in_flight = in_flight
+        self.ctx, self.store, self.specs, self.buckets = ctx, store, specs, buckets
+        self.task, self.args, self.key_stage = task, args, key_stage
+        self.tomb = np.zeros(0, np.int64) if tomb is None else tomb
+        self.needs_old = needs_old
+        self.size = len(specs)
+        self.limit = self.size if ctx.shared or not needs_old else ctx.in_flight
+        self.futures: list = [None] * self.size
         self.sent_to_cache = 0
         self.located: dict[int, str] = {}
         spec = specs[0] if specs else None
         if spec is not None and spec.use_cache:
             gens = {s.shard: list(s.old_generations) for s in specs if s.old_generations}
-            client.run(cache_retain, spec.index_id, spec.layout, gens)
-            self.located = cached_shards(client, spec.index_id, spec.layout, gens)
+            ctx.client.run(cache_retain, spec.index_id, spec.layout, gens)
+            self.located = cached_shards(ctx.client, spec.index_id, spec.layout, gens)
 
-    def _submit(self, fn: Callable, s: int, args: tuple, key: str, send_old: bool):
-        spec = self.specs[s]
+    def _submit(self, s: int, send_old: bool, suffix: str = "") -> Future:
+        spec, ctx = self.specs[s], self.ctx
         old = None
         if send_old and spec.old_generations:
             gens = spec.old_generations
-            data = read_range(self.store, s, gens, self.tomb, spec.lo, spec.hi)
-            old = self.traffic.scatter(data)
+            old = ctx.traffic.scatter(read_range(self.store, s, gens, self.tomb, spec.lo, spec.hi))
         where = {}
         if s in self.located and not send_old:
             where = {"workers": [self.located[s]], "allow_other_workers": True}
-        return self.client.submit(
-            fn,
+        self.futures[s] = ctx.client.submit(
+            self.task,
             spec,
-            *args,
+            *self.args,
             buckets=None if self.buckets is None else self.buckets[s],
             old=old,
-            key=key,
+            key=ctx.key(self.key_stage, s=s, suffix=suffix),
             **where,
         )
+        return self.futures[s]
 
-    def run(self, fn: Callable, args: tuple, prefix: str, needs_old: bool = True) -> list:
-        """All shards' futures, in shard order, each finished. ``needs_old``: the task reads
-        the range's committed postings (else nothing old is sent or looked for)."""
-        n = len(self.specs)
-        futs: list = [None] * n
-        shard_of: dict[str, int] = {}
-        self.cb.stage("merge", n)
-        todo = list(range(n))
-        running = as_completed()
-        dask_mode = self.transfer == "dask" and needs_old
-        limit = self.in_flight if dask_mode else n
+    def submit(self, s: int) -> Future:
+        send = self.needs_old and not self.ctx.shared and s not in self.located
+        return self._submit(s, send)
 
-        def submit(s: int, key: str, send_old: bool) -> None:
-            futs[s] = self._submit(fn, s, args, key, send_old)
-            shard_of[futs[s].key] = s
-            running.add(futs[s])
+    def collect(self, s: int, future: Future) -> Future | None:
+        if future.status == "error":
+            if self.ctx.shared or not isinstance(future.exception(), ShardNotCachedError):
+                future.result()  # raises the task's error
+            self.located.pop(s, None)
+            return self._submit(s, True, "sent")
+        if s in self.located:
+            self.sent_to_cache += 1
+        return None
 
-        for _ in range(min(limit, n)):
-            s = todo.pop(0)
-            submit(s, f"{prefix}-s{s:04d}", dask_mode and s not in self.located)
-        for f in running:
-            s = shard_of.pop(f.key)
-            if f.status == "error":
-                exc = f.exception()
-                if not (dask_mode and isinstance(exc, ShardNotCachedError)):
-                    f.result()  # raises the task's error
-                self.located.pop(s, None)
-                submit(s, f"{prefix}-s{s:04d}-sent", True)
-                continue
-            if s in self.located:
-                self.sent_to_cache += 1
-            self.cb.advance(1)
-            if todo:
-                t = todo.pop(0)
-                submit(t, f"{prefix}-s{t:04d}", dask_mode and t not in self.located)
-        self.cb.end_stage()
-        return futs
+
+def write_back(
+    ctx: RunContext, store: ShardStore, futures: dict[int, Future], encode: Callable
+) -> None:
+    """Without a shared filesystem: each rewritten shard (``{shard: future}``) is encoded by
+    ``encode(result, compressed)`` (in the store's layout, raw or compressed) on the worker
+    that holds it, and the client writes the files as they arrive."""
+    encoded = {
+        ctx.client.submit(encode, f, store.compressed, key=ctx.key("encode", s=s)): s
+        for s, f in futures.items()
+    }
+    for fut in as_completed(encoded):
+        files = ctx.traffic.gather(fut)
+        store.write_encoded(ctx.run_id, encoded[fut], files)
+        fut.release()

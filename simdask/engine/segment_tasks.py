@@ -1,6 +1,6 @@
 """The Dask task functions of delta segments and compaction (DESIGN §3, "Incremental cost").
 
-Plain functions of plain arguments, like :mod:`simdask.engine.tasks`:
+Plain functions of plain arguments, like those of :mod:`simdask.engine.merge_stage`:
 
 * :func:`delta_task` writes a run's new postings of one range as a small segment, without
   reading the range's older segments;
@@ -17,17 +17,19 @@ import numpy as np
 
 from simdask import failpoints
 from simdask.cluster.worker_cache import worker_cache
-from simdask.engine.tasks import MergeSpec, cached_segment, member_rows_task, run_pairs
+from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
+from simdask.kernels.heavy import member_keys
 from simdask.kernels.postings import build_postings
-from simdask.kernels.similarity import member_pair_keys, skipped_chunks
+from simdask.kernels.similarity import skipped_chunks
 from simdask.storage.segments import merge_shards
-from simdask.storage.shards import ShardData, ShardStore
+from simdask.storage.shards import ShardData, open_shard_store
 
 __all__ = [
     "CompactSpec",
     "compact_task",
+    "delta_head",
+    "delta_keys",
     "delta_pairs_task",
-    "delta_rows_task",
     "delta_task",
     "segment_head",
 ]
@@ -48,7 +50,7 @@ def delta_task(
     data = ShardData(spec.lo, spec.hi, *build_postings(keys), generation=spec.generation)
     if data.n_postings and spec.store_root is not None:
         failpoints.hit("merge_task")
-        ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
+        open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
     if data.n_postings and spec.use_cache:  # sent where the range's older segments are cached
         worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
     return data
@@ -66,9 +68,11 @@ def delta_pairs_task(
     members: np.ndarray,
     n_docs: int,
     max_df: int | None,
-) -> tuple[tuple[int, int], np.ndarray]:
-    """Pair keys of ``members`` in one range (:func:`member_pair_keys`) and the change of the
-    range's skipped-chunk count.
+    cutoff: int | None = None,
+) -> tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """Pair keys of ``members`` in one range (:func:`~simdask.kernels.heavy.member_keys`,
+    ``(light, heavy)`` with chunks of ``df > cutoff`` heavy) and the change of the range's
+    skipped-chunk count.
 
     ``before``: the range's live postings before this run, restricted to the chunks probed
     (every chunk of a member, and of a removed document when ``max_df`` is set); ``tomb``:
@@ -78,32 +82,25 @@ def delta_pairs_task(
     """
     failpoints.hit("rows_task")
     after = merge_shards([before, delta], tomb, delta.lo, delta.hi)
-    keys = member_pair_keys(after, members, n_docs, max_df)
+    keys = member_keys(after, members, n_docs, max_df, cutoff)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
-    return (skipped, len(keys)), keys
+    return (skipped, len(keys[0]) + len(keys[1])), keys
 
 
-def delta_rows_task(
-    pairs: list[tuple[tuple[int, int], np.ndarray]],
-    members: np.ndarray,
-    n_chunks: np.ndarray,
-    changed: np.ndarray,
-    members_again: np.ndarray,
-    threshold: float,
-    top_k: int,
-):
-    """:func:`~simdask.engine.tasks.member_rows_task` over the ranges' results of
-    :func:`delta_pairs_task`; returns ``(forward, reverse, skipped-chunk change, keys)``."""
-    forward, reverse = member_rows_task(
-        [k for _, k in pairs], members, n_chunks, changed, members_again, threshold, top_k
-    )
-    return forward, reverse, sum(h[0] for h, _ in pairs), sum(h[1] for h, _ in pairs)
+def delta_head(result: tuple) -> tuple[int, int]:
+    """``(skipped-chunk change, keys emitted)`` of a :func:`delta_pairs_task` result."""
+    return result[0]
+
+
+def delta_keys(result: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(light, heavy)`` pair keys of a :func:`delta_pairs_task` result."""
+    return result[1]
 
 
 @dataclass(frozen=True)
 class CompactSpec:
     """One range's compaction: merge its segments ``generations`` into one segment of
-    ``generation`` (see :class:`~simdask.engine.tasks.MergeSpec` for the other fields)."""
+    ``generation`` (see :class:`~simdask.engine.merge_stage.MergeSpec` for the other fields)."""
 
     shard: int
     lo: int
@@ -132,7 +129,7 @@ def compact_task(
     )
     failpoints.hit("compact_task")
     if spec.store_root is not None:
-        ShardStore(spec.store_root).write(spec.generation, spec.shard, data)
+        open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
     if spec.use_cache:
         worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
     return data

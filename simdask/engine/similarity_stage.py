@@ -1,133 +1,391 @@
-"""The similarity stage on the cluster (DESIGN §3.4): the merged shards stay on the workers
-that hold them; per block of documents, each shard's pair keys are emitted where the shard is,
-then counted and thresholded by one task; at most ``blocks_in_flight`` blocks at a time."""
+"""The similarity stage (DESIGN §3.4): the merged shards stay on the workers that hold them;
+per block of documents, each shard's pair keys are emitted where the shard is (map), then
+counted, thresholded and cut to the top k by one task (aggregate).
+
+One block driver, :func:`run_blocks`, serves every path: all pairs of a full build
+(:func:`all_pairs`), the rows of the recomputed documents of an incremental run
+(:func:`member_rows`), and the fused merge of a small run, whose merge tasks already emitted
+the keys (:mod:`simdask.engine.run`). :func:`block_rows_task` and :func:`member_rows_task`
+are the aggregates, plain functions the tests call directly.
+
+Chunks above the heavy cutoff are handled apart (:mod:`simdask.kernels.heavy`): a full build
+chooses the cutoff, broadcasts the per-document heavy bitsets, counts candidate pairs through
+the light chunks and adds each candidate's heavy overlap exactly; in the ``exact`` mode the
+documents whose heavy chunks alone could give rows are searched densely. Incremental runs keep
+the cutoff the index was built with (:func:`stored_cutoff`) and emit member keys through light
+and heavy chunks apart.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-from distributed import as_completed
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from simdask.engine.tasks import block_rows_task, member_rows_task
+import numpy as np
+from distributed import Future
+
+from simdask import failpoints
+from simdask.config import IndexConfig
+from simdask.engine.context import RunContext
+from simdask.engine.stage import drive
+from simdask.kernels.heavy import (
+    HeavyBits,
+    HeavySets,
+    add_heavy_overlap,
+    choose_cutoff,
+    combine_member_counts,
+    df_histogram,
+    heavy_only_rows,
+    heavy_postings,
+    light_work,
+    member_keys,
+    merge_histograms,
+    merge_rows,
+    search_docs,
+    still_open,
+)
 from simdask.kernels.similarity import (
     block_pair_keys,
+    candidate_mask,
+    containment,
+    count_keys,
+    directed_rows,
     max_block_docs,
-    member_pair_keys,
     member_work,
     pair_work,
     plan_blocks,
     top_k_rows,
 )
+from simdask.summary import HeavyStats
 
-__all__ = ["EMPTY_ROWS", "SimilarityStage"]
+__all__ = [
+    "EMPTY_ROWS",
+    "BlockPass",
+    "SimilarityResult",
+    "all_pairs",
+    "block_rows_task",
+    "member_pass",
+    "member_results",
+    "member_rows",
+    "member_rows_task",
+    "run_blocks",
+    "stored_cutoff",
+]
 
 #: No similarity rows: ``(doc, other, shared, similarity)`` columns of length 0.
 EMPTY_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
 
 
-class SimilarityStage:
-    """Similarity blocks on the cluster, at most ``blocks_in_flight`` at a time."""
+def block_rows_task(
+    parts: list[np.ndarray],
+    doc_lo: int,
+    n_chunks: np.ndarray,
+    threshold: float,
+    top_k: int,
+    heavy: HeavyBits | None = None,
+):
+    """All-pairs block: count the shards' pair keys (:func:`block_pair_keys`); rows over
+    ``threshold`` percent both ways, best ``top_k`` per document. With ``heavy`` the keys come
+    from the light chunks only and each candidate's heavy overlap is added exactly first
+    (:func:`~simdask.kernels.heavy.add_heavy_overlap`).
 
-    def __init__(self, client, shard_f, n_chunks_f, n_docs, config, options, tag, cb):
-        self.client, self.shard_f, self.n_chunks_f = client, shard_f, n_chunks_f
-        self.n_docs = n_docs
-        self.config, self.options, self.tag, self.cb = config, options, tag, cb
-        self.n_blocks = 0
-        self.work = 0
+    A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
+    over all blocks.
+    """
+    failpoints.hit("rows_task")
+    keys, shared = count_keys(parts)
+    n_docs = len(n_chunks)
+    first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
+    if heavy is not None:
+        keys, shared = add_heavy_overlap(
+            keys, shared, first, n_chunks, threshold, heavy, candidate_mask
+        )
+    keep = candidate_mask(keys, shared, first, n_chunks, threshold)
+    keys = keys[keep].astype(np.int64)
+    d = keys // n_docs + doc_lo
+    o = keys % n_docs
+    return top_k_rows(*directed_rows(d, o, shared[keep], n_chunks, threshold), top_k)
 
-    def _work(self, fn, *args) -> np.ndarray:
-        futs = [
-            self.client.submit(fn, f, *args, key=f"simdask-work-{self.tag}-s{s:04d}")
-            for s, f in enumerate(self.shard_f)
-        ]
-        work = np.sum(self.client.gather(futs), axis=0)
-        self.work = int(work.sum())
-        return work
 
-    def _budget(self, work: np.ndarray) -> int:
-        """Pairs per block: ``block_pairs`` at most, and small enough for two blocks per
-        worker, so that the reductions run in parallel."""
-        n_workers = max(1, len(self.client.scheduler_info().get("workers", {})))
-        return max(1, min(self.options.block_pairs, int(work.sum()) // (2 * n_workers) + 1))
+def member_rows_task(
+    parts: list[np.ndarray],
+    block: np.ndarray,
+    n_chunks: np.ndarray,
+    changed: np.ndarray,
+    members: np.ndarray,
+    threshold: float,
+    top_k: int,
+    mode: str = "informative",
+):
+    """Rows of the recomputed documents ``r`` of ``block`` (keys of
+    :func:`~simdask.kernels.similarity.member_pair_keys`, or ``(light, heavy)`` keys of
+    :func:`~simdask.kernels.heavy.member_keys`: in the ``informative`` mode only pairs sharing
+    a light chunk count, :func:`~simdask.kernels.heavy.combine_member_counts`).
 
-    def _run_blocks(self, blocks: list, submit_block) -> list:
-        self.n_blocks = len(blocks)
-        self.cb.stage("similarity", len(blocks))
-        pending, running, out = list(enumerate(blocks)), as_completed(), []
-        for _ in range(min(self.options.blocks_in_flight, len(pending))):
-            running.add(submit_block(*pending.pop(0)))
-        for fut in running:
-            out.append(fut.result())
-            fut.release()
-            self.cb.advance(1)
-            if pending:
-                running.add(submit_block(*pending.pop(0)))
-        self.cb.end_stage()
-        return out
+    Returns ``(forward, reverse)``: forward rows ``r -> o`` (complete for each ``r`` of the
+    block, cut to ``top_k``) and reverse rows ``o -> r`` for ``r`` whose content changed
+    (``changed``) and ``o`` not itself recomputed (not in ``members``); every row has
+    similarity >= ``threshold`` percent. Each is ``(doc, other, shared, similarity)``.
+    """
+    failpoints.hit("rows_task")
+    keys, shared = combine_member_counts(parts, mode)
+    n_docs = len(n_chunks)
+    keep = candidate_mask(keys, shared, block.astype(np.int64), n_chunks, threshold)
+    keys = keys[keep].astype(np.int64)
+    r = block[keys // n_docs].astype(np.int64)
+    o = keys % n_docs
+    s = shared[keep].astype(np.int64)
+    sim_r = containment(s, n_chunks[r])
+    fwd = sim_r >= threshold
+    forward = top_k_rows(r[fwd], o[fwd], s[fwd], sim_r[fwd], top_k)
+    rev = np.isin(r, changed) & ~np.isin(o, members)
+    r, o, s = r[rev], o[rev], s[rev]
+    sim_o = containment(s, n_chunks[o])
+    keep = sim_o >= threshold
+    return forward, (o[keep], r[keep], s[keep], sim_o[keep])
 
-    def _parts(self, fn, b: int, *args) -> list:
-        return [
-            self.client.submit(
-                fn,
-                f,
-                *args,
-                self.n_docs,
-                self.config.max_df,
-                key=f"simdask-pairs-{self.tag}-b{b:06d}-s{s:04d}",
-            )
-            for s, f in enumerate(self.shard_f)
-        ]
 
-    def all_pairs(self, n_docs: int):
-        """Every document against every other (a first build, or all documents changed)."""
-        cfg = self.config
-        work = self._work(pair_work, n_docs, cfg.max_df)
-        blocks = plan_blocks(work, self._budget(work), max_block_docs(n_docs))
+@dataclass(frozen=True)
+class BlockPass:
+    """One pass over blocks of documents, dask-style: per block ``b``, ``emit(shard,
+    *emit_args(block))`` runs where each shard is (task ``simdask-<emit_stage>-...-b-s``),
+    then ``rows(parts, *rows_args(block))`` once (task ``simdask-rows-...-b``)."""
 
-        def submit(b, block):
-            parts = self._parts(block_pair_keys, b, *block)
-            return self.client.submit(
-                block_rows_task,
-                parts,
-                block[0],
-                self.n_chunks_f,
-                cfg.threshold,
-                cfg.top_k,
-                key=f"simdask-rows-{self.tag}-b{b:06d}",
-            )
+    emit: Callable
+    emit_args: Callable[[Any], tuple]
+    rows: Callable
+    rows_args: Callable[[Any], tuple]
+    emit_stage: str = "pairs"
 
-        out = self._run_blocks(blocks, submit)
-        if not out:
-            return EMPTY_ROWS
-        return top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], cfg.top_k)
 
-    def members(self, members: np.ndarray, changed: np.ndarray):
-        """Rows of ``members`` against everything, plus reverse rows to ``changed``.
+class _BlockStage:
+    """:class:`BlockPass` over ``blocks`` under the :class:`~.stage.Stage` contract; the
+    results in block order."""
 
-        Returns the rows and the documents whose lists gained reverse rows (to be trimmed).
-        """
-        cfg = self.config
-        work = self._work(member_work, members, cfg.max_df) if len(members) else np.zeros(0)
-        cuts = plan_blocks(work, self._budget(work), max_block_docs(self.n_docs))
-        blocks = [members[lo:hi] for lo, hi in cuts]
-        [changed_f, members_f] = self.client.scatter([changed, members], broadcast=True, hash=False)
+    name = "similarity"
 
-        def submit(b, block):
-            parts = self._parts(member_pair_keys, b, block)
-            return self.client.submit(
-                member_rows_task,
-                parts,
-                block,
-                self.n_chunks_f,
-                changed_f,
-                members_f,
-                cfg.threshold,
-                cfg.top_k,
-                key=f"simdask-rows-{self.tag}-b{b:06d}",
-            )
+    def __init__(self, ctx: RunContext, shards: Sequence, blocks: Sequence, p: BlockPass):
+        self.ctx, self.shards, self.blocks, self.p = ctx, shards, blocks, p
+        self.size = len(blocks)
+        self.limit = ctx.options.blocks_in_flight
+        self.out: list = [None] * self.size
 
-        out = self._run_blocks(blocks, submit)
-        if not out:
-            return EMPTY_ROWS, np.zeros(0, np.int64)
-        cols = [np.concatenate([o[0][i] for o in out] + [o[1][i] for o in out]) for i in range(4)]
-        trim = np.unique(np.concatenate([o[1][0] for o in out]))
-        return tuple(cols), trim
+    def submit(self, b: int) -> Future:
+        ctx, p, block = self.ctx, self.p, self.blocks[b]
+        parts = ctx.map_shards(p.emit_stage, p.emit, self.shards, *p.emit_args(block), b=b)
+        return ctx.client.submit(p.rows, parts, *p.rows_args(block), key=ctx.key("rows", b=b))
+
+    def collect(self, b: int, future: Future) -> None:
+        self.out[b] = future.result()
+        future.release()
+        return None
+
+
+def run_blocks(ctx: RunContext, shards: Sequence, blocks: Sequence, p: BlockPass) -> list:
+    """The one block driver: ``p`` over every block, at most ``blocks_in_flight`` at a time;
+    each block's result, in block order."""
+    stage = _BlockStage(ctx, shards, blocks, p)
+    drive(ctx, stage)
+    return stage.out
+
+
+@dataclass
+class SimilarityResult:
+    """Rows ``(doc, other, shared, similarity)``, the documents whose lists gained reverse
+    rows (to be cut to top k again), blocks run, pair keys emitted (candidate pair counts) and
+    what a full build measured of the heavy chunks (None otherwise)."""
+
+    rows: tuple
+    trim: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    blocks: int = 0
+    work: int = 0
+    heavy: HeavyStats | None = None
+
+
+def _work(ctx: RunContext, shards: Sequence, fn: Callable, *args) -> np.ndarray:
+    """Per document: pair keys the shards emit for it (summed over shards)."""
+    return np.sum(ctx.gather_shards("work", fn, shards, *args), axis=0)
+
+
+def _budget(ctx: RunContext, work: np.ndarray) -> int:
+    """Pairs per block: ``block_pairs`` at most, and small enough for two blocks per worker,
+    so that the reductions run in parallel."""
+    pairs = ctx.options.block_pairs
+    return max(1, min(pairs, int(work.sum()) // (2 * ctx.workers_now()) + 1))
+
+
+def _heavy_bits(
+    ctx: RunContext, shards: Sequence, n_docs: int, config: IndexConfig, heavy: HeavyStats
+) -> Future | None:
+    """Choose the cutoff (into ``heavy``); broadcast the heavy bitsets (None when no chunk is
+    heavy)."""
+    parts = ctx.gather_shards("dfhist", df_histogram, shards, config.max_df)
+    values, counts = merge_histograms(parts)
+    postings = int((values * counts).sum())
+    heavy.cutoff = choose_cutoff(
+        values, counts, postings, fixed=config.heavy_df, max_heavy=config.max_heavy
+    )
+    is_heavy = np.zeros(len(values), bool) if heavy.cutoff is None else values > heavy.cutoff
+    heavy.heavy_chunks = int(counts[is_heavy].sum())
+    heavy.heavy_postings = int((values * counts)[is_heavy].sum())
+    heavy.pair_work_all = light_work(values, counts, None)
+    heavy.pair_work_light = light_work(values, counts, heavy.cutoff)
+    heavy.heavy_work_share = round(1 - heavy.pair_work_light / max(1, heavy.pair_work_all), 6)
+    if heavy.heavy_chunks == 0:
+        return None
+    posts = ctx.gather_shards("heavy", heavy_postings, shards, heavy.cutoff, config.max_df)
+    bits = HeavySets.build(posts, n_docs).bits()
+    heavy.heavy_docs = len(bits.docs)
+    [bits_f] = ctx.broadcast(bits)
+    return bits_f
+
+
+def _sizes(bits: HeavyBits) -> np.ndarray:
+    return bits.sizes
+
+
+def _heavy_only(
+    ctx: RunContext, bits_f: Future, n_chunks_f: Future, rows, config: IndexConfig, heavy
+) -> tuple:
+    """Documents whose heavy chunks alone could give rows: searched (``exact``) or counted
+    as not searched (``informative``); ``rows`` with what the search found."""
+    sizes_f = ctx.client.submit(_sizes, bits_f, key=ctx.key("hsizes"))
+    queries = ctx.client.submit(
+        search_docs, sizes_f, n_chunks_f, config.threshold, key=ctx.key("hq")
+    ).result()
+    heavy.heavy_only_docs = len(queries)
+    heavy.heavy_only_searched = config.similarity_mode == "exact"
+    if config.similarity_mode != "exact" or len(queries) == 0:
+        return rows
+    sizes, n_chunks = ctx.client.gather([sizes_f, n_chunks_f])
+    queries = still_open(queries, rows, sizes, n_chunks, config.top_k)
+    heavy.heavy_only_docs_searched = len(queries)
+    step = max(1, (1 << 27) // max(1, heavy.heavy_docs))  # about a second of popcounts a task
+    futs = [
+        ctx.client.submit(
+            heavy_only_rows,
+            bits_f,
+            queries[lo : lo + step],
+            n_chunks_f,
+            config.threshold,
+            config.top_k,
+            key=ctx.key("heavyonly", b=i),
+        )
+        for i, lo in enumerate(range(0, len(queries), step))
+    ]
+    found = ctx.client.gather(futs)
+    extra = tuple(np.concatenate([f[i] for f in found]) for i in range(4))
+    return merge_rows(rows, extra, config.top_k)
+
+
+def all_pairs(
+    ctx: RunContext, shards: Sequence, n_chunks_f: Future, n_docs: int, config: IndexConfig
+) -> SimilarityResult:
+    """Every document against every other (a first build, or all documents changed); heavy
+    chunks apart (module docstring), measured in the result's ``heavy``."""
+    heavy = HeavyStats(mode=config.similarity_mode)
+    t = time.perf_counter()
+    bits_f = _heavy_bits(ctx, shards, n_docs, config, heavy)
+    seconds = {"heavy_sets": time.perf_counter() - t}
+    t = time.perf_counter()
+    light = heavy.cutoff
+    if config.max_df is not None:
+        light = config.max_df if light is None else min(light, config.max_df)
+    work = _work(ctx, shards, pair_work, n_docs, light)
+    blocks = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
+    p = BlockPass(
+        emit=block_pair_keys,
+        emit_args=lambda block: (*block, n_docs, light),
+        rows=block_rows_task,
+        rows_args=lambda block: (block[0], n_chunks_f, config.threshold, config.top_k, bits_f),
+    )
+    out = run_blocks(ctx, shards, blocks, p)
+    res = SimilarityResult(EMPTY_ROWS, blocks=len(blocks), work=int(work.sum()), heavy=heavy)
+    if out:
+        cols = [np.concatenate([o[i] for o in out]) for i in range(4)]
+        res.rows = top_k_rows(*cols, config.top_k)
+    seconds["light_pairs"] = time.perf_counter() - t
+    t = time.perf_counter()
+    if bits_f is not None:
+        res.rows = _heavy_only(ctx, bits_f, n_chunks_f, res.rows, config, heavy)
+    seconds["heavy_only"] = time.perf_counter() - t
+    heavy.seconds = {k: round(v, 3) for k, v in seconds.items()}
+    return res
+
+
+def member_pass(
+    emit: Callable,
+    emit_args: Callable,
+    emit_stage: str,
+    n_chunks_f,
+    changed_f,
+    members_f,
+    config: IndexConfig,
+) -> BlockPass:
+    """The pass giving the rows of blocks of recomputed documents (:func:`member_rows_task`),
+    their pair keys emitted by ``emit(shard, *emit_args(block))``."""
+    return BlockPass(
+        emit=emit,
+        emit_args=emit_args,
+        rows=member_rows_task,
+        rows_args=lambda block: (
+            block,
+            n_chunks_f,
+            changed_f,
+            members_f,
+            config.threshold,
+            config.top_k,
+            config.similarity_mode,
+        ),
+        emit_stage=emit_stage,
+    )
+
+
+def member_results(out: list, blocks: int, work: int) -> SimilarityResult:
+    """Forward and reverse rows of :func:`member_rows_task` blocks as one result."""
+    if not out:
+        return SimilarityResult(EMPTY_ROWS, blocks=blocks, work=work)
+    cols = [np.concatenate([o[0][i] for o in out] + [o[1][i] for o in out]) for i in range(4)]
+    trim = np.unique(np.concatenate([o[1][0] for o in out]))
+    return SimilarityResult(tuple(cols), trim, blocks, work)
+
+
+def member_rows(
+    ctx: RunContext,
+    shards: Sequence,
+    n_chunks_f: Future,
+    n_docs: int,
+    config: IndexConfig,
+    members: np.ndarray,
+    changed: np.ndarray,
+    cutoff: int | None = None,
+) -> SimilarityResult:
+    """Rows of ``members`` against everything, plus reverse rows to ``changed``; chunks held
+    by more than ``cutoff`` documents are heavy (:func:`~simdask.kernels.heavy.member_keys`;
+    None: none)."""
+    max_df = config.max_df
+    work = _work(ctx, shards, member_work, members, max_df) if len(members) else np.zeros(0)
+    cuts = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
+    blocks = [members[lo:hi] for lo, hi in cuts]
+    changed_f, members_f = ctx.broadcast(changed, members)
+    p = member_pass(
+        member_keys,
+        lambda block: (block, n_docs, max_df, cutoff),
+        "pairs",
+        n_chunks_f,
+        changed_f,
+        members_f,
+        config,
+    )
+    return member_results(run_blocks(ctx, shards, blocks, p), len(blocks), int(work.sum()))
+
+
+def stored_cutoff(last_summary: dict | None, config: IndexConfig) -> int | None:
+    """The heavy cutoff an incremental run keeps: the index's ``heavy_df``, else the one the
+    last run recorded (``extra.heavy.cutoff`` of its summary; None: no chunk is heavy)."""
+    if config.heavy_df is not None:
+        return config.heavy_df
+    extra = (last_summary or {}).get("extra") or {}
+    return (extra.get("heavy") or {}).get("cutoff")

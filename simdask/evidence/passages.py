@@ -14,6 +14,16 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
+from simdask.evidence.passages_np import (
+    LARGE_CHARS,
+    chunk_keys,
+    distinct,
+    matched_runs,
+    word_table,
+)
+from simdask.kernels.similarity import containment
 from simdask.kernels.text import WORD_PATTERN, normalize, words
 
 __all__ = ["PairEvidence", "Passage", "compare_texts", "word_offsets"]
@@ -43,6 +53,8 @@ class PairEvidence:
     other_chunks: int
     passages: list[Passage] = field(default_factory=list)
     offsets_exact: bool = True
+    #: large texts only: some passages were left out (see :mod:`.passages_np`)
+    passages_truncated: bool = False
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
@@ -62,7 +74,16 @@ class PairEvidence:
             "shared": self.shared,
             "hashed_similarity": hashed_similarity,
             "difference": hashed_similarity - self.similarity,
-            **{k: d[k] for k in ("doc_chunks", "other_chunks", "offsets_exact", "passages")},
+            **{
+                k: d[k]
+                for k in (
+                    "doc_chunks",
+                    "other_chunks",
+                    "offsets_exact",
+                    "passages_truncated",
+                    "passages",
+                )
+            },
         }
 
 
@@ -92,17 +113,33 @@ def _windows(ws: list[str], k: int) -> list[tuple[str, ...]]:
     return [tuple(sorted(ws[i : i + k])) for i in range(len(ws) - k + 1)]
 
 
-def compare_texts(a: str, b: str, k: int = 5, min_chunks: int = 2) -> PairEvidence:
+def compare_texts(
+    a: str,
+    b: str,
+    k: int = 5,
+    min_chunks: int = 2,
+    min_words: int = 0,
+    large: bool | None = None,
+) -> PairEvidence:
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
-    least ``min_chunks`` shared chunks), ordered by position in ``a``."""
+    least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
+
+    ``min_words`` only hides short passages (``report --min-match``); the similarities still
+    count every shared chunk. ``large``: compare in numpy with 64-bit chunk keys and bounded
+    passages (see :mod:`simdask.evidence.passages_np`); None: when the texts together are
+    longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS` characters."""
+    if large or (large is None and len(a) + len(b) > LARGE_CHARS):
+        ev = _compare_large(a, b, k, min_chunks)
+        ev.passages = [p for p in ev.passages if p.words >= min_words]
+        return ev
     wa, sa, exact_a = word_offsets(a)
     wb, sb, exact_b = word_offsets(b)
     ca, cb = _windows(wa, k), _windows(wb, k)
     set_a, set_b = set(ca), set(cb)
     shared = set_a & set_b
     ev = PairEvidence(
-        similarity=100.0 * len(shared) / len(set_a) if set_a else 0.0,
-        reverse_similarity=100.0 * len(shared) / len(set_b) if set_b else 0.0,
+        similarity=containment(len(shared), len(set_a)),
+        reverse_similarity=containment(len(shared), len(set_b)),
         shared=len(shared),
         doc_chunks=len(set_a),
         other_chunks=len(set_b),
@@ -136,6 +173,43 @@ def compare_texts(a: str, b: str, k: int = 5, min_chunks: int = 2) -> PairEviden
         found.append(
             Passage(sa[i0][0], sa[a_end][1], sb[j0][0], sb[b_end][1], a_end - i0 + 1, count)
         )
+    kept = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
+    ev.passages = [p for p in kept if p.words >= min_words]
+    return ev
+
+
+def _compare_large(a: str, b: str, k: int, min_chunks: int) -> PairEvidence:
+    """:func:`compare_texts` in numpy (memory about 40 bytes per word, no Python object per
+    word or chunk)."""
+    ha, sa0, sa1, exact_a = word_table(a)
+    ka = chunk_keys(ha, k)
+    del ha
+    hb, sb0, sb1, exact_b = word_table(b)
+    kb = chunk_keys(hb, k)
+    del hb
+    ua, ub = distinct(ka), distinct(kb)
+    shared = np.intersect1d(ua, ub, assume_unique=True)
+    ev = PairEvidence(
+        similarity=containment(len(shared), len(ua)),
+        reverse_similarity=containment(len(shared), len(ub)),
+        shared=len(shared),
+        doc_chunks=len(ua),
+        other_chunks=len(ub),
+        offsets_exact=exact_a and exact_b,
+    )
+    del ua, ub
+    i0, j0, i1, count, ev.passages_truncated = matched_runs(ka, kb, shared, k, min_chunks)
+    found = [
+        Passage(
+            int(sa0[x0]),
+            int(sa1[x1 + k - 1]),
+            int(sb0[y0]),
+            int(sb1[y0 + x1 - x0 + k - 1]),
+            x1 - x0 + k,
+            c,
+        )
+        for x0, y0, x1, c in zip(i0.tolist(), j0.tolist(), i1.tolist(), count.tolist(), strict=True)
+    ]
     ev.passages = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
     return ev
 

@@ -71,19 +71,31 @@ def render_pair_html(report: dict, text_a: str, text_b: str) -> str:
     longest = max((p["words"] for p in ps), default=0)
     cov_a = _coverage([s[:2] for s in a_spans], len(text_a))
     cov_b = _coverage([s[:2] for s in b_spans], len(text_b))
-    a, b = html.escape(report["doc"]), html.escape(report["other"])
+    ka, kb = report["doc"], report["other"]  # raw keys: each summary cell is escaped once
     summary = [
-        (f"{a} → {b}", f"{report['similarity']:.2f} % of {a}'s chunks are in {b}"),
-        (f"{b} → {a}", f"{report['reverse_similarity']:.2f} % of {b}'s chunks are in {a}"),
+        (f"{ka} → {kb}", f"{report['similarity']:.2f} % of {ka}'s chunks are in {kb}"),
+        (f"{kb} → {ka}", f"{report['reverse_similarity']:.2f} % of {kb}'s chunks are in {ka}"),
         (
             "shared chunks",
             f"{report['shared']} (exact); index holds "
             f"{report['hashed_similarity']:.2f} % (hashed chunk IDs)",
         ),
-        ("passages", f"{len(ps)}; longest {longest} words"),
-        ("text covered", f"{cov_a:.1f} % of {a}, {cov_b:.1f} % of {b}"),
+        (
+            "passages",
+            f"{len(ps)}; longest {longest} words"
+            + (
+                " (truncated: a large pair; the most repeated chunks and the shortest "
+                "passages are not shown, the similarities are complete)"
+                if report.get("passages_truncated")
+                else ""
+            ),
+        ),
+        ("text covered", f"{cov_a:.1f} % of {ka}, {cov_b:.1f} % of {kb}"),
     ]
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in summary)
+    rows = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in summary
+    )
+    a, b = html.escape(ka), html.escape(kb)
     data = html.escape(json.dumps({k: v for k, v in report.items() if k != "passages"}))
     body_a = _marked(text_a, a_spans, "a", "b")
     body_b = _marked(text_b, b_spans, "b", "a")

@@ -6,12 +6,15 @@ from __future__ import annotations
 import html
 import os
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
+from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.evidence.report_html import render_pair_html
+from simdask.kernels.similarity import containment
 from simdask.progress import Callback
 
-__all__ = ["export_site", "histogram_svg"]
+__all__ = ["SiteLimits", "export_site", "histogram_bars", "histogram_svg"]
 
 _CSS = (
     "body{font:15px/1.5 system-ui,sans-serif;margin:1.5em;color:#222}"
@@ -37,6 +40,12 @@ def histogram_svg(similarities: list[float], bins: int = 10, width: int = 600) -
     counts = [0] * bins
     for s in similarities:
         counts[min(bins - 1, int(s * bins / 100.0))] += 1
+    return histogram_bars(counts, width)
+
+
+def histogram_bars(counts: list[int], width: int = 600) -> str:
+    """The SVG bar chart of pair counts per equal similarity range of 0..100 percent."""
+    bins = len(counts)
     top = max(counts) or 1
     bw, h = width // bins, 160
     bars = []
@@ -57,67 +66,119 @@ def histogram_svg(similarities: list[float], bins: int = 10, width: int = 600) -
     )
 
 
+@dataclass(frozen=True)
+class SiteLimits:
+    """Which pair reports a site gets: stored pairs at least ``min_similarity`` percent
+    similar (the higher direction); with ``per_document``, a pair only if it is among the
+    ``per_document`` most similar pairs of one of its two documents; at most ``max_pairs`` in
+    all, the most similar first; ``pairs``: only these pairs of keys (None: all stored)."""
+
+    min_similarity: float = 0.0
+    max_pairs: int = 20_000
+    per_document: int | None = None
+    pairs: tuple[tuple[str, str], ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_pairs < 0 or (self.per_document is not None and self.per_document < 0):
+            raise ConfigError(
+                f"pair limits must be at least 0, found max_pairs={self.max_pairs}, "
+                f"per_document={self.per_document}"
+            )
+
+
 def export_site(
     index,
     outdir: str | os.PathLike,
     min_similarity: float = 0.0,
     max_pairs: int = 20_000,
     callback: Callback | None = None,
+    limits: SiteLimits | None = None,
 ) -> dict[str, int]:
     """Write the site into ``outdir``: ``index.html``, ``docs/<doc id>.html`` and one
-    ``pairs/<a>-<b>.html`` report per stored pair with similarity >= ``min_similarity``
-    percent either way (at most ``max_pairs``, the most similar first). Returns counts."""
+    ``pairs/<a>-<b>.html`` report per chosen pair (``limits``; without it, ``min_similarity``
+    and ``max_pairs`` as :class:`SiteLimits`). Returns counts.
+
+    The front page and the document pages are written first (so the site is usable at once),
+    then the pair reports, most similar first, each file atomically. An interrupt
+    (``KeyboardInterrupt``) during the reports rewrites the document pages to link only the
+    reports written, then propagates: the site stays usable.
+    """
     cb = callback or Callback()
+    lim = limits or SiteLimits(min_similarity, max_pairs)
     out = Path(outdir)
     (out / "docs").mkdir(parents=True, exist_ok=True)
     (out / "pairs").mkdir(exist_ok=True)
     docs = index.catalog.documents()
     by_key = {d.key: d for d in docs}
     rows = index.pairs()
+    chosen, candidates = _choose_pairs(rows, by_key, lim)
+    _write_pages(out, docs, rows, by_key, set(chosen), cb)
+    by_id = {d.doc_id: d for d in docs}
+    cb.stage("pairs", len(chosen))
+    written: set[tuple[int, int]] = set()
+    try:
+        for a, b in chosen:
+            ka, kb = by_id[a].key, by_id[b].key
+            page = render_pair_html(index.report(ka, kb), index.text(ka), index.text(kb))
+            _write(out / "pairs" / f"{a}-{b}.html", page)
+            written.add((a, b))
+            cb.advance(1)
+    except KeyboardInterrupt:
+        _write_pages(out, docs, rows, by_key, written, Callback())
+        raise
+    finally:
+        cb.end_stage()
+    return {"documents": len(docs), "pairs": len(chosen), "pairs_skipped": candidates - len(chosen)}
+
+
+def _choose_pairs(rows, by_key, lim: SiteLimits) -> tuple[list[tuple[int, int]], int]:
+    """The pairs (doc IDs, smaller first) to write reports for, most similar first, and how
+    many pairs passed ``min_similarity`` (and the pair list) before the count limits."""
+    listed = None
+    if lim.pairs is not None:
+        listed = set()
+        for ka, kb in lim.pairs:
+            for k in (ka, kb):
+                if k not in by_key:
+                    raise DocumentNotFoundError(f"no document with key {k!r} in the index")
+            listed.add(tuple(sorted((by_key[ka].doc_id, by_key[kb].doc_id))))
+    best: dict[tuple[int, int], float] = {}
+    for r in rows:
+        pair = tuple(sorted((by_key[r.doc].doc_id, by_key[r.other].doc_id)))
+        if r.similarity >= lim.min_similarity and (listed is None or pair in listed):
+            best[pair] = max(best.get(pair, 0.0), r.similarity)
+    order = sorted(best, key=lambda p: (-best[p], p))
+    if lim.per_document is not None:
+        taken: dict[int, int] = defaultdict(int)
+        kept = []
+        for a, b in order:  # most similar first: each document's best come first
+            if taken[a] < lim.per_document or taken[b] < lim.per_document:
+                kept.append((a, b))
+            taken[a] += 1
+            taken[b] += 1
+        order = kept
+    return order[: lim.max_pairs], len(best)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` atomically (temporary file, then replace)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _write_pages(out: Path, docs, rows, by_key, linked: set, cb: Callback) -> None:
+    """The document pages (linking the reports in ``linked``), then the front page."""
     matches = defaultdict(list)
     for r in rows:
         matches[r.doc].append(r)
-    best = {}
-    for r in rows:
-        a, b = sorted((by_key[r.doc].doc_id, by_key[r.other].doc_id))
-        if r.similarity >= min_similarity:
-            best[(a, b)] = max(best.get((a, b), 0.0), r.similarity)
-    chosen = sorted(best, key=lambda p: -best[p])[:max_pairs]
-    by_id = {d.doc_id: d for d in docs}
-    cb.stage("pairs", len(chosen))
-    for a, b in chosen:
-        ka, kb = by_id[a].key, by_id[b].key
-        rep = index.report(ka, kb)
-        page = render_pair_html(rep, index.text(ka), index.text(kb))
-        (out / "pairs" / f"{a}-{b}.html").write_text(page, encoding="utf-8")
+    cb.stage("documents", len(docs))
+    for d in docs:
+        _write(
+            out / "docs" / f"{d.doc_id}.html", _doc_page(d, matches.get(d.key, []), by_key, linked)
+        )
         cb.advance(1)
     cb.end_stage()
-    linked = set(chosen)
-    for d in docs:
-        items = []
-        for r in matches.get(d.key, []):
-            o = by_key[r.other]
-            pair = tuple(sorted((d.doc_id, o.doc_id)))
-            name = html.escape(r.other)
-            link = (
-                f'<a href="../pairs/{pair[0]}-{pair[1]}.html">{name}</a>'
-                if pair in linked
-                else name
-            )
-            items.append(
-                f"<tr><td>{link}</td><td class=n>{r.similarity:.2f}</td>"
-                f"<td class=n>{100.0 * r.shared / o.n_chunks if o.n_chunks else 0:.2f}</td>"
-                f"<td class=n>{r.shared}</td></tr>"
-            )
-        body = (
-            f'<p><a href="../index.html">all documents</a></p><h1>{html.escape(d.key)}</h1>'
-            f"<p>{d.n_words} words, {d.n_chunks} chunks, {d.status}</p>"
-            "<table><thead><tr><th>similar document</th><th>% of this in it</th>"
-            "<th>% of it in this</th><th>shared chunks</th></tr></thead><tbody>"
-            + "".join(items)
-            + "</tbody></table>"
-        )
-        (out / "docs" / f"{d.doc_id}.html").write_text(_page(d.key, body), encoding="utf-8")
     top = {k: max((r.similarity for r in v), default=0.0) for k, v in matches.items()}
     trs = "".join(
         f'<tr data-key="{html.escape(d.key.lower())}"><td><a href="docs/{d.doc_id}.html">'
@@ -127,11 +188,34 @@ def export_site(
     )
     body = (
         f"<h1>simdask: {len(docs)} documents, {len(rows)} similar pairs</h1>"
+        f"<p>{len(linked)} pair reports linked.</p>"
         "<h2>Similarity of the stored pairs (percent)</h2>"
         + histogram_svg([r.similarity for r in rows])
         + "<h2>Documents</h2><p><input id=q placeholder='search by key'></p>"
         "<table id=docs><thead><tr><th>key</th><th>words</th><th>best match %</th></tr>"
         f"</thead><tbody>{trs}</tbody></table>"
     )
-    (out / "index.html").write_text(_page("simdask index", body, _SEARCH_JS), encoding="utf-8")
-    return {"documents": len(docs), "pairs": len(chosen), "pairs_skipped": len(best) - len(chosen)}
+    _write(out / "index.html", _page("simdask index", body, _SEARCH_JS))
+
+
+def _doc_page(d, rows, by_key, linked: set) -> str:
+    items = []
+    for r in rows:
+        o = by_key[r.other]
+        pair = tuple(sorted((d.doc_id, o.doc_id)))
+        name = html.escape(r.other)
+        link = f'<a href="../pairs/{pair[0]}-{pair[1]}.html">{name}</a>' if pair in linked else name
+        items.append(
+            f"<tr><td>{link}</td><td class=n>{r.similarity:.2f}</td>"
+            f"<td class=n>{containment(r.shared, o.n_chunks):.2f}</td>"
+            f"<td class=n>{r.shared}</td></tr>"
+        )
+    body = (
+        f'<p><a href="../index.html">all documents</a></p><h1>{html.escape(d.key)}</h1>'
+        f"<p>{d.n_words} words, {d.n_chunks} chunks, {d.status}</p>"
+        "<table><thead><tr><th>similar document</th><th>% of this in it</th>"
+        "<th>% of it in this</th><th>shared chunks</th></tr></thead><tbody>"
+        + "".join(items)
+        + "</tbody></table>"
+    )
+    return _page(d.key, body)

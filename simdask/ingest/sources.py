@@ -22,6 +22,14 @@ import xxhash
 
 from simdask.errors import ConfigError, ExtractionError, SourceError
 from simdask.ingest.extract import SUFFIXES, extract_text
+from simdask.ingest.listing import (
+    FOLDER_SUFFIX,
+    folder_key,
+    jsonl_lines,
+    safe_text,
+    source_id,
+    walk_folder,
+)
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -37,6 +45,9 @@ __all__ = [
     "read_document",
     "read_item",
     "read_queries",
+    "require_sources",
+    "safe_text",
+    "source_id",
 ]
 
 #: File name suffixes (lower case) read when a folder is walked: .txt .md .html .htm .pdf
@@ -45,17 +56,21 @@ TEXT_SUFFIXES = tuple(SUFFIXES)
 #: Files larger than this are not read (kind ``too_large``); a run option, not in the index.
 DEFAULT_MAX_FILE_BYTES = 100_000_000
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?)(b?)\s*", re.IGNORECASE)
-_BLOCK = 1 << 26  # bytes read at a time when scanning a JSONL file for line breaks
 
 
 @dataclass(frozen=True)
 class SourceItem:
     """One document to read: a whole file, or the byte range of one JSONL line.
 
-    ``key`` is known for files (path relative to the folder given, or the file name for a file
-    given directly) and ``None`` for JSONL lines, whose key is their ``id`` field.
+    ``source`` is the source's identity (:func:`source_id`: its resolved path). ``key`` is
+    known for files (``<folder name>/<path inside it>`` for a folder's documents, the file
+    name for a file given directly; see :mod:`simdask.ingest.listing`) and ``None`` for
+    JSONL lines, whose key is their ``id`` field; ``line`` is a JSONL line's number (from 1).
     ``prefix`` is put before the key when the item is read (e.g. ``"A/"`` for the first group
-    of ``simdask compare``), so that equal keys of two groups stay two documents.
+    of ``simdask compare``), so that equal keys of two groups stay two documents. ``error``:
+    the reason a folder could not be listed; such an item stands for the folder (its key
+    ends with ``/``) and reading it raises an ``unreadable`` error, so that the folder is
+    reported and its indexed documents are kept.
     """
 
     source: str
@@ -64,6 +79,8 @@ class SourceItem:
     start: int = 0
     end: int = -1
     prefix: str = ""
+    line: int = 0
+    error: str = ""
 
 
 def parse_size(text: str | int) -> int:
@@ -121,31 +138,28 @@ class KnownHashes:
 
 
 def _jsonl_items(path: Path, source: str, prefix: str = "") -> list[SourceItem]:
-    size = path.stat().st_size
-    breaks = []
-    with open(path, "rb") as f:
-        pos = 0
-        while pos < size:
-            block = f.read(_BLOCK)
-            if not block:
-                break
-            breaks.append(np.flatnonzero(np.frombuffer(block, np.uint8) == 10) + pos)
-            pos += len(block)
-    ends = np.concatenate([*breaks, np.array([size], dtype=np.int64)]).astype(np.int64)
-    starts = np.concatenate([[0], ends[:-1] + 1])
-    keep = ends - starts > 1  # skip empty lines
     return [
-        SourceItem(source, str(path), None, int(s), int(e), prefix)
-        for s, e in zip(starts[keep], ends[keep], strict=True)
+        SourceItem(source, str(path), None, s, e, prefix, line=n) for s, e, n in jsonl_lines(path)
     ]
 
 
-def _listed(rel: Path) -> bool:
-    """Whether a file found in a folder (path relative to it) is a document to index."""
-    name = rel.name
-    if any(part.startswith(".") for part in rel.parts) or name.startswith("~$"):
-        return False  # hidden files and folders, Office lock files (~$x.docx, .~lock.x#)
-    return rel.suffix.lower() in SUFFIXES
+def _folder_items(path: Path, source: str, prefix: str) -> list[SourceItem]:
+    top = folder_key(path)
+    files, failed = walk_folder(path, SUFFIXES)
+    items = [SourceItem(source, f, top + safe_text(rel), prefix=prefix) for f, rel in files]
+    for rel, reason in failed:
+        where = os.path.join(path, rel) if rel else str(path)
+        items.append(
+            SourceItem(
+                source,
+                where,
+                (top + safe_text(rel)) or FOLDER_SUFFIX,
+                prefix=prefix,
+                error=f"cannot list the folder {safe_text(where)}: expected a readable folder, "
+                f"found: {reason}; its indexed documents are kept",
+            )
+        )
+    return items
 
 
 def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[SourceItem]:
@@ -154,33 +168,40 @@ def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[S
     A source is a document file (any name: its format is recognised by content or suffix), a
     folder (walked recursively for :data:`TEXT_SUFFIXES`, case-insensitive, without hidden
     files and Office lock files) or a ``.jsonl`` file of ``{"id": ..., "text": ...}``
-    objects. A missing source raises :class:`SourceError`. ``prefix`` is put before every
-    key (see :class:`SourceItem`).
+    objects. Keys: see :class:`SourceItem`. A folder that cannot be listed gives an item
+    standing for it (``error`` set). A missing source raises :class:`SourceError`.
+    ``prefix`` is put before every key (see :class:`SourceItem`).
     """
     items: list[SourceItem] = []
     for src in sources:
         path = Path(src)
-        name = str(Path(src).resolve())
+        name = source_id(path)
         if path.is_dir():
-            files = sorted(
-                p for p in path.rglob("*") if _listed(p.relative_to(path)) and p.is_file()
-            )
-            items.extend(
-                SourceItem(name, str(p), p.relative_to(path).as_posix(), prefix=prefix)
-                for p in files
-            )
+            items.extend(_folder_items(path, name, prefix))
         elif path.is_file():
             if path.suffix.lower() == ".jsonl":
                 items.extend(_jsonl_items(path, name, prefix))
             else:
-                items.append(SourceItem(name, str(path), path.name, prefix=prefix))
+                items.append(SourceItem(name, str(path), safe_text(path.name), prefix=prefix))
         else:
             raise SourceError(f"source {name!r} not found: expected a file, folder or .jsonl file")
     return items
 
 
+def require_sources(sources: Iterable[str | os.PathLike]) -> None:
+    """Raise :class:`SourceError` for the first source that is neither a file nor a folder
+    (checked before an index is created, so that a mistyped SOURCE leaves nothing behind)."""
+    for src in sources:
+        path = Path(src)
+        if not (path.is_dir() or path.is_file()):
+            raise SourceError(
+                f"source {str(path.resolve())!r} not found: expected a file, folder or .jsonl file"
+            )
+
+
 def _label(item: SourceItem) -> str:
-    return item.prefix + (item.key or f"{item.path}@{item.start}")
+    """How errors name an item: its key, or ``file.jsonl:LINE`` for a JSONL line."""
+    return item.prefix + (item.key or f"{safe_text(item.path)}:{item.line}")
 
 
 def _too_large(item: SourceItem, size: int, limit: int) -> ExtractionError:
@@ -202,6 +223,8 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
     (:mod:`simdask.cluster.placement`).
     """
     label = _label(item)
+    if item.error:
+        raise ExtractionError(label, "unreadable", item.error)
     limit = max_bytes if max_bytes is not None else -1
     try:
         with open(item.path, "rb") as f:
@@ -214,7 +237,9 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise ExtractionError(
-                    label, "unreadable", f"expected a regular file at {item.path}, found none"
+                    label,
+                    "unreadable",
+                    f"expected a regular file at {safe_text(item.path)}, found none",
                 )
             if 0 <= limit < st.st_size:
                 raise _too_large(item, st.st_size, limit)
@@ -223,7 +248,7 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
         raise ExtractionError(
             label,
             "unreadable",
-            f"cannot read {item.path}: expected a readable file (it was listed), "
+            f"cannot read {safe_text(item.path)}: expected a readable file (it was listed), "
             f"found: {e.strerror or e}",
         ) from e
     if 0 <= limit < len(data):  # it grew after the stat
@@ -232,12 +257,17 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
 
 
 def parse_item(
-    item: SourceItem, data: bytes, known: KnownHashes | None = None
+    item: SourceItem,
+    data: bytes,
+    known: KnownHashes | None = None,
+    max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> tuple[str, str | None, str]:
     """Key, text and content hash of one item from its raw bytes (see :func:`fetch_item`).
 
     The hash (of the raw file bytes; of the text for a JSONL line) comes first: a document
     that ``known`` holds with this key and hash is not extracted, and its text is None.
+    ``max_bytes`` (the run's --max-file-size; None or 0: none) also bounds what a container
+    format inflates to (:func:`~simdask.ingest.extract.extract_text`).
     Raises :class:`ExtractionError` (kinds in :data:`simdask.ingest.extract.KINDS`).
     """
     if item.key is not None:
@@ -245,7 +275,7 @@ def parse_item(
         digest = content_hash(data)
         if known is not None and known.unchanged(key, digest):
             return key, None, digest
-        return key, extract_text(data, key), digest
+        return key, extract_text(data, key, 0 if max_bytes is None else max_bytes), digest
     label = _label(item)
     try:
         obj = json.loads(data)
@@ -253,7 +283,7 @@ def parse_item(
         raise ExtractionError(label, "jsonl", f"expected a JSON object on this line: {e}") from e
     if not isinstance(obj, dict) or "id" not in obj or not isinstance(obj.get("text"), str):
         raise ExtractionError(label, "jsonl", 'expected an object with "id" and a string "text"')
-    key, text = item.prefix + str(obj["id"]), obj["text"]
+    key, text = item.prefix + _jsonl_id(obj["id"], label), obj["text"]
     try:
         digest = content_hash(text.encode("utf-8"))
     except UnicodeEncodeError as e:
@@ -265,12 +295,36 @@ def parse_item(
     return key, text, digest
 
 
+def _jsonl_id(value: object, label: str) -> str:
+    """The key of a JSONL line's ``id``: a string as given; an integer as its decimal digits
+    (``17`` and ``"17"`` are the same key, so both in one run is a ``duplicate_key``); any
+    other value, or a string that is not valid Unicode, a ``jsonl`` error."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ExtractionError(
+                label,
+                "jsonl",
+                f'expected an "id" of valid Unicode, found a lone surrogate at {e.start} '
+                f"({safe_text(value)!r})",
+            ) from e
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    found = json.dumps(value)
+    found = found if len(found) <= 40 else found[:37] + "..."
+    raise ExtractionError(
+        label, "jsonl", f'expected an "id" that is a string or an integer, found {found}'
+    )
+
+
 def read_item(
     item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES
 ) -> tuple[str, str, str]:
     """Read one item: ``(key, text, content_hash)``; :func:`fetch_item` then
     :func:`parse_item`."""
-    key, text, digest = parse_item(item, fetch_item(item, max_bytes))
+    key, text, digest = parse_item(item, fetch_item(item, max_bytes), max_bytes=max_bytes)
     return key, text or "", digest  # text is None only for a document ``known`` holds
 
 
@@ -285,8 +339,12 @@ def read_document(path: str | os.PathLike) -> tuple[str, str]:
     p = Path(path)
     if not p.is_file():
         found = "a folder" if p.is_dir() else "nothing"
-        raise ExtractionError(p.name, "missing", f"expected a document file at {p}, found {found}")
-    key, text, _ = read_item(SourceItem(str(p.resolve()), str(p), p.name))
+        raise ExtractionError(
+            safe_text(p.name),
+            "missing",
+            f"expected a document file at {safe_text(str(p))}, found {found}",
+        )
+    key, text, _ = read_item(SourceItem(source_id(p), str(p), safe_text(p.name)))
     return key, text
 
 
@@ -295,33 +353,26 @@ def read_queries(
 ) -> list[tuple[str, str | ExtractionError]]:
     """Query documents of files, folders and JSONL files: ``[(key, text or error)]`` in order.
 
-    A file is one document read by :func:`read_document`; a folder gives its
-    :data:`TEXT_SUFFIXES` files (keys relative to it); a ``.jsonl`` file gives one document per
-    line. A document that cannot be read (or a path that does not exist) gives its
-    :class:`ExtractionError` in place of the text, so that the others are still queried.
+    Keys as :func:`list_items` gives them. A file is one document read by
+    :func:`read_document`; a folder gives its :data:`TEXT_SUFFIXES` files (an unreadable
+    subfolder gives its error); a ``.jsonl`` file gives one document per line. A document
+    that cannot be read (or a path that does not exist) gives its :class:`ExtractionError`
+    in place of the text, so that the others are still queried.
     """
     out: list[tuple[str, str | ExtractionError]] = []
     for src in paths:
         path = Path(src)
-        if path.is_file() and path.suffix.lower() == ".jsonl":
-            for item in _jsonl_items(path, str(path.resolve())):
-                try:
-                    key, text, _ = read_item(item)
-                except ExtractionError as e:
-                    out.append((e.key, e))
-                else:
-                    out.append((key, text))
-            continue
-        files = [path]
-        if path.is_dir():
-            files = sorted(
-                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
-            )
-        for f in files:
+        if not (path.is_file() or path.is_dir()):
             try:
-                key, text = read_document(f)
+                read_document(path)
             except ExtractionError as e:
                 out.append((e.key, e))
-                continue
-            out.append((f.relative_to(path).as_posix() if path.is_dir() else key, text))
+            continue
+        for item in list_items([path]):
+            try:
+                key, text, _ = read_item(item)
+            except ExtractionError as e:
+                out.append((e.key, e))
+            else:
+                out.append((key, text))
     return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import xxhash
 
+from simdask.kernels.arrays import run_starts
 from simdask.kernels.text import token_bytes
 
 __all__ = [
@@ -231,11 +232,7 @@ def chunk_batch(texts: list[str], k: int = 5, hash_bits: int = 28, seed: int = 0
     ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed)
     key = (ids.astype(np.uint64) << np.uint64(32)) | doc.astype(np.uint64)
     key.sort()
-    if len(key):
-        keep = np.empty(len(key), dtype=bool)
-        keep[0] = True
-        np.not_equal(key[1:], key[:-1], out=keep[1:])
-        key = key[keep]
+    key = key[run_starts(key)]
     doc_u = (key & np.uint64(0xFFFFFFFF)).astype(np.int64)
     return ChunkedBatch(
         chunk_ids=(key >> np.uint64(32)).astype(np.uint32),

@@ -2,23 +2,80 @@
 
 A *pair key* is ``chunk_id << 32 | doc_id`` as uint64: sorting pair keys sorts postings by
 chunk ID and, within a chunk, by doc ID, which is exactly the order of a shard's arrays.
+
+A shard owns the chunk IDs of one range ``[lo, hi)`` (:func:`shard_ranges`) and holds their
+postings as three CSR arrays (:class:`ShardData`; on disk: :mod:`simdask.storage.shards`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from simdask.kernels.arrays import run_starts
+
 __all__ = [
+    "ShardData",
     "build_postings",
+    "crossed_docs",
     "doc_mask",
     "merge_shard",
     "pack_pairs",
     "remap_docs",
+    "shard_ranges",
+    "shard_width",
     "sorted_unique",
     "split_sorted_by_shard",
 ]
 
 _LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@dataclass(frozen=True)
+class ShardData:
+    """The postings of one shard range ``[lo, hi)`` of chunk IDs.
+
+    ``chunk_keys`` (uint32): the distinct chunk IDs of the range that some document holds;
+    ``offsets`` (uint64, ``len(chunk_keys) + 1``): chunk ``chunk_keys[i]`` is held by
+    ``doc_ids[offsets[i]:offsets[i+1]]``; ``doc_ids`` (uint32): ascending within a chunk.
+    ``generation``: the run that wrote it.
+    """
+
+    lo: int
+    hi: int
+    chunk_keys: np.ndarray
+    offsets: np.ndarray
+    doc_ids: np.ndarray
+    generation: int = 0
+
+    @classmethod
+    def empty(cls, lo: int, hi: int) -> ShardData:
+        """A shard holding no postings."""
+        return cls(lo, hi, np.zeros(0, np.uint32), np.zeros(1, np.uint64), np.zeros(0, np.uint32))
+
+    @property
+    def n_postings(self) -> int:
+        """Number of (chunk, document) postings."""
+        return len(self.doc_ids)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays in memory."""
+        return self.chunk_keys.nbytes + self.offsets.nbytes + self.doc_ids.nbytes
+
+
+def shard_width(hash_bits: int, n_shards: int) -> int:
+    """Chunk IDs per shard range: ``ceil(2**hash_bits / n_shards)`` (the last range may be
+    shorter)."""
+    return -(-(2**hash_bits) // n_shards)
+
+
+def shard_ranges(hash_bits: int, n_shards: int) -> list[tuple[int, int]]:
+    """The ``[lo, hi)`` chunk-ID range of every shard: equal, contiguous, covering 2**hash_bits."""
+    space = 2**hash_bits
+    width = shard_width(hash_bits, n_shards)
+    return [(i * width, min((i + 1) * width, space)) for i in range(n_shards)]
 
 
 def pack_pairs(chunk_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
@@ -31,10 +88,7 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     a = np.sort(a)
     if len(a) < 2:
         return a
-    keep = np.empty(len(a), dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
+    return a[run_starts(a)]
 
 
 def find_keys(keys: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,10 +121,7 @@ def build_postings(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     n = len(chunk)
     if n == 0:
         return np.zeros(0, np.uint32), np.zeros(1, np.uint64), doc_ids
-    new = np.empty(n, dtype=bool)
-    new[0] = True
-    np.not_equal(chunk[1:], chunk[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    starts = np.flatnonzero(run_starts(chunk))
     offsets = np.empty(len(starts) + 1, dtype=np.uint64)
     offsets[:-1] = starts
     offsets[-1] = n
@@ -104,7 +155,8 @@ def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np
     )
     out = (keys[ok] & ~_LOW32) | new_ids[pos_c[ok]].astype(np.uint64)
     # the input is a concatenation of sorted runs (one per chunking task) and the mapping
-    # mostly keeps their order: timsort merges such runs ~7x faster than quicksort
+    # mostly keeps their order: timsort merges such runs (scripts/bench_kernels.py compares
+    # it with quicksort on such input; docs/benchmarks.md, "Kernels")
     out.sort(kind="stable")
     return out
 
@@ -180,3 +232,37 @@ def merge_shard(
     out_offsets = np.zeros(int(live.sum()) + 1, dtype=np.uint64)
     np.cumsum(out_df[live], out=out_offsets[1:])
     return out_keys[live], out_offsets, out_docs
+
+
+def crossed_docs(
+    old: tuple[np.ndarray, np.ndarray] | None,
+    new: tuple[np.ndarray, np.ndarray, np.ndarray],
+    max_df: int | None,
+) -> np.ndarray:
+    """Documents holding a chunk whose document count crossed ``max_df`` in a merge.
+
+    ``old``: ``(chunk_keys, offsets)`` before the merge (None: empty); ``new``:
+    ``(chunk_keys, offsets, doc_ids)`` after it. A chunk is counted for similarity while its
+    document count is at most ``max_df``; where that changed (either way, a chunk absent from
+    one side having count 0), every pair of documents holding it now shares one chunk more or
+    less, so those documents' similarities must be recomputed. Returns their sorted distinct
+    doc IDs (uint32); nothing when ``max_df`` is None.
+    """
+    new_keys, new_off, new_docs = new
+    if max_df is None or len(new_keys) == 0:
+        return np.zeros(0, np.uint32)
+    new_df = np.diff(new_off).astype(np.int64)
+    old_df = np.zeros(len(new_keys), np.int64)
+    if old is not None and len(old[0]):
+        found, pos = find_keys(old[0], new_keys)
+        old_counts = np.diff(old[1]).astype(np.int64)
+        old_df[np.searchsorted(new_keys, found)] = old_counts[pos]
+    crossed = np.flatnonzero((old_df <= max_df) != (new_df <= max_df))
+    if len(crossed) == 0:
+        return np.zeros(0, np.uint32)
+    starts = new_off[crossed].astype(np.int64)
+    counts = new_df[crossed]
+    first = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    idx = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(starts - first, counts)
+    return sorted_unique(new_docs[idx]).astype(np.uint32)

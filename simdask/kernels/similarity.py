@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdask.kernels.postings import doc_mask, find_keys
-from simdask.storage.shards import ShardData
+from simdask.kernels.arrays import expand_ranges, run_lengths, run_starts
+from simdask.kernels.postings import ShardData, doc_mask, find_keys
 
 __all__ = [
+    "block_pair_keys",
+    "candidate_mask",
+    "containment",
+    "count_keys",
     "directed_rows",
+    "max_block_docs",
+    "member_pair_keys",
     "member_work",
     "pair_work",
     "plan_blocks",
@@ -25,7 +31,21 @@ __all__ = [
     "top_k_rows",
 ]
 
-_LOW32 = np.uint64(0xFFFFFFFF)
+
+def containment(shared, size):
+    """How much of a chunk set is found in another one, in percent (0..100, float64):
+    ``100 * shared / size``, ``size`` being the set's number of distinct chunks and ``shared``
+    the number it has in common with the other set. Not symmetric: the similarity of ``A`` to
+    ``B`` is ``containment(|A & B|, |A|)`` (DESIGN §1). An empty set (``size`` 0) is 0 %
+    contained. Scalars give a float, arrays (broadcast together) an array.
+    """
+    if np.ndim(shared) == 0 and np.ndim(size) == 0:
+        return 100.0 * shared / size if size else 0.0
+    size = np.asarray(size)
+    top = 100.0 * np.asarray(shared)
+    out = np.zeros(np.broadcast(top, size).shape)
+    np.divide(top, size, out=out, where=size != 0)
+    return out
 
 
 def _posting_ends(shard: ShardData, max_df: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -75,29 +95,6 @@ def plan_blocks(
     return blocks
 
 
-def _run_lengths(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values of sorted ``keys`` and how often each occurs (uint32)."""
-    if len(keys) == 0:
-        return keys, np.zeros(0, np.uint32)
-    new = np.empty(len(keys), dtype=bool)
-    new[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    del new
-    counts = np.empty(len(starts), dtype=np.uint32)
-    counts[:-1] = np.diff(starts)
-    counts[-1] = len(keys) - starts[-1]
-    return keys[starts], counts
-
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(starts[i], starts[i] + counts[i])`` (int64)."""
-    total = int(counts.sum())
-    first = np.zeros(len(counts), dtype=np.int64)
-    np.cumsum(counts[:-1], out=first[1:])
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - first, counts)
-
-
 def max_block_docs(n_docs: int) -> int:
     """Most documents a block may hold so that its pair keys fit in uint32."""
     return max(1, (2**32 - 1) // max(1, n_docs))
@@ -119,7 +116,7 @@ def block_pair_keys(
     p, cnt = p[nz], cnt[nz]
     if len(p) == 0:
         return np.zeros(0, np.uint32)
-    q = _ranges(p + 1, cnt)
+    q = expand_ranges(p + 1, cnt)
     base = (doc_ids[p].astype(np.int64) - doc_lo) * n_docs
     return (np.repeat(base, cnt) + doc_ids[q]).astype(np.uint32)
 
@@ -136,7 +133,7 @@ def candidate_mask(
     """
     n_docs = len(n_chunks)
     # a single shared chunk passes exactly when directed_rows says so (same float expression)
-    short = (n_chunks > 0) & (100.0 / np.maximum(n_chunks, 1) >= threshold)
+    short = (n_chunks > 0) & (containment(1, n_chunks) >= threshold)
     cand = counts >= 2
     rows = np.flatnonzero(short[first]).astype(np.uint64)
     if len(rows):  # contiguous key ranges of the short first documents (needles as uint32)
@@ -154,7 +151,7 @@ def count_keys(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Distinct keys of all parts (sorted) and how often each occurs (uint32)."""
     keys = np.concatenate(parts) if parts else np.zeros(0, np.uint32)
     keys.sort()
-    return _run_lengths(keys)
+    return run_lengths(keys)
 
 
 def _member_postings(shard: ShardData, members: np.ndarray, max_df: int | None):
@@ -192,7 +189,7 @@ def member_pair_keys(
     cnt = ends - starts
     if len(p) == 0:
         return np.zeros(0, np.uint32)
-    q = _ranges(starts, cnt)
+    q = expand_ranges(starts, cnt)
     doc_ids = shard.doc_ids
     base = np.searchsorted(block, doc_ids[p]).astype(np.int64) * n_docs
     keys = np.repeat(base, cnt) + doc_ids[q]
@@ -202,15 +199,16 @@ def member_pair_keys(
 def sum_pair_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """Add up per-shard ``(pair keys, counts)`` into one sorted ``(keys, counts)``.
 
-    Keys are repeated by their counts and sorted with ``np.sort`` (about 10x faster than a
-    stable argsort of the keys with the counts carried along).
+    Keys are repeated by their counts and sorted with ``np.sort``, faster than a stable
+    argsort of the keys with the counts carried along (measured by scripts/bench_kernels.py;
+    docs/benchmarks.md, "Kernels").
     """
     parts = [p for p in parts if len(p[0])]
     if not parts:
         return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
     keys = np.concatenate([np.repeat(k, c.astype(np.int64)) for k, c in parts])
     keys.sort()
-    return _run_lengths(keys)
+    return run_lengths(keys)
 
 
 def directed_rows(
@@ -219,11 +217,11 @@ def directed_rows(
     """Both directions of unordered pairs ``(d, o)``, kept where similarity >= ``threshold``.
 
     ``n_chunks[x]`` is ``|x|``. Returns ``(doc, other, shared, similarity)``: similarity of doc
-    to other is ``100 * shared / |doc|`` percent (float64).
+    to other is :func:`containment` ``(shared, |doc|)`` percent (float64).
     """
     s = shared.astype(np.int64)
-    sim_d = 100.0 * s / n_chunks[d]
-    sim_o = 100.0 * s / n_chunks[o]
+    sim_d = containment(s, n_chunks[d])
+    sim_o = containment(s, n_chunks[o])
     kd = sim_d >= threshold
     ko = sim_o >= threshold
     return (
@@ -243,9 +241,7 @@ def top_k_rows(doc, other, shared, sim, k: int):
     doc, other, shared, sim = doc[order], other[order], shared[order], sim[order]
     if len(doc) == 0:
         return doc, other, shared, sim
-    new = np.empty(len(doc), dtype=bool)
-    new[0] = True
-    np.not_equal(doc[1:], doc[:-1], out=new[1:])
+    new = run_starts(doc)
     group_start = np.maximum.accumulate(np.where(new, np.arange(len(doc)), 0))
     keep = (np.arange(len(doc)) - group_start) < k
     return doc[keep], other[keep], shared[keep], sim[keep]
@@ -269,8 +265,6 @@ def query_counts(
     total = int(df.sum())
     if total == 0:
         return np.zeros(0, np.uint32), np.zeros(0, np.uint32)
-    first = np.zeros(len(df), dtype=np.int64)
-    np.cumsum(df[:-1], out=first[1:])
-    idx = np.arange(total, dtype=np.int64) + np.repeat(starts - first, df)
+    idx = expand_ranges(starts, df)
     docs = np.sort(shard.doc_ids[idx])
-    return _run_lengths(docs)
+    return run_lengths(docs)

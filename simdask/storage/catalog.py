@@ -6,12 +6,11 @@ also records the new current generation (DESIGN §2).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from simdask import failpoints
 from simdask.config import FORMAT_VERSION, READABLE_VERSIONS, IndexConfig
-from simdask.errors import DocumentNotFoundError, IndexFormatError
+from simdask.errors import DocumentNotFoundError, IndexDamagedError, IndexFormatError
+from simdask.kernels.changes import DocumentRow, KnownDocument
+from simdask.storage.commit import COMMIT_STEPS, CommitContext, RunChanges, temp_ids
+from simdask.storage.segment_catalog import SegmentTables
 
 __all__ = ["Catalog", "DocumentRow", "PairRow", "RunChanges"]
 
@@ -64,44 +67,11 @@ CREATE TABLE IF NOT EXISTS similarity (
 CREATE INDEX IF NOT EXISTS similarity_other ON similarity (other);
 """
 
-#: the segments of each chunk-ID range (its manifest) and the tombstones hiding postings of
-#: removed or modified documents in older segments (:mod:`simdask.kernels.segments`);
-#: ``ranges.dead``: estimated postings of the range hidden by tombstones
-_SEGMENT_SCHEMA = """
-CREATE TABLE IF NOT EXISTS segments (
-    shard INTEGER NOT NULL,
-    generation INTEGER NOT NULL,
-    keys INTEGER NOT NULL,
-    postings INTEGER NOT NULL,
-    PRIMARY KEY (shard, generation)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS tombstones (
-    generation INTEGER NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (generation, doc_id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ranges (shard INTEGER PRIMARY KEY, dead REAL NOT NULL);
-"""
-
 
 _DOC_COLS = (
     "doc_id, key, source, content_hash, n_chunks, n_words, status,"
     " text_pack, text_offset, text_length"
 )
-
-
-@dataclass(frozen=True)
-class DocumentRow:
-    """One indexed document as the catalog knows it."""
-
-    doc_id: int
-    key: str
-    source: str
-    content_hash: str
-    n_chunks: int
-    n_words: int
-    status: str
-    text_pack: str | None = None
-    text_offset: int | None = None
-    text_length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,94 +97,32 @@ class PairRow:
         }
 
 
-@dataclass
-class RunChanges:
-    """Everything one run changes in the catalog, committed by :meth:`Catalog.commit_run`.
-
-    ``upserted``: ``(doc_id, key, source, content_hash, n_chunks, n_words, status, text_pack,
-    text_offset, text_length)`` of new and modified documents; ``deleted``: doc IDs removed
-    (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
-    ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
-    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``manifests``: the new
-    segment list ``[(generation, keys, postings)]`` of each range this run changed;
-    ``tombstones``: doc IDs whose older postings this run hides (at the run's generation);
-    ``dead``: the new estimate of tombstoned postings of ranges whose estimate changed.
-    ``replace_all``: a full build replacing everything.
-    """
-
-    upserted: list[tuple]
-    deleted: list[int]
-    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    rows_replaced: np.ndarray
-    reverse_replaced: np.ndarray
-    trim: np.ndarray
-    top_k: int
-    manifests: dict[int, list[tuple[int, int, int]]]
-    errors: list[tuple[str, str, str]]
-    skipped_chunks: int
-    replace_all: bool = False
-    config: IndexConfig | None = None
-    tombstones: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
-    dead: dict[int, float] = dataclasses.field(default_factory=dict)
-
-
-_REPLACED_TABLES = (
-    "documents",
-    "similarity",
-    "free_ids",
-    "shards",
-    "segments",
-    "tombstones",
-    "ranges",
-)
-
-
-def _commit_segments(c: sqlite3.Connection, generation: int, ch: RunChanges) -> None:
-    """The segment part of a commit: new manifests, tombstones and dead-posting estimates;
-    tombstones older than every segment hide nothing any more and are dropped."""
-    for shard, segs in sorted(ch.manifests.items()):
-        c.execute("DELETE FROM segments WHERE shard = ?", (int(shard),))
-        c.executemany(
-            "INSERT INTO segments (shard, generation, keys, postings) VALUES (?, ?, ?, ?)",
-            ((int(shard), int(g), int(k), int(p)) for g, k, p in segs),
-        )
-    c.executemany(
-        "INSERT OR IGNORE INTO tombstones (generation, doc_id) VALUES (?, ?)",
-        ((int(generation), int(d)) for d in ch.tombstones),
-    )
-    c.executemany(
-        "INSERT OR REPLACE INTO ranges (shard, dead) VALUES (?, ?)",
-        ((int(s), float(v)) for s, v in sorted(ch.dead.items())),
-    )
-    c.execute("DELETE FROM tombstones WHERE generation <= (SELECT MIN(generation) FROM segments)")
-
-
-def _temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
-    c.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} (id INTEGER PRIMARY KEY)")
-    c.execute(f"DELETE FROM {name}")
-    c.executemany(f"INSERT OR IGNORE INTO {name} (id) VALUES (?)", ((int(i),) for i in ids))
-
-
-class Catalog:
-    """A connection to ``catalog.sqlite`` of one index."""
+class Catalog(SegmentTables):
+    """A connection to ``catalog.sqlite`` of one index (its segment tables:
+    :class:`~simdask.storage.segment_catalog.SegmentTables`)."""
 
     def __init__(self, path: str | Path, *, create: bool = False):
         self.path = Path(path)
         if not create and not self.path.exists():
             raise IndexFormatError(f"expected a catalog at {self.path}, found no file")
         self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        if create:
-            self.conn.executescript(_SCHEMA)
-        if create or not self._has_table("segments"):
-            self.conn.executescript(_SEGMENT_SCHEMA)
+        try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            if create:
+                self.conn.executescript(_SCHEMA)
+            self._ensure_segment_tables(create)
+        except sqlite3.DatabaseError as e:
+            self.conn.close()
+            raise self.damaged(e) from None
 
-    def _has_table(self, name: str) -> bool:
-        row = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-        ).fetchone()
-        return row is not None
+    def damaged(self, error: sqlite3.DatabaseError) -> IndexDamagedError:
+        """The error for a catalog SQLite cannot read (truncated, overwritten)."""
+        return IndexDamagedError(
+            f"the catalog {self.path} is damaged (SQLite: {error}); run `simdask check "
+            f"{self.path.parent}`, then restore the index folder from a backup or rebuild it "
+            "with `simdask update INDEX SOURCE... --rebuild`"
+        )
 
     def close(self) -> None:
         """Close the connection."""
@@ -257,14 +165,18 @@ class Catalog:
         return None if row is None else row[0]
 
     def check_format(self) -> IndexConfig:
-        """Check the format version and return the stored config."""
-        version = self.meta("format_version")
+        """Check the format version and return the stored config (a catalog SQLite cannot
+        read raises :class:`IndexDamagedError` naming the file)."""
+        try:
+            version = self.meta("format_version")
+            raw = self.meta("config")
+        except sqlite3.DatabaseError as e:
+            raise self.damaged(e) from None
         if version not in {str(v) for v in READABLE_VERSIONS}:
             raise IndexFormatError(
                 f"index at {self.path.parent} has format version {version!r}; "
                 f"this simdask reads versions {', '.join(map(str, READABLE_VERSIONS))}"
             )
-        raw = self.meta("config")
         if raw is None:
             raise IndexFormatError(f"index at {self.path.parent} has no stored config")
         return IndexConfig.from_dict(json.loads(raw))
@@ -298,119 +210,63 @@ class Catalog:
             return int(cur.lastrowid)
 
     def fail_run(self, run_id: int, message: str) -> None:
-        """Mark a run as failed (nothing else changes)."""
+        """Mark a running run as failed (nothing else changes; a committed run stays so)."""
         with self.transaction() as c:
             c.execute(
-                "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? WHERE run_id = ?",
+                "UPDATE runs SET status = 'failed', finished_at = ?, summary = ?"
+                " WHERE run_id = ? AND status = 'running'",
                 (time.time(), json.dumps({"error": message}), run_id),
             )
 
     def commit_run(self, run_id: int, generation: int, ch: RunChanges, summary: dict) -> None:
-        """Commit everything a run changed in one transaction (see :class:`RunChanges`)."""
-        now = time.time()
-        doc, other, shared, sim = ch.rows
-        with self.transaction() as c:
-            if ch.replace_all:
-                for table in _REPLACED_TABLES:
-                    c.execute(f"DELETE FROM {table}")
-            _temp_ids(c, "t_rows_of", ch.rows_replaced)
-            _temp_ids(c, "t_rows_to", ch.reverse_replaced)
-            _temp_ids(c, "t_trim", ch.trim)
-            c.execute("DELETE FROM similarity WHERE doc IN (SELECT id FROM t_rows_of)")
-            c.execute("DELETE FROM similarity WHERE other IN (SELECT id FROM t_rows_to)")
-            c.executemany("DELETE FROM documents WHERE doc_id = ?", ((int(d),) for d in ch.deleted))
-            c.executemany(
-                "INSERT OR IGNORE INTO free_ids (doc_id) VALUES (?)",
-                ((int(d),) for d in ch.deleted),
-            )
-            c.executemany(
-                "INSERT OR REPLACE INTO documents (doc_id, key, source, content_hash, n_chunks,"
-                " n_words, status, text_pack, text_offset, text_length, added_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                " COALESCE((SELECT added_at FROM documents WHERE doc_id = ?), ?), ?)",
-                ((*d, d[0], now, now) for d in ch.upserted),
-            )
-            c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d[0],) for d in ch.upserted))
-            c.executemany(
-                "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity)"
-                " VALUES (?, ?, ?, ?)",
-                zip(doc.tolist(), other.tolist(), shared.tolist(), sim.tolist(), strict=True),
-            )
-            c.execute(
-                "DELETE FROM similarity WHERE (doc, other) IN (SELECT doc, other FROM ("
-                " SELECT doc, other, ROW_NUMBER() OVER (PARTITION BY doc"
-                "  ORDER BY similarity DESC, other ASC) AS rn"
-                " FROM similarity WHERE doc IN (SELECT id FROM t_trim)) WHERE rn > ?)",
-                (ch.top_k,),
-            )
-            _commit_segments(c, generation, ch)
-            c.executemany(
-                "INSERT INTO errors (run_id, key, kind, message) VALUES (?, ?, ?, ?)",
-                ((run_id, *e) for e in ch.errors),
-            )
-            c.execute(
-                "UPDATE runs SET status = 'committed', finished_at = ?, generation = ?,"
-                " summary = ? WHERE run_id = ?",
-                (now, generation, json.dumps(summary, sort_keys=True), run_id),
-            )
-            c.execute("UPDATE meta SET value = ? WHERE name = 'generation'", (str(generation),))
-            c.execute(
-                "INSERT OR REPLACE INTO meta (name, value) VALUES ('skipped_chunks', ?)",
-                (str(int(ch.skipped_chunks)),),
-            )
-            if ch.config is not None:
-                c.execute(
-                    "UPDATE meta SET value = ? WHERE name = 'config'",
-                    (json.dumps(ch.config.to_dict(), sort_keys=True),),
-                )
-            for t in ("t_rows_of", "t_rows_to", "t_trim"):
-                c.execute(f"DROP TABLE {t}")
+        """Commit everything a run changed in one transaction (see :class:`RunChanges`).
 
-    def shard_generations(self) -> dict[int, int]:
-        """The newest segment generation of each range (a range changes exactly when this
-        changes)."""
-        return dict(self.conn.execute("SELECT shard, MAX(generation) FROM segments GROUP BY shard"))
+        The statements are the steps of :data:`COMMIT_STEPS`, with the failure point
+        ``commit.<step>`` before each, ``commit.before_COMMIT`` and ``commit.after_COMMIT``
+        (see :data:`COMMIT_FAILPOINTS`). Anything raised before COMMIT rolls the transaction
+        back; once COMMIT has returned, the run is committed.
+        """
+        run = CommitContext(run_id, generation, ch, json.dumps(summary, sort_keys=True))
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            for step in COMMIT_STEPS:
+                failpoints.hit(f"commit.{step.__name__[1:]}")
+                step(c, run)
+            failpoints.hit("commit.before_COMMIT")
+            c.execute("COMMIT")
+        except BaseException:
+            self.rollback_open()
+            raise
+        failpoints.hit("commit.after_COMMIT")
 
-    def segments(self) -> dict[int, list[tuple[int, int, int]]]:
-        """The committed manifest: ``{range: [(generation, keys, postings)]}``, oldest first."""
-        out: dict[int, list[tuple[int, int, int]]] = {}
+    def rollback_open(self) -> None:
+        """Roll back a transaction left open on this connection (e.g. by an interrupt)."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def run_status(self, run_id: int) -> str | None:
+        """``running``, ``committed``, ``failed`` or ``abandoned`` (None: no such run), as
+        committed (a transaction left open on this connection is rolled back first)."""
+        self.rollback_open()
+        row = self.conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Reads inside see one committed state (a deferred transaction, no lock taken)."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
+    def text_packs(self) -> set[str]:
+        """Names of the text packs holding the text of some document."""
         rows = self.conn.execute(
-            "SELECT shard, generation, keys, postings FROM segments ORDER BY shard, generation"
+            "SELECT DISTINCT text_pack FROM documents WHERE text_pack IS NOT NULL"
         )
-        for s, g, k, p in rows:
-            out.setdefault(s, []).append((g, k, p))
-        return out
-
-    def tombstones(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(doc IDs, generations)`` of the tombstones still in force (int64 arrays)."""
-        rows = self.conn.execute("SELECT doc_id, generation FROM tombstones").fetchall()
-        arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
-        return arr[:, 0], arr[:, 1]
-
-    def dead_postings(self) -> dict[int, float]:
-        """Estimated postings hidden by tombstones, per range."""
-        return dict(self.conn.execute("SELECT shard, dead FROM ranges"))
-
-    def legacy_shards(self) -> dict[int, int]:
-        """``{shard: generation}`` of an index written before segments (format of the
-        ``shards`` table), to migrate."""
-        if not self._has_table("shards"):
-            return {}
-        return dict(self.conn.execute("SELECT shard, generation FROM shards").fetchall())
-
-    def migrate_shards(self, manifests: dict[int, list[tuple[int, int, int]]]) -> None:
-        """Record the segments of a pre-segment index (one per range) and empty ``shards``."""
-        with self.transaction() as c:
-            for shard, segs in manifests.items():
-                c.executemany(
-                    "INSERT OR REPLACE INTO segments (shard, generation, keys, postings)"
-                    " VALUES (?, ?, ?, ?)",
-                    ((int(shard), int(g), int(k), int(p)) for g, k, p in segs),
-                )
-            c.execute("DELETE FROM shards")
-            c.execute(
-                "UPDATE meta SET value = ? WHERE name = 'format_version'", (str(FORMAT_VERSION),)
-            )
+        return {r[0] for r in rows}
 
     def abandon_stale_runs(self) -> int:
         """Mark runs left 'running' by a killed process as 'abandoned' (call under the lock)."""
@@ -419,10 +275,14 @@ class Catalog:
                 "UPDATE runs SET status = 'abandoned' WHERE status = 'running'"
             ).rowcount
 
-    def known_documents(self) -> dict[str, tuple[int, str, str]]:
+    def known_documents(self) -> dict[str, KnownDocument]:
         """``key -> (doc_id, content_hash, source)`` of every document."""
         rows = self.conn.execute("SELECT key, doc_id, content_hash, source FROM documents")
-        return {k: (d, h, s) for k, d, h, s in rows}
+        return {k: KnownDocument(d, h, s) for k, d, h, s in rows}
+
+    def chunk_counts(self) -> dict[int, int]:
+        """``doc_id -> n_chunks`` of every document."""
+        return dict(self.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall())
 
     def allocate_ids(self, n: int) -> list[int]:
         """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new ones.
@@ -446,7 +306,7 @@ class Catalog:
         Such a list may have pruned a match that now belongs in it, so it is recomputed.
         """
         with self.transaction() as c:
-            _temp_ids(c, "t_changed", changed)
+            temp_ids(c, "t_changed", changed)
             rows = c.execute(
                 "SELECT s.doc FROM similarity s WHERE s.doc IN ("
                 " SELECT DISTINCT doc FROM similarity WHERE other IN (SELECT id FROM t_changed))"
@@ -542,7 +402,21 @@ class Catalog:
             " ORDER BY s.similarity DESC, b.key",
             (doc.doc_id, min_similarity),
         ).fetchall()
-        return [PairRow(*r) for r in rows]
+        return [self._pair(r) for r in rows]
+
+    def _pair(self, r: tuple) -> PairRow:
+        """A stored row as a :class:`PairRow`; a value outside its domain (similarity outside
+        0..100 percent, more shared chunks than the document has) is damage, never output."""
+        row = PairRow(*r)
+        if not 0.0 <= row.similarity <= 100.0 + 1e-9 or not 0 <= row.shared <= row.doc_chunks:
+            raise IndexDamagedError(
+                f"the catalog {self.path} holds an impossible similarity row: {row.doc!r} -> "
+                f"{row.other!r} {row.similarity} % with {row.shared} shared of "
+                f"{row.doc_chunks} chunks; run `simdask check {self.path.parent}`, then restore "
+                "the index folder from a backup or rebuild it (`simdask update INDEX SOURCE... "
+                "--rebuild`)"
+            )
+        return row
 
     def all_pairs(self, min_similarity: float = 0.0) -> Iterator[PairRow]:
         """All stored directed rows, best first."""
@@ -551,4 +425,4 @@ class Catalog:
             (min_similarity,),
         )
         for r in cur:
-            yield PairRow(*r)
+            yield self._pair(r)

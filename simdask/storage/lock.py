@@ -10,8 +10,8 @@ import fcntl
 import os
 import time
 from pathlib import Path
-from typing import ClassVar
 
+from simdask import failpoints
 from simdask.errors import IndexLockedError
 
 __all__ = ["WriterLock"]
@@ -20,24 +20,16 @@ __all__ = ["WriterLock"]
 class WriterLock:
     """``with WriterLock(index_dir, wait=seconds):`` — wait up to ``wait`` s (0: fail at once).
 
-    Re-entrant within a process (the CLI takes the lock before starting a cluster, then the
-    update takes it again).
+    Not re-entrant: the writer (:class:`simdask.update.Writer`) takes it once per write, and a
+    second attempt — from another process or from this one — waits or fails like any other.
     """
-
-    _held: ClassVar[dict[tuple[int, Path], int]] = {}  # (pid, path) -> depth
 
     def __init__(self, index_dir: str | os.PathLike, wait: float = 0.0):
         self.path = (Path(index_dir) / "writer.lock").resolve()
         self.wait = wait
         self._fd: int | None = None
-        self._nested = False
 
     def __enter__(self) -> WriterLock:
-        key = (os.getpid(), self.path)
-        if key in WriterLock._held:
-            WriterLock._held[key] += 1
-            self._nested = True
-            return self
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.wait
         while True:
@@ -45,6 +37,7 @@ class WriterLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                failpoints.hit("lock_busy")
                 if time.monotonic() >= deadline:
                     holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
                     os.close(fd)
@@ -56,17 +49,10 @@ class WriterLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
         self._fd = fd
-        WriterLock._held[key] = 1
         return self
 
     def __exit__(self, *exc) -> None:
-        key = (os.getpid(), self.path)
-        if self._nested:
-            WriterLock._held[key] -= 1
-            self._nested = False
-            return
         if self._fd is not None:
-            del WriterLock._held[key]
             os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)

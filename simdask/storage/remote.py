@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import posixpath
 
-__all__ = ["RemoteStore", "is_url"]
+from simdask.storage.shards import ShardStore
+
+__all__ = ["RemoteStore", "UrlShardStore", "is_url"]
 
 _MARKER = ".complete"
 
@@ -73,3 +75,43 @@ class RemoteStore:
         """Bytes stored under ``relative`` (0 if missing)."""
         path = f"{self.base}/{relative}"
         return int(self.fs.du(path)) if self.fs.exists(path) else 0
+
+
+class UrlShardStore(ShardStore):
+    """Shards under an fsspec URL, compressed; a shard's files are uploaded, then its
+    completion marker (see the module docstring)."""
+
+    compressed = True
+    remote = True
+
+    def __init__(self, url: str):
+        self.files = RemoteStore(url)
+        self.root = self.files.url
+
+    @property
+    def location(self) -> str:
+        return self.root
+
+    def path(self, generation: int, shard: int) -> str:
+        return f"{self.root}/gen-{generation:06d}/shard-{shard:04d}"
+
+    def exists(self, generation: int, shard: int) -> bool:
+        return self.files.complete(generation, shard)
+
+    def _store_files(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
+        return self.files.write(generation, shard, files)
+
+    def _open_group(self, generation: int, shard: int):
+        import zarr
+
+        self._check(generation, shard)
+        return zarr.open_group(self.path(generation, shard), mode="r")
+
+    def generations(self) -> list[int]:
+        return self.files.generations()
+
+    def remove_generation(self, generation: int) -> None:
+        self.files.remove_generation(generation)
+
+    def _nbytes(self, relative: str) -> int:
+        return self.files.nbytes(relative)

@@ -100,8 +100,11 @@ class RangeReader:
     whole once and kept merged in memory, so a query costs about two lookups per range
     however many runs have added segments since the last compaction."""
 
-    def __init__(self, store: ShardStore):
+    def __init__(self, store: ShardStore, check=None):
         self.store = store
+        #: called with ``(generation, range)`` before a segment is first opened or read (e.g.
+        #: the size check against the recorded checksums)
+        self.check = check or (lambda generation, shard: None)
         self._open: dict[tuple[int, int], dict] = {}
         self._small: dict[tuple[int, tuple[int, ...]], ShardData] = {}
 
@@ -109,6 +112,7 @@ class RangeReader:
         """The stored arrays of one segment (opened once; see ShardStore.open_arrays)."""
         key = (generation, shard)
         if key not in self._open:
+            self.check(generation, shard)
             self._open[key] = self.store.open_arrays(generation, shard)
         return self._open[key]
 
@@ -124,6 +128,8 @@ class RangeReader:
         of them, since every later tombstone is newer than all of them)."""
         key = (shard, tuple(gens))
         if key not in self._small:
+            for g in gens:
+                self.check(g, shard)
             parts = [self.store.read(g, shard) for g in gens]
             self._small[key] = merge_shards(parts, tomb, lo, hi)
         return self._small[key]
@@ -153,10 +159,10 @@ class RangeReader:
 
 def remove_segment(store: ShardStore, generation: int, shard: int) -> None:
     """Delete one segment (missing is fine); its generation's directory goes when empty."""
-    if store.remote:
-        path = f"{store.remote.base}/gen-{generation:06d}/shard-{shard:04d}"
-        if store.remote.fs.exists(path):
-            store.remote.fs.rm(path, recursive=True)
+    if store.remote:  # a UrlShardStore: its files under an fsspec URL
+        path = f"{store.files.base}/gen-{generation:06d}/shard-{shard:04d}"
+        if store.files.fs.exists(path):
+            store.files.fs.rm(path, recursive=True)
         return
     path = Path(store.path(generation, shard))
     shutil.rmtree(path, ignore_errors=True)
@@ -181,9 +187,9 @@ def stored_segments(store: ShardStore) -> list[tuple[int, int]]:
     out = []
     for g in store.generations():
         if store.remote:
-            base = f"{store.remote.base}/gen-{g:06d}"
+            base = f"{store.files.base}/gen-{g:06d}"
             names = [
-                p.rstrip("/").rsplit("/", 1)[-1] for p in store.remote.fs.ls(base, detail=False)
+                p.rstrip("/").rsplit("/", 1)[-1] for p in store.files.fs.ls(base, detail=False)
             ]
         else:
             names = [p.name for p in (Path(store.root) / f"gen-{g:06d}").iterdir()]

@@ -1,6 +1,6 @@
 """Extracted texts, compressed, in pack files written by the chunking tasks (DESIGN §2, Texts).
 
-A pack holds the zstd-compressed (level 1: 4x faster than zlib-6 at the same ratio) UTF-8
+A pack holds the zstd-compressed (level 1; against zlib-6: scripts/bench_kernels.py) UTF-8
 texts of one batch of one run, one after another; the
 catalog records for each document its pack, offset and length. Packs are written atomically
 and never changed; packs no committed document points to are deleted by garbage collection.
@@ -9,12 +9,16 @@ and never changed; packs no committed document points to are deleted by garbage 
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from pathlib import Path
 
-from simdask.errors import IndexFormatError
+from simdask.errors import IndexDamagedError
 
-__all__ = ["TextStore"]
+__all__ = ["PACK_NAME", "TextStore"]
+
+#: the names simdask gives its packs: ``r<run>-b<batch>.pack`` (the chunking task names them)
+PACK_NAME = re.compile(r"r\d{6,}-b\d{6,}\.pack")
 
 
 class TextStore:
@@ -63,15 +67,18 @@ class TextStore:
                 blob = f.read(length)
             return bytes(Zstd().decode(blob)).decode("utf-8")
         except (OSError, RuntimeError, ValueError) as e:
-            raise IndexFormatError(
-                f"text pack {path} at offset {offset}: expected {length} compressed bytes, {e}"
+            raise IndexDamagedError(
+                f"text pack {path} at offset {offset}: expected {length} compressed bytes, {e}; "
+                "run `simdask check INDEX`, then restore the index folder from a backup or "
+                "rebuild it with `simdask update INDEX SOURCE... --rebuild`"
             ) from e
 
     def packs(self) -> list[str]:
-        """Names of all complete packs."""
+        """Names of all complete packs (only names simdask gives its packs, see
+        :data:`PACK_NAME`)."""
         if not self.root.exists():
             return []
-        return sorted(p.name for p in self.root.iterdir() if p.name.endswith(".pack"))
+        return sorted(p.name for p in self.root.iterdir() if PACK_NAME.fullmatch(p.name))
 
     def remove(self, name: str) -> None:
         """Delete a pack (missing is fine)."""

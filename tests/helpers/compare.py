@@ -1,8 +1,16 @@
-"""Comparing two indexes by document key (doc IDs may differ where recycling makes them)."""
+"""Comparing two indexes by document key (doc IDs may differ where recycling makes them).
+
+The similarity table is checked exactly: each index's stored rows must be, per document, the
+rows a brute-force count over its own postings gives (chunks held by more than ``max_df``
+documents left out, similarity ``100 * shared / |A|`` >= ``threshold``), cut to ``top_k`` by
+the documented order — similarity descending, then ``other`` doc ID ascending. The doc IDs
+are each index's own, so an incremental index whose recycled IDs differ from a full build's
+is held to the same contract without forgiving ties.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 
@@ -39,19 +47,56 @@ def table_by_doc(idx: Index) -> dict[str, list[tuple[float, int, str]]]:
     return rows
 
 
+def expected_table(idx: Index, top_k: int | None = None) -> dict[str, list[tuple]]:
+    """The rows the contract asks of ``idx``, counted by brute force (Python Counters) from
+    its shards' posting lists, in its own doc IDs, best first (``top_k``: another cut than
+    the index's)."""
+    cfg = idx.config
+    top_k = cfg.top_k if top_k is None else top_k
+    docs = idx.catalog.documents()
+    names = {d.doc_id: d.key for d in docs}
+    size = {d.doc_id: d.n_chunks for d in docs}
+    shared: Counter = Counter()
+    for s in range(cfg.shards):
+        sh = idx.shard(s)
+        for i in range(len(sh.chunk_keys)):
+            holders = [int(x) for x in sh.doc_ids[sh.offsets[i] : sh.offsets[i + 1]]]
+            if cfg.max_df is not None and len(holders) > cfg.max_df:
+                continue
+            for a in holders:
+                for b in holders:
+                    if a != b:
+                        shared[a, b] += 1
+    rows = defaultdict(list)
+    for (a, b), n in shared.items():
+        sim = 100.0 * n / size[a]
+        if sim >= cfg.threshold:
+            rows[a].append((sim, n, b))
+    out = {}
+    for a, lst in rows.items():
+        lst.sort(key=lambda x: (-x[0], x[2]))  # the contract: similarity desc, other ID asc
+        out[names[a]] = [(round(sim, 9), n, names[b]) for sim, n, b in lst[:top_k]]
+    return out
+
+
+def assert_contract_rows(idx: Index) -> None:
+    """The stored rows of ``idx`` are exactly :func:`expected_table` (no tie forgiven)."""
+    got = {d: sorted(r) for d, r in table_by_doc(idx).items()}
+    want = {d: sorted(r) for d, r in expected_table(idx).items()}
+    assert set(got) == set(want), set(got) ^ set(want)
+    for doc, rows in want.items():
+        assert got[doc] == rows, (doc, got[doc], rows)
+
+
 def assert_same_similarity(a: Index, b: Index) -> None:
-    """Same rows by key; where a top-k list is cut inside a tie, the tied rows may differ."""
-    ta, tb = table_by_doc(a), table_by_doc(b)
-    assert set(ta) == set(tb), set(ta) ^ set(tb)
-    k = a.config.top_k
-    for doc, ra in ta.items():
-        rb = tb[doc]
-        assert sorted(x[:2] for x in ra) == sorted(x[:2] for x in rb), doc
-        if len(ra) < k:
-            assert set(ra) == set(rb), doc
-        else:
-            cut = min(x[0] for x in ra)
-            assert {x for x in ra if x[0] > cut} == {x for x in rb if x[0] > cut}, doc
+    """Both indexes hold exactly the rows the contract asks of each; where their doc IDs agree
+    (no recycling made them differ) the tables are equal row for row."""
+    assert_contract_rows(a)
+    assert_contract_rows(b)
+    ids_a = {d.key: d.doc_id for d in a.catalog.documents()}
+    ids_b = {d.key: d.doc_id for d in b.catalog.documents()}
+    if ids_a == ids_b:
+        assert table_by_doc(a) == table_by_doc(b)
 
 
 def assert_same_index(a: Index, b: Index) -> None:

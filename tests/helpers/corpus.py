@@ -78,3 +78,15 @@ def reference_similarity(
             if shared:
                 out[(a, b)] = (shared, 100.0 * shared / len(sets[a]))
     return out
+
+
+def rel(key: str) -> str:
+    """A folder document's key without its folder name (``docs/d001.txt`` -> ``d001.txt``):
+    keys are ``<folder name>/<path inside it>`` (simdask.ingest.listing)."""
+    return key.split("/", 1)[1] if "/" in key else key
+
+
+def stem(key: str) -> str:
+    """The ``make_docs`` name of a document written by :func:`write_txt`
+    (``docs/d001.txt`` -> ``d001``)."""
+    return rel(key).removesuffix(".txt")

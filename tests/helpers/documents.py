@@ -194,3 +194,48 @@ def html_bytes(paragraphs: list[str], encoding: str = "utf-8", noise: bool = Tru
         )
     page = f"<!DOCTYPE html>\n<html><head>{head}</head><body>\n{body}</body></html>\n"
     return page.encode(encoding, "xmlcharrefreplace")  # what the code page lacks: &#NNN;
+
+
+_W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+_ODF = (
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+)
+
+
+def bomb_package(fmt: str, inflated: int, split: int = 1) -> bytes:
+    """A DOCX or ODT whose XML inflates to about ``inflated`` bytes (a decompression bomb:
+    deflate squeezes the repeated paragraphs ~1000 times). ``split`` > 1 spreads the bytes over
+    that many parts (DOCX headers), each under the per-file total, to test that the limit
+    counts all parts together. Written piece by piece: the test never holds the XML."""
+    import zipfile
+
+    if fmt == "docx":
+        head = f'<w:document xmlns:w="{_W_NS}"><w:body>'.encode()
+        para = b"<w:p><w:r><w:t>bomb words again and again</w:t></w:r></w:p>"
+        tail = b"</w:body></w:document>"
+        parts = ["word/document.xml"] + [f"word/header{i}.xml" for i in range(1, split)]
+        extra = {"[Content_Types].xml": b"<Types/>"}
+    elif fmt == "odt":
+        head = f"<office:document-content {_ODF}><office:body><office:text>".encode()
+        para = b"<text:p>bomb words again and again</text:p>"
+        tail = b"</office:text></office:body></office:document-content>"
+        parts = ["content.xml"] + [f"part{i}.xml" for i in range(1, split)]
+        extra = {"mimetype": b"application/vnd.oasis.opendocument.text"}
+    else:
+        raise ValueError(f"expected docx or odt, found {fmt!r}")
+    out = io.BytesIO()
+    block = para * (1 << 14)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in extra.items():
+            z.writestr(name, data, compress_type=zipfile.ZIP_STORED)
+        per_part = inflated // split
+        for name in parts:
+            if fmt == "odt" and name != "content.xml":
+                name = "styles.xml" if name == "part1.xml" else name
+            with z.open(name, "w", force_zip64=True) as f:
+                f.write(head)
+                for _ in range(max(1, per_part // len(block))):
+                    f.write(block)
+                f.write(tail)
+    return out.getvalue()

@@ -16,6 +16,7 @@ from simdask.errors import ExtractionError
 from simdask.ingest.extract.docx import extract_docx
 from simdask.ingest.extract.html import extract_html
 from simdask.ingest.extract.odt import extract_odt
+from simdask.ingest.extract.package import uncompressed_limit
 from simdask.ingest.extract.pdf import extract_pdf
 from simdask.ingest.extract.plain import decode_text, extract_plain
 from simdask.ingest.extract.sniff import describe, sniff
@@ -63,7 +64,10 @@ KINDS: dict[str, str] = {
     "unsupported": "a format simdask does not read (e.g. an old binary .doc)",
     "missing_dependency": "the optional library for the format is not installed",
     "unreadable": "the file vanished or could not be read after it was listed",
-    "too_large": "the file is over the size limit of the run (--max-file-size)",
+    "too_large": "the file is over the size limit of the run (--max-file-size), or its "
+    "content inflates beyond twice that (DOCX/ODT parts, PDF text)",
+    "bomb": "a DOCX or ODT file whose parts inflate to over twice --max-file-size and over "
+    "100 times its own size (a decompression bomb)",
     "jsonl": "a JSONL line that is not an object with an id and a string text",
     "too_short": "fewer words than a chunk needs (indexed, without chunks)",
     "duplicate_key": "the same key twice in one run (the first is kept)",
@@ -81,9 +85,16 @@ def format_of(data: bytes, name: str) -> str:
     return by_suffix or ("html" if found == "html" else "plain")
 
 
-def extract_text(data: bytes, name: str) -> str:
+#: Formats whose content can inflate beyond the file's size: their extractor takes a limit.
+_BOUNDED = frozenset({"pdf", "docx", "odt"})
+
+
+def extract_text(data: bytes, name: str, max_file_bytes: int | None = None) -> str:
     """The plain text of a document given as bytes; ``name`` (a key or file name) gives the
-    suffix and labels errors.
+    suffix and labels errors. ``max_file_bytes``: the run's --max-file-size (None: the
+    default, 0: none); what a DOCX or ODT file inflates to and the text of a PDF are bounded
+    by :func:`~simdask.ingest.extract.package.uncompressed_limit` of it (``bomb``,
+    ``too_large``).
 
     Raises :class:`~simdask.errors.ExtractionError` (``kind`` in :data:`KINDS`); never any
     other exception for bad input.
@@ -93,13 +104,16 @@ def extract_text(data: bytes, name: str) -> str:
     fmt = format_of(data, name)
     if fmt == "ole":
         if "EncryptionInfo".encode("utf-16-le") in data:
-            return extract_docx(data, name)  # raises: password-protected
+            return extract_docx(data, name, 0)  # raises: password-protected
         raise ExtractionError(
             name,
             "unsupported",
             f"expected {_expected(name)}, found {describe(data)}; convert it to DOCX or PDF",
         )
-    text = FORMATS[fmt](data, name)
+    if fmt in _BOUNDED:
+        text = FORMATS[fmt](data, name, uncompressed_limit(max_file_bytes))
+    else:
+        text = FORMATS[fmt](data, name)
     if not text.strip():
         raise ExtractionError(
             name, "empty", f"expected text, found none in this {fmt.upper()} document"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from simdask.errors import ExtractionError
-from simdask.ingest.extract.package import Package, Rules, xml_text
+from simdask.ingest.extract.package import DEFAULT_UNCOMPRESSED_LIMIT, Package, Rules
 
 __all__ = ["extract_docx"]
 
@@ -40,12 +40,14 @@ def _extra_parts(names: set[str]) -> list[str]:
     return [n for _, n in sorted(found, key=lambda f: (_ORDER[f[0].rstrip("0123456789")], f))]
 
 
-def extract_docx(data: bytes, name: str = "<docx>") -> str:
+def extract_docx(data: bytes, name: str = "<docx>", limit: int = DEFAULT_UNCOMPRESSED_LIMIT) -> str:
     """The text of a Word document (see the module docstring).
 
     Raises :class:`~simdask.errors.ExtractionError` of kind ``corrupt`` (not a ZIP package,
-    no ``word/document.xml``, malformed XML) or ``encrypted`` (a password-protected
-    document, stored as an OLE compound file).
+    no ``word/document.xml``, malformed XML), ``encrypted`` (a password-protected
+    document, stored as an OLE compound file), ``bomb`` or ``too_large`` (its XML parts
+    inflate to more than ``limit`` bytes together:
+    :mod:`simdask.ingest.extract.package`).
     """
     if data.startswith(b"\xd0\xcf\x11\xe0") and "EncryptionInfo".encode("utf-16-le") in data:
         raise ExtractionError(
@@ -54,7 +56,7 @@ def extract_docx(data: bytes, name: str = "<docx>") -> str:
             "expected a DOCX file, found a password-protected Office document; "
             "save it without a password to index it",
         )
-    pkg = Package(data, name, "DOCX", "a DOCX file (a ZIP package with word/document.xml)")
+    pkg = Package(data, name, "DOCX", "a DOCX file (a ZIP package with word/document.xml)", limit)
     if "word/document.xml" not in pkg.names:
         raise ExtractionError(
             name,
@@ -62,4 +64,4 @@ def extract_docx(data: bytes, name: str = "<docx>") -> str:
             "expected a DOCX package with word/document.xml, found a ZIP archive without it",
         )
     parts = ["word/document.xml", *_extra_parts(pkg.names)]
-    return "\n".join(xml_text(pkg.parse(p), _RULES, tails=False) for p in parts)
+    return "\n".join(text for p in parts for _, text in pkg.texts(p, _RULES, tails=False))

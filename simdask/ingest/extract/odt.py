@@ -11,7 +11,7 @@ deletions (``text:tracked-changes``) and footnote marks (``text:note-citation``)
 from __future__ import annotations
 
 from simdask.errors import ExtractionError
-from simdask.ingest.extract.package import Package, Rules, xml_text
+from simdask.ingest.extract.package import DEFAULT_UNCOMPRESSED_LIMIT, Package, Rules
 
 __all__ = ["extract_odt"]
 
@@ -19,6 +19,8 @@ _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
+_BODY = _OFFICE + "body"
+_NOTE_BODY = _TEXT + "note-body"
 _MANIFEST = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"  # without braces
 _RULES: Rules = {
     _TEXT + "p": ("", "\n", ""),
@@ -38,18 +40,19 @@ def _encrypted(pkg: Package) -> bool:
     """True when the manifest lists encryption data for some part."""
     if "META-INF/manifest.xml" not in pkg.names:
         return False
-    return f"{{{_MANIFEST}}}encryption-data" in {
-        el.tag for el in pkg.parse("META-INF/manifest.xml").iter()
-    }
+    tag = f"{{{_MANIFEST}}}encryption-data"
+    return bool(pkg.texts("META-INF/manifest.xml", {}, tails=False, roots={tag}))
 
 
-def extract_odt(data: bytes, name: str = "<odt>") -> str:
+def extract_odt(data: bytes, name: str = "<odt>", limit: int = DEFAULT_UNCOMPRESSED_LIMIT) -> str:
     """The text of an OpenDocument text file (see the module docstring).
 
     Raises :class:`~simdask.errors.ExtractionError` of kind ``corrupt`` (not a ZIP package,
-    no ``content.xml``, malformed XML) or ``encrypted`` (saved with a password).
+    no ``content.xml``, malformed XML), ``encrypted`` (saved with a password), ``bomb`` or
+    ``too_large`` (its XML parts inflate to more than ``limit`` bytes together:
+    :mod:`simdask.ingest.extract.package`).
     """
-    pkg = Package(data, name, "ODT", "an ODT file (a ZIP package with content.xml)")
+    pkg = Package(data, name, "ODT", "an ODT file (a ZIP package with content.xml)", limit)
     if _encrypted(pkg):
         raise ExtractionError(
             name,
@@ -61,11 +64,10 @@ def extract_odt(data: bytes, name: str = "<odt>") -> str:
         raise ExtractionError(
             name, "corrupt", "expected an ODT package with content.xml, found a ZIP without it"
         )
-    body = pkg.parse("content.xml").find(f"{_OFFICE}body")
-    parts = [] if body is None else [xml_text(body, _RULES, tails=True)]
-    if body is not None:
-        parts.extend(xml_text(n, _RULES, tails=True) for n in body.iter(f"{_TEXT}note-body"))
+    found = pkg.texts("content.xml", _RULES, tails=True, roots={_BODY, _NOTE_BODY})
+    bodies = [text for tag, text in found if tag == _BODY][:1]
+    parts = bodies + [text for tag, text in found if tag == _NOTE_BODY] if bodies else []
     if "styles.xml" in pkg.names:
-        for page in pkg.parse("styles.xml").iter(f"{_STYLE}master-page"):
-            parts.append(xml_text(page, _RULES, tails=True))
+        pages = pkg.texts("styles.xml", _RULES, tails=True, roots={f"{_STYLE}master-page"})
+        parts.extend(text for _, text in pages)
     return "\n".join(parts)

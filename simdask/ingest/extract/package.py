@@ -1,9 +1,15 @@
 """ZIP packages of XML parts (DOCX, ODT): opening them safely and turning XML into text.
 
-Parts are read with a size cap (a ZIP bomb stops at :data:`MAX_PART_BYTES`), parsed by the
-standard library's expat-based ElementTree (which resolves no external entities and, with
-expat >= 2.4.1, refuses entity-expansion bombs) and walked without recursion, so deep
-nesting cannot overflow the stack.
+Bounded by what is decompressed: the parts read from one file may inflate to at most
+``limit`` bytes *together* (:func:`uncompressed_limit`: twice the run's --max-file-size, 200
+MB by default), counted as they are decompressed, and the text they give may not exceed it
+either (expat expands internal entities). Beyond it the file fails with kind ``bomb`` (more
+than :data:`BOMB_RATIO` times the file's own size, by what was decompressed or by the sizes
+the ZIP declares: a decompression bomb) or ``too_large``.
+Parts are parsed by expat as a stream of pieces (:data:`PIECE` bytes) straight from the
+decompressor: no tree is built, memory stays the text extracted plus a piece, and deep
+nesting cannot overflow the stack. expat resolves no external entities and (>= 2.4.1)
+refuses entity-expansion bombs.
 """
 
 from __future__ import annotations
@@ -11,14 +17,30 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
-from xml.etree import ElementTree as ET
+from xml.parsers import expat
 
 from simdask.errors import ExtractionError
 
-__all__ = ["MAX_PART_BYTES", "Package", "Rules", "xml_text"]
+__all__ = [
+    "BOMB_RATIO",
+    "DEFAULT_UNCOMPRESSED_LIMIT",
+    "NO_LIMIT_CEILING",
+    "PIECE",
+    "Package",
+    "Rules",
+    "uncompressed_limit",
+]
 
-#: Largest uncompressed XML part read from a package.
-MAX_PART_BYTES = 512 * 2**20
+#: Uncompressed bytes of the XML parts of one file, all parts together, when the run's
+#: --max-file-size is the default 100 MB (twice it).
+DEFAULT_UNCOMPRESSED_LIMIT = 200_000_000
+#: The limit when --max-file-size is 0 (no limit on files): 2 GiB.
+NO_LIMIT_CEILING = 2 * 2**30
+#: Over the limit, a file whose parts inflate to more than this many times its own size is
+#: reported as ``bomb``, else as ``too_large``.
+BOMB_RATIO = 100
+#: Bytes decompressed and parsed at a time.
+PIECE = 1 << 20
 _ZIP_ERRORS = (
     zipfile.BadZipFile,
     zlib.error,
@@ -30,6 +52,7 @@ _ZIP_ERRORS = (
     NotImplementedError,
     OverflowError,
 )
+_NO_RULE = ("", "", "")
 
 #: How an element turns into text: ``(before, after, mode)``; mode ``skip`` leaves out the
 #: element and its content (not its tail), ``text`` keeps its text, ``""`` keeps only the
@@ -37,79 +60,160 @@ _ZIP_ERRORS = (
 Rules = dict[str, tuple[str, str, str]]
 
 
+def uncompressed_limit(max_file_bytes: int | None) -> int:
+    """Bytes the XML parts of one package may inflate to, together: twice the run's
+    ``max_file_bytes`` (--max-file-size); :data:`NO_LIMIT_CEILING` when that is 0 (no
+    limit); :data:`DEFAULT_UNCOMPRESSED_LIMIT` when None."""
+    if max_file_bytes is None:
+        return DEFAULT_UNCOMPRESSED_LIMIT
+    return 2 * max_file_bytes if max_file_bytes > 0 else NO_LIMIT_CEILING
+
+
+class _Capture:
+    """The text of one subtree being collected (``depth``: of its root element)."""
+
+    __slots__ = ("depth", "out", "skip", "tag")
+
+    def __init__(self, tag: str, depth: int, before: str, skip: bool):
+        self.tag, self.depth, self.skip = tag, depth, int(skip)
+        self.out = [] if skip else [before]
+
+
+class _TextStream:
+    """expat handlers turning XML into text under ``rules`` (keyed by ``{namespace}tag``),
+    one text per element whose tag is in ``roots`` (None: the document's root element).
+
+    ``tails``: keep the text that follows an element inside its parent (mixed content, as in
+    ODF); DOCX keeps text only in ``w:t`` elements (mode ``text``). A root captured inside
+    another capture's skipped element (an ODF note body) is still captured.
+    """
+
+    def __init__(self, rules: Rules, tails: bool, roots: set[str] | None, spend):
+        self.rules, self.tails, self.roots, self.spend = rules, tails, roots, spend
+        self.frames: list[list] = []  # [tag, mode, has a child yet] per open element
+        self.active: list[_Capture] = []
+        self.done: list[tuple[str, str]] = []
+
+    def start(self, name: str, _attrs) -> None:
+        tag = "{" + name if "}" in name else name
+        if self.frames:
+            self.frames[-1][2] = True
+        before, _, mode = self.rules.get(tag, _NO_RULE)
+        for cap in self.active:
+            if cap.skip:
+                cap.skip += 1
+            elif mode == "skip":
+                cap.skip = 1
+            elif before:
+                cap.out.append(before)
+        if (tag in self.roots) if self.roots is not None else not self.frames:
+            self.active.append(_Capture(tag, len(self.frames), before, mode == "skip"))
+        self.frames.append([tag, mode, False])
+
+    def end(self, _name: str) -> None:
+        tag, _, _ = self.frames.pop()
+        after = self.rules.get(tag, _NO_RULE)[1]
+        for cap in list(self.active):
+            if cap.skip:
+                cap.skip -= 1
+            elif after:
+                cap.out.append(after)
+            if cap.depth == len(self.frames):
+                self.active.remove(cap)
+                self.done.append((cap.tag, "".join(cap.out)))
+
+    def data(self, text: str) -> None:
+        if not self.frames or not self.active:
+            return
+        _, mode, has_child = self.frames[-1]
+        if not (self.tails or (mode == "text" and not has_child)):
+            return
+        for cap in self.active:
+            if not cap.skip:
+                self.spend(len(text))
+                cap.out.append(text)
+
+
 class Package:
     """An opened ZIP package; ``name``, ``fmt`` ("DOCX") and ``expected`` (a phrase naming
-    what a valid file is) go into error messages."""
+    what a valid file is) go into error messages. ``limit``: uncompressed bytes all parts
+    read may inflate to together (see the module docstring)."""
 
-    def __init__(self, data: bytes, name: str, fmt: str, expected: str):
-        self.name, self.fmt = name, fmt
+    def __init__(
+        self,
+        data: bytes,
+        name: str,
+        fmt: str,
+        expected: str,
+        limit: int = DEFAULT_UNCOMPRESSED_LIMIT,
+    ):
+        self.name, self.fmt, self.size = name, fmt, len(data)
+        self.limit, self.used, self.made = limit, 0, 0
         try:
             self.zip = zipfile.ZipFile(io.BytesIO(data))
             self.names = set(self.zip.namelist())
+            self.declared = sum(i.file_size for i in self.zip.infolist())
         except _ZIP_ERRORS as e:
             raise ExtractionError(
                 name, "corrupt", f"expected {expected}, found {_what(data)}"
             ) from e
 
-    def read(self, part: str) -> bytes:
-        """The uncompressed bytes of one part (``corrupt`` if damaged or too large)."""
+    def _made(self, n: int, part: str) -> None:
+        """Count ``n`` more characters of text made from ``part`` (entities can expand)."""
+        self.made += n
+        if self.made > self.limit:
+            self._over(self.made, f"{part}'s text")
+
+    def _spend(self, n: int, part: str) -> None:
+        """Count ``n`` more bytes decompressed from ``part``."""
+        self.used += n
+        if self.used > self.limit:
+            self._over(self.used, part)
+
+    def _over(self, used: int, where: str) -> None:
+        bomb = max(used, self.declared) > BOMB_RATIO * max(self.size, 1)
+        raise ExtractionError(
+            self.name,
+            "bomb" if bomb else "too_large",
+            f"expected the XML parts of this {self.size:,}-byte {self.fmt} file to inflate to "
+            f"at most {self.limit:,} bytes together (twice the run's --max-file-size), found "
+            f"more by {where}" + (" (a decompression bomb)" if bomb else ""),
+        )
+
+    def texts(
+        self, part: str, rules: Rules, tails: bool, roots: set[str] | None = None
+    ) -> list[tuple[str, str]]:
+        """``(tag, text)`` of each element of ``part`` whose tag is in ``roots`` (None: the
+        root element), in document order of their ends; the part is decompressed and parsed
+        piece by piece. ``corrupt`` if it is damaged or not well-formed XML."""
+        stream = _TextStream(rules, tails, roots, lambda n: self._made(n, part))
+        parser = expat.ParserCreate(namespace_separator="}")
+        parser.buffer_text = True
+        parser.StartElementHandler = stream.start
+        parser.EndElementHandler = stream.end
+        parser.CharacterDataHandler = stream.data
         try:
             with self.zip.open(part) as f:
-                data = f.read(MAX_PART_BYTES + 1)
-        except _ZIP_ERRORS as e:
-            raise ExtractionError(
-                self.name, "corrupt", f"expected a readable {self.fmt} part {part}, found: {e}"
-            ) from e
-        if len(data) > MAX_PART_BYTES:
-            raise ExtractionError(
-                self.name,
-                "too_large",
-                f"expected {self.fmt} part {part} of at most {MAX_PART_BYTES} bytes "
-                "uncompressed, found more",
-            )
-        return data
-
-    def parse(self, part: str) -> ET.Element:
-        """One XML part, parsed (``corrupt`` if it is not well-formed XML)."""
-        try:
-            return ET.fromstring(self.read(part))
-        except ET.ParseError as e:
+                while piece := f.read(PIECE):
+                    self._spend(len(piece), part)
+                    parser.Parse(piece, False)
+            parser.Parse(b"", True)
+        except ExtractionError:
+            raise
+        except expat.ExpatError as e:
             raise ExtractionError(
                 self.name,
                 "corrupt",
                 f"expected well-formed XML in {self.fmt} part {part}, found: {e}",
             ) from e
+        except _ZIP_ERRORS as e:
+            raise ExtractionError(
+                self.name, "corrupt", f"expected a readable {self.fmt} part {part}, found: {e}"
+            ) from e
+        return stream.done
 
 
 def _what(data: bytes) -> str:
     from simdask.ingest.extract.sniff import describe
 
     return describe(data)
-
-
-def xml_text(root: ET.Element, rules: Rules, tails: bool) -> str:
-    """The text of an XML tree under ``rules`` (keyed by ``{namespace}tag``).
-
-    ``tails``: keep the text that follows an element inside its parent (mixed content, as in
-    ODF); DOCX keeps text only in ``w:t`` elements.
-    """
-    out: list[str] = []
-    stack: list[tuple[ET.Element, bool]] = [(root, False)]
-    while stack:
-        el, done = stack.pop()
-        before, after, mode = rules.get(el.tag, ("", "", ""))
-        if done:
-            out.append(after)
-            if tails and el.tail:
-                out.append(el.tail)
-            continue
-        if mode == "skip":
-            if tails and el.tail:
-                out.append(el.tail)
-            continue
-        out.append(before)
-        if el.text and (tails or mode == "text"):
-            out.append(el.text)
-        stack.append((el, True))
-        stack.extend((child, False) for child in reversed(el))
-    return "".join(out)

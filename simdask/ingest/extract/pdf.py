@@ -19,7 +19,12 @@ import threading
 from simdask.errors import ExtractionError
 from simdask.ingest.extract.sniff import describe
 
-__all__ = ["extract_pdf", "join_hyphenated"]
+__all__ = ["MAX_PAGES", "extract_pdf", "join_hyphenated"]
+
+#: Pages read from one PDF at most (a small file can reference one page object a million
+#: times); more is ``too_large``.
+MAX_PAGES = 20_000
+_DEFAULT_TEXT_LIMIT = 200_000_000  # characters of text (see extract_pdf's ``limit``)
 
 _LOCK = threading.Lock()
 _PDFIUM_HYPHEN = re.compile(r"()\ufffe[ \t]*(?:\r?\n[ \t]*)?")
@@ -82,12 +87,18 @@ def _page_text(pdfium, page) -> tuple[str, bool]:
     return text, has_image
 
 
-def extract_pdf(data: bytes, name: str = "<pdf>") -> str:
+def _too_large(name: str, what: str) -> ExtractionError:
+    return ExtractionError(name, "too_large", f"expected {what}, found more")
+
+
+def extract_pdf(data: bytes, name: str = "<pdf>", limit: int = _DEFAULT_TEXT_LIMIT) -> str:
     """The text layer of a PDF, pages in order.
 
     Raises :class:`~simdask.errors.ExtractionError` of kind ``encrypted`` (a password is
     needed), ``corrupt`` (PDFium cannot load it or a page), ``image_only`` (no text on any
-    page, but images: scanned pages without OCR), ``empty`` (no text, no images) or
+    page, but images: scanned pages without OCR), ``empty`` (no text, no images),
+    ``too_large`` (more than :data:`MAX_PAGES` pages, or more than ``limit`` characters of
+    text: :func:`~simdask.ingest.extract.package.uncompressed_limit`) or
     ``missing_dependency`` (pypdfium2 not installed).
     """
     if b"%PDF-" not in data[:1024]:
@@ -101,7 +112,9 @@ def extract_pdf(data: bytes, name: str = "<pdf>") -> str:
                 raise ExtractionError(
                     name, "corrupt", "expected a PDF with pages, found none (damaged or truncated)"
                 )
-            pages, images = [], 0
+            if len(doc) > MAX_PAGES:
+                raise _too_large(name, f"a PDF of at most {MAX_PAGES:,} pages")
+            pages, images, chars = [], 0, 0
             for i in range(len(doc)):
                 try:
                     page = doc[i]
@@ -113,6 +126,13 @@ def extract_pdf(data: bytes, name: str = "<pdf>") -> str:
                     text, has_image = _page_text(pdfium, page)
                 finally:
                     page.close()
+                chars += len(text)
+                if chars > limit:
+                    raise _too_large(
+                        name,
+                        f"at most {limit:,} characters of text (twice the run's "
+                        f"--max-file-size) by page {i + 1}",
+                    )
                 pages.append(text)
                 images += has_image
         finally:

@@ -1,0 +1,190 @@
+"""Full verification of an index (``simdask check INDEX``) and the damage messages readers use.
+
+:func:`check_index` reads everything once: the catalog (SQLite's ``quick_check``, format,
+config), every file recorded in the catalog's ``files`` table against its size and xxh3 (see
+:mod:`simdask.storage.checksums`), the text packs documents point to, and the values of the
+current shards and of the similarity table against their domains (doc IDs the catalog knows,
+offsets that fit, chunk IDs in the shard's range, similarity within [0, 100] percent, shared
+chunks at most those of either document). It never raises for damage; it reports it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from simdask.errors import IndexDamagedError, IndexFormatError, IndexNotFoundError
+from simdask.kernels.segments import live_mask
+from simdask.storage import checksums
+from simdask.storage.segments import current_tombstones
+
+__all__ = ["REPAIR_HINT", "CheckReport", "Damage", "check_index", "damaged"]
+
+#: what to do about a damaged index (ends every damage message)
+REPAIR_HINT = (
+    "restore the index folder from a backup, or rebuild it with "
+    "`simdask update INDEX SOURCE... --rebuild`"
+)
+
+
+def damaged(what: str) -> IndexDamagedError:
+    """The error a reader raises on damage: ``what`` was found, then how to see all damage and
+    how to repair it."""
+    return IndexDamagedError(
+        f"{what}; run `simdask check INDEX` to list all damage, then {REPAIR_HINT}"
+    )
+
+
+@dataclass(frozen=True)
+class Damage:
+    """One damaged thing: ``kind`` (``catalog``, ``missing``, ``size``, ``checksum``,
+    ``shard``, ``similarity``), ``name`` (a file relative to the index folder, or a table) and
+    what was expected and found."""
+
+    kind: str
+    name: str
+    message: str
+
+
+@dataclass
+class CheckReport:
+    """The result of :func:`check_index`: damage found, files verified (count, bytes hashed),
+    and notes that are not damage (e.g. files written before checksums were recorded)."""
+
+    path: Path
+    damage: list[Damage] = field(default_factory=list)
+    files_checked: int = 0
+    bytes_hashed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is damaged."""
+        return not self.damage
+
+    def add(self, kind: str, name: str, message: str) -> None:
+        """Record one damaged thing."""
+        self.damage.append(Damage(kind, name, message))
+
+
+def check_index(path: str | os.PathLike) -> CheckReport:
+    """Verify the whole index at ``path`` (reads every recorded file once; memory bounded by
+    the largest shard). Raises :class:`IndexNotFoundError` when there is no catalog at all."""
+    path = Path(path)
+    cat_path = path / "catalog.sqlite"
+    if not cat_path.is_file():
+        raise IndexNotFoundError(f"no simdask index at {path}: expected {cat_path}")
+    report = CheckReport(path)
+    try:
+        conn = sqlite3.connect(f"file:{cat_path}?mode=ro", uri=True)
+        problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            report.add("catalog", "catalog.sqlite", "SQLite quick_check: " + "; ".join(problems))
+            return report
+        from simdask.index import Index
+
+        with Index.open(path) as idx:
+            _check_files(idx, checksums.recorded(conn), report)
+            _check_values(idx, report)
+    except (sqlite3.DatabaseError, IndexFormatError) as e:
+        report.add("catalog", "catalog.sqlite", f"cannot be read: {e}")
+    return report
+
+
+def _check_files(idx, recorded: dict[str, tuple[int, str]], report: CheckReport) -> None:
+    root = idx.path
+    if not recorded:
+        report.notes.append(
+            "no checksums recorded (index written before simdask recorded "
+            "them): files checked for presence and values only"
+        )
+    for name, (size, xxh3) in sorted(recorded.items()):
+        p = root / name
+        report.files_checked += 1
+        if not p.is_file():
+            report.add("missing", name, f"expected a file of {size} bytes, found none")
+            continue
+        found_size, found = checksums.digest(p)
+        report.bytes_hashed += found_size
+        if found_size != size:
+            report.add("size", name, f"expected {size} bytes, found {found_size}")
+        elif found != xxh3:
+            report.add("checksum", name, f"expected xxh3 {xxh3}, found {found}")
+    packs = {d.text_pack for d in idx.catalog.documents() if d.text_pack is not None}
+    for pack in sorted(packs):
+        name = checksums.pack_name(pack)
+        if name not in recorded and not (root / name).is_file():
+            report.add("missing", name, "a text pack documents point to is not there")
+    if not idx.store.remote:
+        for shard, gen in _segments(idx):
+            prefix = checksums.shard_prefix(gen, shard)
+            if not idx.store.exists(gen, shard) and not any(n.startswith(prefix) for n in recorded):
+                report.add("missing", prefix.rstrip("/"), "a current segment is not there")
+
+
+def _check_values(idx, report: CheckReport) -> None:
+    """Shard arrays and similarity rows against their domains."""
+    docs = idx.catalog.documents()
+    n_chunks = {d.doc_id: d.n_chunks for d in docs}
+    known = np.zeros(max(n_chunks, default=-1) + 1, dtype=bool)
+    known[list(n_chunks)] = True
+    tomb = current_tombstones(idx.catalog)
+    for shard, gen in _segments(idx):
+        name = checksums.shard_prefix(gen, shard).rstrip("/")
+        try:
+            data = idx.store.read(gen, shard)
+        except Exception as e:
+            report.add("shard", name, f"cannot be read: {type(e).__name__}: {e}")
+            continue
+        for problem in _shard_problems(data, known, tomb):
+            report.add("shard", name, problem)
+    rows = idx.catalog.conn.execute("SELECT doc, other, shared, similarity FROM similarity")
+    bad = 0
+    first = ""
+    for doc, other, shared, sim in rows:
+        na, nb = n_chunks.get(doc), n_chunks.get(other)
+        if na is None or nb is None or not 0.0 <= sim <= 100.0 or shared > min(na, nb):
+            bad += 1
+            first = first or f"doc {doc} other {other} shared {shared} similarity {sim}"
+    if bad:
+        report.add(
+            "similarity",
+            "catalog.sqlite:similarity",
+            f"{bad} rows outside their domain (known doc IDs, 0..100 %, shared chunks at most "
+            f"those of either document), e.g. {first}",
+        )
+
+
+def _segments(idx) -> list[tuple[int, int]]:
+    """``(range, generation)`` of every committed segment."""
+    return [(s, g) for s, segs in sorted(idx.catalog.segments().items()) for g, _, _ in segs]
+
+
+def _shard_problems(data, known: np.ndarray, tomb: np.ndarray) -> list[str]:
+    """What is wrong with one segment's arrays (empty: nothing); postings that tombstones
+    ``tomb`` hide may name doc IDs removed since."""
+    out = []
+    keys, offsets, ids = data.chunk_keys, data.offsets, data.doc_ids
+    if len(offsets) != len(keys) + 1 or (len(offsets) and int(offsets[0]) != 0):
+        out.append(f"expected {len(keys) + 1} offsets starting at 0, found {len(offsets)}")
+    elif len(offsets) and int(offsets[-1]) != len(ids):
+        out.append(f"offsets end at {int(offsets[-1])}, expected {len(ids)} postings")
+    elif np.any(np.diff(offsets.astype(np.int64)) < 0):
+        out.append("offsets decrease")
+    if len(keys) and (np.any(np.diff(keys.astype(np.int64)) <= 0)):
+        out.append("chunk IDs not strictly increasing")
+    if len(keys) and (int(keys[0]) < data.lo or int(keys[-1]) >= data.hi):
+        out.append(f"chunk IDs outside the shard's range [{data.lo}, {data.hi})")
+    ids64 = ids.astype(np.int64)
+    unknown = (ids64 >= len(known)) | ~known[np.minimum(ids64, max(len(known) - 1, 0))]
+    unknown &= live_mask(ids, data.generation, tomb)
+    if len(ids) and (len(known) == 0 or np.any(unknown)):
+        out.append(
+            f"{int(np.count_nonzero(unknown)) if len(known) else len(ids)} postings name doc "
+            "IDs the catalog does not know"
+        )
+    return out

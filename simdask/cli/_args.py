@@ -1,0 +1,112 @@
+"""Arguments shared by several commands: cluster options, output format, sizes, data placement.
+
+The cluster options are declared from :data:`simdask.cluster.spec.SETTINGS` (one option per
+setting, ``dest`` ``cluster_<name>``); :func:`cluster_of` turns them into the
+:class:`~simdask.cluster.spec.ResolvedCluster` a command uses (with the environment, the config
+file and the defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from simdask.cli.output import FORMATS
+from simdask.cluster.placement import TRANSFER_MODES
+from simdask.cluster.spec import SETTINGS, ResolvedCluster, parse_values, resolve_cluster
+from simdask.errors import ConfigError
+from simdask.ingest.sources import parse_size
+
+__all__ = [
+    "add_cluster_arguments",
+    "add_data_placement",
+    "add_format",
+    "cli_values",
+    "cluster_of",
+    "has_cluster_arguments",
+    "size",
+]
+
+_OPTION = {s.name: s.option for s in SETTINGS}
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """The cluster options (``--scheduler``, ``--ssh``, ``--workers`` ...) of a command."""
+    g = parser.add_argument_group(
+        "cluster (settings also come from SIMDASK_* environment variables and the config "
+        "file; see `simdask cluster --help`)"
+    )
+    g.add_argument(
+        "--local", action="store_true", help="start a LocalCluster, whatever env/file say"
+    )
+    for s in SETTINGS:
+        if s.name == "kind":
+            continue
+        g.add_argument(
+            s.option,
+            dest=f"cluster_{s.name}",
+            metavar=s.metavar,
+            type=s.cli_type,
+            help=f"{s.help} [{s.env}]",
+        )
+
+
+def has_cluster_arguments(args: argparse.Namespace) -> bool:
+    """Whether the command parsed into ``args`` takes the cluster options."""
+    return hasattr(args, "cluster_workers")
+
+
+def cli_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The cluster settings given on the command line (only those given), validated."""
+    given = {}
+    for s in SETTINGS:
+        value = getattr(args, f"cluster_{s.name}", None)
+        if value is not None:
+            given[s.name] = value
+    out = parse_values(given, _OPTION.__getitem__)
+    if getattr(args, "local", False):
+        if "scheduler" in out or "ssh_hosts" in out:
+            raise ConfigError("--local cannot be combined with --scheduler or --ssh")
+        out["kind"] = "local"
+    return out
+
+
+def cluster_of(args: argparse.Namespace) -> ResolvedCluster:
+    """The cluster a command runs on: its options, then SIMDASK_*, the config file, defaults."""
+    return resolve_cluster(cli_values(args))
+
+
+def add_format(parser: argparse.ArgumentParser) -> None:
+    """``-o/--format table|jsonl|csv`` (default table)."""
+    parser.add_argument(
+        "-o", "--format", choices=FORMATS, default="table", help="output format (default table)"
+    )
+
+
+def size(text: str) -> int:
+    """An argparse ``type``: a size such as ``50MB`` or ``2GiB``, in bytes."""
+    try:
+        return parse_size(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+
+
+def add_data_placement(parser: argparse.ArgumentParser) -> None:
+    """``--data-transfer`` and ``--worker-cache`` of a command that runs on a cluster."""
+    g = parser.add_argument_group("data placement")
+    g.add_argument(
+        "--data-transfer",
+        choices=TRANSFER_MODES,
+        default="auto",
+        help="shared: workers read documents and write shards at the client's paths (one "
+        "machine, or a shared filesystem); dask: documents, pairs and shards travel through "
+        "Dask and only the client touches files; auto (default): shared if every worker sees "
+        "the index and documents, else dask",
+    )
+    g.add_argument(
+        "--worker-cache",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep shards cached in the workers' memory for the next run (default: on with "
+        "--scheduler, whose workers outlive the run; off for a cluster started for this run)",
+    )

@@ -1,0 +1,147 @@
+"""What several commands share: exit statuses, progress on stderr, the run summary, a run.
+
+Only printing and wiring: the decisions (settings, shard cache) are in :mod:`simdask.settings`,
+the work in :class:`~simdask.index.Index` and :mod:`simdask.cluster.connect`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from simdask.config import IndexConfig
+from simdask.index import Index
+from simdask.ingest.sources import require_sources
+from simdask.progress import Callback, TqdmCallback
+from simdask.summary import RunSummary
+
+__all__ = [
+    "EXIT_CLUSTER",
+    "EXIT_DAMAGED",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_STATUS_HELP",
+    "EXIT_UNREADABLE",
+    "EXIT_USAGE",
+    "PAIR_COLUMNS",
+    "print_summary",
+    "progress",
+    "run_progress",
+    "run_update",
+]
+
+#: success (a run committed, even if some files failed)
+EXIT_OK = 0
+#: a simdask error (the message says what was expected and found; also: the index is locked)
+EXIT_ERROR = 1
+#: bad usage: an option out of range (index settings, cluster settings, SIMDASK_* variables,
+#: the config file)
+EXIT_USAGE = 2
+#: (``query``, ``compare``) some input documents could not be read; the others are printed
+EXIT_UNREADABLE = 3
+#: the Dask cluster could not be reached or started, or failed during the run
+EXIT_CLUSTER = 4
+#: the index is damaged (``simdask check INDEX`` lists what; restore or ``--rebuild``)
+EXIT_DAMAGED = 5
+#: interrupted (Ctrl-C)
+EXIT_INTERRUPTED = 130
+
+#: the exit statuses, as the epilog of ``simdask --help`` and ``simdask cluster --help``
+EXIT_STATUS_HELP = """\
+exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
+says what was expected and found; also: another update holds the index), 2 bad usage (an
+option out of range, bad cluster settings), 3 (query, compare) some input documents could not
+be read, 4 the Dask cluster could not be reached or started or failed during the run (the
+index is unchanged), 5 the index is damaged (`simdask check INDEX` lists what), 130
+interrupted.
+"""
+
+#: columns of ``similar`` and ``demo``: stored directed pairs
+PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
+
+
+class _MessageOnly(Callback):
+    """Progress as plain messages on stderr (none at all when ``quiet``)."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+
+    def message(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=sys.stderr)
+
+
+def progress(args) -> Callback:
+    """Progress bars on a terminal; else (or with ``--quiet``) messages only."""
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        return _MessageOnly()
+    return TqdmCallback()
+
+
+def run_progress(args) -> Callback:
+    """Progress for a command that runs the pipeline (``--quiet``: not even messages)."""
+    return _MessageOnly(quiet=True) if getattr(args, "quiet", False) else progress(args)
+
+
+def run_update(
+    args, index_path: str | os.PathLike, config: IndexConfig | None, **update_kwargs
+) -> RunSummary:
+    """One update of the index at ``index_path`` on the cluster ``args.cluster`` names.
+
+    Opens (or creates) the index, takes the writer lock before the cluster is started (so a
+    second update fails at once, not after starting workers), connects and runs
+    :meth:`Index.update <simdask.index.Index.update>` with ``update_kwargs``.
+    """
+    from simdask.cluster.connect import connect  # dask and distributed: only for runs
+
+    place = Path(index_path)
+    if not place.exists() or (place.is_dir() and not any(place.iterdir())):
+        require_sources(update_kwargs.get("sources") or ())  # before an index is created
+    cb = run_progress(args)
+    spec = args.cluster.spec
+    idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
+    with idx, idx.writer(wait=getattr(args, "wait", 0.0)) as writer:
+        cb.message(f"using {spec.describe()}")
+        with connect(spec) as client:
+            summary = writer.update(client=client, callback=cb, config=config, **update_kwargs)
+            cb.end_stage()
+    return summary
+
+
+def print_summary(s: RunSummary) -> None:
+    """What a run did, its seconds per stage, data moved and (the first 20) per-file errors."""
+    secs = ", ".join(f"{k} {v:.2f}s" for k, v in s.seconds.items())
+    print(
+        f"run {s.run_id} committed generation {s.generation}: {s.added} added, "
+        f"{s.modified} modified, {s.deleted} deleted, {s.unchanged} unchanged, {s.failed} failed "
+        f"({s.too_short} too short); {s.documents} documents in the index; "
+        f"{s.similarity_rows} similarity rows written; {s.skipped_chunks} chunks skipped by max_df",
+        file=sys.stderr,
+    )
+    print(f"time: {secs}", file=sys.stderr)
+    st = s.stats
+    if st.transfer:
+        data = (
+            f"data transfer: {st.transfer}; "
+            f"{st.bytes_to_cluster / 2**20:.1f} MiB to the cluster, "
+            f"{st.bytes_from_cluster / 2**20:.1f} MiB back"
+        )
+        if st.worker_cache is not None:
+            wc = st.worker_cache
+            data += f"; worker shard cache: {wc.hits} hits, {wc.misses} misses"
+        print(data, file=sys.stderr)
+    if st.compaction:
+        c = st.compaction
+        print(
+            f"compacted: {c['segments_merged']} segments of {c['ranges']} ranges merged",
+            file=sys.stderr,
+        )
+    for key, kind, msg in s.errors[:20]:
+        print(
+            f"  {kind}: {msg}" if msg.startswith(key) else f"  {kind}: {key}: {msg}",
+            file=sys.stderr,
+        )
+    if len(s.errors) > 20:
+        print(f"  ... and {len(s.errors) - 20} more", file=sys.stderr)

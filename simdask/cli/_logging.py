@@ -1,0 +1,68 @@
+"""Logging of the ``simdask`` command (called once, from :func:`simdask.cli.main.main`).
+
+A default run prints only simdask's own lines: the loggers of Dask, distributed, tornado,
+bokeh and asyncio (connection chatter, shutdown ``CommClosedError`` tracebacks, "Task
+exception was never retrieved") and distributed's ``UserWarning``s (e.g. "Port 8787 is already
+in use") are shown with ``--verbose`` only, or written to ``--log-file``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+
+__all__ = ["THIRD_PARTY_LOGGERS", "configure_logging"]
+
+#: loggers that are not simdask's: quiet unless ``--verbose`` (or sent to ``--log-file``)
+THIRD_PARTY_LOGGERS = ("distributed", "dask", "tornado", "bokeh", "asyncio", "fsspec")
+
+
+class _Writer(logging.Handler):
+    """Writes to ``stream`` (None: the current ``sys.stderr``); not a StreamHandler, so
+    distributed's ``silence_logs`` (which sets the level of the StreamHandlers of its loggers)
+    leaves it alone."""
+
+    def __init__(self, stream=None) -> None:
+        super().__init__()
+        self.stream = stream
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            out = self.stream or sys.stderr
+            out.write(self.format(record) + "\n")
+            out.flush()
+        except Exception:
+            self.handleError(record)
+
+
+def configure_logging(verbose: bool = False, log_file: str | None = None) -> None:
+    """Configure logging for one command: simdask's warnings (INFO with ``verbose``) to stderr;
+    the third-party loggers to ``log_file`` (INFO and up; appended) if given and to stderr with
+    ``verbose``, else nowhere (a failure is reported by simdask's own message). The log file
+    holds the logs of this process (client and, for a LocalCluster, the scheduler); the worker
+    processes log to stderr with ``verbose`` only."""
+    level = logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, stream=sys.stderr, force=True)
+    file_handler = None
+    if log_file:
+        file_handler = _Writer(open(log_file, "a", encoding="utf-8"))  # noqa: SIM115
+        file_handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        )
+        logging.getLogger().addHandler(file_handler)
+    verbose_handler = _Writer()
+    verbose_handler.setFormatter(logging.Formatter(logging.BASIC_FORMAT))
+    for name in THIRD_PARTY_LOGGERS:
+        logger = logging.getLogger(name)
+        for h in list(logger.handlers):  # distributed installs its own stderr handler
+            logger.removeHandler(h)
+        logger.propagate = False
+        if verbose:
+            logger.addHandler(verbose_handler)
+        if file_handler is not None:
+            logger.addHandler(file_handler)
+        logger.setLevel(logging.INFO if (verbose or file_handler) else logging.CRITICAL + 1)
+    if not verbose:
+        warnings.filterwarnings("ignore", module=r"distributed(\..*)?$")
+        warnings.filterwarnings("ignore", module=r"dask(\..*)?$")

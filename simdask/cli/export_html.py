@@ -1,0 +1,75 @@
+"""``simdask export-html INDEX OUTDIR``: a static site to browse the index."""
+
+from __future__ import annotations
+
+import sys
+
+from simdask.cli._common import EXIT_OK, progress
+from simdask.errors import ConfigError
+from simdask.index import Index
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers) -> None:
+    """Declare ``export-html``."""
+    p = subparsers.add_parser(
+        "export-html",
+        help="write a static site to browse the index (documents, matches, pair reports)",
+    )
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument("outdir", metavar="OUTDIR")
+    p.add_argument(
+        "--min",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="pair reports only for pairs at least this similar either way",
+    )
+    p.add_argument("--max-pairs", type=int, default=20_000, help="most pair reports (20000)")
+    p.add_argument(
+        "--per-document",
+        type=int,
+        metavar="N",
+        help="a pair report only for the N most similar pairs of each document",
+    )
+    p.add_argument(
+        "--pairs",
+        metavar="FILE",
+        help="pair reports only for the pairs listed in FILE, one per line: KEY_A<TAB>KEY_B",
+    )
+    p.add_argument("--quiet", action="store_true")
+
+
+def run(args) -> int:
+    """Write the site; say on stderr how many documents and pair reports it has."""
+    from simdask.evidence.site import SiteLimits, export_site
+
+    pairs = _read_pairs(args.pairs) if args.pairs else None
+    limits = SiteLimits(args.min, args.max_pairs, args.per_document, pairs)
+    with Index.open(args.index) as idx:
+        n = export_site(idx, args.outdir, callback=progress(args), limits=limits)
+    skipped = n["pairs_skipped"]
+    print(
+        f"wrote {args.outdir}/index.html: {n['documents']} documents, {n['pairs']} pair reports"
+        + (f" ({skipped} more pairs not written, see --max-pairs)" if skipped else ""),
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def _read_pairs(path: str) -> tuple[tuple[str, str], ...]:
+    """Pairs of keys from a file of ``KEY_A<TAB>KEY_B`` lines (blank lines skipped)."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2:
+                raise ConfigError(
+                    f"{path} line {n}: expected KEY_A<TAB>KEY_B, found {len(parts)} fields"
+                )
+            out.append((parts[0], parts[1]))
+    return tuple(out)

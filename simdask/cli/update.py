@@ -1,0 +1,115 @@
+"""``simdask update INDEX SOURCE...``: create the index if needed and index the sources."""
+
+from __future__ import annotations
+
+from simdask.cli._args import add_cluster_arguments, add_data_placement, size
+from simdask.cli._common import EXIT_OK, print_summary, run_update
+from simdask.config import IndexConfig
+from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES
+from simdask.settings import INDEX_SETTINGS, update_config, use_worker_cache
+
+__all__ = ["register", "run"]
+
+_DESCRIPTION = (
+    "Index SOURCEs: documents, folders (.txt .md .html .htm .pdf .docx .odt, "
+    'recursively) or .jsonl files of {"id": ..., "text": ...} lines, then compute '
+    "similarities. Files that fail to extract are reported (simdask errors INDEX); the "
+    "run still commits and exits with status 0."
+)
+
+
+def register(subparsers) -> None:
+    """Declare ``update``."""
+    p = subparsers.add_parser(
+        "update", help="create the index if needed and index the sources", description=_DESCRIPTION
+    )
+    p.add_argument("index", metavar="INDEX", help="index directory")
+    p.add_argument("sources", metavar="SOURCE", nargs="+", help="file, folder or .jsonl file")
+    _index_settings(p)
+    p.add_argument(
+        "--delete-missing",
+        action="store_true",
+        help="delete documents indexed earlier from these SOURCEs that are gone from them",
+    )
+    p.add_argument("--rebuild", action="store_true", help="replace the whole index by SOURCEs")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for another update of the same index (default: fail at once)",
+    )
+    p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
+    p.add_argument(
+        "--max-file-size",
+        type=size,
+        default=DEFAULT_MAX_FILE_BYTES,
+        metavar="SIZE",
+        help="do not read larger files, report them as too_large (e.g. 50MB, 2GiB; "
+        "default 100MB; 0: no limit)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cluster_arguments(p)
+    add_data_placement(p)
+
+
+def _index_settings(p) -> None:
+    """The options of :data:`simdask.settings.INDEX_SETTINGS` and ``--shard-store``."""
+    d = IndexConfig()
+    g = p.add_argument_group(
+        "index settings (fixed when the index is created; change them with --rebuild)"
+    )
+    g.add_argument("--hash-bits", type=int, help=f"bits of a chunk ID, 16..32 ({d.hash_bits})")
+    g.add_argument("--shards", type=int, help=f"shard ranges ({d.shards})")
+    g.add_argument(
+        "--threshold", type=float, help=f"least similarity stored, percent ({d.threshold})"
+    )
+    g.add_argument(
+        "--top-k", type=int, help=f"most similar documents kept per document ({d.top_k})"
+    )
+    g.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
+    g.add_argument("--lsh", metavar="BxR", help="keep MinHash LSH data: B bands of R rows (20x5)")
+    g.add_argument(
+        "--similarity-mode",
+        choices=("informative", "exact"),
+        help="informative: exact counts for every pair sharing a chunk held by few documents, "
+        "pairs sharing only heavy (very common) chunks not searched; exact: every pair "
+        f"({d.similarity_mode})",
+    )
+    g.add_argument(
+        "--heavy-df",
+        type=int,
+        help="chunks held by more than N documents are heavy (default: chosen per build)",
+    )
+    g.add_argument(
+        "--shard-store",
+        metavar="URL",
+        help="keep the shards at this fsspec URL (s3://bucket/prefix, file:///nfs/path) "
+        "instead of INDEX/shards; the catalog and texts stay in INDEX",
+    )
+
+
+def run(args) -> int:
+    """Run ``simdask update``; prints the run summary on stderr."""
+    from simdask.engine.run import RunOptions  # dask: only for the commands that run
+
+    config = update_config(args.index, {k: getattr(args, k) for k in INDEX_SETTINGS})
+    options = RunOptions(
+        batch_docs=args.batch_docs,
+        transfer=args.data_transfer,
+        worker_cache=use_worker_cache(
+            args.worker_cache, cluster_outlives_run=args.cluster.spec.outlives_run
+        ),
+        max_file_bytes=args.max_file_size or None,
+    )
+    summary = run_update(
+        args,
+        args.index,
+        config,
+        sources=args.sources,
+        delete_missing=args.delete_missing,
+        rebuild=args.rebuild,
+        options=options,
+    )
+    print_summary(summary)
+    return EXIT_OK

@@ -1,0 +1,152 @@
+"""What every stage of one run needs from the run: :class:`RunContext` (the client, the task
+names, progress, traffic counting, data placement and limits), :class:`RunOptions` (how a run
+is executed, chosen by the caller) and :func:`task_key` (deterministic task names).
+
+Task names are ``simdask-<stage>-<tag>[-bNNNNNN][-sNNNN][-<suffix>]``: ``tag`` names the
+index and the run (``<8 hex digits of the shard store's location>-r<run>``), ``b`` a batch of
+items or a block of documents, ``s`` a shard. The dashboard groups tasks by that prefix and a
+re-submitted task keeps its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from dask.sizeof import sizeof
+from distributed import Client, Future
+
+from simdask.cluster.placement import TRANSFER_MODES
+from simdask.cluster.transfer import Traffic
+from simdask.errors import ConfigError
+from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes
+from simdask.kernels.merge_policy import MergePolicy
+from simdask.kernels.postings import ShardData
+from simdask.progress import Callback
+
+__all__ = ["RunContext", "RunOptions", "task_key"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is executed (not stored in the index).
+
+    ``batch_docs``: documents per chunking task (None: about four tasks per worker, 500 to
+    5,000 documents). ``block_pairs``: most candidate pair counts per similarity block (bounds
+    memory: ~16 bytes each). ``blocks_in_flight``: similarity blocks computed at once.
+    ``fuse_members``: an incremental run recomputing at most this many documents writes delta
+    segments and counts their pairs from the posting lists of their chunks only
+    (:mod:`simdask.engine.delta_stage`).
+    ``transfer``: ``auto``, ``shared`` or ``dask`` (:mod:`simdask.cluster.placement`).
+    ``worker_cache``: keep shards cached on the workers for the next run
+    (:mod:`simdask.cluster.worker_cache`); None: only on a cluster simdask did not start itself.
+    ``max_file_bytes``: larger files are not read (error kind ``too_large``; None: no limit).
+    ``merge_policy``: when the segments of a range are compacted
+    (:mod:`simdask.kernels.merge_policy`; ``MergePolicy(enabled=False)``: never on its own).
+    """
+
+    batch_docs: int | None = None
+    block_pairs: int = 32_000_000
+    blocks_in_flight: int = 4
+    fuse_members: int = 1000
+    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES
+    transfer: str = "auto"
+    worker_cache: bool | None = None
+    merge_policy: MergePolicy = field(default_factory=MergePolicy)
+
+    def __post_init__(self) -> None:
+        if self.transfer not in TRANSFER_MODES:
+            raise ConfigError(
+                f"transfer must be one of {', '.join(TRANSFER_MODES)}; got {self.transfer!r}"
+            )
+
+
+def task_key(
+    stage: str, tag: str, *, b: int | None = None, s: int | None = None, suffix: str = ""
+) -> str:
+    """The deterministic name of a task: ``simdask-<stage>-<tag>``, then ``-b<6 digits>`` for
+    a batch or block ``b``, ``-s<4 digits>`` for a shard ``s`` and ``-<suffix>``."""
+    key = f"simdask-{stage}-{tag}"
+    if b is not None:
+        key += f"-b{b:06d}"
+    if s is not None:
+        key += f"-s{s:04d}"
+    return f"{key}-{suffix}" if suffix else key
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """One run on one cluster, as the stages see it.
+
+    ``tag``: the run's part of every task name (:func:`task_key`); ``cb``: progress;
+    ``traffic``: bytes between client and cluster; ``transfer``: ``shared`` (workers read and
+    write the index's files) or ``dask`` (data moves through Dask); ``n_workers`` at the start;
+    ``in_flight``: chunking and merge tasks submitted at once when the client feeds them.
+    """
+
+    client: Client
+    run_id: int
+    tag: str
+    cb: Callback
+    traffic: Traffic
+    transfer: str
+    n_workers: int
+    in_flight: int
+    options: RunOptions = field(default_factory=RunOptions)
+
+    @classmethod
+    def start(
+        cls, client: Client, run_id: int, tag: str, cb: Callback, transfer: str, options: RunOptions
+    ) -> RunContext:
+        """A context for ``client`` with the worker count and limits it has now."""
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        in_flight = max(4, 2 * n_workers)
+        traffic = Traffic(client)
+        return cls(client, run_id, tag, cb, traffic, transfer, n_workers, in_flight, options)
+
+    @property
+    def shared(self) -> bool:
+        """True when the workers read and write the index's files themselves."""
+        return self.transfer == "shared"
+
+    def key(self, stage: str, *, b: int | None = None, s: int | None = None, suffix: str = ""):
+        """:func:`task_key` of this run."""
+        return task_key(stage, self.tag, b=b, s=s, suffix=suffix)
+
+    def workers_now(self) -> int:
+        """The number of workers the scheduler knows at this moment (at least 1)."""
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def broadcast(self, *values) -> list[Future]:
+        """Send each value to every worker (counted once per worker); their futures."""
+        for v in values:
+            self.traffic.sent(v, copies=self.n_workers)
+        return self.client.scatter(list(values), broadcast=True, hash=False)
+
+    def map_shards(
+        self, stage: str, fn: Callable, shards: Sequence, *args, b: int | None = None
+    ) -> list[Future]:
+        """``fn(shard, *args)`` for every shard future, each where its shard is; task names
+        ``simdask-<stage>-<tag>[-b<b>]-s<shard>``."""
+        return [
+            self.client.submit(fn, f, *args, key=self.key(stage, b=b, s=s))
+            for s, f in enumerate(shards)
+        ]
+
+    def gather_shards(self, stage: str, fn: Callable, shards: Sequence, *args) -> list:
+        """The results of :meth:`map_shards` (small values: counts, sizes)."""
+        return self.client.gather(self.map_shards(stage, fn, shards, *args))
+
+
+@sizeof.register(ShardData)
+def _sizeof_shard(data: ShardData) -> int:
+    """Dask's size estimate of a shard (for its memory accounting and spilling): its arrays.
+    Registered here, in the module every stage imports (so every worker running a simdask
+    task), so that reading shards (e.g. for a query) does not import dask."""
+    return data.nbytes + 200
+
+
+@sizeof.register(KnownHashes)
+def _sizeof_known(known: KnownHashes) -> int:
+    """Dask's size estimate of the known content hashes: their three arrays."""
+    return sizeof([known.keys, known.hi, known.lo])

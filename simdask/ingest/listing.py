@@ -1,0 +1,141 @@
+"""Listing sources: document keys, source identities, folder walks and JSONL line ranges.
+
+The key scheme (README "Keys are ..."; docs/design.md §2): a document found in a folder
+source is keyed ``<folder name>/<path inside it>`` (``essays/smith.txt`` for
+``essays/smith.txt`` given as the folder ``essays/``, ``./essays`` or ``/home/ann/essays``),
+a file given directly by its name (``smith.txt``), a JSONL line by its ``id``. The folder's
+name is that of the path as given (made absolute without resolving symlinks: ``.`` is the
+name of the working directory), so keys do not depend on the working directory. A source is
+identified by its resolved path (:func:`source_id`), which is what ``--delete-missing`` and
+the key-ownership check compare.
+
+File names that are not valid UTF-8 keep their bytes in keys written ``\\xNN``
+(:func:`safe_text`): keys are always valid Unicode and can be stored and printed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "FOLDER_SUFFIX",
+    "folder_key",
+    "jsonl_lines",
+    "safe_text",
+    "source_id",
+    "walk_folder",
+]
+
+#: Keys naming a folder (an unreadable one, in a per-file error) end with this.
+FOLDER_SUFFIX = "/"
+_BLOCK = 1 << 26  # bytes scanned at a time when listing a JSONL file (64 MiB)
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[[9, 10, 13, 32]] = True  # JSON whitespace
+
+
+def safe_text(text: str) -> str:
+    """``text`` as valid Unicode: undecodable bytes of a file name (kept by Python as
+    surrogate escapes) are written ``\\xNN``, any other lone surrogate ``\\udNNN``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return raw.decode("utf-8", "backslashreplace")
+    return text
+
+
+def source_id(path: str | os.PathLike) -> str:
+    """The identity of a source: its resolved absolute path (symlinks followed), as valid
+    Unicode (:func:`safe_text`). ``essays``, ``./essays/`` and ``/home/ann/essays`` are the
+    same source."""
+    return safe_text(str(Path(path).resolve()))
+
+
+def folder_key(path: str | os.PathLike) -> str:
+    """The key prefix of a folder source's documents: the folder's name and ``/``
+    (``essays/``); empty for the file system root."""
+    name = Path(os.path.abspath(path)).name
+    return safe_text(name) + FOLDER_SUFFIX if name else ""
+
+
+def _listed(name: str, suffixes) -> bool:
+    if name.startswith((".", "~$")):
+        return False  # hidden files, Office lock files (~$x.docx, .~lock.x.odt#)
+    return os.path.splitext(name)[1].lower() in suffixes
+
+
+def walk_folder(root: Path, suffixes) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The documents of a folder and the folders that could not be listed.
+
+    Returns ``(files, failed)``: ``files`` as ``(path, path inside root, posix)``, sorted by
+    the parts of the relative path, recursively, without hidden files and folders and
+    Office lock files; ``failed`` as ``(folder path inside root with a trailing /, reason)``
+    for every folder (``root`` itself included: ``""``) that could not be read. Symlinked
+    folders are not followed (symlinked files are read).
+    """
+    files: list[tuple[tuple[str, ...], str]] = []
+    failed: list[tuple[str, str]] = []
+
+    def onerror(e: OSError) -> None:
+        where = Path(e.filename) if e.filename else root
+        rel = where.relative_to(root).as_posix() if where != root else ""
+        failed.append((rel + FOLDER_SUFFIX if rel else "", e.strerror or str(e)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel_dir = Path(dirpath).relative_to(root).parts
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            if _listed(name, suffixes) and os.path.isfile(full):
+                files.append(((*rel_dir, name), full))
+    files.sort()
+    return [(full, "/".join(parts)) for parts, full in files], sorted(failed)
+
+
+def _blank(f, start: int, end: int) -> bool:
+    """Whether bytes ``[start, end)`` of ``f`` are all JSON whitespace (read 1 MiB at a time)."""
+    f.seek(start)
+    while start < end:
+        piece = f.read(min(1 << 20, end - start))
+        if not piece or piece.strip(b" \t\r\n"):
+            return not piece
+        start += len(piece)
+    return True
+
+
+def jsonl_lines(path: Path) -> list[tuple[int, int, int]]:
+    """The lines of a JSONL file holding something: ``(start, end, line number)`` (byte
+    offsets, end exclusive; line numbers from 1). Lines that are empty or only JSON
+    whitespace are left out. One numpy pass for the line breaks and the first byte of every
+    line (64 MiB at a time); only lines starting with whitespace are read again."""
+    ends, firsts = [], []
+    size, carry = 0, True  # carry: the next line starts at this block's first byte
+    with open(path, "rb") as f:
+        while block := f.read(_BLOCK):
+            arr = np.frombuffer(block, np.uint8)
+            if carry:
+                firsts.append(arr[:1])
+            breaks = np.flatnonzero(arr == 10)
+            ends.append(breaks + size)
+            firsts.append(arr[breaks[breaks + 1 < len(arr)] + 1])
+            carry = len(breaks) > 0 and int(breaks[-1]) == len(arr) - 1
+            size += len(arr)
+        if size == 0:
+            return []
+        cuts = np.concatenate([*ends, np.array([size], dtype=np.int64)]).astype(np.int64)
+        starts = np.concatenate([[0], cuts[:-1] + 1])
+        if starts[-1] == size:  # the file ends with a line break: no line after it
+            cuts, starts = cuts[:-1], starts[:-1]
+        keep = ~_SPACE[np.concatenate(firsts)]
+        for i in np.flatnonzero(~keep).tolist():
+            keep[i] = not _blank(f, int(starts[i]), int(cuts[i]))
+    numbers = np.arange(1, len(starts) + 1)
+    return list(
+        zip(starts[keep].tolist(), cuts[keep].tolist(), numbers[keep].tolist(), strict=True)
+    )

@@ -1,0 +1,145 @@
+"""Text a user may leave out of the shared counts (issue 16): quotations and reference lists.
+
+Pure functions of a text giving character spans ``[start, end)``; :func:`blank_spans` replaces
+the spans' characters by spaces, so that the words left are exactly those outside the spans and
+every character offset into the text stays valid (for reports that show the excluded text).
+
+* **Quotations**: text between quotation marks of the common languages, within one paragraph
+  (no blank line inside) and at most :data:`MAX_QUOTE` characters: ``"…"``, ``“…”``, ``„…“``,
+  ``„…”``, ``«…»``, ``»…«``, ``‹…›``, ``›…‹``, ``‚…‘``, ``「…」``, ``『…』``, ``‘…’`` (the last only
+  opened after a space or line start, so apostrophes are not quotes); and block quotes where
+  plain text shows them: lines starting with ``>`` (e-mail, Markdown).
+* **Bibliography**: from the *last* line that is only a reference-list heading (References,
+  Bibliography, Works Cited, Literature, Literatura, Seznam literatury, Použitá literatura,
+  Literaturverzeichnis, Bibliographie, Références, Bibliografía, Referencias, …, optionally
+  numbered, optionally ending in ``:``) to the end of the text or to the next appendix heading.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_QUOTE", "bibliography_span", "blank_spans", "merge_spans", "quote_spans"]
+
+#: longest quotation taken, in characters (an unclosed mark must not swallow a chapter)
+MAX_QUOTE = 3000
+
+_PAIRS = (
+    ('"', '"'),
+    ("“", "”"),
+    ("„", "“"),
+    ("„", "”"),
+    ("«", "»"),
+    ("»", "«"),
+    ("‹", "›"),
+    ("›", "‹"),
+    ("‚", "‘"),
+    ("「", "」"),
+    ("『", "』"),
+)
+_QUOTE_RES = [
+    (
+        o,
+        re.compile(
+            rf"{re.escape(o)}(?:(?!\n\s*\n)[^{re.escape(c)}]){{1,{MAX_QUOTE}}}{re.escape(c)}"
+        ),
+    )
+    for o, c in _PAIRS
+] + [("‘", re.compile(rf"(?:(?<=\s)|^)‘(?:(?!\n\s*\n)[^’]){{1,{MAX_QUOTE}}}’", re.M))]
+_OPENERS = re.compile("|".join(sorted({re.escape(o) for o, _ in _QUOTE_RES})))
+_BLOCK_QUOTE = re.compile(r"^[ \t]*>.*(?:\n[ \t]*>.*)*", re.M)
+
+_BIB_NAMES = (
+    "references",
+    "reference list",
+    "bibliography",
+    "works cited",
+    "literature",
+    "literature cited",
+    "literatura",
+    "použitá literatura",
+    "seznam literatury",
+    "seznam použité literatury",
+    "seznam použitých zdrojů",
+    "zoznam použitej literatúry",
+    "literaturverzeichnis",
+    "bibliographie",
+    "références",
+    "références bibliographiques",
+    "bibliografía",
+    "referencias",
+    "bibliografia",
+    "riferimenti bibliografici",
+    "referenties",
+    "litteratur",
+    "kirjallisuus",
+    "irodalomjegyzék",
+)
+_BIB_HEADING = re.compile(
+    r"^[ \t]*(?:(?:\d+|[IVXLC]+)(?:\.\d+)*\.?[ \t]+)?(?:"
+    + "|".join(re.escape(n) for n in sorted(_BIB_NAMES, key=len, reverse=True))
+    + r")[ \t]*:?[ \t]*$",
+    re.M | re.I,
+)
+_APPENDIX = re.compile(
+    r"^[ \t]*(?:appendix|appendices|annex|annexe|anhang|příloh[ay]|prílohy|apéndice|allegat[oi])"
+    r"\b[^\n]{0,80}$",
+    re.M | re.I,
+)
+
+
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, non-overlapping union of the spans."""
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def quote_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the quotations in ``text`` (marks included), merged and sorted.
+
+    Scanned left to right: at each opening mark outside a quotation already taken, the
+    shortest quotation opened there is taken (so the closing mark of ``«…»`` never opens a
+    ``»…«``)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (m := _OPENERS.search(text, pos)) is not None:
+        found = [
+            q.span() for o, rx in _QUOTE_RES if o == m.group() and (q := rx.match(text, m.start()))
+        ]
+        if found:
+            spans.append(min(found, key=lambda sp: sp[1]))
+            pos = spans[-1][1]
+        else:
+            pos = m.end()
+    spans += [m.span() for m in _BLOCK_QUOTE.finditer(text)]
+    return merge_spans(spans)
+
+
+def bibliography_span(text: str) -> tuple[int, int] | None:
+    """The span of the reference list (heading included), or None if there is no heading."""
+    last = None
+    for last in _BIB_HEADING.finditer(text):  # noqa: B007 - the last heading is wanted
+        pass
+    if last is None:
+        return None
+    end = len(text)
+    nxt = _APPENDIX.search(text, last.end())
+    if nxt is not None:
+        end = nxt.start()
+    return last.start(), end
+
+
+def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with the characters of ``spans`` replaced by spaces (same length; newlines
+    kept so that line structure stays)."""
+    chars = list(text)
+    for s, e in spans:
+        for i in range(s, e):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)

@@ -1,0 +1,410 @@
+"""Heavy chunks as pure numpy kernels (DESIGN §3.4, "Heavy chunks"; issue 13).
+
+In real text a few chunks are held by very many documents (licence, template and set-phrase
+text). Counting every pair through a chunk of document frequency ``df`` costs ``df (df - 1) / 2``
+pair emissions, so these few chunks are nearly all of the all-pairs work (Σ df²). Here the
+chunks with ``df > cutoff`` are *heavy* and handled apart:
+
+* every document gets the set of its heavy chunks, as sorted global heavy ranks in a CSR
+  (:class:`HeavySets`) and as a bitset over those ranks (:class:`HeavyBits`, 64 ranks a word);
+* candidate pairs come from the light chunks only (the blocked counting with ``max_df =
+  cutoff``); before thresholding, each candidate's heavy overlap ``|heavy(A) ∩ heavy(B)|`` is
+  added exactly (AND + popcount of the two bitsets, :func:`add_heavy_overlap`), so every pair
+  sharing at least one light chunk gets its exact count over *all* chunks;
+* pairs sharing *only* heavy chunks: such a pair shares at most ``|heavy(A)|`` chunks, so only
+  documents with ``100 |heavy(A)| / |A| >= threshold`` (:func:`search_docs`) can have a row
+  through them; in the ``exact`` mode these are searched densely against every document holding
+  a heavy chunk (:func:`heavy_only_rows`, blocked AND + popcount); in the ``informative`` mode
+  (the default) they are not searched and their number is reported.
+
+The cutoff is chosen per full build by :func:`choose_cutoff`: none when all-pairs counting is
+cheap anyway, else the highest ``df`` at which the light work fits ``work_per_posting`` pair
+emissions per posting, lowered further if more than ``max_heavy`` chunks would be heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.postings import ShardData, doc_mask
+from simdask.kernels.similarity import (
+    containment,
+    count_keys,
+    member_pair_keys,
+    top_k_rows,
+)
+
+__all__ = [
+    "MODES",
+    "WORK_PER_POSTING",
+    "HeavyBits",
+    "HeavySets",
+    "add_heavy_overlap",
+    "choose_cutoff",
+    "combine_member_counts",
+    "dense_rows",
+    "df_histogram",
+    "heavy_only_rows",
+    "heavy_postings",
+    "light_work",
+    "member_heavy_keys",
+    "member_keys",
+    "merge_histograms",
+    "merge_rows",
+    "pair_overlap",
+    "search_docs",
+    "still_open",
+]
+
+#: ``informative``: exact for every pair sharing at least one light chunk, pairs sharing only
+#: heavy chunks not searched. ``exact``: every pair, as counting over all chunks gives.
+MODES = ("informative", "exact")
+#: Light pair emissions allowed per posting before the adaptive cutoff makes chunks heavy.
+WORK_PER_POSTING = 32
+
+
+def _df(shard: ShardData) -> np.ndarray:
+    return np.diff(shard.offsets).astype(np.int64)
+
+
+def df_histogram(shard: ShardData, max_df: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct document frequencies of the shard's counted chunks (``df <= max_df``) and how
+    many chunks have each (both int64, ascending by df)."""
+    df = _df(shard)
+    if max_df is not None:
+        df = df[df <= max_df]
+    df.sort()
+    if len(df) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    new = np.flatnonzero(np.diff(df)) + 1
+    starts = np.concatenate([[0], new])
+    return df[starts], np.diff(np.concatenate([starts, [len(df)]])).astype(np.int64)
+
+
+def merge_histograms(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Sum per-shard ``(df values, chunk counts)`` into one histogram (ascending df)."""
+    vals = np.concatenate([p[0] for p in parts] + [np.zeros(0, np.int64)])
+    cnts = np.concatenate([p[1] for p in parts] + [np.zeros(0, np.int64)])
+    u, inv = np.unique(vals, return_inverse=True)
+    return u, np.bincount(inv, weights=cnts, minlength=len(u)).astype(np.int64)
+
+
+def light_work(values: np.ndarray, counts: np.ndarray, cutoff: int | None) -> int:
+    """Pair emissions of all-pairs counting over chunks with ``df <= cutoff`` (None: all):
+    ``Σ df (df - 1) / 2`` over the histogram ``(values, counts)``."""
+    v = np.asarray(values, np.int64)
+    keep = np.ones(len(v), bool) if cutoff is None else v <= cutoff
+    return int((counts[keep] * (v[keep] * (v[keep] - 1) // 2)).sum())
+
+
+def choose_cutoff(
+    values: np.ndarray,
+    counts: np.ndarray,
+    n_postings: int,
+    *,
+    fixed: int | None = None,
+    max_heavy: int = 1024,
+    work_per_posting: float = WORK_PER_POSTING,
+) -> int | None:
+    """The heavy cutoff: chunks with ``df > cutoff`` are heavy; None: no chunk is.
+
+    ``fixed`` (the index's ``heavy_df``) is returned as it is. Otherwise, with the budget
+    ``work_per_posting * n_postings`` pair emissions: None when all chunks fit it; else the
+    largest histogram df whose light work (:func:`light_work`) fits, lowered to the largest
+    df leaving at most ``max_heavy`` chunks above it when that is lower (never below 1).
+    """
+    if fixed is not None:
+        return int(fixed)
+    v = np.asarray(values, np.int64)
+    c = np.asarray(counts, np.int64)
+    budget = work_per_posting * n_postings
+    cum = np.cumsum(c * (v * (v - 1) // 2))  # light work with cutoff v[i]
+    if len(v) == 0 or cum[-1] <= budget:
+        return None
+    fits = np.flatnonzero(cum <= budget)
+    by_work = int(v[fits[-1]]) if len(fits) else 1
+    above = c.sum() - np.cumsum(c)  # chunks with df > v[i]
+    few = np.flatnonzero(above <= max_heavy)
+    by_count = int(v[few[0]])
+    return max(1, min(by_work, by_count))
+
+
+def heavy_postings(
+    shard: ShardData, cutoff: int, max_df: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The shard's heavy chunks (``cutoff < df <= max_df``) in key order: their df (int64) and
+    their posting lists concatenated (uint32 doc IDs, ascending within each list)."""
+    df = _df(shard)
+    heavy = df > cutoff
+    if max_df is not None:
+        heavy &= df <= max_df
+    idx = np.flatnonzero(heavy)
+    starts = shard.offsets[idx].astype(np.int64)
+    pos = expand_ranges(starts, df[idx]) if len(idx) else np.zeros(0, np.int64)
+    return df[idx], shard.doc_ids[pos]
+
+
+@dataclass(frozen=True)
+class HeavySets:
+    """Per document, its heavy chunks as sorted global ranks: ``ranks[offsets[d]:offsets[d+1]]``
+    (uint32). ``n_heavy``: number of heavy chunks (ranks are ``0..n_heavy-1``)."""
+
+    offsets: np.ndarray
+    ranks: np.ndarray
+    n_heavy: int
+
+    @classmethod
+    def build(cls, parts: list[tuple[np.ndarray, np.ndarray]], n_docs: int) -> HeavySets:
+        """From per-shard :func:`heavy_postings`, ranked in shard then key order."""
+        dfs = np.concatenate([p[0] for p in parts] + [np.zeros(0, np.int64)])
+        docs = np.concatenate([p[1] for p in parts] + [np.zeros(0, np.uint32)])
+        ranks = np.repeat(np.arange(len(dfs), dtype=np.uint64), dfs)
+        keys = np.sort((docs.astype(np.uint64) << np.uint64(32)) | ranks)
+        counts = np.bincount((keys >> np.uint64(32)).astype(np.int64), minlength=n_docs)
+        offsets = np.zeros(n_docs + 1, np.int64)
+        np.cumsum(counts[:n_docs], out=offsets[1:])
+        return cls(offsets, (keys & np.uint64(0xFFFFFFFF)).astype(np.uint32), len(dfs))
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """``|heavy(d)|`` per document (int64)."""
+        return np.diff(self.offsets)
+
+    def bits(self) -> HeavyBits:
+        """The same sets as bitsets over heavy ranks (see :class:`HeavyBits`)."""
+        sizes = self.sizes
+        docs = np.flatnonzero(sizes > 0)
+        row_of = np.full(len(sizes), -1, np.int64)
+        row_of[docs] = np.arange(len(docs))
+        n_words = max(1, -(-self.n_heavy // 64))
+        words = np.zeros((n_words, len(docs)), np.uint64)
+        rows = np.repeat(np.arange(len(docs), dtype=np.int64), sizes[docs])
+        r = self.ranks.astype(np.int64)
+        if len(r):  # ranks ascend within a document: OR each (row, word) run of bits
+            cell = rows * n_words + (r >> 6)
+            starts = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]]))
+            bit = np.left_shift(np.uint64(1), (r & 63).astype(np.uint64))
+            or_ = np.bitwise_or.reduceat(bit, starts)
+            words[cell[starts] % n_words, cell[starts] // n_words] = or_
+        return HeavyBits(row_of, docs, words, sizes)
+
+
+@dataclass(frozen=True)
+class HeavyBits:
+    """Heavy sets as bitsets: ``words[j, row_of[d]]`` holds heavy ranks ``64 j .. 64 j + 63`` of
+    document ``d`` (``row_of[d] == -1``: no heavy chunk); ``docs[row]`` inverts ``row_of``;
+    ``sizes[d] = |heavy(d)|``. Word-major, so that one word of many documents is contiguous."""
+
+    row_of: np.ndarray
+    docs: np.ndarray
+    words: np.ndarray
+    sizes: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays."""
+        return self.row_of.nbytes + self.docs.nbytes + self.words.nbytes + self.sizes.nbytes
+
+
+def pair_overlap(bits: HeavyBits, d: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """``|heavy(d[i]) ∩ heavy(o[i])|`` per pair (int64), by AND + popcount of the bitsets."""
+    rd, ro = bits.row_of[d], bits.row_of[o]
+    idx = np.flatnonzero((rd >= 0) & (ro >= 0))
+    out = np.zeros(len(d), np.int64)
+    if len(idx) == 0:
+        return out
+    a, b = rd[idx], ro[idx]
+    acc = np.zeros(len(idx), np.uint32)
+    for w in bits.words:
+        x = w[a] & w[b]
+        acc += np.bitwise_count(x).astype(np.uint32)
+    out[idx] = acc
+    return out
+
+
+def add_heavy_overlap(keys, shared, first, n_chunks, threshold, bits: HeavyBits, candidates):
+    """Light pair counts of a block plus their exact heavy overlap, for the pairs that can pass.
+
+    ``keys`` (sorted uint32 ``i * n_docs + o``, pairing ``first[i]`` with ``o``) and ``shared``
+    (their light counts) as :func:`~simdask.kernels.similarity.count_keys` gives them;
+    ``candidates`` is :func:`~simdask.kernels.similarity.candidate_mask`. A pair is kept when
+    ``light + min(|heavy(d)|, |heavy(o)|)`` can reach ``threshold`` percent; returns its keys and
+    its count over all chunks (uint32).
+    """
+    n_docs = len(n_chunks)
+    o = (keys % np.uint32(n_docs)).astype(np.int64)
+    d = first[keys // np.uint32(n_docs)].astype(np.int64)
+    bound = shared.astype(np.int64) + np.minimum(bits.sizes[d], bits.sizes[o])
+    keep = candidates(keys, bound, first, n_chunks, threshold)
+    keys, d, o = keys[keep], d[keep], o[keep]
+    total = shared[keep].astype(np.int64) + pair_overlap(bits, d, o)
+    return keys, total.astype(np.uint32)
+
+
+def search_docs(sizes: np.ndarray, n_chunks: np.ndarray, threshold: float) -> np.ndarray:
+    """Documents whose heavy chunks alone could give a row: ``100 |heavy(d)| / |d| >= threshold``
+    percent (the same float expression as the rows). Sorted int64 doc IDs."""
+    ok = (sizes > 0) & (n_chunks > 0)
+    return np.flatnonzero(ok & (containment(sizes, n_chunks) >= threshold))
+
+
+def still_open(queries, rows, sizes, n_chunks, top_k: int) -> np.ndarray:
+    """The documents of ``queries`` whose stored list could still take a heavy-only partner.
+
+    ``rows``: the light rows ``(doc, other, shared, similarity)`` after the top-k cut. A
+    heavy-only partner of ``A`` has similarity at most ``100 |heavy(A)| / |A|`` (the same float
+    expression), so ``A`` needs no search when it already holds ``top_k`` rows all above that.
+    Exact: searching only these gives the same rows as searching all ``queries``.
+    """
+    queries = np.asarray(queries, np.int64)
+    doc, sim = rows[0].astype(np.int64), rows[3]
+    n = len(n_chunks)
+    held = np.bincount(doc, minlength=n)
+    worst = np.full(n, np.inf)
+    np.minimum.at(worst, doc, sim)
+    bound = containment(sizes[queries], n_chunks[queries])
+    full = (held[queries] >= top_k) & (worst[queries] > bound)
+    return queries[~full]
+
+
+def dense_rows(bits: HeavyBits, rows: np.ndarray) -> np.ndarray:
+    """Heavy sets of bitset rows ``rows`` as a dense 0/1 float32 matrix (one column per rank,
+    ``64 * words`` columns), for exact counting by matrix product (exact below 2**24)."""
+    block = np.ascontiguousarray(bits.words[:, rows].T)
+    return np.unpackbits(block.view(np.uint8), axis=1, bitorder="little").astype(np.float32)
+
+
+def heavy_only_rows(
+    bits: HeavyBits,
+    queries: np.ndarray,
+    n_chunks: np.ndarray,
+    threshold: float,
+    top_k: int,
+    cells: int = 1 << 22,
+):
+    """Rows ``q -> o`` through heavy chunks only, for documents ``q`` of ``queries``: every
+    ``o != q`` with ``100 |heavy(q) ∩ heavy(o)| / |q| >= threshold`` percent, best ``top_k``
+    per ``q``. Dense: a float32 matrix product of 0/1 heavy-set rows, in tiles of about
+    ``cells`` (query, document) cells (``~ 8 * cells`` bytes, plus ``256 * words`` bytes per
+    document of a tile). Returns ``(doc, other, shared, similarity)``; the shared count is the
+    heavy overlap, a lower bound of the true count (:func:`merge_rows` keeps the larger).
+    """
+    queries = np.asarray(queries, np.int64)
+    n_rows = len(bits.docs)
+    side = max(1, int(np.sqrt(cells)))
+    q_step = max(1, min(len(queries), side))
+    o_step = max(1, cells // q_step)
+    out = []
+    for lo in range(0, len(queries), q_step):
+        q = queries[lo : lo + q_step]
+        qr = bits.row_of[q]
+        mq = dense_rows(bits, qr)
+        # need: a count passes when 100 * s / |q| >= threshold; screened with a margin here,
+        # checked exactly with the rows' own float expression below
+        need = np.maximum(threshold * n_chunks[q] / 100.0 - 1e-6, 0.5)
+        best = []
+        for olo in range(0, n_rows, o_step):
+            ohi = min(n_rows, olo + o_step)
+            s = np.rint(mq @ dense_rows(bits, np.arange(olo, ohi)).T).astype(np.int64)
+            best.append(_tile_best(s, qr - olo, bits.docs[olo:ohi], need, top_k))
+        order = _best(np.hstack(best), top_k)
+        order = -np.sort(-order, axis=1)  # per query: count desc, then other asc
+        i, j = np.nonzero(order >= 0)
+        sh = order[i, j] >> np.int64(32)
+        other = np.int64(2**32 - 1) - (order[i, j] & np.int64(2**32 - 1))
+        doc = q[i]
+        sim = containment(sh, n_chunks[doc])
+        keep = sim >= threshold
+        out.append((doc[keep], other[keep], sh[keep], sim[keep]))
+    if not out:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    return tuple(np.concatenate([r[i] for r in out]) for i in range(4))
+
+
+def _best(order: np.ndarray, top_k: int) -> np.ndarray:
+    """The ``top_k`` largest entries of each row (unordered; -1 marks none)."""
+    if order.shape[1] <= top_k:
+        return order
+    part = np.argpartition(-order, top_k - 1, axis=1)[:, :top_k]
+    return np.take_along_axis(order, part, axis=1)
+
+
+def _tile_best(s, self_col, others, need, top_k):
+    """One tile of heavy overlaps ``s`` (queries x others) as sortable int64 entries
+    ``count << 32 | (2**32 - 1 - other)`` (-1: itself or below ``need``), best ``top_k`` per
+    query kept."""
+    rows = np.arange(s.shape[0])
+    inside = (self_col >= 0) & (self_col < s.shape[1])
+    order = (s << np.int64(32)) + (np.int64(2**32 - 1) - others.astype(np.int64))[None, :]
+    order[s < need[:, None]] = -1
+    order[rows[inside], self_col[inside]] = -1  # not itself
+    return _best(order, top_k)
+
+
+def merge_rows(a, b, top_k: int):
+    """Rows of ``a`` and ``b`` (each ``(doc, other, shared, similarity)``); where both hold a
+    ``(doc, other)``, the larger shared count (the exact one) is kept; best ``top_k`` per doc."""
+    doc, other, shared, sim = (np.concatenate([x, y]) for x, y in zip(a, b, strict=True))
+    order = np.lexsort((-shared, other, doc))
+    doc, other, shared, sim = doc[order], other[order], shared[order], sim[order]
+    first = np.ones(len(doc), bool)
+    first[1:] = (doc[1:] != doc[:-1]) | (other[1:] != other[:-1])
+    return top_k_rows(doc[first], other[first], shared[first], sim[first], top_k)
+
+
+def member_heavy_keys(
+    shard: ShardData, block: np.ndarray, n_docs: int, cutoff: int, max_df: int | None = None
+) -> np.ndarray:
+    """Like :func:`~simdask.kernels.similarity.member_pair_keys`, through the heavy chunks
+    only (``cutoff < df <= max_df``): uint32 keys ``index of r in block * n_docs + o``, one per
+    heavy chunk ``r`` and ``o != r`` share. Linear in the block's heavy postings times df."""
+    if len(block) == 0 or shard.n_postings == 0:
+        return np.zeros(0, np.uint32)
+    p = np.flatnonzero(doc_mask(block, shard.doc_ids))
+    ci = np.searchsorted(shard.offsets, p, side="right") - 1
+    starts = shard.offsets[ci].astype(np.int64)
+    cnt = shard.offsets[ci + 1].astype(np.int64) - starts
+    ok = cnt > cutoff
+    if max_df is not None:
+        ok &= cnt <= max_df
+    p, starts, cnt = p[ok], starts[ok], cnt[ok]
+    if len(p) == 0:
+        return np.zeros(0, np.uint32)
+    q = expand_ranges(starts, cnt)
+    base = np.searchsorted(block, shard.doc_ids[p]).astype(np.int64) * n_docs
+    keys = np.repeat(base, cnt) + shard.doc_ids[q]
+    return keys[np.repeat(p, cnt) != q].astype(np.uint32)
+
+
+def member_keys(
+    shard: ShardData, block: np.ndarray, n_docs: int, max_df: int | None, cutoff: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Member pair keys through the light chunks (``df <= cutoff``, ``<= max_df``) and through
+    the heavy ones (``cutoff < df <= max_df``; none when ``cutoff`` is None), as
+    ``(light, heavy)`` uint32 arrays (:func:`~simdask.kernels.similarity.member_pair_keys`)."""
+    if cutoff is None:
+        return member_pair_keys(shard, block, n_docs, max_df), np.zeros(0, np.uint32)
+    light = cutoff if max_df is None else min(cutoff, max_df)
+    return (
+        member_pair_keys(shard, block, n_docs, light),
+        member_heavy_keys(shard, block, n_docs, cutoff, max_df),
+    )
+
+
+def combine_member_counts(parts: list, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Count per-shard member keys; ``parts`` holds ``(light keys, heavy keys)`` tuples (or
+    plain light keys). Returns sorted distinct keys and their count over all chunks (uint32):
+    in ``informative`` mode only keys that occur among the light keys, in ``exact`` mode all."""
+    light = [p[0] if isinstance(p, tuple) else p for p in parts]
+    heavy = [p[1] for p in parts if isinstance(p, tuple) and len(p[1])]
+    lk, lc = count_keys(light)
+    if not heavy:
+        return lk, lc
+    keys, counts = count_keys(light + heavy)
+    if mode == "exact":
+        return keys, counts
+    keep = np.isin(keys, lk, assume_unique=True)
+    return keys[keep], counts[keep]

@@ -1,0 +1,77 @@
+"""Querying an index with documents read from files, folders and JSONL files.
+
+:func:`query_files` reads the query documents (:func:`~simdask.ingest.sources.read_queries`),
+compares the readable ones against the index in one :meth:`Index.query_many
+<simdask.index.Index.query_many>` and returns, per document, its matches and whether it was too
+short to have any chunk; the documents that could not be read are returned apart, so that a
+caller reports them and still prints the others. Read-only: no lock, no cluster, no dask.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from simdask.errors import ExtractionError
+from simdask.ingest.sources import read_queries
+from simdask.kernels.text import words
+from simdask.summary import QueryMatch
+
+if TYPE_CHECKING:
+    from simdask.index import Index
+
+__all__ = ["QueryBatch", "QueryResult", "query_documents", "query_files"]
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One query document: its key, its matches (best first) and ``too_short``: it has fewer
+    words than the index's chunk length ``k``, hence no chunk and no match."""
+
+    key: str
+    matches: list[QueryMatch]
+    too_short: bool
+
+
+@dataclass(frozen=True)
+class QueryBatch:
+    """What :func:`query_files` found: ``results`` of the readable documents in input order,
+    ``unreadable`` the documents that could not be read (each error names its document), ``k``
+    the index's words per chunk."""
+
+    results: list[QueryResult]
+    unreadable: list[ExtractionError]
+    k: int
+
+
+def query_files(
+    index: Index, paths: Iterable[str | os.PathLike], min_similarity: float = 0.0
+) -> QueryBatch:
+    """Compare the documents of ``paths`` (files, folders, ``.jsonl`` files) against ``index``.
+
+    A match is kept when its similarity in either direction is at least ``min_similarity``
+    percent. A document that cannot be read does not stop the others: it is returned in
+    :attr:`QueryBatch.unreadable`.
+    """
+    return query_documents(index, read_queries(paths), min_similarity)
+
+
+def query_documents(
+    index: Index,
+    docs: list[tuple[str, str | ExtractionError]],
+    min_similarity: float = 0.0,
+) -> QueryBatch:
+    """:func:`query_files` for documents already read (as
+    :func:`~simdask.ingest.sources.read_queries` returns them: ``(key, text or error)``)."""
+    good = [(key, text) for key, text in docs if isinstance(text, str)]
+    k = index.config.k
+    found = index.query_many([text for _, text in good], min_similarity)
+    results = [
+        # a match means at least one chunk, so at least k words: count words only without one
+        QueryResult(key, matches, not matches and len(words(text)) < k)
+        for (key, text), matches in zip(good, found, strict=True)
+    ]
+    bad = [text for _, text in docs if not isinstance(text, str)]
+    return QueryBatch(results, bad, k)

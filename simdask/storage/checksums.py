@@ -1,0 +1,129 @@
+"""Checksums of the files a run writes (shard array files, text packs), kept in the catalog.
+
+Each committed file has a row ``(name, size, xxh3)`` in the catalog's ``files`` table:
+``name`` relative to the index folder (``shards/gen-000003/shard-0007/doc_ids/c/0``,
+``texts/r000003-b000001.pack``), ``size`` in bytes, ``xxh3`` the 64-bit XXH3 of the bytes as
+16 hex digits. The rows of a run are written in the run's commit transaction (step
+``commit.file_checksums``), which also drops the rows of files no longer current (shards of
+replaced generations, packs no document points to). Readers compare sizes (a ``stat``, cheap);
+``simdask check`` compares full hashes. Shards kept under a URL (``--shard-store``) are not
+recorded. Kept in this module so that it can follow the shard storage format.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import xxhash
+
+__all__ = [
+    "BLOCK",
+    "FILES_TABLE",
+    "digest",
+    "drop_stale",
+    "pack_name",
+    "recorded",
+    "run_files",
+    "shard_files",
+    "shard_prefix",
+    "size_problems",
+]
+
+#: the catalog table of checksums (created by the first commit that writes one)
+FILES_TABLE = (
+    "CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, size INTEGER NOT NULL,"
+    " xxh3 TEXT NOT NULL)"
+)
+#: bytes read at a time when hashing (memory stays bounded for any file size)
+BLOCK = 4 * 2**20
+
+
+def digest(path: str | os.PathLike) -> tuple[int, str]:
+    """``(size in bytes, xxh3-64 as 16 hex digits)`` of a file, read in blocks of
+    :data:`BLOCK` bytes."""
+    h = xxhash.xxh3_64()
+    size = 0
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK):
+            h.update(block)
+            size += len(block)
+    return size, h.hexdigest()
+
+
+def shard_prefix(generation: int, shard: int) -> str:
+    """The name prefix (relative to the index folder) of one shard's files."""
+    return f"shards/gen-{generation:06d}/shard-{shard:04d}/"
+
+
+def pack_name(pack: str) -> str:
+    """The name (relative to the index folder) of a text pack."""
+    return f"texts/{pack}"
+
+
+def shard_files(shard_dir: Path, generation: int, shard: int) -> Iterator[tuple[str, Path]]:
+    """``(name, path)`` of every file of a local shard directory, in sorted order."""
+    prefix = shard_prefix(generation, shard)
+    for p in sorted(shard_dir.rglob("*")):
+        if p.is_file():
+            yield prefix + p.relative_to(shard_dir).as_posix(), p
+
+
+def run_files(
+    shard_root: Path | None,
+    text_root: Path,
+    shards: dict[int, int],
+    packs: Iterable[str],
+) -> list[tuple[str, int, str]]:
+    """The ``(name, size, xxh3)`` rows of the files one run wrote: the segments ``{range:
+    generation}`` (one per range a run or compaction writes) under ``shard_root`` (None: a
+    URL store, not recorded) and the ``packs`` under ``text_root``."""
+    rows = []
+    if shard_root is not None:
+        for shard, gen in sorted(shards.items()):
+            d = shard_root / f"gen-{gen:06d}" / f"shard-{shard:04d}"
+            rows += [(name, *digest(p)) for name, p in shard_files(d, gen, shard)]
+    rows += [(pack_name(p), *digest(text_root / p)) for p in sorted(set(packs))]
+    return rows
+
+
+def drop_stale(c: sqlite3.Connection) -> None:
+    """Delete the rows of files no longer current: segment files of a (range, generation)
+    the ``segments`` table does not name, packs no document points to. Inside the commit."""
+    c.execute(
+        "DELETE FROM files WHERE name LIKE 'shards/%' AND substr(name, 1, 29) NOT IN"
+        " (SELECT printf('shards/gen-%06d/shard-%04d/', generation, shard) FROM segments)"
+    )
+    c.execute(
+        "DELETE FROM files WHERE name LIKE 'texts/%' AND substr(name, 7) NOT IN"
+        " (SELECT DISTINCT text_pack FROM documents WHERE text_pack IS NOT NULL)"
+    )
+
+
+def recorded(c: sqlite3.Connection) -> dict[str, tuple[int, str]]:
+    """``{name: (size, xxh3)}`` of every recorded file (empty for an index written before
+    checksums were recorded)."""
+    try:
+        rows = c.execute("SELECT name, size, xxh3 FROM files").fetchall()
+    except sqlite3.OperationalError:  # no such table: an older index
+        return {}
+    return {name: (int(size), xxh3) for name, size, xxh3 in rows}
+
+
+def size_problems(root: Path, recorded: dict[str, tuple[int, str]], prefix: str) -> list[str]:
+    """The recorded files whose name starts with ``prefix`` that are missing under ``root`` or
+    have another size than recorded (one ``stat`` each; the cheap check readers make)."""
+    out = []
+    for name, (size, _) in recorded.items():
+        if not name.startswith(prefix):
+            continue
+        try:
+            found = (root / name).stat().st_size
+        except FileNotFoundError:
+            out.append(f"{name} is missing (expected {size} bytes)")
+            continue
+        if found != size:
+            out.append(f"{name} has {found} bytes, expected {size}")
+    return out

@@ -1,0 +1,257 @@
+"""The commit of one run: the statements of its single catalog transaction, as named steps.
+
+Each step is one write; :meth:`simdask.storage.catalog.Catalog.commit_run` runs them in order
+inside ``BEGIN IMMEDIATE ... COMMIT``, with a failure point before each (``commit.<step>``) and
+around COMMIT, so that crash tests interrupt the commit at every write in turn.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simdask.config import IndexConfig
+from simdask.kernels.changes import DocumentRow
+from simdask.storage.checksums import FILES_TABLE, drop_stale
+from simdask.storage.lsh_store import LshManifest
+from simdask.storage.segment_catalog import SEGMENT_TABLES
+
+__all__ = ["COMMIT_FAILPOINTS", "COMMIT_STEPS", "CommitContext", "RunChanges", "temp_ids"]
+
+
+@dataclass
+class RunChanges:
+    """Everything one run changes in the catalog, committed by :meth:`Catalog.commit_run`.
+
+    ``upserted``: the new and modified documents; ``deleted``: doc IDs removed
+    (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
+    ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
+    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``manifests``: the new
+    segment list ``[(generation, keys, postings)]`` of each range this run changed;
+    ``tombstones``: doc IDs whose older postings this run hides (at the run's generation);
+    ``dead``: the new estimate of tombstoned postings of ranges whose estimate changed.
+    ``replace_all``: a full build replacing everything.
+    ``meta``: catalog metadata set in the same transaction (the MinHash LSH manifest ``lsh``).
+    """
+
+    upserted: list[DocumentRow]
+    deleted: list[int]
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    rows_replaced: np.ndarray
+    reverse_replaced: np.ndarray
+    trim: np.ndarray
+    top_k: int
+    manifests: dict[int, list[tuple[int, int, int]]]
+    errors: list[tuple[str, str, str]]
+    skipped_chunks: int
+    replace_all: bool = False
+    config: IndexConfig | None = None
+    #: ``(name, size, xxh3)`` of the files this run wrote (see :mod:`simdask.storage.checksums`)
+    files: list[tuple[str, int, str]] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
+    tombstones: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    dead: dict[int, float] = field(default_factory=dict)
+
+
+def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
+    """Fill the temporary table ``name`` (created if needed) with the integers ``ids``."""
+    c.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} (id INTEGER PRIMARY KEY)")
+    c.execute(f"DELETE FROM {name}")
+    c.executemany(f"INSERT OR IGNORE INTO {name} (id) VALUES (?)", ((int(i),) for i in ids))
+
+
+@dataclass(frozen=True)
+class CommitContext:
+    """What the steps of one commit write: the run, its generation, changes and summary."""
+
+    run_id: int
+    generation: int
+    ch: RunChanges
+    summary: str  # JSON
+    now: float = field(default_factory=time.time)
+
+
+def _replace_all(c: sqlite3.Connection, run: CommitContext) -> None:
+    if run.ch.replace_all:  # a full build: everything is replaced
+        for table in ("documents", "similarity", "free_ids", "shards", *SEGMENT_TABLES):
+            c.execute(f"DELETE FROM {table}")
+
+
+def _temp_tables(c: sqlite3.Connection, run: CommitContext) -> None:
+    temp_ids(c, "t_rows_of", run.ch.rows_replaced)
+    temp_ids(c, "t_rows_to", run.ch.reverse_replaced)
+    temp_ids(c, "t_trim", run.ch.trim)
+
+
+def _rows_of(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute("DELETE FROM similarity WHERE doc IN (SELECT id FROM t_rows_of)")
+
+
+def _rows_to(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute("DELETE FROM similarity WHERE other IN (SELECT id FROM t_rows_to)")
+
+
+def _delete_documents(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany("DELETE FROM documents WHERE doc_id = ?", ((int(d),) for d in run.ch.deleted))
+
+
+def _free_ids(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany(
+        "INSERT OR IGNORE INTO free_ids (doc_id) VALUES (?)", ((int(d),) for d in run.ch.deleted)
+    )
+
+
+def _upsert_documents(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany(
+        "INSERT OR REPLACE INTO documents (doc_id, key, source, content_hash, n_chunks,"
+        " n_words, status, text_pack, text_offset, text_length, added_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+        " COALESCE((SELECT added_at FROM documents WHERE doc_id = ?), ?), ?)",
+        ((*d.columns(), d.doc_id, run.now, run.now) for d in run.ch.upserted),
+    )
+
+
+def _use_ids(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d.doc_id,) for d in run.ch.upserted))
+
+
+def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
+    doc, other, shared, sim = run.ch.rows
+    c.executemany(
+        "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity) VALUES (?, ?, ?, ?)",
+        zip(doc.tolist(), other.tolist(), shared.tolist(), sim.tolist(), strict=True),
+    )
+
+
+def _trim_rows(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute(
+        "DELETE FROM similarity WHERE (doc, other) IN (SELECT doc, other FROM ("
+        " SELECT doc, other, ROW_NUMBER() OVER (PARTITION BY doc"
+        "  ORDER BY similarity DESC, other ASC) AS rn"
+        " FROM similarity WHERE doc IN (SELECT id FROM t_trim)) WHERE rn > ?)",
+        (run.ch.top_k,),
+    )
+
+
+def _segments(c: sqlite3.Connection, run: CommitContext) -> None:
+    for shard, segs in sorted(run.ch.manifests.items()):  # each changed range's new manifest
+        c.execute("DELETE FROM segments WHERE shard = ?", (int(shard),))
+        c.executemany(
+            "INSERT INTO segments (shard, generation, keys, postings) VALUES (?, ?, ?, ?)",
+            ((int(shard), int(g), int(k), int(p)) for g, k, p in segs),
+        )
+
+
+def _tombstones(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany(
+        "INSERT OR IGNORE INTO tombstones (generation, doc_id) VALUES (?, ?)",
+        ((int(run.generation), int(d)) for d in run.ch.tombstones),
+    )
+
+
+def _dead_postings(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany(
+        "INSERT OR REPLACE INTO ranges (shard, dead) VALUES (?, ?)",
+        ((int(s), float(v)) for s, v in sorted(run.ch.dead.items())),
+    )
+
+
+def _old_tombstones(c: sqlite3.Connection, run: CommitContext) -> None:
+    # tombstones older than every segment hide nothing any more
+    c.execute("DELETE FROM tombstones WHERE generation <= (SELECT MIN(generation) FROM segments)")
+
+
+def _file_checksums(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute(FILES_TABLE)
+    c.executemany("INSERT OR REPLACE INTO files (name, size, xxh3) VALUES (?, ?, ?)", run.ch.files)
+    drop_stale(c)
+
+
+def _errors(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany(
+        "INSERT INTO errors (run_id, key, kind, message) VALUES (?, ?, ?, ?)",
+        ((run.run_id, *e) for e in run.ch.errors),
+    )
+
+
+def _run_record(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute(
+        "UPDATE runs SET status = 'committed', finished_at = ?, generation = ?,"
+        " summary = ? WHERE run_id = ?",
+        (run.now, run.generation, run.summary, run.run_id),
+    )
+
+
+def _generation(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute("UPDATE meta SET value = ? WHERE name = 'generation'", (str(run.generation),))
+
+
+def _skipped_chunks(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES ('skipped_chunks', ?)",
+        (str(int(run.ch.skipped_chunks)),),
+    )
+
+
+def _config(c: sqlite3.Connection, run: CommitContext) -> None:
+    if run.ch.config is not None:
+        c.execute(
+            "UPDATE meta SET value = ? WHERE name = 'config'",
+            (json.dumps(run.ch.config.to_dict(), sort_keys=True),),
+        )
+
+
+def _meta(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", sorted(run.ch.meta.items())
+    )
+    if "lsh" in run.ch.meta:  # checksums of LSH files the new manifest no longer reads go
+        man = LshManifest.from_json(run.ch.meta["lsh"])
+        live = man.file_names() if man is not None else set()
+        names = [r[0] for r in c.execute("SELECT name FROM files WHERE name LIKE 'lsh/%'")]
+        c.executemany("DELETE FROM files WHERE name = ?", ((n,) for n in names if n not in live))
+
+
+def _drop_temp_tables(c: sqlite3.Connection, run: CommitContext) -> None:
+    for t in ("t_rows_of", "t_rows_to", "t_trim"):
+        c.execute(f"DROP TABLE {t}")
+
+
+#: The statements of :meth:`Catalog.commit_run`, in order: one transaction.
+COMMIT_STEPS = (
+    _replace_all,
+    _temp_tables,
+    _rows_of,
+    _rows_to,
+    _delete_documents,
+    _free_ids,
+    _upsert_documents,
+    _use_ids,
+    _insert_rows,
+    _trim_rows,
+    _segments,
+    _tombstones,
+    _dead_postings,
+    _old_tombstones,
+    _file_checksums,
+    _errors,
+    _run_record,
+    _generation,
+    _skipped_chunks,
+    _config,
+    _meta,
+    _drop_temp_tables,
+)
+
+#: The failure points of :meth:`Catalog.commit_run` in the order a commit reaches them, each
+#: with whether the run is committed there (only ``commit.after_COMMIT``).
+COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
+    *((f"commit.{step.__name__[1:]}", False) for step in COMMIT_STEPS),
+    ("commit.before_COMMIT", False),
+    ("commit.after_COMMIT", True),
+)

@@ -1,0 +1,154 @@
+"""How a shard's arrays are encoded as a zarr v3 group, apart from where the files live.
+
+Two layouts: *raw* (each array one uncompressed little-endian chunk, so that its file is the
+elements and can be memory-mapped: :mod:`simdask.storage.zarr_raw`) and *compressed* (delta +
+zstd in chunks of 1 Mi elements, for URL stores where bytes moved cost more than CPU). Readers
+take either layout; each array's ``zarr.json`` says which.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from simdask.errors import IndexFormatError
+from simdask.kernels.postings import ShardData, find_keys
+from simdask.storage.zarr_raw import group_metadata, raw_array_metadata
+
+__all__ = [
+    "ARRAYS",
+    "encode_shard",
+    "read_group",
+    "search_chunked",
+    "take",
+    "write_group",
+    "write_raw",
+]
+
+#: the arrays of a shard and their dtypes in memory
+ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
+_CHUNK = 1 << 20  # elements per zarr chunk of a compressed array
+#: sorted arrays are delta-encoded (smaller; bytes and times: scripts/bench_kernels.py); doc IDs
+#: are nearly random within a shard and only zstd-compressed, at level 1
+_DELTA = {"chunk_keys", "offsets"}
+NOT_IN_SPEC = "Numcodecs codecs are not in the Zarr version 3 specification"
+
+
+def read_group(group) -> dict[str, np.ndarray]:
+    """The three arrays of an open zarr group, decoded into memory (offsets as uint64)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
+        return {name: np.asarray(group[name][:], dtype=dtype) for name, dtype in ARRAYS}
+
+
+def search_chunked(keys_arr, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(present ids, their positions)`` in a compressed ``chunk_keys`` zarr array, decoded
+    one zarr chunk at a time (``ids`` sorted and distinct)."""
+    step = keys_arr.chunks[0]
+    found_ids, found_pos = [], []
+    for start in range(0, keys_arr.shape[0] if len(ids) else 0, step):
+        keys = np.asarray(keys_arr[start : start + step], dtype=np.uint32)
+        a = np.searchsorted(ids, keys[0], side="left")
+        b = np.searchsorted(ids, keys[-1], side="right")
+        present, pos = find_keys(keys, ids[a:b])
+        found_ids.append(present)
+        found_pos.append(pos + start)
+    if not found_ids:
+        return np.zeros(0, np.uint32), np.zeros(0, np.int64)
+    return np.concatenate(found_ids), np.concatenate(found_pos)
+
+
+def take(arr, where: np.ndarray) -> np.ndarray:
+    """``arr[where]`` for a numpy array or a ``zarr.Array``."""
+    if isinstance(arr, np.ndarray):
+        return arr[where]
+    return arr.get_coordinate_selection(where)
+
+
+def group_attributes(path: Path) -> dict:
+    """The attributes of the zarr group at ``path``, read from its ``zarr.json``."""
+    try:
+        meta = json.loads((path / "zarr.json").read_text(encoding="utf-8"))
+        return dict(meta["attributes"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise IndexFormatError(f"cannot read the shard metadata {path / 'zarr.json'}: {e}") from e
+
+
+def disk_dtype(name: str, arr: np.ndarray) -> np.dtype:
+    """The dtype an array is stored with: offsets as uint32 while they fit."""
+    if name == "offsets" and (len(arr) == 0 or int(arr[-1]) < 2**32):
+        return np.dtype(np.uint32)
+    return np.dtype(dict(ARRAYS)[name])
+
+
+def write_group(store, data: ShardData, compressed: bool) -> None:
+    """Write ``data`` as a zarr group into ``store`` (a path or a zarr store): raw arrays in a
+    single chunk each, or delta + zstd in chunks of 1 Mi elements (``compressed``)."""
+    import zarr
+    from zarr.codecs import BytesCodec, ZstdCodec
+    from zarr.codecs.numcodecs import Delta
+
+    group = zarr.open_group(store, mode="w", attributes={"lo": data.lo, "hi": data.hi})
+    for name, _ in ARRAYS:
+        src = getattr(data, name)
+        dtype = disk_dtype(name, src)
+        arr = np.ascontiguousarray(src, dtype=dtype)
+        with warnings.catch_warnings():  # Delta is a numcodecs codec: zarr warns about it
+            warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
+            if compressed:
+                layout = {
+                    "chunks": (max(1, min(len(arr), _CHUNK)),),
+                    "filters": [Delta(dtype=dtype.str)] if name in _DELTA else None,
+                    "compressors": ZstdCodec(level=1),
+                }
+            else:
+                layout = {
+                    "chunks": (max(1, len(arr)),),
+                    "filters": None,
+                    "compressors": None,
+                    "config": {"write_empty_chunks": True},  # the chunk file always exists
+                }
+            group.create_array(name, data=arr, serializer=BytesCodec(endian="little"), **layout)
+
+
+def _raw_arrays(data: ShardData):
+    """``(name, little-endian array)`` of a shard in the raw layout (as :func:`write_group`
+    stores them uncompressed)."""
+    for name, _ in ARRAYS:
+        src = getattr(data, name)
+        yield name, np.ascontiguousarray(src, dtype=disk_dtype(name, src).newbyteorder("<"))
+
+
+def write_raw(tmp: Path, data: ShardData) -> None:
+    """Write ``data`` in the raw layout into the new directory ``tmp`` directly (the zarr v3
+    files :func:`write_group` would write, ~50x faster for small segments)."""
+    tmp.mkdir(parents=True)
+    (tmp / "zarr.json").write_bytes(group_metadata({"lo": data.lo, "hi": data.hi}))
+    for name, arr in _raw_arrays(data):
+        (tmp / name).mkdir()
+        (tmp / name / "zarr.json").write_bytes(raw_array_metadata(arr.dtype, len(arr)))
+        if len(arr):
+            (tmp / name / "c").mkdir()
+            arr.tofile(tmp / name / "c" / "0")
+
+
+def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
+    """The files of a shard as :meth:`ShardStore.write` would write them (relative name ->
+    bytes), made in memory: a worker without access to the store encodes the shard and the
+    client only writes the files (:meth:`ShardStore.write_encoded`). ``compressed``: the
+    layout of the target store (:attr:`ShardStore.compressed`)."""
+    if not compressed:
+        files = {"zarr.json": group_metadata({"lo": data.lo, "hi": data.hi})}
+        for name, arr in _raw_arrays(data):
+            files[f"{name}/zarr.json"] = raw_array_metadata(arr.dtype, len(arr))
+            if len(arr):
+                files[f"{name}/c/0"] = arr.tobytes()
+        return files
+    import zarr
+
+    files: dict = {}
+    write_group(zarr.storage.MemoryStore(files), data, compressed)
+    return {name: buf.to_bytes() for name, buf in files.items()}

@@ -1,0 +1,481 @@
+"""Writing an index: creating one, the writer lock, one run (its run record and the commit)
+and garbage collection.
+
+A :class:`Writer` holds the writer lock of one index (taken once, for the ``with`` block or
+for one call) and runs updates under it. A run: record it as ``running``; compute on Dask
+(:func:`simdask.engine.run.run_update`: new segments as generation ``run_id``, text packs
+``r<run_id>-*``); commit everything in one catalog transaction
+(:meth:`~simdask.storage.catalog.Catalog.commit_run`); then compact if the merge policy says
+so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.garbage`).
+Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; once
+COMMIT has happened the run is committed, whatever arrives afterwards (an interrupt, an error while
+cleaning up): the catalog, not the control flow, says which (:meth:`Writer._settle`).
+
+:data:`COMMIT_FAILPOINTS` lists every failure point of the commit window in order; the crash
+tests interrupt a run at each of them in turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simdask import failpoints
+from simdask.check import damaged
+from simdask.config import IndexConfig
+from simdask.errors import (
+    ConfigError,
+    DocumentNotFoundError,
+    IndexExistsError,
+    NotAnIndexError,
+)
+from simdask.garbage import collect_garbage
+from simdask.ingest.sources import SourceItem, list_items, source_id
+from simdask.progress import Callback
+from simdask.segment_reads import segment_set
+from simdask.storage.catalog import Catalog
+from simdask.storage.checksums import digest, run_files
+from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
+from simdask.storage.commit import RunChanges
+from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
+from simdask.storage.keys import migrate_keys, set_current_scheme
+from simdask.storage.lock import WriterLock
+from simdask.storage.lsh_store import LshStore, lsh_root
+from simdask.storage.remote import RemoteStore, is_url
+from simdask.summary import RunSummary, run_summary
+
+if TYPE_CHECKING:
+    from simdask.engine.run import RunOptions, RunOutcome
+    from simdask.index import Index
+
+__all__ = ["CATALOG_NAME", "COMMIT_FAILPOINTS", "Writer", "create_catalog"]
+
+CATALOG_NAME = "catalog.sqlite"
+
+_log = logging.getLogger(__name__)
+
+#: Every failure point from the end of the computation to the end of the run, in the order a
+#: run reaches them, each with whether the run is committed there. ``gc.*`` points are hit
+#: before each file or folder garbage collection removes.
+COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
+    ("before_commit", False),
+    *_CATALOG_FAILPOINTS,
+    ("after_commit", True),
+    ("gc.generation", True),
+    ("gc.lsh", True),
+    ("gc.pack", True),
+    ("gc.work", True),
+)
+
+# what simdask itself puts in an index folder before its catalog exists, and in work/
+_OWN_BEFORE_CATALOG = re.compile(r"writer\.lock|\.catalog-[0-9a-f]{12}\.sqlite(-wal|-shm)?")
+
+
+# --- creating -------------------------------------------------------------------------------
+def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = None) -> Catalog:
+    """Create the catalog of a new index in ``path`` (a new or empty folder) and return it.
+
+    The catalog is written under a temporary name and linked into place, so an interrupted
+    creation leaves no half-made index. Raises :class:`IndexExistsError` if there is an index
+    at ``path`` and :class:`NotAnIndexError` if ``path`` is a file or a folder holding
+    anything else (simdask never turns a user's folder into an index).
+    """
+    final = path / CATALOG_NAME
+    if final.exists():
+        raise IndexExistsError(f"an index already exists at {path}")
+    if shard_store is not None and not is_url(shard_store):
+        raise ConfigError(
+            f"shard store must be an fsspec URL such as s3://bucket/prefix or "
+            f"file:///path; found {shard_store!r}"
+        )
+    if shard_store is not None:
+        RemoteStore(shard_store)  # an unknown protocol or missing library fails here
+    _check_new_folder(path)
+    path.mkdir(parents=True, exist_ok=True)
+    for old in path.glob(".catalog-*"):  # left by an interrupted creation
+        if _OWN_BEFORE_CATALOG.fullmatch(old.name):
+            old.unlink(missing_ok=True)
+    tmp = path / f".catalog-{uuid.uuid4().hex[:12]}.sqlite"
+    try:
+        catalog = Catalog(tmp, create=True)
+        catalog.init_meta(config)
+        set_current_scheme(catalog)
+        if shard_store is not None:
+            catalog.set_meta("shard_store", shard_store)
+        catalog.close()
+        _link_new(tmp, final)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    return Catalog(final)
+
+
+def _check_new_folder(path: Path) -> None:
+    """Refuse a file, and a folder holding anything simdask did not put there."""
+    if path.exists() and not path.is_dir():
+        raise NotAnIndexError(
+            f"INDEX {path} is a file: expected a simdask index folder, or a new or empty folder "
+            "to create one in"
+        )
+    if not path.is_dir():
+        return
+    others = sorted(p.name for p in path.iterdir() if not _OWN_BEFORE_CATALOG.fullmatch(p.name))
+    if others:
+        raise NotAnIndexError(
+            f"{path} is not a simdask index (no {CATALOG_NAME}) but a folder with "
+            f"{len(others)} entries (e.g. {others[0]!r}): an index is created only in a new or "
+            "empty folder, so nothing was changed (did you swap INDEX and SOURCE? the command "
+            "is `simdask update INDEX SOURCE...`)"
+        )
+
+
+def _link_new(tmp: Path, final: Path) -> None:
+    """Put ``tmp`` at ``final``, never replacing a catalog another process created meanwhile."""
+    try:
+        os.link(tmp, final)
+    except FileExistsError:
+        raise IndexExistsError(f"an index already exists at {final.parent}") from None
+    except OSError:  # a filesystem without hard links
+        if final.exists():
+            raise IndexExistsError(f"an index already exists at {final.parent}") from None
+        os.replace(tmp, final)
+
+
+# --- one run --------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """What one update was asked to do (see :meth:`Writer.update`)."""
+
+    sources: tuple[str | os.PathLike, ...]
+    items: tuple[SourceItem, ...]
+    client: Any
+    options: RunOptions
+    cb: Callback
+    remove: frozenset[str]
+    delete_missing: bool
+    rebuild: bool
+
+
+class Writer:
+    """The write side of one open :class:`~simdask.index.Index`.
+
+    ``with index.writer(wait=s) as w:`` holds the writer lock for the block (e.g. before a
+    cluster is started, so that a second writer fails at once); a method called outside such
+    a block takes the lock for that call only. The lock is taken once: it is not re-entrant.
+    ``wait``: seconds to wait for another writer (0: fail at once).
+    """
+
+    def __init__(self, index: Index, wait: float = 0.0):
+        self.index = index
+        self._lock = WriterLock(index.path, wait=wait)
+        self._held = False
+        self._client = None  # the cluster of the current run (for its compaction)
+
+    def __enter__(self) -> Writer:
+        self._lock.__enter__()
+        self._held = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._held = False
+        self._lock.__exit__(*exc)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with nullcontext() if self._held else self:
+            yield
+
+    def update(
+        self,
+        sources: Iterable[str | os.PathLike] = (),
+        *,
+        client=None,
+        options: RunOptions | None = None,
+        callback: Callback | None = None,
+        delete_missing: bool = False,
+        remove: Iterable[str] = (),
+        rebuild: bool = False,
+        config: IndexConfig | None = None,
+        items: Sequence[SourceItem] = (),
+        max_file_bytes: int | None = None,
+    ) -> RunSummary:
+        """One run; see :meth:`simdask.index.Index.update` for the arguments."""
+        from simdask.engine.run import RunOptions
+        from simdask.settings import use_worker_cache
+
+        options = options or RunOptions()
+        if options.worker_cache is None:  # a client passed in outlives this run
+            cache = use_worker_cache(None, cluster_outlives_run=client is not None)
+            options = dataclasses.replace(options, worker_cache=cache)
+        if max_file_bytes is not None:
+            options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
+        req = _Request(
+            tuple(sources),
+            tuple(items),
+            client,
+            options,
+            callback or Callback(),
+            frozenset(remove),
+            delete_missing,
+            rebuild,
+        )
+        with self._locked():
+            self._set_config(config, rebuild)
+            return self._run(req)
+
+    def remove(self, keys: Iterable[str], **kwargs) -> RunSummary:
+        """Delete documents by key (a run without sources); unknown keys are an error."""
+        keys = list(keys)
+        with self._locked():
+            migrate_keys(self.index.catalog)  # an index made before keys named their folder
+            known = self.index.catalog.known_documents()
+            missing = [k for k in keys if k not in known]
+            if missing:
+                raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
+            return self.update((), remove=keys, **kwargs)
+
+    def _set_config(self, config: IndexConfig | None, rebuild: bool) -> None:
+        idx = self.index
+        if config is None or config == idx.config:
+            return
+        if idx.catalog.counts()["documents"] and not rebuild:
+            raise ConfigError(
+                f"index at {idx.path} was built with {idx.config}; got {config}: "
+                "pass rebuild=True (CLI: --rebuild) to rebuild it with the new settings"
+            )
+        idx.config = config
+
+    def _run(self, req: _Request) -> RunSummary:
+        """List, compute, commit, clean up: one run under the lock."""
+        idx, cb = self.index, req.cb
+        started = time.perf_counter()
+        idx.catalog.abandon_stale_runs()
+        if renamed := migrate_keys(idx.catalog):
+            cb.message(f"keys of {renamed} documents renamed to <folder name>/<path>")
+        t = time.perf_counter()
+        cb.stage("scan", None)
+        items = [*list_items(req.sources), *req.items]
+        cb.end_stage()
+        scan_s = time.perf_counter() - t
+        run_id = idx.catalog.start_run()
+        before = segment_set(idx.catalog.segments())
+        free_at_start = free_bytes(idx.path)
+        with contextlib.ExitStack() as cluster:
+            try:
+                out = self._compute(req, cluster, run_id, items)
+                failpoints.hit("before_commit")
+                t = time.perf_counter()
+                cb.stage("commit", None)
+                summary = run_summary(run_id, out, scan_s)
+                _check_rows(out.changes)
+                out.changes.files = self._checksums(out.changes, run_id)
+                idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
+                cb.end_stage()
+            except BaseException as e:
+                if not self._settle(run_id, e):
+                    full = self._disk_full(e, items, free_at_start)
+                    if full is not None:
+                        raise full from None
+                    raise
+            summary.seconds["commit"] = time.perf_counter() - t
+            self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
+        summary.seconds["total"] = time.perf_counter() - started
+        summary.documents = idx.catalog.counts()["documents"]
+        summary.index_bytes = idx.disk_bytes()
+        return summary
+
+    def _disk_full(self, error: BaseException, items: list[SourceItem], free_at_start: int):
+        """A :class:`~simdask.errors.DiskFullError` if ``error`` means the disk is full."""
+        idx = self.index
+        shards = 0 if idx.store.remote else idx.disk_bytes()
+        needed = estimate_run_bytes(shards, (i.path for i in items))
+        gen = idx.catalog.generation
+        unchanged = f"the index is unchanged (generation {gen})"
+        return disk_full(error, idx.path, needed, free_at_start, unchanged)
+
+    def _checksums(self, ch: RunChanges, run_id: int) -> list[tuple[str, int, str]]:
+        """Size and xxh3 of the shard files, text packs and LSH files this run wrote, read
+        back on this machine before the commit that records them (see
+        :mod:`simdask.storage.checksums`)."""
+        store = self.index.store
+        written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
+        rows = run_files(
+            None if store.remote else Path(store.root),
+            self.index.path / "texts",
+            written,
+            {d.text_pack for d in ch.upserted if d.text_pack is not None},
+        )
+        lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
+        return rows + [(name, *digest(p)) for name, p in lsh]
+
+    def _compute(self, req: _Request, cluster, run_id: int, items) -> RunOutcome:
+        """The run on Dask (a LocalCluster for this run if no client was given, entered on
+        the exit stack ``cluster``: it stays for the compaction after the commit)."""
+        # imported here: reading and querying an index needs neither dask nor distributed
+        from simdask.cluster.connect import cluster_errors, connect
+        from simdask.engine.run import run_update
+
+        idx = self.index
+        unchanged = f"the index at {idx.path} is unchanged (generation {idx.catalog.generation})"
+        delete_from = frozenset()
+        if req.delete_missing:
+            delete_from = frozenset(i.source for i in items) | {source_id(s) for s in req.sources}
+        ctx = nullcontext(req.client) if req.client is not None else connect()
+        cl = self._client = cluster.enter_context(ctx)
+        with cluster_errors(cl, unchanged):
+            if getattr(cl, "dashboard_link", None):
+                req.cb.message(f"Dask dashboard: {cl.dashboard_link}")
+            return run_update(
+                cl,
+                idx.catalog,
+                idx.store,
+                idx.path / "texts",
+                idx.path / "work",
+                idx.config,
+                items,
+                run_id=run_id,
+                options=req.options,
+                cb=req.cb,
+                remove_keys=req.remove,
+                delete_missing_from=delete_from,
+                replace_all=req.rebuild,
+            )
+
+    def _settle(self, run_id: int, error: BaseException) -> bool:
+        """After ``error`` stopped run ``run_id``: True if the run is nevertheless committed
+        and the error came after COMMIT (an exception: reported, the run goes on); False to
+        re-raise it. An uncommitted run is recorded as failed and what it wrote is freed; if
+        the catalog cannot say (it cannot be read), nothing is deleted (the next run's garbage
+        collection frees it)."""
+        try:
+            status = self.index.catalog.run_status(run_id)
+        except Exception:
+            return False
+        if status == "committed":
+            if isinstance(error, Exception):
+                _log.warning(
+                    "generation %d is committed; after the commit: %s: %s",
+                    run_id,
+                    type(error).__name__,
+                    error,
+                )
+                return True
+            _log.warning("interrupted after the commit: generation %d is committed", run_id)
+            return False
+        if status == "running":
+            self._abort(run_id, error)
+        return False
+
+    def _abort(self, run_id: int, error: BaseException) -> None:
+        """After a failed, uncommitted run: record it (if the disk lets us) and free what it
+        wrote (its shard generation, LSH generation, text packs and work folder)."""
+        idx = self.index
+        with contextlib.suppress(Exception):
+            idx.store.remove_generation(run_id)
+        with contextlib.suppress(Exception):
+            LshStore(lsh_root(idx.path)).remove_generation(run_id)
+        with contextlib.suppress(Exception):
+            for pack in idx.texts.packs():
+                if pack.startswith(f"r{run_id:06d}-"):
+                    idx.texts.remove(pack)
+        shutil.rmtree(idx.path / "work" / f"run-{run_id:06d}", ignore_errors=True)
+        # e.g. the disk is still full: then the next run marks it abandoned
+        with contextlib.suppress(Exception):
+            idx.catalog.fail_run(run_id, f"{type(error).__name__}: {error}")
+
+    def _after_commit(self, run_id: int, before: set, then=lambda: None) -> None:
+        """Clean up after a commit (``then``: the automatic compaction, before garbage
+        collection); nothing arriving here undoes the run (an error is logged as a warning,
+        an interrupt goes on up after saying that the run is committed)."""
+        try:
+            failpoints.hit("after_commit")
+            self.index.drop_caches()
+            then()
+            self.collect_garbage(keep=before)
+        except Exception as e:
+            _log.warning(
+                "generation %d is committed, but cleaning up failed (%s: %s); the next run "
+                "removes what is left",
+                run_id,
+                type(e).__name__,
+                e,
+            )
+        except BaseException:
+            _log.warning("interrupted after the commit: generation %d is committed", run_id)
+            raise
+
+    # --- compaction -------------------------------------------------------------------------
+    def compact(
+        self,
+        *,
+        client=None,
+        force: bool = False,
+        options: RunOptions | None = None,
+        callback: Callback | None = None,
+    ) -> dict[str, Any]:
+        """Merge segments as the merge policy (``options.merge_policy``) says, or, with
+        ``force``, every range into one segment without tombstoned postings. A run of its own
+        (a generation, one commit), then garbage collection. Returns its statistics (``{}``
+        when nothing was due)."""
+        from simdask.cluster.connect import connect
+        from simdask.engine.compact import compact_index
+        from simdask.engine.run import RunOptions
+
+        options = options or RunOptions()
+        with self._locked():
+            self.index.catalog.abandon_stale_runs()
+            before = segment_set(self.index.catalog.segments())
+            with nullcontext(client) if client is not None else connect() as cl:
+                cache = client is not None if options.worker_cache is None else options.worker_cache
+                out = compact_index(self, cl, options, callback or Callback(), force, cache)
+            self.index.drop_caches()
+            self.collect_garbage(keep=before)
+        return out
+
+    def _auto_compact(self, req: _Request, summary: RunSummary) -> None:
+        """After a committed run: compact if the merge policy says so (in the summary); a
+        failure is recorded there (the run stands; the next run compacts again)."""
+        from simdask.engine.compact import compact_index
+
+        opts = req.options
+        try:
+            out = compact_index(self, self._client, opts, req.cb, False, bool(opts.worker_cache))
+        except Exception as e:
+            summary.stats.compaction_error = f"{type(e).__name__}: {e}"
+            return
+        if out:
+            summary.stats.compaction = out
+            summary.seconds["compaction"] = out["seconds"]
+
+    # --- garbage collection -----------------------------------------------------------------
+    def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
+        """Delete segments, shard generations, LSH generations, text packs and work files no
+        committed state refers to (:func:`simdask.garbage.collect_garbage`). Segments ``(range,
+        generation)`` in ``keep`` (those committed before the last commit) are kept one run
+        longer, for readers that opened them."""
+        with self._locked():
+            return collect_garbage(self.index, keep)
+
+
+def _check_rows(ch: RunChanges) -> None:
+    """Refuse to commit similarity rows outside their domain (0..100 percent, shared chunks
+    >= 0): computed from damaged shards (:class:`IndexDamagedError`, the index unchanged)."""
+    _, _, shared, sim = ch.rows
+    bad = (sim < 0) | (sim > 100.0 + 1e-9) | (shared < 0)
+    if len(sim) and bad.any():
+        i = int(bad.argmax())
+        raise damaged(
+            f"this run computed {int(bad.sum())} similarities outside 0..100 % (e.g. "
+            f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
+            "nothing was committed"
+        )

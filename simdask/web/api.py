@@ -1,0 +1,247 @@
+"""The JSON API of ``simdask serve`` (documented in the README, "Web interface").
+
+- ``POST /api/query`` (multipart: parts ``file``, one or more; optional ``text`` pasted text,
+  ``min`` least similarity either way in percent, default 1 as ``simdask query``) ->
+  ``{"results": [...], "queries": [...], "unreadable": [...], "qid": ..., "seconds": ...}``;
+  ``results`` holds the row objects of ``simdask query --format jsonl``, in the same order.
+- ``GET /api/documents?search=S&limit=N&offset=M`` -> ``{"total", "documents"}``
+- ``GET /api/similar/{key}`` -> ``{"document", "similar"}`` (both directions)
+- ``GET /api/report?a=KEY&b=KEY`` -> the report of ``simdask report --format json``
+- ``GET /api/stats``, ``GET /api/errors``, ``GET /api/histogram``
+- ``POST /api/add`` (multipart ``file`` parts; only with ``--allow-upload-to-index``) ->
+  ``{"job": {...}}``; ``GET /api/jobs`` and ``GET /api/jobs/{id}`` -> the jobs and progress.
+- ``GET /api/csrf`` -> ``{"csrf": token}`` of the caller's session (for scripts that use a
+  cookie jar instead of a bearer token).
+
+Errors answer ``{"error": message}`` with 400, 401, 403, 404 or 413.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from simdask.errors import DocumentNotFoundError
+from simdask.ingest.sources import read_queries
+from simdask.queries import query_documents
+from simdask.web.auth import Sessions
+from simdask.web.reader import last_errors, search_documents, similar_rows, similarity_histogram
+from simdask.web.uploads import TooLargeError, limited_receive, save_uploads
+
+__all__ = ["READ_ONLY", "csrf_ok", "int_param", "routes", "server_of"]
+
+READ_ONLY = (
+    "this server is read-only: start it with --allow-upload-to-index to add documents to the index"
+)
+#: the pasted text of a check is queried as a document of this name
+PASTED_NAME = "pasted-text.txt"
+
+
+def server_of(request: Request):
+    """The :class:`simdask.web.app.Server` of the application."""
+    return request.app.state.server
+
+
+def int_param(text: str | None, default: int) -> int:
+    """An integer query parameter (``default`` when absent or not a number)."""
+    try:
+        return int(text) if text is not None else default
+    except ValueError:
+        return default
+
+
+def csrf_ok(request: Request, given: str | None) -> bool:
+    """Whether a state-changing request may proceed: a bearer request, or the CSRF token of
+    its session (form field ``csrf`` or header ``X-CSRF-Token``)."""
+    if request.scope.get("simdask_bearer"):
+        return True
+    given = given or request.headers.get("x-csrf-token")
+    return Sessions.csrf_ok(request.scope.get("simdask_session"), given)
+
+
+def _error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message}, status)
+
+
+async def _form(request: Request, srv, extra_bytes: int = 1 << 16):
+    """The multipart form, the request body bounded by ``max_files`` files of the size limit."""
+    limit = srv.settings.max_files * srv.settings.max_file_bytes + extra_bytes
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise TooLargeError(
+            f"the upload is {int(length) / 1e6:.1f} MB, more than the server accepts per "
+            f"request ({limit / 1e6:.1f} MB); send fewer or smaller files"
+        )
+    limited = Request(request.scope, limited_receive(request.receive, limit))
+    try:
+        return await limited.form(
+            max_files=srv.settings.max_files,
+            max_fields=20,
+            max_part_size=srv.settings.max_file_bytes,
+        )
+    except HTTPException as e:  # a malformed form, too many files or fields
+        raise ValueError(e.detail) from None
+
+
+async def query(request: Request) -> Response:
+    """``POST /api/query``: check uploaded files and/or pasted text against the index."""
+    srv = server_of(request)
+    started = time.perf_counter()
+    try:
+        form = await _form(request, srv)
+        files = [f for f in form.getlist("file") if hasattr(f, "read")]
+        text = str(form.get("text") or "")
+        min_sim = float(form.get("min") or request.query_params.get("min") or 1.0)
+        if not files and not text.strip():
+            return _error("nothing to check: send one or more parts named `file`, or `text`", 400)
+        if len(text.encode("utf-8")) > srv.settings.max_file_bytes:
+            raise TooLargeError("the pasted text is larger than the upload limit per file")
+        with tempfile.TemporaryDirectory(dir=srv.tmp.name) as tmp:
+            paths = await save_uploads(files, Path(tmp), srv.settings.max_file_bytes)
+            if text.strip():
+                (Path(tmp) / "pasted").mkdir()
+                paths.append(Path(tmp) / "pasted" / PASTED_NAME)
+                paths[-1].write_text(text, encoding="utf-8")
+            docs = await asyncio.to_thread(read_queries, paths)
+    except TooLargeError as e:
+        return _error(str(e), 413)
+    except ValueError as e:
+        return _error(f"bad request: {e}", 400)
+    finally:
+        if "form" in locals():
+            await form.close()
+    batch = await srv.reader.run(query_documents, docs, min_sim)
+    qid = srv.queries.put({k: t for k, t in docs if isinstance(t, str)})
+    rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
+    return JSONResponse(
+        {
+            "results": rows,
+            "queries": [
+                {"key": r.key, "matches": len(r.matches), "too_short": r.too_short}
+                for r in batch.results
+            ],
+            "unreadable": [
+                {"key": e.key, "kind": e.kind, "message": str(e)} for e in batch.unreadable
+            ],
+            "k": batch.k,
+            "qid": qid,
+            "seconds": round(time.perf_counter() - started, 4),
+        }
+    )
+
+
+async def documents(request: Request) -> Response:
+    """``GET /api/documents?search=S&limit=N&offset=M`` (limit at most 1000)."""
+    q = request.query_params
+    limit = min(1000, max(1, int_param(q.get("limit"), 100)))
+    found = await server_of(request).reader.run(
+        search_documents, q.get("search", ""), limit, max(0, int_param(q.get("offset"), 0))
+    )
+    return JSONResponse(found)
+
+
+async def similar(request: Request) -> Response:
+    """``GET /api/similar/{key}``: the document and its stored matches."""
+    try:
+        found = await server_of(request).reader.run(similar_rows, request.path_params["key"])
+    except DocumentNotFoundError as e:
+        return _error(str(e), 404)
+    return JSONResponse(found)
+
+
+async def report(request: Request) -> Response:
+    """``GET /api/report?a=KEY&b=KEY``: exact similarity both ways and the passages."""
+    a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+    try:
+        found = await server_of(request).reader.run(lambda idx: idx.report(a, b))
+    except DocumentNotFoundError as e:
+        return _error(str(e), 404)
+    return JSONResponse(found)
+
+
+async def stats(request: Request) -> Response:
+    """``GET /api/stats``: as ``simdask stats --format json``."""
+    return JSONResponse(await server_of(request).reader.run(lambda idx: idx.stats()))
+
+
+async def histogram(request: Request) -> Response:
+    """``GET /api/histogram``: stored similarities counted in ten 10-percent bins."""
+    return JSONResponse({"bins": await server_of(request).reader.run(similarity_histogram)})
+
+
+async def errors(request: Request) -> Response:
+    """``GET /api/errors``: the last committed run and its per-file errors."""
+    return JSONResponse(await server_of(request).reader.run(last_errors))
+
+
+async def add(request: Request) -> Response:
+    """``POST /api/add``: queue uploaded files for indexing (keys ``uploads/<name>``)."""
+    srv = server_of(request)
+    if srv.jobs is None:
+        return _error(READ_ONLY, 403)
+    if not csrf_ok(request, request.headers.get("x-csrf-token")):
+        return _error("missing or wrong CSRF token (header X-CSRF-Token or form field csrf)", 403)
+    folder = Path(tempfile.mkdtemp(prefix="job-", dir=srv.tmp.name))
+    try:
+        form = await _form(request, srv)
+        files = [f for f in form.getlist("file") if hasattr(f, "read")]
+        if not files:
+            raise ValueError("no parts named `file`")
+        (folder / "uploads").mkdir()
+        paths = await save_uploads(files, folder / "uploads", srv.settings.max_file_bytes, True)
+    except TooLargeError as e:
+        _rmtree(folder)
+        return _error(str(e), 413)
+    except ValueError as e:
+        _rmtree(folder)
+        return _error(f"bad request: {e}", 400)
+    job = srv.jobs.submit(folder, [f"uploads/{p.name}" for p in paths])
+    return JSONResponse({"job": job.to_dict()}, 202)
+
+
+async def jobs(request: Request) -> Response:
+    """``GET /api/jobs`` (all, newest first) and ``GET /api/jobs/{id}``."""
+    srv = server_of(request)
+    if srv.jobs is None:
+        return JSONResponse({"jobs": [], "read_only": True})
+    job_id = request.path_params.get("job_id")
+    found = srv.jobs.status(int_param(job_id, -1) if job_id is not None else None)
+    if job_id is not None and not found:
+        return _error(f"no job {job_id}", 404)
+    return JSONResponse({"jobs": found, "read_only": False})
+
+
+async def csrf(request: Request) -> Response:
+    """``GET /api/csrf``: the CSRF token of the caller's session."""
+    session = request.scope.get("simdask_session")
+    return JSONResponse({"csrf": session.csrf if session else ""})
+
+
+def _rmtree(folder: Path) -> None:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def routes() -> list[Route]:
+    """The API routes."""
+    return [
+        Route("/api/query", query, methods=["POST"]),
+        Route("/api/documents", documents),
+        Route("/api/similar/{key:path}", similar),
+        Route("/api/report", report),
+        Route("/api/stats", stats),
+        Route("/api/histogram", histogram),
+        Route("/api/errors", errors),
+        Route("/api/add", add, methods=["POST"]),
+        Route("/api/jobs", jobs),
+        Route("/api/jobs/{job_id}", jobs),
+        Route("/api/csrf", csrf),
+    ]

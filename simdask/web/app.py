@@ -1,0 +1,333 @@
+"""The web application of ``simdask serve`` (Starlette; pages from Jinja2 templates with
+autoescaping, so every key and text is escaped exactly once).
+
+Pages: ``/`` check documents (upload or paste; the table is filled from ``POST /api/query``),
+``/documents`` search by key, ``/document?key=K`` a document's stored matches, ``/report?a=&b=``
+the side-by-side report of two indexed documents, ``/check/{qid}/report?query=&key=`` that of
+a checked document and an indexed one, ``/stats`` statistics and the similarity histogram,
+``/errors`` the last run's per-file errors, ``/add`` uploads to the index (only with
+``allow_upload``). The JSON API is in :mod:`simdask.web.api`; access control in
+:mod:`simdask.web.auth` (enforced by :class:`Guard` for every request).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import tempfile
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from simdask.errors import DocumentNotFoundError
+from simdask.evidence import report_html
+from simdask.evidence.report_html import render_pair_html
+from simdask.evidence.site import histogram_bars
+from simdask.web import api
+from simdask.web.api import csrf_ok, int_param, server_of
+from simdask.web.auth import COOKIE, Sessions, cookie_header, is_loopback
+from simdask.web.jobs import Jobs
+from simdask.web.reader import (
+    QueryStore,
+    Reader,
+    last_errors,
+    search_documents,
+    similar_rows,
+    similarity_histogram,
+)
+
+__all__ = ["Settings", "create_app"]
+
+_HERE = Path(__file__).parent
+_PAGE_SIZE = 100
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the server runs: the index, the address it is bound to (for the Host check), the
+    secret (None: none), uploads (``max_file_bytes`` per file, ``max_files`` per request),
+    whether uploads may be added to the index, and the cluster spec for those runs."""
+
+    index: Path
+    host: str = "127.0.0.1"
+    secret: str | None = None
+    max_file_bytes: int = 100_000_000
+    max_files: int = 50
+    allow_upload: bool = False
+    cluster: Any = None
+    preload: bool = True
+    retry_lock: float = 2.0
+
+
+class Server:
+    """What the routes share: settings, reader, sessions, query texts, jobs, templates."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.reader = Reader(settings.index, settings.preload)
+        self.sessions = Sessions(settings.secret)
+        self.queries = QueryStore()
+        self.tmp = tempfile.TemporaryDirectory(prefix="simdask-serve-")
+        self.jobs = (
+            Jobs(settings.index, settings.cluster, settings.max_file_bytes, settings.retry_lock)
+            if settings.allow_upload
+            else None
+        )
+        self.env = Environment(
+            loader=PackageLoader("simdask.web", "templates"),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+
+    def page(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        """A template rendered with the session's CSRF token and the navigation flags."""
+        session = request.scope.get("simdask_session")
+        html = self.env.get_template(name).render(
+            csrf=session.csrf if session else "",
+            allow_upload=self.settings.allow_upload,
+            auth=self.sessions.required,
+            **ctx,
+        )
+        return HTMLResponse(html, status)
+
+    def close(self) -> None:
+        """Stop the jobs thread and the reader; remove the temporary folder."""
+        if self.jobs is not None:
+            self.jobs.close()
+        self.reader.close()
+        self.tmp.cleanup()
+
+
+# --- access control -------------------------------------------------------------------------
+_SCRIPT_HASH = base64.b64encode(hashlib.sha256(report_html._JS.encode()).digest()).decode()
+_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (
+        b"content-security-policy",
+        (
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+            f"script-src 'self' 'sha256-{_SCRIPT_HASH}'; form-action 'self'; "
+            "frame-ancestors 'none'; base-uri 'none'"
+        ).encode(),
+    ),
+]
+_OPEN_PATHS = ("/login", "/static/")
+
+
+class Guard:
+    """ASGI middleware: the Host check (against DNS rebinding), the session cookie (created on
+    first visit), the secret (pages redirect to ``/login``, the API answers 401), security
+    headers. Sets ``scope["simdask_session"]`` and ``scope["simdask_bearer"]``."""
+
+    def __init__(self, app, server: Server):
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        path = scope["path"]
+        if not self._host_ok(headers.get("host", "")):
+            resp = Response("unexpected Host header", 400, media_type="text/plain")
+            return await resp(scope, receive, send)
+        sessions = self.server.sessions
+        cookie = SimpleCookie(headers.get("cookie", ""))
+        sid = cookie[COOKIE].value if COOKIE in cookie else None
+        session = sessions.get(sid)
+        bearer = sessions.bearer_ok(headers.get("authorization"))
+        new_cookie = None
+        if session is None and not bearer:  # a script with the bearer token needs none
+            sid, session = sessions.new(authenticated=not sessions.required)
+            new_cookie = cookie_header(sid)
+        scope["simdask_session"], scope["simdask_sid"] = session, sid
+        scope["simdask_bearer"] = bearer
+        allowed = bearer or session.authenticated or path.startswith(_OPEN_PATHS)
+        if not allowed:
+            if path.startswith("/api/"):
+                resp = JSONResponse(
+                    {"error": "authentication required: send Authorization: Bearer TOKEN"}, 401
+                )
+            else:
+                resp = RedirectResponse("/login", 303)
+        else:
+            resp = self.app
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                extra = list(_HEADERS)
+                if new_cookie:
+                    extra.append((b"set-cookie", new_cookie.encode("latin-1")))
+                message["headers"] = list(message.get("headers", [])) + extra
+            await send(message)
+
+        await resp(scope, receive, send_with_headers)
+
+    def _host_ok(self, host: str) -> bool:
+        if self.server.sessions.required or not is_loopback(self.server.settings.host):
+            return True  # a secret protects it; any name may reach it
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name.strip("[]") in {"localhost", "127.0.0.1", "::1", self.server.settings.host}
+
+
+# --- pages ----------------------------------------------------------------------------------
+async def check_page(request: Request) -> Response:
+    """``GET /``: the check page (the table is filled by ``static/check.js``)."""
+    srv = server_of(request)
+    return srv.page(
+        request,
+        "check.html",
+        max_file_bytes=srv.settings.max_file_bytes,
+        max_files=srv.settings.max_files,
+    )
+
+
+async def documents_page(request: Request) -> Response:
+    """``GET /documents?search=S&page=N``: documents whose key contains S, 100 a page."""
+    search = request.query_params.get("search", "")
+    page = max(0, int_param(request.query_params.get("page"), 0))
+    found = await server_of(request).reader.run(
+        search_documents, search, _PAGE_SIZE, page * _PAGE_SIZE
+    )
+    return server_of(request).page(
+        request, "documents.html", search=search, page=page, size=_PAGE_SIZE, **found
+    )
+
+
+async def document_page(request: Request) -> Response:
+    """``GET /document?key=K``: a document and its stored matches both ways."""
+    key = request.query_params.get("key", "")
+    try:
+        found = await server_of(request).reader.run(similar_rows, key)
+    except DocumentNotFoundError as e:
+        return server_of(request).page(request, "message.html", 404, title="Not found", text=str(e))
+    return server_of(request).page(request, "document.html", **found)
+
+
+async def report_page(request: Request) -> Response:
+    """``GET /report?a=KEY&b=KEY``: the side-by-side report of two indexed documents."""
+    a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+
+    def render(idx):
+        return render_pair_html(idx.report(a, b), idx.text(a), idx.text(b))
+
+    try:
+        return HTMLResponse(await server_of(request).reader.run(render))
+    except DocumentNotFoundError as e:
+        return server_of(request).page(request, "message.html", 404, title="Not found", text=str(e))
+
+
+async def check_report_page(request: Request) -> Response:
+    """``GET /check/{qid}/report?query=Q&key=K``: a checked document beside an indexed one."""
+    srv = server_of(request)
+    qid = request.path_params["qid"]
+    qkey, key = request.query_params.get("query", ""), request.query_params.get("key", "")
+    text = srv.queries.get(qid, qkey)
+    if text is None:
+        return srv.page(
+            request,
+            "message.html",
+            404,
+            title="Not found",
+            text="this checked document is no longer kept by the server: check it again",
+        )
+
+    def render(idx):
+        return render_pair_html(idx.report_text(qkey, text, key), text, idx.text(key))
+
+    try:
+        return HTMLResponse(await srv.reader.run(render))
+    except DocumentNotFoundError as e:
+        return srv.page(request, "message.html", 404, title="Not found", text=str(e))
+
+
+async def stats_page(request: Request) -> Response:
+    """``GET /stats``: index statistics and the histogram of stored similarities."""
+    reader = server_of(request).reader
+    stats = await reader.run(lambda idx: idx.stats())
+    counts = await reader.run(similarity_histogram)
+    return server_of(request).page(
+        request, "stats.html", stats=stats, bars=histogram_bars(counts), counts=counts
+    )
+
+
+async def errors_page(request: Request) -> Response:
+    """``GET /errors``: the last committed run's per-file errors."""
+    found = await server_of(request).reader.run(last_errors)
+    return server_of(request).page(request, "errors.html", **found)
+
+
+async def add_page(request: Request) -> Response:
+    """``GET /add``: the upload form and the jobs (403 on a read-only server)."""
+    srv = server_of(request)
+    if srv.jobs is None:
+        return srv.page(request, "message.html", 403, title="Read-only", text=api.READ_ONLY)
+    return srv.page(request, "add.html", jobs=srv.jobs.status())
+
+
+async def login_page(request: Request) -> Response:
+    """``GET/POST /login``: the secret, checked in constant time, opens a new session."""
+    srv = server_of(request)
+    if request.method == "GET":
+        return srv.page(request, "login.html", error="")
+    form = await request.form(max_files=0, max_fields=4)
+    if not csrf_ok(request, form.get("csrf")):
+        return srv.page(request, "login.html", 403, error="the form expired: try again")
+    if not srv.sessions.secret_ok(str(form.get("secret", ""))):
+        return srv.page(request, "login.html", 403, error="wrong token or password")
+    srv.sessions.drop(request.scope.get("simdask_sid"))
+    sid, _ = srv.sessions.new(authenticated=True)
+    resp = RedirectResponse("/", 303)
+    resp.headers.append("set-cookie", cookie_header(sid))
+    return resp
+
+
+async def logout(request: Request) -> Response:
+    """``POST /logout`` (with the CSRF token): drop the session."""
+    form = await request.form(max_files=0, max_fields=4)
+    if not csrf_ok(request, form.get("csrf")):
+        return JSONResponse({"error": "missing or wrong CSRF token"}, 403)
+    server_of(request).sessions.drop(request.scope.get("simdask_sid"))
+    return RedirectResponse("/login" if server_of(request).sessions.required else "/", 303)
+
+
+def create_app(settings: Settings) -> Starlette:
+    """The application for ``settings`` (opens the index now; closed on shutdown)."""
+    server = Server(settings)
+    routes = [
+        Route("/", check_page),
+        Route("/documents", documents_page),
+        Route("/document", document_page),
+        Route("/report", report_page),
+        Route("/check/{qid}/report", check_report_page),
+        Route("/stats", stats_page),
+        Route("/errors", errors_page),
+        Route("/add", add_page),
+        Route("/login", login_page, methods=["GET", "POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        *api.routes(),
+        Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
+    ]
+
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def lifespan(app):
+        yield
+        server.close()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.server = server
+    app.add_middleware(Guard, server=server)
+    return app

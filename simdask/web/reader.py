@@ -1,0 +1,148 @@
+"""The server's read side: one :class:`~simdask.index.Index` opened read-only on one thread.
+
+Every read (queries, documents, reports, statistics) runs on that thread, so the SQLite
+connection and the cached shards are used by one thread only, and the event loop never blocks.
+Reads see the last committed state (a running update changes nothing a reader sees until it
+commits, and never waits for a reader). Texts of checked documents are kept for their pair
+reports (:class:`QueryStore`), bounded in count and bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from simdask.kernels.similarity import containment
+
+__all__ = ["QueryStore", "Reader", "search_documents", "similarity_histogram"]
+
+T = TypeVar("T")
+
+
+class Reader:
+    """Runs functions of an open index on its own thread: ``await reader.run(fn, *args)``
+    calls ``fn(index, *args)``."""
+
+    def __init__(self, index_path: Path, preload: bool = True):
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="simdask-reader")
+        self.index = self._pool.submit(self._open, index_path, preload).result()
+
+    @staticmethod
+    def _open(path: Path, preload: bool):
+        from simdask.index import Index
+
+        idx = Index.open(path)
+        if preload:
+            idx.preload()
+        return idx
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(index, *args)`` on the reader thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: fn(self.index, *args))
+
+    def close(self) -> None:
+        """Close the index and stop the thread."""
+        self._pool.submit(self.index.close).result()
+        self._pool.shutdown()
+
+
+class QueryStore:
+    """Texts of recently checked documents by query id, for their pair reports: at most
+    ``max_queries`` queries and ``max_bytes`` characters, the oldest forgotten first."""
+
+    def __init__(self, max_queries: int = 200, max_bytes: int = 200_000_000):
+        self.max_queries = max_queries
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, texts: dict[str, str]) -> str:
+        """Keep ``{query key: text}``; returns the new query id."""
+        qid = secrets.token_urlsafe(12)
+        with self._lock:
+            self._items[qid] = texts
+            while len(self._items) > self.max_queries or (
+                len(self._items) > 1 and self._size() > self.max_bytes
+            ):
+                self._items.popitem(last=False)
+        return qid
+
+    def get(self, qid: str, key: str) -> str | None:
+        """The text of query document ``key`` of query ``qid`` (None: unknown or forgotten)."""
+        with self._lock:
+            return self._items.get(qid, {}).get(key)
+
+    def _size(self) -> int:
+        return sum(len(t) for texts in self._items.values() for t in texts.values())
+
+
+def search_documents(idx, search: str, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+    """Documents whose key contains ``search`` (case-insensitive; empty: all), by key:
+    ``{"total": n, "documents": [{"key", "words", "chunks", "status", "best"}]}`` where
+    ``best`` is the highest stored similarity of the document to another (percent)."""
+    like = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    c = idx.catalog.conn
+    where = "WHERE key LIKE ? ESCAPE '\\'"
+    total = c.execute(f"SELECT COUNT(*) FROM documents {where}", (like,)).fetchone()[0]
+    rows = c.execute(
+        "SELECT d.key, d.n_words, d.n_chunks, d.status,"
+        " (SELECT MAX(similarity) FROM similarity s WHERE s.doc = d.doc_id)"
+        f" FROM documents d {where} ORDER BY key LIMIT ? OFFSET ?",
+        (like, limit, offset),
+    ).fetchall()
+    docs = [
+        {"key": k, "words": w, "chunks": n, "status": st, "best": b or 0.0}
+        for k, w, n, st, b in rows
+    ]
+    return {"total": total, "documents": docs}
+
+
+def similar_rows(idx, key: str) -> dict[str, Any]:
+    """A document and its stored matches both ways: ``similarity`` = percent of ``key``'s
+    chunks in the other, ``reverse_similarity`` = percent of the other's chunks in ``key``."""
+    doc = idx.catalog.document(key)
+    rows = [
+        {
+            "doc": r.doc,
+            "other": r.other,
+            "similarity": r.similarity,
+            "reverse_similarity": containment(r.shared, r.other_chunks),
+            "shared": r.shared,
+            "doc_chunks": r.doc_chunks,
+            "other_chunks": r.other_chunks,
+        }
+        for r in idx.similar(key)
+    ]
+    info = {"key": doc.key, "words": doc.n_words, "chunks": doc.n_chunks, "status": doc.status}
+    return {"document": info, "similar": rows}
+
+
+def similarity_histogram(idx, bins: int = 10) -> list[int]:
+    """Stored directed similarities counted in ``bins`` equal ranges of 0..100 percent (in
+    SQL: the rows are never loaded)."""
+    rows = idx.catalog.conn.execute(
+        "SELECT MIN(CAST(similarity * ? / 100.0 AS INTEGER), ?), COUNT(*) FROM similarity"
+        " GROUP BY 1",
+        (bins, bins - 1),
+    ).fetchall()
+    counts = [0] * bins
+    for b, n in rows:
+        counts[max(0, int(b))] += n
+    return counts
+
+
+def last_errors(idx) -> dict[str, Any]:
+    """The last committed run and its per-file errors (key, kind, message)."""
+    last = idx.catalog.last_run()
+    errs = idx.catalog.errors_of_run(last["run_id"]) if last else []
+    return {
+        "run": last,
+        "errors": [{"key": k, "kind": kind, "message": m} for k, kind, m in errs],
+    }

@@ -1,0 +1,137 @@
+"""Property test through the real pipeline (issue 12): folders of damaged files of every
+supported format, decompression bombs, broken JSONL lines and file names that are not UTF-8,
+indexed by Index.update on one worker process with a memory limit. Every run commits, every
+input is indexed or reported with a known kind, the good document beside them is indexed,
+and the worker never dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from distributed import Client, LocalCluster
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simdask import Index, IndexConfig
+from simdask.ingest.extract import KINDS
+from simdask.kernels.text import words
+from tests.helpers.documents import bomb_package, docx_bytes, html_bytes, odt_bytes, prose, text_pdf
+
+pytestmark = pytest.mark.integration
+
+LIMIT = 1_000_000  # --max-file-size of the runs: packages may inflate to 2 MB
+GOOD = prose(200, seed=31)
+SEEDS = {
+    ".pdf": text_pdf(prose(120, seed=32)),
+    ".docx": docx_bytes([prose(80, seed=33), prose(40, seed=34)], header="head words here"),
+    ".odt": odt_bytes([prose(80, seed=35)], note="a note of five words"),
+    ".html": html_bytes([prose(60, seed=36)]),
+    ".htm": "<p>caf\u00e9 words for the sake of words</p>".encode("cp1250"),
+    ".txt": prose(90, seed=37).encode("utf-16"),
+    ".md": prose(90, seed=38).encode(),
+}
+BOMBS = {  # made once: ~1000x deflate ratio, far over 2 MB uncompressed
+    "bomb1.docx": bomb_package("docx", 30_000_000),
+    "bomb2.odt": bomb_package("odt", 30_000_000, split=2),
+    "bomb3.docx": bomb_package("docx", 12_000_000, split=4),
+}
+JSONL_LINES = [
+    json.dumps({"id": "j-good", "text": prose(60, seed=39)}),
+    json.dumps({"id": 5, "text": prose(30, seed=40)}),
+    json.dumps({"id": None, "text": "x"}),
+    json.dumps({"id": "\ud800", "text": "lone surrogate id"}),
+    json.dumps({"id": "j-s", "text": "\udfff text"}),
+    json.dumps({"text": "no id"}),
+    "[1, 2]",
+    "{broken",
+    "",
+    "   ",
+    "\x00\x01",
+]
+
+
+@pytest.fixture(scope="module")
+def small_client():
+    """One worker process limited to 700 MiB (each bomb inflates to 12-30 MB, far more than
+    the limit of 2 MB allows, but a tree of it would be several hundred MB)."""
+    cluster = LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=True,
+        memory_limit="700MiB",
+        dashboard_address=":0",
+    )
+    client = Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _damage(data: bytes, cut: float, flips: list[tuple[float, int]]) -> bytes:
+    out = bytearray(data)
+    for where, value in flips:
+        out[int(where * (len(out) - 1))] = value
+    return bytes(out[: max(1, int(cut * len(out)))])
+
+
+_DAMAGE = st.tuples(
+    st.floats(0.05, 1.0), st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=6)
+)
+_NAME = st.binary(min_size=1, max_size=8).filter(
+    lambda b: (
+        b"/" not in b
+        and b"\0" not in b
+        and not b.startswith((b".", b"~$"))
+        and b not in (b"good", b"damaged")
+    )
+)
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    damage=st.fixed_dictionaries({suffix: _DAMAGE for suffix in SEEDS}),
+    bombs=st.lists(st.sampled_from(sorted(BOMBS)), min_size=1, max_size=3, unique=True),
+    lines=st.lists(st.sampled_from(JSONL_LINES), min_size=1, max_size=8),
+    name=_NAME,
+)
+def test_bad_inputs_of_every_format_never_stop_the_run(small_client, damage, bombs, lines, name):
+    workers_before = set(small_client.scheduler_info()["workers"])
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        src.mkdir()
+        files = {f"damaged{sfx}": _damage(SEEDS[sfx], *damage[sfx]) for sfx in SEEDS}
+        files.update({b: BOMBS[b] for b in bombs})
+        files["good.txt"] = GOOD.encode()
+        for fname, data in files.items():
+            (src / fname).write_bytes(data)
+        with open(os.fsencode(src) + b"/" + name + b".txt", "wb") as f:
+            f.write(GOOD.encode())  # the same text under a name that may not be UTF-8
+        jsonl = Path(tmp) / "lines.jsonl"
+        jsonl.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+        with Index.create(Path(tmp) / "idx", IndexConfig(shards=2)) as idx:
+            run = idx.update([src, jsonl], client=small_client, max_file_bytes=LIMIT)
+            keys = {d.key for d in idx.catalog.documents()}
+            errors = {k: kind for k, kind, _ in run.errors}
+            assert idx.catalog.last_run()["run_id"] == run.run_id  # committed
+            assert words(idx.text("src/good.txt")) == words(GOOD)
+            for b in bombs:
+                assert errors[f"src/{b}"] == "bomb"
+            assert set(errors.values()) <= set(KINDS)
+            for fname in files:  # each file: indexed, or reported (too_short is both)
+                key = f"src/{fname}"
+                assert (key in keys) != (key in errors) or errors.get(key) == "too_short"
+            for key in keys:
+                key.encode("utf-8")
+            n_items = len(files) + 1 + sum(1 for ln in lines if ln.strip())
+            too_short = sum(1 for kind in errors.values() if kind == "too_short")
+            assert run.added + run.failed == n_items
+            assert len(keys) == run.added and too_short == run.too_short
+    assert set(small_client.scheduler_info()["workers"]) == workers_before  # no worker died

@@ -1,0 +1,51 @@
+"""Table, JSONL and CSV output of result rows (simdask/cli/output.py)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from simdask.cli.output import table_cell, write_rows
+
+pytestmark = pytest.mark.unit
+
+ROWS = [
+    {"key": "line one\nline two.txt", "other": "tab\there", "similarity": 12.5},
+    {"key": "cr\rand\x1besc\u2028sep", "other": "plain.txt", "similarity": 100.0},
+]
+
+
+def test_table_rows_stay_one_line_each_with_keys_escaped():
+    out = io.StringIO()
+    assert write_rows(ROWS, ["key", "other", "similarity"], "table", out) == 2
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4  # header, rule, two rows
+    assert lines[2].split() == ["line", "one\\nline", "two.txt", "tab\\there", "12.50"]
+    assert lines[3].startswith("cr\\rand\\x1besc\\u2028sep ")
+    assert lines[3].endswith("100.00")
+    # the columns line up: every row as long as the header's ruler says
+    width = len(lines[1])
+    assert all(len(line) <= width for line in lines)
+
+
+def test_csv_and_jsonl_keep_keys_exact():
+    out = io.StringIO()
+    write_rows(ROWS, ["key", "other", "similarity"], "csv", out)
+    back = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [r["key"] for r in back] == [r["key"] for r in ROWS]
+    out = io.StringIO()
+    write_rows(ROWS, ["key", "other", "similarity"], "jsonl", out)
+    assert [json.loads(x)["key"] for x in out.getvalue().split("\n")[:-1]] == [
+        r["key"] for r in ROWS
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [("a\nb", "a\\nb"), ("\x00", "\\x00"), ("\x85", "\\x85"), ("ü/ß", "ü/ß"), (1.0, "1.00")],
+)
+def test_table_cell(value, cell):
+    assert table_cell(value) == cell

@@ -1,0 +1,73 @@
+"""The README's "Use" examples, run as written (issue 12): every command of that block, in
+order, in a folder holding the files it names, must exit 0. Only the program name is replaced
+(``simdask`` -> ``python -m simdask.cli``, the same entry point) and the cluster is one worker.
+``serve`` runs until stopped; it is tested against a running server in tests/test_web.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.documents import prose
+
+pytestmark = pytest.mark.system
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+#: commands that run until stopped (a server)
+LONG_RUNNING = {"serve"}
+
+
+def use_commands() -> list[str]:
+    """The commands of the first ```bash block after '## Use' (comments and blanks dropped)."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("\n## Use") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    if block is None:
+        raise AssertionError("README: no ```bash block under '## Use'")
+    lines = [ln.strip() for ln in block.group(1).splitlines()]
+    return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+def test_use_block_names_the_documented_commands():
+    cmds = use_commands()
+    assert all(c.startswith("simdask ") for c in cmds), cmds
+    verbs = [c.split()[1] for c in cmds]
+    for verb in ("update", "similar", "query", "remove", "text", "report", "export-html", "stats"):
+        assert verb in verbs, verb
+
+
+def test_readme_use_examples_run_as_written(tmp_path):
+    essays = tmp_path / "essays"
+    essays.mkdir()
+    shared = prose(300, seed=11)
+    (essays / "smith.txt").write_text(shared + " " + prose(150, seed=12), encoding="utf-8")
+    (essays / "jones.txt").write_text(prose(120, seed=13) + " " + shared, encoding="utf-8")
+    (essays / "old.txt").write_text(prose(200, seed=14), encoding="utf-8")
+    with (tmp_path / "theses.jsonl").open("w", encoding="utf-8") as f:
+        for i in range(3):
+            f.write(json.dumps({"id": f"thesis-{i}", "text": prose(400, seed=20 + i)}) + "\n")
+    (tmp_path / "new-essay.txt").write_text(shared[:1500], encoding="utf-8")
+    (tmp_path / "cluster.toml").write_text("[cluster]\nworkers = 1\n", encoding="utf-8")
+    env = {**os.environ, "SIMDASK_CONFIG": str(tmp_path / "cluster.toml")}
+    program = f"{sys.executable} -m simdask.cli"
+    for cmd in use_commands():
+        if cmd.split()[1] in LONG_RUNNING:
+            continue
+        line = program + cmd[len("simdask") :]
+        proc = subprocess.run(
+            ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert proc.returncode == 0, f"{cmd}\nexit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    # what the block promises, checked on its results
+    rows = (tmp_path / "pairs.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("doc,other,similarity")
+    assert (tmp_path / "smith-jones.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert (tmp_path / "site" / "index.html").exists()
+    repeats = [json.loads(x) for x in (tmp_path / "repeats.jsonl").read_text().splitlines()]
+    assert repeats and all(r["count"] >= 3 for r in repeats)

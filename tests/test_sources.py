@@ -1,0 +1,230 @@
+"""Listing sources (issue 12): keys unique across sources and independent of the working
+directory, sources by resolved path, unreadable folders as items, file names that are not
+UTF-8, JSONL line numbers and ids, the migration of indexes keyed the old way."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdask import Index, IndexConfig
+from simdask.errors import ExtractionError, IndexFormatError
+from simdask.ingest import listing
+from simdask.ingest.listing import folder_key, jsonl_lines, safe_text, source_id, walk_folder
+from simdask.ingest.sources import fetch_item, list_items, read_item, read_queries
+from simdask.storage.keys import KEY_SCHEME, migrate_keys
+
+pytestmark = pytest.mark.unit
+
+TEXT = "one two three four five six seven eight nine ten eleven twelve"
+
+
+def _write(root: Path, files: dict[str, bytes | str]) -> Path:
+    for name, data in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data.encode() if isinstance(data, str) else data)
+    return root
+
+
+def test_folder_documents_are_keyed_by_folder_name_and_path(tmp_path, monkeypatch):
+    _write(tmp_path / "y2025", {"smith.txt": TEXT, "sub/jones.md": TEXT})
+    _write(tmp_path / "y2026", {"smith.txt": TEXT})
+    _write(tmp_path, {"loose.txt": TEXT})
+    keys = [i.key for i in list_items([tmp_path / "y2025", tmp_path / "y2026"])]
+    assert keys == ["y2025/smith.txt", "y2025/sub/jones.md", "y2026/smith.txt"]
+    assert [i.key for i in list_items([tmp_path / "loose.txt"])] == ["loose.txt"]
+    # the same keys and source whatever the working directory and spelling
+    for cwd, spelling in [
+        (tmp_path, "y2025"),
+        (tmp_path, "./y2025/"),
+        (tmp_path / "y2025", "."),
+        (tmp_path / "y2025" / "sub", ".."),
+        (Path("/"), str(tmp_path / "y2025")),
+    ]:
+        monkeypatch.chdir(cwd)
+        items = list_items([spelling])
+        assert [i.key for i in items] == ["y2025/smith.txt", "y2025/sub/jones.md"]
+        assert {i.source for i in items} == {str((tmp_path / "y2025").resolve())}
+        assert source_id(spelling) == str((tmp_path / "y2025").resolve())
+
+
+def test_folder_key_of_a_symlink_is_the_name_given(tmp_path):
+    _write(tmp_path / "data-2025", {"a.txt": TEXT})
+    (tmp_path / "essays").symlink_to(tmp_path / "data-2025")
+    [item] = list_items([tmp_path / "essays"])
+    assert item.key == "essays/a.txt" and item.source == str((tmp_path / "data-2025").resolve())
+    assert folder_key("/") == ""
+
+
+def test_unreadable_folder_is_an_item_that_fails_as_unreadable(tmp_path, monkeypatch):
+    _write(tmp_path / "essays", {"a.txt": TEXT, "sub/b.txt": TEXT, "sub/deep/c.txt": TEXT})
+    real = os.scandir
+    blocked = str(tmp_path / "essays" / "sub")
+
+    def scandir(path="."):
+        if not isinstance(path, int) and os.fspath(path) == blocked:
+            raise PermissionError(13, "Permission denied", blocked)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    items = list_items([tmp_path / "essays"])
+    assert [(i.key, bool(i.error)) for i in items] == [
+        ("essays/a.txt", False),
+        ("essays/sub/", True),
+    ]
+    with pytest.raises(ExtractionError) as info:
+        fetch_item(items[1])
+    e = info.value
+    assert (e.key, e.kind) == ("essays/sub/", "unreadable")
+    assert f"cannot list the folder {blocked}" in e.message and "Permission denied" in e.message
+    # the folder given itself
+    monkeypatch.setattr(
+        os, "scandir", lambda p=".": (_ for _ in ()).throw(PermissionError(13, "denied", p))
+    )
+    files, failed = walk_folder(tmp_path / "essays", {".txt"})
+    assert files == [] and failed == [("", "denied")]
+    [item] = list_items([tmp_path / "essays"])
+    assert item.key == "essays/" and item.error
+
+
+def test_file_names_that_are_not_utf8_get_escaped_keys(tmp_path):
+    folder = tmp_path / "essays"
+    folder.mkdir()
+    raw = os.fsencode(folder) + b"/caf\xe9 \xff.txt"
+    with open(raw, "wb") as f:
+        f.write(TEXT.encode())
+    [item] = list_items([folder])
+    assert item.key == "essays/caf\\xe9 \\xff.txt"
+    key, text, _ = read_item(item)
+    assert key == item.key and text == TEXT
+    key.encode("utf-8")  # valid Unicode: storable, printable
+    [(qkey, qtext)] = read_queries([folder])
+    assert (qkey, qtext) == ("essays/caf\\xe9 \\xff.txt", TEXT)
+    assert safe_text("a\ud800b") == "a\\ud800b" and safe_text("žluť") == "žluť"
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.binary(min_size=1, max_size=20))
+def test_any_file_name_bytes_give_a_faithful_valid_unicode_key(name):
+    key = safe_text(os.fsdecode(name))
+    key.encode("utf-8")  # never raises
+    assert key == name.decode("utf-8", "backslashreplace")  # each bad byte as \xNN
+
+
+def test_jsonl_lines_skip_blank_and_whitespace_lines_and_number_the_rest(tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_bytes(b'{"id":"a"}\n\n  \t\r\n{"id":"b"}\r\n \n{"id":"c"}')
+    lines = jsonl_lines(p)
+    assert [(n, p.read_bytes()[s:e]) for s, e, n in lines] == [
+        (1, b'{"id":"a"}'),
+        (4, b'{"id":"b"}\r'),
+        (6, b'{"id":"c"}'),
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(["", " ", "\t", "x", " y ", "{}", "\r", "  z"]), max_size=12),
+    final_break=st.booleans(),
+    block=st.integers(1, 7),
+)
+def test_jsonl_lines_match_splitting_by_hand(tmp_path_factory, lines, final_break, block):
+    p = tmp_path_factory.mktemp("j") / "d.jsonl"
+    data = ("\n".join(lines) + ("\n" if final_break else "")).encode()
+    p.write_bytes(data)
+    expected = [(i + 1, ln) for i, ln in enumerate(data.split(b"\n")) if ln.strip(b" \t\r")]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(listing, "_BLOCK", block)  # lines across block boundaries
+        assert [(n, data[s:e]) for s, e, n in jsonl_lines(p)] == expected
+
+
+def test_jsonl_errors_name_the_line_and_ids_are_strings_or_integers(tmp_path):
+    p = tmp_path / "docs.jsonl"
+    rows = [
+        {"id": "a", "text": TEXT},  # 1
+        {"id": 7, "text": TEXT},  # 2
+        {"id": None, "text": TEXT},  # 3
+        {"id": 1.5, "text": TEXT},  # 4
+        {"id": True, "text": TEXT},  # 5
+        {"id": ["x"], "text": TEXT},  # 6
+    ]
+    lines = [json.dumps(r) for r in rows] + [
+        "",
+        "   ",
+        "not json",
+        '{"id": "\\ud800", "text": "t"}',
+    ]
+    p.write_text("\n".join(lines) + "\n")
+    out = {}
+    for item in list_items([p]):
+        try:
+            out[item.line] = read_item(item)[0]
+        except ExtractionError as e:
+            out[item.line] = (e.key, e.kind, e.message)
+    assert out[1] == "a" and out[2] == "7"
+    label = f"{p}:"
+    for line, found in [(3, "null"), (4, "1.5"), (5, "true"), (6, '["x"]')]:
+        assert out[line] == (
+            label + str(line),
+            "jsonl",
+            f'expected an "id" that is a string or an integer, found {found}',
+        )
+    assert 7 not in out and 8 not in out  # empty and whitespace-only lines are skipped
+    assert out[9][:2] == (label + "9", "jsonl")
+    assert out[10][:2] == (label + "10", "jsonl") and "lone surrogate" in out[10][2]
+
+
+def _old_style_index(tmp_path: Path) -> Index:
+    """An index whose catalog is keyed as before scheme 2: a folder's documents by their path
+    inside it (documents written straight into the catalog: no cluster needed)."""
+    folder = _write(tmp_path / "essays", {"a.txt": TEXT, "sub/b.txt": TEXT})
+    single = _write(tmp_path, {"single.txt": TEXT}) / "single.txt"
+    jsonl = tmp_path / "more.jsonl"
+    jsonl.write_text(json.dumps({"id": "j1", "text": TEXT}) + "\n")
+    idx = Index.create(tmp_path / "idx", IndexConfig(shards=1))
+    docs = [
+        ("a.txt", source_id(folder)),
+        ("sub/b.txt", source_id(folder)),
+        ("single.txt", source_id(single)),
+        ("j1", source_id(jsonl)),
+        ("gone.txt", str(tmp_path / "gone-folder")),
+    ]
+    idx.catalog.conn.executemany(
+        "INSERT INTO documents (doc_id, key, source, content_hash, n_chunks, n_words, status,"
+        " added_at, updated_at) VALUES (?, ?, ?, '0', 0, 3, 'too_short', 0, 0)",
+        [(i, k, s) for i, (k, s) in enumerate(docs)],
+    )
+    idx.catalog.conn.execute("DELETE FROM meta WHERE name = 'key_scheme'")
+    return idx
+
+
+def test_old_keys_are_migrated_once_in_one_transaction(tmp_path):
+    idx = _old_style_index(tmp_path)
+    assert migrate_keys(idx.catalog) == 3
+    keys = {d.key for d in idx.catalog.documents()}
+    assert keys == {"essays/a.txt", "essays/sub/b.txt", "single.txt", "j1", "gone-folder/gone.txt"}
+    assert idx.catalog.meta("key_scheme") == str(KEY_SCHEME)
+    assert migrate_keys(idx.catalog) == 0
+    idx.catalog.set_meta("key_scheme", "9")
+    with pytest.raises(IndexFormatError, match="key scheme '9'"):
+        migrate_keys(idx.catalog)
+
+
+def test_migration_refuses_keys_that_would_collide(tmp_path):
+    idx = _old_style_index(tmp_path)
+    idx.catalog.conn.execute("UPDATE documents SET key = 'essays/a.txt' WHERE key = 'j1'")
+    with pytest.raises(IndexFormatError, match="rebuild it with --rebuild"):
+        migrate_keys(idx.catalog)
+    assert "a.txt" in {d.key for d in idx.catalog.documents()}  # rolled back
+    assert idx.catalog.meta("key_scheme") is None
+
+
+def test_new_index_records_the_key_scheme(tmp_path):
+    with Index.create(tmp_path / "idx") as idx:
+        assert idx.catalog.meta("key_scheme") == str(KEY_SCHEME)
