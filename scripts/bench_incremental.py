@@ -1,12 +1,16 @@
-"""Incremental runs on a large index: add, modify and delete 100 documents (issue 3).
+"""Incremental runs with delta segments (issues 3 and 14): add, modify and delete 100 documents
+on indexes of several sizes, a full compaction, and queries after many unmerged runs.
 
-Builds (or reuses) an index of ``--docs`` generated documents, then times, on a running
-LocalCluster, a run that adds ``--changes`` documents, one that modifies as many and one that
-deletes as many, each until their similarities are queryable; then the same add through the
-CLI in a fresh process (cluster start included). Prints the numbers and writes the section
-"Incremental runs (bench_incremental.py)" of docs/benchmarks.md.
+For each ``--docs`` size it builds (or reuses) an index of generated documents, copies it and
+times, on a running LocalCluster, a run that adds ``--changes`` documents, one that modifies
+as many and one that deletes as many, each until their similarities are queryable; then the
+same add through the CLI in a fresh process (cluster start included), and a forced
+compaction of the result. With ``--unmerged-runs R`` it also adds R runs of ``--changes``
+documents to a copy of the base with compaction off, times queries against it, compacts it
+and times the same queries again. Prints the numbers and writes the section "Incremental runs
+(bench_incremental.py)" of docs/benchmarks.md.
 
-    python scripts/bench_incremental.py --docs 100000
+    python scripts/bench_incremental.py --docs 10000 100000 --unmerged-runs 50
 """
 
 from __future__ import annotations
@@ -14,16 +18,20 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from simdask import Index, IndexConfig
+from simdask import Index, IndexConfig, RunOptions
 from simdask.cluster.connect import connect
 from simdask.ingest.synth import generate_corpus
+from simdask.kernels.merge_policy import MergePolicy
 
 from _benchutil import PeakRSS, machine, today, write_section
+
+NEVER = RunOptions(merge_policy=MergePolicy(enabled=False))
 
 
 def write_jsonl(docs, path: Path) -> Path:
@@ -33,129 +41,296 @@ def write_jsonl(docs, path: Path) -> Path:
     return path
 
 
-def stage_line(name: str, s) -> str:
+def stage_line(n: int, name: str, s, total: float) -> str:
     stages = ", ".join(f"{k} {v:.2f}" for k, v in s.seconds.items() if k != "total")
     return (
-        f"| {name} | {s.seconds['total']:.2f} | {stages} | {s.added}/{s.modified}/{s.deleted} | "
-        f"{s.similarity_rows} | {s.extra.get('shards_rewritten', 0)} |"
+        f"| {n:,} | {name} | {total:.2f} | {stages} | {s.added}/{s.modified}/{s.deleted} | "
+        f"{s.similarity_rows} | {s.extra.get('segments_written', 0)} | "
+        f"{s.extra.get('shards_rewritten', 0)} |"
     )
+
+
+def build_base(data: Path, docs, n: int, shards: int, client, fresh: bool) -> dict:
+    """The base index of ``n`` documents at ``data/index`` (built once, then reused)."""
+    index_path = data / "index"
+    info_file = data / "base-build.json"
+    if fresh or not (index_path / "catalog.sqlite").exists() or not info_file.exists():
+        shutil.rmtree(index_path, ignore_errors=True)
+        idx = Index.create(index_path, IndexConfig(shards=shards))
+        base = write_jsonl(docs[:n], data / "base.jsonl")
+        with PeakRSS() as rss:
+            s = idx.update([base], client=client)
+        idx.close()
+        info = {"seconds": s.seconds, "date": today(), "rss": rss.peak_total}
+        info_file.write_text(json.dumps(info))
+        print(f"base build {n}: {s.seconds}  peak RSS {rss.peak_total / 2**30:.1f} GiB")
+    return json.loads(info_file.read_text())
+
+
+def time_changes(work: Path, docs, n: int, c: int, client, rows: list) -> dict:
+    """Add, modify, delete ``c`` documents in process; returns their seconds."""
+    step = max(1, n // c)
+    victims = [docs[i] for i in range(0, n, step)][:c]
+    modified = [
+        (k, t[: len(t) // 2] + " " + docs[(i * 7919) % n][1][:2000])
+        for i, (k, t) in enumerate(victims)
+    ]
+    removed = [docs[i][0] for i in range(step // 2, n, step)][:c]
+    added = write_jsonl(docs[n : n + c], work.parent / "added.jsonl")
+    mod_file = write_jsonl(modified, work.parent / "modified.jsonl")
+    out = {}
+    with Index.open(work) as idx:
+        for name, kwargs in (
+            (f"add {c}", {"sources": [added]}),
+            (f"modify {c}", {"sources": [mod_file]}),
+            (f"delete {c}", {"remove": removed}),
+        ):
+            t = time.perf_counter()
+            s = idx.update(client=client, **kwargs)
+            if not name.startswith("delete"):
+                idx.similar(docs[n][0] if name.startswith("add") else victims[0][0])
+            total = time.perf_counter() - t
+            out[name.split()[0]] = total
+            print(f"{n}: {name}: {total:.2f} s  {s.seconds}")
+            rows.append(stage_line(n, name, s, total))
+    return out
+
+
+def cli_add(work: Path, docs, n: int, c: int, workers: int) -> float:
+    """The add of ``c`` other documents through ``simdask update`` in a new process."""
+    added = write_jsonl(docs[n + c : n + 2 * c], work.parent / "added-cli.jsonl")
+    t = time.perf_counter()
+    cmd = [sys.executable, "-m", "simdask.cli", "update", str(work), str(added), "--quiet"]
+    proc = subprocess.run(
+        [*cmd, "--workers", str(workers)], capture_output=True, text=True, check=True
+    )
+    seconds = time.perf_counter() - t
+    print(f"{n}: CLI add {c}: {seconds:.2f} s; {proc.stderr.strip().splitlines()[-1]}")
+    return seconds
+
+
+def time_queries(path: Path, texts: list[str], repeat: int = 3) -> float:
+    """Median seconds of one query (warm: each text queried once before timing)."""
+    with Index.open(path) as idx:
+        for t in texts:
+            idx.query(t)
+        times = []
+        for _ in range(repeat):
+            for t in texts:
+                t0 = time.perf_counter()
+                idx.query(t)
+                times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def unmerged_queries(data: Path, docs, n: int, c: int, runs: int, client) -> dict:
+    """``runs`` adds of ``c`` documents with compaction off; queries before and after a
+    forced compaction."""
+    unmerged = data / f"unmerged-{runs}-index"
+    first = n + 2 * c
+    texts = [t[: len(t) // 2] + " " + docs[i][1][:3000] for i, (_, t) in enumerate(docs[:20])]
+    info_file = data / f"unmerged-{runs}.json"
+    if not info_file.exists():  # built once, then reused
+        shutil.rmtree(unmerged, ignore_errors=True)
+        shutil.copytree(data / "index", unmerged)
+        with Index.open(unmerged) as idx:
+            t = time.perf_counter()
+            for r in range(runs):
+                batch = write_jsonl(docs[first + r * c : first + (r + 1) * c], data / "b.jsonl")
+                idx.update(sources=[batch], client=client, options=NEVER)
+            info_file.write_text(json.dumps({"runs_s": time.perf_counter() - t}))
+    runs_s = json.loads(info_file.read_text())["runs_s"]
+    with Index.open(unmerged) as idx:
+        segments = idx.stats()["segments"]
+    q_unmerged = time_queries(unmerged, texts)
+    work = data / "compacted-index"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(unmerged, work)
+    with Index.open(work) as idx:
+        out = idx.compact(client=client, force=True)
+    q_compacted = time_queries(work, texts)
+    print(
+        f"{n}: {runs} unmerged runs ({runs_s:.1f} s, {segments} segments): query "
+        f"{q_unmerged * 1e3:.1f} ms; compacted ({out['seconds']:.1f} s): {q_compacted * 1e3:.1f} ms"
+    )
+    return {
+        "runs_s": runs_s,
+        "segments": segments,
+        "unmerged_ms": q_unmerged * 1e3,
+        "compacted_ms": q_compacted * 1e3,
+        "compact_s": out["seconds"],
+    }
+
+
+def side_by_side(sizes: list[int], c: int, rounds: int, args, client) -> dict:
+    """Adds of ``c`` documents alternating between copies of the base indexes of ``sizes``
+    (same machine load for both); median seconds and stage seconds per size."""
+    docs, works = {}, {}
+    for n in sizes:
+        data = Path(args.data) / f"n{n}"
+        corpus = generate_corpus(n + (2 + args.unmerged_runs) * c, mean_words=args.words, seed=7)
+        # documents past those of the other measurements
+        docs[n] = [(f"sbs-{d.key}", d.text) for d in corpus.docs[n : n + rounds * c]]
+        works[n] = data / "sbs-index"
+        shutil.rmtree(works[n], ignore_errors=True)
+        shutil.copytree(data / "index", works[n])
+    times: dict[int, list] = {n: [] for n in sizes}
+    for r in range(rounds):
+        for n in sizes:
+            batch = write_jsonl(docs[n][r * c : (r + 1) * c], works[n].parent / "sbs.jsonl")
+            with Index.open(works[n]) as idx:
+                t = time.perf_counter()
+                s = idx.update(sources=[batch], client=client)
+                total = time.perf_counter() - t
+            times[n].append((total, s.seconds, s.extra.get("candidate_pair_counts", 0)))
+            print(f"side by side {n}: add {c}: {total:.2f} s {s.extra.get('delta_seconds')}")
+    out = {}
+    for n in sizes:
+        totals = sorted(x[0] for x in times[n])
+        out[n] = {
+            "median_s": statistics.median(totals),
+            "stages": {
+                k: statistics.median(x[1].get(k, 0.0) for x in times[n]) for k in times[n][0][1]
+            },
+            "pairs": statistics.median(x[2] for x in times[n]),
+        }
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--docs", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--words", type=int, default=1000)
     ap.add_argument("--changes", type=int, default=100)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--shards", type=int, default=16)
+    ap.add_argument("--unmerged-runs", type=int, default=50)
     ap.add_argument("--data", default="bench-data/incremental", help="corpus and index folder")
     ap.add_argument("--out", default="docs/benchmarks.md")
     ap.add_argument("--fresh", action="store_true", help="rebuild the base index even if present")
+    ap.add_argument("--previous", help="JSON results of an earlier run (--save) to report too")
+    ap.add_argument("--save", default=None, help="write this run's results here (JSON)")
+    ap.add_argument("--queries-only", action="store_true", help="time only the queries")
+    ap.add_argument(
+        "--side-by-side", type=int, default=0, help="rounds of adds alternating between sizes"
+    )
     args = ap.parse_args()
 
-    data = Path(args.data)
-    data.mkdir(parents=True, exist_ok=True)
-    n, c = args.docs, args.changes
-    t = time.perf_counter()
-    corpus = generate_corpus(n + 2 * c, mean_words=args.words, seed=7)
-    docs = [(d.key, d.text) for d in corpus.docs]
-    gen_s = time.perf_counter() - t
-    base = write_jsonl(docs[:n], data / "base.jsonl")
-    added = write_jsonl(docs[n : n + c], data / "added.jsonl")
-    added_cli = write_jsonl(docs[n + c : n + 2 * c], data / "added-cli.jsonl")
-    step = max(1, n // c)
-    victims = [docs[i] for i in range(0, n, step)][:c]
-    modified = write_jsonl(
-        [
-            (k, t[: len(t) // 2] + " " + docs[(i * 7919) % n][1][:2000])
-            for i, (k, t) in enumerate(victims)
-        ],
-        data / "modified.jsonl",
-    )
-    removed = [docs[i][0] for i in range(step // 2, n, step)][:c]
-    words = sum(len(t.split()) for _, t in docs[:n])
-    print(f"corpus: {n} documents, {words / 1e6:.1f} M words, generated in {gen_s:.1f} s")
-
+    c, rows, results = args.changes, [], {}
+    previous = json.loads(Path(args.previous).read_text()) if args.previous else {}
     cluster = connect(workers=args.workers, dashboard_address=":0")  # as simdask starts it
     client = cluster.__enter__()
-    index_path = data / "index"
-    rows = []
     try:
-        if args.fresh or not (index_path / "catalog.sqlite").exists():
-            shutil.rmtree(index_path, ignore_errors=True)
-            idx = Index.create(index_path, IndexConfig(shards=args.shards))
-            with PeakRSS() as rss:
-                s = idx.update([base], client=client)
-            print(f"base build: {s.seconds}  peak RSS {rss.peak_total / 2**30:.1f} GiB")
-            rows.append(stage_line(f"build {n} documents", s))
-            (data / "base-build.json").write_text(
-                json.dumps(
-                    {"row": rows[-1], "date": today(), "rss": rss.peak_total, "seconds": s.seconds}
-                )
+        for n in args.docs:
+            data = Path(args.data) / f"n{n}"
+            data.mkdir(parents=True, exist_ok=True)
+            corpus = generate_corpus(
+                n + (2 + args.unmerged_runs) * c, mean_words=args.words, seed=7
             )
-            idx.close()
-        elif (data / "base-build.json").exists():
-            base_info = json.loads((data / "base-build.json").read_text())
-            rows.append(
-                base_info["row"].replace("| build", f"| (reused, built {base_info['date']})", 1)
-            )
-        work = data / "work-index"
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(index_path, work)
-        idx = Index.open(work)
-        for name, kwargs in (
-            (f"add {c}", {"sources": [added]}),
-            (f"modify {c}", {"sources": [modified]}),
-            (f"delete {c}", {"remove": removed}),
-        ):
-            t = time.perf_counter()
-            s = idx.update(client=client, **kwargs)
-            probe = docs[n][0] if name.startswith("add") else victims[0][0]
-            if not name.startswith("delete"):
-                idx.similar(probe)  # queryable
-            print(f"{name}: {time.perf_counter() - t:.2f} s  {s.seconds}")
-            rows.append(stage_line(name, s))
-        idx.close()
+            docs = [(d.key, d.text) for d in corpus.docs]
+            del corpus
+            info = build_base(data, docs, n, args.shards, client, args.fresh)
+            r = dict(previous.get(str(n), {}))
+            if not args.queries_only:
+                r["rows"] = []
+                work = data / "work-index"
+                shutil.rmtree(work, ignore_errors=True)
+                shutil.copytree(data / "index", work)
+                r["build"] = info
+                r["changes"] = time_changes(work, docs, n, c, client, r["rows"])
+                r["cli_add"] = cli_add(work, docs, n, c, args.workers)
+                with Index.open(work) as idx:
+                    segs = idx.stats()["segments"]
+                    r["compaction"] = {**idx.compact(client=client, force=True), "segments": segs}
+                sec = r["compaction"]["seconds"]
+                print(f"{n}: full compaction of {segs} segments: {sec:.2f} s")
+            rows += r.get("rows", [])
+            if args.unmerged_runs:
+                r["queries"] = unmerged_queries(data, docs, n, c, args.unmerged_runs, client)
+            results[n] = r
+        if args.side_by_side:
+            sbs = side_by_side(sorted(args.docs), c, args.side_by_side, args, client)
+            for n, x in sbs.items():
+                results.setdefault(n, {})["side_by_side"] = x
     finally:
         cluster.__exit__(None, None, None)
-
-    t = time.perf_counter()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "simdask.cli",
-            "update",
-            str(work),
-            str(added_cli),
-            "--quiet",
-            "--workers",
-            str(args.workers),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    cli_s = time.perf_counter() - t
-    print(f"CLI add {c} (new process, LocalCluster start included): {cli_s:.2f} s")
-    print(proc.stderr.strip().splitlines()[-1])
-
-    body = f"""Machine: {machine()}. Date: {today()}.
-Corpus: {n:,} generated documents (synth, seed 7), {words / 1e6:.1f} M words, hash_bits 28,
-{args.shards} shards (raw layout: an index directory), {args.workers} worker processes. Seconds;
-stages from the run summary.
-
-| run | total s | stages (s) | added/modified/deleted | similarity rows written | shards rewritten |
-|---|---|---|---|---|---|
-{chr(10).join(rows)}
-
-The same add of {c} documents through `simdask update` in a new process, LocalCluster start
-and shutdown included: **{cli_s:.2f} s**.
-"""
-    write_section(args.out, "Incremental runs (bench_incremental.py)", body)
+    if args.save:
+        Path(args.save).write_text(json.dumps({str(n): r for n, r in results.items()}))
+    write_section(args.out, "Incremental runs (bench_incremental.py)", report(args, rows, results))
     print(f"wrote {args.out}")
+
+
+def report(args, rows: list[str], results: dict) -> str:
+    """The docs/benchmarks.md section."""
+    c, sizes = args.changes, sorted(results)
+    lines = [
+        f"Machine: {machine()}. Date: {today()}.",
+        f"Corpus: generated documents (synth, seed 7, ~{args.words} words each), hash_bits 28, "
+        f"{args.shards} shards (raw layout: an index directory), {args.workers} worker "
+        "processes. Incremental runs write per-range delta segments and tombstones "
+        "(DESIGN §3, issue 14); seconds, stages from the run summary, totals until the "
+        "similarities are queryable.",
+        "",
+        "| documents | run | total s | stages (s) | added/modified/deleted | similarity rows "
+        "written | delta segments written | ranges rewritten |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "| documents | base build s | add/modify/delete 100 in process s | `simdask update` "
+        "(+100, new process) s | full compaction s (segments) |",
+        "|---|---|---|---|---|",
+    ]
+    timed = [n for n in sizes if "changes" in results[n]]
+    for n in timed:
+        r = results[n]
+        ch = r["changes"]
+        lines.append(
+            f"| {n:,} | {r['build']['seconds'].get('total', 0):.1f} (built {r['build']['date']}) | "
+            f"{ch['add']:.2f} / {ch['modify']:.2f} / {ch['delete']:.2f} | {r['cli_add']:.2f} | "
+            f"{r['compaction']['seconds']:.2f} ({r['compaction']['segments']}) |"
+        )
+    if len(timed) >= 2:
+        lo, hi = timed[0], timed[-1]
+        ratio = results[hi]["changes"]["add"] / results[lo]["changes"]["add"]
+        lines += ["", f"Adding {c} documents at {hi:,} vs {lo:,} documents: **{ratio:.2f}x**."]
+    sbs = {n: results[n]["side_by_side"] for n in sizes if "side_by_side" in results[n]}
+    if sbs:
+        lines += [
+            "",
+            f"Adds of {c} documents alternating between the sizes ({args.side_by_side} rounds, "
+            "the same machine load for both; medians):",
+            "",
+            "| documents | add s | stages (s) | candidate pair counts |",
+            "|---|---|---|---|",
+        ]
+        for n, x in sbs.items():
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in x["stages"].items() if k != "total")
+            lines.append(f"| {n:,} | {x['median_s']:.2f} | {stages} | {x['pairs']:,.0f} |")
+        if len(sbs) >= 2:
+            lo, hi = min(sbs), max(sbs)
+            lines.append(
+                f"\nRatio {hi:,} / {lo:,}: **{sbs[hi]['median_s'] / sbs[lo]['median_s']:.2f}x**."
+            )
+    q = {n: results[n]["queries"] for n in sizes if "queries" in results[n]}
+    if q:
+        lines += [
+            "",
+            f"Queries (20 texts not in the index, median of 3 warm passes) after "
+            f"{args.unmerged_runs} runs adding {c} documents each with compaction off, and after "
+            "a forced compaction of that index:",
+            "",
+            "| documents | segments | query ms, unmerged | query ms, compacted | ratio | "
+            "compaction s |",
+            "|---|---|---|---|---|---|",
+        ]
+        for n, x in q.items():
+            lines.append(
+                f"| {n:,} | {x['segments']} | {x['unmerged_ms']:.1f} | {x['compacted_ms']:.1f} | "
+                f"{x['unmerged_ms'] / x['compacted_ms']:.2f} | {x['compact_s']:.2f} |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from simdask.errors import IndexDamagedError, IndexFormatError, IndexNotFoundError
+from simdask.kernels.segments import live_mask
 from simdask.storage import checksums
+from simdask.storage.segments import current_tombstones
 
 __all__ = ["REPAIR_HINT", "CheckReport", "Damage", "check_index", "damaged"]
 
@@ -118,10 +120,10 @@ def _check_files(idx, recorded: dict[str, tuple[int, str]], report: CheckReport)
         if name not in recorded and not (root / name).is_file():
             report.add("missing", name, "a text pack documents point to is not there")
     if not idx.store.remote:
-        for shard, gen in sorted(idx.catalog.shard_generations().items()):
+        for shard, gen in _segments(idx):
             prefix = checksums.shard_prefix(gen, shard)
             if not idx.store.exists(gen, shard) and not any(n.startswith(prefix) for n in recorded):
-                report.add("missing", prefix.rstrip("/"), "a current shard is not there")
+                report.add("missing", prefix.rstrip("/"), "a current segment is not there")
 
 
 def _check_values(idx, report: CheckReport) -> None:
@@ -130,14 +132,15 @@ def _check_values(idx, report: CheckReport) -> None:
     n_chunks = {d.doc_id: d.n_chunks for d in docs}
     known = np.zeros(max(n_chunks, default=-1) + 1, dtype=bool)
     known[list(n_chunks)] = True
-    for shard, gen in sorted(idx.catalog.shard_generations().items()):
+    tomb = current_tombstones(idx.catalog)
+    for shard, gen in _segments(idx):
         name = checksums.shard_prefix(gen, shard).rstrip("/")
         try:
             data = idx.store.read(gen, shard)
         except Exception as e:
             report.add("shard", name, f"cannot be read: {type(e).__name__}: {e}")
             continue
-        for problem in _shard_problems(data, known):
+        for problem in _shard_problems(data, known, tomb):
             report.add("shard", name, problem)
     rows = idx.catalog.conn.execute("SELECT doc, other, shared, similarity FROM similarity")
     bad = 0
@@ -156,8 +159,14 @@ def _check_values(idx, report: CheckReport) -> None:
         )
 
 
-def _shard_problems(data, known: np.ndarray) -> list[str]:
-    """What is wrong with one shard's arrays (empty: nothing)."""
+def _segments(idx) -> list[tuple[int, int]]:
+    """``(range, generation)`` of every committed segment."""
+    return [(s, g) for s, segs in sorted(idx.catalog.segments().items()) for g, _, _ in segs]
+
+
+def _shard_problems(data, known: np.ndarray, tomb: np.ndarray) -> list[str]:
+    """What is wrong with one segment's arrays (empty: nothing); postings that tombstones
+    ``tomb`` hide may name doc IDs removed since."""
     out = []
     keys, offsets, ids = data.chunk_keys, data.offsets, data.doc_ids
     if len(offsets) != len(keys) + 1 or (len(offsets) and int(offsets[0]) != 0):
@@ -172,6 +181,7 @@ def _shard_problems(data, known: np.ndarray) -> list[str]:
         out.append(f"chunk IDs outside the shard's range [{data.lo}, {data.hi})")
     ids64 = ids.astype(np.int64)
     unknown = (ids64 >= len(known)) | ~known[np.minimum(ids64, max(len(known) - 1, 0))]
+    unknown &= live_mask(ids, data.generation, tomb)
     if len(ids) and (len(known) == 0 or np.any(unknown)):
         out.append(
             f"{int(np.count_nonzero(unknown)) if len(known) else len(ids)} postings name doc "

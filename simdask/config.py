@@ -12,7 +12,10 @@ from simdask.kernels.postings import shard_width
 __all__ = ["FORMAT_VERSION", "IndexConfig"]
 
 #: Version of the on-disk layout; an index of another version is refused on open.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: format versions this simdask opens: 1 (one shard per range, a ``shards`` table) is migrated
+#: to 2 (per-range segments and tombstones) when opened
+READABLE_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True)

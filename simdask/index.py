@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,11 +21,13 @@ from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.kernels.hashing import chunk_batch
-from simdask.kernels.similarity import containment, query_counts, sum_pair_counts
+from simdask.kernels.similarity import containment, sum_pair_counts
 from simdask.lsh_search import LshMatch, LshPair
+from simdask.segment_reads import SegmentReads
 from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
-from simdask.storage.shards import ShardData, open_shard_store, shard_ranges
+from simdask.storage.segments import migrate_legacy
+from simdask.storage.shards import ShardData, open_shard_store
 from simdask.storage.text_packs import TextStore
 from simdask.summary import QueryMatch, RunSummary
 
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
 _CATALOG = "catalog.sqlite"
-_NAMES = ("chunk_keys", "offsets", "doc_ids")
 
 
 class Index:
@@ -48,11 +48,10 @@ class Index:
         self.config = config
         self.store = open_shard_store(catalog.meta("shard_store") or path / "shards")
         self.texts = TextStore(path / "texts")
-        self._shards: dict[tuple[int, int], ShardData] = {}
+        migrate_legacy(catalog, self.store)  # format 1 (one shard per range) -> segments
         self._doc_table: tuple[int, np.ndarray] | None = None
-        self._arrays: dict[tuple[int, int], dict] = {}  # opened zarr arrays, for queries
-        self._preloaded = False
         self._recorded: tuple[int, dict[str, tuple[int, str]]] | None = None  # file checksums
+        self._reads = SegmentReads(self)  # segments opened and read, tombstones
 
     # --- opening ---------------------------------------------------------------------------
     @classmethod
@@ -109,9 +108,9 @@ class Index:
         return cls.create(path, config, shard_store)
 
     def drop_caches(self) -> None:
-        """Forget cached shards, opened arrays and the document table (re-read on demand)."""
-        self._shards.clear()
-        self._arrays.clear()
+        """Forget cached segments, opened arrays, tombstones and the document table (re-read
+        on demand)."""
+        self._reads.clear()
         self._doc_table = None
 
     def close(self) -> None:
@@ -162,10 +161,17 @@ class Index:
         """Delete documents by key (a run without sources); unknown keys are an error."""
         return self.writer(wait).remove(keys, **kwargs)
 
-    def collect_garbage(self, keep: Iterable[int] = ()) -> dict[str, int]:
-        """Delete shard generations, text packs and work files no committed state refers to
-        (under the writer lock; see :meth:`simdask.update.Writer.collect_garbage`)."""
+    def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
+        """Delete segments, text packs and work files no committed state refers to (under
+        the writer lock; see :meth:`simdask.update.Writer.collect_garbage`)."""
         return self.writer().collect_garbage(keep)
+
+    def compact(self, *, force: bool = False, wait: float = 0.0, **kwargs: Any) -> dict[str, Any]:
+        """Merge segments as the merge policy says, or with ``force`` every range into one
+        segment without tombstoned postings: a run of its own, under the writer lock (see
+        :meth:`simdask.update.Writer.compact`; ``client``, ``options``, ``callback``).
+        Returns its statistics (``{}`` when nothing was due)."""
+        return self.writer(wait).compact(force=force, **kwargs)
 
     # --- reading ---------------------------------------------------------------------------
     def similar(self, key: str, min_similarity: float = 0.0) -> list[PairRow]:
@@ -177,60 +183,22 @@ class Index:
         return list(self.catalog.all_pairs(min_similarity))
 
     def shard(self, shard: int, generation: int | None = None) -> ShardData:
-        """One shard as last committed (or of the given generation), cached in this object."""
-        gen = self.catalog.shard_generations().get(shard) if generation is None else generation
-        return self._shards_of({shard: gen})[shard]
-
-    def _shards_of(self, gens: dict[int, int | None]) -> dict[int, ShardData]:
-        """Whole shards ``{shard: generation}`` (None: empty), read in parallel threads and
-        cached; cached shards of other generations (an update committed meanwhile) are dropped.
-        """
-        wanted = {(g, s) for s, g in gens.items() if g is not None}
-        missing = sorted(wanted - self._shards.keys())
-        if missing:
-            live = {gs for gs in self._shards if gs[1] not in gens} | wanted
-            self._shards = {gs: d for gs, d in self._shards.items() if gs in live}
-            for gs in missing:
-                self._check_sizes(*gs)
-            loaded = _threads(lambda gs: self.store.read(*gs), missing)
-            self._shards.update(zip(missing, loaded, strict=True))
-        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
-        return {
-            s: ShardData.empty(*ranges[s]) if g is None else self._shards[(g, s)]
-            for s, g in gens.items()
-        }
+        """One range's live postings as last committed (its segments merged, tombstones
+        applied), or the single segment of the given generation; segments are cached in this
+        object."""
+        return self._reads.shard(shard, generation)
 
     def preload(self) -> int:
         """Make later queries independent of the disk (a query server calls it once).
 
-        Raw (memory-mapped) shards, those of an index directory, are mapped and every page is
-        touched once, which pulls them into the OS page cache: nothing is copied into this
-        process, and the cache is shared with other processes. Compressed shards (a
+        Raw (memory-mapped) segments, those of an index directory, are mapped and every page
+        is touched once, which pulls them into the OS page cache: nothing is copied into this
+        process, and the cache is shared with other processes. Compressed segments (a
         ``--shard-store`` URL, or written by an older simdask) are read whole into memory,
-        after which a query takes tens of ms instead of seconds. Returns the bytes concerned.
+        after which a query takes tens of ms instead of seconds; a range's small (delta)
+        segments are merged in memory once. Returns the bytes concerned.
         """
-        gens = self.catalog.shard_generations()
-        self._open_arrays(gens, gens)
-        nbytes, streamed = 0, {}
-        for (g, s), arrays in self._arrays.items():
-            if _mapped(arrays):
-                nbytes += sum(_touch(arrays[name]) for name in _NAMES)
-            else:
-                streamed[s] = g
-        nbytes += sum(d.nbytes for d in self._shards_of(streamed).values())
-        self._preloaded = True
-        return nbytes
-
-    def _open_arrays(self, gens: dict[int, int], shards: Iterable[int]) -> None:
-        """Open (and cache) the stored arrays of ``shards`` at their generations ``gens``;
-        cached ones of other generations (an update committed meanwhile) are dropped."""
-        current = {(g, s) for s, g in gens.items()}
-        self._arrays = {gs: a for gs, a in self._arrays.items() if gs in current}
-        for s in shards:  # opened here, not in threads: warnings filters are not thread-safe
-            gs = (gens.get(s), s)
-            if gs[0] is not None and gs not in self._arrays:
-                self._check_sizes(*gs)
-                self._arrays[gs] = self.store.open_arrays(*gs)
+        return self._reads.preload()
 
     def _check_sizes(self, generation: int, shard: int) -> None:
         """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the shard is missing
@@ -246,29 +214,6 @@ class Index:
         )
         if problems:
             raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
-
-    def _query_shards(self, gens: dict[int, int], ids: dict[int, np.ndarray]):
-        """``{shard: ShardData}`` for the query chunk IDs ``ids`` by shard: the needed postings
-        of memory-mapped shards; of compressed ones, the whole shard after :meth:`preload`,
-        else the needed postings streamed; in parallel threads."""
-        ranges = shard_ranges(self.config.hash_bits, self.config.shards)
-        self._open_arrays(gens, ids)
-        whole = {}
-        if self._preloaded:
-            whole = self._shards_of(
-                {s: gens[s] for s in ids if s in gens and not _mapped(self._arrays[(gens[s], s)])}
-            )
-
-        def subset(s: int) -> ShardData:
-            g = gens.get(s)
-            if g is None:
-                return ShardData.empty(*ranges[s])
-            if s in whole:
-                return whole[s]
-            return self.store.read_subset(self._arrays[(g, s)], ids[s], g)
-
-        order = sorted(ids)
-        return dict(zip(order, _threads(subset, order), strict=True))
 
     def query(self, text: str, min_similarity: float = 0.0) -> list[QueryMatch]:
         """Compare a text that is not in the index against it (read-only, no lock).
@@ -287,22 +232,20 @@ class Index:
         """:meth:`query` for several texts at once (shards are read once for all)."""
         cfg = self.config
         cb = chunk_batch(list(texts), cfg.k, cfg.hash_bits, cfg.seed)
-        with self.catalog.read_snapshot():  # shard generations and documents agree
-            gens = self.catalog.shard_generations()
+        with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
+            manifest = self.catalog.segments()
+            tomb = self._reads.tombstones()
             n_chunks = self._doc_chunks()
-        if not gens:
+        if not manifest:
             return [[] for _ in texts]
         shard_of = cb.chunk_ids.astype(np.int64) // cfg.shard_width
         ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
-        shards = self._query_shards(gens, ids)
+        shards = self._reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
         out = []
         for qi in range(len(texts)):
             mine = cb.doc == qi
             q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
-            parts = []
-            for s in np.unique(sid).tolist():
-                docs_s, counts = query_counts(shards[s], q_ids[sid == s], cfg.max_df)
-                parts.append((docs_s.astype(np.uint64), counts))
+            parts = self._reads.query_parts(shards, q_ids, sid, tomb, cfg.max_df)
             docs, shared = sum_pair_counts(parts)
             out.append(self._matches(docs, shared, int(cb.n_chunks[qi]), n_chunks, min_similarity))
         return out
@@ -395,9 +338,11 @@ class Index:
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:
-        """Bytes on disk: current shards plus catalog."""
+        """Bytes on disk: current segments plus catalog and texts."""
         shards = sum(
-            self.store.shard_nbytes(g, s) for s, g in self.catalog.shard_generations().items()
+            self.store.shard_nbytes(g, s)
+            for s, segs in self.catalog.segments().items()
+            for g, _, _ in segs
         )
         cat = sum(p.stat().st_size for p in self.path.glob(_CATALOG + "*"))
         return shards + cat + self.texts.nbytes()
@@ -405,11 +350,7 @@ class Index:
     def stats(self) -> dict[str, Any]:
         """Documents, distinct chunks, postings, similarity rows, shards, bytes, config."""
         gen = self.catalog.generation
-        n_keys = n_post = 0
-        for s, g in self.catalog.shard_generations().items():
-            keys, postings = self.store.counts(g, s)
-            n_keys += keys
-            n_post += postings
+        n_keys, n_post, n_segments, n_tombstones = self._reads.counts()
         counts = self.catalog.counts()
         last = self.catalog.last_run()
         return {
@@ -426,18 +367,12 @@ class Index:
             # heavy chunks of the last run (simdask.kernels.heavy): cutoff, mode, work share
             "heavy": ((last or {}).get("summary", {}).get("extra") or {}).get("heavy"),
             "shards": self.config.shards,
+            "segments": n_segments,
+            "tombstones": n_tombstones,
             "bytes_on_disk": self.disk_bytes(),
             "last_run": last["run_id"] if last else None,
             "config": self.config.to_dict(),
         }
-
-
-def _threads(fn, items: list) -> list:
-    """``[fn(x) for x in items]`` on one thread per core (zstd and numpy release the GIL)."""
-    if len(items) <= 1:
-        return [fn(x) for x in items]
-    with ThreadPoolExecutor(min(len(items), os.cpu_count() or 1)) as ex:
-        return list(ex.map(fn, items))
 
 
 def _check_domain(docs: np.ndarray, shared: np.ndarray, n_q: int, n_chunks: np.ndarray) -> None:
@@ -459,16 +394,3 @@ def _check_domain(docs: np.ndarray, shared: np.ndarray, n_q: int, n_chunks: np.n
             f"shard postings give doc ID {int(docs[i])} {int(shared[i])} shared chunks; it "
             f"has {int(nd[i])} and the query {n_q} (a similarity outside 0..100 %)"
         )
-
-
-def _mapped(arrays: dict) -> bool:
-    """True for the arrays of a raw shard opened as memory maps (see ShardStore.open_arrays)."""
-    return isinstance(arrays["chunk_keys"], np.ndarray)
-
-
-def _touch(arr: np.ndarray) -> int:
-    """Read one element of every 4 KiB page of a memory-mapped array (pulling the file into
-    the page cache); returns its bytes."""
-    if len(arr):
-        int(np.asarray(arr[:: max(1, 4096 // arr.itemsize)]).sum())
-    return arr.nbytes

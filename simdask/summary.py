@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["CacheCounts", "HeavyStats", "QueryMatch", "RunStats", "RunSummary"]
+__all__ = ["CacheCounts", "HeavyStats", "QueryMatch", "RunStats", "RunSummary", "run_summary"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,10 @@ class RunStats:
     whose document count crossed ``max_df``), ``blocks`` and ``candidate_pair_counts`` (pair
     keys emitted) of the similarity stage, ``worker_cache`` (when the worker-side shard cache
     was used), ``heavy`` (:class:`HeavyStats`: the heavy-chunk cutoff and mode, and what a
-    build measured).
+    build measured), ``segments_written`` (delta segments of an incremental run, one per range
+    changed), ``delta_seconds`` (seconds per step of the delta path), ``compaction`` (what the
+    automatic compaction after the commit merged, :func:`simdask.engine.compact.compact_index`)
+    or ``compaction_error`` (why it failed; the run stands).
     """
 
     transfer: str = ""
@@ -113,6 +116,10 @@ class RunStats:
     candidate_pair_counts: int | None = None
     worker_cache: CacheCounts | None = None
     heavy: HeavyStats | None = None
+    segments_written: int | None = None
+    delta_seconds: dict[str, float] | None = None
+    compaction: dict[str, Any] | None = None
+    compaction_error: str | None = None
 
     def extra(self) -> dict[str, Any]:
         """JSON-ready form of what was measured besides ``seconds`` and ``words`` (None
@@ -163,3 +170,25 @@ class RunSummary:
         d["errors"] = [list(e) for e in self.errors]
         d["extra"] = self.extra
         return d
+
+
+def run_summary(run_id: int, out, scan_s: float) -> RunSummary:
+    """The summary of a computed run (``out``: a :class:`~simdask.engine.run.RunOutcome`;
+    documents, index bytes and times are filled in later)."""
+    c = out.counts
+    return RunSummary(
+        run_id=run_id,
+        generation=run_id,
+        added=c.added,
+        modified=c.modified,
+        deleted=c.deleted,
+        unchanged=c.unchanged,
+        failed=c.failed,
+        too_short=c.too_short,
+        similarity_rows=len(out.changes.rows[0]),
+        skipped_chunks=out.changes.skipped_chunks,
+        words=out.stats.words,
+        seconds={"scan": scan_s, **out.stats.seconds},
+        errors=out.changes.errors,
+        stats=out.stats,
+    )

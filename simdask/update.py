@@ -3,11 +3,12 @@ and garbage collection.
 
 A :class:`Writer` holds the writer lock of one index (taken once, for the ``with`` block or
 for one call) and runs updates under it. A run: record it as ``running``; compute on Dask
-(:func:`simdask.engine.run.run_update`: new shards as generation ``run_id``, text packs
+(:func:`simdask.engine.run.run_update`: new segments as generation ``run_id``, text packs
 ``r<run_id>-*``); commit everything in one catalog transaction
-(:meth:`~simdask.storage.catalog.Catalog.commit_run`); then collect garbage. Until COMMIT
-nothing a reader sees has changed and a failure frees what the run wrote; once COMMIT has
-happened the run is committed, whatever arrives afterwards (an interrupt, an error while
+(:meth:`~simdask.storage.catalog.Catalog.commit_run`); then compact if the merge policy says
+so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.garbage`).
+Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; once
+COMMIT has happened the run is committed, whatever arrives afterwards (an interrupt, an error while
 cleaning up): the catalog, not the control flow, says which (:meth:`Writer._settle`).
 
 :data:`COMMIT_FAILPOINTS` lists every failure point of the commit window in order; the crash
@@ -38,8 +39,10 @@ from simdask.errors import (
     IndexExistsError,
     NotAnIndexError,
 )
+from simdask.garbage import collect_garbage
 from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
+from simdask.segment_reads import segment_set
 from simdask.storage.catalog import Catalog
 from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
@@ -47,9 +50,9 @@ from simdask.storage.commit import RunChanges
 from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.keys import migrate_keys, set_current_scheme
 from simdask.storage.lock import WriterLock
-from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
+from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.storage.remote import RemoteStore, is_url
-from simdask.summary import RunSummary
+from simdask.summary import RunSummary, run_summary
 
 if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
@@ -76,7 +79,6 @@ COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
 
 # what simdask itself puts in an index folder before its catalog exists, and in work/
 _OWN_BEFORE_CATALOG = re.compile(r"writer\.lock|\.catalog-[0-9a-f]{12}\.sqlite(-wal|-shm)?")
-_OWN_WORK = re.compile(r"run-\d{6,}|probe-[0-9a-f]{12}(\.txt|-[0-9a-f]{8}\.reply)")
 
 
 # --- creating -------------------------------------------------------------------------------
@@ -177,6 +179,7 @@ class Writer:
         self.index = index
         self._lock = WriterLock(index.path, wait=wait)
         self._held = False
+        self._client = None  # the cluster of the current run (for its compaction)
 
     def __enter__(self) -> Writer:
         self._lock.__enter__()
@@ -265,26 +268,27 @@ class Writer:
         cb.end_stage()
         scan_s = time.perf_counter() - t
         run_id = idx.catalog.start_run()
-        before = set(idx.catalog.shard_generations().values())
+        before = segment_set(idx.catalog.segments())
         free_at_start = free_bytes(idx.path)
-        try:
-            out = self._compute(req, run_id, items)
-            failpoints.hit("before_commit")
-            t = time.perf_counter()
-            cb.stage("commit", None)
-            summary = _summary(run_id, out, scan_s)
-            _check_rows(out.changes)
-            out.changes.files = self._checksums(out.changes, run_id)
-            idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
-            cb.end_stage()
-        except BaseException as e:
-            if not self._settle(run_id, e):
-                full = self._disk_full(e, items, free_at_start)
-                if full is not None:
-                    raise full from None
-                raise
-        self._after_commit(run_id, before)
-        summary.seconds["commit"] = time.perf_counter() - t
+        with contextlib.ExitStack() as cluster:
+            try:
+                out = self._compute(req, cluster, run_id, items)
+                failpoints.hit("before_commit")
+                t = time.perf_counter()
+                cb.stage("commit", None)
+                summary = run_summary(run_id, out, scan_s)
+                _check_rows(out.changes)
+                out.changes.files = self._checksums(out.changes, run_id)
+                idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
+                cb.end_stage()
+            except BaseException as e:
+                if not self._settle(run_id, e):
+                    full = self._disk_full(e, items, free_at_start)
+                    if full is not None:
+                        raise full from None
+                    raise
+            summary.seconds["commit"] = time.perf_counter() - t
+            self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
         summary.seconds["total"] = time.perf_counter() - started
         summary.documents = idx.catalog.counts()["documents"]
         summary.index_bytes = idx.disk_bytes()
@@ -304,17 +308,19 @@ class Writer:
         back on this machine before the commit that records them (see
         :mod:`simdask.storage.checksums`)."""
         store = self.index.store
+        written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
         rows = run_files(
             None if store.remote else Path(store.root),
             self.index.path / "texts",
-            ch.shard_generations,
+            written,
             {d.text_pack for d in ch.upserted if d.text_pack is not None},
         )
         lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
         return rows + [(name, *digest(p)) for name, p in lsh]
 
-    def _compute(self, req: _Request, run_id: int, items: list[SourceItem]) -> RunOutcome:
-        """The run on Dask (a LocalCluster for this run if no client was given)."""
+    def _compute(self, req: _Request, cluster, run_id: int, items) -> RunOutcome:
+        """The run on Dask (a LocalCluster for this run if no client was given, entered on
+        the exit stack ``cluster``: it stays for the compaction after the commit)."""
         # imported here: reading and querying an index needs neither dask nor distributed
         from simdask.cluster.connect import cluster_errors, connect
         from simdask.engine.run import run_update
@@ -325,7 +331,8 @@ class Writer:
         if req.delete_missing:
             delete_from = frozenset(i.source for i in items) | {source_id(s) for s in req.sources}
         ctx = nullcontext(req.client) if req.client is not None else connect()
-        with ctx as cl, cluster_errors(cl, unchanged):
+        cl = self._client = cluster.enter_context(ctx)
+        with cluster_errors(cl, unchanged):
             if getattr(cl, "dashboard_link", None):
                 req.cb.message(f"Dask dashboard: {cl.dashboard_link}")
             return run_update(
@@ -386,12 +393,14 @@ class Writer:
         with contextlib.suppress(Exception):
             idx.catalog.fail_run(run_id, f"{type(error).__name__}: {error}")
 
-    def _after_commit(self, run_id: int, before: set[int]) -> None:
-        """Clean up after a commit; nothing arriving here undoes the run (an error is logged
-        as a warning, an interrupt goes on up after saying that the run is committed)."""
+    def _after_commit(self, run_id: int, before: set, then=lambda: None) -> None:
+        """Clean up after a commit (``then``: the automatic compaction, before garbage
+        collection); nothing arriving here undoes the run (an error is logged as a warning,
+        an interrupt goes on up after saying that the run is committed)."""
         try:
             failpoints.hit("after_commit")
             self.index.drop_caches()
+            then()
             self.collect_garbage(keep=before)
         except Exception as e:
             _log.warning(
@@ -405,41 +414,57 @@ class Writer:
             _log.warning("interrupted after the commit: generation %d is committed", run_id)
             raise
 
-    # --- garbage collection -----------------------------------------------------------------
-    def collect_garbage(self, keep: Iterable[int] = ()) -> dict[str, int]:
-        """Delete shard generations, LSH generations, text packs and work files no committed
-        state refers to.
+    # --- compaction -------------------------------------------------------------------------
+    def compact(
+        self,
+        *,
+        client=None,
+        force: bool = False,
+        options: RunOptions | None = None,
+        callback: Callback | None = None,
+    ) -> dict[str, Any]:
+        """Merge segments as the merge policy (``options.merge_policy``) says, or, with
+        ``force``, every range into one segment without tombstoned postings. A run of its own
+        (a generation, one commit), then garbage collection. Returns its statistics (``{}``
+        when nothing was due)."""
+        from simdask.cluster.connect import connect
+        from simdask.engine.compact import compact_index
+        from simdask.engine.run import RunOptions
 
-        Only what simdask names as its own is removed (``gen-NNNNNN`` generations,
-        ``rNNNNNN-bNNNNNN.pack`` packs, ``work/run-NNNNNN`` and probe files; ``work/`` itself
-        only if then empty). Generations in ``keep`` (those current before the last commit)
-        are kept one run longer, for readers that opened them. Returns how many of each kind
-        were removed. LSH generations the previous LSH manifest read are kept likewise.
-        """
+        options = options or RunOptions()
         with self._locked():
-            idx = self.index
-            live = set(idx.catalog.shard_generations().values()) | set(keep)
-            gone = [g for g in idx.store.generations() if g not in live]
-            for g in gone:
-                failpoints.hit("gc.generation")
-                idx.store.remove_generation(g)
-            lsh = LshStore(lsh_root(idx.path))
-            dead_lsh = lsh.garbage(LshManifest.from_json(idx.catalog.meta("lsh")))
-            for g in dead_lsh:
-                failpoints.hit("gc.lsh")
-                lsh.remove_generation(g)
-            used = idx.catalog.text_packs()
-            dead = [p for p in idx.texts.packs() if p not in used]
-            for p in dead:
-                failpoints.hit("gc.pack")
-                idx.texts.remove(p)
-            work = _clear_work(idx.path / "work")
-            return {
-                "generations": len(gone),
-                "lsh_generations": len(dead_lsh),
-                "packs": len(dead),
-                "work": work,
-            }
+            self.index.catalog.abandon_stale_runs()
+            before = segment_set(self.index.catalog.segments())
+            with nullcontext(client) if client is not None else connect() as cl:
+                cache = client is not None if options.worker_cache is None else options.worker_cache
+                out = compact_index(self, cl, options, callback or Callback(), force, cache)
+            self.index.drop_caches()
+            self.collect_garbage(keep=before)
+        return out
+
+    def _auto_compact(self, req: _Request, summary: RunSummary) -> None:
+        """After a committed run: compact if the merge policy says so (in the summary); a
+        failure is recorded there (the run stands; the next run compacts again)."""
+        from simdask.engine.compact import compact_index
+
+        opts = req.options
+        try:
+            out = compact_index(self, self._client, opts, req.cb, False, bool(opts.worker_cache))
+        except Exception as e:
+            summary.stats.compaction_error = f"{type(e).__name__}: {e}"
+            return
+        if out:
+            summary.stats.compaction = out
+            summary.seconds["compaction"] = out["seconds"]
+
+    # --- garbage collection -----------------------------------------------------------------
+    def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
+        """Delete segments, shard generations, LSH generations, text packs and work files no
+        committed state refers to (:func:`simdask.garbage.collect_garbage`). Segments ``(range,
+        generation)`` in ``keep`` (those committed before the last commit) are kept one run
+        longer, for readers that opened them."""
+        with self._locked():
+            return collect_garbage(self.index, keep)
 
 
 def _check_rows(ch: RunChanges) -> None:
@@ -454,42 +479,3 @@ def _check_rows(ch: RunChanges) -> None:
             f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
             "nothing was committed"
         )
-
-
-def _clear_work(work: Path) -> int:
-    """Remove simdask's own entries of ``work/``, then the folder if it is empty; returns how
-    many entries were removed."""
-    if not work.is_dir():
-        return 0
-    own = sorted(p for p in work.iterdir() if _OWN_WORK.fullmatch(p.name))
-    for p in own:
-        failpoints.hit("gc.work")
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            p.unlink(missing_ok=True)
-    failpoints.hit("gc.work")
-    with contextlib.suppress(OSError):  # not empty: someone else's files stay
-        work.rmdir()
-    return len(own)
-
-
-def _summary(run_id: int, out: RunOutcome, scan_s: float) -> RunSummary:
-    """The summary of a computed run (documents, index bytes and times are filled in later)."""
-    c = out.counts
-    return RunSummary(
-        run_id=run_id,
-        generation=run_id,
-        added=c.added,
-        modified=c.modified,
-        deleted=c.deleted,
-        unchanged=c.unchanged,
-        failed=c.failed,
-        too_short=c.too_short,
-        similarity_rows=len(out.changes.rows[0]),
-        skipped_chunks=out.changes.skipped_chunks,
-        words=out.stats.words,
-        seconds={"scan": scan_s, **out.stats.seconds},
-        errors=out.changes.errors,
-        stats=out.stats,
-    )

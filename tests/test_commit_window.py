@@ -14,6 +14,7 @@ new point), and one traced run checks that a run reaches every listed point, in 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -96,7 +97,9 @@ def setup(tmp_path_factory, client):
     with Index.create(base, CFG) as idx:
         idx.update([src], client=client, options=NO_CACHE, delete_missing=True)
         (src / "extra.txt").write_text(DOCS[KEYS[8]] + " " + DOCS[KEYS[12]])  # its own pack
-        idx.update([src], client=client, options=NO_CACHE, delete_missing=True)
+        # ranges rewritten whole (not delta segments): generation 1's segments become garbage
+        rewrite = dataclasses.replace(NO_CACHE, fuse_members=0)
+        idx.update([src], client=client, options=rewrite, delete_missing=True)
         assert idx.store.generations() == [1, 2]
     (src / "extra.txt").unlink()  # its pack becomes garbage
     (src / f"{KEYS[0]}.txt").unlink()
@@ -133,7 +136,8 @@ def test_a_run_reaches_every_commit_failpoint_in_order(setup):
     window = lines[lines.index("before_commit") :]
     seen = [n for i, n in enumerate(window) if i == 0 or window[i - 1] != n]
     assert seen == names, f"the run reached {seen}; the list is {names}"
-    assert window.count("gc.generation") == 1  # generation 1 (2 was current before: kept)
+    # generation 1's segment of each range (generation 2's were current before: kept)
+    assert window.count("gc.generation") == CFG.shards
     assert window.count("gc.pack") == 1  # extra.txt's pack
     assert window.count("gc.lsh") == 1  # LSH generation 1 (2 was read before: kept)
 
@@ -177,11 +181,16 @@ def _check_exact_state(work: Path, state: dict, answers: dict) -> None:
         assert (status == "committed") == (state["generation"] == 3), status
 
 
+def _segment_generations(idx: Index) -> set[int]:
+    """The generations of the committed segments (base and deltas of every range)."""
+    return {g for segs in idx.catalog.segments().values() for g, _, _ in segs}
+
+
 def _check_next_run(setup: dict, client, work: Path) -> None:
     with Index.open(work) as idx:
-        before = set(idx.catalog.shard_generations().values())
+        before = _segment_generations(idx)
         idx.update([setup["v2"]], client=client, options=NO_CACHE, delete_missing=True)
-        live = set(idx.catalog.shard_generations().values())
+        live = _segment_generations(idx)
         assert set(idx.store.generations()) <= live | before  # the one before: kept for readers
         assert set(idx.texts.packs()) == idx.catalog.text_packs()
         assert not (work / "work").exists()

@@ -103,7 +103,7 @@ def test_unchanged_run_changes_nothing(tmp_path, client):
     assert idx.catalog.shard_generations() == gens and table_by_doc(idx) == table
 
 
-def test_only_changed_shards_are_rewritten(tmp_path, client):
+def test_only_changed_ranges_get_a_segment(tmp_path, client):
     docs = {f"k{i:02d}": POOL[i] for i in range(6)}
     docs["tiny"] = "one two three four five six"  # two chunks: at most two shards
     folder = write_txt(docs, tmp_path / "src")
@@ -113,10 +113,13 @@ def test_only_changed_shards_are_rewritten(tmp_path, client):
     (folder / "tiny.txt").write_text("one two three four five seven")
     s = idx.update([folder], client=client)
     after = idx.catalog.shard_generations()
-    rewritten = [sh for sh in after if after[sh] != before[sh]]
-    assert s.modified == 1 and 1 <= len(rewritten) <= 4 == s.extra["shards_rewritten"] + 4 - len(
-        rewritten
+    touched = [sh for sh in after if after[sh] != before[sh]]
+    # a delta segment for each range holding a new chunk; no range's base is rewritten
+    assert s.modified == 1 and 1 <= len(touched) <= 2 == s.extra["segments_written"] + 2 - len(
+        touched
     )
+    assert s.extra["shards_rewritten"] == 0
+    assert all(len(idx.catalog.segments()[sh]) == 2 for sh in touched)
 
 
 def test_doc_ids_are_recycled(tmp_path, client):

@@ -86,14 +86,20 @@ def test_workers_without_the_clients_files(hidden_cluster, tmp_path, client):
         assert_same_index(idx, ref)
         assert_same_similarity(idx, ref)
 
-        # an incremental run: the old shards come from the workers' caches, not the client
+        # an incremental run writes delta segments: no old segment is needed on the workers
         (src / "tail.txt").write_text(docs[sorted(docs)[3]] + " with a few new words at its end")
         (src / f"{sorted(docs)[5]}.txt").unlink()
         second = idx.update([src], client=ext, delete_missing=True)
         ref.update([src], client=client, delete_missing=True)
         assert second.extra["transfer"] == "dask"
-        assert second.extra["worker_cache"]["hits"] == config.shards
-        assert second.extra["worker_cache"]["misses"] == 0
+        assert second.extra["shards_rewritten"] == 0 and second.extra["segments_written"] >= 1
+        assert second.extra["worker_cache"]["hits"] == second.extra["worker_cache"]["misses"] == 0
+        assert_same_index(idx, ref)
+        assert_same_similarity(idx, ref)
+        # compaction merges them where the workers cache the segments, not sent by the client
+        out = idx.compact(client=ext, force=True, options=RunOptions(worker_cache=True))
+        assert out["ranges"] == config.shards == out["ranges_from_cache"]
+        assert {len(v) for v in idx.catalog.segments().values()} == {1}
         assert_same_index(idx, ref)
         assert_same_similarity(idx, ref)
 

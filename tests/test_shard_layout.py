@@ -173,7 +173,7 @@ def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
     with Index.open(tmp_path / "idx") as idx:
         want = idx.query_many(queries, 0.0)
         assert want[0] and want[1] and not want[2]
-        assert idx.preload() > 0 and idx._shards == {}  # mapped: nothing copied
+        assert idx.preload() > 0 and idx._reads._shards == {}  # mapped: nothing copied
         assert idx.query_many(queries, 0.0) == want
         gens = idx.catalog.shard_generations()
         for s, g in gens.items():  # the same shards, compressed, in place
@@ -184,8 +184,8 @@ def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
         with Index.open(tmp_path / "idx") as idx:
             assert raw_array_file(idx.store.path(gens[0], 0) / "chunk_keys") is None
             if preload:
-                assert idx.preload() == sum(d.nbytes for d in idx._shards.values()) > 0
-                assert len(idx._shards) == len(gens)
+                assert idx.preload() == sum(d.nbytes for d in idx._reads._shards.values()) > 0
+                assert len(idx._reads._shards) == len(gens)
             assert idx.query_many(queries, 0.0) == want
 
 

@@ -96,7 +96,7 @@ def _changes(doc_ids: list[int], generation: int) -> RunChanges:
         reverse_replaced=np.array(doc_ids),
         trim=np.array(doc_ids),
         top_k=10,
-        shard_generations={0: generation},
+        manifests={0: [(generation, 1, 1)]},
         errors=[],
         skipped_chunks=0,
     )
@@ -139,6 +139,7 @@ def test_the_lock_is_taken_once(tmp_path):
     idx = Index.create(tmp_path / "i", IndexConfig(shards=2))
     with idx.writer() as w:
         assert w.collect_garbage() == {
+            "segments": 0,
             "generations": 0,
             "lsh_generations": 0,
             "packs": 0,
@@ -221,7 +222,8 @@ def test_garbage_collection_removes_only_its_own_files(tmp_path):
         (idx.path / rel).parent.mkdir(parents=True, exist_ok=True)
         (idx.path / rel).write_text(rel)
     got = idx.collect_garbage()
-    assert got == {"generations": 1, "lsh_generations": 1, "packs": 1, "work": 3}
+    # the segment gen-000005/shard-0000 goes, and with it its emptied generation folder
+    assert got == {"segments": 1, "generations": 0, "lsh_generations": 1, "packs": 1, "work": 3}
     for rel in own:
         assert not (idx.path / rel).exists(), rel
     for rel in users:

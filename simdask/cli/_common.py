@@ -132,6 +132,12 @@ def print_summary(s: RunSummary) -> None:
             wc = st.worker_cache
             data += f"; worker shard cache: {wc.hits} hits, {wc.misses} misses"
         print(data, file=sys.stderr)
+    if st.compaction:
+        c = st.compaction
+        print(
+            f"compacted: {c['segments_merged']} segments of {c['ranges']} ranges merged",
+            file=sys.stderr,
+        )
     for key, kind, msg in s.errors[:20]:
         print(
             f"  {kind}: {msg}" if msg.startswith(key) else f"  {kind}: {key}: {msg}",

@@ -1,19 +1,22 @@
-"""Shards cached in worker processes between runs (DESIGN §3.4, issue "shard cache").
+"""Segments cached in worker processes between runs (DESIGN §3.4, issue "shard cache").
 
-A long-lived cluster (``--scheduler``) keeps, in each worker process, the shards its merge tasks
-last read or wrote. The next run's merge of that shard is sent to the same worker and starts
-from the cached copy instead of reading (shared filesystem) or receiving (no shared filesystem)
-the previous generation. An entry is used only when the index, the shard layout and the
-generation all match, so a stale copy can never be used:
+A long-lived cluster (``--scheduler``) keeps, in each worker process, the segments (a range's
+base or delta postings of one generation, :mod:`simdask.storage.segments`) its merge and
+compaction tasks last read or wrote. The next task needing a range is sent to the worker
+holding its segments and starts from the cached copies instead of reading (shared filesystem)
+or receiving (no shared filesystem) them. An entry is used only when the index, the shard
+layout and the generation all match, so a stale copy can never be used:
 
 * ``index_id``: a random ID stored in the catalog when the index is created (an index removed
   and created again at the same path gets a new one);
 * ``layout``: the config fields that decide shard contents (k, hash bits, seed, shard count);
-* ``generation``: generations are never rewritten, so a matching generation is the same data.
+* ``generation``: a generation writes at most one segment per range and never rewrites it,
+  so a matching generation is the same data.
 
 Memory is bounded: at most ``SIMDASK_WORKER_CACHE_BYTES`` bytes per worker process (default: a
 quarter of the worker's memory limit, or 1 GiB without one), least recently used entries go
-first. When a shard is read at generation ``g``, its older generations are dropped. The cache
+first. Before each run, segments no longer in the committed manifest are dropped
+(:func:`simdask.engine.merge_stage.cache_retain`). The cache
 lives in the worker process: a restarted worker starts empty, and a miss only costs a read.
 """
 
@@ -70,7 +73,7 @@ class ShardCache:
             return sum(d.nbytes for d in self._data.values())
 
     def get(self, index_id: str, layout: str, shard: int, generation: int) -> ShardData | None:
-        """The cached shard, or None; a hit drops the shard's other generations."""
+        """The cached segment, or None."""
         key = (index_id, layout, shard, generation)
         with self._lock:
             data = self._data.get(key)
@@ -79,14 +82,12 @@ class ShardCache:
                 return None
             self.hits += 1
             self._data.move_to_end(key)
-            for other in [k for k in self._data if k[:3] == key[:3] and k[3] != generation]:
-                del self._data[other]
             return data
 
     def put(self, index_id: str, layout: str, shard: int, data: ShardData) -> bool:
-        """Cache ``data`` (a shard of generation ``data.generation``); False if it is larger
-        than the whole cache. Older generations of the shard stay until a newer one is read,
-        because the run that wrote the newer one may still fail to commit."""
+        """Cache ``data`` (a segment of generation ``data.generation``); False if it is larger
+        than the whole cache. Other segments of the range stay (the run that wrote this one
+        may still fail to commit)."""
         if data.nbytes > self.limit_bytes:
             return False
         key = (index_id, layout, shard, data.generation)

@@ -20,6 +20,7 @@ from simdask.cluster.placement import TRANSFER_MODES
 from simdask.cluster.transfer import Traffic
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes
+from simdask.kernels.merge_policy import MergePolicy
 from simdask.kernels.postings import ShardData
 from simdask.progress import Callback
 
@@ -33,12 +34,15 @@ class RunOptions:
     ``batch_docs``: documents per chunking task (None: about four tasks per worker, 500 to
     5,000 documents). ``block_pairs``: most candidate pair counts per similarity block (bounds
     memory: ~16 bytes each). ``blocks_in_flight``: similarity blocks computed at once.
-    ``fuse_members``: an incremental run recomputing at most this many documents counts their
-    pairs inside the merge tasks (one pass, no shard kept in memory between stages).
+    ``fuse_members``: an incremental run recomputing at most this many documents writes delta
+    segments and counts their pairs from the posting lists of their chunks only
+    (:mod:`simdask.engine.delta_stage`).
     ``transfer``: ``auto``, ``shared`` or ``dask`` (:mod:`simdask.cluster.placement`).
     ``worker_cache``: keep shards cached on the workers for the next run
     (:mod:`simdask.cluster.worker_cache`); None: only on a cluster simdask did not start itself.
     ``max_file_bytes``: larger files are not read (error kind ``too_large``; None: no limit).
+    ``merge_policy``: when the segments of a range are compacted
+    (:mod:`simdask.kernels.merge_policy`; ``MergePolicy(enabled=False)``: never on its own).
     """
 
     batch_docs: int | None = None
@@ -48,6 +52,7 @@ class RunOptions:
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES
     transfer: str = "auto"
     worker_cache: bool | None = None
+    merge_policy: MergePolicy = field(default_factory=MergePolicy)
 
     def __post_init__(self) -> None:
         if self.transfer not in TRANSFER_MODES:

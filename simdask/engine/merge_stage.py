@@ -1,8 +1,8 @@
-"""The merge stage (DESIGN §3.3): one merge task per shard, sent to the worker that caches its
-previous generation (:mod:`~simdask.cluster.worker_cache`), with the old shard and the run's
+"""The merge stage (DESIGN §3.3): one merge task per range, sent to the worker that caches its
+committed segments (:mod:`~simdask.cluster.worker_cache`), with the old shard and the run's
 pairs read from the shared filesystem or sent through Dask (:mod:`~simdask.cluster.placement`).
 
-:func:`merge_task`, :func:`merge_crossed_task` and :func:`merge_pairs_task` are plain functions
+:func:`merge_task` and :func:`merge_crossed_task` are plain functions
 of plain arguments (the tests call them directly); :class:`MergeStage` submits them under the
 stage contract of :mod:`.stage`; :func:`write_back` stores the rewritten shards when the
 workers cannot.
@@ -21,40 +21,41 @@ from simdask import failpoints
 from simdask.cluster.worker_cache import cache_entries, worker_cache
 from simdask.engine.context import RunContext
 from simdask.errors import ShardNotCachedError
-from simdask.kernels.heavy import member_keys
 from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
-from simdask.kernels.similarity import skipped_chunks
-from simdask.storage.shards import ShardStore, encode_shard, open_shard_store
+from simdask.storage.segments import merge_shards, read_range
+from simdask.storage.shards import ShardStore, open_shard_store
 
 __all__ = [
     "MergeSpec",
     "MergeStage",
     "cache_retain",
+    "cached_segment",
     "cached_shards",
     "crossed_doc_ids",
     "crossed_shard",
     "merge_crossed_task",
-    "merge_pairs_task",
     "merge_task",
     "old_shard",
+    "run_pairs",
     "write_back",
 ]
 
 
 @dataclass(frozen=True)
 class MergeSpec:
-    """Where one shard's merge finds its inputs and puts its output.
+    """Where one range's merge finds its inputs and puts its output.
 
+    ``old_generations``: the range's committed segments (oldest first; empty: none).
     ``store_root`` / ``bucket_dir``: the shard store and bucket files on a shared filesystem,
-    or None when the client sends the bucket pairs and old shard and writes the result.
-    ``index_id`` / ``layout`` / ``use_cache``: the worker-side shard cache key and whether to
-    use it (:mod:`simdask.cluster.worker_cache`).
+    or None when the client sends the bucket pairs and old postings and writes the result.
+    ``index_id`` / ``layout`` / ``use_cache``: the worker-side segment cache key and whether
+    to use it (:mod:`simdask.cluster.worker_cache`).
     """
 
     shard: int
     lo: int
     hi: int
-    old_generation: int | None
+    old_generations: tuple[int, ...]
     generation: int
     store_root: str | None
     bucket_dir: str | None
@@ -63,24 +64,47 @@ class MergeSpec:
     use_cache: bool = False
 
 
-def old_shard(spec: MergeSpec, old: ShardData | None) -> ShardData | None:
-    """The shard's previous generation: as sent by the client, from this worker's cache, or
-    read from the store. Raises :class:`ShardNotCachedError` when it is in none of them and
-    there is no shared store."""
-    if spec.old_generation is None:
-        return None
-    if old is not None:
-        return old
-    if spec.use_cache:
-        hit = worker_cache().get(spec.index_id, spec.layout, spec.shard, spec.old_generation)
+def cached_segment(spec, generation: int) -> ShardData:
+    """One segment of ``spec.shard``: from this worker's cache, else read from the store
+    (and cached). Raises :class:`ShardNotCachedError` when it is not cached and there is no
+    shared store."""
+    cache = worker_cache() if spec.use_cache else None
+    if cache is not None:
+        hit = cache.get(spec.index_id, spec.layout, spec.shard, generation)
         if hit is not None:
             return hit
     if spec.store_root is None:
         raise ShardNotCachedError(
-            f"shard {spec.shard} generation {spec.old_generation} was expected in this "
+            f"segment {spec.shard} of generation {generation} was expected in this "
             "worker's cache and is not there"
         )
-    return open_shard_store(spec.store_root).read(spec.old_generation, spec.shard)
+    data = open_shard_store(spec.store_root).read(generation, spec.shard)
+    if cache is not None:
+        cache.put(spec.index_id, spec.layout, spec.shard, data)
+    return data
+
+
+def old_shard(spec: MergeSpec, tomb: np.ndarray, old: ShardData | None) -> ShardData | None:
+    """The range's live postings before this run (its segments merged, tombstones applied):
+    as sent by the client, or from this worker's cache or the store (see
+    :func:`cached_segment`)."""
+    if not spec.old_generations:
+        return None
+    if old is not None:
+        return old
+    parts = [cached_segment(spec, g) for g in spec.old_generations]
+    return merge_shards(parts, tomb, spec.lo, spec.hi)
+
+
+def run_pairs(spec, prov_ids, final_ids, buckets) -> np.ndarray:
+    """This run's sorted pair keys of one range, with final doc IDs: from the bucket files
+    (shared filesystem) or ``buckets``."""
+    if buckets is None:
+        files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
+        buckets = [np.load(f) for f in files]
+    parts = [b.astype(np.uint64, copy=False) for b in buckets if len(b)]
+    delta = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    return remap_docs(delta, prov_ids, final_ids)
 
 
 def merge_task(
@@ -88,41 +112,39 @@ def merge_task(
     prov_ids: np.ndarray,
     final_ids: np.ndarray,
     dropped: np.ndarray,
+    tomb: np.ndarray,
     buckets: list[np.ndarray] | None = None,
     old: ShardData | None = None,
 ) -> ShardData:
-    """Merge one shard (DESIGN §3.3): old postings minus ``dropped`` plus the run's pairs.
+    """Rewrite one range as a single segment (DESIGN §3.3): its live postings minus
+    ``dropped`` plus the run's pairs.
 
     The pairs come from the bucket files (shared filesystem) or ``buckets``; they carry
     provisional IDs, replaced via ``prov_ids -> final_ids`` (sorted ``prov_ids``; unmapped
-    ones, e.g. duplicate keys, are left out). A shard that does not change is not rewritten:
-    the old generation's data is returned as it is. With a store, a rewritten shard is written
-    as generation ``spec.generation``; without one the client writes what this returns.
+    ones, e.g. duplicate keys, are left out). ``tomb``: the committed tombstones
+    (:mod:`simdask.kernels.segments`). A range that does not change is not rewritten: its
+    live postings are returned with the newest old generation. With a store, a rewritten
+    range is written as generation ``spec.generation``; without one the client writes what
+    this returns.
     """
-    return _merge(spec, prov_ids, final_ids, dropped, buckets, old)[1]
+    return _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old)[1]
 
 
-def _merge(spec, prov_ids, final_ids, dropped, buckets, old) -> tuple[ShardData | None, ShardData]:
-    """:func:`merge_task`, returning the previous generation (None: none) and the new one."""
-    if buckets is None:
-        files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
-        buckets = [np.load(f) for f in files]
-    parts = [b.astype(np.uint64, copy=False) for b in buckets if len(b)]
-    delta = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-    delta = remap_docs(delta, prov_ids, final_ids)
-    prev = old_shard(spec, old)
+def _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old):
+    """:func:`merge_task`, returning the previous live postings (None: none) and the new."""
+    delta = run_pairs(spec, prov_ids, final_ids, buckets)
+    prev = old_shard(spec, tomb, old)
     if prev is not None and len(delta) == 0 and not doc_mask(dropped, prev.doc_ids).any():
-        data = prev
-    else:
-        failpoints.hit("merge_task")
-        arrays = merge_shard(
-            None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids),
-            delta,
-            dropped,
-        )
-        data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
-        if spec.store_root is not None:
-            open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
+        return prev, prev
+    failpoints.hit("merge_task")
+    arrays = merge_shard(
+        None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids),
+        delta,
+        dropped,
+    )
+    data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
+    if spec.store_root is not None:
+        open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
     if spec.use_cache:
         worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
     return prev, data
@@ -133,6 +155,7 @@ def merge_crossed_task(
     prov_ids: np.ndarray,
     final_ids: np.ndarray,
     dropped: np.ndarray,
+    tomb: np.ndarray,
     max_df: int | None,
     buckets: list[np.ndarray] | None = None,
     old: ShardData | None = None,
@@ -141,7 +164,7 @@ def merge_crossed_task(
     count crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`): their
     similarities change although their content did not. Returns ``(shard, doc IDs)``
     (sorted distinct uint32)."""
-    prev, data = _merge(spec, prov_ids, final_ids, dropped, buckets, old)
+    prev, data = _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old)
     if data is prev:
         return data, np.zeros(0, np.uint32)
     before = None if prev is None else (prev.chunk_keys, prev.offsets)
@@ -158,74 +181,36 @@ def crossed_doc_ids(crossed: tuple) -> np.ndarray:
     return crossed[1]
 
 
-def merge_pairs_task(
-    spec: MergeSpec,
-    prov_ids: np.ndarray,
-    final_ids: np.ndarray,
-    dropped: np.ndarray,
-    members: np.ndarray,
-    n_docs: int,
-    max_df: int | None,
-    cutoff: int | None = None,
-    buckets: list[np.ndarray] | None = None,
-    old: ShardData | None = None,
-) -> tuple[tuple[int, int, int, int], tuple[np.ndarray, np.ndarray], ShardData | None]:
-    """:func:`merge_task`, then at once this shard's pair keys of ``members``
-    (:func:`~simdask.kernels.heavy.member_keys`) and its skipped-chunk count.
-
-    For runs that recompute few documents: the merged shard is not kept as a task result for
-    a later stage (only in the bounded worker cache, if used), so the next shard reuses that
-    memory. Keys come as ``(light, heavy)`` with chunks of ``df > cutoff`` (None: none) heavy.
-    Returns ``((generation, postings, skipped chunks, keys emitted), keys, shard)``,
-    ``shard`` being the rewritten shard for the client to write when there is no store (None
-    otherwise).
-    """
-    data = merge_task(spec, prov_ids, final_ids, dropped, buckets, old)
-    keys = member_keys(data, members, n_docs, max_df, cutoff)
-    n_keys = len(keys[0]) + len(keys[1])
-    head = (data.generation, data.n_postings, skipped_chunks(data, max_df), n_keys)
-    to_write = data if spec.store_root is None and data.generation == spec.generation else None
-    return head, keys, to_write
+def shard_info(shard: ShardData) -> tuple[int, int, int]:
+    """``(generation, distinct chunks, postings)`` of a merged range."""
+    return shard.generation, len(shard.chunk_keys), shard.n_postings
 
 
-def shard_info(shard: ShardData) -> tuple[int, int]:
-    """``(generation, postings)`` of a merged shard."""
-    return shard.generation, shard.n_postings
-
-
-def fused_head(fused: tuple) -> tuple[int, int, int, int]:
-    """The counts of a :func:`merge_pairs_task` result."""
-    return fused[0]
-
-
-def fused_keys(fused: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """The ``(light, heavy)`` pair keys of a :func:`merge_pairs_task` result."""
-    return fused[1]
-
-
-def encode_fused(fused: tuple, compressed: bool) -> dict[str, bytes]:
-    """:func:`~simdask.storage.shards.encode_shard` of a :func:`merge_pairs_task`'s shard."""
-    return encode_shard(fused[2], compressed)
-
-
-def cache_retain(index_id: str, layout: str, keep: dict[int, int]) -> int:
-    """Run on each worker: drop this index's cached shards whose layout differs or whose
-    ``(shard, generation)`` is not in ``keep``; returns the bytes dropped."""
+def cache_retain(index_id: str, layout: str, keep: dict[int, list[int]]) -> int:
+    """Run on each worker: drop this index's cached segments whose layout differs or whose
+    generation is not among ``keep[shard]`` (the range's committed segments); returns the
+    bytes dropped."""
     cache = worker_cache()
     dropped = 0
     for e in cache.entries():
-        if e.index_id == index_id and (e.layout != layout or keep.get(e.shard) != e.generation):
+        if e.index_id == index_id and (
+            e.layout != layout or e.generation not in keep.get(e.shard, ())
+        ):
             dropped += cache.drop(e)
     return dropped
 
 
-def cached_shards(client: Client, index_id: str, layout: str, gens: dict[int, int]):
-    """``{shard: worker address}`` of the shards cached at generation ``gens[shard]``."""
-    found: dict[int, str] = {}
+def cached_shards(client: Client, index_id: str, layout: str, gens: dict[int, list[int]]):
+    """``{shard: worker address}`` of a worker caching every segment ``gens[shard]``."""
+    held: dict[tuple[str, int], set[int]] = {}
     for addr, entries in client.run(cache_entries).items():
         for idx, lay, shard, gen, _ in entries:
-            if idx == index_id and lay == layout and gens.get(shard) == gen:
-                found.setdefault(shard, addr)
+            if idx == index_id and lay == layout and gen in gens.get(shard, ()):
+                held.setdefault((addr, shard), set()).add(gen)
+    found: dict[int, str] = {}
+    for (addr, shard), have in sorted(held.items()):
+        if have >= set(gens[shard]):
+            found.setdefault(shard, addr)
     return found
 
 
@@ -251,25 +236,30 @@ class MergeStage:
         task: Callable,
         args: tuple,
         key_stage: str = "merge",
+        tomb: np.ndarray | None = None,
+        needs_old: bool = True,
     ):
         self.ctx, self.store, self.specs, self.buckets = ctx, store, specs, buckets
         self.task, self.args, self.key_stage = task, args, key_stage
+        self.tomb = np.zeros(0, np.int64) if tomb is None else tomb
+        self.needs_old = needs_old
         self.size = len(specs)
-        self.limit = self.size if ctx.shared else ctx.in_flight
+        self.limit = self.size if ctx.shared or not needs_old else ctx.in_flight
         self.futures: list = [None] * self.size
         self.sent_to_cache = 0
         self.located: dict[int, str] = {}
         spec = specs[0] if specs else None
         if spec is not None and spec.use_cache:
-            gens = {s.shard: s.old_generation for s in specs if s.old_generation is not None}
+            gens = {s.shard: list(s.old_generations) for s in specs if s.old_generations}
             ctx.client.run(cache_retain, spec.index_id, spec.layout, gens)
             self.located = cached_shards(ctx.client, spec.index_id, spec.layout, gens)
 
     def _submit(self, s: int, send_old: bool, suffix: str = "") -> Future:
         spec, ctx = self.specs[s], self.ctx
         old = None
-        if send_old and spec.old_generation is not None:
-            old = ctx.traffic.scatter(self.store.read(spec.old_generation, s))
+        if send_old and spec.old_generations:
+            gens = spec.old_generations
+            old = ctx.traffic.scatter(read_range(self.store, s, gens, self.tomb, spec.lo, spec.hi))
         where = {}
         if s in self.located and not send_old:
             where = {"workers": [self.located[s]], "allow_other_workers": True}
@@ -285,7 +275,8 @@ class MergeStage:
         return self.futures[s]
 
     def submit(self, s: int) -> Future:
-        return self._submit(s, not self.ctx.shared and s not in self.located)
+        send = self.needs_old and not self.ctx.shared and s not in self.located
+        return self._submit(s, send)
 
     def collect(self, s: int, future: Future) -> Future | None:
         if future.status == "error":

@@ -1,4 +1,9 @@
-"""One run as Dask tasks (DESIGN §3): chunk -> resolve IDs -> merge per shard -> similarity.
+"""One run as Dask tasks (DESIGN §3): chunk -> resolve IDs -> merge per range -> similarity.
+
+An incremental run that recomputes few documents writes, per range it touches, a delta
+segment and tombstones (:mod:`.delta_stage`); a build, or a run recomputing many documents
+(or any run with ``max_df``, whose crossings are known only after a merge), rewrites each
+changed range as one segment.
 
 :func:`run_update` lists the work, drives the stages (:mod:`.chunk_stage`, :mod:`.merge_stage`,
 :mod:`.similarity_stage`, all under the contract of :mod:`.stage`) with deterministic task
@@ -23,30 +28,19 @@ from simdask.cluster.worker_cache import cache_stats
 from simdask.config import IndexConfig
 from simdask.engine.chunk_stage import PROVISIONAL_BASE, ChunkOutput, run_chunk_stage
 from simdask.engine.context import RunContext, RunOptions
+from simdask.engine.delta_stage import DeltaInputs, run_delta
 from simdask.engine.lsh_stage import lsh_meta
 from simdask.engine.merge_stage import (
     MergeSpec,
     MergeStage,
     crossed_doc_ids,
     crossed_shard,
-    encode_fused,
-    fused_head,
-    fused_keys,
     merge_crossed_task,
-    merge_pairs_task,
     merge_task,
     shard_info,
     write_back,
 )
-from simdask.engine.similarity_stage import (
-    EMPTY_ROWS,
-    all_pairs,
-    member_pass,
-    member_results,
-    member_rows,
-    run_blocks,
-    stored_cutoff,
-)
+from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows, stored_cutoff
 from simdask.engine.stage import drive
 from simdask.ingest.sources import KnownHashes, SourceItem
 from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChanges, resolve_changes
@@ -54,6 +48,7 @@ from simdask.kernels.postings import shard_ranges
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
+from simdask.storage.segments import Manifest, current_tombstones
 from simdask.storage.shards import ShardStore, encode_shard
 from simdask.storage.text_packs import TextStore
 from simdask.summary import CacheCounts, HeavyStats, RunStats
@@ -72,13 +67,17 @@ class RunOutcome:
 
 @dataclass(frozen=True)
 class _Job:
-    """What one run writes to: the index's catalog, shard store and settings."""
+    """What one run writes to: the index's catalog, shard store, texts and settings, and the
+    committed segments (``manifest``) and tombstones (``tomb``, by doc ID) it starts from."""
 
     catalog: Catalog
     store: ShardStore
     config: IndexConfig
     bucket_dir: str
     replace_all: bool
+    texts: TextStore
+    manifest: Manifest
+    tomb: np.ndarray
 
 
 @dataclass
@@ -117,12 +116,21 @@ def run_update(
     ``delete_missing_from``, their documents that are gone. Writes shards as generation
     ``run_id``; commits nothing."""
     ctx = _start(client, store, work_dir, items, run_id, options, cb)
-    job = _Job(catalog, store, config, str(work_dir / f"run-{run_id:06d}" / "buckets"), replace_all)
+    job = _Job(
+        catalog,
+        store,
+        config,
+        str(work_dir / f"run-{run_id:06d}" / "buckets"),
+        replace_all,
+        TextStore(text_dir),
+        {} if replace_all else catalog.segments(),
+        np.zeros(0, np.int64) if replace_all else current_tombstones(catalog),
+    )
     stats = RunStats(transfer=ctx.transfer)
     cache_before = client.run(cache_stats) if options.worker_cache else {}
     known = {} if replace_all else catalog.known_documents()
     t = time.perf_counter()
-    chunked = _chunk(ctx, job, items, known, TextStore(text_dir))
+    chunked = _chunk(ctx, job, items, known, job.texts)
     stats.seconds["chunk"] = time.perf_counter() - t
     failpoints.hit("after_chunk")
     resolved = resolve_changes(
@@ -204,7 +212,7 @@ def _changes(resolved: ResolvedChanges, config: IndexConfig, replace_all: bool) 
         reverse_replaced=touched,
         trim=np.zeros(0, np.int64),
         top_k=config.top_k,
-        shard_generations={},
+        manifests={},
         errors=resolved.errors,
         skipped_chunks=0,
         replace_all=replace_all,
@@ -221,19 +229,20 @@ def _index(
     stats: RunStats,
     n_known: int,
 ) -> None:
-    """Merge per shard, then similarity: fused in one pass when few documents are
-    recomputed, else as two stages."""
+    """Delta segments when few documents are recomputed, else merge per range, then
+    similarity (two stages)."""
     t = time.perf_counter()
     prov = (resolved.items + PROVISIONAL_BASE).astype(np.uint32)
-    common = tuple(ctx.broadcast(prov, resolved.doc_ids, resolved.dropped))
+    common = tuple(ctx.broadcast(prov, resolved.doc_ids, resolved.dropped, job.tomb))
     specs = _merge_specs(ctx, job)
     n_chunks = _n_chunks_after(job, resolved)
     [n_chunks_f] = ctx.broadcast(n_chunks)
     targets = _targets(job, resolved, changes, stats, n_known, n_chunks_f, len(n_chunks))
+    changes.tombstones = np.asarray(resolved.dropped, np.int64)
     limit = min(ctx.options.fuse_members, max_block_docs(len(n_chunks)))
-    # with max_df, which documents' counts change is known only after the merge: not fused
+    # with max_df, which documents' counts change is known only after a merge: no deltas
     if not targets.full and job.config.max_df is None and len(targets.members) <= limit:
-        _fused(ctx, job, specs, chunked.buckets, common, targets, changes, stats)
+        _delta(ctx, job, specs, chunked.buckets, common, resolved, targets, changes, stats)
         stats.seconds["merge+similarity"] = time.perf_counter() - t
         return
     shards = _merge(ctx, job, specs, chunked.buckets, common, targets, changes, stats)
@@ -261,15 +270,14 @@ def _index(
 
 
 def _merge_specs(ctx: RunContext, job: _Job) -> list[MergeSpec]:
-    """Where each shard's merge reads and writes."""
-    old_gens = {} if job.replace_all else job.catalog.shard_generations()
+    """Where each range's merge reads and writes."""
     index_id = job.catalog.index_id
     return [
         MergeSpec(
             shard=s,
             lo=lo,
             hi=hi,
-            old_generation=old_gens.get(s),
+            old_generations=tuple(g for g, _, _ in job.manifest.get(s, [])),
             generation=ctx.run_id,
             store_root=str(job.store.root) if ctx.shared else None,
             bucket_dir=job.bucket_dir if ctx.shared else None,
@@ -324,9 +332,11 @@ def _merge(
     crossing = not targets.full and job.config.max_df is not None
     if crossing:
         args = (*common, job.config.max_df)
-        merges = MergeStage(ctx, job.store, specs, buckets, merge_crossed_task, args, "mergex")
+        merges = MergeStage(
+            ctx, job.store, specs, buckets, merge_crossed_task, args, "mergex", job.tomb
+        )
     else:
-        merges = MergeStage(ctx, job.store, specs, buckets, merge_task, common)
+        merges = MergeStage(ctx, job.store, specs, buckets, merge_task, common, tomb=job.tomb)
     drive(ctx, merges)
     shards = merges.futures
     if crossing:
@@ -338,41 +348,75 @@ def _merge(
         changes.rows_replaced = np.union1d(changes.rows_replaced, targets.members)
         stats.df_crossed = len(crossed)
     infos = ctx.gather_shards("info", shard_info, shards)
-    changes.shard_generations = {s: g for s, (g, _) in enumerate(infos) if g == ctx.run_id}
+    run_id = ctx.run_id  # a rewritten range becomes one segment, without tombstoned postings
+    changes.manifests = {s: [(run_id, k, n)] for s, (g, k, n) in enumerate(infos) if g == run_id}
+    changes.dead = dict.fromkeys(changes.manifests, 0.0)
     if not ctx.shared:  # workers encode the rewritten shards, the client writes the files
-        written = {s: shards[s] for s in changes.shard_generations}
+        written = {s: shards[s] for s in changes.manifests}
         write_back(ctx, job.store, written, encode_shard)
-    stats.postings = int(sum(n for _, n in infos))
-    stats.shards_rewritten = len(changes.shard_generations)
+    stats.postings = int(sum(n for _, _, n in infos))
+    stats.shards_rewritten = stats.segments_written = len(changes.manifests)
     stats.merges_sent_to_cache = merges.sent_to_cache
     return shards
 
 
-def _fused(ctx, job: _Job, specs, buckets, common, targets: _Targets, changes, stats) -> None:
-    """Merge each shard and emit its members' pair keys in the same task (few members), then
-    count them in one block."""
-    config, members = job.config, targets.members
-    members_f, changed_f = ctx.broadcast(members, targets.changed)
-    args = (*common, members_f, targets.n_docs, config.max_df, targets.cutoff)
-    merges = MergeStage(ctx, job.store, specs, buckets, merge_pairs_task, args, "mergepairs")
-    drive(ctx, merges)
-    failpoints.hit("after_merge")
-    heads = ctx.gather_shards("info", fused_head, merges.futures)
-    changes.shard_generations = {s: h[0] for s, h in enumerate(heads) if h[0] == ctx.run_id}
-    if not ctx.shared:  # workers encode the rewritten shards, the client writes the files
-        written = {s: merges.futures[s] for s in changes.shard_generations}
-        write_back(ctx, job.store, written, encode_fused)
-    changes.skipped_chunks = int(sum(h[2] for h in heads))
-    stats.postings = int(sum(h[1] for h in heads))
-    stats.shards_rewritten = len(changes.shard_generations)
-    stats.merges_sent_to_cache = merges.sent_to_cache
-    n_chunks_f = targets.n_chunks_f
-    p = member_pass(fused_keys, lambda block: (), "keys", n_chunks_f, changed_f, members_f, config)
-    out = run_blocks(ctx, merges.futures, [members], p)
-    res = member_results(out, 1, int(sum(h[3] for h in heads)))
-    changes.rows, changes.trim = res.rows, res.trim
-    ctx.traffic.received(changes.rows)
-    stats.blocks, stats.candidate_pair_counts = res.blocks, res.work
+def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, changes, stats):
+    """Few recomputed documents: a delta segment per range touched and tombstones for the
+    documents modified or removed (:func:`~.delta_stage.run_delta`); the rows of the
+    members from the posting lists of their chunks only."""
+    dropped = np.asarray(resolved.dropped)
+    tomb_new = _tombstones_after(job.tomb, dropped, ctx.run_id, targets.n_docs)
+    inp = DeltaInputs(
+        common[0],
+        common[1],
+        targets.members,
+        targets.changed,
+        dropped,
+        job.manifest,
+        job.tomb,
+        tomb_new,
+        targets.n_chunks_f,
+        targets.n_docs,
+        targets.cutoff,
+    )
+    out = run_delta(ctx, job.store, job.catalog, job.texts, job.config, specs, buckets, inp)
+    changes.rows, changes.trim = out.rows.rows, out.rows.trim
+    changes.skipped_chunks = int(job.catalog.meta("skipped_chunks") or 0) + out.skipped_delta
+    changes.manifests = {
+        s: [*job.manifest.get(s, []), (ctx.run_id, *kp)] for s, kp in out.segments.items()
+    }
+    changes.dead = _dead_after(job.catalog, dropped, job.manifest, job.config.shards)
+    stats.shards_rewritten = 0
+    stats.segments_written = len(out.segments)
+    stats.postings = int(sum(p for _, p in out.segments.values()))
+    stats.blocks, stats.candidate_pair_counts = out.rows.blocks, out.rows.work
+    stats.delta_seconds = out.seconds
+
+
+def _tombstones_after(tomb: np.ndarray, dropped: np.ndarray, run_id: int, n: int) -> np.ndarray:
+    """``tomb`` with this run's tombstones (``dropped`` at ``run_id``), at least ``n`` long."""
+    out = np.zeros(max(len(tomb), n, int(dropped.max()) + 1 if len(dropped) else 0), np.int64)
+    out[: len(tomb)] = tomb
+    out[dropped.astype(np.int64)] = run_id
+    return out
+
+
+def _dead_after(catalog: Catalog, dropped: np.ndarray, manifest: dict, n_ranges: int):
+    """The estimated tombstoned postings per range after tombstoning ``dropped``: their
+    chunks (``|A|`` before the run) spread evenly over the ranges (chunk IDs are hashes)."""
+    ids = [int(d) for d in dropped]
+    total = 0
+    for i in range(0, len(ids), 5000):
+        part = ids[i : i + 5000]
+        total += catalog.conn.execute(
+            "SELECT COALESCE(SUM(n_chunks), 0) FROM documents"
+            f" WHERE doc_id IN ({','.join('?' * len(part))})",
+            part,
+        ).fetchone()[0]
+    if not total:
+        return {}
+    old = catalog.dead_postings()
+    return {s: old.get(s, 0.0) + total / n_ranges for s in manifest}
 
 
 def _n_chunks_after(job: _Job, resolved: ResolvedChanges) -> np.ndarray:

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 
 from simdask import failpoints
-from simdask.config import FORMAT_VERSION, IndexConfig
+from simdask.config import FORMAT_VERSION, READABLE_VERSIONS, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexDamagedError, IndexFormatError
 from simdask.kernels.changes import DocumentRow, KnownDocument
 from simdask.storage.commit import COMMIT_STEPS, CommitContext, RunChanges, temp_ids
+from simdask.storage.segment_catalog import SegmentTables
 
 __all__ = ["Catalog", "DocumentRow", "PairRow", "RunChanges"]
 
@@ -96,8 +97,9 @@ class PairRow:
         }
 
 
-class Catalog:
-    """A connection to ``catalog.sqlite`` of one index."""
+class Catalog(SegmentTables):
+    """A connection to ``catalog.sqlite`` of one index (its segment tables:
+    :class:`~simdask.storage.segment_catalog.SegmentTables`)."""
 
     def __init__(self, path: str | Path, *, create: bool = False):
         self.path = Path(path)
@@ -109,6 +111,7 @@ class Catalog:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             if create:
                 self.conn.executescript(_SCHEMA)
+            self._ensure_segment_tables(create)
         except sqlite3.DatabaseError as e:
             self.conn.close()
             raise self.damaged(e) from None
@@ -169,10 +172,10 @@ class Catalog:
             raw = self.meta("config")
         except sqlite3.DatabaseError as e:
             raise self.damaged(e) from None
-        if version != str(FORMAT_VERSION):
+        if version not in {str(v) for v in READABLE_VERSIONS}:
             raise IndexFormatError(
                 f"index at {self.path.parent} has format version {version!r}; "
-                f"this simdask reads version {FORMAT_VERSION}"
+                f"this simdask reads versions {', '.join(map(str, READABLE_VERSIONS))}"
             )
         if raw is None:
             raise IndexFormatError(f"index at {self.path.parent} has no stored config")
@@ -265,10 +268,6 @@ class Catalog:
         )
         return {r[0] for r in rows}
 
-    def shard_generations(self) -> dict[int, int]:
-        """The generation holding each shard's current postings."""
-        return dict(self.conn.execute("SELECT shard, generation FROM shards").fetchall())
-
     def abandon_stale_runs(self) -> int:
         """Mark runs left 'running' by a killed process as 'abandoned' (call under the lock)."""
         with self.transaction() as c:
@@ -319,10 +318,12 @@ class Catalog:
         return np.array(sorted(r[0] for r in rows), dtype=np.uint32)
 
     def last_run(self) -> dict[str, Any] | None:
-        """The last committed run: id, generation, times and summary."""
+        """The last committed run that indexed documents (compactions are left out): id,
+        generation, times and summary."""
         row = self.conn.execute(
             "SELECT run_id, started_at, finished_at, generation, summary FROM runs"
-            " WHERE status = 'committed' ORDER BY run_id DESC LIMIT 1"
+            " WHERE status = 'committed' AND json_extract(summary, '$.compaction') IS NULL"
+            " ORDER BY run_id DESC LIMIT 1"
         ).fetchone()
         if row is None:
             return None

@@ -77,9 +77,9 @@ def run_files(
     shards: dict[int, int],
     packs: Iterable[str],
 ) -> list[tuple[str, int, str]]:
-    """The ``(name, size, xxh3)`` rows of the files one run wrote: the shards ``{shard:
-    generation}`` under ``shard_root`` (None: a URL store, not recorded) and the ``packs``
-    under ``text_root``."""
+    """The ``(name, size, xxh3)`` rows of the files one run wrote: the segments ``{range:
+    generation}`` (one per range a run or compaction writes) under ``shard_root`` (None: a
+    URL store, not recorded) and the ``packs`` under ``text_root``."""
     rows = []
     if shard_root is not None:
         for shard, gen in sorted(shards.items()):
@@ -90,11 +90,11 @@ def run_files(
 
 
 def drop_stale(c: sqlite3.Connection) -> None:
-    """Delete the rows of files no longer current: shard files of a (shard, generation) the
-    ``shards`` table does not name, packs no document points to. Inside the commit."""
+    """Delete the rows of files no longer current: segment files of a (range, generation)
+    the ``segments`` table does not name, packs no document points to. Inside the commit."""
     c.execute(
         "DELETE FROM files WHERE name LIKE 'shards/%' AND substr(name, 1, 29) NOT IN"
-        " (SELECT printf('shards/gen-%06d/shard-%04d/', generation, shard) FROM shards)"
+        " (SELECT printf('shards/gen-%06d/shard-%04d/', generation, shard) FROM segments)"
     )
     c.execute(
         "DELETE FROM files WHERE name LIKE 'texts/%' AND substr(name, 7) NOT IN"

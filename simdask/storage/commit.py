@@ -19,6 +19,7 @@ from simdask.config import IndexConfig
 from simdask.kernels.changes import DocumentRow
 from simdask.storage.checksums import FILES_TABLE, drop_stale
 from simdask.storage.lsh_store import LshManifest
+from simdask.storage.segment_catalog import SEGMENT_TABLES
 
 __all__ = ["COMMIT_FAILPOINTS", "COMMIT_STEPS", "CommitContext", "RunChanges", "temp_ids"]
 
@@ -30,8 +31,11 @@ class RunChanges:
     ``upserted``: the new and modified documents; ``deleted``: doc IDs removed
     (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
     ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
-    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``shard_generations``:
-    shards rewritten by this run. ``replace_all``: a full build replacing everything.
+    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``manifests``: the new
+    segment list ``[(generation, keys, postings)]`` of each range this run changed;
+    ``tombstones``: doc IDs whose older postings this run hides (at the run's generation);
+    ``dead``: the new estimate of tombstoned postings of ranges whose estimate changed.
+    ``replace_all``: a full build replacing everything.
     ``meta``: catalog metadata set in the same transaction (the MinHash LSH manifest ``lsh``).
     """
 
@@ -42,7 +46,7 @@ class RunChanges:
     reverse_replaced: np.ndarray
     trim: np.ndarray
     top_k: int
-    shard_generations: dict[int, int]
+    manifests: dict[int, list[tuple[int, int, int]]]
     errors: list[tuple[str, str, str]]
     skipped_chunks: int
     replace_all: bool = False
@@ -50,6 +54,8 @@ class RunChanges:
     #: ``(name, size, xxh3)`` of the files this run wrote (see :mod:`simdask.storage.checksums`)
     files: list[tuple[str, int, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
+    tombstones: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    dead: dict[int, float] = field(default_factory=dict)
 
 
 def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -72,7 +78,7 @@ class CommitContext:
 
 def _replace_all(c: sqlite3.Connection, run: CommitContext) -> None:
     if run.ch.replace_all:  # a full build: everything is replaced
-        for table in ("documents", "similarity", "free_ids", "shards"):
+        for table in ("documents", "similarity", "free_ids", "shards", *SEGMENT_TABLES):
             c.execute(f"DELETE FROM {table}")
 
 
@@ -132,11 +138,32 @@ def _trim_rows(c: sqlite3.Connection, run: CommitContext) -> None:
     )
 
 
-def _shard_generations(c: sqlite3.Connection, run: CommitContext) -> None:
+def _segments(c: sqlite3.Connection, run: CommitContext) -> None:
+    for shard, segs in sorted(run.ch.manifests.items()):  # each changed range's new manifest
+        c.execute("DELETE FROM segments WHERE shard = ?", (int(shard),))
+        c.executemany(
+            "INSERT INTO segments (shard, generation, keys, postings) VALUES (?, ?, ?, ?)",
+            ((int(shard), int(g), int(k), int(p)) for g, k, p in segs),
+        )
+
+
+def _tombstones(c: sqlite3.Connection, run: CommitContext) -> None:
     c.executemany(
-        "INSERT OR REPLACE INTO shards (shard, generation) VALUES (?, ?)",
-        sorted(run.ch.shard_generations.items()),
+        "INSERT OR IGNORE INTO tombstones (generation, doc_id) VALUES (?, ?)",
+        ((int(run.generation), int(d)) for d in run.ch.tombstones),
     )
+
+
+def _dead_postings(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.executemany(
+        "INSERT OR REPLACE INTO ranges (shard, dead) VALUES (?, ?)",
+        ((int(s), float(v)) for s, v in sorted(run.ch.dead.items())),
+    )
+
+
+def _old_tombstones(c: sqlite3.Connection, run: CommitContext) -> None:
+    # tombstones older than every segment hide nothing any more
+    c.execute("DELETE FROM tombstones WHERE generation <= (SELECT MIN(generation) FROM segments)")
 
 
 def _file_checksums(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -207,7 +234,10 @@ COMMIT_STEPS = (
     _use_ids,
     _insert_rows,
     _trim_rows,
-    _shard_generations,
+    _segments,
+    _tombstones,
+    _dead_postings,
+    _old_tombstones,
     _file_checksums,
     _errors,
     _run_record,

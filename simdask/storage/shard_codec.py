@@ -16,8 +16,17 @@ import numpy as np
 
 from simdask.errors import IndexFormatError
 from simdask.kernels.postings import ShardData, find_keys
+from simdask.storage.zarr_raw import group_metadata, raw_array_metadata
 
-__all__ = ["ARRAYS", "encode_shard", "read_group", "search_chunked", "take", "write_group"]
+__all__ = [
+    "ARRAYS",
+    "encode_shard",
+    "read_group",
+    "search_chunked",
+    "take",
+    "write_group",
+    "write_raw",
+]
 
 #: the arrays of a shard and their dtypes in memory
 ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
@@ -105,11 +114,39 @@ def write_group(store, data: ShardData, compressed: bool) -> None:
             group.create_array(name, data=arr, serializer=BytesCodec(endian="little"), **layout)
 
 
+def _raw_arrays(data: ShardData):
+    """``(name, little-endian array)`` of a shard in the raw layout (as :func:`write_group`
+    stores them uncompressed)."""
+    for name, _ in ARRAYS:
+        src = getattr(data, name)
+        yield name, np.ascontiguousarray(src, dtype=disk_dtype(name, src).newbyteorder("<"))
+
+
+def write_raw(tmp: Path, data: ShardData) -> None:
+    """Write ``data`` in the raw layout into the new directory ``tmp`` directly (the zarr v3
+    files :func:`write_group` would write, ~50x faster for small segments)."""
+    tmp.mkdir(parents=True)
+    (tmp / "zarr.json").write_bytes(group_metadata({"lo": data.lo, "hi": data.hi}))
+    for name, arr in _raw_arrays(data):
+        (tmp / name).mkdir()
+        (tmp / name / "zarr.json").write_bytes(raw_array_metadata(arr.dtype, len(arr)))
+        if len(arr):
+            (tmp / name / "c").mkdir()
+            arr.tofile(tmp / name / "c" / "0")
+
+
 def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
     """The files of a shard as :meth:`ShardStore.write` would write them (relative name ->
     bytes), made in memory: a worker without access to the store encodes the shard and the
     client only writes the files (:meth:`ShardStore.write_encoded`). ``compressed``: the
     layout of the target store (:attr:`ShardStore.compressed`)."""
+    if not compressed:
+        files = {"zarr.json": group_metadata({"lo": data.lo, "hi": data.hi})}
+        for name, arr in _raw_arrays(data):
+            files[f"{name}/zarr.json"] = raw_array_metadata(arr.dtype, len(arr))
+            if len(arr):
+                files[f"{name}/c/0"] = arr.tobytes()
+        return files
     import zarr
 
     files: dict = {}

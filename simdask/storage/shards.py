@@ -39,7 +39,7 @@ from simdask.storage.shard_codec import (
     read_group,
     search_chunked,
     take,
-    write_group,
+    write_raw,
 )
 from simdask.storage.zarr_raw import array_shape, load_array, map_array, raw_array_file
 
@@ -224,7 +224,7 @@ class LocalShardStore(ShardStore):
 
     def write(self, generation: int, shard: int, data: ShardData) -> int:
         final, tmp = self._paths(generation, shard)
-        write_group(str(tmp), data, compressed=False)  # straight to disk, no copy in memory
+        write_raw(tmp, data)  # straight to disk, no copy in memory
         return self._publish(final, tmp)
 
     def _store_files(self, generation: int, shard: int, files: dict[str, bytes]) -> int:

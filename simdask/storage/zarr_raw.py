@@ -24,7 +24,15 @@ import numpy as np
 
 from simdask.errors import IndexFormatError
 
-__all__ = ["RawArrayFile", "array_shape", "load_array", "map_array", "raw_array_file"]
+__all__ = [
+    "RawArrayFile",
+    "array_shape",
+    "group_metadata",
+    "load_array",
+    "map_array",
+    "raw_array_file",
+    "raw_array_metadata",
+]
 
 _DTYPES = {"uint32": "<u4", "uint64": "<u8"}
 _RAW_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}]
@@ -110,3 +118,33 @@ def load_array(raw: RawArrayFile) -> np.ndarray:
     if raw.path is None:
         return np.full(raw.length, raw.fill, dtype=raw.dtype)
     return np.fromfile(raw.path, dtype=raw.dtype, count=raw.length)
+
+
+def raw_array_metadata(dtype: np.dtype, length: int) -> bytes:
+    """The ``zarr.json`` of a raw, single-chunk 1-d array (the layout :func:`raw_array_file`
+    reads; what zarr itself writes for it), for writing such an array without zarr: its
+    elements go, little-endian, into ``<array>/c/0`` (no file when ``length`` is 0)."""
+    name = {np.dtype("<u4"): "uint32", np.dtype("<u8"): "uint64"}.get(
+        np.dtype(dtype).newbyteorder("<")
+    )
+    if name is None:
+        raise IndexFormatError(f"raw arrays are uint32 or uint64; got {np.dtype(dtype)}")
+    meta = {
+        "shape": [int(length)],
+        "data_type": name,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [max(1, int(length))]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0,
+        "codecs": _RAW_CODECS,
+        "attributes": {},
+        "zarr_format": 3,
+        "node_type": "array",
+        "storage_transformers": [],
+    }
+    return json.dumps(meta, indent=2).encode("utf-8")
+
+
+def group_metadata(attributes: dict) -> bytes:
+    """The ``zarr.json`` of a zarr v3 group with these attributes."""
+    meta = {"attributes": attributes, "zarr_format": 3, "node_type": "group"}
+    return json.dumps(meta, indent=2).encode("utf-8")

@@ -1,0 +1,65 @@
+"""``simdask compact INDEX``: merge the segments of the index's ranges (DESIGN §3).
+
+Runs the merge policy now (``--force``: merge every range into one segment and drop every
+posting a tombstone hides) as a run of its own: a new generation committed in one
+transaction, so an interrupted compaction leaves the index as it was. Incremental runs also
+compact on their own when the policy says so; this command is for doing it at a chosen time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from simdask.cli._args import add_cluster_arguments
+from simdask.index import Index
+from simdask.settings import use_worker_cache
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers) -> None:
+    """Declare the ``compact`` subcommand."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "compact",
+        help="merge the index's delta segments (as the merge policy says, or all with --force)",
+        description=__doc__.split("\n\n", 1)[1],
+    )
+    p.add_argument("index", metavar="INDEX")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="merge every range into a single segment without tombstoned postings",
+    )
+    p.add_argument(
+        "--wait", type=float, default=0.0, help="seconds to wait for another update (default 0)"
+    )
+    p.add_argument("--quiet", action="store_true")
+    add_cluster_arguments(p)
+
+
+def run(args) -> int:
+    """Compact the index; prints what was merged to stderr. Exit status 0."""
+    from simdask.cluster.connect import connect
+    from simdask.engine.run import RunOptions
+
+    spec = args.cluster.spec
+    cache = use_worker_cache(None, cluster_outlives_run=spec.outlives_run)
+    # the lock first: a second writer fails before a cluster is started
+    with Index.open(args.index) as idx, idx.writer(wait=args.wait) as writer:
+        with connect(spec) as client:
+            options = RunOptions(worker_cache=cache)
+            out = writer.compact(client=client, force=args.force, options=options)
+        stats = idx.stats()
+    if not args.quiet:
+        if out:
+            print(
+                f"compaction run {out['run_id']}: {out['segments_merged']} segments of "
+                f"{out['ranges']} ranges merged; {out['postings_read']} postings read, "
+                f"{out['postings_written']} written in {out['seconds']:.2f}s; "
+                f"{stats['segments']} segments in the index",
+                file=sys.stderr,
+            )
+        else:
+            print(f"nothing to compact ({stats['segments']} segments)", file=sys.stderr)
+    return 0

@@ -1,0 +1,135 @@
+"""The Dask task functions of delta segments and compaction (DESIGN §3, "Incremental cost").
+
+Plain functions of plain arguments, like those of :mod:`simdask.engine.merge_stage`:
+
+* :func:`delta_task` writes a run's new postings of one range as a small segment, without
+  reading the range's older segments;
+* :func:`delta_pairs_task` counts the recomputed documents' pairs in one range from the
+  posting lists of their chunks only (base + deltas − tombstones, restricted to those chunks);
+* :func:`compact_task` merges some segments of a range into one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simdask import failpoints
+from simdask.cluster.worker_cache import worker_cache
+from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
+from simdask.kernels.heavy import member_keys
+from simdask.kernels.postings import build_postings
+from simdask.kernels.similarity import skipped_chunks
+from simdask.storage.segments import merge_shards
+from simdask.storage.shards import ShardData, open_shard_store
+
+__all__ = [
+    "CompactSpec",
+    "compact_task",
+    "delta_head",
+    "delta_keys",
+    "delta_pairs_task",
+    "delta_task",
+    "segment_head",
+]
+
+
+def delta_task(
+    spec: MergeSpec,
+    prov_ids: np.ndarray,
+    final_ids: np.ndarray,
+    buckets: list[np.ndarray] | None = None,
+    old: ShardData | None = None,
+) -> ShardData:
+    """This run's postings of one range as a segment of generation ``spec.generation``
+    (written to the store when there is one, and cached on this worker with ``use_cache``;
+    empty: nothing written). ``old`` is unused (the signature of
+    :class:`~simdask.engine.merge_stage.MergeStage` tasks)."""
+    keys = run_pairs(spec, prov_ids, final_ids, buckets)
+    data = ShardData(spec.lo, spec.hi, *build_postings(keys), generation=spec.generation)
+    if data.n_postings and spec.store_root is not None:
+        failpoints.hit("merge_task")
+        open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
+    if data.n_postings and spec.use_cache:  # sent where the range's older segments are cached
+        worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
+    return data
+
+
+def segment_head(data: ShardData) -> tuple[int, int, np.ndarray]:
+    """``(distinct chunks, postings, chunk_keys)`` of a segment (what the driver gathers)."""
+    return len(data.chunk_keys), data.n_postings, data.chunk_keys
+
+
+def delta_pairs_task(
+    delta: ShardData,
+    before: ShardData,
+    tomb: np.ndarray,
+    members: np.ndarray,
+    n_docs: int,
+    max_df: int | None,
+    cutoff: int | None = None,
+) -> tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """Pair keys of ``members`` in one range (:func:`~simdask.kernels.heavy.member_keys`,
+    ``(light, heavy)`` with chunks of ``df > cutoff`` heavy) and the change of the range's
+    skipped-chunk count.
+
+    ``before``: the range's live postings before this run, restricted to the chunks probed
+    (every chunk of a member, and of a removed document when ``max_df`` is set); ``tomb``:
+    the tombstones including this run's. The live postings after the run are ``before`` with
+    this run's tombstones applied, plus ``delta``. Returns ``((skipped-chunk change, keys
+    emitted), keys)``.
+    """
+    failpoints.hit("rows_task")
+    after = merge_shards([before, delta], tomb, delta.lo, delta.hi)
+    keys = member_keys(after, members, n_docs, max_df, cutoff)
+    skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
+    return (skipped, len(keys[0]) + len(keys[1])), keys
+
+
+def delta_head(result: tuple) -> tuple[int, int]:
+    """``(skipped-chunk change, keys emitted)`` of a :func:`delta_pairs_task` result."""
+    return result[0]
+
+
+def delta_keys(result: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(light, heavy)`` pair keys of a :func:`delta_pairs_task` result."""
+    return result[1]
+
+
+@dataclass(frozen=True)
+class CompactSpec:
+    """One range's compaction: merge its segments ``generations`` into one segment of
+    ``generation`` (see :class:`~simdask.engine.merge_stage.MergeSpec` for the other fields)."""
+
+    shard: int
+    lo: int
+    hi: int
+    generations: tuple[int, ...]
+    generation: int
+    store_root: str | None
+    index_id: str = ""
+    layout: str = ""
+    use_cache: bool = False
+
+
+def compact_task(
+    spec: CompactSpec, tomb: np.ndarray, parts: list[ShardData] | None = None
+) -> ShardData:
+    """Merge segments of one range, dropping the postings tombstones hide (k-way merge;
+    :func:`~simdask.kernels.segments.merge_segments`), into a segment of
+    ``spec.generation``: written to the store when there is one, else returned for the client
+    to write. ``parts``: the segments, sent by the client (no shared filesystem); else from
+    this worker's cache or the store."""
+    if parts is None:
+        parts = [cached_segment(spec, g) for g in spec.generations]
+    merged = merge_shards(list(parts), tomb, spec.lo, spec.hi)
+    data = ShardData(
+        spec.lo, spec.hi, merged.chunk_keys, merged.offsets, merged.doc_ids, spec.generation
+    )
+    failpoints.hit("compact_task")
+    if spec.store_root is not None:
+        open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
+    if spec.use_cache:
+        worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
+    return data

@@ -1,0 +1,81 @@
+"""Garbage collection of an index (part of the writer, :mod:`simdask.update`): delete the
+segments, LSH generations, text packs and work files no committed state refers to.
+
+Only what simdask names as its own is removed (``gen-NNNNNN/shard-NNNN`` segments and
+``gen-NNNNNN`` generations, ``rNNNNNN-bNNNNNN.pack`` packs, ``work/run-NNNNNN`` and probe
+files; ``work/`` itself only if then empty). The failure point ``gc.<kind>`` is hit before
+each removal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from simdask import failpoints
+from simdask.segment_reads import segment_set
+from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
+from simdask.storage.segments import remove_segment, stored_segments
+
+__all__ = ["collect_garbage"]
+
+# what simdask itself puts in work/
+_OWN_WORK = re.compile(r"run-\d{6,}|probe-[0-9a-f]{12}(\.txt|-[0-9a-f]{8}\.reply)")
+
+
+def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
+    """Delete what no committed state of ``index`` refers to (call with the writer lock).
+
+    Segments ``(range, generation)`` in ``keep`` (those committed before the last commit) are
+    kept one run longer, for readers that opened them; so are the LSH generations the
+    previous LSH manifest read. Returns how many of each kind were removed.
+    """
+    live = segment_set(index.catalog.segments()) | set(keep)
+    gone = [(g, s) for g, s in stored_segments(index.store) if (s, g) not in live]
+    for g, s in gone:
+        failpoints.hit("gc.generation")
+        remove_segment(index.store, g, s)
+    live_gens = {g for _, g in live}
+    stale = [g for g in index.store.generations() if g not in live_gens]
+    for g in stale:  # e.g. an interrupted run's temporary files
+        failpoints.hit("gc.generation")
+        index.store.remove_generation(g)
+    lsh = LshStore(lsh_root(index.path))
+    dead_lsh = lsh.garbage(LshManifest.from_json(index.catalog.meta("lsh")))
+    for g in dead_lsh:
+        failpoints.hit("gc.lsh")
+        lsh.remove_generation(g)
+    used = index.catalog.text_packs()
+    dead = [p for p in index.texts.packs() if p not in used]
+    for p in dead:
+        failpoints.hit("gc.pack")
+        index.texts.remove(p)
+    work = _clear_work(index.path / "work")
+    return {
+        "segments": len(gone),
+        "generations": len(stale),
+        "lsh_generations": len(dead_lsh),
+        "packs": len(dead),
+        "work": work,
+    }
+
+
+def _clear_work(work: Path) -> int:
+    """Remove simdask's own entries of ``work/``, then the folder if it is empty; returns how
+    many entries were removed."""
+    if not work.is_dir():
+        return 0
+    own = sorted(p for p in work.iterdir() if _OWN_WORK.fullmatch(p.name))
+    for p in own:
+        failpoints.hit("gc.work")
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+    failpoints.hit("gc.work")
+    with contextlib.suppress(OSError):  # not empty: someone else's files stay
+        work.rmdir()
+    return len(own)

@@ -1,0 +1,93 @@
+"""Segments of a chunk-ID range merged on the fly, with tombstones (pure numpy; DESIGN §3).
+
+A range's postings are a list of *segments*, each the CSR arrays of a shard
+(``chunk_keys, offsets, doc_ids``) written by one generation ``g`` (its *watermark*). Removing
+or modifying a document ``d`` at generation ``t`` writes a *tombstone* ``(d, t)``; it hides the
+postings of ``d`` in every segment older than it (``g < t``), never those of later segments,
+so a recycled doc ID (new postings at ``g >= t``) stays visible. With ``tomb[d]`` the newest
+tombstone generation of ``d`` (0: none), a posting of ``d`` in a segment of generation ``g`` is
+live exactly when ``tomb[d] <= g``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simdask.kernels.postings import build_postings, find_keys
+
+__all__ = ["live_mask", "merge_segments", "restrict", "tombstone_table"]
+
+Postings = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def tombstone_table(doc_ids: np.ndarray, generations: np.ndarray, size: int = 0) -> np.ndarray:
+    """``tomb[d]``: the newest tombstone generation of each doc ID (int64; 0 where none),
+    at least ``size`` long, from tombstone rows ``(doc_ids[i], generations[i])``."""
+    doc_ids = np.asarray(doc_ids, dtype=np.int64)
+    generations = np.asarray(generations, dtype=np.int64)
+    n = max(size, int(doc_ids.max()) + 1 if len(doc_ids) else 0)
+    tomb = np.zeros(n, dtype=np.int64)
+    np.maximum.at(tomb, doc_ids, generations)
+    return tomb
+
+
+def live_mask(doc_ids: np.ndarray, generation: int, tomb: np.ndarray) -> np.ndarray:
+    """Which postings (``doc_ids``) of a segment of ``generation`` no tombstone hides."""
+    docs = np.asarray(doc_ids, dtype=np.int64)
+    inside = docs < len(tomb)
+    live = np.ones(len(docs), dtype=bool)
+    live[inside] = tomb[docs[inside]] <= generation
+    return live
+
+
+def _pair_keys(seg: Postings) -> np.ndarray:
+    """Pair keys ``chunk << 32 | doc`` of a segment's postings (sorted, as the CSR is)."""
+    keys, offsets, docs = seg
+    df = np.diff(np.asarray(offsets, dtype=np.int64))
+    chunk = np.repeat(np.asarray(keys, dtype=np.uint64), df)
+    return (chunk << np.uint64(32)) | np.asarray(docs, dtype=np.uint64)
+
+
+def merge_segments(segments: list[Postings], generations: list[int], tomb: np.ndarray) -> Postings:
+    """The live postings of a range: the union of ``segments`` (segment ``i`` written by
+    generation ``generations[i]``) minus what ``tomb`` hides (see the module docstring).
+
+    A k-way merge: each segment's live pair keys form a sorted run and a stable sort of their
+    concatenation merges the runs (timsort finds and merges them in one pass per level).
+    A posting present in two segments is kept once. Returns CSR ``(chunk_keys, offsets,
+    doc_ids)`` as :func:`~simdask.kernels.postings.build_postings` does.
+    """
+    runs = []
+    for seg, gen in zip(segments, generations, strict=True):
+        keys = _pair_keys(seg)
+        live = live_mask(seg[2], gen, tomb)
+        runs.append(keys if live.all() else keys[live])
+    runs = [r for r in runs if len(r)]
+    if not runs:
+        return build_postings(np.zeros(0, np.uint64))
+    if len(runs) == 1:
+        return build_postings(runs[0])
+    merged = np.concatenate(runs)
+    merged.sort(kind="stable")
+    if len(merged) > 1:
+        keep = np.empty(len(merged), dtype=bool)
+        keep[0] = True
+        np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+        if not keep.all():
+            merged = merged[keep]
+    return build_postings(merged)
+
+
+def restrict(seg: Postings, chunk_ids: np.ndarray) -> Postings:
+    """The postings of a segment held in memory, for the given sorted, distinct chunk IDs
+    only (those present)."""
+    keys, offsets, docs = seg
+    present, pos = find_keys(keys, np.asarray(chunk_ids, dtype=np.uint32))
+    starts = np.asarray(offsets, dtype=np.int64)[pos]
+    ends = np.asarray(offsets, dtype=np.int64)[pos + 1]
+    df = ends - starts
+    out_off = np.zeros(len(pos) + 1, dtype=np.uint64)
+    np.cumsum(df, out=out_off[1:])
+    first = out_off[:-1].astype(np.int64)
+    where = np.arange(int(out_off[-1]), dtype=np.int64) + np.repeat(starts - first, df)
+    return present, out_off, np.asarray(docs, dtype=np.uint32)[where]

@@ -1,0 +1,208 @@
+"""What :class:`~simdask.index.Index` reads of the segments: a range's live postings are its
+committed segments (base + deltas, :mod:`simdask.storage.segments`) minus what tombstones
+hide, merged on the fly, whole (:meth:`SegmentReads.shard`) or only the posting lists of a
+query's chunk IDs (:meth:`SegmentReads.query_shards`). Opened segments, whole segments read
+and the tombstone table are cached here, per committed state.
+
+Read-only, like :mod:`simdask.index` (no dask, distributed or zarr imported).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from simdask.kernels.segments import live_mask
+from simdask.kernels.similarity import query_counts
+from simdask.storage.segments import (
+    Manifest,
+    RangeReader,
+    current_tombstones,
+    merge_shards,
+    restrict_shard,
+    split_small,
+)
+from simdask.storage.shards import ShardData, shard_ranges
+
+__all__ = ["SegmentReads", "segment_set", "threads"]
+
+_NAMES = ("chunk_keys", "offsets", "doc_ids")
+
+
+def segment_set(manifest: Manifest) -> set[tuple[int, int]]:
+    """``{(range, generation)}`` of a manifest's segments."""
+    return {(s, g) for s, segs in manifest.items() for g, _, _ in segs}
+
+
+def threads(fn, items: list) -> list:
+    """``[fn(x) for x in items]`` on one thread per core (zstd and numpy release the GIL)."""
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(min(len(items), os.cpu_count() or 1)) as ex:
+        return list(ex.map(fn, items))
+
+
+class SegmentReads:
+    """The segment reads of one open index (``index``: its ``store``, ``catalog``,
+    ``config`` and ``_check_sizes``, the size check of a segment's files)."""
+
+    def __init__(self, index):
+        self.index = index
+        self._shards: dict[tuple[int, int], ShardData] = {}  # (generation, range): a segment
+        self._tomb: tuple[int, np.ndarray] | None = None
+        self._reader = RangeReader(index.store, index._check_sizes)
+        self.preloaded = False
+
+    def clear(self) -> None:
+        """Forget cached segments, opened arrays and tombstones."""
+        self._shards.clear()
+        self._reader.clear()
+        self._tomb = None
+
+    def _ranges(self) -> list[tuple[int, int]]:
+        cfg = self.index.config
+        return shard_ranges(cfg.hash_bits, cfg.shards)
+
+    def tombstones(self) -> np.ndarray:
+        """``tomb[d]`` of the committed generation (cached per generation)."""
+        gen = self.index.catalog.generation
+        if self._tomb is None or self._tomb[0] != gen:
+            self._tomb = (gen, current_tombstones(self.index.catalog))
+        return self._tomb[1]
+
+    def shard(self, shard: int, generation: int | None = None) -> ShardData:
+        """One range's live postings as last committed (its segments merged, tombstones
+        applied), or the single segment of the given generation."""
+        if generation is not None:
+            return self.segments_of({shard: [generation]})[(generation, shard)]
+        with self.index.catalog.read_snapshot():  # manifest and tombstones agree
+            manifest = self.index.catalog.segments()
+            tomb = self.tombstones()
+        gens = [g for g, _, _ in manifest.get(shard, [])]
+        lo, hi = self._ranges()[shard]
+        if not gens:
+            return ShardData.empty(lo, hi)
+        parts = self.segments_of({shard: gens})
+        return merge_shards([parts[(g, shard)] for g in gens], tomb, lo, hi)
+
+    def segments_of(self, gens: dict[int, list[int]]) -> dict[tuple[int, int], ShardData]:
+        """Whole segments ``{(generation, range): data}`` of the ranges ``gens`` (range ->
+        generations), read in parallel threads and cached; cached segments of these ranges
+        that are no longer listed (an update committed meanwhile) are dropped."""
+        wanted = {(g, s) for s, lst in gens.items() for g in lst}
+        missing = sorted(wanted - self._shards.keys())
+        if missing:
+            live = {gs for gs in self._shards if gs[1] not in gens} | wanted
+            self._shards = {gs: d for gs, d in self._shards.items() if gs in live}
+            for gs in missing:
+                self.index._check_sizes(*gs)
+            loaded = threads(lambda gs: self.index.store.read(*gs), missing)
+            self._shards.update(zip(missing, loaded, strict=True))
+        return {gs: self._shards[gs] for gs in wanted}
+
+    def preload(self) -> int:
+        """See :meth:`simdask.index.Index.preload`; returns the bytes concerned."""
+        manifest = self.index.catalog.segments()
+        self._reader.retain(manifest)
+        nbytes, streamed = 0, {}
+        for s, segs in manifest.items():
+            for g, _, _ in segs:
+                arrays = self._reader.opened(s, g)
+                if _mapped(arrays):
+                    nbytes += sum(_touch(arrays[name]) for name in _NAMES)
+                else:
+                    streamed.setdefault(s, []).append(g)
+        nbytes += sum(d.nbytes for d in self.segments_of(streamed).values())
+        ranges, tomb = self._ranges(), self.tombstones()
+        for s, segs in manifest.items():  # small segments: merged in memory once
+            small = split_small(segs)[1]
+            if small:
+                nbytes += self._reader.combined(s, small, tomb, *ranges[s]).nbytes
+        self.preloaded = True
+        return nbytes
+
+    def query_shards(self, manifest: Manifest, tomb: np.ndarray, ids: dict, merge: bool):
+        """``{range: [ShardData]}``: the postings of the query chunk IDs ``ids`` by range, one
+        part per segment looked up (tombstones not yet applied) or, with ``merge``, the
+        range's live postings merged into one part: looked up in the range's large segment
+        (memory-mapped: the pages needed; compressed: the whole segment after
+        :meth:`preload`, else streamed) and in its small segments, kept merged in memory
+        (:class:`~simdask.storage.segments.RangeReader`); in threads."""
+        ranges = self._ranges()
+        self._reader.retain(manifest)
+        split = {s: split_small(manifest.get(s, [])) for s in ids}
+        whole: dict[int, list[int]] = {}
+        # opened (and small segments combined, once) here: warnings filters and the catalog
+        # connection (the size checks) are not for threads
+        for s, (look, small) in split.items():
+            if small:
+                self._reader.combined(s, small, tomb, *ranges[s])
+            for g in look:
+                if self.preloaded and not _mapped(self._reader.opened(s, g)):
+                    whole.setdefault(s, []).append(g)
+                else:
+                    self._reader.opened(s, g)
+        loaded = self.segments_of(whole) if whole else {}
+        store = self.index.store
+
+        def subset(s: int) -> list[ShardData]:
+            look, small = split[s]
+            parts = [
+                restrict_shard(loaded[(g, s)], ids[s])
+                if (g, s) in loaded
+                else store.read_subset(self._reader.opened(s, g), ids[s], g)
+                for g in look
+            ]
+            if small:
+                combined = self._reader.combined(s, small, tomb, *ranges[s])
+                parts.append(restrict_shard(combined, ids[s]))
+            if not parts:
+                return [ShardData.empty(*ranges[s])]
+            # with max_df a chunk's document frequency is that of the merged lists
+            return [merge_shards(parts, tomb, *ranges[s])] if merge else parts
+
+        order = sorted(ids)
+        return dict(zip(order, threads(subset, order), strict=True))
+
+    def query_parts(self, shards: dict, q_ids, sid, tomb: np.ndarray, max_df) -> list:
+        """``[(doc IDs, shared counts)]`` of one query text (its chunk IDs ``q_ids`` in ranges
+        ``sid``), per segment part, the counts of hidden documents dropped."""
+        parts = []
+        for s in np.unique(sid).tolist():
+            for seg in shards[s]:
+                docs_s, counts = query_counts(seg, q_ids[sid == s], max_df)
+                live = live_mask(docs_s, seg.generation, tomb)
+                parts.append((docs_s[live].astype(np.uint64), counts[live]))
+        return parts
+
+    def counts(self) -> tuple[int, int, int, int]:
+        """``(distinct chunks, postings, segments, tombstones)`` of the live index."""
+        with self.index.catalog.read_snapshot():
+            manifest = self.index.catalog.segments()
+            tomb = self.tombstones()
+        n_keys = n_post = 0
+        for s, segs in manifest.items():
+            if len(segs) == 1 and int(tomb.max(initial=0)) <= segs[0][0]:
+                keys, postings = self.index.store.counts(segs[0][0], s)  # metadata only
+            else:  # live postings: the segments merged
+                data = self.shard(s)
+                keys, postings = len(data.chunk_keys), data.n_postings
+            n_keys += keys
+            n_post += postings
+        n_segs = sum(len(segs) for segs in manifest.values())
+        return n_keys, n_post, n_segs, int(np.count_nonzero(tomb))
+
+
+def _mapped(arrays: dict) -> bool:
+    """True for the arrays of a raw segment opened as memory maps (ShardStore.open_arrays)."""
+    return isinstance(arrays["chunk_keys"], np.ndarray)
+
+
+def _touch(arr: np.ndarray) -> int:
+    """Read one element of every 4 KiB page of a memory-mapped array (pulling the file into
+    the page cache); returns its bytes."""
+    if len(arr):
+        int(np.asarray(arr[:: max(1, 4096 // arr.itemsize)]).sum())
+    return arr.nbytes

@@ -1,0 +1,219 @@
+"""Segments with tombstones and the merge policy (pure kernels) against brute-force Python."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdask.errors import ConfigError
+from simdask.kernels.merge_policy import MergePolicy, plan_merges
+from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
+from simdask.kernels.segments import live_mask, merge_segments, restrict, tombstone_table
+from simdask.storage.segments import (
+    RangeReader,
+    merge_shards,
+    read_range,
+    remove_segment,
+    restrict_shard,
+)
+from simdask.storage.shards import LocalShardStore, ShardData
+
+pytestmark = pytest.mark.unit
+
+
+def csr(pairs):
+    pairs = sorted(set(pairs))
+    c = np.array([p[0] for p in pairs], np.uint32)
+    d = np.array([p[1] for p in pairs], np.uint32)
+    return build_postings(sorted_unique(pack_pairs(c, d)))
+
+
+def pairs_of(chunk_keys, offsets, doc_ids):
+    df = np.diff(offsets.astype(np.int64))
+    return set(zip(np.repeat(chunk_keys, df).tolist(), doc_ids.tolist(), strict=True))
+
+
+segment_lists = st.lists(
+    st.tuples(
+        st.sets(st.tuples(st.integers(0, 40), st.integers(0, 12)), max_size=40),
+        st.integers(1, 9),
+    ),
+    max_size=6,
+)
+tombs = st.lists(st.tuples(st.integers(0, 14), st.integers(1, 10)), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(segment_lists, tombs)
+def test_merge_segments_equals_live_union(segments, tomb_rows):
+    tomb = tombstone_table([d for d, _ in tomb_rows], [g for _, g in tomb_rows])
+    newest = {}
+    for d, g in tomb_rows:
+        newest[d] = max(newest.get(d, 0), g)
+    expect = {
+        (c, d) for pairs, g in segments for c, d in pairs if newest.get(d, 0) <= g
+    }  # a tombstone hides only postings of segments older than it
+    got = merge_segments([csr(p) for p, _ in segments], [g for _, g in segments], tomb)
+    assert pairs_of(*got) == expect
+    keys, offsets, docs = got
+    assert np.all(np.diff(keys.astype(np.int64)) > 0)
+    assert len(offsets) == len(keys) + 1 and int(offsets[-1]) == len(docs)
+    for i in range(len(keys)):
+        assert np.all(np.diff(docs[offsets[i] : offsets[i + 1]].astype(np.int64)) > 0)
+
+
+def test_recycled_doc_id_is_not_hidden_by_an_older_tombstone():
+    base = csr([(1, 5), (2, 5), (2, 6)])  # generation 1: doc 5 and doc 6
+    # generation 2 deletes doc 5; generation 3 gives its ID to a new document
+    recycled = csr([(3, 5)])
+    tomb = tombstone_table([5], [2])
+    got = pairs_of(*merge_segments([base, recycled], [1, 3], tomb))
+    assert got == {(2, 6), (3, 5)}
+    # modified at generation 3: the tombstone and the new postings share a generation
+    tomb = tombstone_table([5], [3])
+    assert pairs_of(*merge_segments([base, recycled], [1, 3], tomb)) == {(2, 6), (3, 5)}
+    assert live_mask(np.array([5, 6, 99], np.uint32), 1, tomb).tolist() == [False, True, True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sets(st.tuples(st.integers(0, 60), st.integers(0, 9)), max_size=60),
+    st.sets(st.integers(0, 70), max_size=30),
+)
+def test_restrict_keeps_the_lists_of_the_given_chunks(pairs, wanted):
+    ids = np.array(sorted(wanted), np.uint32)
+    got = pairs_of(*restrict(csr(pairs), ids))
+    assert got == {(c, d) for c, d in pairs if c in wanted}
+
+
+def test_range_reader_and_read_range_merge_stored_segments(tmp_path):
+    store = LocalShardStore(tmp_path / "shards")
+    a = {(10, 1), (10, 2), (11, 3), (40, 2)}
+    b = {(10, 4), (12, 2), (40, 5)}
+    store.write(1, 0, ShardData(0, 100, *csr(a), generation=1))
+    store.write(4, 0, ShardData(0, 100, *csr(b), generation=4))
+    tomb = tombstone_table([2], [3])  # doc 2 removed at generation 3
+    whole = read_range(store, 0, [1, 4], tomb, 0, 100)
+    expect = {(10, 1), (11, 3), (10, 4), (12, 2), (40, 5)}
+    assert pairs_of(whole.chunk_keys, whole.offsets, whole.doc_ids) == expect
+    sub = RangeReader(store).subset(0, [1, 4], np.array([10, 40, 77], np.uint32), tomb, 0, 100)
+    assert pairs_of(sub.chunk_keys, sub.offsets, sub.doc_ids) == {
+        p for p in expect if p[0] in (10, 40)
+    }
+    one = store.read(1, 0)
+    assert merge_shards([one], np.zeros(0, np.int64), 0, 100) is one
+    remove_segment(store, 1, 0)
+    assert not store.exists(1, 0) and not (tmp_path / "shards" / "gen-000001").exists()
+    assert store.exists(4, 0)
+
+
+# --------------------------------------------------------------------------------------------
+# merge policy
+
+
+def test_policy_merges_a_full_level_and_nothing_else():
+    p = MergePolicy(min_segments=4, max_merge=4, floor_postings=10)
+    assert plan_merges([1000, 20, 21, 19], policy=p) == []  # three small: not yet
+    assert plan_merges([1000, 20, 21, 19, 22], policy=p) == [[1, 2, 3, 4]]
+    assert plan_merges([1000, 900, 800, 950, 20], policy=p) == [[0, 1, 2, 3]]
+    assert plan_merges([1000, 20], dead_fraction=0.5, policy=p) == [[0, 1]]
+    assert plan_merges([1000], dead_fraction=0.01, force=True, policy=p) == [[0]]
+    assert plan_merges([1000], force=True, policy=p) == []
+    assert plan_merges([5] * 9, policy=MergePolicy(enabled=False)) == []
+    many = plan_merges(list(range(100, 140)), policy=MergePolicy(floor_postings=1, max_segments=32))
+    assert many and all(len(m) >= 2 for m in many)
+    with pytest.raises(ConfigError, match="max_merge"):
+        MergePolicy(min_segments=8, max_merge=4)
+    assert MergePolicy.from_dict(p.to_dict()) == p
+
+
+def _simulate(policy: MergePolicy, runs: int, seed: int):
+    """Segments appended one per run, merged as planned; returns (rewrites of each original
+    segment's postings, total postings, segments after each run)."""
+    rng = random.Random(seed)
+    segs: list[tuple[int, list[int]]] = []  # (size, ids of the runs whose postings it holds)
+    rewrites = [0] * runs
+    counts = []
+    for r in range(runs):
+        segs.append((rng.randint(50, 150), [r]))
+        while True:
+            merges = plan_merges([s for s, _ in segs], policy=policy)
+            if not merges:
+                break
+            group = merges[0]
+            merged = (sum(segs[i][0] for i in group), [x for i in group for x in segs[i][1]])
+            for x in merged[1]:
+                rewrites[x] += 1
+            segs = [s for i, s in enumerate(segs) if i not in group] + [merged]
+        counts.append(len(segs))
+    return rewrites, sum(s for s, _ in segs), counts
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_each_posting_is_rewritten_about_log_n_times(seed):
+    policy = MergePolicy(min_segments=8, max_merge=10, floor_postings=1, max_segments=64)
+    rewrites, total, counts = _simulate(policy, 3000, seed)
+    growth = policy.min_segments / 2**policy.level_log_size  # size factor per rewrite
+    bound = math.log(total / 50, growth) + 1
+    assert max(rewrites) <= bound, (max(rewrites), bound)
+    assert max(counts) <= policy.max_segments  # readers never face many segments
+    # a rewrite per run would be linear; the total work is N log N, not N^2
+    assert sum(rewrites) < 0.01 * len(rewrites) ** 2
+    # a tighter segment cap merges the smallest segments early: a little more work
+    tight = MergePolicy(min_segments=8, max_merge=10, floor_postings=1, max_segments=32)
+    rewrites, total, counts = _simulate(tight, 3000, seed)
+    assert sum(rewrites) / len(rewrites) <= bound and max(rewrites) <= 2 * bound
+    assert max(counts) <= tight.max_segments
+
+
+def test_floor_adds_a_bounded_number_of_rewrites():
+    policy = MergePolicy(min_segments=8, max_merge=10, floor_postings=1000)
+    rewrites, total, _ = _simulate(policy, 2000, 3)
+    growth = policy.min_segments / 2**policy.level_log_size
+    assert max(rewrites) <= math.log(total / 50, growth) + 1 + 1000 / 50
+
+
+def test_split_small_and_combined_segments(tmp_path):
+    from simdask.storage.segments import SMALL_POSTINGS, split_small
+
+    assert split_small([(1, 5, 100), (2, 1, 3)]) == ([1, 2], [])
+    assert split_small([(1, 5, 100), (4, 1, 3), (2, 9, 300)]) == ([2], [1, 4])
+    assert split_small([(1, 5, SMALL_POSTINGS), (2, 5, SMALL_POSTINGS), (3, 1, 9)]) == (
+        [1, 2, 3],
+        [],
+    )
+    store = LocalShardStore(tmp_path / "shards")
+    rng = np.random.default_rng(4)
+    segs, expect_parts = [], []
+    for g in range(1, 8):
+        pairs = {(int(c), int(d)) for c, d in rng.integers(0, 60, size=(40 * g, 2))}
+        store.write(g, 0, ShardData(0, 100, *csr(pairs), generation=g))
+        segs.append((g, 0, len(pairs)))
+        expect_parts.append((pairs, g))
+    tomb = tombstone_table([3, 7, 11], [2, 5, 7])
+    newest = {3: 2, 7: 5, 11: 7}
+    expect = {(c, d) for pairs, g in expect_parts for c, d in pairs if newest.get(d, 0) <= g}
+    look, small = split_small(segs)
+    assert look == [7] and small == [1, 2, 3, 4, 5, 6]
+    reader = RangeReader(store)
+    combined = reader.combined(0, small, tomb, 0, 100)
+    assert reader.combined(0, small, tomb, 0, 100) is combined  # kept
+    ids = np.arange(0, 60, 3, dtype=np.uint32)
+    parts = [store.read_subset(reader.opened(0, 7), ids, 7), restrict_shard(combined, ids)]
+    got = merge_shards(parts, tomb, 0, 100)
+    assert pairs_of(got.chunk_keys, got.offsets, got.doc_ids) == {
+        p for p in expect if p[0] % 3 == 0
+    }
+    # a later tombstone (newer than every segment) still hides postings of the combined ones
+    later = tombstone_table([3, 7, 11, 20], [2, 5, 7, 9])
+    got = merge_shards(parts, later, 0, 100)
+    assert pairs_of(got.chunk_keys, got.offsets, got.doc_ids) == {
+        p for p in expect if p[0] % 3 == 0 and p[1] != 20
+    }
+    reader.retain({0: [(7, 0, 1)]})  # a compaction replaced the small segments
+    assert reader._small == {}
