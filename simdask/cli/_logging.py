@@ -36,6 +36,11 @@ class _Writer(logging.Handler):
             self.handleError(record)
 
 
+def _own_records(record: logging.LogRecord) -> bool:
+    """True for the records of simdask's own loggers (and of ``__main__`` scripts)."""
+    return record.name.split(".", 1)[0] in ("simdask", "__main__", "root")
+
+
 def configure_logging(verbose: bool = False, log_file: str | None = None) -> None:
     """Configure logging for one command: simdask's warnings (INFO with ``verbose``) to stderr;
     the third-party loggers to ``log_file`` (INFO and up; appended) if given and to stderr with
@@ -44,6 +49,9 @@ def configure_logging(verbose: bool = False, log_file: str | None = None) -> Non
     processes log to stderr with ``verbose`` only."""
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, stream=sys.stderr, force=True)
+    if not verbose:  # also loggers named after a file path (distributed's ``log_errors``)
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_own_records)
     file_handler = None
     if log_file:
         file_handler = _Writer(open(log_file, "a", encoding="utf-8"))  # noqa: SIM115
@@ -58,6 +66,10 @@ def configure_logging(verbose: bool = False, log_file: str | None = None) -> Non
         for h in list(logger.handlers):  # distributed installs its own stderr handler
             logger.removeHandler(h)
         logger.propagate = False
+        # a handler that drops everything: without any handler in a logger's chain, Python's
+        # last-resort handler prints WARNING and up to stderr, e.g. for child loggers that
+        # distributed's config gives their own level ("distributed.client": warning)
+        logger.addHandler(logging.NullHandler())
         if verbose:
             logger.addHandler(verbose_handler)
         if file_handler is not None:

@@ -329,7 +329,7 @@ def cluster_failure(
     else:  # a worker's connection closed, or workers came back under new addresses
         what = "Dask workers died and were restarted during the run"
     why = _cause(client, since, [*before.values(), *now.values()])
-    if "lost dependencies" in str(error) and len(before) <= 1:
+    if len(before) == 1 and (gone or "lost dependencies" in str(error)):
         why = (
             "With one worker, data the client scattered to it died with it and the run cannot "
             f"go on (with two or more, a worker's death is survived). {why}"
