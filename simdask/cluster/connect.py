@@ -123,7 +123,10 @@ def _start_ssh(spec: ClusterSpec):
         raise ClusterError("--ssh needs the asyncssh package: pip install 'simdask[ssh]'") from None
     kwargs = ssh_cluster_kwargs(spec)
     try:
-        with dask.config.set(CLUSTER_CONFIG):  # the remote processes inherit dask's config
+        # the remote processes inherit dask's config; SSHCluster waits for their INFO lines
+        # ("Scheduler at: ..."), so their distributed logging stays at INFO whatever this
+        # process was given (e.g. DASK_LOGGING__DISTRIBUTED=critical in its environment)
+        with dask.config.set({**CLUSTER_CONFIG, "logging.distributed": "info"}):
             return SSHCluster(**kwargs, silence_logs=_subprocess_logging()[0])
     except Exception as e:
         opts = kwargs["connect_options"]
