@@ -9,6 +9,7 @@ in use") are shown with ``--verbose`` only, or written to ``--log-file``.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import warnings
 
@@ -49,6 +50,10 @@ def configure_logging(verbose: bool = False, log_file: str | None = None) -> Non
     processes log to stderr with ``verbose`` only."""
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, stream=sys.stderr, force=True)
+    # dask reads its logging config from the environment when it is first imported (after
+    # this: the CLI imports dask lazily); an inherited DASK_LOGGING__DISTRIBUTED must not
+    # decide what --verbose and --log-file show
+    os.environ["DASK_LOGGING__DISTRIBUTED"] = "info" if (verbose or log_file) else "critical"
     if not verbose:  # also loggers named after a file path (distributed's ``log_errors``)
         for handler in logging.getLogger().handlers:
             handler.addFilter(_own_records)

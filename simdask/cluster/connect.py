@@ -57,8 +57,8 @@ def _subprocess_logging() -> tuple[int, dict[str, str]]:
     ``logging`` config, asyncio included): ERROR when simdask's own logger shows INFO
     (``simdask --verbose``), else nothing but CRITICAL (simdask reports failures itself; the
     workers' connection chatter and shutdown tracebacks are noise)."""
-    if logging.getLogger("simdask").isEnabledFor(logging.INFO):
-        return logging.INFO, {}
+    if logging.getLogger("simdask").isEnabledFor(logging.INFO):  # explicit: not inherited
+        return logging.INFO, {"DASK_LOGGING__DISTRIBUTED": "info"}
     quiet = {"DASK_LOGGING__DISTRIBUTED": "critical", "DASK_LOGGING__ASYNCIO": "critical"}
     return logging.CRITICAL, quiet
 
