@@ -83,11 +83,15 @@ def test_token_required_beyond_localhost(index, tmp_path):
         assert s.get(url + "/documents", timeout=30).url.endswith("/documents")
         # the same in Chromium: the login page, then the pages
         driver = chromium_driver()
+        from selenium.webdriver.support.wait import WebDriverWait
+
         try:
             driver.get(url + "/stats")
             assert driver.current_url.endswith("/login")
             driver.find_element("id", "secret").send_keys(TOKEN)
             driver.find_element("id", "login").click()
+            # the click submits the form: wait for its redirect (the session cookie) first
+            WebDriverWait(driver, 30).until(lambda d: not d.current_url.endswith("/login"))
             driver.get(url + "/stats")
             stat = driver.find_element("css selector", "[data-stat=documents]")
             assert stat.text == "23"
