@@ -14,13 +14,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 from distributed import Client
 
 from simdask import Index, IndexConfig
+from tests.helpers.cli import start
 from tests.helpers.cluster import start_scheduler, start_worker, stop, wait_for_workers
 from tests.helpers.compare import assert_same_index, documents_by_key, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
@@ -34,16 +34,7 @@ CFG = IndexConfig(hash_bits=28, shards=4)
 
 
 def cli(*args) -> subprocess.Popen:
-    env = dict(os.environ)
-    env.pop("SIMDASK_FAILPOINTS", None)  # only the workers fail
-    env["SIMDASK_CONFIG"] = ""  # no user config file
-    return subprocess.Popen(
-        [sys.executable, "-m", "simdask.cli", *map(str, args)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start(*args, env={"SIMDASK_CONFIG": ""})  # no user config file; only workers fail
 
 
 def update(work, src, *cluster: str, timeout: float = 180) -> tuple[int, str]:

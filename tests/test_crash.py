@@ -11,12 +11,12 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from simdask import Index
+from tests.helpers.cli import start as cli
 from tests.helpers.compare import assert_same_index, documents_by_key, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.waiting import held_at, reached, wait_until
@@ -25,21 +25,6 @@ pytestmark = pytest.mark.system
 
 
 DOCS = make_docs(30, seed=8)
-
-
-def cli(*args, failpoints: str | None = None, timeout: float = 180) -> subprocess.Popen:
-    env = dict(os.environ)
-    env.pop("SIMDASK_FAILPOINTS", None)
-    if failpoints:
-        env["SIMDASK_FAILPOINTS"] = failpoints
-    return subprocess.Popen(
-        [sys.executable, "-m", "simdask.cli", *map(str, args)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # so that a kill reaches the driver and its workers
-    )
 
 
 def update(index, src, failpoints=None) -> tuple[int, str]:

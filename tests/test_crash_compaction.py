@@ -8,35 +8,19 @@ import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from simdask import Index
 from simdask.storage.segments import stored_segments
+from tests.helpers.cli import start as cli
 from tests.helpers.compare import assert_same_index, documents_by_key, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
 
 pytestmark = pytest.mark.system
 
 DOCS = make_docs(24, seed=5)
-
-
-def cli(*args, failpoints: str | None = None) -> subprocess.Popen:
-    env = dict(os.environ)
-    env.pop("SIMDASK_FAILPOINTS", None)
-    if failpoints:
-        env["SIMDASK_FAILPOINTS"] = failpoints
-    return subprocess.Popen(
-        [sys.executable, "-m", "simdask.cli", *map(str, args)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
 
 
 def run(*args, failpoints=None) -> tuple[int, str]:
