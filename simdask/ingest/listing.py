@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from simdask.kernels.keys import FOLDER_SUFFIX, safe_text
+
 __all__ = [
     "FOLDER_SUFFIX",
     "folder_key",
@@ -29,25 +31,9 @@ __all__ = [
     "walk_folder",
 ]
 
-#: Keys naming a folder (an unreadable one, in a per-file error) end with this.
-FOLDER_SUFFIX = "/"
 _BLOCK = 1 << 26  # bytes scanned at a time when listing a JSONL file (64 MiB)
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 13, 32]] = True  # JSON whitespace
-
-
-def safe_text(text: str) -> str:
-    """``text`` as valid Unicode: undecodable bytes of a file name (kept by Python as
-    surrogate escapes) are written ``\\xNN``, any other lone surrogate ``\\udNNN``."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        try:
-            raw = text.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:
-            return text.encode("utf-8", "backslashreplace").decode("utf-8")
-        return raw.decode("utf-8", "backslashreplace")
-    return text
 
 
 def source_id(path: str | os.PathLike) -> str:

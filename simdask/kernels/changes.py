@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from simdask.errors import ConfigError
+from simdask.kernels.keys import FOLDER_SUFFIX
 
 __all__ = [
     "DocumentCounts",
@@ -138,10 +139,6 @@ class ResolvedChanges:
     def words(self) -> int:
         """Words of the upserted documents."""
         return int(sum(d.n_words for d in self.upserted))
-
-
-#: the key of a folder that could not be listed ends with this (``essays/sub/``)
-FOLDER_SUFFIX = "/"
 
 
 def _collision(

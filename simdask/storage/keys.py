@@ -18,7 +18,7 @@ import sqlite3
 from pathlib import Path
 
 from simdask.errors import IndexFormatError
-from simdask.ingest.listing import FOLDER_SUFFIX, safe_text
+from simdask.kernels.keys import FOLDER_SUFFIX, safe_text
 
 __all__ = ["KEY_SCHEME", "migrate_keys", "set_current_scheme"]
 
