@@ -3,6 +3,7 @@ hashing, pair sorting, CSR postings, shard splits, merges, segments, storage and
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from simdask.config import DEFAULT_HASH_BITS, IndexConfig
 from simdask.errors import ConfigError, IndexFormatError
 from simdask.kernels.hashing import chunk_batch, chunk_id, hash_chunks
+from simdask.kernels.ngrams import tokenize
 from simdask.kernels.postings import (
     ShardData,
     build_postings,
@@ -29,7 +31,6 @@ from simdask.kernels.postings import (
     split_sorted_by_shard,
 )
 from simdask.kernels.segments import merge_segments, restrict
-from simdask.kernels.ngrams import tokenize
 from simdask.kernels.text import chunks
 from simdask.storage.shards import encode_shard, open_shard_store
 
@@ -259,7 +260,7 @@ def test_wide_shard_round_trip_raw_and_compressed(tmp_path):
 def test_chunk_key_width_is_checked_on_open(tmp_path):
     wide = open_shard_store(tmp_path / "w")
     wide.write(1, 0, _wide_shard())
-    with pytest.raises(IndexFormatError, match="chunk_keys are uint64 on disk.*expect uint32"):
+    with pytest.raises(IndexFormatError, match=r"chunk_keys are uint64 on disk.*expect uint32"):
         open_shard_store(tmp_path / "w", key_dtype=np.uint32).read(1, 0)
     with pytest.raises(IndexFormatError, match="chunk_keys are uint64"):
         open_shard_store(tmp_path / "w", key_dtype=np.uint32).open_arrays(1, 0)
@@ -269,7 +270,7 @@ def test_chunk_key_width_is_checked_on_open(tmp_path):
     open_shard_store(tmp_path / "n").write(1, 0, narrow)
     old = open_shard_store(tmp_path / "n", key_dtype=np.uint32).read(1, 0)
     assert old.chunk_keys.dtype == np.uint32 and old.chunk_keys.tolist() == [5]
-    with pytest.raises(IndexFormatError, match="chunk_keys are uint32 on disk.*expect uint64"):
+    with pytest.raises(IndexFormatError, match=r"chunk_keys are uint32 on disk.*expect uint64"):
         open_shard_store(tmp_path / "n", key_dtype=np.uint64).read(1, 0)
     # an empty range of a wide index may have been written with uint32 keys: no values, fine
     empty = ShardData.empty(0, 2**30)
@@ -291,7 +292,7 @@ def test_hash_bits_range_and_default():
             cfg = IndexConfig(hash_bits=bits, shards=shards)
             ranges = shard_ranges(bits, shards)
             assert ranges[-1][1] == 2**bits
-            assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(ranges, ranges[1:]))
+            assert all(a[1] == b[0] and a[0] < a[1] for a, b in itertools.pairwise(ranges))
             assert cfg.shard_width == -(-(2**bits) // shards)
     for bad in (15, 65, 128):
         with pytest.raises(ConfigError, match=f"hash_bits must be in 16..64, got {bad}"):

@@ -144,7 +144,8 @@ class ShardStore(ABC):
         raw = self._raw_files(generation, shard)
         if raw is not None:
             arrays = {
-                name: load_array(raw[name]).astype(dtype, copy=False) for name, dtype in ARRAYS
+                name: load_array(raw[name]).astype(dtype, copy=False)
+                for name, dtype in ARRAYS
                 if name != "chunk_keys"
             }
             lo, hi = raw["lo"], raw["hi"]
