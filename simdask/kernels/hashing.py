@@ -20,7 +20,14 @@ from __future__ import annotations
 import numpy as np
 import xxhash
 
-from simdask.kernels.postings import chunk_dtype, pack_pairs, pair_chunks, pair_docs, sort_pairs
+from simdask.kernels.postings import (
+    chunk_dtype,
+    pack_pairs,
+    pair_chunks,
+    pair_docs,
+    sort_columns,
+    sort_pairs,
+)
 from simdask.kernels.text import token_bytes
 
 __all__ = [
@@ -233,10 +240,13 @@ def chunk_batch(texts: list[str], k: int = 5, hash_bits: int = 28, seed: int = 0
     word_offsets = np.searchsorted(starts, np.append(doc_starts, len(buf)))
     n_words = np.diff(word_offsets)
     ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed)
-    key = sort_pairs(pack_pairs(ids, doc), distinct=True)
-    doc_u = pair_docs(key).astype(np.int64)
+    if ids.dtype == np.uint64:  # wide IDs: sorted as two columns
+        chunk_ids, doc_u = sort_columns(ids, doc, distinct=True)
+    else:
+        key = sort_pairs(pack_pairs(ids, doc), distinct=True)
+        chunk_ids, doc_u = pair_chunks(key), pair_docs(key).astype(np.int64)
     return ChunkedBatch(
-        chunk_ids=pair_chunks(key),
+        chunk_ids=chunk_ids,
         doc=doc_u,
         n_words=n_words,
         n_chunks=np.bincount(doc_u, minlength=len(texts)).astype(np.int64),

@@ -35,6 +35,7 @@ __all__ = [
     "shard_of",
     "shard_ranges",
     "shard_width",
+    "sort_columns",
     "sort_pairs",
     "sorted_unique",
     "split_sorted_by_shard",
@@ -142,41 +143,52 @@ def _distinct_sorted(keys: np.ndarray) -> np.ndarray:
 
 
 def sort_pairs(keys: np.ndarray, distinct: bool = False) -> np.ndarray:
-    """Pair keys sorted by ``(chunk, doc)`` (``distinct``: duplicates removed).
-
-    Packed keys: one sort. Wide keys whose chunk IDs and doc IDs together need at most 64 bits
-    (e.g. 40-bit IDs beside doc IDs below 2**24) are packed ``chunk << b | doc`` and sorted
-    alike; others go through the ranks of the chunk IDs (an argsort of the chunk IDs and a
-    sort of packed ``rank << 32 | doc``: about 5x one sort, scripts/eval_accuracy.py)."""
+    """Pair keys sorted by ``(chunk, doc)`` (``distinct``: duplicates removed); packed keys
+    with one sort, wide keys with :func:`sort_columns`."""
     if not _is_wide(keys):
         out = np.sort(keys)
         return _distinct_sorted(out) if distinct else out
-    if len(keys) == 0:
-        return keys
-    chunks, docs = keys[:, 0], keys[:, 1]
-    doc_bits = int(docs.max()).bit_length()
+    chunks, docs = sort_columns(keys[:, 0], keys[:, 1], distinct)
+    out = np.empty((len(chunks), 2), dtype=np.uint64)
+    out[:, 0] = chunks
+    out[:, 1] = docs
+    return out
+
+
+def sort_columns(
+    chunks: np.ndarray, docs: np.ndarray, distinct: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(chunk IDs, doc IDs)`` pairs given as two columns (chunk IDs up to 64 bits, doc IDs
+    up to 32 bits), sorted by ``(chunk, doc)``; returns the columns (uint64 chunk IDs, doc IDs
+    in ``docs``' dtype; ``distinct``: duplicates removed).
+
+    Where chunk bits and doc bits together fit in 64 (e.g. 40-bit IDs beside doc IDs below
+    2**24) the pairs are packed ``chunk << b | doc`` and sorted once; otherwise the chunk IDs
+    are replaced by their ranks among the distinct IDs (one argsort) and ``rank << 32 | doc``
+    is sorted (docs/accuracy.md, "Cost", times both)."""
+    chunks = np.asarray(chunks, dtype=np.uint64)
+    dtype = np.asarray(docs).dtype
+    docs = np.asarray(docs).astype(np.uint64)
+    if len(chunks) == 0:
+        return chunks, docs.astype(dtype)
+    doc_bits = max(1, int(docs.max()).bit_length())
     if int(chunks.max()).bit_length() + doc_bits <= 64:
         packed = (chunks << np.uint64(doc_bits)) | docs
         packed.sort()
         if distinct:
             packed = _distinct_sorted(packed)
-        out = np.empty((len(packed), 2), dtype=np.uint64)
-        out[:, 0] = packed >> np.uint64(doc_bits)
-        out[:, 1] = packed & np.uint64((1 << doc_bits) - 1)
-        return out
+        low = (packed & np.uint64((1 << doc_bits) - 1)).astype(dtype)
+        return packed >> np.uint64(doc_bits), low
     order = np.argsort(chunks)
     ranked = chunks[order]
     first = run_starts(ranked)
-    rank = np.empty(len(keys), dtype=np.uint64)
+    rank = np.empty(len(chunks), dtype=np.uint64)
     rank[order] = np.cumsum(first) - 1
     packed = (rank << np.uint64(32)) | docs
     packed.sort()
     if distinct:
         packed = _distinct_sorted(packed)
-    out = np.empty((len(packed), 2), dtype=np.uint64)
-    out[:, 0] = ranked[first][(packed >> np.uint64(32)).astype(np.int64)]
-    out[:, 1] = packed & _LOW32
-    return out
+    return ranked[first][packed >> np.uint64(32)], (packed & _LOW32).astype(dtype)
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
