@@ -11,6 +11,7 @@ import pytest
 
 from simdask import Index, IndexConfig
 from simdask.kernels.text import chunks
+from tests.helpers.compare import assert_same_index
 from tests.helpers.corpus import make_docs, reference_similarity, stem, write_txt
 
 pytestmark = pytest.mark.integration
@@ -52,7 +53,15 @@ def test_default_width_stores_exact_similarities(tmp_path, client):
     docs[second] = docs[second] + " " + docs[sorted(docs)[5]]
     write_txt(docs, tmp_path / "docs")
     idx.update([src], client=client)
-    assert _stored(idx) == {p: v for p, v in reference_similarity(docs).items() if v[1] >= 1.0}
+    expect = {p: v for p, v in reference_similarity(docs).items() if v[1] >= 1.0}
+    assert _stored(idx) == expect
+    # base + delta segments compacted into one: uint64 keys merged, same answers, and the
+    # index equals one full build of the final documents
+    assert idx.compact(client=client, force=True)
+    assert _stored(idx) == expect and _key_dtypes(idx) == {"uint64"}
+    full = Index.create(tmp_path / "full", IndexConfig(shards=5, top_k=1000))
+    full.update([src], client=client)
+    assert_same_index(idx, full)
 
 
 def test_seed_width_stays_uint32_and_readable(tmp_path, client):
