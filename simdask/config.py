@@ -6,23 +6,30 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from simdask.errors import ConfigError
-from simdask.kernels.postings import shard_width
+import numpy as np
 
-__all__ = ["FORMAT_VERSION", "IndexConfig"]
+from simdask.errors import ConfigError
+from simdask.kernels.postings import chunk_dtype, shard_width
+
+__all__ = ["DEFAULT_HASH_BITS", "FORMAT_VERSION", "MAX_HASH_BITS", "IndexConfig"]
 
 #: Version of the on-disk layout; an index of another version is refused on open.
 FORMAT_VERSION = 2
 #: format versions this simdask opens: 1 (one shard per range, a ``shards`` table) is migrated
 #: to 2 (per-range segments and tombstones) when opened
 READABLE_VERSIONS = (1, 2)
+#: chunk-ID width of new indexes, in bits (docs/accuracy.md: why 64); an index stores its own
+MAX_HASH_BITS = 64
+DEFAULT_HASH_BITS = 64
 
 
 @dataclass(frozen=True)
 class IndexConfig:
     """Settings of one index.
 
-    ``k``: words per chunk. ``hash_bits``: bits of a chunk ID (16..32). ``shards``: number
+    ``k``: words per chunk. ``hash_bits``: bits of a chunk ID (16..64; uint32 IDs up to 32
+    bits, uint64 above; the default 64 makes stored values equal exact counting over the true
+    chunks in practice, docs/accuracy.md; 28 is the seed's setting). ``shards``: number
     of equal ranges the chunk-ID space is split into. ``seed``: hash seed (changing it changes
     every chunk ID). ``threshold``: least similarity stored, in percent (0 < t <= 100).
     ``top_k``: most similar documents stored per document. ``max_df``: chunks held by more
@@ -39,7 +46,7 @@ class IndexConfig:
     """
 
     k: int = 5
-    hash_bits: int = 28
+    hash_bits: int = DEFAULT_HASH_BITS
     shards: int = 16
     seed: int = 0
     threshold: float = 1.0
@@ -63,7 +70,11 @@ class IndexConfig:
                 value,
             )
         need(1 <= self.k <= 64, "k (words per chunk) must be in 1..64", self.k)
-        need(16 <= self.hash_bits <= 32, "hash_bits must be in 16..32", self.hash_bits)
+        need(
+            16 <= self.hash_bits <= MAX_HASH_BITS,
+            f"hash_bits must be in 16..{MAX_HASH_BITS}",
+            self.hash_bits,
+        )
         need(
             1 <= self.shards <= min(4096, 2**self.hash_bits),
             "shards must be in 1..4096",
@@ -144,6 +155,11 @@ class IndexConfig:
     def shard_width(self) -> int:
         """Chunk IDs per shard range (the last range may be shorter)."""
         return shard_width(self.hash_bits, self.shards)
+
+    @property
+    def chunk_dtype(self) -> np.dtype:
+        """The dtype of this index's chunk IDs: uint32 up to 32 ``hash_bits``, else uint64."""
+        return chunk_dtype(self.hash_bits)
 
     @property
     def shard_layout(self) -> str:

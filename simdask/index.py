@@ -21,6 +21,7 @@ from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.kernels.similarity import containment, sum_pair_counts
 from simdask.lsh_search import LshMatch, LshPair
 from simdask.segment_reads import SegmentReads
@@ -46,7 +47,9 @@ class Index:
         self.path = path
         self.catalog = catalog
         self.config = config
-        self.store = open_shard_store(catalog.meta("shard_store") or path / "shards")
+        self.store = open_shard_store(
+            catalog.meta("shard_store") or path / "shards", key_dtype=config.chunk_dtype
+        )
         self.texts = TextStore(path / "texts")
         migrate_legacy(catalog, self.store)  # format 1 (one shard per range) -> segments
         self._doc_table: tuple[int, np.ndarray] | None = None
@@ -238,7 +241,7 @@ class Index:
             n_chunks = self._doc_chunks()
         if not manifest:
             return [[] for _ in texts]
-        shard_of = cb.chunk_ids.astype(np.int64) // cfg.shard_width
+        shard_of = chunk_shards(cb.chunk_ids, cfg.shard_width)
         ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
         shards = self._reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
         out = []

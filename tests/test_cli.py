@@ -76,8 +76,8 @@ def test_exit_codes_and_messages(tmp_path, built):
     assert p.returncode == 1 and "no simdask index" in p.stderr
     p = run("update", tmp_path / "x", tmp_path / "nope", "--workers", 1, "--quiet", check=False)
     assert p.returncode == 1 and "not found" in p.stderr
-    p = run("update", tmp_path / "y", tmp_path, "--hash-bits", 40, check=False)
-    assert p.returncode == 2 and "hash_bits must be in 16..32, got 40" in p.stderr
+    p = run("update", tmp_path / "y", tmp_path, "--hash-bits", 65, check=False)
+    assert p.returncode == 2 and "hash_bits must be in 16..64, got 65" in p.stderr
     assert run("bogus", check=False).returncode == 2
     tmp, _, _ = built
     p = run("similar", tmp / "idx", "no-such-key", check=False)

@@ -128,8 +128,8 @@ def test_update_config_merges_given_settings_into_the_stored_ones(tmp_path, monk
         with pytest.raises(sqlite3.ProgrammingError, match="closed"):
             idx.catalog.conn.execute("SELECT 1")
     assert not (tmp_path / "none").exists()  # reading settings creates nothing
-    with pytest.raises(ConfigError, match=r"hash_bits must be in 16\.\.32, got 40"):
-        update_config(tmp_path / "idx", {"hash_bits": 40})
+    with pytest.raises(ConfigError, match=r"hash_bits must be in 16\.\.64, got 65"):
+        update_config(tmp_path / "idx", {"hash_bits": 65})
     with pytest.raises(ConfigError, match=r"unknown index settings \['hash'\]"):
         update_config(tmp_path / "idx", {"hash": 20})
 

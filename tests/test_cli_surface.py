@@ -194,7 +194,7 @@ def test_delete_missing_relative_paths_emptied_folder_several_sources(tmp_path):
 def test_bad_settings_exit_2_and_create_nothing(tmp_path):
     (tmp_path / "d.txt").write_text("one two three four five six seven")
     for opt, value, message in [
-        ("--hash-bits", 40, "hash_bits must be in 16..32, got 40"),
+        ("--hash-bits", 65, "hash_bits must be in 16..64, got 65"),
         ("--threshold", 0, "threshold must be a percentage in (0, 100], got 0.0"),
         ("--top-k", 0, "top_k must be at least 1, got 0"),
         ("--max-df", 1, "max_df must be None or an integer >= 2, got 1"),
@@ -204,7 +204,7 @@ def test_bad_settings_exit_2_and_create_nothing(tmp_path):
         assert p.returncode == 2 and message in p.stderr, (opt, p.stderr)
         assert "Traceback" not in p.stderr
     p = run("compare", tmp_path, tmp_path, "--hash-bits", 8, check=False)
-    assert p.returncode == 2 and "hash_bits must be in 16..32, got 8" in p.stderr
+    assert p.returncode == 2 and "hash_bits must be in 16..64, got 8" in p.stderr
     assert run("update", check=False).returncode == 2  # argparse: missing arguments
     assert not (tmp_path / "i").exists()
 

@@ -266,7 +266,7 @@ TEMPLATED = POOL + list(_templated(5, 40, 30).values())
 configs = st.builds(
     IndexConfig,
     k=st.integers(2, 6),
-    hash_bits=st.sampled_from([16, 20, 24]),
+    hash_bits=st.sampled_from([16, 20, 24, 40, 64]),
     shards=st.sampled_from([1, 3, 4]),
     top_k=st.sampled_from([1, 1, 2, 4]),  # small lists: ties at the cut are common
     threshold=st.sampled_from([1.0, 5.0, 12.5, 50.0]),

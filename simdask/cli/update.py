@@ -59,7 +59,11 @@ def _index_settings(p) -> None:
     g = p.add_argument_group(
         "index settings (fixed when the index is created; change them with --rebuild)"
     )
-    g.add_argument("--hash-bits", type=int, help=f"bits of a chunk ID, 16..32 ({d.hash_bits})")
+    g.add_argument(
+        "--hash-bits",
+        type=int,
+        help=f"bits of a chunk ID, 16..64 ({d.hash_bits}; 28: the seed's setting)",
+    )
     g.add_argument("--shards", type=int, help=f"shard ranges ({d.shards})")
     g.add_argument(
         "--threshold", type=float, help=f"least similarity stored, percent ({d.threshold})"

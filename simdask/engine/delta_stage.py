@@ -30,7 +30,7 @@ from simdask.engine.similarity_stage import (
 )
 from simdask.engine.stage import drive
 from simdask.kernels.hashing import chunk_batch
-from simdask.kernels.postings import pack_pairs, split_sorted_by_shard
+from simdask.kernels.postings import pack_pairs, pair_chunks, sort_pairs, split_sorted_by_shard
 from simdask.storage.catalog import Catalog
 from simdask.storage.segments import Manifest, RangeReader
 from simdask.storage.shards import ShardStore
@@ -66,7 +66,7 @@ def stored_chunk_ids(
 ) -> list[np.ndarray]:
     """Per range: the sorted distinct chunk IDs of the committed documents ``doc_ids``,
     chunked again from their stored texts (costs what those documents cost)."""
-    empty = [np.zeros(0, np.uint32) for _ in range(config.shards)]
+    empty = [np.zeros(0, config.chunk_dtype) for _ in range(config.shards)]
     ids = [int(d) for d in doc_ids]
     if not ids:
         return empty
@@ -84,9 +84,9 @@ def stored_chunk_ids(
     cb = chunk_batch(
         [texts.read(p, o, n) for _, p, o, n in rows], config.k, config.hash_bits, config.seed
     )
-    keys = np.sort(pack_pairs(cb.chunk_ids, docs[cb.doc]))
+    keys = sort_pairs(pack_pairs(cb.chunk_ids, docs[cb.doc]))
     parts = split_sorted_by_shard(keys, config.shard_width, config.shards)
-    return [np.unique((p >> np.uint64(32)).astype(np.uint32)) for p in parts]
+    return [np.unique(pair_chunks(p)) for p in parts]
 
 
 def _befores(store, manifest, probes, tomb, ranges) -> list:
@@ -155,7 +155,8 @@ def run_delta(
     probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs)
     probes = [
-        np.union1d(deltas[s].chunk_keys, stored[s]).astype(np.uint32) for s in range(len(ranges))
+        np.union1d(deltas[s].chunk_keys, stored[s]).astype(config.chunk_dtype)
+        for s in range(len(ranges))
     ]
     befores = _befores(store, inp.manifest, probes, inp.tomb_old, ranges)
     ctx.traffic.sent(befores)

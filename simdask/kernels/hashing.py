@@ -20,7 +20,14 @@ from __future__ import annotations
 import numpy as np
 import xxhash
 
-from simdask.kernels.arrays import run_starts
+from simdask.kernels.postings import (
+    chunk_dtype,
+    pack_pairs,
+    pair_chunks,
+    pair_docs,
+    sort_columns,
+    sort_pairs,
+)
 from simdask.kernels.text import token_bytes
 
 __all__ = [
@@ -170,14 +177,16 @@ def hash_chunks(
 
     ``hashes``: word hashes (uint64) of all documents, concatenated; ``word_offsets``: int64,
     document ``d``'s words are ``hashes[word_offsets[d]:word_offsets[d+1]]``. Returns
-    ``(ids, doc)``: the chunk ID (uint32, ``hash_bits`` bits) of each window and the index of
-    its document (int64), windows in order. Windows never cross documents.
+    ``(ids, doc)``: the chunk ID (``hash_bits`` bits; uint32 up to 32 bits, else uint64) of
+    each window and the index of its document (int64), windows in order. Windows never cross
+    documents.
     """
+    dtype = chunk_dtype(hash_bits)
     counts = np.diff(word_offsets)
     nwin = np.maximum(counts - k + 1, 0)
     m = int(nwin.sum())
     if m == 0:
-        return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=dtype), np.zeros(0, dtype=np.int64)
     doc = np.repeat(np.arange(len(counts), dtype=np.int64), nwin)
     win_first = np.zeros(len(counts), dtype=np.int64)
     np.cumsum(nwin[:-1], out=win_first[1:])
@@ -187,7 +196,7 @@ def hash_chunks(
     for col in cols:
         h = _step(h, col)
     _avalanche(h)
-    ids = (h >> np.uint64(64 - hash_bits)).astype(np.uint32)
+    ids = (h >> np.uint64(64 - hash_bits)).astype(dtype)
     return ids, doc
 
 
@@ -204,7 +213,8 @@ def chunk_id(chunk_words: tuple[str, ...] | list[str], hash_bits: int = 28, seed
 class ChunkedBatch:
     """The chunk sets of a batch of documents.
 
-    ``chunk_ids`` (uint32) and ``doc`` (int64, index into the batch) list each document's
+    ``chunk_ids`` (uint32; uint64 above 32 bits) and ``doc`` (int64, index into the batch)
+    list each document's
     *distinct* chunk IDs, sorted by ``(chunk_id, doc)`` (the order of a shard's postings);
     ``n_words`` and ``n_chunks`` (int64) give per document its word count and ``|A|``.
     """
@@ -230,12 +240,13 @@ def chunk_batch(texts: list[str], k: int = 5, hash_bits: int = 28, seed: int = 0
     word_offsets = np.searchsorted(starts, np.append(doc_starts, len(buf)))
     n_words = np.diff(word_offsets)
     ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed)
-    key = (ids.astype(np.uint64) << np.uint64(32)) | doc.astype(np.uint64)
-    key.sort()
-    key = key[run_starts(key)]
-    doc_u = (key & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    if ids.dtype == np.uint64:  # wide IDs: sorted as two columns
+        chunk_ids, doc_u = sort_columns(ids, doc, distinct=True)
+    else:
+        key = sort_pairs(pack_pairs(ids, doc), distinct=True)
+        chunk_ids, doc_u = pair_chunks(key), pair_docs(key).astype(np.int64)
     return ChunkedBatch(
-        chunk_ids=(key >> np.uint64(32)).astype(np.uint32),
+        chunk_ids=chunk_ids,
         doc=doc_u,
         n_words=n_words,
         n_chunks=np.bincount(doc_u, minlength=len(texts)).astype(np.int64),

@@ -1,7 +1,13 @@
 """Postings as pure numpy kernels: pack (chunk ID, doc ID) pairs, split by shard, build CSR.
 
-A *pair key* is ``chunk_id << 32 | doc_id`` as uint64: sorting pair keys sorts postings by
-chunk ID and, within a chunk, by doc ID, which is exactly the order of a shard's arrays.
+A *pair key* is ``chunk_id << 32 | doc_id`` as uint64 when chunk IDs have at most 32 bits
+(``hash_bits <= 32``: chunk IDs are uint32): sorting pair keys sorts postings by chunk ID and,
+within a chunk, by doc ID, which is exactly the order of a shard's arrays. Wider chunk IDs
+(uint64, ``hash_bits`` 33..64) do not fit beside a 32-bit doc ID, so their *wide pair keys*
+are an ``(n, 2)`` uint64 array of rows ``(chunk_id, doc_id)`` in the same order; every
+function here takes either form (the chunk IDs' dtype decides) and :func:`sort_pairs` sorts
+wide pairs by packing them again whenever the bits present fit in 64, else through the ranks
+of the distinct chunk IDs (docs/accuracy.md, "Cost").
 
 A shard owns the chunk IDs of one range ``[lo, hi)`` (:func:`shard_ranges`) and holds their
 postings as three CSR arrays (:class:`ShardData`; on disk: :mod:`simdask.storage.shards`).
@@ -18,25 +24,38 @@ from simdask.kernels.arrays import run_starts
 __all__ = [
     "ShardData",
     "build_postings",
+    "chunk_dtype",
     "crossed_docs",
     "doc_mask",
     "merge_shard",
     "pack_pairs",
+    "pair_chunks",
+    "pair_docs",
     "remap_docs",
+    "shard_of",
     "shard_ranges",
     "shard_width",
+    "sort_columns",
+    "sort_pairs",
     "sorted_unique",
     "split_sorted_by_shard",
 ]
 
 _LOW32 = np.uint64(0xFFFFFFFF)
+_U64 = np.dtype(np.uint64)
+
+
+def chunk_dtype(hash_bits: int) -> np.dtype:
+    """The dtype of chunk IDs of ``hash_bits`` bits: uint32 up to 32 bits, else uint64."""
+    return np.dtype(np.uint32) if hash_bits <= 32 else _U64
 
 
 @dataclass(frozen=True)
 class ShardData:
     """The postings of one shard range ``[lo, hi)`` of chunk IDs.
 
-    ``chunk_keys`` (uint32): the distinct chunk IDs of the range that some document holds;
+    ``chunk_keys`` (uint32, or uint64 when ``hash_bits > 32``): the distinct chunk IDs of the
+    range that some document holds;
     ``offsets`` (uint64, ``len(chunk_keys) + 1``): chunk ``chunk_keys[i]`` is held by
     ``doc_ids[offsets[i]:offsets[i+1]]``; ``doc_ids`` (uint32): ascending within a chunk.
     ``generation``: the run that wrote it.
@@ -78,9 +97,98 @@ def shard_ranges(hash_bits: int, n_shards: int) -> list[tuple[int, int]]:
     return [(i * width, min((i + 1) * width, space)) for i in range(n_shards)]
 
 
+def shard_of(chunk_ids: np.ndarray, shard_width: int) -> np.ndarray:
+    """The shard (int64) of each chunk ID: ``chunk_id // shard_width``, in uint64 arithmetic
+    (a width of ``2**64``, one shard over 64-bit IDs, has no uint64 value: all are in 0)."""
+    ids = np.asarray(chunk_ids)
+    if shard_width >= 2**64:
+        return np.zeros(len(ids), dtype=np.int64)
+    return (ids.astype(np.uint64) // np.uint64(shard_width)).astype(np.int64)
+
+
+def _is_wide(keys: np.ndarray) -> bool:
+    return keys.ndim == 2
+
+
 def pack_pairs(chunk_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
-    """Pair keys (uint64) ``chunk_id << 32 | doc_id`` of equally long uint32 arrays."""
+    """Pair keys of equally long arrays of chunk IDs and doc IDs (uint32): ``chunk_id << 32 |
+    doc_id`` (uint64) for uint32 chunk IDs, rows ``(chunk_id, doc_id)`` (``(n, 2)`` uint64)
+    for uint64 ones (see the module docstring). The order of the input is kept."""
+    if np.asarray(chunk_ids).dtype == _U64:
+        out = np.empty((len(chunk_ids), 2), dtype=np.uint64)
+        out[:, 0] = chunk_ids
+        out[:, 1] = doc_ids
+        return out
     return (chunk_ids.astype(np.uint64) << np.uint64(32)) | doc_ids.astype(np.uint64)
+
+
+def pair_chunks(keys: np.ndarray) -> np.ndarray:
+    """The chunk IDs of pair keys (uint32 for packed keys, uint64 for wide ones)."""
+    if _is_wide(keys):
+        return np.ascontiguousarray(keys[:, 0])
+    return (keys >> np.uint64(32)).astype(np.uint32)
+
+
+def pair_docs(keys: np.ndarray) -> np.ndarray:
+    """The doc IDs (uint32) of pair keys."""
+    if _is_wide(keys):
+        return keys[:, 1].astype(np.uint32)
+    return (keys & _LOW32).astype(np.uint32)
+
+
+def _distinct_sorted(keys: np.ndarray) -> np.ndarray:
+    if len(keys) < 2:
+        return keys
+    return keys[run_starts(keys)]
+
+
+def sort_pairs(keys: np.ndarray, distinct: bool = False) -> np.ndarray:
+    """Pair keys sorted by ``(chunk, doc)`` (``distinct``: duplicates removed); packed keys
+    with one sort, wide keys with :func:`sort_columns`."""
+    if not _is_wide(keys):
+        out = np.sort(keys)
+        return _distinct_sorted(out) if distinct else out
+    chunks, docs = sort_columns(keys[:, 0], keys[:, 1], distinct)
+    out = np.empty((len(chunks), 2), dtype=np.uint64)
+    out[:, 0] = chunks
+    out[:, 1] = docs
+    return out
+
+
+def sort_columns(
+    chunks: np.ndarray, docs: np.ndarray, distinct: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(chunk IDs, doc IDs)`` pairs given as two columns (chunk IDs up to 64 bits, doc IDs
+    up to 32 bits), sorted by ``(chunk, doc)``; returns the columns (uint64 chunk IDs, doc IDs
+    in ``docs``' dtype; ``distinct``: duplicates removed).
+
+    Where chunk bits and doc bits together fit in 64 (e.g. 40-bit IDs beside doc IDs below
+    2**24) the pairs are packed ``chunk << b | doc`` and sorted once; otherwise the chunk IDs
+    are replaced by their ranks among the distinct IDs (one argsort) and ``rank << 32 | doc``
+    is sorted (docs/accuracy.md, "Cost", times both)."""
+    chunks = np.asarray(chunks, dtype=np.uint64)
+    dtype = np.asarray(docs).dtype
+    docs = np.asarray(docs).astype(np.uint64)
+    if len(chunks) == 0:
+        return chunks, docs.astype(dtype)
+    doc_bits = max(1, int(docs.max()).bit_length())
+    if int(chunks.max()).bit_length() + doc_bits <= 64:
+        packed = (chunks << np.uint64(doc_bits)) | docs
+        packed.sort()
+        if distinct:
+            packed = _distinct_sorted(packed)
+        low = (packed & np.uint64((1 << doc_bits) - 1)).astype(dtype)
+        return packed >> np.uint64(doc_bits), low
+    order = np.argsort(chunks)
+    ranked = chunks[order]
+    first = run_starts(ranked)
+    rank = np.empty(len(chunks), dtype=np.uint64)
+    rank[order] = np.cumsum(first) - 1
+    packed = (rank << np.uint64(32)) | docs
+    packed.sort()
+    if distinct:
+        packed = _distinct_sorted(packed)
+    return ranked[first][packed >> np.uint64(32)], (packed & _LOW32).astype(dtype)
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -103,24 +211,30 @@ def find_keys(keys: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def split_sorted_by_shard(keys: np.ndarray, shard_width: int, n_shards: int) -> list[np.ndarray]:
     """Split sorted pair keys into ``n_shards`` consecutive slices by the chunk ID's range."""
-    # chunk IDs of 32 bits: the end of the last range (2**32) has no uint64 pair key
-    inner = np.arange(1, n_shards, dtype=np.uint64) * np.uint64(shard_width)
-    cut = np.concatenate([[0], np.searchsorted(keys, inner << np.uint64(32)), [len(keys)]])
+    # only inner boundaries: the end of the last range (2**32, 2**64) has no uint64 value;
+    # (n_shards - 1) * shard_width < 2**hash_bits (IndexConfig checks it), in Python ints
+    inner = np.array([i * shard_width for i in range(1, n_shards)], dtype=np.uint64)
+    if _is_wide(keys):
+        at = np.searchsorted(keys[:, 0], inner)
+    else:
+        at = np.searchsorted(keys, inner << np.uint64(32))
+    cut = np.concatenate([[0], at, [len(keys)]])
     return [keys[cut[i] : cut[i + 1]] for i in range(n_shards)]
 
 
 def build_postings(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR postings from sorted, distinct pair keys.
 
-    Returns ``(chunk_keys, offsets, doc_ids)``: the distinct chunk IDs (uint32, ascending),
-    ``offsets`` (uint64, ``len(chunk_keys) + 1``; chunk ``chunk_keys[i]`` is held by
-    ``doc_ids[offsets[i]:offsets[i+1]]``) and the doc IDs (uint32, ascending in each list).
+    Returns ``(chunk_keys, offsets, doc_ids)``: the distinct chunk IDs (uint32, ascending;
+    uint64 from wide keys), ``offsets`` (uint64, ``len(chunk_keys) + 1``; chunk
+    ``chunk_keys[i]`` is held by ``doc_ids[offsets[i]:offsets[i+1]]``) and the doc IDs
+    (uint32, ascending in each list).
     """
-    chunk = (keys >> np.uint64(32)).astype(np.uint32)
-    doc_ids = (keys & _LOW32).astype(np.uint32)
+    chunk = pair_chunks(keys)
+    doc_ids = pair_docs(keys)
     n = len(chunk)
     if n == 0:
-        return np.zeros(0, np.uint32), np.zeros(1, np.uint64), doc_ids
+        return np.zeros(0, chunk.dtype), np.zeros(1, np.uint64), doc_ids
     starts = np.flatnonzero(run_starts(chunk))
     offsets = np.empty(len(starts) + 1, dtype=np.uint64)
     offsets[:-1] = starts
@@ -145,7 +259,7 @@ def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np
     """
     if len(keys) == 0:
         return keys
-    docs = (keys & _LOW32).astype(np.uint32)
+    docs = pair_docs(keys)
     pos = np.searchsorted(old_ids, docs)
     pos_c = np.minimum(pos, max(len(old_ids) - 1, 0))
     ok = (
@@ -153,6 +267,10 @@ def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np
         if len(old_ids)
         else np.zeros(len(docs), bool)
     )
+    if _is_wide(keys):
+        out = keys[ok]
+        out[:, 1] = new_ids[pos_c[ok]]
+        return sort_pairs(out)
     out = (keys[ok] & ~_LOW32) | new_ids[pos_c[ok]].astype(np.uint64)
     # the input is a concatenation of sorted runs (one per chunking task) and the mapping
     # mostly keeps their order: timsort merges such runs (scripts/bench_kernels.py compares
@@ -163,7 +281,7 @@ def remap_docs(keys: np.ndarray, old_ids: np.ndarray, new_ids: np.ndarray) -> np
 
 def _insert_sorted(a: np.ndarray, b: np.ndarray, at: np.ndarray) -> np.ndarray:
     """``a`` with ``b[i]`` inserted before ``a[at[i]]`` (``at`` non-decreasing)."""
-    out = np.empty(len(a) + len(b), dtype=a.dtype)
+    out = np.empty(len(a) + len(b), dtype=np.result_type(a, b))
     pos = at + np.arange(len(b))
     mask = np.ones(len(out), dtype=bool)
     mask[pos] = False
@@ -215,8 +333,10 @@ def merge_shard(
         return keys, offsets, docs
     kept_off = np.zeros(len(keys) + 1, dtype=np.int64)
     np.cumsum(df, out=kept_off[1:])
-    dc = (delta >> np.uint64(32)).astype(np.uint32)
-    dd = (delta & _LOW32).astype(np.uint32)
+    dc = pair_chunks(delta)
+    if len(dc) == 0:
+        dc = dc.astype(keys.dtype)
+    dd = pair_docs(delta)
     ci = np.searchsorted(keys, dc)
     exists = ci < len(keys)
     exists[exists] = keys[ci[exists]] == dc[exists]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdask.kernels.postings import build_postings, find_keys
+from simdask.kernels.postings import build_postings, find_keys, sorted_unique
 
 __all__ = ["live_mask", "merge_segments", "restrict", "tombstone_table"]
 
@@ -40,12 +40,24 @@ def live_mask(doc_ids: np.ndarray, generation: int, tomb: np.ndarray) -> np.ndar
     return live
 
 
-def _pair_keys(seg: Postings) -> np.ndarray:
-    """Pair keys ``chunk << 32 | doc`` of a segment's postings (sorted, as the CSR is)."""
+def _pair_keys(seg: Postings, universe: np.ndarray | None = None) -> np.ndarray:
+    """Pair keys ``chunk << 32 | doc`` of a segment's postings (sorted, as the CSR is); with
+    ``universe`` (sorted distinct uint64 chunk IDs holding the segment's), the chunk's rank
+    in it stands for the chunk (64-bit IDs do not fit beside a doc ID; ranks do)."""
     keys, offsets, docs = seg
     df = np.diff(np.asarray(offsets, dtype=np.int64))
+    if universe is not None:
+        keys = np.searchsorted(universe, np.asarray(keys))
     chunk = np.repeat(np.asarray(keys, dtype=np.uint64), df)
     return (chunk << np.uint64(32)) | np.asarray(docs, dtype=np.uint64)
+
+
+def _universe(segments: list[Postings]) -> np.ndarray | None:
+    """The sorted distinct chunk IDs of segments with uint64 chunk IDs (None: uint32 IDs,
+    which pack beside a doc ID as they are)."""
+    if not any(np.asarray(seg[0]).dtype == np.uint64 for seg in segments):
+        return None
+    return sorted_unique(np.concatenate([np.asarray(seg[0], dtype=np.uint64) for seg in segments]))
 
 
 def merge_segments(segments: list[Postings], generations: list[int], tomb: np.ndarray) -> Postings:
@@ -57,16 +69,18 @@ def merge_segments(segments: list[Postings], generations: list[int], tomb: np.nd
     A posting present in two segments is kept once. Returns CSR ``(chunk_keys, offsets,
     doc_ids)`` as :func:`~simdask.kernels.postings.build_postings` does.
     """
+    universe = _universe(segments)
     runs = []
     for seg, gen in zip(segments, generations, strict=True):
-        keys = _pair_keys(seg)
+        keys = _pair_keys(seg, universe)
         live = live_mask(seg[2], gen, tomb)
         runs.append(keys if live.all() else keys[live])
     runs = [r for r in runs if len(r)]
     if not runs:
-        return build_postings(np.zeros(0, np.uint64))
+        empty = build_postings(np.zeros(0, np.uint64))
+        return (empty[0] if universe is None else universe[:0]), *empty[1:]
     if len(runs) == 1:
-        return build_postings(runs[0])
+        return _ranked(build_postings(runs[0]), universe)
     merged = np.concatenate(runs)
     merged.sort(kind="stable")
     if len(merged) > 1:
@@ -75,14 +89,23 @@ def merge_segments(segments: list[Postings], generations: list[int], tomb: np.nd
         np.not_equal(merged[1:], merged[:-1], out=keep[1:])
         if not keep.all():
             merged = merged[keep]
-    return build_postings(merged)
+    return _ranked(build_postings(merged), universe)
+
+
+def _ranked(postings: Postings, universe: np.ndarray | None) -> Postings:
+    """CSR postings built from rank keys, with the chunk IDs the ranks stand for."""
+    if universe is None:
+        return postings
+    ranks, offsets, docs = postings
+    return universe[ranks.astype(np.int64)], offsets, docs
 
 
 def restrict(seg: Postings, chunk_ids: np.ndarray) -> Postings:
     """The postings of a segment held in memory, for the given sorted, distinct chunk IDs
     only (those present)."""
     keys, offsets, docs = seg
-    present, pos = find_keys(keys, np.asarray(chunk_ids, dtype=np.uint32))
+    ids = np.asarray(chunk_ids)
+    present, pos = find_keys(keys, ids.astype(np.result_type(np.asarray(keys).dtype, ids.dtype)))
     starts = np.asarray(offsets, dtype=np.int64)[pos]
     ends = np.asarray(offsets, dtype=np.int64)[pos + 1]
     df = ends - starts

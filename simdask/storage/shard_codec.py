@@ -20,6 +20,8 @@ from simdask.storage.zarr_raw import group_metadata, raw_array_metadata
 
 __all__ = [
     "ARRAYS",
+    "KEY_DTYPES",
+    "check_keys",
     "encode_shard",
     "read_group",
     "search_chunked",
@@ -28,8 +30,11 @@ __all__ = [
     "write_raw",
 ]
 
-#: the arrays of a shard and their dtypes in memory
+#: the arrays of a shard and their dtypes in memory; ``chunk_keys`` keeps its stored dtype,
+#: one of :data:`KEY_DTYPES` (uint32 for ``hash_bits <= 32``, uint64 above; the index's
+#: config decides, :func:`check_keys` checks)
 ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
+KEY_DTYPES = (np.dtype(np.uint32), np.dtype(np.uint64))
 _CHUNK = 1 << 20  # elements per zarr chunk of a compressed array
 #: sorted arrays are delta-encoded (smaller; bytes and times: scripts/bench_kernels.py); doc IDs
 #: are nearly random within a shard and only zstd-compressed, at level 1
@@ -37,11 +42,46 @@ _DELTA = {"chunk_keys", "offsets"}
 NOT_IN_SPEC = "Numcodecs codecs are not in the Zarr version 3 specification"
 
 
+def check_keys(keys, expected: np.dtype | None, where: str, hi: int | None = None):
+    """``keys`` (a shard's ``chunk_keys``, numpy or zarr) checked against the index's chunk-ID
+    dtype ``expected`` (None: uint32 or uint64, and uint64 where the range ``[lo, hi)`` passes
+    2**32); an empty array is given the expected dtype. Raises :class:`IndexFormatError`."""
+    found = np.dtype(keys.dtype)
+    if found.newbyteorder("<") not in KEY_DTYPES or found.byteorder == ">":
+        raise IndexFormatError(
+            f"{where}: chunk_keys must be little-endian uint32 or uint64, found {found}"
+        )
+    if expected is not None and found != expected:
+        if keys.shape[0] == 0 and isinstance(keys, np.ndarray):
+            return keys.astype(expected)
+        if keys.shape[0]:
+            raise IndexFormatError(
+                f"{where}: chunk_keys are {found.name} on disk, but the index's hash_bits "
+                f"expect {np.dtype(expected).name} chunk IDs"
+            )
+    if expected is None and hi is not None and hi > 2**32 and found != np.uint64 and len(keys):
+        raise IndexFormatError(
+            f"{where}: a range ending at {hi} needs uint64 chunk_keys, found {found.name}"
+        )
+    return keys
+
+
 def read_group(group) -> dict[str, np.ndarray]:
-    """The three arrays of an open zarr group, decoded into memory (offsets as uint64)."""
+    """The three arrays of an open zarr group, decoded into memory (offsets as uint64;
+    ``chunk_keys`` in their stored dtype, see :func:`check_keys`)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
-        return {name: np.asarray(group[name][:], dtype=dtype) for name, dtype in ARRAYS}
+        return {
+            name: np.asarray(group[name][:], dtype=_memory_dtype(name, group[name].dtype))
+            for name, _ in ARRAYS
+        }
+
+
+def _memory_dtype(name: str, stored) -> np.dtype:
+    """The in-memory dtype of a stored array: the stored one for ``chunk_keys``."""
+    if name == "chunk_keys":
+        return np.dtype(stored).newbyteorder("=")
+    return np.dtype(dict(ARRAYS)[name])
 
 
 def search_chunked(keys_arr, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,14 +90,14 @@ def search_chunked(keys_arr, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     step = keys_arr.chunks[0]
     found_ids, found_pos = [], []
     for start in range(0, keys_arr.shape[0] if len(ids) else 0, step):
-        keys = np.asarray(keys_arr[start : start + step], dtype=np.uint32)
+        keys = np.asarray(keys_arr[start : start + step])
         a = np.searchsorted(ids, keys[0], side="left")
         b = np.searchsorted(ids, keys[-1], side="right")
         present, pos = find_keys(keys, ids[a:b])
         found_ids.append(present)
         found_pos.append(pos + start)
     if not found_ids:
-        return np.zeros(0, np.uint32), np.zeros(0, np.int64)
+        return np.zeros(0, ids.dtype), np.zeros(0, np.int64)
     return np.concatenate(found_ids), np.concatenate(found_pos)
 
 
@@ -78,9 +118,12 @@ def group_attributes(path: Path) -> dict:
 
 
 def disk_dtype(name: str, arr: np.ndarray) -> np.dtype:
-    """The dtype an array is stored with: offsets as uint32 while they fit."""
+    """The dtype an array is stored with: offsets as uint32 while they fit; chunk keys as
+    they are (uint32, or uint64 for ``hash_bits > 32``)."""
     if name == "offsets" and (len(arr) == 0 or int(arr[-1]) < 2**32):
         return np.dtype(np.uint32)
+    if name == "chunk_keys" and np.dtype(arr.dtype) == np.uint64:
+        return np.dtype(np.uint64)
     return np.dtype(dict(ARRAYS)[name])
 
 

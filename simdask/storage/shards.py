@@ -2,7 +2,9 @@
 
 A shard of range ``[lo, hi)`` holds three 1-d arrays (little-endian on disk):
 
-* ``chunk_keys`` (uint32): the distinct chunk IDs of the range that some document holds;
+* ``chunk_keys`` (uint32; uint64 when the index's ``hash_bits`` exceed 32): the distinct chunk
+  IDs of the range that some document holds (a store opened with ``key_dtype`` refuses a
+  shard of the other width);
 * ``offsets`` (``len(chunk_keys) + 1``; uint32 on disk while the shard has fewer than 2**32
   postings, else uint64; uint64 in memory): where each chunk's postings start in ``doc_ids``;
 * ``doc_ids`` (uint32): the documents holding each chunk, ascending within a chunk.
@@ -34,6 +36,7 @@ from simdask.kernels.postings import ShardData, find_keys, shard_ranges
 from simdask.storage.shard_codec import (
     ARRAYS,
     NOT_IN_SPEC,
+    check_keys,
     encode_shard,
     group_attributes,
     read_group,
@@ -55,11 +58,15 @@ __all__ = [
 ]
 
 
-def open_shard_store(root: str | os.PathLike) -> ShardStore:
-    """The store for ``root``: an fsspec URL (``protocol://...``) or a local directory."""
+def open_shard_store(root: str | os.PathLike, key_dtype=None) -> ShardStore:
+    """The store for ``root``: an fsspec URL (``protocol://...``) or a local directory.
+    ``key_dtype``: the chunk-ID dtype of the index (uint32 or uint64; ``IndexConfig.
+    chunk_dtype``): shards read whose ``chunk_keys`` differ raise :class:`IndexFormatError`."""
     from simdask.storage.remote import UrlShardStore, is_url
 
-    return UrlShardStore(str(root)) if is_url(root) else LocalShardStore(root)
+    store = UrlShardStore(str(root)) if is_url(root) else LocalShardStore(root)
+    store.key_dtype = None if key_dtype is None else np.dtype(key_dtype)
+    return store
 
 
 class ShardStore(ABC):
@@ -74,6 +81,7 @@ class ShardStore(ABC):
 
     compressed: bool = False
     remote: bool = False
+    key_dtype: np.dtype | None = None
 
     @property
     @abstractmethod
@@ -136,14 +144,23 @@ class ShardStore(ABC):
         raw = self._raw_files(generation, shard)
         if raw is not None:
             arrays = {
-                name: load_array(raw[name]).astype(dtype, copy=False) for name, dtype in ARRAYS
+                name: load_array(raw[name]).astype(dtype, copy=False)
+                for name, dtype in ARRAYS
+                if name != "chunk_keys"
             }
-            return ShardData(raw["lo"], raw["hi"], **arrays, generation=generation)
-        group = self._open_group(generation, shard)
-        attrs = group.attrs
-        return ShardData(
-            int(attrs["lo"]), int(attrs["hi"]), **read_group(group), generation=generation
-        )
+            lo, hi = raw["lo"], raw["hi"]
+            arrays["chunk_keys"] = load_array(raw["chunk_keys"])
+        else:
+            group = self._open_group(generation, shard)
+            lo, hi, arrays = int(group.attrs["lo"]), int(group.attrs["hi"]), read_group(group)
+        arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
+        return ShardData(lo, hi, **arrays, generation=generation)
+
+    def _keys(self, keys, generation: int, shard: int, hi: int):
+        """``chunk_keys`` checked against :attr:`key_dtype` (see
+        :func:`~simdask.storage.shard_codec.check_keys`)."""
+        where = f"shard {shard} of generation {generation} at {self.path(generation, shard)}"
+        return check_keys(keys, self.key_dtype, where, hi)
 
     def open_arrays(self, generation: int, shard: int) -> dict:
         """One stored shard opened for :meth:`read_subset`, without reading its data:
@@ -152,12 +169,15 @@ class ShardStore(ABC):
         raw = self._raw_files(generation, shard)
         if raw is not None:
             maps = {name: map_array(raw[name]) for name, _ in ARRAYS}
+            maps["chunk_keys"] = self._keys(maps["chunk_keys"], generation, shard, raw["hi"])
             return {**maps, "lo": raw["lo"], "hi": raw["hi"]}
         with warnings.catch_warnings():  # compressed arrays use a numcodecs filter
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
             arrays = {name: group[name] for name, _ in ARRAYS}
-        return {**arrays, "lo": int(group.attrs["lo"]), "hi": int(group.attrs["hi"])}
+        hi = int(group.attrs["hi"])
+        arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
+        return {**arrays, "lo": int(group.attrs["lo"]), "hi": hi}
 
     def read_subset(self, arrays: dict, chunk_ids: np.ndarray, generation: int = 0) -> ShardData:
         """The postings of the given chunk IDs only (sorted, distinct, in the shard's range), as
@@ -170,7 +190,8 @@ class ShardStore(ABC):
         the positions needed, and decoded buffers are not kept.
         """
         keys_arr, off_arr, doc_arr = arrays["chunk_keys"], arrays["offsets"], arrays["doc_ids"]
-        ids = np.asarray(chunk_ids, dtype=np.uint32)
+        ids = np.asarray(chunk_ids)
+        ids = ids.astype(np.result_type(ids.dtype, np.dtype(keys_arr.dtype)), copy=False)
         if isinstance(keys_arr, np.ndarray):
             present, pos = find_keys(keys_arr, ids)
         else:
