@@ -173,3 +173,21 @@ def test_missing_template_file_changes_nothing(tmp_path, client):
     with pytest.raises(SourceError, match=r"nothere\.txt"):
         idx.update([folder], client=client, exclude=[tmp_path / "nothere.txt"])
     assert idx.catalog.generation == gen and idx.templates() == ()
+
+
+def test_exclusions_without_a_shared_filesystem(tmp_path, client):
+    """Documents, pairs and the re-chunked stored texts travelling through Dask (the client
+    reads the files): the same index as on a shared filesystem."""
+    from simdask import RunOptions
+
+    (tmp_path / "t.txt").write_text(TEMPLATE)
+    docs = quoted_corpus() | {"t1": TEMPLATE + " " + own(1), "t2": TEMPLATE + " " + own(2)}
+    folder = write_txt(docs, tmp_path / "src")
+    cfg = CFG.replace(exclude_bibliography=True)
+    idx = Index.create(tmp_path / "idx", CFG)
+    dask = RunOptions(transfer="dask")
+    idx.update([folder], client=client, options=dask)
+    s = idx.update([folder], client=client, options=dask, config=cfg, exclude=[tmp_path / "t.txt"])
+    assert s.unchanged == len(docs)
+    assert_same_index(idx, full_build(tmp_path, folder, client, cfg, [tmp_path / "t.txt"]))
+    assert ("src/t2.txt", "src/t1.txt") not in {(r.doc, r.other) for r in idx.pairs()}
