@@ -193,7 +193,7 @@ class Exclusions:
 
     quotes: bool = False
     bibliography: bool = False
-    chunk_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
+    chunk_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
 
     @property
     def active(self) -> bool:
