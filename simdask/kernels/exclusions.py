@@ -57,16 +57,16 @@ _PAIRS = (
     ("「", "」"),
     ("『", "』"),
 )
+# the shortest quotation opened at a mark: up to the first closing mark; one that crosses a
+# blank line (a paragraph break, :data:`_BLANK_LINE`) is no quotation
 _QUOTE_RES = [
-    (
-        o,
-        re.compile(
-            rf"{re.escape(o)}(?:(?!\n\s*\n)[^{re.escape(c)}]){{1,{MAX_QUOTE}}}{re.escape(c)}"
-        ),
-    )
+    (o, re.compile(rf"{re.escape(o)}[^{re.escape(c)}]{{1,{MAX_QUOTE}}}{re.escape(c)}"))
     for o, c in _PAIRS
-] + [("‘", re.compile(rf"(?:(?<=\s)|^)‘(?:(?!\n\s*\n)[^’]){{1,{MAX_QUOTE}}}’", re.M))]
-_OPENERS = re.compile("|".join(sorted({re.escape(o) for o, _ in _QUOTE_RES})))
+] + [("‘", re.compile(rf"(?:(?<=\s)|^)‘[^’]{{1,{MAX_QUOTE}}}’", re.M))]
+_BLANK_LINE = re.compile(r"\n\s*\n")
+# every opening mark is one character: a character class, searched much faster than an
+# alternation
+_OPENERS = re.compile("[" + "".join(sorted({re.escape(o) for o, _ in _QUOTE_RES})) + "]")
 _BLOCK_QUOTE = re.compile(r"^[ \t]*>.*(?:\n[ \t]*>.*)*", re.M)
 
 _BIB_NAMES = (
@@ -95,12 +95,15 @@ _BIB_NAMES = (
     "kirjallisuus",
     "irodalomjegyzék",
 )
+# a whole line (matched line by line: scanning the text with ^...$ tries every position)
 _BIB_HEADING = re.compile(
-    r"^[ \t]*(?:(?:\d+|[IVXLC]+)(?:\.\d+)*\.?[ \t]+)?(?:"
+    r"[ \t]*(?:(?:\d+|[IVXLC]+)(?:\.\d+)*\.?[ \t]+)?(?:"
     + "|".join(re.escape(n) for n in sorted(_BIB_NAMES, key=len, reverse=True))
-    + r")[ \t]*:?[ \t]*$",
-    re.M | re.I,
+    + r")[ \t]*:?[ \t]*",
+    re.I,
 )
+#: longest line taken for a reference-list heading, in characters
+_MAX_HEADING = 80
 _APPENDIX = re.compile(
     r"^[ \t]*(?:appendix|appendices|annex|annexe|anhang|příloh[ay]|prílohy|apéndice|allegat[oi])"
     r"\b[^\n]{0,80}$",
@@ -129,29 +132,37 @@ def quote_spans(text: str) -> list[tuple[int, int]]:
     pos = 0
     while (m := _OPENERS.search(text, pos)) is not None:
         found = [
-            q.span() for o, rx in _QUOTE_RES if o == m.group() and (q := rx.match(text, m.start()))
+            q.span()
+            for o, rx in _QUOTE_RES
+            if o == m.group()
+            and (q := rx.match(text, m.start()))
+            and not _BLANK_LINE.search(text, q.start(), q.end())
         ]
         if found:
             spans.append(min(found, key=lambda sp: sp[1]))
             pos = spans[-1][1]
         else:
             pos = m.end()
-    spans += [m.span() for m in _BLOCK_QUOTE.finditer(text)]
+    if ">" in text:
+        spans += [m.span() for m in _BLOCK_QUOTE.finditer(text)]
     return merge_spans(spans)
 
 
 def bibliography_span(text: str) -> tuple[int, int] | None:
     """The span of the reference list (heading included), or None if there is no heading."""
     last = None
-    for last in _BIB_HEADING.finditer(text):  # noqa: B007 - the last heading is wanted
-        pass
+    pos = 0
+    for line in text.split("\n"):
+        if len(line) <= _MAX_HEADING and _BIB_HEADING.fullmatch(line):
+            last = (pos, pos + len(line))
+        pos += len(line) + 1
     if last is None:
         return None
     end = len(text)
-    nxt = _APPENDIX.search(text, last.end())
+    nxt = _APPENDIX.search(text, last[1])
     if nxt is not None:
         end = nxt.start()
-    return last.start(), end
+    return last[0], end
 
 
 def blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
