@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.helpers.cli import run
+from tests.helpers.server import need_web, serving
 
 pytestmark = pytest.mark.system
 
@@ -60,6 +61,7 @@ def test_exclude_options_change_the_stored_similarities(tmp_path):
     run("report", idx, "src/a.txt", "src/c.txt", "--html", html)
     page = html.read_text(encoding="utf-8")
     assert 'class="excl excl-quote"' in page and 'class="excl excl-template"' in page
+    _web_pair_report(idx, rep)
 
     # everything off again: as built without exclusions
     first = pairs(idx)
@@ -84,3 +86,18 @@ def test_exclude_usage_errors(tmp_path):
         "update", idx, src, "--exclude", tmp_path / "t.txt", "--no-exclude", "--quiet", check=False
     )
     assert p.returncode == 1 and "contradict" in p.stderr
+
+
+def _web_pair_report(idx, rep: dict) -> None:
+    """The web page's pair report and its JSON API show the same excluded text (a real
+    ``simdask serve``)."""
+    need_web()
+    import requests
+
+    with serving(idx) as (url, _):
+        params = {"a": "src/a.txt", "b": "src/c.txt"}
+        api = requests.get(url + "/api/report", params=params, timeout=60).json()
+        assert api["excluded"] == rep["excluded"] and api["similarity"] == rep["similarity"]
+        page = requests.get(url + "/report", params=params, timeout=60).text
+        assert page.count('class="excl excl-template"') == 1
+        assert page.count('class="excl excl-quote"') == 2  # in both documents
