@@ -211,8 +211,7 @@ class Writer:
         max_file_bytes: int | None = None,
         exclude: Iterable[str | os.PathLike] | None = None,
     ) -> RunSummary:
-        """One run; see :meth:`simdask.index.Index.update` for the arguments (changed
-        exclusions: first a run re-chunking the stored texts, :mod:`simdask.rechunk`)."""
+        """One run; see :meth:`simdask.index.Index.update` for the arguments."""
         from simdask.engine.run import RunOptions
         from simdask.settings import use_worker_cache
 
@@ -234,12 +233,17 @@ class Writer:
         )
         with self._locked():
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
-            self._set_config(config, rebuild)
-            if plan.rechunk:  # every document chunked again from its stored text, first
-                done = rechunk.run_rechunk(self.index, req, lambda sub: self._run(sub, plan))
-                if not (req.sources or req.items or req.remove):
-                    return done
-            return self._run(req, plan)
+            try:
+                self._set_config(config, rebuild)
+                if plan.rechunk:  # every document chunked again from its stored text, first
+                    done = rechunk.run_rechunk(self.index, req, lambda r: self._run(r, plan))
+                    if not (req.sources or req.items or req.remove):
+                        return done
+                return self._run(req, plan)
+            except BaseException:  # the settings in memory are the committed ones again
+                with contextlib.suppress(Exception):
+                    self.index.config = self.index.catalog.check_format()
+                raise
 
     def remove(self, keys: Iterable[str], **kwargs) -> RunSummary:
         """Delete documents by key (a run without sources); unknown keys are an error."""

@@ -191,3 +191,27 @@ def test_exclusions_without_a_shared_filesystem(tmp_path, client):
     assert s.unchanged == len(docs)
     assert_same_index(idx, full_build(tmp_path, folder, client, cfg, [tmp_path / "t.txt"]))
     assert ("src/t2.txt", "src/t1.txt") not in {(r.doc, r.other) for r in idx.pairs()}
+
+
+def test_failed_exclusion_change_leaves_the_index_as_it_was(tmp_path, client, monkeypatch):
+    """The run applying new exclusions fails before its commit: the index keeps its rows,
+    settings and templates (also in memory), and the next update applies the change."""
+    from simdask.failpoints import FailpointError
+
+    (tmp_path / "t.txt").write_text(TEMPLATE)
+    docs = {"a": TEMPLATE + " " + own(1), "b": TEMPLATE + " " + own(2)}
+    folder = write_txt(docs, tmp_path / "src")
+    idx = Index.create(tmp_path / "idx", CFG)
+    idx.update([folder], client=client)
+    before, gen = stored_table(idx), idx.catalog.generation
+    monkeypatch.setenv("SIMDASK_FAILPOINTS", "before_commit:raise")
+    cfg = CFG.replace(exclude_quotes=True)
+    with pytest.raises(FailpointError):
+        idx.update([], client=client, exclude=[tmp_path / "t.txt"], config=cfg)
+    monkeypatch.delenv("SIMDASK_FAILPOINTS")
+    assert idx.catalog.generation == gen and stored_table(idx) == before
+    assert idx.config == CFG == Index.open(tmp_path / "idx").config and idx.templates() == ()
+    assert not list((tmp_path / "idx" / "work").glob("rechunk-*"))
+    idx.update([], client=client, exclude=[tmp_path / "t.txt"], config=cfg)
+    assert stored_table(idx) == {} and idx.config == cfg
+    assert [t.name for t in idx.templates()] == ["t.txt"]
