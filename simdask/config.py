@@ -42,7 +42,10 @@ class IndexConfig:
     :func:`~simdask.kernels.heavy.choose_cutoff`; ``0``: every chunk). ``max_heavy``: most
     heavy chunks the adaptive cutoff makes (bounds the per-document bitsets: 1 bit each).
     ``lsh``: MinHash LSH setting ``"BANDSxROWS"`` such as ``"20x5"`` (``None``: no LSH mode;
-    see :mod:`simdask.kernels.lsh`).
+    see :mod:`simdask.kernels.lsh`). ``exclude_quotes`` / ``exclude_bibliography``: chunks
+    whose words all lie inside a quotation / the reference list are left out of every chunk
+    set (:mod:`simdask.kernels.exclusions`); changing them recomputes the index from its stored
+    texts (template texts excluded by ``update --exclude`` are kept in the catalog, not here).
     """
 
     k: int = 5
@@ -56,6 +59,11 @@ class IndexConfig:
     heavy_df: int | None = None
     max_heavy: int = 1024
     lsh: str | None = None
+    exclude_quotes: bool = False
+    exclude_bibliography: bool = False
+
+    #: the settings that decide what is excluded: changing only these needs no --rebuild
+    EXCLUSION_SETTINGS = ("exclude_quotes", "exclude_bibliography")
 
     def __post_init__(self) -> None:
         def need(cond: bool, what: str, value: Any) -> None:
@@ -117,6 +125,12 @@ class IndexConfig:
                 or (isinstance(value, int) and not isinstance(value, bool) and value >= 0),
                 f"{name} must be {'None or ' if name == 'heavy_df' else ''}an integer >= 0",
                 value,
+            )
+        for name in self.EXCLUSION_SETTINGS:
+            need(
+                isinstance(getattr(self, name), bool),
+                f"{name} must be True or False",
+                getattr(self, name),
             )
         if self.lsh is not None:
             from simdask.kernels.lsh import LshParams

@@ -23,7 +23,9 @@ from simdask.storage.segments import remove_segment, stored_segments
 __all__ = ["collect_garbage"]
 
 # what simdask itself puts in work/
-_OWN_WORK = re.compile(r"run-\d{6,}|probe-[0-9a-f]{12}(\.txt|-[0-9a-f]{8}\.reply)")
+_OWN_WORK = re.compile(
+    r"run-\d{6,}|probe-[0-9a-f]{12}(\.txt|-[0-9a-f]{8}\.reply)|rechunk-[0-9a-f]{12}\.jsonl"
+)
 
 
 def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:

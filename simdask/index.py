@@ -20,7 +20,8 @@ from simdask import lsh_search
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
-from simdask.kernels.hashing import chunk_batch
+from simdask.exclude import META_NAME, Template, index_exclusions, templates_from_meta
+from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.kernels.similarity import containment, sum_pair_counts
 from simdask.lsh_search import LshMatch, LshPair
@@ -55,6 +56,7 @@ class Index:
         self._doc_table: tuple[int, np.ndarray] | None = None
         self._recorded: tuple[int, dict[str, tuple[int, str]]] | None = None  # file checksums
         self._reads = SegmentReads(self)  # segments opened and read, tombstones
+        self._excl: tuple[tuple, Exclusions] | None = None  # by (generation, config)
 
     # --- opening ---------------------------------------------------------------------------
     @classmethod
@@ -157,6 +159,11 @@ class Index:
         already listed by :func:`~simdask.ingest.sources.list_items` (e.g. with a key prefix),
         indexed after those of ``sources``. ``max_file_bytes``: files larger than this are not
         read but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
+        ``exclude``: template files (any format the extractors read) whose chunks are left out
+        of every count, stored in the index (None: keep the stored ones; ``[]``: none). A
+        change of them, or of ``config.exclude_quotes`` / ``exclude_bibliography`` (allowed
+        without ``rebuild``), first re-chunks every document from its stored text
+        (:mod:`simdask.rechunk`): the index then equals a full build with the new exclusions.
         """
         return self.writer(wait).update(sources, **kwargs)
 
@@ -234,7 +241,7 @@ class Index:
     ) -> list[list[QueryMatch]]:
         """:meth:`query` for several texts at once (shards are read once for all)."""
         cfg = self.config
-        cb = chunk_batch(list(texts), cfg.k, cfg.hash_bits, cfg.seed)
+        cb = chunk_excluding(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
         with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
             manifest = self.catalog.segments()
             tomb = self._reads.tombstones()
@@ -252,6 +259,18 @@ class Index:
             docs, shared = sum_pair_counts(parts)
             out.append(self._matches(docs, shared, int(cb.n_chunks[qi]), n_chunks, min_similarity))
         return out
+
+    def templates(self) -> tuple[Template, ...]:
+        """The template texts the index excludes (``update --exclude``), as committed."""
+        return templates_from_meta(self.catalog.meta(META_NAME))
+
+    def exclusions(self) -> Exclusions:
+        """What every chunk set of the index leaves out (templates' chunk IDs, quotations,
+        reference lists; :mod:`simdask.exclude`), cached per generation."""
+        key = (self.catalog.generation, self.config)
+        if self._excl is None or self._excl[0] != key:
+            self._excl = (key, index_exclusions(self.config, self.templates()))
+        return self._excl[1]
 
     def _doc_chunks(self) -> np.ndarray:
         """``|d|`` of every document by doc ID (int64; 0 for free IDs), cached per generation."""
@@ -326,14 +345,19 @@ class Index:
     ) -> dict[str, Any]:
         """:meth:`report` for a text ``text`` named ``key`` (e.g. a query document, not in the
         index) and the stored document ``other``; ``hashed``: the similarity (percent) the
-        index holds for the pair, None: computed from the hashed chunk IDs of both texts."""
+        index holds for the pair, None: computed from the hashed chunk IDs of both texts. The
+        index's exclusions apply (excluded text is listed under ``excluded``, not counted)."""
+        from simdask.evidence.excluded import PairExclusions
         from simdask.evidence.passages import compare_texts
 
         b = self.text(other)
-        ev = compare_texts(text, b, self.config.k, min_chunks, min_words)
+        cfg = self.config
+        excl = PairExclusions(
+            cfg.exclude_quotes, cfg.exclude_bibliography, tuple(t.text for t in self.templates())
+        )
+        ev = compare_texts(text, b, cfg.k, min_chunks, min_words, exclusions=excl)
         if hashed is None:
-            cfg = self.config
-            ids = chunk_batch([text, b], cfg.k, cfg.hash_bits, cfg.seed)
+            ids = chunk_excluding([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
             ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded
             ib = ids.chunk_ids[ids.doc == 1]
             shared = len(np.intersect1d(ia, ib, assume_unique=True))
@@ -375,6 +399,11 @@ class Index:
             "bytes_on_disk": self.disk_bytes(),
             "last_run": last["run_id"] if last else None,
             "config": self.config.to_dict(),
+            # update --exclude: the template files and how many chunk IDs they exclude
+            "excluded_templates": [
+                {"name": t.name, "content_hash": t.content_hash} for t in self.templates()
+            ],
+            "excluded_template_chunks": len(self.exclusions().chunk_ids),
         }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
-from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.exclusions import chunk_excluding
 from simdask.kernels.lsh import LshParams, batch_lsh, candidate_pairs, cross_pairs, is_empty
 from simdask.kernels.minhash import agreement
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
@@ -108,7 +108,7 @@ def index_pairs(idx: Index, min_jaccard: float = 0.0, exact: bool = False) -> li
 def _exact_of(idx: Index, names: dict[int, str], a: np.ndarray, b: np.ndarray) -> list[float]:
     docs = sorted(names)
     texts = [idx.text(names[d]) for d in docs]
-    sets = _chunk_sets(texts, idx.config)
+    sets = _chunk_sets(texts, idx.config, idx.exclusions())
     pos = {d: i for i, d in enumerate(docs)}
     return [
         exact_jaccard(sets[pos[x]], sets[pos[y]])
@@ -116,8 +116,8 @@ def _exact_of(idx: Index, names: dict[int, str], a: np.ndarray, b: np.ndarray) -
     ]
 
 
-def _chunk_sets(texts: Sequence[str], config: IndexConfig) -> list[np.ndarray]:
-    cb = chunk_batch(list(texts), config.k, config.hash_bits, config.seed)
+def _chunk_sets(texts: Sequence[str], config: IndexConfig, excl=None) -> list[np.ndarray]:
+    cb = chunk_excluding(list(texts), config.k, config.hash_bits, config.seed, excl)
     order = np.argsort(cb.doc, kind="stable")
     ids, doc = cb.chunk_ids[order], cb.doc[order]
     cut = np.searchsorted(doc, np.arange(len(texts) + 1))
@@ -131,12 +131,15 @@ def exact_jaccard(set_a: np.ndarray, set_b: np.ndarray) -> float:
     return len(np.intersect1d(set_a, set_b, assume_unique=True)) / union if union else 0.0
 
 
-def _text_lsh(texts: Sequence[str], config: IndexConfig, params: LshParams, block: int = 2000):
-    """Signatures and band keys of texts, chunked ``block`` texts at a time (bounded memory)."""
+def _text_lsh(
+    texts: Sequence[str], config: IndexConfig, params: LshParams, block: int = 2000, excl=None
+):
+    """Signatures and band keys of texts, chunked ``block`` texts at a time (bounded memory),
+    under the index's exclusions ``excl`` (None: none)."""
     sigs, keys = [np.zeros((0, params.perms), np.uint32)], [np.zeros((0, params.bands), np.uint64)]
     for lo in range(0, len(texts), block):
         part = list(texts[lo : lo + block])
-        cb = chunk_batch(part, config.k, config.hash_bits, config.seed)
+        cb = chunk_excluding(part, config.k, config.hash_bits, config.seed, excl)
         s, k = batch_lsh(cb.chunk_ids, cb.doc, len(part), params, config.seed)
         sigs.append(s)
         keys.append(k)
@@ -149,7 +152,7 @@ def index_query(idx: Index, texts: Sequence[str], min_jaccard: float = 0.0) -> l
     with idx.catalog.read_snapshot():
         man, params = _manifest(idx)
         store = LshStore(lsh_root(idx.path))
-        sigs, keys = _text_lsh(texts, idx.config, params)
+        sigs, keys = _text_lsh(texts, idx.config, params, excl=idx.exclusions())
         keys = keys[~is_empty(sigs)] if len(sigs) else keys
         rows = np.flatnonzero(~is_empty(sigs))
         hits = store.docs_with_keys(man, keys)

@@ -27,8 +27,8 @@ from simdask.errors import ConfigError, IndexNotFoundError
 __all__ = ["INDEX_SETTINGS", "update_config", "use_worker_cache"]
 
 #: the index settings an update may be given (``simdask update --hash-bits ... --max-df
-#: --similarity-mode --heavy-df --lsh``); the others (``k``, ``seed``, ``max_heavy``) keep
-#: their defaults
+#: --similarity-mode --heavy-df --lsh --exclude-quotes --exclude-bibliography``); the others
+#: (``k``, ``seed``, ``max_heavy``) keep their defaults
 INDEX_SETTINGS = (
     "hash_bits",
     "shards",
@@ -38,6 +38,8 @@ INDEX_SETTINGS = (
     "similarity_mode",
     "heavy_df",
     "lsh",
+    "exclude_quotes",
+    "exclude_bibliography",
 )
 
 

@@ -30,7 +30,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simdask import failpoints
+from simdask import failpoints, rechunk
 from simdask.check import damaged
 from simdask.config import IndexConfig
 from simdask.errors import (
@@ -164,6 +164,7 @@ class _Request:
     remove: frozenset[str]
     delete_missing: bool
     rebuild: bool
+    keep_hashes: dict[str, str] | None = None  # re-chunking stored texts (simdask.rechunk)
 
 
 class Writer:
@@ -208,6 +209,7 @@ class Writer:
         config: IndexConfig | None = None,
         items: Sequence[SourceItem] = (),
         max_file_bytes: int | None = None,
+        exclude: Iterable[str | os.PathLike] | None = None,
     ) -> RunSummary:
         """One run; see :meth:`simdask.index.Index.update` for the arguments."""
         from simdask.engine.run import RunOptions
@@ -230,8 +232,18 @@ class Writer:
             rebuild,
         )
         with self._locked():
-            self._set_config(config, rebuild)
-            return self._run(req)
+            plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
+            try:
+                self._set_config(config, rebuild)
+                if plan.rechunk:  # every document chunked again from its stored text, first
+                    done = rechunk.run_rechunk(self.index, req, lambda r: self._run(r, plan))
+                    if not (req.sources or req.items or req.remove):
+                        return done
+                return self._run(req, plan)
+            except BaseException:  # the settings in memory are the committed ones again
+                with contextlib.suppress(Exception):
+                    self.index.config = self.index.catalog.check_format()
+                raise
 
     def remove(self, keys: Iterable[str], **kwargs) -> RunSummary:
         """Delete documents by key (a run without sources); unknown keys are an error."""
@@ -248,14 +260,15 @@ class Writer:
         idx = self.index
         if config is None or config == idx.config:
             return
-        if idx.catalog.counts()["documents"] and not rebuild:
+        allowed = rebuild or rechunk.only_exclusions_differ(idx.config, config)
+        if idx.catalog.counts()["documents"] and not allowed:
             raise ConfigError(
                 f"index at {idx.path} was built with {idx.config}; got {config}: "
                 "pass rebuild=True (CLI: --rebuild) to rebuild it with the new settings"
             )
         idx.config = config
 
-    def _run(self, req: _Request) -> RunSummary:
+    def _run(self, req: _Request, plan: rechunk.ExclusionPlan) -> RunSummary:
         """List, compute, commit, clean up: one run under the lock."""
         idx, cb = self.index, req.cb
         started = time.perf_counter()
@@ -272,7 +285,9 @@ class Writer:
         free_at_start = free_bytes(idx.path)
         with contextlib.ExitStack() as cluster:
             try:
-                out = self._compute(req, cluster, run_id, items)
+                out = self._compute(req, cluster, run_id, items, plan)
+                if plan.meta is not None:  # the templates commit with the run using them
+                    out.changes.meta["exclusions"] = plan.meta
                 failpoints.hit("before_commit")
                 t = time.perf_counter()
                 cb.stage("commit", None)
@@ -318,7 +333,7 @@ class Writer:
         lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
         return rows + [(name, *digest(p)) for name, p in lsh]
 
-    def _compute(self, req: _Request, cluster, run_id: int, items) -> RunOutcome:
+    def _compute(self, req: _Request, cluster, run_id: int, items, plan) -> RunOutcome:
         """The run on Dask (a LocalCluster for this run if no client was given, entered on
         the exit stack ``cluster``: it stays for the compaction after the commit)."""
         # imported here: reading and querying an index needs neither dask nor distributed
@@ -349,6 +364,8 @@ class Writer:
                 remove_keys=req.remove,
                 delete_missing_from=delete_from,
                 replace_all=req.rebuild,
+                exclusions=plan.exclusions,
+                keep_hashes=req.keep_hashes,
             )
 
     def _settle(self, run_id: int, error: BaseException) -> bool:

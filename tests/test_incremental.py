@@ -26,12 +26,12 @@ CFG = dict(hash_bits=24, shards=4, top_k=3)
 POOL = list(make_docs(30, seed=21).values())
 
 
-def full_build(tmp_path, folder, client, config=None) -> Index:
-    """One run over the final document set, with the same settings."""
+def full_build(tmp_path, folder, client, config=None, exclude=None) -> Index:
+    """One run over the final document set, with the same settings (and excluded files)."""
     path = tmp_path / "full"
     shutil.rmtree(path, ignore_errors=True)
     idx = Index.create(path, config or IndexConfig(**CFG))
-    idx.update([folder], client=client)
+    idx.update([folder], client=client, exclude=exclude)
     return idx
 
 
@@ -260,8 +260,15 @@ def test_second_writer_fails_or_waits(tmp_path, client, monkeypatch):
     assert s.added == 4
 
 
+_QUOTE = '"' + " ".join(f"cited{i}" for i in range(12)) + '"'
+_REFS = "\nReferences\n" + "\n".join(" ".join(f"src{i}y{j}" for j in range(6)) for i in range(4))
+#: documents quoting the same passage and listing the same references (--exclude-quotes,
+#: --exclude-bibliography)
+QUOTED = [f"{POOL[i][:500]} as said {_QUOTE} here. {POOL[i + 1][:200]}{_REFS}" for i in range(4)]
 #: documents sharing a template, so that chunk counts cross a small ``max_df`` both ways
-TEMPLATED = POOL + list(_templated(5, 40, 30).values())
+TEMPLATED = POOL + list(_templated(5, 40, 30).values()) + QUOTED
+#: texts a run may exclude (update --exclude): the template of TEMPLATED, a passage of POOL
+EXCLUDABLE = [" ".join(f"tpl{i}" for i in range(40)), POOL[2][100:700]]
 
 configs = st.builds(
     IndexConfig,
@@ -297,16 +304,35 @@ configs = st.builds(
         min_size=1,
         max_size=4,
     ),
+    # per run: keep the exclusions, or exclude these EXCLUDABLE texts, quotes?, references?
+    exclusions=st.lists(
+        st.one_of(
+            st.none(), st.tuples(st.frozensets(st.integers(0, 1)), st.booleans(), st.booleans())
+        ),
+        min_size=4,
+        max_size=4,
+    ),
 )
-def test_random_run_sequences_equal_full_build(tmp_path_factory, client, config, fuse, runs):
-    """Any sequence of runs, under any settings, ends equal to one full build (postings and
-    the similarity table exactly, :mod:`tests.helpers.compare`)."""
+def test_random_run_sequences_equal_full_build(
+    tmp_path_factory, client, config, fuse, runs, exclusions
+):
+    """Any sequence of runs, under any settings, with the exclusions changed between runs,
+    ends equal to one full build with the final exclusions (postings and the similarity
+    table exactly, :mod:`tests.helpers.compare`)."""
     tmp = tmp_path_factory.mktemp("prop")
     folder = tmp / "src"
     folder.mkdir()
+    files = [tmp / f"exclude{i}.txt" for i in range(len(EXCLUDABLE))]
+    for f, text in zip(files, EXCLUDABLE, strict=True):
+        f.write_text(text)
     idx = Index.create(tmp / "inc", config)
     rng = random.Random(len(runs))
-    for ops in runs:
+    excluded: list = []
+    for ops, change in zip(runs, exclusions, strict=False):
+        exclude, cfg = None, None
+        if change is not None:
+            excluded = exclude = [files[i] for i in sorted(change[0])]
+            cfg = config = config.replace(exclude_quotes=change[1], exclude_bibliography=change[2])
         removed = []
         for op, k, p in ops:
             f = folder / f"k{k}.txt"
@@ -325,5 +351,7 @@ def test_random_run_sequences_equal_full_build(tmp_path_factory, client, config,
             delete_missing=True,
             remove=[r for r in removed if r in known],
             options=RunOptions(fuse_members=fuse),
+            config=cfg,
+            exclude=exclude,
         )
-    assert_same_index(idx, full_build(tmp, folder, client, config))
+    assert_same_index(idx, full_build(tmp, folder, client, config, excluded))

@@ -54,6 +54,7 @@ def test_readme_use_examples_run_as_written(tmp_path):
         for i in range(3):
             f.write(json.dumps({"id": f"thesis-{i}", "text": prose(400, seed=20 + i)}) + "\n")
     (tmp_path / "new-essay.txt").write_text(shared[:1500], encoding="utf-8")
+    (tmp_path / "template.txt").write_text(shared[:600], encoding="utf-8")  # --exclude
     (tmp_path / "cluster.toml").write_text("[cluster]\nworkers = 1\n", encoding="utf-8")
     env = {**os.environ, "SIMDASK_CONFIG": str(tmp_path / "cluster.toml")}
     program = f"{sys.executable} -m simdask.cli"
@@ -70,5 +71,10 @@ def test_readme_use_examples_run_as_written(tmp_path):
     assert rows[0].startswith("doc,other,similarity")
     assert (tmp_path / "smith-jones.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert (tmp_path / "site" / "index.html").exists()
+    from simdask import Index
+
+    with Index.open(tmp_path / "my-index") as idx:  # the exclusions are stored
+        assert [t.name for t in idx.templates()] == ["template.txt"]
+        assert idx.config.exclude_quotes and idx.config.exclude_bibliography
     repeats = [json.loads(x) for x in (tmp_path / "repeats.jsonl").read_text().splitlines()]
     assert repeats and all(r["count"] >= 3 for r in repeats)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
 from simdask.cli._common import EXIT_OK, print_summary, run_update
 from simdask.config import IndexConfig
-from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES
+from simdask.errors import ConfigError
+from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
 from simdask.settings import INDEX_SETTINGS, update_config, use_worker_cache
 
 __all__ = ["register", "run"]
@@ -24,8 +27,14 @@ def register(subparsers) -> None:
         "update", help="create the index if needed and index the sources", description=_DESCRIPTION
     )
     p.add_argument("index", metavar="INDEX", help="index directory")
-    p.add_argument("sources", metavar="SOURCE", nargs="+", help="file, folder or .jsonl file")
+    p.add_argument(
+        "sources",
+        metavar="SOURCE",
+        nargs="*",
+        help="file, folder or .jsonl file (may be left out when only changing --exclude...)",
+    )
     _index_settings(p)
+    _exclusions(p)
     p.add_argument(
         "--delete-missing",
         action="store_true",
@@ -93,10 +102,60 @@ def _index_settings(p) -> None:
     )
 
 
+def _exclusions(p) -> None:
+    """``--exclude FILE...``, ``--no-exclude``, ``--exclude-quotes``, ``--exclude-bibliography``."""
+    g = p.add_argument_group(
+        "boilerplate (stored in the index; changing them later recomputes every document "
+        "from its stored text, as a full build with the new exclusions would)"
+    )
+    g.add_argument(
+        "--exclude",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="leave the chunks of these texts (a template, a licence, an assignment sheet; any "
+        "format SOURCEs may have) out of every count; replaces the files excluded so far",
+    )
+    g.add_argument(
+        "--no-exclude", action="store_true", help="stop excluding the files given earlier"
+    )
+    g.add_argument(
+        "--exclude-quotes",
+        action=argparse.BooleanOptionalAction,
+        help="leave text inside quotation marks and > block quotes out of every count",
+    )
+    g.add_argument(
+        "--exclude-bibliography",
+        action=argparse.BooleanOptionalAction,
+        help="leave the reference list (References, Bibliography, Literatura, ...) out",
+    )
+
+
+def _exclude_files(args) -> list[str] | None:
+    """The template files to exclude (None: keep those of the index; []: none)."""
+    if args.no_exclude and args.exclude:
+        raise ConfigError("--exclude and --no-exclude contradict each other: give one of them")
+    if args.no_exclude:
+        return []
+    if args.exclude:
+        require_sources(args.exclude)
+        return list(args.exclude)
+    return None
+
+
 def run(args) -> int:
     """Run ``simdask update``; prints the run summary on stderr."""
     from simdask.engine.run import RunOptions  # dask: only for the commands that run
 
+    exclude = _exclude_files(args)
+    changing = exclude is not None or any(
+        getattr(args, n) is not None for n in IndexConfig.EXCLUSION_SETTINGS
+    )
+    if not args.sources and not changing:
+        raise ConfigError(
+            "expected at least one SOURCE (or an exclusion option: --exclude, --no-exclude, "
+            "--[no-]exclude-quotes, --[no-]exclude-bibliography), found none"
+        )
     config = update_config(args.index, {k: getattr(args, k) for k in INDEX_SETTINGS})
     options = RunOptions(
         batch_docs=args.batch_docs,
@@ -114,6 +173,7 @@ def run(args) -> int:
         delete_missing=args.delete_missing,
         rebuild=args.rebuild,
         options=options,
+        exclude=exclude,
     )
     print_summary(summary)
     return EXIT_OK

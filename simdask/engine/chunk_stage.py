@@ -32,7 +32,7 @@ from simdask.ingest.sources import (
     parse_item,
 )
 from simdask.kernels.changes import NewVersion
-from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.lsh import batch_lsh
 from simdask.kernels.postings import pack_pairs, split_sorted_by_shard
 from simdask.storage.text_packs import TextStore
@@ -170,6 +170,7 @@ def chunk_task(
     batch: int,
     payloads: list[bytes | ExtractionError] | None = None,
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+    exclusions: Exclusions | None = None,
 ) -> BatchResult | tuple[BatchResult, list[np.ndarray]]:
     """Read a batch of items; extract and chunk those whose content hash differs from the
     indexed one (an unchanged document is hashed, never extracted).
@@ -182,10 +183,12 @@ def chunk_task(
     the pairs written as bucket files and the pack into ``text_dir``; returns the
     :class:`BatchResult`. Without one (both None), the client passes each item's bytes (or the
     error reading it) in ``payloads``; returns ``(result, pairs per shard)`` and the result
-    carries the pack's bytes in ``pack_data`` for the client to write.
+    carries the pack's bytes in ``pack_data`` for the client to write. ``exclusions``: what
+    the index leaves out of every chunk set (templates, quotations, reference lists); the
+    texts are stored whole.
     """
     res, texts = _read_batch(items, first_item, known, payloads, max_file_bytes)
-    cb = chunk_batch(texts, config.k, config.hash_bits, config.seed)
+    cb = chunk_excluding(texts, config.k, config.hash_bits, config.seed, exclusions)
     res.n_words = cb.n_words.tolist()
     res.n_chunks = cb.n_chunks.tolist()
     ids = np.asarray(res.prov_ids, dtype=np.uint32)
@@ -253,8 +256,11 @@ class ChunkStage:
 
     name = "chunk"
 
-    def __init__(self, ctx: RunContext, batches, known_f, config, known, bucket_dir, texts):
+    def __init__(
+        self, ctx: RunContext, batches, known_f, config, known, bucket_dir, texts, excl_f=None
+    ):
         self.ctx, self.batches, self.known_f, self.config = ctx, batches, known_f, config
+        self.excl_f = excl_f
         self.known, self.bucket_dir, self.texts = known, bucket_dir, texts
         self.size = len(batches)
         self.limit = self.size if ctx.shared else ctx.in_flight
@@ -275,6 +281,7 @@ class ChunkStage:
                 ctx.run_id,
                 b,
                 max_file_bytes=max_bytes,
+                exclusions=self.excl_f,
                 key=ctx.key("chunk", b=b),
             )
         payloads: list[bytes | ExtractionError | UnchangedPayload] = []
@@ -287,7 +294,15 @@ class ChunkStage:
             payloads.append(_payload(item, data, self.known))
         payload_f = ctx.traffic.scatter(payloads)
         return ctx.client.submit(
-            chunk_task, *args, None, None, ctx.run_id, b, payload_f, key=ctx.key("chunk", b=b)
+            chunk_task,
+            *args,
+            None,
+            None,
+            ctx.run_id,
+            b,
+            payload_f,
+            exclusions=self.excl_f,
+            key=ctx.key("chunk", b=b),
         )
 
     def collect(self, b: int, future: Future) -> None:
@@ -314,12 +329,14 @@ def run_chunk_stage(
     known: KnownHashes,
     bucket_dir: str,
     texts: TextStore,
+    exclusions_f=None,
 ) -> ChunkOutput:
     """Chunk all batches ``(first item index, items)`` (:class:`ChunkStage`). ``known_f``: the
     future of ``known`` on every worker. The client hashes the files it reads and sends no
     bytes for those ``known`` holds unchanged. Either way text is extracted in the tasks;
-    files over ``ctx.options.max_file_bytes`` are not read."""
-    stage = ChunkStage(ctx, batches, known_f, config, known, bucket_dir, texts)
+    files over ``ctx.options.max_file_bytes`` are not read. ``exclusions_f``: the future of
+    the index's :class:`~simdask.kernels.exclusions.Exclusions` on every worker (or None)."""
+    stage = ChunkStage(ctx, batches, known_f, config, known, bucket_dir, texts, exclusions_f)
     drive(ctx, stage)
     if ctx.shared:
         results = ctx.client.gather(stage.futures)

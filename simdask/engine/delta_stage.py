@@ -29,7 +29,7 @@ from simdask.engine.similarity_stage import (
     run_blocks,
 )
 from simdask.engine.stage import drive
-from simdask.kernels.hashing import chunk_batch
+from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import pack_pairs, pair_chunks, sort_pairs, split_sorted_by_shard
 from simdask.storage.catalog import Catalog
 from simdask.storage.segments import Manifest, RangeReader
@@ -46,7 +46,8 @@ class DeltaInputs:
     whose content changed (``changed``), documents removed or replaced (``dropped``), the
     committed ``manifest`` and tombstones (``tomb_old``) and those after this run
     (``tomb_new``), ``|A|`` by doc ID after the run (``n_chunks_f`` broadcast, ``n_docs``),
-    and the heavy-chunk ``cutoff`` the index was built with (None: no chunk is heavy)."""
+    and the heavy-chunk ``cutoff`` the index was built with (None: no chunk is heavy), and
+    the index's ``exclusions`` (for re-chunking stored texts)."""
 
     prov_f: object
     final_f: object
@@ -59,13 +60,19 @@ class DeltaInputs:
     n_chunks_f: object
     n_docs: int
     cutoff: int | None = None
+    exclusions: Exclusions | None = None
 
 
 def stored_chunk_ids(
-    catalog: Catalog, texts: TextStore, config: IndexConfig, doc_ids: np.ndarray
+    catalog: Catalog,
+    texts: TextStore,
+    config: IndexConfig,
+    doc_ids: np.ndarray,
+    exclusions: Exclusions | None = None,
 ) -> list[np.ndarray]:
     """Per range: the sorted distinct chunk IDs of the committed documents ``doc_ids``,
-    chunked again from their stored texts (costs what those documents cost)."""
+    chunked again from their stored texts under the index's ``exclusions`` (costs what those
+    documents cost)."""
     empty = [np.zeros(0, config.chunk_dtype) for _ in range(config.shards)]
     ids = [int(d) for d in doc_ids]
     if not ids:
@@ -81,8 +88,12 @@ def stored_chunk_ids(
     if not rows:
         return empty
     docs = np.array([r[0] for r in rows], np.uint32)
-    cb = chunk_batch(
-        [texts.read(p, o, n) for _, p, o, n in rows], config.k, config.hash_bits, config.seed
+    cb = chunk_excluding(
+        [texts.read(p, o, n) for _, p, o, n in rows],
+        config.k,
+        config.hash_bits,
+        config.seed,
+        exclusions,
     )
     keys = sort_pairs(pack_pairs(cb.chunk_ids, docs[cb.doc]))
     parts = split_sorted_by_shard(keys, config.shard_width, config.shards)
@@ -153,7 +164,7 @@ def run_delta(
     ranges = [(sp.lo, sp.hi) for sp in specs]
     refill = np.setdiff1d(inp.members, inp.changed)
     probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
-    stored = stored_chunk_ids(catalog, texts, config, probe_docs)
+    stored = stored_chunk_ids(catalog, texts, config, probe_docs, inp.exclusions)
     probes = [
         np.union1d(deltas[s].chunk_keys, stored[s]).astype(config.chunk_dtype)
         for s in range(len(ranges))

@@ -44,6 +44,7 @@ from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows, 
 from simdask.engine.stage import drive
 from simdask.ingest.sources import KnownHashes, SourceItem
 from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChanges, resolve_changes
+from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.postings import shard_ranges
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
@@ -78,6 +79,7 @@ class _Job:
     texts: TextStore
     manifest: Manifest
     tomb: np.ndarray
+    exclusions: Exclusions | None = None
 
 
 @dataclass
@@ -111,10 +113,15 @@ def run_update(
     remove_keys: frozenset[str] = frozenset(),
     delete_missing_from: frozenset[str] = frozenset(),
     replace_all: bool = False,
+    exclusions: Exclusions | None = None,
+    keep_hashes: dict[str, str] | None = None,
 ) -> RunOutcome:
     """Index what changed in ``items``; delete ``remove_keys`` and, for the sources in
     ``delete_missing_from``, their documents that are gone. Writes shards as generation
-    ``run_id``; commits nothing."""
+    ``run_id``; commits nothing. ``exclusions``: what every chunk set leaves out (the index's
+    templates, quotations, reference lists). ``keep_hashes``: content hashes recorded for these
+    keys instead of those of the items read (a run re-chunking the stored texts keeps the
+    hashes of the original files)."""
     ctx = _start(client, store, work_dir, items, run_id, options, cb)
     job = _Job(
         catalog,
@@ -125,12 +132,16 @@ def run_update(
         TextStore(text_dir),
         {} if replace_all else catalog.segments(),
         np.zeros(0, np.int64) if replace_all else current_tombstones(catalog),
+        exclusions,
     )
     stats = RunStats(transfer=ctx.transfer)
     cache_before = client.run(cache_stats) if options.worker_cache else {}
     known = {} if replace_all else catalog.known_documents()
     t = time.perf_counter()
     chunked = _chunk(ctx, job, items, known, job.texts)
+    if keep_hashes:
+        for r in chunked.results:
+            r.hashes = [keep_hashes.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]
     stats.seconds["chunk"] = time.perf_counter() - t
     failpoints.hit("after_chunk")
     resolved = resolve_changes(
@@ -189,7 +200,7 @@ def _chunk(
     size = ctx.options.batch_docs or min(5000, max(500, -(-len(items) // (4 * ctx.n_workers))))
     batches = [(i, items[i : i + size]) for i in range(0, len(items), size)]
     known_hashes = KnownHashes({k: v.content_hash for k, v in known.items()})
-    [known_f] = ctx.broadcast(known_hashes)
+    [known_f, excl_f] = ctx.broadcast(known_hashes, job.exclusions)
     return run_chunk_stage(
         ctx,
         batches,
@@ -198,6 +209,7 @@ def _chunk(
         known=known_hashes,
         bucket_dir=job.bucket_dir,
         texts=texts,
+        exclusions_f=excl_f,
     )
 
 
@@ -378,6 +390,7 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
         targets.n_chunks_f,
         targets.n_docs,
         targets.cutoff,
+        job.exclusions,
     )
     out = run_delta(ctx, job.store, job.catalog, job.texts, job.config, specs, buckets, inp)
     changes.rows, changes.trim = out.rows.rows, out.rows.trim

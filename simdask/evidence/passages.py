@@ -16,6 +16,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from simdask.evidence.excluded import (
+    PairExclusions,
+    excluded_marks,
+    excluded_windows,
+    inside_words,
+    window_inside,
+)
 from simdask.evidence.passages_np import (
     LARGE_CHARS,
     chunk_keys,
@@ -23,6 +30,7 @@ from simdask.evidence.passages_np import (
     matched_runs,
     word_table,
 )
+from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.similarity import containment
 from simdask.kernels.text import WORD_PATTERN, normalize, words
 
@@ -55,6 +63,10 @@ class PairEvidence:
     offsets_exact: bool = True
     #: large texts only: some passages were left out (see :mod:`.passages_np`)
     passages_truncated: bool = False
+    #: text left out of the counts, ``(start, end, kind)`` per document (kinds ``template``,
+    #: ``quote``, ``bibliography``; :mod:`.excluded`)
+    doc_excluded: list[tuple[int, int, str]] = field(default_factory=list)
+    other_excluded: list[tuple[int, int, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
@@ -83,6 +95,10 @@ class PairEvidence:
                     "passages_truncated",
                     "passages",
                 )
+            },
+            "excluded": {
+                "doc": [{"start": s, "end": e, "kind": k} for s, e, k in self.doc_excluded],
+                "other": [{"start": s, "end": e, "kind": k} for s, e, k in self.other_excluded],
             },
         }
 
@@ -120,6 +136,7 @@ def compare_texts(
     min_chunks: int = 2,
     min_words: int = 0,
     large: bool | None = None,
+    exclusions: PairExclusions | None = None,
 ) -> PairEvidence:
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
     least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
@@ -127,15 +144,22 @@ def compare_texts(
     ``min_words`` only hides short passages (``report --min-match``); the similarities still
     count every shared chunk. ``large``: compare in numpy with 64-bit chunk keys and bounded
     passages (see :mod:`simdask.evidence.passages_np`); None: when the texts together are
-    longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS` characters."""
+    longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS` characters.
+    ``exclusions``: the index's exclusions (:mod:`.excluded`): the windows they leave out
+    count in neither text nor in any passage, and are listed as excluded text."""
+    if exclusions is not None and not exclusions.active:
+        exclusions = None
     if large or (large is None and len(a) + len(b) > LARGE_CHARS):
-        ev = _compare_large(a, b, k, min_chunks)
+        ev = _compare_large(a, b, k, min_chunks, exclusions)
         ev.passages = [p for p in ev.passages if p.words >= min_words]
         return ev
     wa, sa, exact_a = word_offsets(a)
     wb, sb, exact_b = word_offsets(b)
     ca, cb = _windows(wa, k), _windows(wb, k)
-    set_a, set_b = set(ca), set(cb)
+    keep_a, marks_a = _kept(a, sa, ca, k, exclusions)
+    keep_b, marks_b = _kept(b, sb, cb, k, exclusions)
+    set_a = {c for c, kp in zip(ca, keep_a, strict=True) if kp}
+    set_b = {c for c, kp in zip(cb, keep_b, strict=True) if kp}
     shared = set_a & set_b
     ev = PairEvidence(
         similarity=containment(len(shared), len(set_a)),
@@ -144,15 +168,44 @@ def compare_texts(
         doc_chunks=len(set_a),
         other_chunks=len(set_b),
         offsets_exact=exact_a and exact_b,
+        doc_excluded=marks_a,
+        other_excluded=marks_b,
     )
     where_b = defaultdict(list)
     for j, c in enumerate(cb):
-        if c in shared:
+        if keep_b[j] and c in shared:
             where_b[c].append(j)
     diagonals: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for i, c in enumerate(ca):
-        for j in where_b.get(c, ()):
+        for j in where_b.get(c, ()) if keep_a[i] else ():
             diagonals[i - j].append((i, j))
+    found = []
+    for (i0, j0), (i1, j1), count in sorted(_diagonal_runs(diagonals, k)):
+        if count < min_chunks:
+            continue
+        a_end, b_end = i1 + k - 1, j1 + k - 1
+        found.append(
+            Passage(sa[i0][0], sa[a_end][1], sb[j0][0], sb[b_end][1], a_end - i0 + 1, count)
+        )
+    kept = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
+    ev.passages = [p for p in kept if p.words >= min_words]
+    return ev
+
+
+def _kept(text: str, spans, windows, k: int, excl: PairExclusions | None):
+    """Per window whether it counts, and the excluded marks of ``text``."""
+    if excl is None:
+        return [True] * len(windows), []
+    by_span, by_template = excluded_windows(text, spans, windows, k, excl)
+    starts = np.array([s for s, _ in spans], dtype=np.int64)
+    ends = np.array([e for _, e in spans], dtype=np.int64)
+    marks = excluded_marks(text, starts, ends, by_template, k, excl)
+    return (~(by_span | by_template)).tolist(), marks
+
+
+def _diagonal_runs(diagonals: dict[int, list[tuple[int, int]]], k: int) -> list:
+    """Matches on one diagonal at most ``2 k`` windows apart, merged: ``(first, last,
+    count)`` per run."""
     runs = []
     for matches in diagonals.values():
         start = prev = matches[0]
@@ -165,29 +218,31 @@ def compare_texts(
             start = prev = m
             count = 1
         runs.append((start, prev, count))
-    found = []
-    for (i0, j0), (i1, j1), count in sorted(runs):
-        if count < min_chunks:
-            continue
-        a_end, b_end = i1 + k - 1, j1 + k - 1
-        found.append(
-            Passage(sa[i0][0], sa[a_end][1], sb[j0][0], sb[b_end][1], a_end - i0 + 1, count)
-        )
-    kept = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
-    ev.passages = [p for p in kept if p.words >= min_words]
-    return ev
+    return runs
 
 
-def _compare_large(a: str, b: str, k: int, min_chunks: int) -> PairEvidence:
+def _compare_large(
+    a: str, b: str, k: int, min_chunks: int, excl: PairExclusions | None = None
+) -> PairEvidence:
     """:func:`compare_texts` in numpy (memory about 40 bytes per word, no Python object per
-    word or chunk)."""
+    word or chunk). Excluded windows get a key no kept window has, so they match nothing."""
     ha, sa0, sa1, exact_a = word_table(a)
     ka = chunk_keys(ha, k)
     del ha
     hb, sb0, sb1, exact_b = word_table(b)
     kb = chunk_keys(hb, k)
     del hb
-    ua, ub = distinct(ka), distinct(kb)
+    marks_a, marks_b = [], []
+    if excl is not None:
+        tpl = distinct(
+            np.concatenate(
+                [np.zeros(0, np.uint64)] + [chunk_keys(word_table(t)[0], k) for t in excl.templates]
+            )
+        )
+        ka, ua, marks_a = _exclude_large(a, ka, sa0, sa1, tpl, k, excl)
+        kb, ub, marks_b = _exclude_large(b, kb, sb0, sb1, tpl, k, excl)
+    else:
+        ua, ub = distinct(ka), distinct(kb)
     shared = np.intersect1d(ua, ub, assume_unique=True)
     ev = PairEvidence(
         similarity=containment(len(shared), len(ua)),
@@ -196,6 +251,8 @@ def _compare_large(a: str, b: str, k: int, min_chunks: int) -> PairEvidence:
         doc_chunks=len(ua),
         other_chunks=len(ub),
         offsets_exact=exact_a and exact_b,
+        doc_excluded=marks_a,
+        other_excluded=marks_b,
     )
     del ua, ub
     i0, j0, i1, count, ev.passages_truncated = matched_runs(ka, kb, shared, k, min_chunks)
@@ -212,6 +269,23 @@ def _compare_large(a: str, b: str, k: int, min_chunks: int) -> PairEvidence:
     ]
     ev.passages = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
     return ev
+
+
+def _exclude_large(text, keys, starts, ends, template_keys, k, excl: PairExclusions):
+    """``keys`` with excluded windows set to the sentinel ``2**64 - 1`` (dropped from the
+    distinct keys, so it is never shared), the distinct kept keys, and the excluded marks."""
+    spans = merge_spans([(s, e) for s, e, _ in excl.spans(text)])
+    by_span = window_inside(inside_words(starts, ends, spans), k)[: len(keys)]
+    pos = np.searchsorted(template_keys, keys)
+    pos[pos == len(template_keys)] = 0
+    by_template = (template_keys[pos] == keys) if len(template_keys) else np.zeros(len(keys), bool)
+    keys = np.where(by_span | by_template, _SENTINEL, keys)
+    kept = distinct(keys)
+    kept = kept[kept != _SENTINEL]
+    return keys, kept, excluded_marks(text, starts, ends, by_template, k, excl)
+
+
+_SENTINEL = np.uint64(2**64 - 1)
 
 
 def _inside(p: Passage, q: Passage) -> bool:

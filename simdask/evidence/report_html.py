@@ -21,6 +21,10 @@ section{min-width:0} h2{font-size:1em;margin:.2em 0;word-break:break-all}
 .text{white-space:pre-wrap;word-wrap:break-word;font-family:Georgia,serif}
 mark{cursor:pointer;border-radius:2px;padding:0 1px}
 mark.flash{outline:3px solid #d33}
+.excl{color:#777;background:repeating-linear-gradient(135deg,#eee 0 6px,#f7f7f7 6px 12px)}
+.excl-template{border-bottom:2px dotted #999}.excl-quote{font-style:italic}
+.excl-bibliography{text-decoration:line-through #bbb}
+.legend span{padding:0 .4em;margin-right:.6em}
 @media print{header{position:static}main{display:block}section{break-inside:auto}}
 """
 
@@ -34,22 +38,55 @@ document.addEventListener('click',function(e){
 """
 
 
-def _marked(text: str, spans: list[tuple[int, int, int]], side: str, twin: str) -> str:
+_KIND_TITLE = {
+    "template": "template text (update --exclude): not counted",
+    "quote": "quotation (--exclude-quotes): not counted",
+    "bibliography": "reference list (--exclude-bibliography): not counted",
+}
+
+
+def _marked(
+    text: str,
+    spans: list[tuple[int, int, int]],
+    side: str,
+    twin: str,
+    excluded: list[tuple[int, int, str]] = (),
+) -> str:
     """``text`` escaped, with ``<mark>`` around each (start, end, passage) span; overlapping
-    spans are clipped so that every character belongs to at most one passage."""
+    spans are clipped so that every character belongs to at most one passage. Text outside
+    the passages in an ``excluded`` (start, end, kind) span is shown as excluded
+    (``<span class="excl excl-KIND">``)."""
     out, pos = [], 0
     for start, end, i in sorted(spans):
         start = max(start, pos)
         if end <= start:
             continue
-        out.append(html.escape(text[pos:start]))
+        out.append(_plain(text, pos, start, excluded))
         color = _PALETTE[i % len(_PALETTE)]
         out.append(
             f'<mark id="{side}-{i}" data-twin="{twin}-{i}" style="background:{color}"'
             f' title="passage {i + 1}">{html.escape(text[start:end])}</mark>'
         )
         pos = end
-    out.append(html.escape(text[pos:]))
+    out.append(_plain(text, pos, len(text), excluded))
+    return "".join(out)
+
+
+def _plain(text: str, lo: int, hi: int, excluded) -> str:
+    """``text[lo:hi]`` escaped, the parts inside excluded spans wrapped by kind."""
+    out, pos = [], lo
+    for s, e, kind in excluded:
+        s, e = max(s, pos), min(e, hi)
+        if e <= s:
+            continue
+        out.append(html.escape(text[pos:s]))
+        out.append(
+            f'<span class="excl excl-{html.escape(kind)}"'
+            f' title="{html.escape(_KIND_TITLE.get(kind, kind))}">'
+            f"{html.escape(text[s:e])}</span>"
+        )
+        pos = e
+    out.append(html.escape(text[pos:hi]))
     return "".join(out)
 
 
@@ -92,13 +129,25 @@ def render_pair_html(report: dict, text_a: str, text_b: str) -> str:
         ),
         ("text covered", f"{cov_a:.1f} % of {ka}, {cov_b:.1f} % of {kb}"),
     ]
+    ex = report.get("excluded") or {}
+    ex_a = [(x["start"], x["end"], x["kind"]) for x in ex.get("doc", [])]
+    ex_b = [(x["start"], x["end"], x["kind"]) for x in ex.get("other", [])]
+    if ex_a or ex_b:
+        summary.append(
+            (
+                "excluded (not counted)",
+                f"{_coverage([x[:2] for x in ex_a], len(text_a)):.1f} % of {ka}, "
+                f"{_coverage([x[:2] for x in ex_b], len(text_b)):.1f} % of {kb}: "
+                + ", ".join(sorted({x[2] for x in ex_a + ex_b})),
+            )
+        )
     rows = "".join(
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in summary
     )
     a, b = html.escape(ka), html.escape(kb)
     data = html.escape(json.dumps({k: v for k, v in report.items() if k != "passages"}))
-    body_a = _marked(text_a, a_spans, "a", "b")
-    body_b = _marked(text_b, b_spans, "b", "a")
+    body_a = _marked(text_a, a_spans, "a", "b", ex_a)
+    body_b = _marked(text_b, b_spans, "b", "a", ex_b)
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
         f"<title>{a} vs {b} — simdask</title><style>{_CSS}</style></head><body>"

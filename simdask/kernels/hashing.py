@@ -171,7 +171,12 @@ def _sorted_columns(cols: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def hash_chunks(
-    hashes: np.ndarray, word_offsets: np.ndarray, k: int, hash_bits: int, seed: int
+    hashes: np.ndarray,
+    word_offsets: np.ndarray,
+    k: int,
+    hash_bits: int,
+    seed: int,
+    skip_words: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Chunk IDs of every ``k``-word window inside each document.
 
@@ -179,7 +184,9 @@ def hash_chunks(
     document ``d``'s words are ``hashes[word_offsets[d]:word_offsets[d+1]]``. Returns
     ``(ids, doc)``: the chunk ID (``hash_bits`` bits; uint32 up to 32 bits, else uint64) of
     each window and the index of its document (int64), windows in order. Windows never cross
-    documents.
+    documents. ``skip_words`` (bool per word, optional): a window whose ``k`` words are all
+    marked is left out (words inside an excluded quotation or reference list,
+    :mod:`simdask.kernels.exclusions`).
     """
     dtype = chunk_dtype(hash_bits)
     counts = np.diff(word_offsets)
@@ -191,6 +198,12 @@ def hash_chunks(
     win_first = np.zeros(len(counts), dtype=np.int64)
     np.cumsum(nwin[:-1], out=win_first[1:])
     starts = np.arange(m, dtype=np.int64) - win_first[doc] + word_offsets[:-1][doc]
+    if skip_words is not None and len(skip_words):
+        marked = np.zeros(len(skip_words) + 1, dtype=np.int64)
+        np.cumsum(skip_words, out=marked[1:])
+        keep = marked[starts + k] - marked[starts] < k
+        starts, doc = starts[keep], doc[keep]
+        m = len(starts)
     cols = _sorted_columns([hashes[starts + j] for j in range(k)])
     h = np.full(m, _seed_state(seed, k), dtype=np.uint64)
     for col in cols:
@@ -228,26 +241,85 @@ class ChunkedBatch:
         self.n_chunks = n_chunks
 
 
-def chunk_batch(texts: list[str], k: int = 5, hash_bits: int = 28, seed: int = 0) -> ChunkedBatch:
-    """Words -> chunk IDs -> distinct chunk IDs per document, for a batch of texts."""
-    parts = [token_bytes(t) for t in texts]
+def chunk_batch(
+    texts: list[str],
+    k: int = 5,
+    hash_bits: int = 28,
+    seed: int = 0,
+    *,
+    excluded_spans: list[list[tuple[int, int]]] | None = None,
+    drop_ids: np.ndarray | None = None,
+) -> ChunkedBatch:
+    """Words -> chunk IDs -> distinct chunk IDs per document, for a batch of texts.
+
+    Exclusions (issue 16; :mod:`simdask.kernels.exclusions` says what they are):
+    ``excluded_spans``: per text, sorted non-overlapping character spans ``[start, end)``
+    (quotations, the reference list) whose words are excluded: a window of ``k`` words all
+    inside them has no chunk (a window with a word of the document's own keeps its chunk).
+    Span boundaries lie between words (the spans start and end at quotation marks and line
+    breaks), so the words are those of the whole text. ``drop_ids``: sorted chunk IDs left out
+    of every chunk set (a template's chunks). ``n_chunks`` counts what is left.
+    """
+    if excluded_spans is None:
+        parts = [token_bytes(t) for t in texts]
+        first_part = np.arange(len(parts) + 1, dtype=np.int64)
+        inside = None
+    else:
+        parts, inside, first_part = _split_parts(texts, excluded_spans)
+    lens = np.fromiter((len(p) + 1 for p in parts), np.int64, len(parts))
     buf = np.frombuffer(b" ".join(parts) + b" ", dtype=np.uint8)
-    doc_starts = np.zeros(len(parts), dtype=np.int64)
-    if parts:
-        np.cumsum([len(p) + 1 for p in parts[:-1]], out=doc_starts[1:])
+    part_starts = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=part_starts[1:])
+    part_starts[-1] = len(buf)
     starts, ends = word_spans(buf)
     hashes = word_hashes(buf, starts, ends, seed)
-    word_offsets = np.searchsorted(starts, np.append(doc_starts, len(buf)))
+    part_words = np.searchsorted(starts, part_starts)
+    word_offsets = part_words[first_part]
     n_words = np.diff(word_offsets)
-    ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed)
+    skip = None if inside is None else np.repeat(inside, np.diff(part_words))
+    ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed, skip)
     if ids.dtype == np.uint64:  # wide IDs: sorted as two columns
         chunk_ids, doc_u = sort_columns(ids, doc, distinct=True)
+        doc_u = doc_u.astype(np.int64)
     else:
         key = sort_pairs(pack_pairs(ids, doc), distinct=True)
         chunk_ids, doc_u = pair_chunks(key), pair_docs(key).astype(np.int64)
+    if drop_ids is not None and len(drop_ids) and len(chunk_ids):
+        keep = ~_in_sorted(chunk_ids, drop_ids)
+        chunk_ids, doc_u = chunk_ids[keep], doc_u[keep]
     return ChunkedBatch(
         chunk_ids=chunk_ids,
         doc=doc_u,
         n_words=n_words,
         n_chunks=np.bincount(doc_u, minlength=len(texts)).astype(np.int64),
     )
+
+
+def _split_parts(
+    texts: list[str], spans: list[list[tuple[int, int]]]
+) -> tuple[list[bytes], np.ndarray, np.ndarray]:
+    """Each text cut at its span boundaries: the parts' token bytes, whether each part is
+    inside a span, and the index of each text's first part (then the part count)."""
+    if len(spans) != len(texts):
+        raise ValueError(f"expected spans for each of {len(texts)} texts, found {len(spans)}")
+    parts: list[bytes] = []
+    inside: list[bool] = []
+    first = [0]
+    for text, sp in zip(texts, spans, strict=True):
+        pos = 0
+        for s, e in sp:
+            parts += [token_bytes(text[pos:s]), token_bytes(text[s:e])]
+            inside += [False, True]
+            pos = e
+        parts.append(token_bytes(text[pos:]))
+        inside.append(False)
+        first.append(len(parts))
+    return parts, np.array(inside, dtype=bool), np.array(first, dtype=np.int64)
+
+
+def _in_sorted(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in the sorted array ``table`` (bool array)."""
+    table = np.asarray(table).astype(values.dtype, copy=False)
+    pos = np.searchsorted(table, values)
+    pos[pos == len(table)] = 0
+    return table[pos] == values
