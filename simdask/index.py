@@ -22,7 +22,9 @@ from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import containment, sum_pair_counts
+from simdask.lookup import resolve_key
 from simdask.lsh_search import LshMatch, LshPair
+from simdask.pairs import Pair, orient, undirected
 from simdask.segment_reads import SegmentReads
 from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
@@ -181,6 +183,19 @@ class Index:
     def pairs(self, min_similarity: float = 0.0) -> list[PairRow]:
         """All stored directed similarities, best first."""
         return list(self.catalog.all_pairs(min_similarity))
+
+    def resolve_key(self, typed: str) -> str:
+        """The key of the document ``typed`` names: a key, a path as given on the command line,
+        or a unique end of a key (see :func:`simdask.lookup.resolve_key`; an unknown name
+        raises :class:`~simdask.errors.DocumentNotFoundError` naming the closest keys)."""
+        return resolve_key(self.catalog.conn, typed)
+
+    def pair_list(self, min_similarity: float = 0.0, key: str | None = None) -> list[Pair]:
+        """The stored similarities as unordered pairs, each once with both percentages
+        (:func:`simdask.pairs.undirected`), the larger first; with ``key``: that document's
+        pairs, seen from it (``a_key == key``), whichever direction was stored."""
+        pairs = undirected(self.catalog.pair_rows(min_similarity, key), min_similarity)
+        return orient(pairs, key) if key is not None else pairs
 
     def shard(self, shard: int, generation: int | None = None) -> ShardData:
         """One range's live postings as last committed (its segments merged, tombstones

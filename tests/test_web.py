@@ -88,9 +88,9 @@ def test_api_browse_same_as_cli(site):
     assert found["total"] == 10
     nasty = requests.get(url + "/api/documents", params={"search": "<script>"}, timeout=30)
     assert [d["key"] for d in nasty.json()["documents"]] == [NASTY]
-    counts = [0] * 10
-    for row in _cli_rows("similar", idx):
-        counts[min(9, int(row["similarity"] * 10 / 100))] += 1
+    counts = [0] * 10  # unordered pairs, by the larger of their two similarities
+    for row in _cli_rows("similar", idx, "--pairs"):
+        counts[min(9, int(max(row["a_in_b"], row["b_in_a"]) * 10 / 100))] += 1
     assert requests.get(url + "/api/histogram", timeout=30).json()["bins"] == counts
     missing = requests.get(f"{url}/api/similar/nope.txt", timeout=30)
     assert missing.status_code == 404 and "nope.txt" in missing.json()["error"]
@@ -155,7 +155,7 @@ def test_browse_in_chromium(site):
         stat = driver.find_element("css selector", "[data-stat=documents]")
         assert stat.text == str(len(docs))
         bars = driver.find_elements("css selector", "#histogram rect")
-        stored = len(_cli_rows("similar", site["tmp"] / "idx"))
+        stored = len(_cli_rows("similar", site["tmp"] / "idx", "--pairs"))
         assert sum(int(b.get_attribute("data-count")) for b in bars) == stored
         driver.get(url + "/errors")
         cells = [td.text for td in driver.find_elements("css selector", "#errors td")]

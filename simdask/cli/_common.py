@@ -26,6 +26,7 @@ __all__ = [
     "EXIT_UNREADABLE",
     "EXIT_USAGE",
     "PAIR_COLUMNS",
+    "PAIR_TABLE_COLUMNS",
     "print_summary",
     "progress",
     "run_progress",
@@ -60,6 +61,8 @@ interrupted.
 
 #: columns of ``similar`` and ``demo``: stored directed pairs
 PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
+#: columns of the tables of unordered pairs (``similar``, ``demo``): see :mod:`simdask.pairs`
+PAIR_TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words")
 
 
 class _MessageOnly(Callback):

@@ -13,12 +13,15 @@ from simdask.cli._args import add_cluster_arguments, add_format
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, run_progress
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
+from simdask.pairs import holds
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
 #: output columns: ``a_in_b`` percent of the A document's chunks found in the B document,
 #: ``b_in_a`` the reverse; ``a_key``/``b_key`` are each group's own keys
 COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "a_chunks", "b_chunks")
+#: the table's columns: the plain wording of each pair last (``in_words``)
+TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words")
 
 
 def register(subparsers) -> None:
@@ -99,7 +102,14 @@ def run(args) -> int:
             keep_index=args.keep_index,
         )
         callback.end_stage()
-    write_rows((p.to_dict() for p in res.pairs), COLUMNS, args.format, sys.stdout)
+    if args.format == "table":
+        rows = (
+            {**p.to_dict(), "in_words": holds(p.a_key, p.b_key, p.a_in_b, p.b_in_a)}
+            for p in res.pairs
+        )
+        write_rows(rows, TABLE_COLUMNS, "table", sys.stdout)
+    else:
+        write_rows((p.to_dict() for p in res.pairs), COLUMNS, args.format, sys.stdout)
     print(
         f"compared {res.documents['A']} documents of A with {res.documents['B']} of B: "
         f"{len(res.pairs)} cross-group pairs"

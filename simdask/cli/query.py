@@ -14,6 +14,7 @@ from simdask.cli._args import add_format
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE
 from simdask.cli.output import write_rows
 from simdask.index import Index
+from simdask.pairs import holds
 from simdask.queries import query_files
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
@@ -29,6 +30,9 @@ COLUMNS = (
     "query_chunks",
     "doc_chunks",
 )
+#: the table's columns: one row per (query, document) pair, the larger percentage first,
+#: with its plain wording (``in_words``)
+TABLE_COLUMNS = ("query", "key", "similarity", "reverse_similarity", "shared", "in_words")
 
 
 def register(subparsers) -> None:
@@ -61,8 +65,16 @@ def run(args) -> int:
     """Run ``simdask query``; returns the exit status."""
     with Index.open(args.index) as idx:
         batch = query_files(idx, args.files, args.min)
-    rows = ({"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches)
-    write_rows(rows, COLUMNS, args.format, sys.stdout)
+    rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
+    if args.format == "table":
+        for row in rows:
+            row["in_words"] = holds(
+                row["query"], row["key"], row["similarity"], row["reverse_similarity"]
+            )
+        rows.sort(key=lambda r: -max(r["similarity"], r["reverse_similarity"]))
+        write_rows(rows, TABLE_COLUMNS, "table", sys.stdout)
+    else:
+        write_rows(rows, COLUMNS, args.format, sys.stdout)
     for r in batch.results:
         if r.too_short:
             print(f"simdask: note: {r.key}: fewer than {batch.k} words, no chunks", file=sys.stderr)

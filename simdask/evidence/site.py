@@ -11,7 +11,6 @@ from pathlib import Path
 
 from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.evidence.report_html import render_pair_html
-from simdask.kernels.similarity import containment
 from simdask.progress import Callback
 
 __all__ = ["SiteLimits", "export_site", "histogram_bars", "histogram_svg"]
@@ -110,7 +109,7 @@ def export_site(
     (out / "pairs").mkdir(exist_ok=True)
     docs = index.catalog.documents()
     by_key = {d.key: d for d in docs}
-    rows = index.pairs()
+    rows = index.pair_list()  # unordered pairs, each once, the larger similarity first
     chosen, candidates = _choose_pairs(rows, by_key, lim)
     _write_pages(out, docs, rows, by_key, set(chosen), cb)
     by_id = {d.doc_id: d for d in docs}
@@ -144,9 +143,9 @@ def _choose_pairs(rows, by_key, lim: SiteLimits) -> tuple[list[tuple[int, int]],
             listed.add(tuple(sorted((by_key[ka].doc_id, by_key[kb].doc_id))))
     best: dict[tuple[int, int], float] = {}
     for r in rows:
-        pair = tuple(sorted((by_key[r.doc].doc_id, by_key[r.other].doc_id)))
-        if r.similarity >= lim.min_similarity and (listed is None or pair in listed):
-            best[pair] = max(best.get(pair, 0.0), r.similarity)
+        pair = tuple(sorted((by_key[r.a_key].doc_id, by_key[r.b_key].doc_id)))
+        if r.larger >= lim.min_similarity and (listed is None or pair in listed):
+            best[pair] = r.larger
     order = sorted(best, key=lambda p: (-best[p], p))
     if lim.per_document is not None:
         taken: dict[int, int] = defaultdict(int)
@@ -169,9 +168,10 @@ def _write(path: Path, text: str) -> None:
 
 def _write_pages(out: Path, docs, rows, by_key, linked: set, cb: Callback) -> None:
     """The document pages (linking the reports in ``linked``), then the front page."""
-    matches = defaultdict(list)
+    matches = defaultdict(list)  # each document's pairs, seen from it, the larger first
     for r in rows:
-        matches[r.doc].append(r)
+        matches[r.a_key].append(r)
+        matches[r.b_key].append(r.swapped())
     cb.stage("documents", len(docs))
     for d in docs:
         _write(
@@ -179,7 +179,7 @@ def _write_pages(out: Path, docs, rows, by_key, linked: set, cb: Callback) -> No
         )
         cb.advance(1)
     cb.end_stage()
-    top = {k: max((r.similarity for r in v), default=0.0) for k, v in matches.items()}
+    top = {k: max((r.a_in_b for r in v), default=0.0) for k, v in matches.items()}
     trs = "".join(
         f'<tr data-key="{html.escape(d.key.lower())}"><td><a href="docs/{d.doc_id}.html">'
         f"{html.escape(d.key)}</a></td><td class=n>{d.n_words}</td>"
@@ -190,9 +190,10 @@ def _write_pages(out: Path, docs, rows, by_key, linked: set, cb: Callback) -> No
         f"<h1>simdask: {len(docs)} documents, {len(rows)} similar pairs</h1>"
         f"<p>{len(linked)} pair reports linked.</p>"
         "<h2>Similarity of the stored pairs (percent)</h2>"
-        + histogram_svg([r.similarity for r in rows])
+        + histogram_svg([r.larger for r in rows])
         + "<h2>Documents</h2><p><input id=q placeholder='search by key'></p>"
-        "<table id=docs><thead><tr><th>key</th><th>words</th><th>best match %</th></tr>"
+        "<table id=docs><thead><tr><th>key</th><th>words</th><th>% of it in its best match</th>"
+        "</tr>"
         f"</thead><tbody>{trs}</tbody></table>"
     )
     _write(out / "index.html", _page("simdask index", body, _SEARCH_JS))
@@ -201,14 +202,13 @@ def _write_pages(out: Path, docs, rows, by_key, linked: set, cb: Callback) -> No
 def _doc_page(d, rows, by_key, linked: set) -> str:
     items = []
     for r in rows:
-        o = by_key[r.other]
+        o = by_key[r.b_key]
         pair = tuple(sorted((d.doc_id, o.doc_id)))
-        name = html.escape(r.other)
+        name = html.escape(r.b_key)
         link = f'<a href="../pairs/{pair[0]}-{pair[1]}.html">{name}</a>' if pair in linked else name
         items.append(
-            f"<tr><td>{link}</td><td class=n>{r.similarity:.2f}</td>"
-            f"<td class=n>{containment(r.shared, o.n_chunks):.2f}</td>"
-            f"<td class=n>{r.shared}</td></tr>"
+            f"<tr><td>{link}</td><td class=n>{r.a_in_b:.2f}</td>"
+            f"<td class=n>{r.b_in_a:.2f}</td><td class=n>{r.shared}</td></tr>"
         )
     body = (
         f'<p><a href="../index.html">all documents</a></p><h1>{html.escape(d.key)}</h1>'
