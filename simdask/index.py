@@ -20,6 +20,7 @@ from simdask import lsh_search
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
+from simdask.failures import Failure, current_failures
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.similarity import containment, sum_pair_counts
 from simdask.lookup import resolve_key
@@ -189,6 +190,11 @@ class Index:
         or a unique end of a key (see :func:`simdask.lookup.resolve_key`; an unknown name
         raises :class:`~simdask.errors.DocumentNotFoundError` naming the closest keys)."""
         return resolve_key(self.catalog.conn, typed)
+
+    def failures(self) -> list[Failure]:
+        """The documents currently not indexed, and why (the latest error of each file still
+        failing, and the too-short documents): see :mod:`simdask.failures`."""
+        return current_failures(self.catalog.conn, self.config.k)
 
     def pair_list(self, min_similarity: float = 0.0, key: str | None = None) -> list[Pair]:
         """The stored similarities as unordered pairs, each once with both percentages
@@ -374,6 +380,8 @@ class Index:
             "generation": gen,
             "documents": counts["documents"],
             "too_short": counts["too_short"],
+            # files currently failing (not indexed, or only an older version): `simdask errors`
+            "failed": sum(1 for f in self.failures() if f.kind != "too_short"),
             "words": counts["words"],
             "distinct_chunks": n_keys,
             "postings": n_post,

@@ -44,6 +44,7 @@ from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
 from simdask.segment_reads import segment_set
 from simdask.storage.catalog import Catalog
+from simdask.storage.changed import changed_keys
 from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
 from simdask.storage.commit import RunChanges
@@ -249,8 +250,14 @@ class Writer:
         if config is None or config == idx.config:
             return
         if idx.catalog.counts()["documents"] and not rebuild:
+            old, new = idx.config.to_dict(), config.to_dict()
+            diff = "; ".join(
+                f"{name.replace('_', '-')}: {old[name]} in the index, {new[name]} asked"
+                for name in old
+                if old[name] != new.get(name)
+            )
             raise ConfigError(
-                f"index at {idx.path} was built with {idx.config}; got {config}: "
+                f"index at {idx.path} was built with other settings ({diff}): "
                 "pass rebuild=True (CLI: --rebuild) to rebuild it with the new settings"
             )
         idx.config = config
@@ -277,6 +284,11 @@ class Writer:
                 t = time.perf_counter()
                 cb.stage("commit", None)
                 summary = run_summary(run_id, out, scan_s)
+                summary.sources = sorted(
+                    {i.source for i in items} | {source_id(x) for x in req.sources}
+                )
+                summary.rebuild = req.rebuild
+                summary.changed = changed_keys(idx.catalog.conn, out.changes)
                 _check_rows(out.changes)
                 out.changes.files = self._checksums(out.changes, run_id)
                 idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())

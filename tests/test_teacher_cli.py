@@ -73,3 +73,104 @@ def test_pairs_option_gives_undirected_rows_in_jsonl_and_csv(built):
     # one document's pairs, seen from it
     lines = run("similar", root / "idx", e.bailey).stdout.splitlines()
     assert len(lines) == 3 and lines[2].split()[:2] == [e.bailey, e.brown]
+
+
+def _errors(index) -> dict[str, dict]:
+    return {r["key"]: r for r in _jsonl(run("errors", index, "-o", "jsonl").stdout)}
+
+
+def test_unsupported_files_of_a_folder_are_reported_with_a_hint(built):
+    root, e, p = built
+    for key in e.unsupported:
+        assert f"unsupported: {key}: expected a document simdask reads" in p.stderr
+    errors = _errors(root / "idx")
+    assert sorted(errors) == sorted(e.unsupported)
+    assert all(r["kind"] == "unsupported" and r["kept"] is False for r in errors.values())
+    assert "an old Word file: save it as .docx" in errors["essays/old.doc"]["message"]
+    assert "a Rich Text file" in errors["essays/notes.rtf"]["message"]
+    assert "OCR is not done" in errors["essays/scan.png"]["message"]
+    st = json.loads(run("stats", root / "idx", "--format", "json").stdout)
+    assert (st["failed"], st["documents"]) == (3, 8)
+
+
+def test_rtf_given_directly_is_detected_not_indexed_as_markup(built, tmp_path):
+    root, e, _ = built
+    rtf = tmp_path / "essay.txt"  # an RTF whatever its name says
+    rtf.write_bytes(rb"{\rtf1\ansi {\fonttbl\f0 Times;} " + b"words of an essay " * 20 + b"}")
+    run("update", tmp_path / "idx", rtf, e.essays / "brown.txt", "--workers", 1, "--quiet")
+    errors = _errors(tmp_path / "idx")
+    assert errors["essay.txt"]["kind"] == "unsupported"
+    assert "found an RTF document" in errors["essay.txt"]["message"]
+    p = run("query", root / "idx", rtf, check=False)
+    assert p.returncode == 3 and "found an RTF document" in p.stderr
+
+
+def test_errors_lists_what_is_currently_not_indexed(built, tmp_path):
+    _, e, _ = built
+    import shutil
+
+    essays = shutil.copytree(e.essays, tmp_path / "essays")
+    idx = tmp_path / "idx"
+    run("update", idx, essays, "--workers", 1, "--quiet")
+    # a run over another source leaves these errors current
+    run("update", idx, e.last_year, "--workers", 1, "--quiet")
+    assert sorted(_errors(idx)) == sorted(e.unsupported)
+    # the .doc removed, the .rtf replaced by its text: neither is failing any more
+    (essays / "old.doc").unlink()
+    (essays / "notes.rtf").unlink()
+    (essays / "notes.txt").write_text("notes of the class " * 30, encoding="utf-8")
+    (essays / "tiny.txt").write_text("three words only", encoding="utf-8")
+    p = run("update", idx, essays, "--workers", 1, "--quiet")
+    errors = _errors(idx)
+    assert sorted(errors) == ["essays/scan.png", "essays/tiny.txt"]
+    assert errors["essays/tiny.txt"]["kind"] == "too_short"
+    assert "added (2): essays/notes.txt, essays/tiny.txt" in p.stderr
+    assert json.loads(run("stats", idx, "--format", "json").stdout)["failed"] == 1
+    assert set(_errors(idx)) == {"essays/scan.png", "essays/tiny.txt"}
+    last = _jsonl(run("errors", idx, "--last-run", "-o", "jsonl").stdout)
+    assert {r["key"] for r in last} == {"essays/scan.png", "essays/tiny.txt"}
+
+
+def test_scanned_pdf_in_query_and_compare_is_a_note(built, tmp_path):
+    from tests.helpers.documents import image_pdf
+
+    root, e, _ = built
+    (tmp_path / "scan.pdf").write_bytes(image_pdf())
+    p = run("query", root / "idx", tmp_path / "scan.pdf", e.essays / "brown.txt", check=False)
+    assert p.returncode == 0, p.stderr
+    assert "simdask: note: not compared: scan.pdf" in p.stderr and "error:" not in p.stderr
+    group = tmp_path / "group"
+    group.mkdir()
+    (group / "scan.pdf").write_bytes(image_pdf())
+    (group / "brown.txt").write_text((e.essays / "brown.txt").read_text(), encoding="utf-8")
+    p = run("compare", group, e.last_year, "--workers", 1, "--quiet", check=False)
+    assert p.returncode == 0, p.stderr
+    assert "simdask: note: group A: group/scan.pdf: image_only" in p.stderr
+
+
+def test_run_summary_names_the_changes_and_remove_warns(built, tmp_path):
+    _, e, first = built
+    # the first build: 8 added, the first 5 named and a count
+    assert "added (8): essays/alone.txt, essays/bailey.txt, essays/brown.txt," in first.stderr
+    assert "and 3 more" in first.stderr
+    import shutil
+
+    essays = shutil.copytree(e.essays, tmp_path / "essays")
+    idx = tmp_path / "idx"
+    p = run("-v", "update", idx, essays, "--workers", 1, "--quiet")
+    added = "added (8): " + ", ".join(
+        f"essays/{n}.txt"
+        for n in ("alone", "bailey", "brown", "carter", "evans", "reorder", "tpl1", "tpl2")
+    )
+    assert added in p.stderr  # all of them with -v
+    (essays / "carter.txt").write_text("a new version " * 50, encoding="utf-8")
+    (essays / "evans.txt").unlink()
+    (essays / "new.txt").write_text("a new essay of a new student " * 20, encoding="utf-8")
+    p = run("update", idx, essays, "--delete-missing", "--workers", 1, "--quiet")
+    assert "added (1): essays/new.txt" in p.stderr
+    assert "modified (1): essays/carter.txt" in p.stderr
+    assert "deleted (1): essays/evans.txt" in p.stderr
+    assert "failed or too short (3):" in p.stderr
+    p = run("remove", idx, "alone.txt", "--workers", 1, "--quiet")
+    assert "deleted (1): essays/alone.txt" in p.stderr
+    assert "the next `simdask update` of" in p.stderr and "adds essays/alone.txt back" in p.stderr

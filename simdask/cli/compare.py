@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 
 from simdask.cli._args import add_cluster_arguments, add_format
-from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, run_progress
+from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS, run_progress
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
+from simdask.ingest.sources import TEXT_SUFFIXES
 from simdask.pairs import holds
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
@@ -32,9 +33,11 @@ def register(subparsers) -> None:
         description="Index both groups in a temporary index and print the pairs with one "
         "document in each group (pairs inside a group are not reported): `a_in_b` is the "
         "percent of the A document's chunks found in the B document, `b_in_a` the reverse. "
-        "A group is one SOURCE: a file, a folder (.txt/.md files, recursively) or a .jsonl "
+        f"A group is one SOURCE: a document file ({' '.join(TEXT_SUFFIXES)}), a folder "
+        "(its files of these formats, recursively; other files are reported) or a .jsonl "
         "file; the same key may occur in both groups. Exit status 3 when some documents "
-        "could not be read (the pairs of the others are still printed).",
+        "could not be read (the pairs of the others are still printed); too-short "
+        "documents and scanned PDFs without text are notes.",
     )
     p.add_argument("group_a", metavar="GROUP_A", help="file, folder or .jsonl file")
     p.add_argument("group_b", metavar="GROUP_B", help="file, folder or .jsonl file")
@@ -117,6 +120,7 @@ def run(args) -> int:
         file=sys.stderr,
     )
     for group, key, kind, msg in res.errors:
-        level = "note" if kind == "too_short" else "error"
+        level = "note" if kind in NOTE_KINDS else "error"
         print(f"simdask: {level}: group {group}: {key}: {kind}: {msg}", file=sys.stderr)
-    return EXIT_UNREADABLE if res.unreadable else EXIT_OK
+    errors = [e for e in res.unreadable if e[2] not in NOTE_KINDS]
+    return EXIT_UNREADABLE if errors else EXIT_OK

@@ -39,7 +39,7 @@ def run(args) -> int:
         corpus = generate_corpus(args.docs, mean_words=args.words, seed=1)
         src = write_corpus(corpus, base / "corpus.jsonl", fmt="jsonl")
         summary = run_update(args, base / "index", IndexConfig(), sources=[src], rebuild=True)
-        print_summary(summary)
+        print_summary(summary, getattr(args, "verbose", False))
         with Index.open(base / "index") as idx:
             rows = [p.table_row() for p in idx.pair_list()[: args.top]]
         print(f"\nthe {len(rows)} most similar pairs:")

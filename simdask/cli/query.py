@@ -11,9 +11,10 @@ from __future__ import annotations
 import sys
 
 from simdask.cli._args import add_format
-from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE
+from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
 from simdask.index import Index
+from simdask.ingest.sources import TEXT_SUFFIXES
 from simdask.pairs import holds
 from simdask.queries import query_files
 
@@ -43,9 +44,11 @@ def register(subparsers) -> None:
         description="Compare documents that are not in the index against it, both directions: "
         "`similarity` is the percent of the query's chunks found in an indexed document, "
         "`reverse_similarity` the percent of that document's chunks found in the query. "
-        "FILEs are document files, folders (their .txt/.md files) or .jsonl files "
-        "(one document per line). Exit status 3 when some FILE could not be read "
-        "(the others are still reported).",
+        f"FILEs are document files ({' '.join(TEXT_SUFFIXES)}, recognised by content or "
+        "suffix), folders (their files of these formats, recursively; other files are "
+        "reported) or .jsonl files (one document per line). Exit status 3 when some FILE "
+        "could not be read (the others are still reported); a scanned PDF without text is a "
+        "note.",
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument("files", metavar="FILE", nargs="+")
@@ -77,7 +80,14 @@ def run(args) -> int:
         write_rows(rows, COLUMNS, args.format, sys.stdout)
     for r in batch.results:
         if r.too_short:
-            print(f"simdask: note: {r.key}: fewer than {batch.k} words, no chunks", file=sys.stderr)
+            print(
+                f"simdask: note: {r.key}: too few words to be compared (fewer than {batch.k})",
+                file=sys.stderr,
+            )
+    errors = [e for e in batch.unreadable if e.kind not in NOTE_KINDS]
     for e in batch.unreadable:
-        print(f"simdask: error: cannot read {e}", file=sys.stderr)
-    return EXIT_UNREADABLE if batch.unreadable else EXIT_OK
+        if e.kind in NOTE_KINDS:
+            print(f"simdask: note: not compared: {e}", file=sys.stderr)
+        else:
+            print(f"simdask: error: cannot read {e}", file=sys.stderr)
+    return EXIT_UNREADABLE if errors else EXIT_OK

@@ -111,5 +111,5 @@ def run(args) -> int:
         rebuild=args.rebuild,
         options=options,
     )
-    print_summary(summary)
+    print_summary(summary, getattr(args, "verbose", False))
     return EXIT_OK

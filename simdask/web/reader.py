@@ -158,10 +158,12 @@ def similarity_histogram(idx, bins: int = 10) -> list[int]:
 
 
 def last_errors(idx) -> dict[str, Any]:
-    """The last committed run and its per-file errors (key, kind, message)."""
+    """The last committed run and its per-file errors (key, kind, message), and the
+    documents currently not indexed (``failures``: as ``simdask errors``)."""
     last = idx.catalog.last_run()
     errs = idx.catalog.errors_of_run(last["run_id"]) if last else []
     return {
         "run": last,
         "errors": [{"key": k, "kind": kind, "message": m} for k, kind, m in errs],
+        "failures": [f.to_dict() for f in idx.failures()],
     }
