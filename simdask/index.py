@@ -341,13 +341,15 @@ class Index:
         hashed: float | None = None,
         *,
         min_words: int = 0,
+        other_text: str | None = None,
     ) -> dict[str, Any]:
         """:meth:`report` for a text ``text`` named ``key`` (e.g. a query document, not in the
-        index) and the stored document ``other``; ``hashed``: the similarity (percent) the
+        index) and the stored document ``other`` (or, given ``other_text``, a text named
+        ``other`` that need not be in the index); ``hashed``: the similarity (percent) the
         index holds for the pair, None: computed from the hashed chunk IDs of both texts."""
         from simdask.evidence.passages import compare_texts
 
-        b = self.text(other)
+        b = self.text(other) if other_text is None else other_text
         ev = compare_texts(text, b, self.config.k, min_chunks, min_words)
         if hashed is None:
             cfg = self.config

@@ -174,3 +174,51 @@ def test_run_summary_names_the_changes_and_remove_warns(built, tmp_path):
     p = run("remove", idx, "alone.txt", "--workers", 1, "--quiet")
     assert "deleted (1): essays/alone.txt" in p.stderr
     assert "the next `simdask update` of" in p.stderr and "adds essays/alone.txt back" in p.stderr
+
+
+def test_report_is_a_human_summary_by_default_and_takes_files(built):
+    root, e, _ = built
+    p = run("report", root / "idx", "brown.txt", "bailey", check=False)
+    assert p.returncode == 1 and "did you mean 'essays/bailey.txt'" in p.stderr
+    out = run("report", root / "idx", "brown.txt", "bailey.txt").stdout.splitlines()
+    rep = json.loads(run("report", root / "idx", e.brown, e.bailey, "--format", "json").stdout)
+    assert out[0] == f"{e.brown} and {e.bailey}"
+    a, b = round(rep["similarity"]), round(rep["reverse_similarity"])
+    assert (
+        out[1].strip()
+        == f"{e.bailey} holds {a} % of {e.brown}; {e.brown} holds {b} % of {e.bailey}"
+    )
+    n = len(rep["passages"])
+    assert f"{rep['shared']} shared chunks" in out[2] and f"{n} matching passage" in out[2]
+    first = rep["passages"][0]
+    assert out[3].startswith(f"  1. {first['words']} words, at 0-75 % of {e.brown}")
+    brown_words = (e.essays / "brown.txt").read_text().split()
+    assert out[4].strip().startswith('"' + " ".join(w.strip(".") for w in brown_words[:3]))
+    # a file that is not in the index, as either side; a path as given on the command line
+    last = e.last_year / "evans.txt"
+    for args in ((last, "essays/evans.txt"), ("evans.txt", last)):
+        got = json.loads(run("report", root / "idx", *args, "--format", "json").stdout)
+        assert got["similarity"] == got["reverse_similarity"] == 100.0
+    text = run("text", root / "idx", e.essays / "brown.txt", cwd=root).stdout
+    assert text == (e.essays / "brown.txt").read_text()
+
+
+def test_keys_are_found_by_suffix_and_listed(built):
+    root, e, _ = built
+    assert run("list", root / "idx").stdout.split() == sorted(
+        f"essays/{n}.txt"
+        for n in ("alone", "bailey", "brown", "carter", "evans", "reorder", "tpl1", "tpl2")
+    )
+    assert run("list", root / "idx", "essays/tpl*").stdout.split() == [
+        "essays/tpl1.txt",
+        "essays/tpl2.txt",
+    ]
+    assert run("list", root / "idx", "BAIL").stdout.split() == [e.bailey]
+    p = run("similar", root / "idx", "tpl", check=False)
+    assert p.returncode == 1 and "'essays/tpl1.txt'" in p.stderr
+    p = run("similar", root / "idx", "alone.txt")
+    assert "no similar documents for essays/alone.txt" in p.stderr
+    p = run("update", root / "other", e.essays / "brown.txt", "--hash-bits", 20, "--quiet")
+    p = run("update", root / "other", e.essays / "brown.txt", "--hash-bits", 24, check=False)
+    assert p.returncode == 1 and "hash-bits: 20 in the index, 24 asked" in p.stderr
+    assert "IndexConfig(" not in p.stderr

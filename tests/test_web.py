@@ -81,7 +81,7 @@ def test_api_browse_same_as_cli(site):
     assert [{k: r[k] for k in cli[0]} for r in got["similar"]] == cli
     assert got["document"]["key"] == key
     rep = requests.get(url + "/api/report", params={"a": key, "b": cli[0]["other"]}, timeout=30)
-    expected = json.loads(run("report", idx, key, cli[0]["other"]).stdout)
+    expected = json.loads(run("report", idx, key, cli[0]["other"], "--format", "json").stdout)
     assert rep.json() == expected
     found = requests.get(url + "/api/documents", params={"search": "D00"}, timeout=30).json()
     assert [d["key"] for d in found["documents"]] == [f"src/d00{i}.txt" for i in range(10)]

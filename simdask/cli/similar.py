@@ -59,6 +59,9 @@ def run(args) -> int:
             if args.format == "table":
                 rows = (p.table_row() for p in pairs)
                 write_rows(rows, PAIR_TABLE_COLUMNS, "table", sys.stdout)
+                if not pairs:
+                    what = f"for {key}" if key else "in the index"
+                    print(f"simdask: no similar documents {what}", file=sys.stderr)
             else:
                 write_rows((p.to_dict() for p in pairs), PAIR_FIELDS, args.format, sys.stdout)
             return EXIT_OK
