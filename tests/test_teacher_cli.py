@@ -222,3 +222,23 @@ def test_keys_are_found_by_suffix_and_listed(built):
     p = run("update", root / "other", e.essays / "brown.txt", "--hash-bits", 24, check=False)
     assert p.returncode == 1 and "hash-bits: 20 in the index, 24 asked" in p.stderr
     assert "IndexConfig(" not in p.stderr
+
+
+def test_query_and_compare_write_html_results(built, tmp_path):
+    root, e, _ = built
+    page = tmp_path / "q.html"
+    p = run("query", root / "idx", e.essays / "brown.txt", "--html", page, check=False)
+    assert p.returncode == 0, p.stderr
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "<table id=results>" in html
+    assert f"{e.bailey} holds 74 % of brown.txt; brown.txt holds 27 % of {e.bailey}" in html
+    first = " ".join(w.strip(".") for w in (e.essays / "brown.txt").read_text().split()[:3])
+    assert "1 matching passage</summary>" in html and f"“{first}" in html
+    page = tmp_path / "c.html"
+    p = run(
+        "compare", e.essays, e.last_year, "--workers", 1, "--quiet", "--html", page, check=False
+    )
+    assert p.returncode == 3  # the unsupported files of the folder are reported
+    html = page.read_text(encoding="utf-8")
+    assert "essays/evans.txt</td><td>last-year/evans.txt</td>" in html
+    assert html.count("<li class=error>") == 3 and "essays/old.doc: unsupported" in html

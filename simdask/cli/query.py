@@ -14,9 +14,9 @@ from simdask.cli._args import add_format
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
 from simdask.index import Index
-from simdask.ingest.sources import TEXT_SUFFIXES
-from simdask.pairs import holds
-from simdask.queries import query_files
+from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
+from simdask.pairs import Pair, holds
+from simdask.queries import query_documents
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -62,13 +62,23 @@ def register(subparsers) -> None:
         help="least similarity either way, percent (default 1)",
     )
     add_format(p)
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the results as an HTML page: one row per pair in words, with the "
+        "matching passages of each",
+    )
 
 
 def run(args) -> int:
     """Run ``simdask query``; returns the exit status."""
     with Index.open(args.index) as idx:
-        batch = query_files(idx, args.files, args.min)
-    rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
+        docs = read_queries(args.files)
+        batch = query_documents(idx, docs, args.min)
+        rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
+        if args.html:
+            texts = {key: text for key, text in docs if isinstance(text, str)}
+            _write_html(args.html, idx, rows, texts, _notes(batch))
     if args.format == "table":
         for row in rows:
             row["in_words"] = holds(
@@ -78,16 +88,56 @@ def run(args) -> int:
         write_rows(rows, TABLE_COLUMNS, "table", sys.stdout)
     else:
         write_rows(rows, COLUMNS, args.format, sys.stdout)
-    for r in batch.results:
-        if r.too_short:
-            print(
-                f"simdask: note: {r.key}: too few words to be compared (fewer than {batch.k})",
-                file=sys.stderr,
-            )
+    for level, msg in _notes(batch):
+        print(f"simdask: {level}: {msg}", file=sys.stderr)
     errors = [e for e in batch.unreadable if e.kind not in NOTE_KINDS]
+    return EXIT_UNREADABLE if errors else EXIT_OK
+
+
+def _notes(batch) -> list[tuple[str, str]]:
+    """``(level, message)`` of the documents not compared: notes (too short, scanned PDF)
+    and errors (could not be read)."""
+    out = [
+        ("note", f"{r.key}: too few words to be compared (fewer than {batch.k})")
+        for r in batch.results
+        if r.too_short
+    ]
     for e in batch.unreadable:
         if e.kind in NOTE_KINDS:
-            print(f"simdask: note: not compared: {e}", file=sys.stderr)
+            out.append(("note", f"not compared: {e}"))
         else:
-            print(f"simdask: error: cannot read {e}", file=sys.stderr)
-    return EXIT_UNREADABLE if errors else EXIT_OK
+            out.append(("error", f"cannot read {e}"))
+    return out
+
+
+def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes) -> None:
+    """The results as one HTML page, each pair with its matching passages."""
+    from simdask.evidence.passages import compare_texts
+    from simdask.evidence.results_html import render_results_html, write_page
+    from simdask.evidence.summary_text import snippet
+
+    pairs = [
+        Pair(
+            r["query"],
+            r["key"],
+            r["similarity"],
+            r["reverse_similarity"],
+            r["shared"],
+            r["query_chunks"],
+            r["doc_chunks"],
+        )
+        for r in rows
+    ]
+    pairs.sort(key=lambda p: -p.larger)
+
+    def passages(p: Pair) -> list[str]:
+        a = texts[p.a_key]
+        ev = compare_texts(a, idx.text(p.b_key), idx.config.k)
+        return [f"{q.words} words: “{snippet(a, q.doc_start, q.doc_end)}”" for q in ev.passages]
+
+    title = f"simdask query: {len(texts)} checked documents against {idx.path}"
+    page = render_results_html(
+        title, pairs, ("checked document", "indexed document"), notes, passages
+    )
+    write_page(path, page)
+    print(f"wrote {path}", file=sys.stderr)
