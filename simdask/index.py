@@ -19,6 +19,7 @@ import numpy as np
 from simdask import lsh_search
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
+from simdask.doc_freq import common_chunk_ids, common_filter
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.failures import Failure, current_failures
 from simdask.kernels.hashing import chunk_batch
@@ -350,13 +351,15 @@ class Index:
         from simdask.evidence.passages import compare_texts
 
         b = self.text(other) if other_text is None else other_text
-        ev = compare_texts(text, b, self.config.k, min_chunks, min_words)
+        drop = common_filter(self)  # max_df: the chunks the stored similarities leave out
+        ev = compare_texts(text, b, self.config.k, min_chunks, min_words, drop_shared=drop)
         if hashed is None:
             cfg = self.config
             ids = chunk_batch([text, b], cfg.k, cfg.hash_bits, cfg.seed)
             ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded
             ib = ids.chunk_ids[ids.doc == 1]
-            shared = len(np.intersect1d(ia, ib, assume_unique=True))
+            both = np.intersect1d(ia, ib, assume_unique=True)
+            shared = len(both) - len(common_chunk_ids(self, both))
             hashed = containment(shared, len(ia))
         return ev.report(key, other, hashed)
 

@@ -242,3 +242,39 @@ def test_query_and_compare_write_html_results(built, tmp_path):
     html = page.read_text(encoding="utf-8")
     assert "essays/evans.txt</td><td>last-year/evans.txt</td>" in html
     assert html.count("<li class=error>") == 3 and "essays/old.doc: unsupported" in html
+
+
+def test_report_and_site_leave_out_what_max_df_leaves_out(tmp_path):
+    from tests.helpers.documents import prose
+    from tests.helpers.teacher import TEMPLATE
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    private = prose(80, seed=300)  # shared by tpl1 and tpl2 only
+    (folder / "tpl1.txt").write_text(f"{TEMPLATE} {private} {prose(200, 301)}", encoding="utf-8")
+    (folder / "tpl2.txt").write_text(f"{TEMPLATE} {prose(200, 302)} {private}", encoding="utf-8")
+    (folder / "tpl3.txt").write_text(f"{TEMPLATE} {prose(200, 303)}", encoding="utf-8")
+    idx = tmp_path / "idx"
+    run("update", idx, folder, "--max-df", 2, "--hash-bits", 32, "--workers", 1, "--quiet")
+    stored = {(r["doc"], r["other"]): r for r in _jsonl(run("similar", idx, "-o", "jsonl").stdout)}
+    assert set(stored) == {
+        ("class/tpl1.txt", "class/tpl2.txt"),
+        ("class/tpl2.txt", "class/tpl1.txt"),
+    }
+    rep = json.loads(run("report", idx, "tpl1.txt", "tpl2.txt", "--format", "json").stdout)
+    row = stored[("class/tpl1.txt", "class/tpl2.txt")]
+    assert (rep["shared"], rep["similarity"]) == (row["shared"], row["similarity"])
+    assert rep["hashed_similarity"] == row["similarity"]
+    text = (folder / "tpl1.txt").read_text(encoding="utf-8")
+    [passage] = rep["passages"]  # the private passage; the template is not shown
+    assert text[passage["doc_start"] : passage["doc_end"]] == private.rstrip(".")
+    run("export-html", idx, tmp_path / "site", "--quiet")
+    page = next(
+        p.read_text(encoding="utf-8")
+        for p in (tmp_path / "site" / "docs").glob("*.html")
+        if "<h1>class/tpl1.txt</h1>" in p.read_text(encoding="utf-8")
+    )
+    import re
+
+    marks = re.findall(r"<mark [^>]*>([^<]*)</mark>", page)
+    assert marks == [private.rstrip(".")]

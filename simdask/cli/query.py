@@ -112,6 +112,7 @@ def _notes(batch) -> list[tuple[str, str]]:
 
 def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes) -> None:
     """The results as one HTML page, each pair with its matching passages."""
+    from simdask.doc_freq import common_filter
     from simdask.evidence.passages import compare_texts
     from simdask.evidence.results_html import render_results_html, write_page
     from simdask.evidence.summary_text import snippet
@@ -130,9 +131,11 @@ def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes) -> No
     ]
     pairs.sort(key=lambda p: -p.larger)
 
+    drop = common_filter(idx)  # max_df: as the similarities
+
     def passages(p: Pair) -> list[str]:
         a = texts[p.a_key]
-        ev = compare_texts(a, idx.text(p.b_key), idx.config.k)
+        ev = compare_texts(a, idx.text(p.b_key), idx.config.k, drop_shared=drop)
         return [f"{q.words} words: “{snippet(a, q.doc_start, q.doc_end)}”" for q in ev.passages]
 
     title = f"simdask query: {len(texts)} checked documents against {idx.path}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -120,6 +121,7 @@ def compare_texts(
     min_chunks: int = 2,
     min_words: int = 0,
     large: bool | None = None,
+    drop_shared: Callable[[set], set] | None = None,
 ) -> PairEvidence:
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
     least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
@@ -127,7 +129,10 @@ def compare_texts(
     ``min_words`` only hides short passages (``report --min-match``); the similarities still
     count every shared chunk. ``large``: compare in numpy with 64-bit chunk keys and bounded
     passages (see :mod:`simdask.evidence.passages_np`); None: when the texts together are
-    longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS` characters."""
+    longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS` characters.
+    ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
+    count and the passages, e.g. chunks held by more than ``max_df`` documents of the index
+    (:func:`simdask.doc_freq.common_filter`; the numpy path for large texts ignores it)."""
     if large or (large is None and len(a) + len(b) > LARGE_CHARS):
         ev = _compare_large(a, b, k, min_chunks)
         ev.passages = [p for p in ev.passages if p.words >= min_words]
@@ -137,6 +142,8 @@ def compare_texts(
     ca, cb = _windows(wa, k), _windows(wb, k)
     set_a, set_b = set(ca), set(cb)
     shared = set_a & set_b
+    if drop_shared is not None and shared:
+        shared -= drop_shared(shared)
     ev = PairEvidence(
         similarity=containment(len(shared), len(set_a)),
         reverse_similarity=containment(len(shared), len(set_b)),

@@ -230,13 +230,15 @@ def _text_html(index, d, pairs) -> str | None:
     """The text of document ``d`` escaped, the passages it shares with its
     :data:`MARKED_MATCHES` best matches marked (None: no stored text). Passages are found
     exactly as ``simdask report`` finds them."""
+    from simdask.doc_freq import common_filter
     from simdask.evidence.passages import compare_texts
 
     if d.text_pack is None:
         return None
     text = index.text(d.key)
+    drop = common_filter(index)  # max_df: what the stored similarities leave out
     spans = []
     for i, p in enumerate(pairs[:MARKED_MATCHES]):
-        ev = compare_texts(text, index.text(p.b_key), index.config.k)
+        ev = compare_texts(text, index.text(p.b_key), index.config.k, drop_shared=drop)
         spans += [(q.doc_start, q.doc_end, i, f"shared with {p.b_key}") for q in ev.passages]
     return marked_text(text, spans)
