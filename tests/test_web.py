@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from simdask.pairs import holds
 from tests.helpers.browser import chromium_driver
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, reference_similarity, write_jsonl, write_txt
@@ -118,6 +119,8 @@ def test_check_in_chromium(site):
             for r in rows
         }
         assert cells["src/d002.txt"][:4] == ["q.txt", "src/d002.txt", f"{fwd:.2f}", f"{rev:.2f}"]
+        # the pair in words (issue 18)
+        assert cells["src/d002.txt"][4] == holds("q.txt", "src/d002.txt", fwd, rev)
         assert "src/short_inside.txt" in cells  # wholly inside d002's first 150 words
         driver.save_screenshot(str(tmp / "check.png"))
         assert (tmp / "check.png").stat().st_size > 10_000
