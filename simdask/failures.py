@@ -80,16 +80,21 @@ def current_failures(conn, k: int = 5) -> list[Failure]:
             reported.setdefault(run_id, set()).add(key)
     updated = dict(conn.execute("SELECT key, updated_at FROM documents"))
     out = []
+    covering: dict[int, list[set[str]]] = {}  # run -> keys met by each later run covering it
     for key, (run_id, kind, msg) in latest.items():
         _, finished, sources, _ = at[run_id]
         if updated.get(key, 0.0) > finished:
             continue  # indexed since
-        if any(
-            later > run_id
-            and (rebuild or (sources is not None and scanned is not None and scanned >= sources))
-            and key not in reported.get(later, ())
-            for later, _, scanned, rebuild in runs
-        ):
+        if run_id not in covering:
+            covering[run_id] = [
+                reported.get(later, set())
+                for later, _, scanned, rebuild in runs
+                if later > run_id
+                and (
+                    rebuild or (sources is not None and scanned is not None and scanned >= sources)
+                )
+            ]
+        if any(key not in met for met in covering[run_id]):
             continue  # a later run over its sources no longer met it
         out.append(Failure(key, kind, msg, run_id, key in updated))
     run_at = {finished: run_id for run_id, finished, _, _ in runs}

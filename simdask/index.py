@@ -186,11 +186,12 @@ class Index:
         """All stored directed similarities, best first."""
         return list(self.catalog.all_pairs(min_similarity))
 
-    def resolve_key(self, typed: str) -> str:
+    def resolve_key(self, typed: str, *, ends: bool = True) -> str:
         """The key of the document ``typed`` names: a key, a path as given on the command line,
-        or a unique end of a key (see :func:`simdask.lookup.resolve_key`; an unknown name
-        raises :class:`~simdask.errors.DocumentNotFoundError` naming the closest keys)."""
-        return resolve_key(self.catalog.conn, typed)
+        or (``ends``) a unique end of a key (see :func:`simdask.lookup.resolve_key`; an
+        unknown name raises :class:`~simdask.errors.DocumentNotFoundError` naming the
+        closest keys)."""
+        return resolve_key(self.catalog.conn, typed, ends=ends)
 
     def failures(self) -> list[Failure]:
         """The documents currently not indexed, and why (the latest error of each file still

@@ -61,17 +61,20 @@ def closest_keys(conn, typed: str, n: int = 3) -> list[str]:
     return near[:n]
 
 
-def resolve_key(conn, typed: str) -> str:
+def resolve_key(conn, typed: str, *, ends: bool = True) -> str:
     """The key of the document ``typed`` names (``conn``: the catalog's SQLite connection).
 
     Raises :class:`DocumentNotFoundError` when no document fits (naming the closest keys)
-    or when ``typed`` is the end of several keys (naming them).
+    or when ``typed`` is the end of several keys (naming them). ``ends=False``: only the
+    exact key or the path as given (a caller that prefers a file on disk to a key's end).
     """
     if _exists(conn, typed):
         return typed
     for cand in _path_suffixes(typed):
         if _exists(conn, cand):
             return cand
+    if not ends:
+        raise DocumentNotFoundError(f"no document with key {typed!r} in the index")
     tail = typed.replace(os.sep, "/")
     while tail.startswith("./"):
         tail = tail[2:]

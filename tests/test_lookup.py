@@ -34,6 +34,9 @@ def test_exact_path_and_unique_end(conn, tmp_path, monkeypatch):
     assert resolve_key(conn, "thesis-7") == "thesis-7"
     assert resolve_key(conn, "2025/smith.txt") == "essays/2025/smith.txt"
     assert resolve_key(conn, "./essays/jones.txt") == "essays/jones.txt"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DocumentNotFoundError):  # only keys and paths, no ends of keys
+        resolve_key(conn, "2025/smith.txt", ends=False)
     # a path as given on the command line: absolute, or relative to where simdask runs
     (tmp_path / "essays").mkdir()
     (tmp_path / "essays" / "smith.txt").write_text("x")

@@ -176,7 +176,7 @@ def test_run_summary_names_the_changes_and_remove_warns(built, tmp_path):
     assert "the next `simdask update` of" in p.stderr and "adds essays/alone.txt back" in p.stderr
 
 
-def test_report_is_a_human_summary_by_default_and_takes_files(built):
+def test_report_is_a_human_summary_by_default_and_takes_files(built, tmp_path):
     root, e, _ = built
     p = run("report", root / "idx", "brown.txt", "bailey", check=False)
     assert p.returncode == 1 and "did you mean 'essays/bailey.txt'" in p.stderr
@@ -199,6 +199,18 @@ def test_report_is_a_human_summary_by_default_and_takes_files(built):
     for args in ((last, "essays/evans.txt"), ("evans.txt", last)):
         got = json.loads(run("report", root / "idx", *args, "--format", "json").stdout)
         assert got["similarity"] == got["reverse_similarity"] == 100.0
+    # a file on disk named like the end of a key is that file, not the indexed document
+    (tmp_path / "bailey.txt").write_text((e.essays / "carter.txt").read_text(), encoding="utf-8")
+    got = json.loads(
+        run(
+            "report", root / "idx", "bailey.txt", "carter.txt", "--format", "json", cwd=tmp_path
+        ).stdout
+    )
+    assert (got["doc"], got["other"], got["similarity"]) == (
+        "bailey.txt",
+        "essays/carter.txt",
+        100.0,
+    )
     text = run("text", root / "idx", e.essays / "brown.txt", cwd=root).stdout
     assert text == (e.essays / "brown.txt").read_text()
 

@@ -51,15 +51,16 @@ def register(subparsers) -> None:
 
 
 def _side(idx: Index, typed: str) -> tuple[str, str, bool]:
-    """``(key, text, indexed)`` of what ``typed`` names: a document of the index, else a
-    document file that is not in it."""
+    """``(key, text, indexed)`` of what ``typed`` names: a document of the index (its key or
+    its path as given to update), else a document file that is not in it, else the document
+    whose key ends with it."""
     try:
-        key = idx.resolve_key(typed)
+        key = idx.resolve_key(typed, ends=False)
     except DocumentNotFoundError:
-        if not Path(typed).is_file():
-            raise
-        _, text = read_document(typed)
-        return typed, text, False
+        if Path(typed).is_file():  # a file on disk before the end of some key
+            _, text = read_document(typed)
+            return typed, text, False
+        key = idx.resolve_key(typed)
     return key, idx.text(key), True
 
 
