@@ -146,6 +146,16 @@ class IndexConfig:
 
         return LshParams.parse(self.lsh)
 
+    def differences(self, other: IndexConfig) -> str:
+        """The settings where ``other`` differs, in the CLI's words: ``"hash-bits: 20 in the
+        index, 24 asked; k: 5 in the index, 6 asked"`` (``self`` is the index's)."""
+        old, new = self.to_dict(), other.to_dict()
+        return "; ".join(
+            f"{name.replace('_', '-')}: {old[name]} in the index, {new.get(name)} asked"
+            for name in old
+            if old[name] != new.get(name)
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""
         return dataclasses.asdict(self)

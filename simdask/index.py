@@ -19,12 +19,16 @@ import numpy as np
 from simdask import lsh_search
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
+from simdask.doc_freq import common_chunk_ids, common_filter
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.exclude import META_NAME, Template, index_exclusions, templates_from_meta
+from simdask.failures import Failure, current_failures
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.kernels.similarity import containment, sum_pair_counts
+from simdask.lookup import resolve_key
 from simdask.lsh_search import LshMatch, LshPair
+from simdask.pairs import Pair, orient, undirected
 from simdask.segment_reads import SegmentReads
 from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
@@ -192,6 +196,25 @@ class Index:
         """All stored directed similarities, best first."""
         return list(self.catalog.all_pairs(min_similarity))
 
+    def resolve_key(self, typed: str, *, ends: bool = True) -> str:
+        """The key of the document ``typed`` names: a key, a path as given on the command line,
+        or (``ends``) a unique end of a key (see :func:`simdask.lookup.resolve_key`; an
+        unknown name raises :class:`~simdask.errors.DocumentNotFoundError` naming the
+        closest keys)."""
+        return resolve_key(self.catalog.conn, typed, ends=ends)
+
+    def failures(self) -> list[Failure]:
+        """The documents currently not indexed, and why (the latest error of each file still
+        failing, and the too-short documents): see :mod:`simdask.failures`."""
+        return current_failures(self.catalog.conn, self.config.k)
+
+    def pair_list(self, min_similarity: float = 0.0, key: str | None = None) -> list[Pair]:
+        """The stored similarities as unordered pairs, each once with both percentages
+        (:func:`simdask.pairs.undirected`), the larger first; with ``key``: that document's
+        pairs, seen from it (``a_key == key``), whichever direction was stored."""
+        pairs = undirected(self.catalog.pair_rows(min_similarity, key), min_similarity)
+        return orient(pairs, key) if key is not None else pairs
+
     def shard(self, shard: int, generation: int | None = None) -> ShardData:
         """One range's live postings as last committed (its segments merged, tombstones
         applied), or the single segment of the given generation; segments are cached in this
@@ -342,25 +365,30 @@ class Index:
         hashed: float | None = None,
         *,
         min_words: int = 0,
+        other_text: str | None = None,
     ) -> dict[str, Any]:
         """:meth:`report` for a text ``text`` named ``key`` (e.g. a query document, not in the
-        index) and the stored document ``other``; ``hashed``: the similarity (percent) the
+        index) and the stored document ``other`` (or, given ``other_text``, a text named
+        ``other`` that need not be in the index); ``hashed``: the similarity (percent) the
         index holds for the pair, None: computed from the hashed chunk IDs of both texts. The
-        index's exclusions apply (excluded text is listed under ``excluded``, not counted)."""
+        index's exclusions apply (excluded text is listed under ``excluded``, not counted), and
+        so does ``max_df`` (the chunks the stored similarities leave out)."""
         from simdask.evidence.excluded import PairExclusions
         from simdask.evidence.passages import compare_texts
 
-        b = self.text(other)
+        b = self.text(other) if other_text is None else other_text
         cfg = self.config
         excl = PairExclusions(
             cfg.exclude_quotes, cfg.exclude_bibliography, tuple(t.text for t in self.templates())
         )
-        ev = compare_texts(text, b, cfg.k, min_chunks, min_words, exclusions=excl)
+        drop = common_filter(self)
+        ev = compare_texts(text, b, cfg.k, min_chunks, min_words, exclusions=excl, drop_shared=drop)
         if hashed is None:
             ids = chunk_excluding([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
             ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded
             ib = ids.chunk_ids[ids.doc == 1]
-            shared = len(np.intersect1d(ia, ib, assume_unique=True))
+            both = np.intersect1d(ia, ib, assume_unique=True)
+            shared = len(both) - len(common_chunk_ids(self, both))
             hashed = containment(shared, len(ia))
         return ev.report(key, other, hashed)
 
@@ -386,6 +414,8 @@ class Index:
             "generation": gen,
             "documents": counts["documents"],
             "too_short": counts["too_short"],
+            # files currently failing (not indexed, or only an older version): `simdask errors`
+            "failed": sum(1 for f in self.failures() if f.kind != "too_short"),
             "words": counts["words"],
             "distinct_chunks": n_keys,
             "postings": n_post,

@@ -157,6 +157,13 @@ class RunSummary:
     seconds: dict[str, float] = field(default_factory=dict)
     errors: list[tuple[str, str, str]] = field(default_factory=list)
     stats: RunStats = field(default_factory=RunStats)
+    #: the identities (resolved paths) of the sources this run scanned, and whether it
+    #: replaced the index (``--rebuild``): what :mod:`simdask.failures` needs to tell which
+    #: earlier errors are superseded
+    sources: list[str] = field(default_factory=list)
+    rebuild: bool = False
+    #: keys of the documents added, modified and deleted (not stored with the run)
+    changed: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def extra(self) -> dict[str, Any]:
@@ -166,7 +173,11 @@ class RunSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (errors as ``[key, kind, message]`` lists, ``stats`` as ``extra``)."""
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "stats"}
+        d = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("stats", "changed")
+        }
         d["errors"] = [list(e) for e in self.errors]
         d["extra"] = self.extra
         return d

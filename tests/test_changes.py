@@ -95,7 +95,11 @@ def reference(events, known, first_free, remove_keys, delete_missing_from):
         if status == "too_short":
             too_short += 1
             errors.append(
-                (v.key, "too_short", f"{v.n_words} words; a chunk needs at least k words")
+                (
+                    v.key,
+                    "too_short",
+                    f"{v.n_words} words: too few to be compared (fewer than one chunk)",
+                )
             )
         rows.append(
             DocumentRow(

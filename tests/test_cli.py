@@ -49,10 +49,12 @@ def test_similar_for_one_key_csv_and_table(built):
     out = run("similar", tmp / "idx", "docs/short_inside.txt", "--format", "csv").stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     assert rows[0]["doc"] == "docs/short_inside.txt" and float(rows[0]["similarity"]) == 100.0
+    # the table: one row per pair, seen from the document asked for, both ways, in words
     table = run("similar", tmp / "idx", "docs/short_inside.txt", "--min", 50).stdout
     lines = table.splitlines()
-    assert lines[0].split() == PAIR_FIELDS
-    assert "100.00" in lines[2]
+    assert lines[0].split() == ["a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words"]
+    assert lines[2].split()[0] == "docs/short_inside.txt" and lines[2].split()[2] == "100.00"
+    assert f"{rows[0]['other']} holds 100 % of docs/short_inside.txt" in lines[2]
 
 
 def test_query_and_stats(built):

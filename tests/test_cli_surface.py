@@ -137,21 +137,15 @@ def test_demo(tmp_path):
     p = run("demo", "--docs", 60, "--words", 150, "--top", 5, "--out", tmp_path, *ONE_WORKER)
     with Index.open(tmp_path / "index") as idx:
         assert idx.stats()["documents"] == 60
-        best = idx.pairs()[:5]
-    assert f"the {len(best)} most similar directed pairs:" in p.stdout and best
+        best = idx.pair_list()[:5]  # one row per unordered pair (issue 18)
+    assert f"the {len(best)} most similar pairs:" in p.stdout and best
     planted = re.search(r"the generator planted (\d+) reuse cases", p.stdout)
     assert planted and int(planted.group(1)) >= 1
-    lines = p.stdout.split("most similar directed pairs:")[1].strip().splitlines()
-    assert lines[0].split() == [
-        "doc",
-        "other",
-        "similarity",
-        "shared",
-        "doc_chunks",
-        "other_chunks",
-    ]
+    lines = p.stdout.split("most similar pairs:")[1].strip().splitlines()
+    assert lines[0].split() == ["a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words"]
     shown = [ln.split()[:2] for ln in lines[2 : 2 + len(best)]]
-    assert shown == [[r.doc, r.other] for r in best]
+    assert shown == [[r.a_key, r.b_key] for r in best]
+    assert all(f"{r.b_key} holds " in ln for r, ln in zip(best, lines[2:], strict=False))
     assert lines[2 + len(best)] == ""  # nothing more in the table
 
 

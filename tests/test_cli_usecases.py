@@ -55,10 +55,11 @@ def test_compare_formats_agree(setup, tmp_path):
     ]
     assert [float(r["a_in_b"]) for r in csv_rows] == pytest.approx([r["a_in_b"] for r in rows])
     table = _compare(tmp, "--min", 50).stdout.splitlines()
-    assert table[0].split() == list(compare_cmd.COLUMNS)
+    assert table[0].split() == list(compare_cmd.TABLE_COLUMNS)
     strong = [r for r in rows if max(r["a_in_b"], r["b_in_a"]) >= 50]
     assert len(table) - 2 == len(strong) > 0
     assert table[2].split()[:2] == [strong[0]["a_key"], strong[0]["b_key"]]
+    assert f"{strong[0]['b_key']} holds " in table[2]  # the pair in plain words
 
 
 def test_compare_exit_codes(setup, tmp_path):
@@ -109,7 +110,8 @@ def test_query_several_files_both_directions_and_formats(setup, index, tmp_path)
     csv_rows = list(csv.DictReader(io.StringIO(run("query", index, q1, "-o", "csv").stdout)))
     assert [r["key"] for r in csv_rows] == [m["key"] for m in api]
     table = run("query", index, q1, "--min", 50).stdout.splitlines()
-    assert table[0].split() == list(query_cmd.COLUMNS) and "all/d004.txt" in table[2]
+    assert table[0].split() == list(query_cmd.TABLE_COLUMNS) and "all/d004.txt" in table[2]
+    assert "all/d004.txt holds 100 % of q1.txt" in table[2]
 
 
 def test_query_exit_codes(setup, index, tmp_path):
@@ -126,7 +128,7 @@ def test_query_exit_codes(setup, index, tmp_path):
     assert rows and {r["query"] for r in rows} == {"good.txt"}  # the others are still reported
     assert "cannot read bad.txt: expected text" in p.stderr
     assert "cannot read missing.txt: expected a document file" in p.stderr
-    assert "note: short.txt: fewer than 5 words" in p.stderr
+    assert "note: short.txt: too few words to be compared (fewer than 5)" in p.stderr
     assert run("query", index, good, short, check=False).returncode == 0
     p = run("query", tmp_path / "no-index", good, check=False)
     assert p.returncode == 1 and "no simdask index" in p.stderr

@@ -139,7 +139,15 @@ def test_report_command(tmp_path):
     t_lo, t_hi = _char_span(text, r.target_start, r.target_end)
     assert longest["doc_start"] <= t_lo and longest["doc_end"] >= t_hi
     cut = longest["words"]  # --min-match: shorter passages hidden, similarities unchanged
-    report = [*run, "report", tmp_path / "i", f"docs/{r.target}.txt", f"docs/{r.source}.txt"]
+    report = [
+        *run,
+        "report",
+        tmp_path / "i",
+        f"docs/{r.target}.txt",
+        f"docs/{r.source}.txt",
+        "--format",
+        "json",
+    ]
     for min_match, want in (
         (cut, [p for p in rep["passages"] if p["words"] >= cut]),
         (cut + 1, []),

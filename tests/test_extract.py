@@ -306,10 +306,14 @@ def test_folder_walk_formats_hidden_and_lock_files(tmp_path):
     for n in names:
         (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / n).write_bytes(b"x")
-    keys = [it.key for it in list_items([tmp_path])]
+    items = list_items([tmp_path])
+    keys = [it.key for it in items if not it.error]
     top = tmp_path.name + "/"
     expected = ["a.txt", "b.MD", "c.Html", "d.htm", "e.PDF", "f.docx", "g.odt", "sub/h.txt"]
     assert keys == [top + k for k in expected]
+    # the other files are not dropped silently: items reported as unsupported (issue 18)
+    others = [(it.key, it.error_kind) for it in items if it.error]
+    assert others == [(top + "skip.doc", "unsupported"), (top + "skip.jsonl", "unsupported")]
 
 
 def test_fetch_item_unreadable_and_too_large(tmp_path):

@@ -53,6 +53,8 @@ def test_report_on_a_50mb_document_is_bounded(tmp_path, client):
             tmp_path / "i",
             "src/small.txt",
             "src/big.txt",
+            "--format",
+            "json",
         ],
         capture_output=True,
         text=True,

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from simdask.pairs import holds
 from tests.helpers.browser import chromium_driver
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, reference_similarity, write_jsonl, write_txt
@@ -81,16 +82,16 @@ def test_api_browse_same_as_cli(site):
     assert [{k: r[k] for k in cli[0]} for r in got["similar"]] == cli
     assert got["document"]["key"] == key
     rep = requests.get(url + "/api/report", params={"a": key, "b": cli[0]["other"]}, timeout=30)
-    expected = json.loads(run("report", idx, key, cli[0]["other"]).stdout)
+    expected = json.loads(run("report", idx, key, cli[0]["other"], "--format", "json").stdout)
     assert rep.json() == expected
     found = requests.get(url + "/api/documents", params={"search": "D00"}, timeout=30).json()
     assert [d["key"] for d in found["documents"]] == [f"src/d00{i}.txt" for i in range(10)]
     assert found["total"] == 10
     nasty = requests.get(url + "/api/documents", params={"search": "<script>"}, timeout=30)
     assert [d["key"] for d in nasty.json()["documents"]] == [NASTY]
-    counts = [0] * 10
-    for row in _cli_rows("similar", idx):
-        counts[min(9, int(row["similarity"] * 10 / 100))] += 1
+    counts = [0] * 10  # unordered pairs, by the larger of their two similarities
+    for row in _cli_rows("similar", idx, "--pairs"):
+        counts[min(9, int(max(row["a_in_b"], row["b_in_a"]) * 10 / 100))] += 1
     assert requests.get(url + "/api/histogram", timeout=30).json()["bins"] == counts
     missing = requests.get(f"{url}/api/similar/nope.txt", timeout=30)
     assert missing.status_code == 404 and "nope.txt" in missing.json()["error"]
@@ -118,6 +119,8 @@ def test_check_in_chromium(site):
             for r in rows
         }
         assert cells["src/d002.txt"][:4] == ["q.txt", "src/d002.txt", f"{fwd:.2f}", f"{rev:.2f}"]
+        # the pair in words (issue 18)
+        assert cells["src/d002.txt"][4] == holds("q.txt", "src/d002.txt", fwd, rev)
         assert "src/short_inside.txt" in cells  # wholly inside d002's first 150 words
         driver.save_screenshot(str(tmp / "check.png"))
         assert (tmp / "check.png").stat().st_size > 10_000
@@ -155,7 +158,7 @@ def test_browse_in_chromium(site):
         stat = driver.find_element("css selector", "[data-stat=documents]")
         assert stat.text == str(len(docs))
         bars = driver.find_elements("css selector", "#histogram rect")
-        stored = len(_cli_rows("similar", site["tmp"] / "idx"))
+        stored = len(_cli_rows("similar", site["tmp"] / "idx", "--pairs"))
         assert sum(int(b.get_attribute("data-count")) for b in bars) == stored
         driver.get(url + "/errors")
         cells = [td.text for td in driver.find_elements("css selector", "#errors td")]

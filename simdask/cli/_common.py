@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+from simdask.cli.output import table_cell
 from simdask.config import IndexConfig
 from simdask.index import Index
 from simdask.ingest.sources import require_sources
@@ -25,7 +26,9 @@ __all__ = [
     "EXIT_STATUS_HELP",
     "EXIT_UNREADABLE",
     "EXIT_USAGE",
+    "NOTE_KINDS",
     "PAIR_COLUMNS",
+    "PAIR_TABLE_COLUMNS",
     "print_summary",
     "progress",
     "run_progress",
@@ -58,8 +61,14 @@ index is unchanged), 5 the index is damaged (`simdask check INDEX` lists what), 
 interrupted.
 """
 
+#: per-document errors of ``query`` and ``compare`` that are notes, not errors: the document
+#: was read but has nothing to compare (too few words; a scanned PDF without a text layer)
+NOTE_KINDS = frozenset({"too_short", "image_only"})
+
 #: columns of ``similar`` and ``demo``: stored directed pairs
 PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
+#: columns of the tables of unordered pairs (``similar``, ``demo``): see :mod:`simdask.pairs`
+PAIR_TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words")
 
 
 class _MessageOnly(Callback):
@@ -110,8 +119,25 @@ def run_update(
     return summary
 
 
-def print_summary(s: RunSummary) -> None:
-    """What a run did, its seconds per stage, data moved and (the first 20) per-file errors."""
+#: names listed per kind of change in a run summary (all of them with ``--verbose``)
+SHOWN_NAMES = 5
+
+
+def _names(what: str, keys: list[str], verbose: bool) -> None:
+    """``added (12): a, b, c, d, e and 7 more`` on stderr (nothing when ``keys`` is empty)."""
+    if not keys:
+        return
+    shown = keys if verbose else keys[:SHOWN_NAMES]
+    more = len(keys) - len(shown)
+    tail = f" and {more} more (simdask -v ... lists all)" if more else ""
+    names = ", ".join(table_cell(k) for k in shown)
+    print(f"{what} ({len(keys)}): {names}{tail}", file=sys.stderr)
+
+
+def print_summary(s: RunSummary, verbose: bool = False) -> None:
+    """What a run did: the counts, the documents added, modified, deleted and failed (the
+    first :data:`SHOWN_NAMES` of each and how many more; all when ``verbose``), its seconds
+    per stage, the data moved."""
     secs = ", ".join(f"{k} {v:.2f}s" for k, v in s.seconds.items())
     print(
         f"run {s.run_id} committed generation {s.generation}: {s.added} added, "
@@ -138,10 +164,19 @@ def print_summary(s: RunSummary) -> None:
             f"compacted: {c['segments_merged']} segments of {c['ranges']} ranges merged",
             file=sys.stderr,
         )
-    for key, kind, msg in s.errors[:20]:
+    for what in ("added", "modified", "deleted"):
+        _names(what, s.changed.get(what, []), verbose)
+    if s.errors:
+        print(f"failed or too short ({len(s.errors)}):", file=sys.stderr)
+    shown = s.errors if verbose else s.errors[:SHOWN_NAMES]
+    for key, kind, msg in shown:
         print(
             f"  {kind}: {msg}" if msg.startswith(key) else f"  {kind}: {key}: {msg}",
             file=sys.stderr,
         )
-    if len(s.errors) > 20:
-        print(f"  ... and {len(s.errors) - 20} more", file=sys.stderr)
+    if len(s.errors) > len(shown):
+        print(
+            f"  ... and {len(s.errors) - len(shown)} more (`simdask errors INDEX` lists the "
+            "documents not indexed; simdask -v ... prints all)",
+            file=sys.stderr,
+        )

@@ -10,15 +10,19 @@ from __future__ import annotations
 import sys
 
 from simdask.cli._args import add_cluster_arguments, add_format
-from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, run_progress
+from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS, run_progress
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
+from simdask.ingest.sources import TEXT_SUFFIXES
+from simdask.pairs import Pair, holds
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
 #: output columns: ``a_in_b`` percent of the A document's chunks found in the B document,
 #: ``b_in_a`` the reverse; ``a_key``/``b_key`` are each group's own keys
 COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "a_chunks", "b_chunks")
+#: the table's columns: the plain wording of each pair last (``in_words``)
+TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words")
 
 
 def register(subparsers) -> None:
@@ -29,9 +33,11 @@ def register(subparsers) -> None:
         description="Index both groups in a temporary index and print the pairs with one "
         "document in each group (pairs inside a group are not reported): `a_in_b` is the "
         "percent of the A document's chunks found in the B document, `b_in_a` the reverse. "
-        "A group is one SOURCE: a file, a folder (.txt/.md files, recursively) or a .jsonl "
+        f"A group is one SOURCE: a document file ({' '.join(TEXT_SUFFIXES)}), a folder "
+        "(its files of these formats, recursively; other files are reported) or a .jsonl "
         "file; the same key may occur in both groups. Exit status 3 when some documents "
-        "could not be read (the pairs of the others are still printed).",
+        "could not be read (the pairs of the others are still printed); too-short "
+        "documents and scanned PDFs without text are notes.",
     )
     p.add_argument("group_a", metavar="GROUP_A", help="file, folder or .jsonl file")
     p.add_argument("group_b", metavar="GROUP_B", help="file, folder or .jsonl file")
@@ -52,6 +58,12 @@ def register(subparsers) -> None:
         help="print only pairs at least this similar either way, percent (default 0)",
     )
     add_format(p)
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the pairs as an HTML page: one row per pair in words, with the "
+        "matching passages of each",
+    )
     p.add_argument(
         "--keep-index",
         metavar="DIR",
@@ -99,14 +111,57 @@ def run(args) -> int:
             keep_index=args.keep_index,
         )
         callback.end_stage()
-    write_rows((p.to_dict() for p in res.pairs), COLUMNS, args.format, sys.stdout)
+    if args.format == "table":
+        rows = (
+            {**p.to_dict(), "in_words": holds(p.a_key, p.b_key, p.a_in_b, p.b_in_a)}
+            for p in res.pairs
+        )
+        write_rows(rows, TABLE_COLUMNS, "table", sys.stdout)
+    else:
+        write_rows((p.to_dict() for p in res.pairs), COLUMNS, args.format, sys.stdout)
     print(
         f"compared {res.documents['A']} documents of A with {res.documents['B']} of B: "
         f"{len(res.pairs)} cross-group pairs"
         + (f"; index kept in {res.index_path}" if res.index_path else ""),
         file=sys.stderr,
     )
-    for group, key, kind, msg in res.errors:
-        level = "note" if kind == "too_short" else "error"
-        print(f"simdask: {level}: group {group}: {key}: {kind}: {msg}", file=sys.stderr)
-    return EXIT_UNREADABLE if res.unreadable else EXIT_OK
+    notes = [
+        ("note" if kind in NOTE_KINDS else "error", f"group {group}: {key}: {kind}: {msg}")
+        for group, key, kind, msg in res.errors
+    ]
+    if args.html:
+        _write_html(args, res.pairs, notes, config.k)
+    for level, msg in notes:
+        print(f"simdask: {level}: {msg}", file=sys.stderr)
+    errors = [e for e in res.unreadable if e[2] not in NOTE_KINDS]
+    return EXIT_UNREADABLE if errors else EXIT_OK
+
+
+def _write_html(args, cross, notes, k: int) -> None:
+    """The pairs as one HTML page (both groups are read again for the passages)."""
+    from simdask.evidence.passages import compare_texts
+    from simdask.evidence.results_html import DETAILED_PAIRS, render_results_html, write_page
+    from simdask.evidence.summary_text import snippet
+    from simdask.ingest.sources import read_queries
+
+    pairs = [
+        Pair(p.a_key, p.b_key, p.a_in_b, p.b_in_a, p.shared, p.a_chunks, p.b_chunks) for p in cross
+    ]
+    texts_a, texts_b = {}, {}
+    if pairs:
+        wanted_a = {p.a_key for p in pairs[:DETAILED_PAIRS]}
+        wanted_b = {p.b_key for p in pairs[:DETAILED_PAIRS]}
+        texts_a = {k: t for k, t in read_queries([args.group_a]) if k in wanted_a}
+        texts_b = {k: t for k, t in read_queries([args.group_b]) if k in wanted_b}
+
+    def passages(p: Pair) -> list[str]:
+        a, b = texts_a.get(p.a_key), texts_b.get(p.b_key)
+        if not isinstance(a, str) or not isinstance(b, str):
+            return []
+        ev = compare_texts(a, b, k)
+        return [f"{q.words} words: “{snippet(a, q.doc_start, q.doc_end)}”" for q in ev.passages]
+
+    title = f"simdask compare: {args.group_a} (A) and {args.group_b} (B)"
+    page = render_results_html(title, pairs, ("group A", "group B"), notes, passages)
+    write_page(args.html, page)
+    print(f"wrote {args.html}", file=sys.stderr)

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from simdask.cli._args import add_cluster_arguments
-from simdask.cli._common import EXIT_OK, PAIR_COLUMNS, print_summary, run_update
+from simdask.cli._common import EXIT_OK, PAIR_TABLE_COLUMNS, print_summary, run_update
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
 from simdask.index import Index
@@ -39,11 +39,11 @@ def run(args) -> int:
         corpus = generate_corpus(args.docs, mean_words=args.words, seed=1)
         src = write_corpus(corpus, base / "corpus.jsonl", fmt="jsonl")
         summary = run_update(args, base / "index", IndexConfig(), sources=[src], rebuild=True)
-        print_summary(summary)
+        print_summary(summary, getattr(args, "verbose", False))
         with Index.open(base / "index") as idx:
-            rows = [r.to_dict() for r in idx.pairs()[: args.top]]
-        print(f"\nthe {len(rows)} most similar directed pairs:")
-        write_rows(rows, PAIR_COLUMNS, "table", sys.stdout)
+            rows = [p.table_row() for p in idx.pair_list()[: args.top]]
+        print(f"\nthe {len(rows)} most similar pairs:")
+        write_rows(rows, PAIR_TABLE_COLUMNS, "table", sys.stdout)
         kinds: dict[str, int] = {}
         for r in corpus.reuse:
             kinds[r.kind] = kinds.get(r.kind, 0) + 1

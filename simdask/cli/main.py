@@ -41,6 +41,7 @@ from simdask.cli import (
     text,
     update,
 )
+from simdask.cli import list as list_keys
 from simdask.cli._args import cluster_of, has_cluster_arguments
 from simdask.cli._common import (
     EXIT_CLUSTER,
@@ -66,6 +67,7 @@ COMMAND_MODULES = (
     report,
     export_html,
     errors,
+    list_keys,
     cluster,
     similar,
     query,

@@ -11,10 +11,12 @@ from __future__ import annotations
 import sys
 
 from simdask.cli._args import add_format
-from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE
+from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
 from simdask.index import Index
-from simdask.queries import query_files
+from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
+from simdask.pairs import Pair, holds
+from simdask.queries import query_documents
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -29,6 +31,9 @@ COLUMNS = (
     "query_chunks",
     "doc_chunks",
 )
+#: the table's columns: one row per (query, document) pair, the larger percentage first,
+#: with its plain wording (``in_words``)
+TABLE_COLUMNS = ("query", "key", "similarity", "reverse_similarity", "shared", "in_words")
 
 
 def register(subparsers) -> None:
@@ -39,9 +44,11 @@ def register(subparsers) -> None:
         description="Compare documents that are not in the index against it, both directions: "
         "`similarity` is the percent of the query's chunks found in an indexed document, "
         "`reverse_similarity` the percent of that document's chunks found in the query. "
-        "FILEs are document files, folders (their .txt/.md files) or .jsonl files "
-        "(one document per line). Exit status 3 when some FILE could not be read "
-        "(the others are still reported).",
+        f"FILEs are document files ({' '.join(TEXT_SUFFIXES)}, recognised by content or "
+        "suffix), folders (their files of these formats, recursively; other files are "
+        "reported) or .jsonl files (one document per line). Exit status 3 when some FILE "
+        "could not be read (the others are still reported); a scanned PDF without text is a "
+        "note.",
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument("files", metavar="FILE", nargs="+")
@@ -55,17 +62,85 @@ def register(subparsers) -> None:
         help="least similarity either way, percent (default 1)",
     )
     add_format(p)
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the results as an HTML page: one row per pair in words, with the "
+        "matching passages of each",
+    )
 
 
 def run(args) -> int:
     """Run ``simdask query``; returns the exit status."""
     with Index.open(args.index) as idx:
-        batch = query_files(idx, args.files, args.min)
-    rows = ({"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches)
-    write_rows(rows, COLUMNS, args.format, sys.stdout)
-    for r in batch.results:
-        if r.too_short:
-            print(f"simdask: note: {r.key}: fewer than {batch.k} words, no chunks", file=sys.stderr)
+        docs = read_queries(args.files)
+        batch = query_documents(idx, docs, args.min)
+        rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
+        if args.html:
+            texts = {key: text for key, text in docs if isinstance(text, str)}
+            _write_html(args.html, idx, rows, texts, _notes(batch))
+    if args.format == "table":
+        for row in rows:
+            row["in_words"] = holds(
+                row["query"], row["key"], row["similarity"], row["reverse_similarity"]
+            )
+        rows.sort(key=lambda r: -max(r["similarity"], r["reverse_similarity"]))
+        write_rows(rows, TABLE_COLUMNS, "table", sys.stdout)
+    else:
+        write_rows(rows, COLUMNS, args.format, sys.stdout)
+    for level, msg in _notes(batch):
+        print(f"simdask: {level}: {msg}", file=sys.stderr)
+    errors = [e for e in batch.unreadable if e.kind not in NOTE_KINDS]
+    return EXIT_UNREADABLE if errors else EXIT_OK
+
+
+def _notes(batch) -> list[tuple[str, str]]:
+    """``(level, message)`` of the documents not compared: notes (too short, scanned PDF)
+    and errors (could not be read)."""
+    out = [
+        ("note", f"{r.key}: too few words to be compared (fewer than {batch.k})")
+        for r in batch.results
+        if r.too_short
+    ]
     for e in batch.unreadable:
-        print(f"simdask: error: cannot read {e}", file=sys.stderr)
-    return EXIT_UNREADABLE if batch.unreadable else EXIT_OK
+        if e.kind in NOTE_KINDS:
+            out.append(("note", f"not compared: {e}"))
+        else:
+            out.append(("error", f"cannot read {e}"))
+    return out
+
+
+def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes) -> None:
+    """The results as one HTML page, each pair with its matching passages."""
+    from simdask.doc_freq import common_filter
+    from simdask.evidence.passages import compare_texts
+    from simdask.evidence.results_html import render_results_html, write_page
+    from simdask.evidence.summary_text import snippet
+
+    pairs = [
+        Pair(
+            r["query"],
+            r["key"],
+            r["similarity"],
+            r["reverse_similarity"],
+            r["shared"],
+            r["query_chunks"],
+            r["doc_chunks"],
+        )
+        for r in rows
+    ]
+    pairs.sort(key=lambda p: -p.larger)
+
+    drop = common_filter(idx)  # max_df: as the similarities
+
+    def passages(p: Pair) -> list[str]:
+        a = texts[p.a_key]
+        ev = compare_texts(a, idx.text(p.b_key), idx.config.k, drop_shared=drop)
+        return [f"{q.words} words: “{snippet(a, q.doc_start, q.doc_end)}”" for q in ev.passages]
+
+    title = f"simdask query: {len(texts)} checked documents against {idx.path}"
+    page = render_results_html(
+        title, pairs, ("checked document", "indexed document"), notes, passages
+    )
+    write_page(path, page)
+    print(f"wrote {path}", file=sys.stderr)

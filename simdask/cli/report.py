@@ -1,4 +1,8 @@
-"""``simdask report INDEX KEY_A KEY_B``: exact similarity of a pair and its matching passages."""
+"""``simdask report INDEX A B``: exact similarity of a pair and its matching passages.
+
+Each side is a document of the index (its key, its path as given to update, or a unique end
+of its key) or a document file that is not in the index (compared as ``query`` reads it).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ import sys
 from pathlib import Path
 
 from simdask.cli._common import EXIT_OK
+from simdask.errors import DocumentNotFoundError
 from simdask.index import Index
+from simdask.ingest.sources import read_document
 
 __all__ = ["register", "run"]
 
@@ -16,14 +22,18 @@ def register(subparsers) -> None:
     """Declare ``report``."""
     p = subparsers.add_parser(
         "report",
-        help="exact similarity of a pair and its matching passages (JSON)",
-        description="Recompute a pair exactly from the stored texts (true chunks, no hashing) "
-        "and list the matching passages with character offsets into each text "
-        "(`simdask text INDEX KEY` prints that text).",
+        help="how much two documents share, and where: both percentages and the passages",
+        description="Compare two documents exactly from their texts (true 5-word chunks) and "
+        "print both percentages and the matching passages with a few words of each and where "
+        "they are; --format json gives every passage with character offsets into each text "
+        "(`simdask text INDEX KEY` prints that text) and the similarity the index holds "
+        "(`hashed_similarity`: computed from hashed chunks, which may rarely collide). "
+        "A and B: a document of the index (its key, its path as given to update, or a "
+        "unique end of its key) or a document file that is not in the index.",
     )
     p.add_argument("index", metavar="INDEX")
-    p.add_argument("key", metavar="KEY_A")
-    p.add_argument("other", metavar="KEY_B")
+    p.add_argument("key", metavar="A")
+    p.add_argument("other", metavar="B")
     p.add_argument("--min-chunks", type=int, default=2, help="shortest passage, in chunks (2)")
     p.add_argument(
         "--min-match",
@@ -35,21 +45,47 @@ def register(subparsers) -> None:
     p.add_argument("--html", metavar="FILE", help="write the side-by-side HTML report to FILE")
     p.add_argument(
         "--format",
-        choices=("json",),
-        help="print the report as one JSON object (default unless --html is given)",
+        choices=("text", "json"),
+        help="text: a short summary (the default without --html); json: the whole report",
     )
 
 
-def run(args) -> int:
-    """Print the report as JSON and/or write it as an HTML page."""
-    with Index.open(args.index) as idx:
-        rep = idx.report(args.key, args.other, args.min_chunks, args.min_match)
-        if args.html:
-            from simdask.evidence.report_html import render_pair_html
+def _side(idx: Index, typed: str) -> tuple[str, str, bool]:
+    """``(key, text, indexed)`` of what ``typed`` names: a document of the index (its key or
+    its path as given to update), else a document file that is not in it, else the document
+    whose key ends with it."""
+    try:
+        key = idx.resolve_key(typed, ends=False)
+    except DocumentNotFoundError:
+        if Path(typed).is_file():  # a file on disk before the end of some key
+            _, text = read_document(typed)
+            return typed, text, False
+        key = idx.resolve_key(typed)
+    return key, idx.text(key), True
 
-            page = render_pair_html(rep, idx.text(args.key), idx.text(args.other))
-            Path(args.html).write_text(page, encoding="utf-8")
-            print(f"wrote {args.html}", file=sys.stderr)
-    if args.format == "json" or not args.html:
+
+def run(args) -> int:
+    """Print the summary or the JSON report, and/or write it as an HTML page."""
+    with Index.open(args.index) as idx:
+        ka, ta, a_in = _side(idx, args.key)
+        kb, tb, b_in = _side(idx, args.other)
+        k = idx.config.k
+        if a_in and b_in:
+            rep = idx.report(ka, kb, args.min_chunks, args.min_match)
+        else:
+            rep = idx.report_text(
+                ka, ta, kb, args.min_chunks, min_words=args.min_match, other_text=tb
+            )
+    # seam for the --exclude option (templates, quotations, bibliographies): filter `rep`
+    if args.html:
+        from simdask.evidence.report_html import render_pair_html
+
+        Path(args.html).write_text(render_pair_html(rep, ta, tb), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+    if args.format == "json":
         print(json.dumps(rep, ensure_ascii=False))
+    elif args.format == "text" or not args.html:
+        from simdask.evidence.summary_text import format_report
+
+        print(format_report(rep, ta, tb, k))
     return EXIT_OK

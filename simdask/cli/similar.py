@@ -1,24 +1,51 @@
-"""``simdask similar INDEX [KEY]``: the stored similar pairs, all or of one document."""
+"""``simdask similar INDEX [KEY]``: the stored similar pairs, all or of one document.
+
+The table shows one row per unordered pair, both percentages and their plain wording
+(:mod:`simdask.pairs`); JSONL and CSV print the stored directed rows (``doc -> other``), or
+with ``--pairs`` the undirected rows (:data:`simdask.pairs.PAIR_FIELDS`).
+"""
 
 from __future__ import annotations
 
 import sys
 
 from simdask.cli._args import add_format
-from simdask.cli._common import EXIT_OK, PAIR_COLUMNS
+from simdask.cli._common import EXIT_OK, PAIR_COLUMNS, PAIR_TABLE_COLUMNS
 from simdask.cli.output import write_rows
 from simdask.index import Index
+from simdask.pairs import PAIR_FIELDS
 
 __all__ = ["register", "run"]
 
 
 def register(subparsers) -> None:
     """Declare ``similar``."""
-    p = subparsers.add_parser("similar", help="stored similar pairs, all or of one document")
+    p = subparsers.add_parser(
+        "similar",
+        help="stored similar pairs, all or of one document",
+        description="The stored similar pairs, the most similar first. The table has one row "
+        "per pair of documents: a_in_b is the percent of document A's chunks (5-word "
+        "passages) found in B, b_in_a the reverse, A being the document of which more is "
+        "found in the other. JSONL and CSV print the stored directed rows (doc, other, "
+        "similarity = percent of doc found in other, shared, doc_chunks, other_chunks); "
+        "--pairs prints the table's rows there too.",
+    )
     p.add_argument("index", metavar="INDEX")
-    p.add_argument("key", metavar="KEY", nargs="?", help="a document's key (default: all pairs)")
+    p.add_argument(
+        "key",
+        metavar="KEY",
+        nargs="?",
+        help="a document: its key, its path as given to update, or a unique end of a key "
+        "(default: all pairs)",
+    )
     p.add_argument(
         "--min", type=float, default=0.0, metavar="PCT", help="least similarity, percent"
+    )
+    p.add_argument(
+        "--pairs",
+        action="store_true",
+        help="JSONL/CSV: one row per unordered pair (a_key, b_key, a_in_b, b_in_a, shared, "
+        "a_chunks, b_chunks) instead of the directed rows",
     )
     add_format(p)
 
@@ -26,6 +53,18 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Print the pairs, best first."""
     with Index.open(args.index) as idx:
-        rows = idx.similar(args.key, args.min) if args.key else idx.pairs(args.min)
+        key = idx.resolve_key(args.key) if args.key else None
+        if args.format == "table" or args.pairs:
+            pairs = idx.pair_list(args.min, key)
+            if args.format == "table":
+                rows = (p.table_row() for p in pairs)
+                write_rows(rows, PAIR_TABLE_COLUMNS, "table", sys.stdout)
+                if not pairs:
+                    what = f"for {key}" if key else "in the index"
+                    print(f"simdask: no similar documents {what}", file=sys.stderr)
+            else:
+                write_rows((p.to_dict() for p in pairs), PAIR_FIELDS, args.format, sys.stdout)
+            return EXIT_OK
+        rows = idx.similar(key, args.min) if key else idx.pairs(args.min)
         write_rows((r.to_dict() for r in rows), PAIR_COLUMNS, args.format, sys.stdout)
     return EXIT_OK

@@ -175,5 +175,5 @@ def run(args) -> int:
         options=options,
         exclude=exclude,
     )
-    print_summary(summary)
+    print_summary(summary, getattr(args, "verbose", False))
     return EXIT_OK

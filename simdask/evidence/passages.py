@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -137,6 +138,7 @@ def compare_texts(
     min_words: int = 0,
     large: bool | None = None,
     exclusions: PairExclusions | None = None,
+    drop_shared: Callable[[set], set] | None = None,
 ) -> PairEvidence:
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
     least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
@@ -146,7 +148,11 @@ def compare_texts(
     passages (see :mod:`simdask.evidence.passages_np`); None: when the texts together are
     longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS` characters.
     ``exclusions``: the index's exclusions (:mod:`.excluded`): the windows they leave out
-    count in neither text nor in any passage, and are listed as excluded text."""
+    count in neither text nor in any passage, and are listed as excluded text.
+    ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
+    count and the passages, e.g. chunks held by more than ``max_df`` documents of the index
+    (:func:`simdask.doc_freq.common_filter`; the numpy path for large texts ignores it).
+    """
     if exclusions is not None and not exclusions.active:
         exclusions = None
     if large or (large is None and len(a) + len(b) > LARGE_CHARS):
@@ -161,6 +167,8 @@ def compare_texts(
     set_a = {c for c, kp in zip(ca, keep_a, strict=True) if kp}
     set_b = {c for c, kp in zip(cb, keep_b, strict=True) if kp}
     shared = set_a & set_b
+    if drop_shared is not None and shared:
+        shared -= drop_shared(shared)
     ev = PairEvidence(
         similarity=containment(len(shared), len(set_a)),
         reverse_similarity=containment(len(shared), len(set_b)),

@@ -115,7 +115,8 @@ def render_pair_html(report: dict, text_a: str, text_b: str) -> str:
         (
             "shared chunks",
             f"{report['shared']} (exact); index holds "
-            f"{report['hashed_similarity']:.2f} % (hashed chunk IDs)",
+            f"{report['hashed_similarity']:.2f} % (it compares chunks by a hash, "
+            "which rarely collides)",
         ),
         (
             "passages",

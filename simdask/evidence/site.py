@@ -11,15 +11,28 @@ from pathlib import Path
 
 from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.evidence.report_html import render_pair_html
-from simdask.kernels.similarity import containment
+from simdask.evidence.site_pages import (
+    MARK_COLORS,
+    doc_body,
+    failed_table,
+    index_info,
+    marked_text,
+    pairs_table,
+)
 from simdask.progress import Callback
 
 __all__ = ["SiteLimits", "export_site", "histogram_bars", "histogram_svg"]
+
+#: pairs in the front page's table of the most similar pairs
+TOP_PAIRS = 200
+#: a document page marks the passages its text shares with this many of its best matches
+MARKED_MATCHES = len(MARK_COLORS)
 
 _CSS = (
     "body{font:15px/1.5 system-ui,sans-serif;margin:1.5em;color:#222}"
     "table{border-collapse:collapse}td,th{padding:.15em .8em;border-bottom:1px solid #eee;"
     "text-align:left}td.n{text-align:right}input{font-size:1em;padding:.3em;width:20em}"
+    ".text{white-space:pre-wrap;font-family:Georgia,serif;max-width:50em}"
 )
 _SEARCH_JS = (
     "document.getElementById('q').addEventListener('input',function(){var q=this.value"
@@ -110,9 +123,9 @@ def export_site(
     (out / "pairs").mkdir(exist_ok=True)
     docs = index.catalog.documents()
     by_key = {d.key: d for d in docs}
-    rows = index.pairs()
+    rows = index.pair_list()  # unordered pairs, each once, the larger similarity first
     chosen, candidates = _choose_pairs(rows, by_key, lim)
-    _write_pages(out, docs, rows, by_key, set(chosen), cb)
+    _write_pages(index, out, docs, rows, by_key, set(chosen), cb)
     by_id = {d.doc_id: d for d in docs}
     cb.stage("pairs", len(chosen))
     written: set[tuple[int, int]] = set()
@@ -124,7 +137,7 @@ def export_site(
             written.add((a, b))
             cb.advance(1)
     except KeyboardInterrupt:
-        _write_pages(out, docs, rows, by_key, written, Callback())
+        _write_pages(index, out, docs, rows, by_key, written, Callback())
         raise
     finally:
         cb.end_stage()
@@ -144,9 +157,9 @@ def _choose_pairs(rows, by_key, lim: SiteLimits) -> tuple[list[tuple[int, int]],
             listed.add(tuple(sorted((by_key[ka].doc_id, by_key[kb].doc_id))))
     best: dict[tuple[int, int], float] = {}
     for r in rows:
-        pair = tuple(sorted((by_key[r.doc].doc_id, by_key[r.other].doc_id)))
-        if r.similarity >= lim.min_similarity and (listed is None or pair in listed):
-            best[pair] = max(best.get(pair, 0.0), r.similarity)
+        pair = tuple(sorted((by_key[r.a_key].doc_id, by_key[r.b_key].doc_id)))
+        if r.larger >= lim.min_similarity and (listed is None or pair in listed):
+            best[pair] = r.larger
     order = sorted(best, key=lambda p: (-best[p], p))
     if lim.per_document is not None:
         taken: dict[int, int] = defaultdict(int)
@@ -167,55 +180,65 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _write_pages(out: Path, docs, rows, by_key, linked: set, cb: Callback) -> None:
+def _write_pages(index, out: Path, docs, rows, by_key, linked: set, cb: Callback) -> None:
     """The document pages (linking the reports in ``linked``), then the front page."""
-    matches = defaultdict(list)
+    matches = defaultdict(list)  # each document's pairs, seen from it, the larger first
     for r in rows:
-        matches[r.doc].append(r)
+        matches[r.a_key].append(r)
+        matches[r.b_key].append(r.swapped())
+    ids = {d.key: d.doc_id for d in docs}
     cb.stage("documents", len(docs))
     for d in docs:
-        _write(
-            out / "docs" / f"{d.doc_id}.html", _doc_page(d, matches.get(d.key, []), by_key, linked)
-        )
+        pairs = matches.get(d.key, [])
+        body = doc_body(d, pairs, ids, linked, _text_html(index, d, pairs))
+        _write(out / "docs" / f"{d.doc_id}.html", _page(d.key, body))
         cb.advance(1)
     cb.end_stage()
-    top = {k: max((r.similarity for r in v), default=0.0) for k, v in matches.items()}
+    top = {k: max((r.a_in_b for r in v), default=0.0) for k, v in matches.items()}
     trs = "".join(
         f'<tr data-key="{html.escape(d.key.lower())}"><td><a href="docs/{d.doc_id}.html">'
         f"{html.escape(d.key)}</a></td><td class=n>{d.n_words}</td>"
         f"<td class=n>{top.get(d.key, 0.0):.2f}</td></tr>"
         for d in sorted(docs, key=lambda d: (-top.get(d.key, 0.0), d.key))
     )
+    failures = index.failures()
+    n_failed = sum(1 for f in failures if f.kind != "too_short")
+    shown = rows[:TOP_PAIRS]
     body = (
         f"<h1>simdask: {len(docs)} documents, {len(rows)} similar pairs</h1>"
-        f"<p>{len(linked)} pair reports linked.</p>"
-        "<h2>Similarity of the stored pairs (percent)</h2>"
-        + histogram_svg([r.similarity for r in rows])
+        + index_info(index.catalog.last_run(), index.config.to_dict())
+        + f"<h2>The {len(shown)} most similar pairs</h2>"
+        + (
+            pairs_table(shown, ids, linked, "", "top-pairs")
+            if shown
+            else "<p id=no-pairs>No similar documents: no two documents share enough text.</p>"
+        )
+        + f"<p>{len(linked)} pair reports written (side by side).</p>"
+        + f"<h2>Files not indexed ({n_failed}) and too short to compare</h2>"
+        + failed_table(failures)
+        + "<h2>Similarity of the pairs (percent, the larger of the two)</h2>"
+        + histogram_svg([r.larger for r in rows])
         + "<h2>Documents</h2><p><input id=q placeholder='search by key'></p>"
-        "<table id=docs><thead><tr><th>key</th><th>words</th><th>best match %</th></tr>"
+        "<table id=docs><thead><tr><th>key</th><th>words</th><th>% of it in its best match</th>"
+        "</tr>"
         f"</thead><tbody>{trs}</tbody></table>"
     )
     _write(out / "index.html", _page("simdask index", body, _SEARCH_JS))
 
 
-def _doc_page(d, rows, by_key, linked: set) -> str:
-    items = []
-    for r in rows:
-        o = by_key[r.other]
-        pair = tuple(sorted((d.doc_id, o.doc_id)))
-        name = html.escape(r.other)
-        link = f'<a href="../pairs/{pair[0]}-{pair[1]}.html">{name}</a>' if pair in linked else name
-        items.append(
-            f"<tr><td>{link}</td><td class=n>{r.similarity:.2f}</td>"
-            f"<td class=n>{containment(r.shared, o.n_chunks):.2f}</td>"
-            f"<td class=n>{r.shared}</td></tr>"
-        )
-    body = (
-        f'<p><a href="../index.html">all documents</a></p><h1>{html.escape(d.key)}</h1>'
-        f"<p>{d.n_words} words, {d.n_chunks} chunks, {d.status}</p>"
-        "<table><thead><tr><th>similar document</th><th>% of this in it</th>"
-        "<th>% of it in this</th><th>shared chunks</th></tr></thead><tbody>"
-        + "".join(items)
-        + "</tbody></table>"
-    )
-    return _page(d.key, body)
+def _text_html(index, d, pairs) -> str | None:
+    """The text of document ``d`` escaped, the passages it shares with its
+    :data:`MARKED_MATCHES` best matches marked (None: no stored text). Passages are found
+    exactly as ``simdask report`` finds them."""
+    from simdask.doc_freq import common_filter
+    from simdask.evidence.passages import compare_texts
+
+    if d.text_pack is None:
+        return None
+    text = index.text(d.key)
+    drop = common_filter(index)  # max_df: what the stored similarities leave out
+    spans = []
+    for i, p in enumerate(pairs[:MARKED_MATCHES]):
+        ev = compare_texts(text, index.text(p.b_key), index.config.k, drop_shared=drop)
+        spans += [(q.doc_start, q.doc_end, i, f"shared with {p.b_key}") for q in ev.passages]
+    return marked_text(text, spans)

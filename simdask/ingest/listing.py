@@ -50,23 +50,35 @@ def folder_key(path: str | os.PathLike) -> str:
     return safe_text(name) + FOLDER_SUFFIX if name else ""
 
 
+#: files of the operating system, not of the user: never reported as unsupported
+_SYSTEM_FILES = frozenset({"thumbs.db", "desktop.ini", "icon\r"})
+
+
+def _hidden(name: str) -> bool:
+    """Hidden files, Office lock files (``~$x.docx``, ``.~lock.x.odt#``), system files."""
+    return name.startswith((".", "~$")) or name.lower() in _SYSTEM_FILES
+
+
 def _listed(name: str, suffixes) -> bool:
-    if name.startswith((".", "~$")):
-        return False  # hidden files, Office lock files (~$x.docx, .~lock.x.odt#)
-    return os.path.splitext(name)[1].lower() in suffixes
+    return not _hidden(name) and os.path.splitext(name)[1].lower() in suffixes
 
 
-def walk_folder(root: Path, suffixes) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def walk_folder(
+    root: Path, suffixes, skipped: list[tuple[str, str]] | None = None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The documents of a folder and the folders that could not be listed.
 
     Returns ``(files, failed)``: ``files`` as ``(path, path inside root, posix)``, sorted by
     the parts of the relative path, recursively, without hidden files and folders and
     Office lock files; ``failed`` as ``(folder path inside root with a trailing /, reason)``
     for every folder (``root`` itself included: ``""``) that could not be read. Symlinked
-    folders are not followed (symlinked files are read).
+    folders are not followed (symlinked files are read). ``skipped``, when given, receives
+    the other files (not hidden, suffix not in ``suffixes``) the same way as ``files``, so
+    that a caller reports them instead of dropping them silently.
     """
     files: list[tuple[tuple[str, ...], str]] = []
     failed: list[tuple[str, str]] = []
+    others: list[tuple[tuple[str, ...], str]] = []
 
     def onerror(e: OSError) -> None:
         where = Path(e.filename) if e.filename else root
@@ -80,7 +92,11 @@ def walk_folder(root: Path, suffixes) -> tuple[list[tuple[str, str]], list[tuple
             full = os.path.join(dirpath, name)
             if _listed(name, suffixes) and os.path.isfile(full):
                 files.append(((*rel_dir, name), full))
+            elif skipped is not None and not _hidden(name) and os.path.isfile(full):
+                others.append(((*rel_dir, name), full))
     files.sort()
+    if skipped is not None:
+        skipped.extend((full, "/".join(parts)) for parts, full in sorted(others))
     return [(full, "/".join(parts)) for parts, full in files], sorted(failed)
 
 

@@ -30,6 +30,7 @@ from simdask.ingest.listing import (
     source_id,
     walk_folder,
 )
+from simdask.ingest.unsupported import unsupported_message
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -70,7 +71,8 @@ class SourceItem:
     of ``simdask compare``), so that equal keys of two groups stay two documents. ``error``:
     the reason a folder could not be listed; such an item stands for the folder (its key
     ends with ``/``) and reading it raises an ``unreadable`` error, so that the folder is
-    reported and its indexed documents are kept.
+    reported and its indexed documents are kept; or why a file of a folder is not read
+    (``error_kind`` ``unsupported``: a .doc, an image), raised when it is read.
     """
 
     source: str
@@ -81,6 +83,7 @@ class SourceItem:
     prefix: str = ""
     line: int = 0
     error: str = ""
+    error_kind: str = "unreadable"
 
 
 def parse_size(text: str | int) -> int:
@@ -145,8 +148,13 @@ def _jsonl_items(path: Path, source: str, prefix: str = "") -> list[SourceItem]:
 
 def _folder_items(path: Path, source: str, prefix: str) -> list[SourceItem]:
     top = folder_key(path)
-    files, failed = walk_folder(path, SUFFIXES)
+    skipped: list[tuple[str, str]] = []
+    files, failed = walk_folder(path, SUFFIXES, skipped)
     items = [SourceItem(source, f, top + safe_text(rel), prefix=prefix) for f, rel in files]
+    for f, rel in skipped:  # reported, never dropped silently
+        msg = unsupported_message(rel, TEXT_SUFFIXES)
+        key = top + safe_text(rel)
+        items.append(SourceItem(source, f, key, prefix=prefix, error=msg, error_kind="unsupported"))
     for rel, reason in failed:
         where = os.path.join(path, rel) if rel else str(path)
         items.append(
@@ -224,7 +232,7 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
     """
     label = _label(item)
     if item.error:
-        raise ExtractionError(label, "unreadable", item.error)
+        raise ExtractionError(label, item.error_kind, item.error)
     limit = max_bytes if max_bytes is not None else -1
     try:
         with open(item.path, "rb") as f:

@@ -229,7 +229,7 @@ def _rows(
         status = "indexed" if v.n_chunks > 0 else "too_short"
         if status == "too_short":
             counts.too_short += 1
-            message = f"{v.n_words} words; a chunk needs at least k words"
+            message = f"{v.n_words} words: too few to be compared (fewer than one chunk)"
             errors.append((v.key, "too_short", message))
         upserted.append(
             DocumentRow(

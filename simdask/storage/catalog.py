@@ -426,3 +426,16 @@ class Catalog(SegmentTables):
         )
         for r in cur:
             yield self._pair(r)
+
+    def pair_rows(self, min_similarity: float = 0.0, key: str | None = None) -> list[PairRow]:
+        """Stored directed rows of which either direction is at least ``min_similarity``
+        percent (the reverse from the shared count), all or those touching ``key`` (as ``doc``
+        or as ``other``): what :func:`simdask.pairs.undirected` makes pairs of."""
+        where = " WHERE (s.similarity >= ? OR 100.0 * s.shared / b.n_chunks >= ?)"
+        args: tuple = (min_similarity, min_similarity)
+        if key is not None:
+            doc = self.document(key)
+            where += " AND (s.doc = ? OR s.other = ?)"
+            args += (doc.doc_id, doc.doc_id)
+        rows = self.conn.execute(self._PAIR_SQL + where, args).fetchall()
+        return [self._pair(r) for r in rows]

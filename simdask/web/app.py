@@ -38,9 +38,9 @@ from simdask.web.jobs import Jobs
 from simdask.web.reader import (
     QueryStore,
     Reader,
+    document_pairs,
     last_errors,
     search_documents,
-    similar_rows,
     similarity_histogram,
 )
 
@@ -209,7 +209,7 @@ async def document_page(request: Request) -> Response:
     """``GET /document?key=K``: a document and its stored matches both ways."""
     key = request.query_params.get("key", "")
     try:
-        found = await server_of(request).reader.run(similar_rows, key)
+        found = await server_of(request).reader.run(document_pairs, key)
     except DocumentNotFoundError as e:
         return server_of(request).page(request, "message.html", 404, title="Not found", text=str(e))
     return server_of(request).page(request, "document.html", **found)

@@ -20,7 +20,14 @@ from typing import Any, TypeVar
 
 from simdask.kernels.similarity import containment
 
-__all__ = ["QueryStore", "Reader", "search_documents", "similarity_histogram"]
+__all__ = [
+    "QueryStore",
+    "Reader",
+    "document_pairs",
+    "search_documents",
+    "similar_rows",
+    "similarity_histogram",
+]
 
 T = TypeVar("T")
 
@@ -124,12 +131,24 @@ def similar_rows(idx, key: str) -> dict[str, Any]:
     return {"document": info, "similar": rows}
 
 
+def document_pairs(idx, key: str) -> dict[str, Any]:
+    """A document and its pairs for the document page: one row per other document, seen from
+    ``key`` (``a_in_b``: percent of ``key`` found in the other, ``b_in_a`` the reverse, and
+    their wording ``in_words``), whichever direction was stored, the larger first."""
+    doc = idx.catalog.document(key)
+    info = {"key": doc.key, "words": doc.n_words, "chunks": doc.n_chunks, "status": doc.status}
+    return {"document": info, "pairs": [p.table_row() for p in idx.pair_list(0.0, key)]}
+
+
 def similarity_histogram(idx, bins: int = 10) -> list[int]:
-    """Stored directed similarities counted in ``bins`` equal ranges of 0..100 percent (in
-    SQL: the rows are never loaded)."""
+    """Unordered pairs of documents counted in ``bins`` equal ranges of 0..100 percent of
+    the larger of their two similarities (a pair stored both ways counts once; in SQL: the
+    rows are never loaded)."""
     rows = idx.catalog.conn.execute(
-        "SELECT MIN(CAST(similarity * ? / 100.0 AS INTEGER), ?), COUNT(*) FROM similarity"
-        " GROUP BY 1",
+        "SELECT MIN(CAST(m * ? / 100.0 AS INTEGER), ?), COUNT(*) FROM ("
+        " SELECT MAX(MAX(s.similarity, 100.0 * s.shared / b.n_chunks)) AS m FROM similarity s"
+        " JOIN documents b ON b.doc_id = s.other"
+        " GROUP BY MIN(s.doc, s.other), MAX(s.doc, s.other)) GROUP BY 1",
         (bins, bins - 1),
     ).fetchall()
     counts = [0] * bins
@@ -139,10 +158,12 @@ def similarity_histogram(idx, bins: int = 10) -> list[int]:
 
 
 def last_errors(idx) -> dict[str, Any]:
-    """The last committed run and its per-file errors (key, kind, message)."""
+    """The last committed run and its per-file errors (key, kind, message), and the
+    documents currently not indexed (``failures``: as ``simdask errors``)."""
     last = idx.catalog.last_run()
     errs = idx.catalog.errors_of_run(last["run_id"]) if last else []
     return {
         "run": last,
         "errors": [{"key": k, "kind": kind, "message": m} for k, kind, m in errs],
+        "failures": [f.to_dict() for f in idx.failures()],
     }

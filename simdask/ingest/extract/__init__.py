@@ -19,7 +19,8 @@ from simdask.ingest.extract.odt import extract_odt
 from simdask.ingest.extract.package import uncompressed_limit
 from simdask.ingest.extract.pdf import extract_pdf
 from simdask.ingest.extract.plain import decode_text, extract_plain
-from simdask.ingest.extract.sniff import describe, sniff
+from simdask.ingest.extract.sniff import describe, foreign, sniff
+from simdask.ingest.unsupported import hint_for
 
 __all__ = [
     "FORMATS",
@@ -101,6 +102,13 @@ def extract_text(data: bytes, name: str, max_file_bytes: int | None = None) -> s
     """
     if not data:
         raise ExtractionError(name, "empty", "expected a document, found an empty file (0 bytes)")
+    other = foreign(data)
+    if other is not None:  # e.g. an .rtf given directly: not indexed as its markup
+        raise ExtractionError(
+            name,
+            "unsupported",
+            f"expected {_expected(name)}, found {other}: {hint_for(found=other)}",
+        )
     fmt = format_of(data, name)
     if fmt == "ole":
         if "EncryptionInfo".encode("utf-16-le") in data:

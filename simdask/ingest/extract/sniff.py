@@ -6,7 +6,7 @@ import io
 import re
 import zipfile
 
-__all__ = ["describe", "sniff"]
+__all__ = ["describe", "foreign", "sniff"]
 
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 #: magic bytes of formats simdask does not read, named in error messages
@@ -58,6 +58,19 @@ def sniff(data: bytes) -> str | None:
     for bom in (b"\xef\xbb\xbf", b""):
         if head.startswith(bom) and _HTML_START.match(head, len(bom)):
             return "html"
+    return None
+
+
+#: magic bytes long enough that text never starts with them by chance ("MZ", "BZh" are not)
+_FOREIGN = tuple((magic, what) for magic, what in _OTHER if len(magic) >= 4 or magic[0] >= 0x80)
+
+
+def foreign(data: bytes) -> str | None:
+    """What the bytes are when their first bytes plainly say a format simdask does not read
+    (an RTF document, an image, an archive), else None; whatever the file's name says."""
+    for magic, what in _FOREIGN:
+        if data.startswith(magic):
+            return what
     return None
 
 

@@ -41,6 +41,17 @@
     p.hidden = false;
   }
   function pct(x) { return x.toFixed(2); }
+  // a percentage for a sentence, as simdask.pairs.pct writes it
+  function said(x) {
+    if (x >= 99.5 && x < 100) return x.toFixed(1) + ' %';
+    var t = x >= 10 ? x.toFixed(0) : x.toFixed(1);
+    if (t === '0.0' && x > 0) t = x >= 0.005 ? x.toFixed(2) : '<0.01';
+    return t + ' %';
+  }
+  function inWords(r) {
+    return r.key + ' holds ' + said(r.similarity) + ' of ' + r.query + '; ' + r.query +
+      ' holds ' + said(r.reverse_similarity) + ' of ' + r.key;
+  }
   function reportUrl(qid, row) {
     return '/check/' + encodeURIComponent(qid) + '/report?query=' +
       encodeURIComponent(row.query) + '&key=' + encodeURIComponent(row.key);
@@ -49,7 +60,11 @@
     last = data;
     var body = document.querySelector('#results-table tbody');
     body.textContent = '';
-    data.results.forEach(function (r) {
+    var rows = data.results.slice().sort(function (x, y) {  // the larger percentage first
+      return Math.max(y.similarity, y.reverse_similarity) -
+        Math.max(x.similarity, x.reverse_similarity);
+    });
+    rows.forEach(function (r) {
       var tr = el('tr');
       tr.appendChild(el('td', r.query));
       var td = el('td');
@@ -59,6 +74,7 @@
       tr.appendChild(td);
       tr.appendChild(el('td', pct(r.similarity), 'n'));
       tr.appendChild(el('td', pct(r.reverse_similarity), 'n'));
+      tr.appendChild(el('td', inWords(r)));
       tr.appendChild(el('td', String(r.shared), 'n'));
       tr.appendChild(el('td', String(r.doc_chunks), 'n'));
       var rep = el('td');

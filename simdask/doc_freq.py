@@ -1,0 +1,67 @@
+"""Chunks held by more than ``max_df`` documents of an index, for the exact views.
+
+The stored similarities leave out the chunks held by more than ``max_df`` documents
+(:class:`~simdask.config.IndexConfig`); ``report``, the site's passages and the query pages
+must leave out the same ones, or a report of two template essays highlights the template the
+list no longer counts. The exact views work on true chunks (word tuples); each shared chunk is
+mapped to its chunk ID (:func:`~simdask.kernels.hashing.chunk_id`) and looked up in the index's
+live postings (tombstones applied). Reading only; no dask.
+
+This is where exclusions of the other kinds (templates, quotations, bibliographies) can join:
+:func:`common_filter` returns the one function the exact comparison calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simdask.kernels.hashing import chunk_id
+
+if TYPE_CHECKING:
+    from simdask.index import Index
+
+__all__ = ["common_chunk_ids", "common_filter"]
+
+Chunk = tuple[str, ...]
+
+
+def common_chunk_ids(index: Index, ids: np.ndarray) -> np.ndarray:
+    """The chunk IDs of ``ids`` held by more than ``max_df`` documents of ``index`` (sorted,
+    distinct; empty when the index has no ``max_df``)."""
+    cfg = index.config
+    ids = np.unique(np.asarray(ids, dtype=np.int64))
+    if cfg.max_df is None or not len(ids):
+        return np.zeros(0, np.int64)
+    with index.catalog.read_snapshot():
+        manifest = index.catalog.segments()
+        tomb = index._reads.tombstones()
+    if not manifest:
+        return np.zeros(0, np.int64)
+    shard_of = ids // cfg.shard_width
+    by = {s: ids[shard_of == s].astype(np.uint32) for s in np.unique(shard_of).tolist()}
+    shards = index._reads.query_shards(manifest, tomb, by, merge=True)
+    out = [np.zeros(0, np.int64)]
+    for parts in shards.values():
+        for seg in parts:
+            df = np.diff(seg.offsets.astype(np.int64))
+            out.append(seg.chunk_keys[df > cfg.max_df].astype(np.int64))
+    return np.intersect1d(np.concatenate(out), ids)
+
+
+def common_filter(index: Index) -> Callable[[set[Chunk]], set[Chunk]] | None:
+    """For :func:`~simdask.evidence.passages.compare_texts`: given the true chunks two texts
+    share, those to leave out as the stored similarities do; None when nothing is left out."""
+    cfg = index.config
+    if cfg.max_df is None:
+        return None
+
+    def drop(shared: set[Chunk]) -> set[Chunk]:
+        chunks = list(shared)
+        ids = np.array([chunk_id(c, cfg.hash_bits, cfg.seed) for c in chunks], dtype=np.int64)
+        common = set(common_chunk_ids(index, ids).tolist())
+        return {c for c, i in zip(chunks, ids.tolist(), strict=True) if i in common}
+
+    return drop

@@ -1,0 +1,43 @@
+"""Which documents a run adds, modifies and deletes, by key (for the run summary), read from
+the catalog before the run commits."""
+
+from __future__ import annotations
+
+__all__ = ["changed_keys"]
+
+_BATCH = 5000
+
+
+def changed_keys(conn, changes) -> dict[str, list[str]]:
+    """``{"added": [...], "modified": [...], "deleted": [...]}``: keys of the documents the
+    uncommitted run ``changes`` (a :class:`~simdask.storage.commit.RunChanges`) adds (key not
+    in the catalog), modifies (content hash differs) and deletes, each sorted. ``conn``: the
+    catalog's connection, still at the state before the run."""
+    upserted = {d.key: d.content_hash for d in changes.upserted}
+    keys = list(upserted)
+    old: dict[str, str] = {}
+    for i in range(0, len(keys), _BATCH):
+        part = keys[i : i + _BATCH]
+        marks = ",".join("?" * len(part))
+        old.update(
+            conn.execute(
+                f"SELECT key, content_hash FROM documents WHERE key IN ({marks})", part
+            ).fetchall()
+        )
+    if changes.replace_all:
+        gone = [r[0] for r in conn.execute("SELECT key FROM documents")]
+    else:
+        ids = [int(d) for d in changes.deleted]
+        gone = []
+        for i in range(0, len(ids), _BATCH):
+            part = ids[i : i + _BATCH]
+            marks = ",".join("?" * len(part))
+            gone += [
+                r[0]
+                for r in conn.execute(f"SELECT key FROM documents WHERE doc_id IN ({marks})", part)
+            ]
+    return {
+        "added": sorted(k for k in upserted if k not in old),
+        "modified": sorted(k for k, h in upserted.items() if k in old and old[k] != h),
+        "deleted": sorted(k for k in gone if k not in upserted),
+    }

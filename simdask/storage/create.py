@@ -1,0 +1,91 @@
+"""Creating an index: its catalog, written under a temporary name and linked into place, in
+a new or empty folder only (simdask never turns a user's folder into an index)."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+from simdask.config import IndexConfig
+from simdask.errors import ConfigError, IndexExistsError, NotAnIndexError
+from simdask.storage.catalog import Catalog
+from simdask.storage.keys import set_current_scheme
+from simdask.storage.remote import RemoteStore, is_url
+
+__all__ = ["CATALOG_NAME", "create_catalog"]
+
+CATALOG_NAME = "catalog.sqlite"
+
+# what simdask itself puts in an index folder before its catalog exists, and in work/
+_OWN_BEFORE_CATALOG = re.compile(r"writer\.lock|\.catalog-[0-9a-f]{12}\.sqlite(-wal|-shm)?")
+
+
+def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = None) -> Catalog:
+    """Create the catalog of a new index in ``path`` (a new or empty folder) and return it.
+
+    The catalog is written under a temporary name and linked into place, so an interrupted
+    creation leaves no half-made index. Raises :class:`IndexExistsError` if there is an index
+    at ``path`` and :class:`NotAnIndexError` if ``path`` is a file or a folder holding
+    anything else (simdask never turns a user's folder into an index).
+    """
+    final = path / CATALOG_NAME
+    if final.exists():
+        raise IndexExistsError(f"an index already exists at {path}")
+    if shard_store is not None and not is_url(shard_store):
+        raise ConfigError(
+            f"shard store must be an fsspec URL such as s3://bucket/prefix or "
+            f"file:///path; found {shard_store!r}"
+        )
+    if shard_store is not None:
+        RemoteStore(shard_store)  # an unknown protocol or missing library fails here
+    _check_new_folder(path)
+    path.mkdir(parents=True, exist_ok=True)
+    for old in path.glob(".catalog-*"):  # left by an interrupted creation
+        if _OWN_BEFORE_CATALOG.fullmatch(old.name):
+            old.unlink(missing_ok=True)
+    tmp = path / f".catalog-{uuid.uuid4().hex[:12]}.sqlite"
+    try:
+        catalog = Catalog(tmp, create=True)
+        catalog.init_meta(config)
+        set_current_scheme(catalog)
+        if shard_store is not None:
+            catalog.set_meta("shard_store", shard_store)
+        catalog.close()
+        _link_new(tmp, final)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    return Catalog(final)
+
+
+def _check_new_folder(path: Path) -> None:
+    """Refuse a file, and a folder holding anything simdask did not put there."""
+    if path.exists() and not path.is_dir():
+        raise NotAnIndexError(
+            f"INDEX {path} is a file: expected a simdask index folder, or a new or empty folder "
+            "to create one in"
+        )
+    if not path.is_dir():
+        return
+    others = sorted(p.name for p in path.iterdir() if not _OWN_BEFORE_CATALOG.fullmatch(p.name))
+    if others:
+        raise NotAnIndexError(
+            f"{path} is not a simdask index (no {CATALOG_NAME}) but a folder with "
+            f"{len(others)} entries (e.g. {others[0]!r}): an index is created only in a new or "
+            "empty folder, so nothing was changed (did you swap INDEX and SOURCE? the command "
+            "is `simdask update INDEX SOURCE...`)"
+        )
+
+
+def _link_new(tmp: Path, final: Path) -> None:
+    """Put ``tmp`` at ``final``, never replacing a catalog another process created meanwhile."""
+    try:
+        os.link(tmp, final)
+    except FileExistsError:
+        raise IndexExistsError(f"an index already exists at {final.parent}") from None
+    except OSError:  # a filesystem without hard links
+        if final.exists():
+            raise IndexExistsError(f"an index already exists at {final.parent}") from None
+        os.replace(tmp, final)
