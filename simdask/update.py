@@ -238,7 +238,7 @@ class Writer:
         keys = list(keys)
         with self._locked():
             migrate_keys(self.index.catalog)  # an index made before keys named their folder
-            known = self.index.catalog.known_documents()
+            known = self.index.catalog.known_for(keys)
             missing = [k for k in keys if k not in known]
             if missing:
                 raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
@@ -290,7 +290,7 @@ class Writer:
             summary.seconds["commit"] = time.perf_counter() - t
             self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
         summary.seconds["total"] = time.perf_counter() - started
-        summary.documents = idx.catalog.counts()["documents"]
+        summary.documents = idx.catalog.n_documents()
         summary.index_bytes = idx.disk_bytes()
         return summary
 

@@ -23,7 +23,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Run ``simdask remove``: unknown keys fail before a cluster is started."""
     with Index.open(args.index) as idx:
-        known = idx.catalog.known_documents()
+        known = idx.catalog.known_for(args.keys)
     missing = [k for k in args.keys if k not in known]
     if missing:
         raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
