@@ -164,6 +164,7 @@ class _Request:
     remove: frozenset[str]
     delete_missing: bool
     rebuild: bool
+    connector: Any = None
 
 
 class Writer:
@@ -208,8 +209,12 @@ class Writer:
         config: IndexConfig | None = None,
         items: Sequence[SourceItem] = (),
         max_file_bytes: int | None = None,
+        connector=None,
     ) -> RunSummary:
-        """One run; see :meth:`simdask.index.Index.update` for the arguments."""
+        """One run; see :meth:`simdask.index.Index.update` for the arguments. ``connector``:
+        without ``client``, called with the number of documents listed, returns the context
+        manager of the run's client (e.g. in-process workers for a small run; None: a
+        LocalCluster of worker processes)."""
         from simdask.engine.run import RunOptions
         from simdask.settings import use_worker_cache
 
@@ -228,6 +233,7 @@ class Writer:
             frozenset(remove),
             delete_missing,
             rebuild,
+            connector,
         )
         with self._locked():
             self._set_config(config, rebuild)
@@ -330,7 +336,10 @@ class Writer:
         delete_from = frozenset()
         if req.delete_missing:
             delete_from = frozenset(i.source for i in items) | {source_id(s) for s in req.sources}
-        ctx = nullcontext(req.client) if req.client is not None else connect()
+        if req.client is not None:
+            ctx = nullcontext(req.client)
+        else:
+            ctx = req.connector(len(items)) if req.connector is not None else connect()
         cl = self._client = cluster.enter_context(ctx)
         with cluster_errors(cl, unchanged):
             if getattr(cl, "dashboard_link", None):

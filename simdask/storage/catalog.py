@@ -269,6 +269,12 @@ class Catalog(SegmentTables):
         )
         return {r[0] for r in rows}
 
+    def unused_packs(self, packs: Iterable[str]) -> list[str]:
+        """Those of ``packs`` no document's text is in (a lookup each, by the index the
+        commits create; see :data:`~simdask.storage.checksums.PACK_INDEX`)."""
+        q = "SELECT 1 FROM documents WHERE text_pack = ? LIMIT 1"
+        return [p for p in packs if self.conn.execute(q, (p,)).fetchone() is None]
+
     def abandon_stale_runs(self) -> int:
         """Mark runs left 'running' by a killed process as 'abandoned' (call under the lock)."""
         with self.transaction() as c:
