@@ -237,7 +237,7 @@ class Index:
         cfg = self.config
         cb = chunk_batch(list(texts), cfg.k, cfg.hash_bits, cfg.seed)
         with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
-            manifest = self.catalog.segments()
+            manifest = self._reads.manifest()
             tomb = self._reads.tombstones()
             n_chunks = self._doc_chunks()
         if not manifest:
