@@ -108,10 +108,11 @@ class Index:
         return cls.create(path, config, shard_store)
 
     def drop_caches(self) -> None:
-        """Forget cached segments, opened arrays, tombstones and the document table (re-read
-        on demand)."""
+        """Forget cached segments, opened arrays, tombstones, the document table and the
+        recorded file sizes (re-read on demand)."""
         self._reads.clear()
         self._doc_table = None
+        self._recorded = None
 
     def close(self) -> None:
         """Close the catalog and drop cached shards."""
