@@ -159,7 +159,10 @@ def run_update(
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
         _traffic_stats(stats, ctx, cache_before)
         return RunOutcome(changes, resolved.counts, stats)
-    _index(ctx, job, chunked, resolved, changes, stats, 0 if replace_all else catalog.n_documents())
+    # whether any indexed document survives: counted up to one more than the run drops
+    dropped = resolved.counts.modified + resolved.counts.deleted
+    n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
+    _index(ctx, job, chunked, resolved, changes, stats, n_known)
     _traffic_stats(stats, ctx, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, resolved.counts, stats)

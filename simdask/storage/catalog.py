@@ -304,9 +304,13 @@ class Catalog(SegmentTables):
                 out.update((k, KnownDocument(d, h, s)) for k, d, h, s in rows)
         return out
 
-    def n_documents(self) -> int:
-        """Rows of the documents table (indexed documents, too-short ones included)."""
-        return int(self.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+    def n_documents(self, limit: int | None = None) -> int:
+        """Rows of the documents table (indexed documents, too-short ones included), counted
+        up to ``limit`` (None: all)."""
+        if limit is None:
+            return int(self.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+        q = "SELECT COUNT(*) FROM (SELECT 1 FROM documents LIMIT ?)"
+        return int(self.conn.execute(q, (int(limit),)).fetchone()[0])
 
     def chunk_table(self) -> np.ndarray:
         """``|A|`` by doc ID (int64; 0 for free IDs) of the committed generation, read as one
