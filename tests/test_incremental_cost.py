@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+import simdask.engine.run as run_module
 from simdask import Index, IndexConfig
+from simdask.storage.catalog import Catalog
 from tests.helpers.compare import assert_same_index
 from tests.helpers.corpus import make_docs, write_jsonl, write_txt
 
@@ -30,10 +32,18 @@ def _walked_bytes(idx: Index) -> int:
     return total + sum(p.stat().st_size for p in (idx.path / "texts").iterdir())
 
 
-def test_jsonl_runs_look_up_only_their_keys(tmp_path, client):
+@pytest.mark.parametrize("whole", [0, 4], ids=["by-key", "whole-catalog"])
+def test_jsonl_runs_look_up_only_their_keys(tmp_path, client, monkeypatch, whole):
     """A JSONL source run again: unchanged lines are unchanged (their known hashes reached the
     tasks by id), a changed line is modified, a new id added, a line without an id fails, a
-    line gone is deleted with --delete-missing; the result equals a full build."""
+    line gone is deleted with --delete-missing; the result equals a full build. Known
+    documents looked up by the run's keys, or read whole (a run large next to the index)."""
+    monkeypatch.setattr(run_module, "WHOLE_CATALOG", whole)
+    looked_up = []
+    real = Catalog.known_for
+    monkeypatch.setattr(
+        Catalog, "known_for", lambda self, *a: looked_up.append(a) or real(self, *a)
+    )
     first = {f"d{i}": POOL[i] for i in range(8)}
     other = write_txt({f"o{i}": POOL[10 + i] for i in range(3)}, tmp_path / "other")
     src = write_jsonl(first, tmp_path / "a.jsonl")
@@ -50,6 +60,11 @@ def test_jsonl_runs_look_up_only_their_keys(tmp_path, client):
     assert (s.added, s.modified, s.deleted, s.unchanged, s.failed) == (1, 1, 1, 6, 1)
     again = idx.update([src], client=client)
     assert (again.added, again.modified, again.unchanged) == (0, 0, 8)
+    # by key: the ids of the lines (none for the line without one) and no other document
+    if whole == 0:
+        assert sorted(looked_up[-2][0]) == sorted(second)
+    # after the tasks: only keys the index does not hold are looked up (the bad line's label)
+    assert looked_up[-1][0] and not idx.catalog.known_for(looked_up[-1][0])
     write_jsonl(second, tmp_path / "a-full.jsonl")
     full = Index.create(tmp_path / "full", IndexConfig(**CFG))
     full.update([tmp_path / "a-full.jsonl", other], client=client)

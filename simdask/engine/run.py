@@ -168,13 +168,22 @@ def run_update(
     return RunOutcome(changes, resolved.counts, stats)
 
 
+#: a run reads the whole catalog's known documents when the index holds fewer than this
+#: many times as many documents as the run lists (then that costs what the run costs)
+WHOLE_CATALOG = 4
+
+
 def _known(
     catalog: Catalog, items: list[SourceItem], remove_keys, delete_missing_from
 ) -> dict[str, KnownDocument]:
     """The indexed documents a run may touch, looked up by key: those of the items (keys
     told before reading, :func:`~simdask.ingest.sources.item_keys`), of ``remove_keys`` and
     every document of the sources in ``delete_missing_from``. Costs what the run's items
-    cost, not what the index holds."""
+    cost, not what the index holds; an index holding fewer than :data:`WHOLE_CATALOG` times
+    as many documents as the run lists is read whole instead (no JSONL line parsed twice)."""
+    size = WHOLE_CATALOG * (len(items) + len(remove_keys))
+    if catalog.n_documents(limit=size) < size:
+        return catalog.known_documents()
     keys = {k for k in item_keys(items) if k is not None} | set(remove_keys)
     return catalog.known_for(keys, delete_missing_from)
 
