@@ -16,7 +16,9 @@ and times the same queries again. Prints the numbers and writes the section "Inc
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from simdask import Index, IndexConfig, RunOptions
 from simdask.cluster.connect import connect
+from simdask.ingest.sources import list_items, source_id
 from simdask.ingest.synth import generate_corpus
 from simdask.kernels.merge_policy import MergePolicy
 
@@ -41,12 +44,12 @@ def write_jsonl(docs, path: Path) -> Path:
     return path
 
 
-def stage_line(n: int, name: str, s, total: float) -> str:
+def stage_line(n: int, name: str, s, total: float, load: float) -> str:
     stages = ", ".join(f"{k} {v:.2f}" for k, v in s.seconds.items() if k != "total")
     return (
         f"| {n:,} | {name} | {total:.2f} | {stages} | {s.added}/{s.modified}/{s.deleted} | "
         f"{s.similarity_rows} | {s.extra.get('segments_written', 0)} | "
-        f"{s.extra.get('shards_rewritten', 0)} |"
+        f"{s.extra.get('shards_rewritten', 0)} | {load:.1f} |"
     )
 
 
@@ -78,13 +81,18 @@ def time_changes(work: Path, docs, n: int, c: int, client, rows: list) -> dict:
     removed = [docs[i][0] for i in range(step // 2, n, step)][:c]
     added = write_jsonl(docs[n : n + c], work.parent / "added.jsonl")
     mod_file = write_jsonl(modified, work.parent / "modified.jsonl")
+    # the modified documents as items of their own source (a key held by another source is
+    # a duplicate_key error, never a replacement), as the web uploads or an API caller give
+    base = source_id(work.parent / "base.jsonl")
+    mod_items = [dataclasses.replace(i, source=base) for i in list_items([mod_file])]
     out = {}
     with Index.open(work) as idx:
-        for name, kwargs in (
-            (f"add {c}", {"sources": [added]}),
-            (f"modify {c}", {"sources": [mod_file]}),
-            (f"delete {c}", {"remove": removed}),
+        for name, kwargs, want in (
+            (f"add {c}", {"sources": [added]}, (c, 0, 0)),
+            (f"modify {c}", {"items": mod_items}, (0, c, 0)),
+            (f"delete {c}", {"remove": removed}, (0, 0, c)),
         ):
+            load = os.getloadavg()[0]
             t = time.perf_counter()
             s = idx.update(client=client, **kwargs)
             if not name.startswith("delete"):
@@ -92,21 +100,31 @@ def time_changes(work: Path, docs, n: int, c: int, client, rows: list) -> dict:
             total = time.perf_counter() - t
             out[name.split()[0]] = total
             print(f"{n}: {name}: {total:.2f} s  {s.seconds}")
-            rows.append(stage_line(n, name, s, total))
+            if (s.added, s.modified, s.deleted) != want:
+                raise RuntimeError(f"{name}: expected {want} added/modified/deleted, got {s}")
+            rows.append(stage_line(n, name, s, total, load))
     return out
 
 
-def cli_add(work: Path, docs, n: int, c: int, workers: int) -> float:
-    """The add of ``c`` other documents through ``simdask update`` in a new process."""
-    added = write_jsonl(docs[n + c : n + 2 * c], work.parent / "added-cli.jsonl")
-    t = time.perf_counter()
-    cmd = [sys.executable, "-m", "simdask.cli", "update", str(work), str(added), "--quiet"]
-    proc = subprocess.run(
-        [*cmd, "--workers", str(workers)], capture_output=True, text=True, check=True
-    )
-    seconds = time.perf_counter() - t
-    print(f"{n}: CLI add {c}: {seconds:.2f} s; {proc.stderr.strip().splitlines()[-1]}")
-    return seconds
+def cli_add(work: Path, docs, n: int, c: int, workers: int) -> dict:
+    """Adds of ``c`` other documents through ``simdask update`` in a new process: as it runs
+    by default (a small run: in-process workers) and with ``--workers`` (worker processes
+    started), alternating, twice each; the median seconds of each and the load average."""
+    out: dict[str, list[float]] = {"default": [], "processes": []}
+    loads = []
+    for r in range(4):
+        kind = ("default", "processes")[r % 2]
+        added = write_jsonl(docs[n + (r + 1) * c : n + (r + 2) * c], work.parent / "cli.jsonl")
+        cmd = [sys.executable, "-m", "simdask.cli", "update", str(work), str(added), "--quiet"]
+        if kind == "processes":
+            cmd += ["--workers", str(workers)]
+        loads.append(os.getloadavg()[0])
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        out[kind].append(time.perf_counter() - t)
+        print(f"{n}: CLI add {c} ({kind}): {out[kind][-1]:.2f} s; {proc.stderr.strip()[-80:]}")
+    res = {k: statistics.median(v) for k, v in out.items()}
+    return {**res, "load": statistics.median(loads)}
 
 
 def time_queries(path: Path, texts: list[str], repeat: int = 3) -> float:
@@ -142,13 +160,17 @@ def unmerged_queries(data: Path, docs, n: int, c: int, runs: int, client) -> dic
     runs_s = json.loads(info_file.read_text())["runs_s"]
     with Index.open(unmerged) as idx:
         segments = idx.stats()["segments"]
-    q_unmerged = time_queries(unmerged, texts)
     work = data / "compacted-index"
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(unmerged, work)
     with Index.open(work) as idx:
         out = idx.compact(client=client, force=True)
-    q_compacted = time_queries(work, texts)
+    times: dict[Path, list[float]] = {unmerged: [], work: []}
+    load = os.getloadavg()[0]
+    for _ in range(2):  # alternately: the same machine load for both
+        for path in times:
+            times[path].append(time_queries(path, texts))
+    q_unmerged, q_compacted = (statistics.median(v) for v in times.values())
     print(
         f"{n}: {runs} unmerged runs ({runs_s:.1f} s, {segments} segments): query "
         f"{q_unmerged * 1e3:.1f} ms; compacted ({out['seconds']:.1f} s): {q_compacted * 1e3:.1f} ms"
@@ -159,6 +181,7 @@ def unmerged_queries(data: Path, docs, n: int, c: int, runs: int, client) -> dic
         "unmerged_ms": q_unmerged * 1e3,
         "compacted_ms": q_compacted * 1e3,
         "compact_s": out["seconds"],
+        "load": load,
     }
 
 
@@ -179,10 +202,11 @@ def side_by_side(sizes: list[int], c: int, rounds: int, args, client) -> dict:
         for n in sizes:
             batch = write_jsonl(docs[n][r * c : (r + 1) * c], works[n].parent / "sbs.jsonl")
             with Index.open(works[n]) as idx:
+                load = os.getloadavg()[0]
                 t = time.perf_counter()
                 s = idx.update(sources=[batch], client=client)
                 total = time.perf_counter() - t
-            times[n].append((total, s.seconds, s.extra.get("candidate_pair_counts", 0)))
+            times[n].append((total, s.seconds, s.extra.get("candidate_pair_counts", 0), load))
             print(f"side by side {n}: add {c}: {total:.2f} s {s.extra.get('delta_seconds')}")
     out = {}
     for n in sizes:
@@ -193,6 +217,7 @@ def side_by_side(sizes: list[int], c: int, rounds: int, args, client) -> dict:
                 k: statistics.median(x[1].get(k, 0.0) for x in times[n]) for k in times[n][0][1]
             },
             "pairs": statistics.median(x[2] for x in times[n]),
+            "load": statistics.median(x[3] for x in times[n]),
         }
     return out
 
@@ -274,12 +299,13 @@ def report(args, rows: list[str], results: dict) -> str:
         "similarities are queryable.",
         "",
         "| documents | run | total s | stages (s) | added/modified/deleted | similarity rows "
-        "written | delta segments written | ranges rewritten |",
-        "|---|---|---|---|---|---|---|---|",
+        "written | delta segments written | ranges rewritten | load average |",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
         "| documents | base build s | add/modify/delete 100 in process s | `simdask update` "
-        "(+100, new process) s | full compaction s (segments) |",
+        "(+100, new process) s: default (in-process workers) / `--workers N` (worker "
+        "processes), load average | full compaction s (segments) |",
         "|---|---|---|---|---|",
     ]
     timed = [n for n in sizes if "changes" in results[n]]
@@ -288,7 +314,9 @@ def report(args, rows: list[str], results: dict) -> str:
         ch = r["changes"]
         lines.append(
             f"| {n:,} | {r['build']['seconds'].get('total', 0):.1f} (built {r['build']['date']}) | "
-            f"{ch['add']:.2f} / {ch['modify']:.2f} / {ch['delete']:.2f} | {r['cli_add']:.2f} | "
+            f"{ch['add']:.2f} / {ch['modify']:.2f} / {ch['delete']:.2f} | "
+            f"{r['cli_add']['default']:.2f} / {r['cli_add']['processes']:.2f}, "
+            f"{r['cli_add']['load']:.1f} | "
             f"{r['compaction']['seconds']:.2f} ({r['compaction']['segments']}) |"
         )
     if len(timed) >= 2:
@@ -302,12 +330,15 @@ def report(args, rows: list[str], results: dict) -> str:
             f"Adds of {c} documents alternating between the sizes ({args.side_by_side} rounds, "
             "the same machine load for both; medians):",
             "",
-            "| documents | add s | stages (s) | candidate pair counts |",
-            "|---|---|---|---|",
+            "| documents | add s | stages (s) | candidate pair counts | load average |",
+            "|---|---|---|---|---|",
         ]
         for n, x in sbs.items():
             stages = ", ".join(f"{k} {v:.2f}" for k, v in x["stages"].items() if k != "total")
-            lines.append(f"| {n:,} | {x['median_s']:.2f} | {stages} | {x['pairs']:,.0f} |")
+            lines.append(
+                f"| {n:,} | {x['median_s']:.2f} | {stages} | {x['pairs']:,.0f} | "
+                f"{x.get('load', float('nan')):.1f} |"
+            )
         if len(sbs) >= 2:
             lo, hi = min(sbs), max(sbs)
             lines.append(
@@ -319,16 +350,17 @@ def report(args, rows: list[str], results: dict) -> str:
             "",
             f"Queries (20 texts not in the index, median of 3 warm passes) after "
             f"{args.unmerged_runs} runs adding {c} documents each with compaction off, and after "
-            "a forced compaction of that index:",
+            "a forced compaction of that index (the two timed alternately, twice each):",
             "",
             "| documents | segments | query ms, unmerged | query ms, compacted | ratio | "
-            "compaction s |",
-            "|---|---|---|---|---|---|",
+            "compaction s | load average |",
+            "|---|---|---|---|---|---|---|",
         ]
         for n, x in q.items():
             lines.append(
                 f"| {n:,} | {x['segments']} | {x['unmerged_ms']:.1f} | {x['compacted_ms']:.1f} | "
-                f"{x['unmerged_ms'] / x['compacted_ms']:.2f} | {x['compact_s']:.2f} |"
+                f"{x['unmerged_ms'] / x['compacted_ms']:.2f} | {x['compact_s']:.2f} | "
+                f"{x.get('load', float('nan')):.1f} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -50,8 +50,7 @@ def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, in
     for g in dead_lsh:
         failpoints.hit("gc.lsh")
         lsh.remove_generation(g)
-    used = index.catalog.text_packs()
-    dead = [p for p in index.texts.packs() if p not in used]
+    dead = index.catalog.unused_packs(index.texts.packs())
     for p in dead:
         failpoints.hit("gc.pack")
         index.texts.remove(p)

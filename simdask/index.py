@@ -117,10 +117,11 @@ class Index:
         return cls.create(path, config, shard_store)
 
     def drop_caches(self) -> None:
-        """Forget cached segments, opened arrays, tombstones and the document table (re-read
-        on demand)."""
+        """Forget cached segments, opened arrays, tombstones, the document table and the
+        recorded file sizes (re-read on demand)."""
         self._reads.clear()
         self._doc_table = None
+        self._recorded = None
 
     def close(self) -> None:
         """Close the catalog and drop cached shards."""
@@ -239,14 +240,18 @@ class Index:
         :mod:`simdask.storage.checksums`; full hashes: ``simdask check``)."""
         if self.store.remote:
             return
-        gen = self.catalog.generation
-        if self._recorded is None or self._recorded[0] != gen:
-            self._recorded = (gen, checksums.recorded(self.catalog.conn))
         problems = checksums.size_problems(
-            self.path, self._recorded[1], checksums.shard_prefix(generation, shard)
+            self.path, self._recorded_files(), checksums.shard_prefix(generation, shard)
         )
         if problems:
             raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
+
+    def _recorded_files(self) -> dict[str, tuple[int, str]]:
+        """The committed files' recorded ``{name: (size, xxh3)}``, cached per generation."""
+        gen = self.catalog.generation
+        if self._recorded is None or self._recorded[0] != gen:
+            self._recorded = (gen, checksums.recorded(self.catalog.conn))
+        return self._recorded[1]
 
     def query(self, text: str, min_similarity: float = 0.0) -> list[QueryMatch]:
         """Compare a text that is not in the index against it (read-only, no lock).
@@ -266,7 +271,7 @@ class Index:
         cfg = self.config
         cb = chunk_excluding(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
         with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
-            manifest = self.catalog.segments()
+            manifest = self._reads.manifest()
             tomb = self._reads.tombstones()
             n_chunks = self._doc_chunks()
         if not manifest:
@@ -299,11 +304,7 @@ class Index:
         """``|d|`` of every document by doc ID (int64; 0 for free IDs), cached per generation."""
         gen = self.catalog.generation
         if self._doc_table is None or self._doc_table[0] != gen:
-            rows = self.catalog.chunk_counts()
-            arr = np.array(list(rows.items()), dtype=np.int64).reshape(-1, 2)
-            table = np.zeros(int(arr[:, 0].max()) + 1 if len(arr) else 0, dtype=np.int64)
-            table[arr[:, 0]] = arr[:, 1]
-            self._doc_table = (gen, table)
+            self._doc_table = (gen, self.catalog.chunk_table())
         return self._doc_table[1]
 
     def _matches(self, docs, shared, n_q: int, n_chunks: np.ndarray, min_sim: float):
@@ -393,9 +394,17 @@ class Index:
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:
-        """Bytes on disk: current segments plus catalog and texts."""
+        """Bytes on disk: current segments plus catalog and texts. A segment's bytes are
+        those recorded at its commit (:mod:`simdask.storage.checksums`; no walk of its
+        files), measured on disk only where none are recorded (an older index, a URL store)."""
+        recorded: dict[str, int] = {}
+        if not self.store.remote:
+            for name, (size, _) in self._recorded_files().items():
+                if name.startswith("shards/"):
+                    prefix = name[: name.find("/", name.find("/", 7) + 1) + 1]
+                    recorded[prefix] = recorded.get(prefix, 0) + size
         shards = sum(
-            self.store.shard_nbytes(g, s)
+            recorded.get(checksums.shard_prefix(g, s)) or self.store.shard_nbytes(g, s)
             for s, segs in self.catalog.segments().items()
             for g, _, _ in segs
         )

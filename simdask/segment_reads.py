@@ -54,16 +54,37 @@ class SegmentReads:
         self._tomb: tuple[int, np.ndarray] | None = None
         self._reader = RangeReader(index.store, index._check_sizes)
         self.preloaded = False
+        # per committed generation: the manifest and each range's split (split_small)
+        self._manifest: tuple[int, Manifest, dict] | None = None
 
     def clear(self) -> None:
         """Forget cached segments, opened arrays and tombstones."""
         self._shards.clear()
         self._reader.clear()
         self._tomb = None
+        self._manifest = None
 
     def _ranges(self) -> list[tuple[int, int]]:
         cfg = self.index.config
         return shard_ranges(cfg.hash_bits, cfg.shards)
+
+    def manifest(self) -> Manifest:
+        """The committed manifest (cached per generation; call inside a read snapshot to
+        read it with what else the snapshot reads)."""
+        gen = self.index.catalog.generation
+        if self._manifest is None or self._manifest[0] != gen:
+            manifest = self.index.catalog.segments()
+            self._reader.retain(manifest)  # forget segments no longer listed, once
+            split = {s: split_small(segs) for s, segs in manifest.items()}
+            self._manifest = (gen, manifest, split)
+        return self._manifest[1]
+
+    def _split(self, manifest: Manifest) -> dict:
+        """Each range's ``(generations looked up, generations combined)`` of ``manifest``."""
+        if self._manifest is not None and self._manifest[1] is manifest:
+            return self._manifest[2]
+        self._reader.retain(manifest)
+        return {s: split_small(segs) for s, segs in manifest.items()}
 
     def tombstones(self) -> np.ndarray:
         """``tomb[d]`` of the committed generation (cached per generation)."""
@@ -131,8 +152,8 @@ class SegmentReads:
         :meth:`preload`, else streamed) and in its small segments, kept merged in memory
         (:class:`~simdask.storage.segments.RangeReader`); in threads."""
         ranges = self._ranges()
-        self._reader.retain(manifest)
-        split = {s: split_small(manifest.get(s, [])) for s in ids}
+        splits = self._split(manifest)
+        split = {s: splits.get(s, ([], [])) for s in ids}
         whole: dict[int, list[int]] = {}
         # opened (and small segments combined, once) here: warnings filters and the catalog
         # connection (the size checks) are not for threads

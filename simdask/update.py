@@ -85,6 +85,7 @@ class _Request:
     remove: frozenset[str]
     delete_missing: bool
     rebuild: bool
+    connector: Any = None
     keep_hashes: dict[str, str] | None = None  # re-chunking stored texts (simdask.rechunk)
 
 
@@ -131,8 +132,12 @@ class Writer:
         items: Sequence[SourceItem] = (),
         max_file_bytes: int | None = None,
         exclude: Iterable[str | os.PathLike] | None = None,
+        connector=None,
     ) -> RunSummary:
-        """One run; see :meth:`simdask.index.Index.update` for the arguments."""
+        """One run; see :meth:`simdask.index.Index.update` for the arguments. ``connector``:
+        without ``client``, called with the number of documents listed, returns the context
+        manager of the run's client (e.g. in-process workers for a small run; None: a
+        LocalCluster of worker processes)."""
         from simdask.engine.run import RunOptions
         from simdask.settings import use_worker_cache
 
@@ -151,6 +156,7 @@ class Writer:
             frozenset(remove),
             delete_missing,
             rebuild,
+            connector,
         )
         with self._locked():
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
@@ -171,7 +177,7 @@ class Writer:
         keys = list(keys)
         with self._locked():
             migrate_keys(self.index.catalog)  # an index made before keys named their folder
-            known = self.index.catalog.known_documents()
+            known = self.index.catalog.known_for(keys)
             missing = [k for k in keys if k not in known]
             if missing:
                 raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
@@ -232,7 +238,7 @@ class Writer:
             summary.seconds["commit"] = time.perf_counter() - t
             self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
         summary.seconds["total"] = time.perf_counter() - started
-        summary.documents = idx.catalog.counts()["documents"]
+        summary.documents = idx.catalog.n_documents()
         summary.index_bytes = idx.disk_bytes()
         return summary
 
@@ -272,7 +278,10 @@ class Writer:
         delete_from = frozenset()
         if req.delete_missing:
             delete_from = frozenset(i.source for i in items) | {source_id(s) for s in req.sources}
-        ctx = nullcontext(req.client) if req.client is not None else connect()
+        if req.client is not None:
+            ctx = nullcontext(req.client)
+        else:
+            ctx = req.connector(len(items)) if req.connector is not None else connect()
         cl = self._client = cluster.enter_context(ctx)
         with cluster_errors(cl, unchanged):
             if getattr(cl, "dashboard_link", None):

@@ -42,7 +42,7 @@ from simdask.engine.merge_stage import (
 )
 from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows, stored_cutoff
 from simdask.engine.stage import drive
-from simdask.ingest.sources import KnownHashes, SourceItem
+from simdask.ingest.sources import KnownHashes, SourceItem, item_keys
 from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChanges, resolve_changes
 from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.postings import shard_ranges
@@ -136,14 +136,16 @@ def run_update(
     )
     stats = RunStats(transfer=ctx.transfer)
     cache_before = client.run(cache_stats) if options.worker_cache else {}
-    known = {} if replace_all else catalog.known_documents()
     t = time.perf_counter()
+    known = {} if replace_all else _known(catalog, items, remove_keys, delete_missing_from)
     chunked = _chunk(ctx, job, items, known, job.texts)
     if keep_hashes:
         for r in chunked.results:
             r.hashes = [keep_hashes.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]
     stats.seconds["chunk"] = time.perf_counter() - t
     failpoints.hit("after_chunk")
+    if not replace_all:  # keys the listing could not tell (e.g. a JSONL line's bad id)
+        known.update(catalog.known_for(_run_keys(chunked) - known.keys()))
     resolved = resolve_changes(
         [v for r in chunked.results for v in r.versions()],
         [u for r in chunked.results for u in r.unchanged],
@@ -168,10 +170,43 @@ def run_update(
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
         _traffic_stats(stats, ctx, cache_before)
         return RunOutcome(changes, resolved.counts, stats)
-    _index(ctx, job, chunked, resolved, changes, stats, len(known))
+    # whether any indexed document survives: counted up to one more than the run drops
+    dropped = resolved.counts.modified + resolved.counts.deleted
+    n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
+    _index(ctx, job, chunked, resolved, changes, stats, n_known)
     _traffic_stats(stats, ctx, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, resolved.counts, stats)
+
+
+#: a run reads the whole catalog's known documents when the index holds fewer than this
+#: many times as many documents as the run lists (then that costs what the run costs)
+WHOLE_CATALOG = 4
+
+
+def _known(
+    catalog: Catalog, items: list[SourceItem], remove_keys, delete_missing_from
+) -> dict[str, KnownDocument]:
+    """The indexed documents a run may touch, looked up by key: those of the items (keys
+    told before reading, :func:`~simdask.ingest.sources.item_keys`), of ``remove_keys`` and
+    every document of the sources in ``delete_missing_from``. Costs what the run's items
+    cost, not what the index holds; an index holding fewer than :data:`WHOLE_CATALOG` times
+    as many documents as the run lists is read whole instead (no JSONL line parsed twice)."""
+    size = WHOLE_CATALOG * (len(items) + len(remove_keys))
+    if catalog.n_documents(limit=size) < size:
+        return catalog.known_documents()
+    keys = {k for k in item_keys(items) if k is not None} | set(remove_keys)
+    return catalog.known_for(keys, delete_missing_from)
+
+
+def _run_keys(chunked: ChunkOutput) -> set[str]:
+    """Every key the chunking tasks read: versions, unchanged documents and errors."""
+    out = set()
+    for r in chunked.results:
+        out.update(r.keys)
+        out.update(k for _, k in r.unchanged)
+        out.update(e[1] for e in r.errors)
+    return out
 
 
 def _start(client, store, work_dir, items, run_id, options, cb) -> RunContext:
@@ -434,12 +469,10 @@ def _dead_after(catalog: Catalog, dropped: np.ndarray, manifest: dict, n_ranges:
 
 def _n_chunks_after(job: _Job, resolved: ResolvedChanges) -> np.ndarray:
     """``|A|`` by doc ID after the run (0 for free IDs)."""
-    before = {} if job.replace_all else job.catalog.chunk_counts()
-    top = max([*before, *(d.doc_id for d in resolved.upserted), -1])
+    before = np.zeros(0, np.int64) if job.replace_all else job.catalog.chunk_table()
+    top = max([len(before) - 1, *(d.doc_id for d in resolved.upserted)])
     n = np.zeros(top + 1, dtype=np.int64)
-    n[np.fromiter(before.keys(), np.int64, len(before))] = np.fromiter(
-        before.values(), np.int64, len(before)
-    )
+    n[: len(before)] = before
     n[np.asarray(resolved.deleted, np.int64)] = 0
     for d in resolved.upserted:
         n[d.doc_id] = d.n_chunks

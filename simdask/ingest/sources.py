@@ -10,10 +10,11 @@ steps of plain arguments: :func:`fetch_item` gets the raw bytes (where the file 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,7 @@ __all__ = [
     "content_hash",
     "fetch_item",
     "format_size",
+    "item_keys",
     "list_items",
     "parse_item",
     "parse_size",
@@ -194,6 +196,38 @@ def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[S
         else:
             raise SourceError(f"source {name!r} not found: expected a file, folder or .jsonl file")
     return items
+
+
+def item_keys(items: Sequence[SourceItem]) -> list[str | None]:
+    """The key each item will be indexed under, as far as it can be told before the item is
+    read by a chunking task: files have theirs; a JSONL line's is its ``id`` (each JSONL
+    file is read once, sequentially, its lines parsed; costs what the items cost). None
+    where it cannot be told (a line that is not a JSON object with an ``id``: its task
+    reports it)."""
+    out: list[str | None] = [None] * len(items)
+    lines: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        if item.key is not None:
+            out[i] = item.prefix + item.key
+        elif not item.error and item.end >= 0:
+            lines.setdefault(item.path, []).append(i)
+    for path, idx in lines.items():
+        try:
+            with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                for i in idx:
+                    out[i] = _line_key(items[i], m)
+        except (OSError, ValueError):  # vanished, unreadable or empty: the tasks report it
+            continue
+    return out
+
+
+def _line_key(item: SourceItem, data) -> str | None:
+    """The key of one JSONL line in ``data`` (None if it has none)."""
+    try:
+        obj = json.loads(data[item.start : item.end])
+        return item.prefix + _jsonl_id(obj["id"], _label(item))
+    except (ValueError, TypeError, KeyError, IndexError, ExtractionError):
+        return None
 
 
 def require_sources(sources: Iterable[str | os.PathLike]) -> None:

@@ -106,11 +106,12 @@ def restrict(seg: Postings, chunk_ids: np.ndarray) -> Postings:
     keys, offsets, docs = seg
     ids = np.asarray(chunk_ids)
     present, pos = find_keys(keys, ids.astype(np.result_type(np.asarray(keys).dtype, ids.dtype)))
-    starts = np.asarray(offsets, dtype=np.int64)[pos]
-    ends = np.asarray(offsets, dtype=np.int64)[pos + 1]
+    # gathered first, then converted: the whole offsets array is never copied
+    starts = np.asarray(offsets[pos], dtype=np.int64)
+    ends = np.asarray(offsets[pos + 1], dtype=np.int64)
     df = ends - starts
     out_off = np.zeros(len(pos) + 1, dtype=np.uint64)
     np.cumsum(df, out=out_off[1:])
     first = out_off[:-1].astype(np.int64)
     where = np.arange(int(out_off[-1]), dtype=np.int64) + np.repeat(starts - first, df)
-    return present, out_off, np.asarray(docs, dtype=np.uint32)[where]
+    return present, out_off, np.asarray(docs[where], dtype=np.uint32)

@@ -10,7 +10,7 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +22,7 @@ from simdask import failpoints
 from simdask.config import FORMAT_VERSION, READABLE_VERSIONS, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexDamagedError, IndexFormatError
 from simdask.kernels.changes import DocumentRow, KnownDocument
+from simdask.storage.chunk_table import read_chunk_table
 from simdask.storage.commit import COMMIT_STEPS, CommitContext, RunChanges, temp_ids
 from simdask.storage.segment_catalog import SegmentTables
 
@@ -268,6 +269,12 @@ class Catalog(SegmentTables):
         )
         return {r[0] for r in rows}
 
+    def unused_packs(self, packs: Iterable[str]) -> list[str]:
+        """Those of ``packs`` no document's text is in (a lookup each, by the index the
+        commits create; see :data:`~simdask.storage.checksums.PACK_INDEX`)."""
+        q = "SELECT 1 FROM documents WHERE text_pack = ? LIMIT 1"
+        return [p for p in packs if self.conn.execute(q, (p,)).fetchone() is None]
+
     def abandon_stale_runs(self) -> int:
         """Mark runs left 'running' by a killed process as 'abandoned' (call under the lock)."""
         with self.transaction() as c:
@@ -279,6 +286,36 @@ class Catalog(SegmentTables):
         """``key -> (doc_id, content_hash, source)`` of every document."""
         rows = self.conn.execute("SELECT key, doc_id, content_hash, source FROM documents")
         return {k: KnownDocument(d, h, s) for k, d, h, s in rows}
+
+    def known_for(
+        self, keys: Iterable[str], sources: Iterable[str] = ()
+    ) -> dict[str, KnownDocument]:
+        """``key -> (doc_id, content_hash, source)`` of the documents with these keys, and of
+        every document of these sources (indexed lookups: costs what they return)."""
+        out: dict[str, KnownDocument] = {}
+        for col, values in (("key", sorted(set(keys))), ("source", sorted(set(sources)))):
+            for i in range(0, len(values), 500):
+                part = values[i : i + 500]
+                rows = self.conn.execute(
+                    "SELECT key, doc_id, content_hash, source FROM documents"
+                    f" WHERE {col} IN ({','.join('?' * len(part))})",
+                    part,
+                )
+                out.update((k, KnownDocument(d, h, s)) for k, d, h, s in rows)
+        return out
+
+    def n_documents(self, limit: int | None = None) -> int:
+        """Rows of the documents table (indexed documents, too-short ones included), counted
+        up to ``limit`` (None: all)."""
+        if limit is None:
+            return int(self.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+        q = "SELECT COUNT(*) FROM (SELECT 1 FROM documents LIMIT ?)"
+        return int(self.conn.execute(q, (int(limit),)).fetchone()[0])
+
+    def chunk_table(self) -> np.ndarray:
+        """``|A|`` by doc ID (int64; 0 for free IDs) of the committed generation, read as one
+        array (:mod:`simdask.storage.chunk_table`)."""
+        return read_chunk_table(self.conn, self.generation)
 
     def chunk_counts(self) -> dict[int, int]:
         """``doc_id -> n_chunks`` of every document."""

@@ -22,6 +22,7 @@ import xxhash
 __all__ = [
     "BLOCK",
     "FILES_TABLE",
+    "PACK_INDEX",
     "digest",
     "drop_stale",
     "pack_name",
@@ -37,6 +38,8 @@ FILES_TABLE = (
     "CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, size INTEGER NOT NULL,"
     " xxh3 TEXT NOT NULL)"
 )
+#: the documents' index by text pack (whether a pack is still used: one lookup)
+PACK_INDEX = "CREATE INDEX IF NOT EXISTS documents_pack ON documents (text_pack)"
 #: bytes read at a time when hashing (memory stays bounded for any file size)
 BLOCK = 4 * 2**20
 
@@ -96,9 +99,10 @@ def drop_stale(c: sqlite3.Connection) -> None:
         "DELETE FROM files WHERE name LIKE 'shards/%' AND substr(name, 1, 29) NOT IN"
         " (SELECT printf('shards/gen-%06d/shard-%04d/', generation, shard) FROM segments)"
     )
+    c.execute(PACK_INDEX)  # one indexed lookup per recorded pack, not a scan of documents
     c.execute(
-        "DELETE FROM files WHERE name LIKE 'texts/%' AND substr(name, 7) NOT IN"
-        " (SELECT DISTINCT text_pack FROM documents WHERE text_pack IS NOT NULL)"
+        "DELETE FROM files WHERE name LIKE 'texts/%' AND NOT EXISTS"
+        " (SELECT 1 FROM documents WHERE text_pack = substr(files.name, 7))"
     )
 
 

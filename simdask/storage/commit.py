@@ -18,6 +18,7 @@ import numpy as np
 from simdask.config import IndexConfig
 from simdask.kernels.changes import DocumentRow
 from simdask.storage.checksums import FILES_TABLE, drop_stale
+from simdask.storage.chunk_table import update_chunk_table
 from simdask.storage.lsh_store import LshManifest
 from simdask.storage.segment_catalog import SEGMENT_TABLES
 
@@ -118,6 +119,13 @@ def _upsert_documents(c: sqlite3.Connection, run: CommitContext) -> None:
 
 def _use_ids(c: sqlite3.Connection, run: CommitContext) -> None:
     c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d.doc_id,) for d in run.ch.upserted))
+
+
+def _chunk_table(c: sqlite3.Connection, run: CommitContext) -> None:
+    previous = int(c.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()[0])
+    changes = [*((int(d), 0) for d in run.ch.deleted)]
+    changes += [(d.doc_id, d.n_chunks) for d in run.ch.upserted]
+    update_chunk_table(c, previous, run.generation, changes, run.ch.replace_all)
 
 
 def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -232,6 +240,7 @@ COMMIT_STEPS = (
     _free_ids,
     _upsert_documents,
     _use_ids,
+    _chunk_table,
     _insert_rows,
     _trim_rows,
     _segments,

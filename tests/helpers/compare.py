@@ -100,7 +100,15 @@ def assert_same_similarity(a: Index, b: Index) -> None:
 
 
 def assert_same_index(a: Index, b: Index) -> None:
-    """Documents, shard postings and similarity table equal by key."""
+    """Documents, shard postings and similarity table equal by key; each index's |A| array
+    (kept in place by the commits) agrees with its documents table."""
+    for idx in (a, b):
+        rows = idx.catalog.chunk_counts()
+        table = idx.catalog.chunk_table()
+        assert {d: int(n) for d, n in enumerate(table.tolist()) if n} == {
+            d: n for d, n in rows.items() if n
+        }
+        assert len(table) >= max(rows, default=-1) + 1
     assert documents_by_key(a) == documents_by_key(b)
     assert postings_by_key(a) == postings_by_key(b)
     assert_same_similarity(a, b)

@@ -1,0 +1,47 @@
+"""`simdask update` of a few documents on a default local cluster runs its Dask workers in
+its own process (threads): no worker processes to start. Same tasks, same index as worker
+processes give; asking for workers or a memory limit still starts worker processes."""
+
+from __future__ import annotations
+
+import pytest
+
+from simdask import Index
+from simdask.cli._common import SMALL_RUN_ITEMS
+from tests.helpers.cli import run
+from tests.helpers.compare import assert_same_index
+from tests.helpers.corpus import make_docs, write_txt
+
+pytestmark = pytest.mark.system
+
+IN_PROCESS = "using in-process Dask workers (threads)"
+
+
+def test_small_runs_in_process_equal_worker_processes(tmp_path):
+    docs = make_docs(16, seed=9)
+    keys = sorted(docs)
+    folder = write_txt({k: docs[k] for k in keys[:10]}, tmp_path / "src")
+    settings = ("--hash-bits", 24, "--shards", 4, "--top-k", 3)  # not --quiet: the messages
+    a, b = tmp_path / "threads", tmp_path / "processes"
+    for step in range(3):
+        if step == 1:  # add three, modify one
+            write_txt({k: docs[k] for k in keys[10:13]}, folder)
+            (folder / f"{keys[0]}.txt").write_text(docs[keys[0]][:300] + " " + docs[keys[14]])
+        if step == 2:  # delete two
+            for k in keys[1:3]:
+                (folder / f"{k}.txt").unlink()
+        p = run("update", a, folder, *settings, "--delete-missing", "--dashboard-address", ":0")
+        assert IN_PROCESS in p.stderr, p.stderr
+        q = run("update", b, folder, *settings, "--delete-missing", "--workers", 2)
+        assert IN_PROCESS not in q.stderr and "LocalCluster" in q.stderr, q.stderr
+    with Index.open(a) as x, Index.open(b) as y:
+        assert x.catalog.n_documents() == 11
+        assert_same_index(x, y)
+
+
+def test_more_documents_than_a_small_run_start_worker_processes(tmp_path):
+    src = tmp_path / "many.jsonl"
+    lines = [f'{{"id": "d{i}", "text": "w{i} x y z"}}' for i in range(SMALL_RUN_ITEMS + 1)]
+    src.write_text("\n".join(lines) + "\n")
+    p = run("update", tmp_path / "idx", src, "--hash-bits", 24, "--shards", 2)
+    assert IN_PROCESS not in p.stderr and "LocalCluster" in p.stderr, p.stderr
