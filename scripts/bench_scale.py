@@ -90,11 +90,10 @@ def corpus_files(model: ProseModel, data: Path, n: int, seed: int) -> list[Path]
 
 def _hwm(pid: int) -> int:
     """The peak RSS a process has had so far (VmHWM of /proc/PID/status), bytes; 0 if gone."""
-    with contextlib.suppress(OSError):
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     return 0
 
 
