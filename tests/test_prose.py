@@ -3,6 +3,7 @@ bigrams, determinism by seed and document number, constant memory, planted reuse
 
 from __future__ import annotations
 
+import itertools
 import json
 import tracemalloc
 from collections import Counter
@@ -56,9 +57,9 @@ def brute_bigrams(texts: list[str]) -> Counter:
         for sent in t.replace("!", ".").split("."):
             ws = words(sent)
             if ws:
-                seq += ws + ["."]
-    seq = ["."] + seq
-    return Counter(zip(seq[:-1], seq[1:], strict=False))
+                seq += [*ws, "."]
+    seq = [".", *seq]
+    return Counter(itertools.pairwise(seq))
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +119,7 @@ def test_generated_bigrams_follow_the_model(model):
     for d in docs:
         for sent in d.text.split("."):
             ws = [index[w] for w in words(sent)]
-            seen.update(zip(ws[:-1], ws[1:], strict=False))
+            seen.update(itertools.pairwise(ws))
     for (a, b), _ in seen.items():
         assert b in model.probabilities(a), (model.vocab[a], model.vocab[b])
     a = index["the"]
