@@ -97,13 +97,16 @@ def _hwm(pid: int) -> int:
     return 0
 
 
-def run_sampled(cmd: list[str], log: Path, interval: float = 0.5) -> dict:
+def run_sampled(
+    cmd: list[str], log: Path, interval: float = 0.5, trace: Path | None = None
+) -> dict:
     """Run ``cmd``; wall seconds and the peak RSS of its process tree (largest process and
     sum), bytes: the largest process's from its VmHWM (exact up to the last sample before it
     ended), the sum sampled. The tree is listed again every 10 samples (listing it costs more than
     reading the RSS of a known process)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     t = time.perf_counter()
+    tf = open(trace, "w") if trace else None  # noqa: SIM115 (closed below)
     with open(log, "ab") as lf:
         proc = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, env=env)
         root = psutil.Process(proc.pid)
@@ -121,7 +124,11 @@ def run_sampled(cmd: list[str], log: Path, interval: float = 0.5) -> dict:
                     rss.append(p.memory_info().rss)
                 single = max(single, _hwm(p.pid))
             total = max(total, sum(rss))
+            if tf:
+                tf.write(f"{time.perf_counter() - t:.2f} {max(rss, default=0)} {sum(rss)}\n")
             time.sleep(interval if i > 20 else 0.05)
+    if tf:
+        tf.close()
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[:4]} exited with {proc.returncode}; see {log}")
     return {"wall": time.perf_counter() - t, "peak_single": single, "peak_total": total}
@@ -148,7 +155,7 @@ def measure(args, model: ProseModel, n: int) -> dict:
     cmd = [sys.executable, "-m", "simdask.cli", "update", str(index), *map(str, files), "--quiet"]
     print(f"{n:,} documents: {' '.join(cmd[:6])} ... ({len(files)} files)", flush=True)
     load = load_average()
-    run = run_sampled(cmd, log)
+    run = run_sampled(cmd, log, trace=data / f"rss-{n}.txt")
     from simdask import Index
 
     idx = Index.open(index)
@@ -185,6 +192,7 @@ def measure(args, model: ProseModel, n: int) -> dict:
         "query_peak": q["peak_single"],
         "query_words": len(qdoc.read_text().split()),
         "log": str(log),
+        "trace": str(data / f"rss-{n}.txt"),
     }
     with open(Path(args.results), "a") as f:
         f.write(json.dumps(res) + "\n")

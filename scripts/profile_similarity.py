@@ -19,6 +19,7 @@ import numpy as np
 
 from simdask import Index
 from simdask.engine.context import RunOptions
+from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
     WORK_PER_POSTING,
     HeavySets,
@@ -78,6 +79,12 @@ def profile(path: str, block_no: int | None) -> dict:
         parts.append(keys)
         emit += t
     n_keys = sum(len(p) for p in parts)
+    grouped, build = [], 0.0
+    for s in shards:
+        g, t = timed(DocPostings.build, s, n_docs, cutoff)
+        grouped.append(g)
+        build += t
+    by_doc = sum(timed(block_keys, g, lo, hi, n_docs)[1] for g in grouped)
     (keys, shared), count = timed(count_keys, parts)
     first = np.arange(lo, hi)
     heavy_s = 0.0
@@ -97,12 +104,15 @@ def profile(path: str, block_no: int | None) -> dict:
         "heavy_bits_bytes": 0 if bits is None else bits.nbytes,
         "light_work": int(work.sum()),
         "blocks": len(blocks),
+        "emitting_postings": sum(len(g.pos) for g in grouped),
         "block_docs": hi - lo,
         "block_pairs": n_keys,
         "distinct_pairs": len(keys),
         "seconds": {
             "scan_all_postings": scan,
             "emit_incl_scan": emit,
+            "emit_by_doc": by_doc,
+            "build_by_doc_once": build,
             "count_sort": count,
             "heavy_overlap": heavy_s,
             "candidate_mask": mask_s,
