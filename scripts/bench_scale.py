@@ -101,7 +101,7 @@ def run_sampled(
     cmd: list[str], log: Path, interval: float = 0.5, trace: Path | None = None
 ) -> dict:
     """Run ``cmd``; wall seconds and the peak RSS of its process tree (largest process and
-    sum), bytes: the largest process's from its VmHWM (exact up to the last sample before it
+    sum), bytes, and the CPU seconds (user + system) of all of them: the largest process's from its VmHWM (exact up to the last sample before it
     ended), the sum sampled. The tree is listed again every 10 samples (listing it costs more than
     reading the RSS of a known process)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -111,6 +111,7 @@ def run_sampled(
         proc = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, env=env)
         root = psutil.Process(proc.pid)
         single = total = 0
+        cpu: dict[int, float] = {}  # last CPU seconds seen per process
         tree: list[psutil.Process] = [root]
         for i in itertools.count():
             if proc.poll() is not None:
@@ -122,16 +123,26 @@ def run_sampled(
             for p in tree:
                 with contextlib.suppress(psutil.Error):
                     rss.append(p.memory_info().rss)
+                    c = p.cpu_times()
+                    cpu[p.pid] = c.user + c.system
                 single = max(single, _hwm(p.pid))
             total = max(total, sum(rss))
             if tf:
-                tf.write(f"{time.perf_counter() - t:.2f} {max(rss, default=0)} {sum(rss)}\n")
+                tf.write(
+                    f"{time.perf_counter() - t:.2f} {max(rss, default=0)} {sum(rss)} "
+                    f"{sum(cpu.values()):.1f}\n"
+                )
             time.sleep(interval if i > 20 else 0.05)
     if tf:
         tf.close()
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[:4]} exited with {proc.returncode}; see {log}")
-    return {"wall": time.perf_counter() - t, "peak_single": single, "peak_total": total}
+    return {
+        "wall": time.perf_counter() - t,
+        "peak_single": single,
+        "peak_total": total,
+        "cpu": sum(cpu.values()),
+    }
 
 
 def query_doc(model: ProseModel, files: list[Path], path: Path) -> Path:
@@ -179,6 +190,7 @@ def measure(args, model: ProseModel, n: int) -> dict:
         "wall": run["wall"],
         "peak_single": run["peak_single"],
         "peak_total": run["peak_total"],
+        "cpu_s": run["cpu"],
         "seconds": summary.get("seconds", {}),
         "heavy": st["heavy"],
         "words": st["words"],
