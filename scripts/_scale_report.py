@@ -41,6 +41,8 @@ def load(paths: list[str]) -> list[dict]:
         for line in Path(p).read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
+                if r.get("aborted"):
+                    continue
                 r["seconds"] = {**r["seconds"], **_seconds_from_log(r)}
                 by_n[r["requested"]] = r
     return [by_n[n] for n in sorted(by_n)]
@@ -71,7 +73,8 @@ def _row(r: dict) -> str:
         f"{r['shard_bytes'] / r['postings']:.2f} | {r['bytes_on_disk'] / r['postings']:.2f} | "
         f"{r['similarity_rows'] / r['n']:.1f} | "
         f"{cutoff} | "
-        f"{r['extra'].get('candidate_pair_counts', 0) / 1e6:,.0f} | {r['query_cold_s']:.2f} |"
+        f"{r['extra'].get('candidate_pair_counts', 0) / 1e6:,.0f} | {r['query_cold_s']:.2f} | "
+        + (f"{r['cpu_s']:,.0f} |" if r.get("cpu_s") else "– |")
     )
 
 
@@ -136,7 +139,8 @@ def write_report(paths: list[str], out: str, machine: str, load_avg: str, notes:
         "| documents | M words | chunk s | merge s | similarity s | commit s | total s | "
         "process wall s | docs/s | peak RSS largest process GiB | peak RSS all processes GiB | "
         "postings M | shard bytes / posting | index bytes / posting | stored partners / doc | "
-        "heavy cutoff (chunks) | candidate pair counts M | query 20 pages, cold s |\n"
+        "heavy cutoff (chunks) | candidate pair counts M | query 20 pages, cold s | "
+        "CPU s, all processes |\n"
         "|" + "---|" * 19
     )
     measured = "\n".join(_row(r) for r in rows)

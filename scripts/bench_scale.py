@@ -29,6 +29,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -98,20 +99,29 @@ def _hwm(pid: int) -> int:
 
 
 def run_sampled(
-    cmd: list[str], log: Path, interval: float = 0.5, trace: Path | None = None
+    cmd: list[str],
+    log: Path,
+    interval: float = 0.5,
+    trace: Path | None = None,
+    max_rss: int | None = None,
 ) -> dict:
-    """Run ``cmd``; wall seconds and the peak RSS of its process tree (largest process and
-    sum), bytes, and the CPU seconds (user + system) of all of them: the largest process's from its VmHWM (exact up to the last sample before it
-    ended), the sum sampled. The tree is listed again every 10 samples (listing it costs more than
-    reading the RSS of a known process)."""
+    """Run ``cmd``; wall seconds, the peak RSS of its process tree (largest process and sum),
+    bytes, and the CPU seconds (user + system) of all of them. The largest process's peak is
+    its VmHWM (exact up to the last sample before it ended), the sum is sampled. The tree is
+    listed again every 10 samples (listing costs more than reading a known process). When the
+    sum passes ``max_rss`` bytes the whole process group is killed and ``aborted`` says so (on
+    a shared machine, before the kernel's OOM killer picks someone else's process)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     t = time.perf_counter()
+    single = total = 0
+    cpu: dict[int, float] = {}  # last CPU seconds seen per process
+    aborted = ""
     tf = open(trace, "w") if trace else None  # noqa: SIM115 (closed below)
     with open(log, "ab") as lf:
-        proc = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(
+            cmd, stdout=lf, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         root = psutil.Process(proc.pid)
-        single = total = 0
-        cpu: dict[int, float] = {}  # last CPU seconds seen per process
         tree: list[psutil.Process] = [root]
         for i in itertools.count():
             if proc.poll() is not None:
@@ -132,16 +142,23 @@ def run_sampled(
                     f"{time.perf_counter() - t:.2f} {max(rss, default=0)} {sum(rss)} "
                     f"{sum(cpu.values()):.1f}\n"
                 )
+                tf.flush()
+            if max_rss and sum(rss) > max_rss:
+                aborted = f"killed at {time.perf_counter() - t:.0f} s: RSS sum {sum(rss)} bytes"
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                break
             time.sleep(interval if i > 20 else 0.05)
     if tf:
         tf.close()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cmd[:4]} exited with {proc.returncode}; see {log}")
+    if proc.returncode != 0 and not aborted:
+        aborted = f"exited with {proc.returncode}; see {log}"
     return {
         "wall": time.perf_counter() - t,
         "peak_single": single,
         "peak_total": total,
         "cpu": sum(cpu.values()),
+        "aborted": aborted,
     }
 
 
@@ -166,7 +183,14 @@ def measure(args, model: ProseModel, n: int) -> dict:
     cmd = [sys.executable, "-m", "simdask.cli", "update", str(index), *map(str, files), "--quiet"]
     print(f"{n:,} documents: {' '.join(cmd[:6])} ... ({len(files)} files)", flush=True)
     load = load_average()
-    run = run_sampled(cmd, log, trace=data / f"rss-{n}.txt")
+    run = run_sampled(cmd, log, trace=data / f"rss-{n}.txt", max_rss=args.max_rss_gb * 2**30)
+    if run["aborted"]:
+        res = {"requested": n, "date": today(), "load_before": load, **run}
+        with open(Path(args.results), "a") as f:
+            f.write(json.dumps(res) + "\n")
+        print(json.dumps(res), flush=True)
+        shutil.rmtree(index, ignore_errors=True)
+        raise SystemExit(f"{n:,} documents: {run['aborted']}")
     from simdask import Index
 
     idx = Index.open(index)
@@ -203,6 +227,7 @@ def measure(args, model: ProseModel, n: int) -> dict:
         "query_cold_s": q["wall"],
         "query_peak": q["peak_single"],
         "query_words": len(qdoc.read_text().split()),
+        "query_error": q["aborted"],
         "log": str(log),
         "trace": str(data / f"rss-{n}.txt"),
     }
@@ -230,6 +255,9 @@ def main() -> None:
     ap.add_argument("--train-words", type=int, default=20_000_000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep the indexes")
+    ap.add_argument(
+        "--max-rss-gb", type=float, default=20.0, help="kill a run whose processes hold more"
+    )
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/scale.md")
     ap.add_argument("--report-only", action="store_true", help="only write the doc")
     ap.add_argument("--out", default=str(REPO / "docs/scale.md"))
@@ -241,7 +269,10 @@ def main() -> None:
         model = get_model(
             Path(args.model or data / "prose-model.npz"), args.train.split(","), args.train_words
         )
-        for n in [int(s) for s in args.sizes.split(",")]:
+        sizes = [int(s) for s in args.sizes.split(",")]
+        if any(n % PER_FILE for n in sizes):
+            raise SystemExit(f"sizes must be multiples of {PER_FILE:,} (whole corpus files)")
+        for n in sizes:
             measure(args, model, n)
     if not args.no_doc:
         from _scale_report import write_report
