@@ -181,11 +181,13 @@ def measure(args, model: ProseModel, n: int) -> dict:
     shutil.rmtree(index, ignore_errors=True)
     log = data / f"update-{n}.log"
     cmd = [sys.executable, "-m", "simdask.cli", "update", str(index), *map(str, files), "--quiet"]
+    cmd += args.update_args.split()
     print(f"{n:,} documents: {' '.join(cmd[:6])} ... ({len(files)} files)", flush=True)
     load = load_average()
     run = run_sampled(cmd, log, trace=data / f"rss-{n}.txt", max_rss=args.max_rss_gb * 2**30)
     if run["aborted"]:
         res = {"requested": n, "date": today(), "load_before": load, **run}
+        res["update_args"] = args.update_args
         with open(Path(args.results), "a") as f:
             f.write(json.dumps(res) + "\n")
         print(json.dumps(res), flush=True)
@@ -228,6 +230,7 @@ def measure(args, model: ProseModel, n: int) -> dict:
         "query_peak": q["peak_single"],
         "query_words": len(qdoc.read_text().split()),
         "query_error": q["aborted"],
+        "update_args": args.update_args,
         "log": str(log),
         "trace": str(data / f"rss-{n}.txt"),
     }
@@ -255,6 +258,9 @@ def main() -> None:
     ap.add_argument("--train-words", type=int, default=20_000_000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep the indexes")
+    ap.add_argument(
+        "--update-args", default="", help="more `simdask update` options, e.g. '--memory-limit 0'"
+    )
     ap.add_argument(
         "--max-rss-gb", type=float, default=20.0, help="kill a run whose processes hold more"
     )
