@@ -66,7 +66,8 @@ def _row(r: dict) -> str:
     cut = heavy.get("cutoff")
     cutoff = "none" if cut is None else f"{cut} ({heavy.get('heavy_chunks', 0):,})"
     return (
-        f"| {r['n']:,} | {r['words'] / 1e6:.0f} | "
+        f"| {r['n']:,}{' (' + r['update_args'] + ')' if r.get('update_args') else ''} | "
+        f"{r['words'] / 1e6:.0f} | "
         + " | ".join(f"{s.get(k, float('nan')):.1f}" for k in STAGES)
         + f" | {total:.1f} | {r['wall']:.1f} | {r['n'] / total:,.0f} | "
         f"{_gib(r['peak_single'])} | {_gib(r['peak_total'])} | {r['postings'] / 1e6:.1f} | "
