@@ -4,7 +4,7 @@ Loads every shard of INDEX, chooses the heavy cutoff as a full build does, plans
 then times the parts of one typical block on one core: the emission of its pair keys
 (:func:`~simdask.kernels.similarity.block_pair_keys`, all shards), of which the scan that
 every block makes over every posting, the count (sort + run lengths), the heavy overlap and
-the rows. Prints the per-pair and per-posting costs and what they make at a larger size:
+the rows, in CPU seconds of this process. Prints the per-pair and per-posting costs and what they make at a larger size:
 
     python scripts/profile_similarity.py bench-data/scale/index-30000 --project 1000000
 """
@@ -42,10 +42,11 @@ from simdask.kernels.similarity import (
 
 
 def timed(fn, *args):
-    """``(result, seconds)`` of one call."""
-    t = time.perf_counter()
+    """``(result, CPU seconds)`` of one call (process time: robust to other jobs' load; page
+    faults of fresh memory included)."""
+    t = time.process_time()
     out = fn(*args)
-    return out, time.perf_counter() - t
+    return out, time.process_time() - t
 
 
 def profile(path: str, block_no: int | None) -> dict:
