@@ -29,9 +29,9 @@ __all__ = ["DocPostings", "block_keys"]
 @dataclass(frozen=True)
 class DocPostings:
     """The emitting postings of ``shard`` by document: for doc ``d``, positions
-    ``pos[starts[d]:starts[d+1]]`` (int64, ascending) into ``shard.doc_ids``, each followed
-    by ``later[i]`` postings of the same list (holding documents ``> d``). Chunks with
-    ``df > max_df`` are left out (None: none)."""
+    ``pos[starts[d]:starts[d+1]]`` (ascending; uint32, int64 for a shard of 2**32 postings or
+    more) into ``shard.doc_ids``, each followed by ``later[i]`` (uint32) postings of the same
+    list (holding documents ``> d``). Chunks with ``df > max_df`` are left out (None: none)."""
 
     shard: ShardData
     starts: np.ndarray
@@ -52,7 +52,8 @@ class DocPostings:
         counts = np.bincount(docs, minlength=n_docs)[:n_docs]
         starts = np.zeros(n_docs + 1, np.int64)
         np.cumsum(counts, out=starts[1:])
-        return cls(shard, starts, pos[order], later[order].astype(np.uint32))
+        width = np.uint32 if shard.n_postings < 2**32 else np.int64  # 8 bytes a posting, not 12
+        return cls(shard, starts, pos[order].astype(width), later[order].astype(np.uint32))
 
     @property
     def nbytes(self) -> int:
@@ -66,7 +67,7 @@ def block_keys(dp: DocPostings, doc_lo: int, doc_hi: int, n_docs: int) -> np.nda
     :func:`~simdask.kernels.similarity.block_pair_keys` gives with the ``max_df`` ``dp`` was
     built with."""
     a, b = int(dp.starts[doc_lo]), int(dp.starts[min(doc_hi, len(dp.starts) - 1)])
-    p, cnt = dp.pos[a:b], dp.later[a:b].astype(np.int64)
+    p, cnt = dp.pos[a:b].astype(np.int64), dp.later[a:b].astype(np.int64)
     if len(p) == 0:
         return np.zeros(0, np.uint32)
     doc_ids = dp.shard.doc_ids
