@@ -90,3 +90,10 @@ def write_section(path: str | Path, title: str, body: str) -> None:
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+def load_average() -> str:
+    """The 1-, 5- and 15-minute load averages and the core count, e.g. ``1.2 / 0.9 / 0.7 on
+    2 cores`` (other jobs on a shared machine make absolute seconds larger)."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} cores"

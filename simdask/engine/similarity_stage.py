@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from dask.sizeof import sizeof
 from distributed import Future
 
 from simdask import failpoints
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.stage import drive
+from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
     HeavySets,
@@ -47,7 +49,6 @@ from simdask.kernels.heavy import (
     still_open,
 )
 from simdask.kernels.similarity import (
-    block_pair_keys,
     candidate_mask,
     containment,
     count_keys,
@@ -86,9 +87,10 @@ def block_rows_task(
     top_k: int,
     heavy: HeavyBits | None = None,
 ):
-    """All-pairs block: count the shards' pair keys (:func:`block_pair_keys`); rows over
-    ``threshold`` percent both ways, best ``top_k`` per document. With ``heavy`` the keys come
-    from the light chunks only and each candidate's heavy overlap is added exactly first
+    """All-pairs block: count the shards' pair keys
+    (:func:`~simdask.kernels.doc_postings.block_keys`); rows over ``threshold`` percent both
+    ways, best ``top_k`` per document. With ``heavy`` the keys come from the light chunks only
+    and each candidate's heavy overlap is added exactly first
     (:func:`~simdask.kernels.heavy.add_heavy_overlap`).
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
@@ -204,6 +206,12 @@ class SimilarityResult:
     heavy: HeavyStats | None = None
 
 
+@sizeof.register(DocPostings)
+def _sizeof_doc_postings(dp: DocPostings) -> int:
+    """Dask's size estimate: the grouping's own arrays (the shard's are counted with it)."""
+    return dp.nbytes - dp.shard.nbytes + 200
+
+
 def _work(ctx: RunContext, shards: Sequence, fn: Callable, *args) -> np.ndarray:
     """Per document: pair keys the shards emit for it (summed over shards)."""
     return np.sum(ctx.gather_shards("work", fn, shards, *args), axis=0)
@@ -295,13 +303,17 @@ def all_pairs(
         light = config.max_df if light is None else min(light, config.max_df)
     work = _work(ctx, shards, pair_work, n_docs, light)
     blocks = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
+    # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings)
+    by_doc = ctx.map_shards("bydoc", DocPostings.build, shards, n_docs, light)
     p = BlockPass(
-        emit=block_pair_keys,
-        emit_args=lambda block: (*block, n_docs, light),
+        emit=block_keys,
+        emit_args=lambda block: (*block, n_docs),
         rows=block_rows_task,
         rows_args=lambda block: (block[0], n_chunks_f, config.threshold, config.top_k, bits_f),
     )
-    out = run_blocks(ctx, shards, blocks, p)
+    out = run_blocks(ctx, by_doc, blocks, p)
+    for f in by_doc:
+        f.release()
     res = SimilarityResult(EMPTY_ROWS, blocks=len(blocks), work=int(work.sum()), heavy=heavy)
     if out:
         cols = [np.concatenate([o[i] for o in out]) for i in range(4)]

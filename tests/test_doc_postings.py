@@ -1,0 +1,95 @@
+"""Block pair keys from postings grouped by document (simdask.kernels.doc_postings) against
+brute force and against the whole-shard scan of block_pair_keys."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdask.kernels.doc_postings import DocPostings, block_keys
+from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
+from simdask.kernels.similarity import block_pair_keys, count_keys, plan_blocks
+from simdask.storage.shards import ShardData, shard_ranges
+
+pytestmark = pytest.mark.unit
+
+BITS = 8
+
+
+def make_shards(docs: dict[int, set[int]], n_shards: int) -> list[ShardData]:
+    pairs = [(c, d) for d, cs in docs.items() for c in cs]
+    keys = sorted_unique(
+        pack_pairs(
+            np.array([c for c, _ in pairs], np.uint32), np.array([d for _, d in pairs], np.uint32)
+        )
+    )
+    out = []
+    for lo, hi in shard_ranges(BITS, n_shards):
+        part = keys[(keys >> np.uint64(32) >= lo) & (keys >> np.uint64(32) < hi)]
+        out.append(ShardData(lo, hi, *build_postings(part)))
+    return out
+
+
+def brute_pairs(docs, max_df) -> Counter:
+    """Shared counted chunks of every unordered pair (d < o) sharing any."""
+    df = Counter(c for cs in docs.values() for c in cs)
+    ok = {c for c, n in df.items() if max_df is None or n <= max_df}
+    return Counter(
+        {
+            (a, b): len(docs[a] & docs[b] & ok)
+            for a in docs
+            for b in docs
+            if a < b and docs[a] & docs[b] & ok
+        }
+    )
+
+
+corpora = st.dictionaries(
+    st.integers(0, 39), st.sets(st.integers(0, 2**BITS - 1), max_size=30), max_size=40
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    docs=corpora,
+    n_shards=st.sampled_from([1, 2, 5]),
+    max_df=st.sampled_from([None, 1, 2, 5]),
+    budget=st.integers(1, 200),
+)
+def test_block_keys_equal_brute_force_and_the_shard_scan(docs, n_shards, max_df, budget):
+    n = 41  # doc 40 holds nothing: a document ID past every posting
+    shards = make_shards(docs, n_shards)
+    grouped = [DocPostings.build(s, n, max_df) for s in shards]
+    got: Counter = Counter()
+    for lo, hi in plan_blocks(np.full(n, 7), budget, max_docs=6):
+        mine = [block_keys(g, lo, hi, n) for g in grouped]
+        scan = [block_pair_keys(s, lo, hi, n, max_df) for s in shards]
+        assert all(k.dtype == np.uint32 for k in mine)
+        k1, c1 = count_keys(mine)
+        k2, c2 = count_keys(scan)
+        np.testing.assert_array_equal(k1, k2)
+        np.testing.assert_array_equal(c1, c2)
+        for k, c in zip(k1.tolist(), c1.tolist(), strict=True):
+            got[(lo + k // n, k % n)] += c
+    assert got == brute_pairs(docs, max_df)
+
+
+def test_only_emitting_postings_are_kept():
+    # chunk 1 held by docs 0, 2, 3; chunk 2 by doc 1 only; chunk 3 by docs 1, 2
+    docs = {0: {1}, 1: {2, 3}, 2: {1, 3}, 3: {1}}
+    [shard] = make_shards(docs, 1)
+    g = DocPostings.build(shard, 5)
+    # emitting: (chunk 1, doc 0: 2 later), (chunk 1, doc 2: 1 later), (chunk 3, doc 1: 1 later)
+    assert g.starts.tolist() == [0, 1, 2, 3, 3, 3]
+    assert shard.doc_ids[g.pos].tolist() == [0, 1, 2]
+    assert g.later.tolist() == [2, 1, 1]
+    assert g.nbytes == shard.nbytes + g.starts.nbytes + g.pos.nbytes + g.later.nbytes
+    none = DocPostings.build(shard, 5, max_df=1)  # no chunk counted twice
+    assert len(none.pos) == 0
+    assert block_keys(none, 0, 5, 5).tolist() == []
+    keys = np.sort(block_keys(g, 0, 4, 5)).tolist()
+    assert keys == sorted([0 * 5 + 2, 0 * 5 + 3, 1 * 5 + 2, 2 * 5 + 3])
