@@ -53,13 +53,20 @@ def stage_line(n: int, name: str, s, total: float, load: float) -> str:
     )
 
 
-def build_base(data: Path, docs, n: int, shards: int, client, fresh: bool) -> dict:
-    """The base index of ``n`` documents at ``data/index`` (built once, then reused)."""
+def build_base(
+    data: Path, docs, n: int, shards: int, client, fresh: bool, hash_bits: int = 28
+) -> dict:
+    """The base index of ``n`` documents at ``data/index`` (built once, then reused; an index
+    of another chunk-ID width is rebuilt)."""
     index_path = data / "index"
     info_file = data / "base-build.json"
-    if fresh or not (index_path / "catalog.sqlite").exists() or not info_file.exists():
+    stale = fresh or not (index_path / "catalog.sqlite").exists() or not info_file.exists()
+    if not stale:
+        with Index.open(index_path) as old:
+            stale = old.config.hash_bits != hash_bits
+    if stale:
         shutil.rmtree(index_path, ignore_errors=True)
-        idx = Index.create(index_path, IndexConfig(shards=shards))
+        idx = Index.create(index_path, IndexConfig(shards=shards, hash_bits=hash_bits))
         base = write_jsonl(docs[:n], data / "base.jsonl")
         with PeakRSS() as rss:
             s = idx.update([base], client=client)
@@ -231,6 +238,12 @@ def main() -> None:
     ap.add_argument("--changes", type=int, default=100)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--shards", type=int, default=16)
+    ap.add_argument(
+        "--hash-bits",
+        type=int,
+        default=28,
+        help="chunk-ID width of the base indexes (28: comparable with the earlier figures)",
+    )
     ap.add_argument("--unmerged-runs", type=int, default=50)
     ap.add_argument("--data", default="bench-data/incremental", help="corpus and index folder")
     ap.add_argument("--out", default="docs/benchmarks.md")
@@ -256,7 +269,7 @@ def main() -> None:
             )
             docs = [(d.key, d.text) for d in corpus.docs]
             del corpus
-            info = build_base(data, docs, n, args.shards, client, args.fresh)
+            info = build_base(data, docs, n, args.shards, client, args.fresh, args.hash_bits)
             r = dict(previous.get(str(n), {}))
             if not args.queries_only:
                 r["rows"] = []
@@ -292,7 +305,8 @@ def report(args, rows: list[str], results: dict) -> str:
     c, sizes = args.changes, sorted(results)
     lines = [
         f"Machine: {machine()}. Date: {today()}.",
-        f"Corpus: generated documents (synth, seed 7, ~{args.words} words each), hash_bits 28, "
+        f"Corpus: generated documents (synth, seed 7, ~{args.words} words each), "
+        f"hash_bits {args.hash_bits}, "
         f"{args.shards} shards (raw layout: an index directory), {args.workers} worker "
         "processes. Incremental runs write per-range delta segments and tombstones "
         "(DESIGN §3, issue 14); seconds, stages from the run summary, totals until the "

@@ -222,7 +222,7 @@ def main() -> None:
     body = f"""Machine: {machine()}. Date: {today()}.
 Corpus: {len(texts):,} generated documents (synth, seed 1, Zipf vocabulary of 200k words,
 5 % with planted reuse), {n_words / 1e6:.1f} M words, {mb:.0f} MB of JSONL.
-simdask: hash_bits 28, {args.shards} shards, LocalCluster of {args.workers} worker processes
+simdask: hash_bits {IndexConfig().hash_bits} (the default), {args.shards} shards, LocalCluster of {args.workers} worker processes
 (1 thread each; cluster start {start_s:.1f} s, not counted).
 
 ### simdask, per stage
