@@ -53,7 +53,7 @@ def test_exclude_options_change_the_stored_similarities(tmp_path):
     run("update", idx, "--exclude-quotes", "--workers", 1, "--quiet")
     got = pairs(idx)
     assert got[("src/a.txt", "src/c.txt")] < 10.0  # only the words around the quotation
-    rep = json.loads(run("report", idx, "src/a.txt", "src/c.txt").stdout)
+    rep = json.loads(run("report", idx, "src/a.txt", "src/c.txt", "--format", "json").stdout)
     kinds = sorted({x["kind"] for x in rep["excluded"]["doc"]})
     assert kinds == ["quote", "template"]
     assert rep["similarity"] == pytest.approx(got[("src/a.txt", "src/c.txt")])
