@@ -53,8 +53,18 @@ def test_update_quiet_verbose_and_log_file(tmp_path):
     common = ("--workers", 1, "--dashboard-address", ":0")
     p = run("update", tmp_path / "i", src, "--quiet", *common, env=_env())
     _assert_own_lines_only(p.stderr)
-    # committed, time, data transfer, the one too-short file make_docs plants
-    assert len(p.stderr.splitlines()) == 4, p.stderr
+    # committed, time, data transfer, the files added (the first 5 and a count), then the
+    # heading of the failed or too short files and the one too-short file make_docs plants
+    lines = p.stderr.splitlines()
+    assert len(lines) == 6, p.stderr
+    assert lines[0].startswith("run 1 committed") and lines[2].startswith("data transfer")
+    assert lines[3].startswith("added (15): ") and lines[3].endswith(
+        "and 10 more (simdask -v ... lists all)"
+    )
+    assert lines[4:] == [
+        "failed or too short (1):",
+        "  too_short: src/tiny.txt: 3 words: too few to be compared (fewer than one chunk)",
+    ], p.stderr
     p = run("--verbose", "update", tmp_path / "i", src, "--quiet", *common, env=_env())
     # Dask's INFO lines, from this process ("INFO:distributed...") or from a worker process
     # ("... - distributed.nanny - INFO - ..."), depending on which logs first
