@@ -19,7 +19,6 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from simdask.config import IndexConfig
 from simdask.engine.run import RunOptions
@@ -27,33 +26,13 @@ from simdask.errors import ConfigError, IndexExistsError
 from simdask.index import Index, RunSummary
 from simdask.ingest.sources import list_items
 from simdask.kernels.similarity import containment
+from simdask.pairs import Pair as CrossPair  # a pair across the groups: A in B, B in A
 from simdask.progress import Callback
 
 __all__ = ["GROUP_PREFIXES", "CompareResult", "CrossPair", "compare_groups"]
 
 #: key prefixes of the two groups inside the temporary index
 GROUP_PREFIXES = ("A/", "B/")
-
-
-@dataclass(frozen=True)
-class CrossPair:
-    """A document of group A and one of group B sharing ``shared`` distinct chunks.
-
-    ``a_in_b``: percent of ``a_key``'s chunks found in ``b_key``; ``b_in_a``: percent of
-    ``b_key``'s chunks found in ``a_key``; ``a_chunks``/``b_chunks``: their chunk-set sizes.
-    """
-
-    a_key: str
-    b_key: str
-    a_in_b: float
-    b_in_a: float
-    shared: int
-    a_chunks: int
-    b_chunks: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the fields in order)."""
-        return dict(self.__dict__)
 
 
 @dataclass
