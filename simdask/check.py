@@ -20,6 +20,7 @@ import numpy as np
 from simdask.errors import IndexDamagedError, IndexFormatError, IndexNotFoundError
 from simdask.kernels.segments import live_mask
 from simdask.storage import checksums
+from simdask.storage.reads import stored_similarities
 from simdask.storage.segments import current_tombstones
 
 __all__ = ["REPAIR_HINT", "CheckReport", "Damage", "check_index", "damaged"]
@@ -142,7 +143,7 @@ def _check_values(idx, report: CheckReport) -> None:
             continue
         for problem in _shard_problems(data, known, tomb):
             report.add("shard", name, problem)
-    rows = idx.catalog.conn.execute("SELECT doc, other, shared, similarity FROM similarity")
+    rows = stored_similarities(idx.catalog)
     bad = 0
     first = ""
     for doc, other, shared, sim in rows:

@@ -22,16 +22,16 @@ from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.doc_freq import common_chunk_ids, common_filter
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.exclude import META_NAME, Template, index_exclusions, templates_from_meta
-from simdask.failures import Failure, current_failures
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.kernels.similarity import containment, sum_pair_counts
-from simdask.lookup import resolve_key
 from simdask.lsh_search import LshMatch, LshPair
 from simdask.pairs import Pair, orient, undirected
 from simdask.segment_reads import SegmentReads
 from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
+from simdask.storage.failures import Failure, current_failures
+from simdask.storage.lookup import resolve_key
 from simdask.storage.segments import migrate_legacy
 from simdask.storage.shards import ShardData, open_shard_store
 from simdask.storage.text_packs import TextStore
@@ -199,15 +199,15 @@ class Index:
 
     def resolve_key(self, typed: str, *, ends: bool = True) -> str:
         """The key of the document ``typed`` names: a key, a path as given on the command line,
-        or (``ends``) a unique end of a key (see :func:`simdask.lookup.resolve_key`; an
+        or (``ends``) a unique end of a key (see :func:`simdask.storage.lookup.resolve_key`; an
         unknown name raises :class:`~simdask.errors.DocumentNotFoundError` naming the
         closest keys)."""
-        return resolve_key(self.catalog.conn, typed, ends=ends)
+        return resolve_key(self.catalog, typed, ends=ends)
 
     def failures(self) -> list[Failure]:
         """The documents currently not indexed, and why (the latest error of each file still
-        failing, and the too-short documents): see :mod:`simdask.failures`."""
-        return current_failures(self.catalog.conn, self.config.k)
+        failing, and the too-short documents): see :mod:`simdask.storage.failures`."""
+        return current_failures(self.catalog, self.config.k)
 
     def pair_list(self, min_similarity: float = 0.0, key: str | None = None) -> list[Pair]:
         """The stored similarities as unordered pairs, each once with both percentages
@@ -250,7 +250,7 @@ class Index:
         """The committed files' recorded ``{name: (size, xxh3)}``, cached per generation."""
         gen = self.catalog.generation
         if self._recorded is None or self._recorded[0] != gen:
-            self._recorded = (gen, checksums.recorded(self.catalog.conn))
+            self._recorded = (gen, checksums.recorded(self.catalog))
         return self._recorded[1]
 
     def query(self, text: str, min_similarity: float = 0.0) -> list[QueryMatch]:

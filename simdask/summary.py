@@ -158,7 +158,7 @@ class RunSummary:
     errors: list[tuple[str, str, str]] = field(default_factory=list)
     stats: RunStats = field(default_factory=RunStats)
     #: the identities (resolved paths) of the sources this run scanned, and whether it
-    #: replaced the index (``--rebuild``): what :mod:`simdask.failures` needs to tell which
+    #: replaced the index (``--rebuild``): what :mod:`simdask.storage.failures` needs to tell which
     #: earlier errors are superseded
     sources: list[str] = field(default_factory=list)
     rebuild: bool = False

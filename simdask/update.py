@@ -224,7 +224,7 @@ class Writer:
                     {i.source for i in items} | {source_id(x) for x in req.sources}
                 )
                 summary.rebuild = req.rebuild
-                summary.changed = changed_keys(idx.catalog.conn, out.changes)
+                summary.changed = changed_keys(idx.catalog, out.changes)
                 _check_rows(out.changes)
                 out.changes.files = self._checksums(out.changes, run_id)
                 idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())

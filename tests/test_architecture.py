@@ -118,6 +118,19 @@ def test_kernels_ingest_storage_never_import_dask(sub):
         assert not roots & banned, f"{path.relative_to(ROOT)} imports {sorted(roots & banned)}"
 
 
+def test_only_storage_touches_the_catalog_connection():
+    """SQL lives in storage/: no module elsewhere reads a ``.conn`` attribute (the catalog's
+    SQLite connection); they call storage's functions with the catalog."""
+    found = []
+    for name, path in _modules().items():
+        if name.startswith("simdask.storage."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "conn":
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, "catalog connection used outside storage/: " + ", ".join(found)
+
+
 def test_no_oversized_modules_or_functions():
     too_long = []
     for name, path in _modules().items():

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from simdask.failures import current_failures
+from simdask.storage.failures import current_failures
 
 pytestmark = pytest.mark.unit
 

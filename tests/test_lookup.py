@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from simdask.errors import DocumentNotFoundError
-from simdask.lookup import match_keys, resolve_key
+from simdask.storage.lookup import match_keys, resolve_key
 
 pytestmark = pytest.mark.unit
 

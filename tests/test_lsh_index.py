@@ -188,7 +188,7 @@ def test_lsh_files_are_checksummed_and_checked(tmp_path, client):
     (folder / "k01.txt").write_text(POOL[25])
     idx.update([folder], client=client)
     man = LshManifest.from_json(idx.catalog.meta("lsh"))
-    recorded = {n for n in checksums.recorded(idx.catalog.conn) if n.startswith("lsh/")}
+    recorded = {n for n in checksums.recorded(idx.catalog) if n.startswith("lsh/")}
     assert recorded == man.file_names() and len(recorded) == 2 * 4 + 1  # 4 band parts, 1 sig
     assert check_index(idx.path).ok
     name = sorted(recorded)[0]

@@ -7,7 +7,7 @@ import sys
 from simdask.cli._common import EXIT_OK
 from simdask.cli.output import table_cell, write_rows
 from simdask.index import Index
-from simdask.lookup import match_keys
+from simdask.storage.lookup import match_keys
 
 __all__ = ["register", "run"]
 
@@ -36,7 +36,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Print the keys (nothing matching: a note on stderr)."""
     with Index.open(args.index) as idx:
-        keys = match_keys(idx.catalog.conn, args.pattern)
+        keys = match_keys(idx.catalog, args.pattern)
         if args.format == "lines":
             for k in keys:
                 print(table_cell(k))

@@ -32,6 +32,7 @@ from simdask.engine.stage import drive
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import pack_pairs, pair_chunks, sort_pairs, split_sorted_by_shard
 from simdask.storage.catalog import Catalog
+from simdask.storage.reads import text_locations
 from simdask.storage.segments import Manifest, RangeReader
 from simdask.storage.shards import ShardStore
 from simdask.storage.text_packs import TextStore
@@ -77,14 +78,7 @@ def stored_chunk_ids(
     ids = [int(d) for d in doc_ids]
     if not ids:
         return empty
-    rows = []
-    for i in range(0, len(ids), 5000):
-        part = ids[i : i + 5000]
-        rows += catalog.conn.execute(
-            "SELECT doc_id, text_pack, text_offset, text_length FROM documents"
-            f" WHERE doc_id IN ({','.join('?' * len(part))}) AND text_pack IS NOT NULL",
-            part,
-        ).fetchall()
+    rows = text_locations(catalog, ids)
     if not rows:
         return empty
     docs = np.array([r[0] for r in rows], np.uint32)

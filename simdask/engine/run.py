@@ -49,6 +49,7 @@ from simdask.kernels.postings import shard_ranges
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
+from simdask.storage.reads import chunk_total
 from simdask.storage.segments import Manifest, current_tombstones
 from simdask.storage.shards import ShardStore, encode_shard
 from simdask.storage.text_packs import TextStore
@@ -452,15 +453,7 @@ def _tombstones_after(tomb: np.ndarray, dropped: np.ndarray, run_id: int, n: int
 def _dead_after(catalog: Catalog, dropped: np.ndarray, manifest: dict, n_ranges: int):
     """The estimated tombstoned postings per range after tombstoning ``dropped``: their
     chunks (``|A|`` before the run) spread evenly over the ranges (chunk IDs are hashes)."""
-    ids = [int(d) for d in dropped]
-    total = 0
-    for i in range(0, len(ids), 5000):
-        part = ids[i : i + 5000]
-        total += catalog.conn.execute(
-            "SELECT COALESCE(SUM(n_chunks), 0) FROM documents"
-            f" WHERE doc_id IN ({','.join('?' * len(part))})",
-            part,
-        ).fetchone()[0]
+    total = chunk_total(catalog, dropped)
     if not total:
         return {}
     old = catalog.dead_postings()

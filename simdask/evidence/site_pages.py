@@ -64,7 +64,7 @@ def pairs_table(pairs, ids: dict[str, int], linked: set, prefix: str = "", table
 
 
 def failed_table(failures) -> str:
-    """The documents not indexed (:class:`~simdask.failures.Failure`), or a sentence saying
+    """The documents not indexed (:class:`~simdask.storage.failures.Failure`), or a sentence saying
     every document is indexed."""
     if not failures:
         return "<p id=no-failed>Every document found in the sources is indexed.</p>"

@@ -3,6 +3,8 @@ the catalog before the run commits."""
 
 from __future__ import annotations
 
+from simdask.storage.sql import connection
+
 __all__ = ["changed_keys"]
 
 _BATCH = 5000
@@ -12,7 +14,8 @@ def changed_keys(conn, changes) -> dict[str, list[str]]:
     """``{"added": [...], "modified": [...], "deleted": [...]}``: keys of the documents the
     uncommitted run ``changes`` (a :class:`~simdask.storage.commit.RunChanges`) adds (key not
     in the catalog), modifies (content hash differs) and deletes, each sorted. ``conn``: the
-    catalog's connection, still at the state before the run."""
+    catalog (or its connection), still at the state before the run."""
+    conn = connection(conn)
     upserted = {d.key: d.content_hash for d in changes.upserted}
     keys = list(upserted)
     old: dict[str, str] = {}

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import xxhash
 
+from simdask.storage.sql import connection
+
 __all__ = [
     "BLOCK",
     "FILES_TABLE",
@@ -109,6 +111,7 @@ def drop_stale(c: sqlite3.Connection) -> None:
 def recorded(c: sqlite3.Connection) -> dict[str, tuple[int, str]]:
     """``{name: (size, xxh3)}`` of every recorded file (empty for an index written before
     checksums were recorded)."""
+    c = connection(c)
     try:
         rows = c.execute("SELECT name, size, xxh3 FROM files").fetchall()
     except sqlite3.OperationalError:  # no such table: an older index

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from simdask.kernels.similarity import containment
+from simdask.storage.reads import document_page, pair_histogram
 
 __all__ = [
     "QueryStore",
@@ -94,16 +95,7 @@ def search_documents(idx, search: str, limit: int = 100, offset: int = 0) -> dic
     """Documents whose key contains ``search`` (case-insensitive; empty: all), by key:
     ``{"total": n, "documents": [{"key", "words", "chunks", "status", "best"}]}`` where
     ``best`` is the highest stored similarity of the document to another (percent)."""
-    like = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    c = idx.catalog.conn
-    where = "WHERE key LIKE ? ESCAPE '\\'"
-    total = c.execute(f"SELECT COUNT(*) FROM documents {where}", (like,)).fetchone()[0]
-    rows = c.execute(
-        "SELECT d.key, d.n_words, d.n_chunks, d.status,"
-        " (SELECT MAX(similarity) FROM similarity s WHERE s.doc = d.doc_id)"
-        f" FROM documents d {where} ORDER BY key LIMIT ? OFFSET ?",
-        (like, limit, offset),
-    ).fetchall()
+    total, rows = document_page(idx.catalog, search, limit, offset)
     docs = [
         {"key": k, "words": w, "chunks": n, "status": st, "best": b or 0.0}
         for k, w, n, st, b in rows
@@ -144,17 +136,7 @@ def similarity_histogram(idx, bins: int = 10) -> list[int]:
     """Unordered pairs of documents counted in ``bins`` equal ranges of 0..100 percent of
     the larger of their two similarities (a pair stored both ways counts once; in SQL: the
     rows are never loaded)."""
-    rows = idx.catalog.conn.execute(
-        "SELECT MIN(CAST(m * ? / 100.0 AS INTEGER), ?), COUNT(*) FROM ("
-        " SELECT MAX(MAX(s.similarity, 100.0 * s.shared / b.n_chunks)) AS m FROM similarity s"
-        " JOIN documents b ON b.doc_id = s.other"
-        " GROUP BY MIN(s.doc, s.other), MAX(s.doc, s.other)) GROUP BY 1",
-        (bins, bins - 1),
-    ).fetchall()
-    counts = [0] * bins
-    for b, n in rows:
-        counts[max(0, int(b))] += n
-    return counts
+    return pair_histogram(idx.catalog, bins)
 
 
 def last_errors(idx) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from simdask.errors import DocumentNotFoundError
+from simdask.storage.sql import connection
 
 __all__ = ["closest_keys", "match_keys", "resolve_key"]
 
@@ -50,6 +51,7 @@ def _stem(key: str) -> str:
 
 def closest_keys(conn, typed: str, n: int = 3) -> list[str]:
     """The keys most like ``typed`` (difflib ratio over whole keys and over their last part)."""
+    conn = connection(conn)
     keys = [r[0] for r in conn.execute("SELECT key FROM documents")]
     near = difflib.get_close_matches(typed, keys, n=n, cutoff=0.5)
     if len(near) < n:
@@ -62,12 +64,13 @@ def closest_keys(conn, typed: str, n: int = 3) -> list[str]:
 
 
 def resolve_key(conn, typed: str, *, ends: bool = True) -> str:
-    """The key of the document ``typed`` names (``conn``: the catalog's SQLite connection).
+    """The key of the document ``typed`` names (``conn``: the catalog, or its SQLite connection).
 
     Raises :class:`DocumentNotFoundError` when no document fits (naming the closest keys)
     or when ``typed`` is the end of several keys (naming them). ``ends=False``: only the
     exact key or the path as given (a caller that prefers a file on disk to a key's end).
     """
+    conn = connection(conn)
     if _exists(conn, typed):
         return typed
     for cand in _path_suffixes(typed):
@@ -103,6 +106,7 @@ def resolve_key(conn, typed: str, *, ends: bool = True) -> str:
 def match_keys(conn, pattern: str | None = None) -> list[str]:
     """Keys in order: all, those matching a shell pattern (``*``, ``?``, ``[...]``; against the
     whole key), or those containing ``pattern`` (case-insensitive) when it has no wildcard."""
+    conn = connection(conn)
     keys = [r[0] for r in conn.execute("SELECT key FROM documents ORDER BY key")]
     if not pattern:
         return keys

@@ -19,6 +19,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from simdask.storage.sql import connection
+
 __all__ = ["Failure", "current_failures"]
 
 
@@ -66,8 +68,9 @@ def _runs(conn) -> list[tuple[int, float, frozenset[str] | None, bool]]:
 
 
 def current_failures(conn, k: int = 5) -> list[Failure]:
-    """The current failures of the index whose catalog connection is ``conn``, by key
+    """The current failures of the index whose catalog (or its connection) is ``conn``, by key
     (``k``: the index's words per chunk, named in the message of too-short documents)."""
+    conn = connection(conn)
     runs = _runs(conn)
     at = {r[0]: r for r in runs}
     latest: dict[str, tuple[int, str, str]] = {}
