@@ -3,11 +3,9 @@ the catalog before the run commits."""
 
 from __future__ import annotations
 
-from simdask.storage.sql import connection
+from simdask.storage.sql import connection, rows_in
 
 __all__ = ["changed_keys"]
-
-_BATCH = 5000
 
 
 def changed_keys(conn, changes) -> dict[str, list[str]]:
@@ -17,28 +15,13 @@ def changed_keys(conn, changes) -> dict[str, list[str]]:
     catalog (or its connection), still at the state before the run."""
     conn = connection(conn)
     upserted = {d.key: d.content_hash for d in changes.upserted}
-    keys = list(upserted)
-    old: dict[str, str] = {}
-    for i in range(0, len(keys), _BATCH):
-        part = keys[i : i + _BATCH]
-        marks = ",".join("?" * len(part))
-        old.update(
-            conn.execute(
-                f"SELECT key, content_hash FROM documents WHERE key IN ({marks})", part
-            ).fetchall()
-        )
+    sql = "SELECT key, content_hash FROM documents WHERE key IN {in}"
+    old: dict[str, str] = dict(rows_in(conn, sql, list(upserted)))
     if changes.replace_all:
         gone = [r[0] for r in conn.execute("SELECT key FROM documents")]
     else:
-        ids = [int(d) for d in changes.deleted]
-        gone = []
-        for i in range(0, len(ids), _BATCH):
-            part = ids[i : i + _BATCH]
-            marks = ",".join("?" * len(part))
-            gone += [
-                r[0]
-                for r in conn.execute(f"SELECT key FROM documents WHERE doc_id IN ({marks})", part)
-            ]
+        sql = "SELECT key FROM documents WHERE doc_id IN {in}"
+        gone = [r[0] for r in rows_in(conn, sql, [int(d) for d in changes.deleted])]
     return {
         "added": sorted(k for k in upserted if k not in old),
         "modified": sorted(k for k, h in upserted.items() if k in old and old[k] != h),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from simdask.storage.sql import connection
+from simdask.storage.sql import connection, rows_in
 
 __all__ = [
     "chunk_total",
@@ -17,34 +17,24 @@ __all__ = [
     "text_locations",
 ]
 
-_BATCH = 5000  # doc IDs per IN (...) list (SQLite's default limit on variables is 32,766)
-
 
 def text_locations(db: Any, doc_ids: Sequence[int]) -> list[tuple[int, str, int, int]]:
     """``(doc_id, text pack, offset, length)`` of the stored text of each of ``doc_ids`` that
     has one (offsets and lengths in bytes of the pack)."""
-    conn, ids, rows = connection(db), [int(d) for d in doc_ids], []
-    for i in range(0, len(ids), _BATCH):
-        part = ids[i : i + _BATCH]
-        rows += conn.execute(
+    return list(
+        rows_in(
+            db,
             "SELECT doc_id, text_pack, text_offset, text_length FROM documents"
-            f" WHERE doc_id IN ({','.join('?' * len(part))}) AND text_pack IS NOT NULL",
-            part,
-        ).fetchall()
-    return rows
+            " WHERE doc_id IN {in} AND text_pack IS NOT NULL",
+            [int(d) for d in doc_ids],
+        )
+    )
 
 
 def chunk_total(db: Any, doc_ids: Sequence[int]) -> int:
     """The sum of ``|A|`` (distinct chunks) over the committed documents ``doc_ids``."""
-    conn, ids, total = connection(db), [int(d) for d in doc_ids], 0
-    for i in range(0, len(ids), _BATCH):
-        part = ids[i : i + _BATCH]
-        total += conn.execute(
-            "SELECT COALESCE(SUM(n_chunks), 0) FROM documents"
-            f" WHERE doc_id IN ({','.join('?' * len(part))})",
-            part,
-        ).fetchone()[0]
-    return int(total)
+    sql = "SELECT COALESCE(SUM(n_chunks), 0) FROM documents WHERE doc_id IN {in}"
+    return int(sum(r[0] for r in rows_in(db, sql, [int(d) for d in doc_ids])))
 
 
 def document_page(db: Any, search: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
