@@ -49,7 +49,7 @@ def heavy_chunks(idx: Index, min_documents: int, limit: int) -> dict[int, np.nda
         sd = idx.shard(s)
         df = np.diff(sd.offsets.astype(np.int64))
         sel = np.flatnonzero(df >= min_documents)
-        keys.append(sd.chunk_keys[sel].astype(np.int64))
+        keys.append(sd.chunk_keys[sel].astype(np.uint64))
         dfs.append(df[sel])
         where.extend((s, int(i)) for i in sel.tolist())
     if not where:
@@ -112,7 +112,7 @@ def shared_passages(idx: Index, top: int = 50, min_documents: int = 2) -> list[S
             continue
         tok = tokenize([idx.text(key)], cfg.seed)
         ids, _ = hash_chunks(tok.hashes, tok.word_offsets, cfg.k, cfg.hash_bits, cfg.seed)
-        ids = ids.astype(np.int64)
+        ids = ids.astype(np.uint64)
         covered.update(set(ids.tolist()) & postings.keys())
         covered.add(c)
         for first, last, ndocs in segments(ids, postings, min_documents):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simdask.kernels.hashing import chunk_id
+from simdask.kernels.postings import shard_of
 
 if TYPE_CHECKING:
     from simdask.index import Index
@@ -32,22 +33,23 @@ def common_chunk_ids(index: Index, ids: np.ndarray) -> np.ndarray:
     """The chunk IDs of ``ids`` held by more than ``max_df`` documents of ``index`` (sorted,
     distinct; empty when the index has no ``max_df``)."""
     cfg = index.config
-    ids = np.unique(np.asarray(ids, dtype=np.int64))
+    dtype = cfg.chunk_dtype
+    ids = np.unique(np.asarray(ids, dtype=dtype))
     if cfg.max_df is None or not len(ids):
-        return np.zeros(0, np.int64)
+        return np.zeros(0, dtype)
     with index.catalog.read_snapshot():
         manifest = index.catalog.segments()
         tomb = index._reads.tombstones()
     if not manifest:
-        return np.zeros(0, np.int64)
-    shard_of = ids // cfg.shard_width
-    by = {s: ids[shard_of == s].astype(np.uint32) for s in np.unique(shard_of).tolist()}
+        return np.zeros(0, dtype)
+    shard = shard_of(ids, cfg.shard_width)
+    by = {s: ids[shard == s] for s in np.unique(shard).tolist()}
     shards = index._reads.query_shards(manifest, tomb, by, merge=True)
-    out = [np.zeros(0, np.int64)]
+    out = [np.zeros(0, dtype)]
     for parts in shards.values():
         for seg in parts:
             df = np.diff(seg.offsets.astype(np.int64))
-            out.append(seg.chunk_keys[df > cfg.max_df].astype(np.int64))
+            out.append(np.asarray(seg.chunk_keys)[df > cfg.max_df].astype(dtype))
     return np.intersect1d(np.concatenate(out), ids)
 
 
@@ -60,7 +62,7 @@ def common_filter(index: Index) -> Callable[[set[Chunk]], set[Chunk]] | None:
 
     def drop(shared: set[Chunk]) -> set[Chunk]:
         chunks = list(shared)
-        ids = np.array([chunk_id(c, cfg.hash_bits, cfg.seed) for c in chunks], dtype=np.int64)
+        ids = np.array([chunk_id(c, cfg.hash_bits, cfg.seed) for c in chunks], cfg.chunk_dtype)
         common = set(common_chunk_ids(index, ids).tolist())
         return {c for c, i in zip(chunks, ids.tolist(), strict=True) if i in common}
 

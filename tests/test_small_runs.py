@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from simdask import Index
-from simdask.cli._common import SMALL_RUN_ITEMS
+from simdask.cluster.placement import SMALL_RUN_ITEMS
 from tests.helpers.cli import run
 from tests.helpers.compare import assert_same_index
 from tests.helpers.corpus import make_docs, write_txt

@@ -256,7 +256,8 @@ def test_query_and_compare_write_html_results(built, tmp_path):
     assert html.count("<li class=error>") == 3 and "essays/old.doc: unsupported" in html
 
 
-def test_report_and_site_leave_out_what_max_df_leaves_out(tmp_path):
+@pytest.mark.parametrize("bits", [32, 64])  # 64: the default, chunk IDs above 2**63 included
+def test_report_and_site_leave_out_what_max_df_leaves_out(tmp_path, bits):
     from tests.helpers.documents import prose
     from tests.helpers.teacher import TEMPLATE
 
@@ -267,7 +268,7 @@ def test_report_and_site_leave_out_what_max_df_leaves_out(tmp_path):
     (folder / "tpl2.txt").write_text(f"{TEMPLATE} {prose(200, 302)} {private}", encoding="utf-8")
     (folder / "tpl3.txt").write_text(f"{TEMPLATE} {prose(200, 303)}", encoding="utf-8")
     idx = tmp_path / "idx"
-    run("update", idx, folder, "--max-df", 2, "--hash-bits", 32, "--workers", 1, "--quiet")
+    run("update", idx, folder, "--max-df", 2, "--hash-bits", bits, "--workers", 1, "--quiet")
     stored = {(r["doc"], r["other"]): r for r in _jsonl(run("similar", idx, "-o", "jsonl").stdout)}
     assert set(stored) == {
         ("class/tpl1.txt", "class/tpl2.txt"),

@@ -98,16 +98,6 @@ def run_progress(args) -> Callback:
 #: cluster (no ``--workers`` or ``--memory-limit`` given) runs its Dask workers as threads of
 #: this process: starting worker processes costs
 #: seconds, more than such a run computes (docs/benchmarks.md, "Incremental runs")
-SMALL_RUN_ITEMS = 1000
-
-
-def _in_process(spec, n_items: int) -> bool:
-    """Whether a run of ``n_items`` documents gets in-process workers: a small run on a local
-    cluster whose worker processes and memory limit were not asked for."""
-    default = spec.workers is None and spec.memory_limit == "auto"
-    return spec.kind == "local" and default and n_items <= SMALL_RUN_ITEMS
-
-
 def run_update(
     args, index_path: str | os.PathLike, config: IndexConfig | None, **update_kwargs
 ) -> RunSummary:
@@ -115,12 +105,13 @@ def run_update(
 
     Opens (or creates) the index, takes the writer lock before the cluster is started (so a
     second update fails at once, not after starting workers), connects and runs
-    :meth:`Index.update <simdask.index.Index.update>` with ``update_kwargs``. A local cluster
-    for a run listing at most :data:`SMALL_RUN_ITEMS` documents, with neither worker
-    processes nor a memory limit asked for, has its workers in this process (threads; same
-    tasks, same results); other runs start worker processes.
+    :meth:`Index.update <simdask.index.Index.update>` with ``update_kwargs``. A small run on
+    a default local cluster has its workers in this process (threads; same tasks, same
+    results): :func:`~simdask.cluster.placement.runs_in_process` decides; other runs start
+    worker processes.
     """
     from simdask.cluster.connect import connect  # dask and distributed: only for runs
+    from simdask.cluster.placement import runs_in_process
 
     place = Path(index_path)
     if not place.exists() or (place.is_dir() and not any(place.iterdir())):
@@ -130,7 +121,7 @@ def run_update(
     idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
 
     def connector(n_items: int):
-        if _in_process(spec, n_items):
+        if runs_in_process(spec, n_items):
             cb.message(f"using in-process Dask workers (threads) for {n_items} documents")
             return connect(spec, processes=False)
         cb.message(f"using {spec.describe()}")

@@ -19,10 +19,17 @@ import os
 import posixpath
 import uuid
 from pathlib import Path
+from typing import Any
 
 from simdask.errors import ConfigError
 
-__all__ = ["TRANSFER_MODES", "choose_transfer", "probe_workers"]
+__all__ = [
+    "SMALL_RUN_ITEMS",
+    "TRANSFER_MODES",
+    "choose_transfer",
+    "probe_workers",
+    "runs_in_process",
+]
 
 #: Accepted values of ``RunOptions.transfer`` / ``--data-transfer``.
 TRANSFER_MODES = ("auto", "shared", "dask")
@@ -132,3 +139,15 @@ def choose_transfer(
             "(use --data-transfer dask or auto)"
         )
     return "dask", f"worker {worker} does not share the client's filesystem: {reason}"
+
+
+#: a run listing at most this many documents on a default local cluster gets in-process
+#: workers (threads): starting worker processes would cost more than the run
+SMALL_RUN_ITEMS = 1000
+
+
+def runs_in_process(spec: Any, n_items: int) -> bool:
+    """Whether a run of ``n_items`` documents gets in-process workers: a small run on a local
+    cluster whose worker processes and memory limit were not asked for."""
+    default = spec.workers is None and spec.memory_limit == "auto"
+    return spec.kind == "local" and default and n_items <= SMALL_RUN_ITEMS

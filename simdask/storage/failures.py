@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from simdask.storage.sql import connection
+from simdask.storage.sql import connection, rows_in
 
 __all__ = ["Failure", "current_failures"]
 
@@ -81,7 +81,9 @@ def current_failures(conn, k: int = 5) -> list[Failure]:
         if run_id in at:
             latest[key] = (run_id, kind, msg)
             reported.setdefault(run_id, set()).add(key)
-    updated = dict(conn.execute("SELECT key, updated_at FROM documents"))
+    # only the keys with an error: a look-up per batch, not the whole documents table
+    sql = "SELECT key, updated_at FROM documents WHERE key IN {in}"
+    updated = dict(rows_in(conn, sql, list(latest)))
     out = []
     covering: dict[int, list[set[str]]] = {}  # run -> keys met by each later run covering it
     for key, (run_id, kind, msg) in latest.items():
