@@ -6,6 +6,11 @@ elements, ``br``, table cells and list items break words; inline elements (``b``
 ``a``) do not, so ``<b>exam</b>ple`` is one word. Entities are decoded, soft hyphens
 (``&shy;``) dropped.
 
+Quotations the markup shows are kept visible in the text, as a reader sees them (issue 16,
+``--exclude-quotes``): every line of a ``blockquote`` starts with ``> `` (as in e-mail and
+Markdown: :func:`simdask.kernels.exclusions.quote_spans` reads them), and a ``q`` element is
+put between ``“…”`` (``‘…’`` inside another ``q``), as browsers draw it. Neither adds a word.
+
 The encoding comes from a byte order mark, else a ``<meta charset>`` (or ``http-equiv``)
 declaration in the first 4 KB (labels as browsers read them: ``iso-8859-1`` is cp1252), else
 detection as for plain text.
@@ -35,6 +40,10 @@ _META = re.compile(
 )
 #: labels whose meaning differs in browsers (WHATWG Encoding Standard)
 _LABELS = {"iso-8859-1": "cp1252", "latin1": "cp1252", "ascii": "cp1252", "us-ascii": "cp1252"}
+#: put before the first character of each line of text inside a blockquote while parsing (a
+#: Unicode noncharacter, removed from the document's own text), turned into ``> `` at the end
+_LINE_MARK = "\ufdd0"
+_LINE_START = re.compile(r"(?:^|(?<=\n))[^\S\n]*(?=\S)")
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
 
 
@@ -43,6 +52,8 @@ class _TextParser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.stack: list[str] = []  # open elements whose content is skipped (outermost first)
+        self.quoted = 0  # open blockquote elements
+        self.inline = 0  # open q elements
 
     def handle_starttag(self, tag: str, attrs) -> None:
         if tag in _VOID:
@@ -51,8 +62,14 @@ class _TextParser(HTMLParser):
             return
         if self.stack or tag in _SKIP or any(name == "hidden" for name, _ in attrs):
             self.stack.append(tag)
-        elif tag in _BLOCK:
+            return
+        if tag in _BLOCK:
             self.parts.append("\n")
+        if tag == "blockquote":
+            self.quoted += 1
+        elif tag == "q":
+            self.parts.append("‘" if self.inline % 2 else "“")
+            self.inline += 1
 
     def handle_startendtag(self, tag: str, attrs) -> None:
         if tag in _BLOCK and not self.stack:
@@ -65,10 +82,30 @@ class _TextParser(HTMLParser):
             return
         if tag in _BLOCK:
             self.parts.append("\n")
+        if tag == "blockquote" and self.quoted:
+            self.quoted -= 1
+        elif tag == "q" and self.inline:
+            self.inline -= 1
+            self.parts.append("’" if self.inline % 2 else "”")
 
     def handle_data(self, data: str) -> None:
-        if not self.stack:
-            self.parts.append(data)
+        if self.stack:
+            return
+        data = data.replace(_LINE_MARK, "")
+        if self.quoted:  # the mark before each line's first character (see _mark_lines)
+            data = _LINE_START.sub(lambda m: m.group() + _LINE_MARK, data)
+        self.parts.append(data)
+
+
+def _mark_lines(text: str) -> str:
+    """``text`` with each line holding a :data:`_LINE_MARK` started by ``> `` instead (the
+    lines of a blockquote, once whitespace is normalised)."""
+    if _LINE_MARK not in text:
+        return text
+    return "\n".join(
+        "> " + line.replace(_LINE_MARK, "") if _LINE_MARK in line else line
+        for line in text.split("\n")
+    )
 
 
 def html_encoding(data: bytes) -> str | None:
@@ -111,4 +148,4 @@ def extract_html(data: bytes, name: str = "<html>") -> str:
             name, "corrupt", f"expected HTML, found markup the parser gives up on ({e})"
         ) from e
     out = "".join(parser.parts).replace("\u00ad", "")
-    return re.sub(r"[ \t\r\f\v]*\n\s*", "\n", out).strip()
+    return _mark_lines(re.sub(r"[ \t\r\f\v]*\n\s*", "\n", out).strip())

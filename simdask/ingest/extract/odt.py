@@ -6,11 +6,16 @@ Kept: paragraphs and headings (each ends with a line break), spans, links, lists
 bodies of footnotes and endnotes come after the body text (as in DOCX), not inside the
 sentence that cites them. Left out: comments (``office:annotation``), the text of tracked
 deletions (``text:tracked-changes``) and footnote marks (``text:note-citation``).
+
+Paragraphs in a quotation style (LibreOffice's ``Quotations``, Word's ``Quote``, ...) or
+indented clearly more than the body text are block quotes: each of their lines starts with
+``> `` (:mod:`simdask.ingest.extract.blockquote`; styles from both XML parts).
 """
 
 from __future__ import annotations
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.blockquote import Paragraph, QuoteParagraphs, Style, length_pt
 from simdask.ingest.extract.package import DEFAULT_UNCOMPRESSED_LIMIT, Package, Rules
 
 __all__ = ["extract_odt"]
@@ -19,6 +24,8 @@ _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
+_FO = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"  # attributes
+_DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 _BODY = _OFFICE + "body"
 _NOTE_BODY = _TEXT + "note-body"
 _MANIFEST = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"  # without braces
@@ -34,6 +41,55 @@ _RULES: Rules = {
     _TEXT + "note": ("", "", "skip"),  # footnotes and endnotes follow the body
     _TEXT + "sequence-decls": ("", "", "skip"),
 }
+
+
+_APART = frozenset({_TABLE + "table", _DRAW + "text-box"})  # no block quotes by indentation
+_LISTS = frozenset({_TEXT + "list", _TEXT + "numbered-paragraph"})
+
+
+class _Quotes(QuoteParagraphs):
+    """Paragraph styles and paragraphs as the XML parts are parsed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.apart = self.lists = 0
+        self.style: Style | None = None  # the style being read
+
+    def start(self, tag: str, attrs: dict) -> str:
+        if tag in (_TEXT + "p", _TEXT + "h"):
+            par = Paragraph(attrs.get(_TEXT[1:] + "style-name"), apart=self.apart > 0)
+            par.apart |= tag == _TEXT + "h"
+            par.listed = self.lists > 0
+            return self.begin(par)
+        if tag == _TEXT + "line-break":
+            return self.mark()
+        if tag in _APART:
+            self.apart += 1
+        elif tag in _LISTS:
+            self.lists += 1
+        elif tag == _STYLE + "style" and attrs.get(_STYLE[1:] + "family") == "paragraph":
+            self.style = Style(
+                attrs.get(_STYLE[1:] + "display-name") or attrs.get(_STYLE[1:] + "name", ""),
+                attrs.get(_STYLE[1:] + "parent-style-name"),
+                listed=True if attrs.get(_STYLE[1:] + "list-style-name") else None,
+            )
+            self.styles[attrs.get(_STYLE[1:] + "name", "")] = self.style
+        elif tag == _STYLE + "default-style" and attrs.get(_STYLE[1:] + "family") == "paragraph":
+            self.style = self.default
+        elif tag == _STYLE + "paragraph-properties" and self.style is not None:
+            self.style.left = length_pt(attrs.get(_FO + "margin-left"))
+            self.style.first = length_pt(attrs.get(_FO + "text-indent"))
+        return ""
+
+    def end(self, tag: str) -> None:
+        if tag in (_TEXT + "p", _TEXT + "h"):
+            self.finish()
+        elif tag in _APART:
+            self.apart -= 1
+        elif tag in _LISTS:
+            self.lists -= 1
+        elif tag in (_STYLE + "style", _STYLE + "default-style"):
+            self.style = None
 
 
 def _encrypted(pkg: Package) -> bool:
@@ -64,10 +120,12 @@ def extract_odt(data: bytes, name: str = "<odt>", limit: int = DEFAULT_UNCOMPRES
         raise ExtractionError(
             name, "corrupt", "expected an ODT package with content.xml, found a ZIP without it"
         )
-    found = pkg.texts("content.xml", _RULES, tails=True, roots={_BODY, _NOTE_BODY})
+    quotes, pages = _Quotes(), []
+    if "styles.xml" in pkg.names:  # the styles first, the pages' text last
+        master = {f"{_STYLE}master-page"}
+        pages = pkg.texts("styles.xml", _RULES, tails=True, roots=master, hook=quotes)
+    found = pkg.texts("content.xml", _RULES, tails=True, roots={_BODY, _NOTE_BODY}, hook=quotes)
     bodies = [text for tag, text in found if tag == _BODY][:1]
     parts = bodies + [text for tag, text in found if tag == _NOTE_BODY] if bodies else []
-    if "styles.xml" in pkg.names:
-        pages = pkg.texts("styles.xml", _RULES, tails=True, roots={f"{_STYLE}master-page"})
-        parts.extend(text for _, text in pages)
-    return "\n".join(parts)
+    parts.extend(text for _, text in pages)
+    return quotes.render("\n".join(parts))

@@ -85,11 +85,15 @@ class _TextStream:
 
     ``tails``: keep the text that follows an element inside its parent (mixed content, as in
     ODF); DOCX keeps text only in ``w:t`` elements (mode ``text``). A root captured inside
-    another capture's skipped element (an ODF note body) is still captured.
+    another capture's skipped element (an ODF note body) is still captured. ``hook``: sees
+    every element (``hook.start(tag, attrs) -> str``, added after the rule's ``before``;
+    ``hook.end(tag)``) and cleans the text (``hook.clean(text) -> str``), e.g.
+    :class:`~simdask.ingest.extract.blockquote.QuoteParagraphs`.
     """
 
-    def __init__(self, rules: Rules, tails: bool, roots: set[str] | None, spend):
+    def __init__(self, rules: Rules, tails: bool, roots: set[str] | None, spend, hook=None):
         self.rules, self.tails, self.roots, self.spend = rules, tails, roots, spend
+        self.hook = hook
         self.frames: list[list] = []  # [tag, mode, has a child yet] per open element
         self.active: list[_Capture] = []
         self.done: list[tuple[str, str]] = []
@@ -99,6 +103,8 @@ class _TextStream:
         if self.frames:
             self.frames[-1][2] = True
         before, _, mode = self.rules.get(tag, _NO_RULE)
+        if self.hook is not None:
+            before += self.hook.start(tag, _attrs)
         for cap in self.active:
             if cap.skip:
                 cap.skip += 1
@@ -112,6 +118,8 @@ class _TextStream:
 
     def end(self, _name: str) -> None:
         tag, _, _ = self.frames.pop()
+        if self.hook is not None:
+            self.hook.end(tag)
         after = self.rules.get(tag, _NO_RULE)[1]
         for cap in list(self.active):
             if cap.skip:
@@ -128,6 +136,8 @@ class _TextStream:
         _, mode, has_child = self.frames[-1]
         if not (self.tails or (mode == "text" and not has_child)):
             return
+        if self.hook is not None:
+            text = self.hook.clean(text)
         for cap in self.active:
             if not cap.skip:
                 self.spend(len(text))
@@ -181,12 +191,13 @@ class Package:
         )
 
     def texts(
-        self, part: str, rules: Rules, tails: bool, roots: set[str] | None = None
+        self, part: str, rules: Rules, tails: bool, roots: set[str] | None = None, hook=None
     ) -> list[tuple[str, str]]:
         """``(tag, text)`` of each element of ``part`` whose tag is in ``roots`` (None: the
         root element), in document order of their ends; the part is decompressed and parsed
-        piece by piece. ``corrupt`` if it is damaged or not well-formed XML."""
-        stream = _TextStream(rules, tails, roots, lambda n: self._made(n, part))
+        piece by piece. ``corrupt`` if it is damaged or not well-formed XML. ``hook``: see
+        :class:`_TextStream`."""
+        stream = _TextStream(rules, tails, roots, lambda n: self._made(n, part), hook)
         parser = expat.ParserCreate(namespace_separator="}")
         parser.buffer_text = True
         parser.StartElementHandler = stream.start
