@@ -292,6 +292,15 @@ class Index:
         """The template texts the index excludes (``update --exclude``), as committed."""
         return templates_from_meta(self.catalog.meta(META_NAME))
 
+    def pair_exclusions(self):
+        """The index's exclusions as a pair report applies them to true chunks
+        (:class:`~simdask.evidence.excluded.PairExclusions`)."""
+        from simdask.evidence.excluded import PairExclusions
+
+        cfg = self.config
+        texts = tuple(t.text for t in self.templates())
+        return PairExclusions(cfg.exclude_quotes, cfg.exclude_bibliography, texts)
+
     def exclusions(self) -> Exclusions:
         """What every chunk set of the index leaves out (templates' chunk IDs, quotations,
         reference lists; :mod:`simdask.exclude`), cached per generation."""
@@ -374,14 +383,11 @@ class Index:
         index holds for the pair, None: computed from the hashed chunk IDs of both texts. The
         index's exclusions apply (excluded text is listed under ``excluded``, not counted), and
         so does ``max_df`` (the chunks the stored similarities leave out)."""
-        from simdask.evidence.excluded import PairExclusions
         from simdask.evidence.passages import compare_texts
 
         b = self.text(other) if other_text is None else other_text
         cfg = self.config
-        excl = PairExclusions(
-            cfg.exclude_quotes, cfg.exclude_bibliography, tuple(t.text for t in self.templates())
-        )
+        excl = self.pair_exclusions()
         drop = common_filter(self)
         ev = compare_texts(text, b, cfg.k, min_chunks, min_words, exclusions=excl, drop_shared=drop)
         if hashed is None:

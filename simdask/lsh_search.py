@@ -178,13 +178,15 @@ def group_pairs(
     params: LshParams,
     config: IndexConfig | None = None,
     min_jaccard: float = 0.0,
+    excl=None,
 ) -> list[tuple[int, int, float]]:
     """Two groups (paper 003's second use case): ``(i, j, jaccard)`` for text ``i`` of A and
     ``j`` of B sharing a band key with estimated Jaccard >= ``min_jaccard``, best first.
-    In memory, no index."""
+    In memory, no index. ``excl``: an :class:`~simdask.kernels.exclusions.Exclusions` every
+    chunk set leaves out (None: none)."""
     config = config or IndexConfig()
-    sa, ka = _text_lsh(texts_a, config, params)
-    sb, kb = _text_lsh(texts_b, config, params)
+    sa, ka = _text_lsh(texts_a, config, params, excl=excl)
+    sb, kb = _text_lsh(texts_b, config, params, excl=excl)
     ra, rb = np.flatnonzero(~is_empty(sa)), np.flatnonzero(~is_empty(sb))  # texts with chunks
     i, j = cross_pairs(ka[ra], kb[rb])
     i, j = ra[i], rb[j]

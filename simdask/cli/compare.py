@@ -81,7 +81,37 @@ def register(subparsers) -> None:
         help="MinHash LSH instead (B bands of R rows): pairs by estimated Jaccard, in memory; "
         "--min is then a fraction 0..1",
     )
+    g = p.add_argument_group("boilerplate (as update's options of the same names)")
+    g.add_argument(
+        "--exclude",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="leave the chunks of these texts (a template, a licence, an assignment sheet; any "
+        "format the groups may have) out of every count",
+    )
+    g.add_argument(
+        "--exclude-quotes",
+        action="store_true",
+        help="leave text inside quotation marks and block quotes out of every count",
+    )
+    g.add_argument(
+        "--exclude-bibliography",
+        action="store_true",
+        help="leave the reference list (References, Bibliography, Literatura, ...) out",
+    )
     add_cluster_arguments(p)
+
+
+def config_of(args) -> IndexConfig:
+    """The settings of the comparison's index (its exclusion settings included)."""
+    return IndexConfig(
+        hash_bits=args.hash_bits,
+        shards=args.shards,
+        max_df=getattr(args, "max_df", None),
+        exclude_quotes=args.exclude_quotes,
+        exclude_bibliography=args.exclude_bibliography,
+    )
 
 
 def run(args) -> int:
@@ -97,7 +127,7 @@ def run(args) -> int:
     from simdask.engine.run import RunOptions
 
     callback = run_progress(args)
-    config = IndexConfig(hash_bits=args.hash_bits, shards=args.shards, max_df=args.max_df)
+    config = config_of(args)
     with connect(args.cluster.spec) as client:
         res = compare_groups(
             [args.group_a],
@@ -109,6 +139,7 @@ def run(args) -> int:
             options=RunOptions(batch_docs=args.batch_docs),
             callback=callback,
             keep_index=args.keep_index,
+            exclude=args.exclude,
         )
         callback.end_stage()
     if args.format == "table":
@@ -130,22 +161,24 @@ def run(args) -> int:
         for group, key, kind, msg in res.errors
     ]
     if args.html:
-        _write_html(args, res.pairs, notes, config.k)
+        _write_html(args, res, notes, config.k)
     for level, msg in notes:
         print(f"simdask: {level}: {msg}", file=sys.stderr)
     errors = [e for e in res.unreadable if e[2] not in NOTE_KINDS]
     return EXIT_UNREADABLE if errors else EXIT_OK
 
 
-def _write_html(args, cross, notes, k: int) -> None:
-    """The pairs as one HTML page (both groups are read again for the passages)."""
+def _write_html(args, res, notes, k: int) -> None:
+    """The pairs as one HTML page (both groups are read again for the passages; the
+    comparison's exclusions apply to them)."""
     from simdask.evidence.passages import compare_texts
     from simdask.evidence.results_html import DETAILED_PAIRS, render_results_html, write_page
     from simdask.evidence.summary_text import snippet
     from simdask.ingest.sources import read_queries
 
     pairs = [
-        Pair(p.a_key, p.b_key, p.a_in_b, p.b_in_a, p.shared, p.a_chunks, p.b_chunks) for p in cross
+        Pair(p.a_key, p.b_key, p.a_in_b, p.b_in_a, p.shared, p.a_chunks, p.b_chunks)
+        for p in res.pairs
     ]
     texts_a, texts_b = {}, {}
     if pairs:
@@ -158,7 +191,7 @@ def _write_html(args, cross, notes, k: int) -> None:
         a, b = texts_a.get(p.a_key), texts_b.get(p.b_key)
         if not isinstance(a, str) or not isinstance(b, str):
             return []
-        ev = compare_texts(a, b, k)
+        ev = compare_texts(a, b, k, exclusions=res.exclusions)
         return [f"{q.words} words: “{snippet(a, q.doc_start, q.doc_end)}”" for q in ev.passages]
 
     title = f"simdask compare: {args.group_a} (A) and {args.group_b} (B)"

@@ -117,8 +117,9 @@ def _tune(args) -> int:
 def run_compare(args) -> int:
     """``simdask compare A B --lsh BxR``: cross-group pairs by estimated Jaccard, in memory
     (no index, no cluster); ``--min`` is then a fraction."""
-    from simdask.config import IndexConfig
+    from simdask.cli.compare import config_of
     from simdask.errors import ConfigError
+    from simdask.exclude import index_exclusions, read_templates
     from simdask.ingest.sources import read_queries
     from simdask.kernels.lsh import LshParams
     from simdask.lsh_search import group_pairs
@@ -128,8 +129,10 @@ def run_compare(args) -> int:
         raise ConfigError(f"with --lsh, --min is a Jaccard fraction in 0..1, got {args.min}")
     groups = [read_queries([args.group_a]), read_queries([args.group_b])]
     good = [[(k, t) for k, t in g if isinstance(t, str)] for g in groups]
-    config = IndexConfig(hash_bits=args.hash_bits, shards=args.shards)
-    pairs = group_pairs([t for _, t in good[0]], [t for _, t in good[1]], params, config, args.min)
+    config = config_of(args)
+    excl = index_exclusions(config, read_templates(args.exclude or ()))
+    texts = [t for _, t in good[0]], [t for _, t in good[1]]
+    pairs = group_pairs(*texts, params, config, args.min, excl=excl)
     rows = ({"a_key": good[0][i][0], "b_key": good[1][j][0], "jaccard": s} for i, j, s in pairs)
     write_rows(rows, GROUP_COLUMNS, args.format, sys.stdout)
     print(

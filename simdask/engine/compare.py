@@ -6,6 +6,11 @@ document from A and one from B. Pairs inside a group are computed by the run but
 reported. Keys are prefixed by their group inside the temporary index (``A/`` and ``B/``), so a
 key present in both groups names two documents; the result gives each group's own key.
 
+``exclude`` (template files) and ``config.exclude_quotes`` / ``exclude_bibliography`` leave
+text out of every count as in :meth:`simdask.Index.update` (the same kernels:
+:mod:`simdask.kernels.exclusions`); :attr:`CompareResult.exclusions` applies them to the
+passages of a pair (:mod:`simdask.evidence.excluded`).
+
 Both directions come from one shared-chunk count: ``a_in_b`` is
 :func:`~simdask.kernels.similarity.containment` ``(shared, |a|)`` percent (how much of the A
 document is found in the B document), ``b_in_a`` is ``containment(shared, |b|)``.
@@ -23,6 +28,7 @@ from pathlib import Path
 from simdask.config import IndexConfig
 from simdask.engine.run import RunOptions
 from simdask.errors import ConfigError, IndexExistsError
+from simdask.evidence.excluded import PairExclusions
 from simdask.index import Index, RunSummary
 from simdask.ingest.sources import list_items
 from simdask.kernels.similarity import containment
@@ -38,12 +44,14 @@ GROUP_PREFIXES = ("A/", "B/")
 @dataclass
 class CompareResult:
     """The cross-group pairs, best first (larger of the two directions, then A→B), and the
-    summary of the run that indexed both groups (per-file errors carry group-prefixed keys)."""
+    summary of the run that indexed both groups (per-file errors carry group-prefixed keys);
+    ``exclusions``: what the counts left out, for the passages of a pair."""
 
     pairs: list[CrossPair]
     summary: RunSummary
     documents: dict[str, int] = field(default_factory=dict)
     index_path: Path | None = None
+    exclusions: PairExclusions = field(default_factory=PairExclusions)
 
     @property
     def errors(self) -> list[tuple[str, str, str, str]]:
@@ -73,6 +81,7 @@ def compare_groups(
     options: RunOptions | None = None,
     callback: Callback | None = None,
     keep_index: str | os.PathLike | None = None,
+    exclude: Iterable[str | os.PathLike] | None = None,
 ) -> CompareResult:
     """Documents of ``a_sources`` similar to documents of ``b_sources`` (cross-group only).
 
@@ -84,7 +93,10 @@ def compare_groups(
     number of documents, so no cross-group pair is cut by a per-document limit. ``client``:
     a ``distributed.Client`` (None: a LocalCluster for this call). ``keep_index``: build the
     index in this (new) directory and keep it (keys there carry the ``A/``/``B/`` prefixes);
-    otherwise it lives in a temporary directory removed afterwards.
+    otherwise it lives in a temporary directory removed afterwards. ``exclude``: template
+    files whose chunks are left out of every count (a missing or unreadable one raises
+    :class:`~simdask.errors.SourceError` before anything runs); quotations and reference
+    lists are left out by ``config.exclude_quotes`` / ``config.exclude_bibliography``.
     """
     a_items = list_items(a_sources, prefix=GROUP_PREFIXES[0])
     b_items = list_items(b_sources, prefix=GROUP_PREFIXES[1])
@@ -108,14 +120,19 @@ def compare_groups(
     try:
         with Index.create(path, cfg) as idx:
             summary = idx.update(
-                items=[*a_items, *b_items], client=client, options=options, callback=callback
+                items=[*a_items, *b_items],
+                client=client,
+                options=options,
+                callback=callback,
+                exclude=None if exclude is None else list(exclude),
             )
             pairs = cross_pairs(idx, min_similarity)
             counts = _group_counts(idx)
+            excl = idx.pair_exclusions()
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    return CompareResult(pairs, summary, counts, None if tmp is not None else path)
+    return CompareResult(pairs, summary, counts, None if tmp is not None else path, excl)
 
 
 def _split(key: str) -> tuple[int, str]:
