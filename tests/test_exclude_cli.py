@@ -101,3 +101,33 @@ def _web_pair_report(idx, rep: dict) -> None:
         page = requests.get(url + "/report", params=params, timeout=60).text
         assert page.count('class="excl excl-template"') == 1
         assert page.count('class="excl excl-quote"') == 2  # in both documents
+
+
+def test_compare_with_exclusions(tmp_path):
+    """``simdask compare A B --exclude FILE --exclude-quotes``: a pair sharing only the
+    template and a quotation is gone (also with ``--lsh``); ``--html`` shows no passage of
+    excluded text."""
+    for g, tag in (("A", "a"), ("B", "b")):
+        (tmp_path / g).mkdir()
+        (tmp_path / g / "x.txt").write_text(f"{TEMPLATE}\n{own(tag, 60)} {QUOTE}\n")
+    (tmp_path / "B" / "y.txt").write_text(own("a", 60)[: 60 * 3])  # shares a's own text
+    tpl = tmp_path / "template.txt"
+    tpl.write_text(TEMPLATE)
+    base = ("compare", tmp_path / "A", tmp_path / "B", "--quiet", "--workers", 1)
+
+    def cross(*extra) -> set[tuple[str, str]]:
+        out = run(*base, "--format", "jsonl", *extra).stdout.splitlines()
+        return {(r["a_key"], r["b_key"]) for r in map(json.loads, out)}
+
+    assert cross() == {("A/x.txt", "B/x.txt"), ("A/x.txt", "B/y.txt")}
+    assert cross("--exclude", tpl) == {("A/x.txt", "B/x.txt"), ("A/x.txt", "B/y.txt")}
+    assert cross("--exclude", tpl, "--exclude-quotes") == {("A/x.txt", "B/y.txt")}
+    lsh = run(*base, "--lsh", "64x1", "--format", "jsonl", "--exclude", tpl, "--exclude-quotes")
+    assert {(r["a_key"], r["b_key"]) for r in map(json.loads, lsh.stdout.splitlines())} == {
+        ("A/x.txt", "B/y.txt")
+    }
+    page = tmp_path / "cmp.html"
+    run(*base, "--exclude-quotes", "--html", page)
+    assert "quoted3" not in page.read_text(encoding="utf-8")  # the quotation is no passage
+    run(*base, "--html", page)
+    assert "quoted3" in page.read_text(encoding="utf-8")
