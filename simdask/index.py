@@ -288,6 +288,20 @@ class Index:
             out.append(self._matches(docs, shared, int(cb.n_chunks[qi]), n_chunks, min_similarity))
         return out
 
+    def holders(self, chunk_ids: np.ndarray) -> np.ndarray:
+        """Sorted doc IDs of the live documents holding any of ``chunk_ids`` (every posting,
+        ``max_df`` not applied): what a query reads, for a change of the exclusions."""
+        with self.catalog.read_snapshot():
+            manifest, tomb = self._reads.manifest(), self._reads.tombstones()
+        ids = np.unique(np.asarray(chunk_ids))
+        if not manifest or not len(ids):
+            return np.zeros(0, np.uint64)
+        sid = chunk_shards(ids, self.config.shard_width)
+        by_range = {s: ids[sid == s] for s in np.unique(sid).tolist()}
+        shards = self._reads.query_shards(manifest, tomb, by_range, merge=False)
+        parts = self._reads.query_parts(shards, ids, sid, tomb, None)
+        return np.unique(np.concatenate([np.zeros(0, np.uint64), *(d for d, _ in parts)]))
+
     def templates(self) -> tuple[Template, ...]:
         """The template texts the index excludes (``update --exclude``), as committed."""
         return templates_from_meta(self.catalog.meta(META_NAME))

@@ -1,5 +1,18 @@
 """Changing what an index excludes (issue 16): which run does it, and the documents it reads.
 
+**Only the affected documents** when that is known exactly: when the quotation and
+bibliography settings stay and no chunk ID excluded so far stops being excluded (templates
+added, or removed ones whose chunk IDs all belong to a kept template too), a document's
+chunk set changes iff it holds one of the newly excluded chunk IDs ``A``: its new set is its
+old one minus ``A``. Those documents are looked up in the postings like a query
+(:meth:`~simdask.index.Index.holders`) and re-chunked from their stored texts in an
+incremental run (:func:`run_affected`): modified documents, so their postings and every
+similarity involving them are recomputed as for an edited file, the other documents are
+untouched; the result equals a full build with the new exclusions.
+
+**Every document** otherwise: a chunk that stops being excluded is in no posting list, so
+the documents holding it cannot be looked up, and a quotation or reference-list setting can
+change any text.
 A change of the exclusions (``update --exclude FILE...`` naming other templates,
 ``--no-exclude``, ``--exclude-quotes`` / ``--exclude-bibliography`` switched) can change the
 chunk set of any document: a template chunk may be anywhere, a quotation in any text, and a
@@ -21,8 +34,10 @@ import json
 import os
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
@@ -40,8 +55,10 @@ from simdask.kernels.exclusions import Exclusions
 
 __all__ = [
     "ExclusionPlan",
+    "affected_documents",
     "only_exclusions_differ",
     "plan_exclusions",
+    "run_affected",
     "run_rechunk",
     "stored_items",
 ]
@@ -51,12 +68,14 @@ __all__ = [
 class ExclusionPlan:
     """What one update excludes: ``templates`` and the resulting ``exclusions``; ``meta``: the
     catalog metadata to commit with the run (None: unchanged); ``rechunk``: the indexed
-    documents must first be re-chunked from their stored texts."""
+    documents must first be re-chunked from their stored texts; ``affected``: else, the doc
+    IDs of the documents to re-chunk first (those holding a newly excluded chunk ID)."""
 
     templates: tuple[Template, ...]
     exclusions: Exclusions
     meta: str | None
     rechunk: bool
+    affected: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
 
 
 def plan_exclusions(
@@ -76,9 +95,24 @@ def plan_exclusions(
     same = same_exclusions(old_cfg, old, cfg, new)
     has_docs = index.catalog.counts()["documents"] > 0
     meta = None if same and exclude is None else templates_to_meta(new)
-    return ExclusionPlan(
-        new, index_exclusions(cfg, new), meta, not same and has_docs and not rebuild
-    )
+    excl = index_exclusions(cfg, new)
+    if same or not has_docs or rebuild:
+        return ExclusionPlan(new, excl, meta, False)
+    affected = affected_documents(index, index.exclusions(), excl)
+    if affected is None:
+        return ExclusionPlan(new, excl, meta, True)
+    return ExclusionPlan(new, excl, meta, False, affected)
+
+
+def affected_documents(index, old: Exclusions, new: Exclusions) -> np.ndarray | None:
+    """The doc IDs whose chunk sets change from exclusions ``old`` to ``new``, when that can
+    be known exactly from the postings (see the module docstring), else None."""
+    if (old.quotes, old.bibliography) != (new.quotes, new.bibliography):
+        return None
+    if len(np.setdiff1d(old.chunk_ids, new.chunk_ids, assume_unique=True)):
+        return None  # chunks no longer excluded: in no posting list
+    added = np.setdiff1d(new.chunk_ids, old.chunk_ids, assume_unique=True)
+    return index.holders(added)
 
 
 def only_exclusions_differ(a: IndexConfig, b: IndexConfig) -> bool:
@@ -88,11 +122,14 @@ def only_exclusions_differ(a: IndexConfig, b: IndexConfig) -> bool:
     return b.replace(**keep) == a
 
 
-def stored_items(index, work: Path) -> tuple[list[SourceItem], dict[str, str], Path]:
-    """Every document of ``index`` as an item to chunk again: their stored texts written as
-    one JSONL file in ``work`` (``rechunk-<hex>.jsonl``; the caller removes it), each line an
-    item of its document's source. Returns the items, the content hashes to keep by key, and
-    the file. A document without a stored text cannot be re-chunked: :class:`ConfigError`."""
+def stored_items(
+    index, work: Path, doc_ids: np.ndarray | None = None
+) -> tuple[list[SourceItem], dict[str, str], Path]:
+    """Every document of ``index`` (or those of ``doc_ids``) as an item to chunk again: their
+    stored texts written as one JSONL file in ``work`` (``rechunk-<hex>.jsonl``; the caller
+    removes it), each line an item of its document's source. Returns the items, the content
+    hashes to keep by key, and the file. A document without a stored text cannot be
+    re-chunked: :class:`ConfigError`."""
     work.mkdir(parents=True, exist_ok=True)
     path = work / f"rechunk-{uuid.uuid4().hex[:12]}.jsonl"
     items: list[SourceItem] = []
@@ -100,7 +137,10 @@ def stored_items(index, work: Path) -> tuple[list[SourceItem], dict[str, str], P
     pos = 0
     try:
         with open(path, "wb") as f:
-            for i, d in enumerate(index.catalog.documents()):
+            docs = index.catalog.documents()
+            if doc_ids is not None:
+                docs = index.catalog.documents_by_id(doc_ids.tolist())
+            for i, d in enumerate(docs):
                 if d.text_pack is None:
                     raise ConfigError(
                         f"document {d.key!r} has no stored text, so the index cannot apply "
@@ -135,6 +175,30 @@ def run_rechunk(index, req, run):
         options=dataclasses.replace(req.options, max_file_bytes=None),
         delete_missing=False,
         rebuild=True,
+        keep_hashes=hashes,
+    )
+    try:
+        return run(sub)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def run_affected(index, req, doc_ids: np.ndarray, run):
+    """The run applying changed exclusions to the documents ``doc_ids`` only:
+    ``run(request)`` with the writer's request ``req`` made to read those documents from
+    their stored texts (:func:`stored_items`) as modified documents of an incremental run,
+    the content hashes kept. Returns what ``run`` returns; the JSONL file is removed
+    afterwards."""
+    items, hashes, path = stored_items(index, index.path / "work", doc_ids)
+    req.cb.message(f"exclusions changed: re-chunking the {len(items)} documents they affect")
+    sub = dataclasses.replace(
+        req,
+        sources=(),
+        items=tuple(items),
+        remove=frozenset(),
+        options=dataclasses.replace(req.options, max_file_bytes=None),
+        delete_missing=False,
+        rebuild=False,
         keep_hashes=hashes,
     )
     try:

@@ -162,10 +162,13 @@ class Writer:
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
             try:
                 self._set_config(config, rebuild)
+                done, again = None, lambda r: self._run(r, plan)
                 if plan.rechunk:  # every document chunked again from its stored text, first
-                    done = rechunk.run_rechunk(self.index, req, lambda r: self._run(r, plan))
-                    if not (req.sources or req.items or req.remove):
-                        return done
+                    done = rechunk.run_rechunk(self.index, req, again)
+                elif len(plan.affected):  # only the documents the change affects
+                    done = rechunk.run_affected(self.index, req, plan.affected, again)
+                if done is not None and not (req.sources or req.items or req.remove):
+                    return done
                 return self._run(req, plan)
             except BaseException:  # the settings in memory are the committed ones again
                 with contextlib.suppress(Exception):

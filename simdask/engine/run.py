@@ -122,7 +122,7 @@ def run_update(
     ``run_id``; commits nothing. ``exclusions``: what every chunk set leaves out (the index's
     templates, quotations, reference lists). ``keep_hashes``: content hashes recorded for these
     keys instead of those of the items read (a run re-chunking the stored texts keeps the
-    hashes of the original files)."""
+    hashes of the original files); these keys are chunked again even if unchanged."""
     ctx = _start(client, store, work_dir, items, run_id, options, cb)
     job = _Job(
         catalog,
@@ -139,7 +139,8 @@ def run_update(
     cache_before = client.run(cache_stats) if options.worker_cache else {}
     t = time.perf_counter()
     known = {} if replace_all else _known(catalog, items, remove_keys, delete_missing_from)
-    chunked = _chunk(ctx, job, items, known, job.texts)
+    fresh = {k: v for k, v in known.items() if k not in keep_hashes} if keep_hashes else known
+    chunked = _chunk(ctx, job, items, fresh, job.texts)
     if keep_hashes:
         for r in chunked.results:
             r.hashes = [keep_hashes.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]

@@ -25,6 +25,7 @@ from simdask.kernels.changes import DocumentRow, KnownDocument
 from simdask.storage.chunk_table import read_chunk_table
 from simdask.storage.commit import COMMIT_STEPS, CommitContext, RunChanges, temp_ids
 from simdask.storage.segment_catalog import SegmentTables
+from simdask.storage.sql import rows_in
 
 __all__ = ["Catalog", "DocumentRow", "PairRow", "RunChanges"]
 
@@ -393,6 +394,12 @@ class Catalog(SegmentTables):
         """All documents, by doc ID."""
         rows = self.conn.execute(f"SELECT {_DOC_COLS} FROM documents ORDER BY doc_id").fetchall()
         return [DocumentRow(*r) for r in rows]
+
+    def documents_by_id(self, doc_ids: Iterable[int]) -> list[DocumentRow]:
+        """The documents of the given doc IDs (unknown IDs are left out), by doc ID."""
+        sql = f"SELECT {_DOC_COLS} FROM documents WHERE doc_id IN {{in}}"
+        rows = rows_in(self.conn, sql, [int(i) for i in doc_ids])
+        return sorted((DocumentRow(*r) for r in rows), key=lambda d: d.doc_id)
 
     def keys_of(self, doc_ids: list[int]) -> dict[int, str]:
         """``{doc_id: key}`` of the given doc IDs (unknown IDs are left out)."""
