@@ -120,6 +120,50 @@ def test_documents_sharing_only_a_template_drop_to_their_own_text(tmp_path, clie
     assert idx.stats()["excluded_templates"] == []
 
 
+def test_added_templates_recompute_only_the_documents_holding_them(tmp_path, client):
+    """Templates added (quote settings kept): only the documents holding one of the newly
+    excluded chunks are re-chunked (as modified documents of an incremental run), and the
+    index equals a full build; a template removed re-chunks every document."""
+    second = " ".join(f"licence{i}" for i in range(30))
+    (tmp_path / "t1.txt").write_text(TEMPLATE)
+    (tmp_path / "t2.txt").write_text(second)
+    docs = {
+        "a": TEMPLATE + " " + own(1),
+        "b": own(2, 30) + " " + TEMPLATE + " " + own(2, 50) + " " + second,
+        "c": own(3, 40) + " " + own(1, 25),
+        "d": second + " " + own(4, 40),
+        "e": own(5, 20) + " " + " ".join(TEMPLATE.split()[:4]) + " " + own(5, 20),  # 4 words
+    }
+    folder = write_txt(docs, tmp_path / "src")
+    cfg = CFG.replace(exclude_quotes=True)
+    idx = Index.create(tmp_path / "idx", cfg)
+    idx.update([folder], client=client)
+    keyed = {f"src/{k}.txt": t for k, t in docs.items()}
+
+    def holding(template: str) -> set[str]:  # brute force: a chunk of the template
+        tpl = set(chunks(template, 5))
+        return {k for k, t in keyed.items() if set(chunks(t, 5)) & tpl}
+
+    steps = [([], ["t1.txt"]), (["t1.txt"], ["t1.txt", "t2.txt"])]
+    for old, new in steps:
+        added = " ".join(TEMPLATE if n == "t1.txt" else second for n in new if n not in old)
+        s = idx.update(client=client, exclude=[tmp_path / n for n in new])
+        assert (s.added, s.modified, s.deleted) == (0, len(holding(added)), 0)
+        full = full_build(tmp_path, folder, client, cfg, [tmp_path / n for n in new])
+        assert_same_index(idx, full)
+    want = {
+        k: len(true_chunks(t, 5, True, False, TEMPLATE) - set(chunks(second, 5)))
+        for k, t in keyed.items()
+    }
+    assert {k: idx.catalog.document(k).n_chunks for k in keyed} == want
+    s = idx.update([folder], client=client)  # the original files: unchanged
+    assert (s.added, s.modified, s.unchanged) == (0, 0, 5)
+
+    s = idx.update(client=client, exclude=[tmp_path / "t2.txt"])  # removed: every document
+    assert s.rebuild and s.added == 5
+    assert_same_index(idx, full_build(tmp_path, folder, client, cfg, [tmp_path / "t2.txt"]))
+
+
 def quoted_corpus() -> dict[str, str]:
     """Generated documents with planted quotations and reference lists shared between them,
     each beside text of its own."""
