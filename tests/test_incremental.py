@@ -10,7 +10,7 @@ import sys
 import threading
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
@@ -304,14 +304,30 @@ configs = st.builds(
         min_size=1,
         max_size=4,
     ),
-    # per run: keep the exclusions, or exclude these EXCLUDABLE texts, quotes?, references?
+    # per run: keep the exclusions, or exclude these EXCLUDABLE texts and (quotes?,
+    # references?) or keep those two (None: only templates change, the affected documents
+    # alone are recomputed when templates are added, simdask.rechunk)
     exclusions=st.lists(
         st.one_of(
-            st.none(), st.tuples(st.frozensets(st.integers(0, 1)), st.booleans(), st.booleans())
+            st.none(),
+            st.tuples(
+                st.frozensets(st.integers(0, 1)),
+                st.one_of(st.none(), st.tuples(st.booleans(), st.booleans())),
+            ),
         ),
         min_size=4,
         max_size=4,
     ),
+)
+@example(  # templates added, settings kept: only the documents holding them recomputed
+    config=IndexConfig(k=5, hash_bits=24, shards=3, top_k=2, threshold=5.0),
+    fuse=0,
+    runs=[
+        [("add", 0, len(POOL)), ("add", 1, len(POOL) + 1), ("add", 2, 0)],
+        [("modify", 2, 1)],
+        [("add", 3, len(POOL) + 2), ("delete", 1, 0)],
+    ],
+    exclusions=[None, (frozenset({0}), None), (frozenset({0, 1}), None), None],
 )
 def test_random_run_sequences_equal_full_build(
     tmp_path_factory, client, config, fuse, runs, exclusions
@@ -332,7 +348,10 @@ def test_random_run_sequences_equal_full_build(
         exclude, cfg = None, None
         if change is not None:
             excluded = exclude = [files[i] for i in sorted(change[0])]
-            cfg = config = config.replace(exclude_quotes=change[1], exclude_bibliography=change[2])
+            if change[1] is not None:
+                q, b = change[1]
+                config = config.replace(exclude_quotes=q, exclude_bibliography=b)
+            cfg = config
         removed = []
         for op, k, p in ops:
             f = folder / f"k{k}.txt"
