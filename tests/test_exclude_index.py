@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from simdask import Index, IndexConfig
+from simdask import Index, IndexConfig, rechunk
 from simdask.errors import ConfigError, SourceError
 from simdask.kernels.exclusions import excluded_spans, merge_spans
 from simdask.kernels.text import WORD_PATTERN, chunks
@@ -120,10 +120,12 @@ def test_documents_sharing_only_a_template_drop_to_their_own_text(tmp_path, clie
     assert idx.stats()["excluded_templates"] == []
 
 
-def test_added_templates_recompute_only_the_documents_holding_them(tmp_path, client):
+def test_added_templates_recompute_only_the_documents_holding_them(tmp_path, client, monkeypatch):
     """Templates added (quote settings kept): only the documents holding one of the newly
     excluded chunks are re-chunked (as modified documents of an incremental run), and the
-    index equals a full build; a template removed re-chunks every document."""
+    index equals a full build; a template removed, or one held by more documents than
+    ``AFFECTED_MAX_FRACTION`` of them, re-chunks every document."""
+    monkeypatch.setattr(rechunk, "AFFECTED_MAX_FRACTION", 1.0)  # any number of documents
     second = " ".join(f"licence{i}" for i in range(30))
     (tmp_path / "t1.txt").write_text(TEMPLATE)
     (tmp_path / "t2.txt").write_text(second)
@@ -162,6 +164,11 @@ def test_added_templates_recompute_only_the_documents_holding_them(tmp_path, cli
     s = idx.update(client=client, exclude=[tmp_path / "t2.txt"])  # removed: every document
     assert s.rebuild and s.added == 5
     assert_same_index(idx, full_build(tmp_path, folder, client, cfg, [tmp_path / "t2.txt"]))
+    monkeypatch.setattr(rechunk, "AFFECTED_MAX_FRACTION", 0.3)  # 2 of 5 documents: too many
+    both = [tmp_path / "t1.txt", tmp_path / "t2.txt"]
+    s = idx.update(client=client, exclude=both)
+    assert s.rebuild and s.added == 5 and len(holding(TEMPLATE)) == 2
+    assert_same_index(idx, full_build(tmp_path, folder, client, cfg, both))
 
 
 def quoted_corpus() -> dict[str, str]:

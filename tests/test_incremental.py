@@ -8,12 +8,13 @@ import shutil
 import subprocess
 import sys
 import threading
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from simdask import Index, IndexConfig, RunOptions
+from simdask import Index, IndexConfig, RunOptions, rechunk
 from simdask.errors import DocumentNotFoundError, IndexLockedError
 from tests.helpers.compare import assert_same_index, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt
@@ -336,6 +337,11 @@ def test_random_run_sequences_equal_full_build(
     ends equal to one full build with the final exclusions (postings and the similarity
     table exactly, :mod:`tests.helpers.compare`)."""
     tmp = tmp_path_factory.mktemp("prop")
+    with mock.patch.object(rechunk, "AFFECTED_MAX_FRACTION", 1.0):  # small indexes
+        _run_sequence(tmp, client, config, fuse, runs, exclusions)
+
+
+def _run_sequence(tmp, client, config, fuse, runs, exclusions) -> None:
     folder = tmp / "src"
     folder.mkdir()
     files = [tmp / f"exclude{i}.txt" for i in range(len(EXCLUDABLE))]
