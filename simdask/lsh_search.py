@@ -24,7 +24,15 @@ from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 if TYPE_CHECKING:
     from simdask.index import Index
 
-__all__ = ["LshMatch", "LshPair", "exact_jaccard", "group_pairs", "index_pairs", "index_query"]
+__all__ = [
+    "LshMatch",
+    "LshPair",
+    "exact_jaccard",
+    "group_pairs",
+    "index_pairs",
+    "index_query",
+    "text_pairs",
+]
 
 #: candidate pairs whose signatures are compared at once (bounds memory: pairs x perms bytes)
 _PAIR_BLOCK = 65536
@@ -191,5 +199,27 @@ def group_pairs(
     est = _estimates(sa, sb, i, j)
     keep = est >= min_jaccard
     out = list(zip(i[keep].tolist(), j[keep].tolist(), est[keep].tolist(), strict=True))
+    out.sort(key=lambda t: (-t[2], t[0], t[1]))
+    return out
+
+
+def text_pairs(
+    texts: Sequence[str],
+    params: LshParams,
+    config: IndexConfig | None = None,
+    min_jaccard: float = 0.0,
+) -> list[tuple[int, int, float]]:
+    """All pairs of one group of texts (paper 003's first use case without an index):
+    ``(i, j, jaccard)`` with ``i < j`` for texts sharing a band key, with estimated Jaccard
+    >= ``min_jaccard`` (fraction), best first. In memory, one process: chunk IDs (``config``'s
+    k, hash bits and seed; default :class:`IndexConfig`), signatures, band keys, pairs,
+    estimates. ``simdask lsh dedup`` runs it on files."""
+    config = config or IndexConfig()
+    sigs, keys = _text_lsh(texts, config, params)
+    rows = np.flatnonzero(~is_empty(sigs))  # texts with chunks
+    a, b = candidate_pairs(keys[rows].ravel(), np.repeat(rows, params.bands))
+    est = _estimates(sigs, sigs, a, b)
+    keep = est >= min_jaccard
+    out = list(zip(a[keep].tolist(), b[keep].tolist(), est[keep].tolist(), strict=True))
     out.sort(key=lambda t: (-t[2], t[0], t[1]))
     return out

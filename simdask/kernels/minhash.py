@@ -3,8 +3,9 @@
 Permutation ``p`` is the strongly universal multiply-add-shift hash of Dietzfelbinger:
 ``h_p(x) = ((a_p * x + b_p) mod 2**64) >> 32`` for a chunk ID ``x`` (up to 64 bits), with
 ``a_p`` odd and ``b_p`` drawn from a seeded PCG64 stream (the same coefficients on every
-platform). A document's signature holds, per permutation, ``h_p`` of its chunk whose 64-bit value ``a_p*x + b_p`` is
-least (ties between distinct chunks are impossible: the map is a bijection of 64-bit words).
+platform). A document's signature holds, per permutation, ``h_p`` of its chunk whose 64-bit
+value ``a_p*x + b_p`` is least (ties between distinct chunks are impossible: the map is a
+bijection of 64-bit words).
 
 Work is done in blocks of columns of the ``(permutations x chunks)`` matrix, each block a
 single ``multiply``/``add`` over the block and one ``np.minimum.reduceat`` over the documents
