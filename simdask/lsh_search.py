@@ -16,9 +16,9 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
-from simdask.kernels.exclusions import chunk_excluding
-from simdask.kernels.lsh import LshParams, batch_lsh, candidate_pairs, cross_pairs, is_empty
-from simdask.kernels.minhash import agreement
+from simdask.kernels.exclusions import chunk_excluding, window_chunks_excluding
+from simdask.kernels.lsh import LshParams, band_keys, candidate_pairs, cross_pairs, is_empty
+from simdask.kernels.minhash import agreement, signatures_csr
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 
 if TYPE_CHECKING:
@@ -147,10 +147,12 @@ def _text_lsh(
     sigs, keys = [np.zeros((0, params.perms), np.uint32)], [np.zeros((0, params.bands), np.uint64)]
     for lo in range(0, len(texts), block):
         part = list(texts[lo : lo + block])
-        cb = chunk_excluding(part, config.k, config.hash_bits, config.seed, excl)
-        s, k = batch_lsh(cb.chunk_ids, cb.doc, len(part), params, config.seed)
+        # every window's chunk ID in document order: a signature needs no sorted distinct set
+        ids, doc, _ = window_chunks_excluding(part, config.k, config.hash_bits, config.seed, excl)
+        offsets = np.searchsorted(doc, np.arange(len(part) + 1))
+        s = signatures_csr(ids, offsets, params.perms, config.seed)
         sigs.append(s)
-        keys.append(k)
+        keys.append(band_keys(s, params))
     return np.concatenate(sigs), np.concatenate(keys)
 
 
