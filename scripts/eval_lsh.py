@@ -17,7 +17,7 @@ Part 2, throughput on ``--docs`` documents (plus near-duplicates planted for rec
 rensa and datasketch; paper 003's use cases timed (all pairs, two groups, one query).
 
 Writes two sections of docs/lsh.md ("Evaluation: ...") and the S-curve plot docs/lsh_scurve.png
-(``--skip-part1``: only the throughput section).
+(``--skip-part1``: only the throughput section; ``--skip-part2``: only precision/recall).
 
     python scripts/eval_lsh.py --docs 20000 --words 500
 """
@@ -559,6 +559,7 @@ def main() -> None:
     ap.add_argument("--work", default=str(ROOT / "bench-data" / "eval_lsh"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "lsh.md"))
     ap.add_argument("--skip-part1", action="store_true")
+    ap.add_argument("--skip-part2", action="store_true")
     args = ap.parse_args()
     from distributed import Client, LocalCluster
 
@@ -571,7 +572,7 @@ def main() -> None:
     ):
         sec1, curve = ("", {}) if args.skip_part1 else part1(args, client, work)
         print(sec1)
-        sec2 = part2(args, client, work)
+        sec2 = "" if args.skip_part2 else part2(args, client, work)
         print(sec2)
     where = (
         f"Machine: {machine()}. Date: {today()}. Dask LocalCluster of 2 worker processes; the "
@@ -584,7 +585,8 @@ def main() -> None:
             "Evaluation: precision and recall, after paper 001 (eval_lsh.py)",
             where + sec1 + "\n\n![S-curves and measured candidate rates](lsh_scurve.png)\n",
         )
-    write_section(args.out, "Evaluation: throughput and use cases (eval_lsh.py)", where + sec2)
+    if sec2:
+        write_section(args.out, "Evaluation: throughput and use cases (eval_lsh.py)", where + sec2)
     shutil.rmtree(work, ignore_errors=True)
 
 
