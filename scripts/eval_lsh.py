@@ -17,7 +17,7 @@ Part 2, throughput on ``--docs`` documents (plus near-duplicates planted for rec
 rensa and datasketch; paper 003's use cases timed (all pairs, two groups, one query).
 
 Writes two sections of docs/lsh.md ("Evaluation: ...") and the S-curve plot docs/lsh_scurve.png
-(``--skip-part1``: only the throughput section).
+(``--skip-part1``: only the throughput section; ``--skip-part2``: only precision/recall).
 
     python scripts/eval_lsh.py --docs 20000 --words 500
 """
@@ -26,9 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simdask import Index, IndexConfig
 from simdask.ingest.synth import generate_corpus
 from simdask.kernels.hashing import chunk_batch
-from simdask.kernels.lsh import LshParams, batch_lsh, candidate_pairs, is_empty
-from simdask.lsh_search import group_pairs
+from simdask.kernels.lsh import LshParams
+from simdask.lsh_search import group_pairs, text_pairs
 
 from _benchutil import machine, today, write_section
 
@@ -49,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = [(2, 4), (3, 8), (4, 12), (5, 18), (6, 24), (2, 50), (4, 25), (5, 20), (10, 10)]
 THRESHOLDS = (0.8, 0.9)
 WORD = re.compile(r"\w+")
+CFG = IndexConfig()  # the defaults every simdask pipeline here uses (64-bit chunk IDs)
 
 
 # --- corpora and variants ---------------------------------------------------------------
@@ -88,7 +92,7 @@ def make_variants(texts: list[str], originals: list[int], rng) -> list[tuple[int
 
 def chunk_sets(texts: list[str]) -> list[np.ndarray]:
     """simdask's chunk-ID sets (k=5, 28 bits), the ground truth's sets."""
-    cb = chunk_batch(texts, 5, 28, 0)
+    cb = chunk_batch(texts, CFG.k, CFG.hash_bits, CFG.seed)  # the index's chunk IDs
     order = np.argsort(cb.doc, kind="stable")
     ids, doc = cb.chunk_ids[order], cb.doc[order]
     cut = np.searchsorted(doc, np.arange(len(texts) + 1))
@@ -310,23 +314,29 @@ def _tp_update(c: SimpleNamespace, client, mode: str) -> float:
     return took
 
 
-def _tp_kernels(c: SimpleNamespace) -> float:
-    """LSH kernels alone in this process (one core): chunk IDs -> signatures -> pairs."""
-    p = c.p
+def _tp_dedup(c: SimpleNamespace) -> float:
+    """simdask's LSH-only path as users call it, `lsh_search.text_pairs` (what `simdask lsh
+    dedup` runs): chunk IDs, signatures, band keys, all pairs, estimates; one process, texts in
+    memory as the peers have them."""
     t = time.perf_counter()
-    sig_parts, key_parts = [], []
-    for lo in range(0, len(c.texts), 2000):
-        part = c.texts[lo : lo + 2000]
-        cb = chunk_batch(part, 5, 28, 0)
-        sg, kk = batch_lsh(cb.chunk_ids, cb.doc, len(part), p, 0)
-        sig_parts.append(sg)
-        key_parts.append(kk)
-    sig, kk = np.concatenate(sig_parts), np.concatenate(key_parts)
-    ok = np.flatnonzero(~is_empty(sig))
-    a, b = candidate_pairs(kk[ok].ravel(), np.repeat(ok, p.bands))
-    (sig[a] == sig[b]).mean(axis=1)
-    c.out["kernel_pairs"] = len(a)
+    c.out["dedup"] = text_pairs(c.texts, c.p, CFG)
     return time.perf_counter() - t
+
+
+def _tp_dedup_cli(c: SimpleNamespace) -> float:
+    """`simdask lsh dedup big.jsonl` as a subprocess: interpreter start, imports, reading and
+    parsing the JSONL and writing the pairs as JSONL included."""
+    cmd = [sys.executable, "-m", "simdask.cli", "lsh", "dedup", str(c.src), "--lsh", f"{c.p}"]
+    t = time.perf_counter()
+    p = subprocess.run(
+        [*cmd, "-o", "jsonl"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    took = time.perf_counter() - t
+    c.out["dedup_cli"] = [json.loads(x) for x in p.stdout.splitlines()]
+    return took
 
 
 def _tp_peer(c: SimpleNamespace, name: str) -> float:
@@ -341,25 +351,42 @@ def _tp_peer(c: SimpleNamespace, name: str) -> float:
     return sh_s + build + query
 
 
-def _tp_rounds(args, c: SimpleNamespace, client) -> tuple[dict, dict]:
-    """Every pipeline once a round, the order rotated; per-round seconds, peers' best rounds."""
+def _cpu(client) -> float:
+    """CPU seconds so far of this process (all its threads: rensa's Rayon threads too), of
+    the Dask workers and of finished subprocesses."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    workers = sum(client.run(time.process_time).values())
+    return time.process_time() + workers + kids.ru_utime + kids.ru_stime
+
+
+def _tp_rounds(args, c: SimpleNamespace, client) -> tuple[dict, dict, dict]:
+    """Every pipeline once a round, the order rotated; per-round wall and CPU seconds, the
+    peers' best rounds."""
     runs = {
         "plain": lambda: _tp_update(c, client, "plain"),
         "lsh": lambda: _tp_update(c, client, "lsh"),
-        "kernels": lambda: _tp_kernels(c),
+        "dedup": lambda: _tp_dedup(c),
+        "dedup_cli": lambda: _tp_dedup_cli(c),
         "rensa": lambda: _tp_peer(c, "rensa"),
         "datasketch": lambda: _tp_peer(c, "datasketch"),
     }
     times: dict[str, list[float]] = {k: [] for k in runs}
+    cpu: dict[str, list[float]] = {k: [] for k in runs}
     best: dict[str, tuple] = {}
     names = list(runs)
     for rnd in range(args.rounds):  # interleaved, order rotated: load changes hit all alike
         for name in names[rnd % len(names) :] + names[: rnd % len(names)]:
+            c0 = _cpu(client)
             times[name].append(runs[name]())
+            cpu[name].append(_cpu(client) - c0)
             if times[name][-1] == min(times[name]) and name in ("rensa", "datasketch"):
                 best[name] = c.out[name]
-            print(f"part 2: round {rnd} {name} {times[name][-1]:.1f} s", file=sys.stderr)
-    return times, best
+            print(
+                f"part 2: round {rnd} {name} {times[name][-1]:.1f} s, cpu {cpu[name][-1]:.1f} s, "
+                f"load {os.getloadavg()[0]:.1f}",
+                file=sys.stderr,
+            )
+    return times, cpu, best
 
 
 def _tp_use_cases(args, c: SimpleNamespace) -> dict:
@@ -376,47 +403,109 @@ def _tp_use_cases(args, c: SimpleNamespace) -> dict:
     return {"one": one, "half": half, "groups_s": time.perf_counter() - t, "groups": len(gp)}
 
 
+def _recall(c: SimpleNamespace, pairs) -> float:
+    """Share of the planted pairs (exact Jaccard >= 0.8) among ``pairs`` (index pairs)."""
+    return len(c.truth & {(min(a, b), max(a, b)) for a, b in pairs}) / len(c.truth)
+
+
 def part2(args, client, work: Path) -> str:
     """Throughput and use cases: markdown."""
     c = _tp_setup(args, work)
-    times, peers = _tp_rounds(args, c, client)
+    load0 = os.getloadavg()
+    times, cpu, peers = _tp_rounds(args, c, client)
+    load1 = os.getloadavg()
     uc = _tp_use_cases(args, c)
-    up_plain, up_lsh, kern_s = min(times["plain"]), min(times["lsh"]), min(times["kernels"])
+    w = {k: min(v) for k, v in times.items()}  # best wall seconds of each pipeline
+    u = {k: v[times[k].index(w[k])] for k, v in cpu.items()}  # CPU seconds of that round
     pairs, pairs_s = c.out["pairs"], min(c.out["pairs_s"])
-    got = {tuple(sorted((c.ix[x.doc], c.ix[x.other]))) for x in pairs}
-    ours_recall = len(c.truth & got) / len(c.truth)
+    rec = {
+        "index": _recall(c, [(c.ix[x.doc], c.ix[x.other]) for x in pairs]),
+        "dedup": _recall(c, [(i, j) for i, j, _ in c.out["dedup"]]),
+        "cli": _recall(c, [(c.ix[r["doc"]], c.ix[r["other"]]) for r in c.out["dedup_cli"]]),
+    }
     n, p = len(c.texts), c.p
-    ours_total = up_lsh + pairs_s
+    ours_total = w["lsh"] + pairs_s
+    peer_s = {k: sum(v[:3]) for k, v in peers.items()}
+
+    def row(what, sec, cpu_s, recall="", npairs=""):
+        r = f"{recall:.1%}" if recall != "" else ""
+        return f"| {what} | {sec:.1f} | {cpu_s:.1f} | {n / sec:.0f} | {r} | {npairs} |"
+
     lines = [
         f"Corpus: {args.docs} generated documents of ~{args.words} words plus {len(c.var)} "
         f"near-duplicates of {args.dups} of them ({n} in all); {len(c.truth)} pairs of exact "
-        f"Jaccard >= 0.8 to find; LSH {p} ({p.perms} permutations); {args.rounds} rounds, the "
-        "pipelines interleaved (order rotated each round), best of each; per-round seconds: "
-        + "; ".join(f"{k} " + "/".join(f"{x:.0f}" for x in v) for k, v in times.items())
+        f"Jaccard >= 0.8 to find; LSH {p} ({p.perms} permutations); chunk IDs of "
+        f"{CFG.hash_bits} bits, k = {CFG.k}; {args.rounds} rounds, the pipelines interleaved "
+        "(order rotated each round), best wall time of each (CPU: the same round's CPU seconds "
+        "of every process involved: this one with its threads, the Dask workers, "
+        "subprocesses); load average (1 min) "
+        f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end; per-round wall seconds: "
+        + "; ".join(f"{k} " + "/".join(f"{x:.1f}" for x in v) for k, v in times.items())
         + ".\n",
-        "| pipeline | seconds | docs/s | recall (J >= 0.8) | pairs |",
-        "|---|---|---|---|---|",
-        f"| simdask `update` (exact index only) | {up_plain:.1f} | {n / up_plain:.0f} | | |",
-        f"| simdask `update --lsh {p}` (exact index + LSH) | {up_lsh:.1f} | {n / up_lsh:.0f} | | |",
-        f"| simdask `update --lsh` + `lsh pairs` | {ours_total:.1f} | {n / ours_total:.0f} | "
-        f"{ours_recall:.1%} | {len(pairs)} |",
-        f"| simdask LSH kernels only, one process (chunk IDs, signatures, band keys, pairs, "
-        f"estimates) | {kern_s:.1f} | {n / kern_s:.0f} | | {c.out['kernel_pairs']} |",
+        "| pipeline | wall s | CPU s | docs/s | recall (J >= 0.8) | pairs |",
+        "|---|---|---|---|---|---|",
+        row(
+            "simdask `update` (exact index only; Dask, 2 worker processes)", w["plain"], u["plain"]
+        ),
+        row(
+            f"simdask `update --lsh {p}` (exact index + LSH, on disk; CPU with `lsh pairs`)",
+            w["lsh"],
+            u["lsh"],
+        ),
+        row(
+            f"simdask `update --lsh {p}` + `lsh pairs` (all pairs {pairs_s:.2f} s)",
+            ours_total,
+            u["lsh"],
+            rec["index"],
+            len(pairs),
+        ),
+        row(
+            "simdask `text_pairs` (what `lsh dedup` runs; one process, texts in memory: "
+            "chunk IDs, signatures, band keys, all pairs, estimates)",
+            w["dedup"],
+            u["dedup"],
+            rec["dedup"],
+            len(c.out["dedup"]),
+        ),
+        row(
+            "simdask `lsh dedup big.jsonl -o jsonl` (CLI subprocess: start, reading the JSONL, "
+            "output included)",
+            w["dedup_cli"],
+            u["dedup_cli"],
+            rec["cli"],
+            len(c.out["dedup_cli"]),
+        ),
     ]
-    for name, (sh_s, build, query, rec, npairs) in peers.items():
-        tot = sh_s + build + query
+    for name, (sh_s, build, query, rc, npairs) in peers.items():
         lines.append(
-            f"| {name}: Python shingling {sh_s:.1f} s + MinHash/LSH build {build:.1f} s + "
-            f"query all {query:.1f} s | {tot:.1f} | {n / tot:.0f} | {rec:.1%} | {npairs} |"
+            row(
+                f"{name}: Python shingling {sh_s:.1f} s + MinHash/LSH build {build:.1f} s + "
+                f"query all {query:.1f} s (one process, texts in memory)",
+                peer_s[name],
+                u[name],
+                rc,
+                npairs,
+            )
         )
-    rs, dk = sum(peers["rensa"][:3]), sum(peers["datasketch"][:3])
+    rs, dk = peer_s["rensa"], peer_s["datasketch"]
     one = uc["one"]
     lines += [
         "",
-        f"`update --lsh` / `update`: **{up_lsh / up_plain:.2f}x** (target <= 1.2x). "
-        f"simdask (update --lsh + lsh pairs) vs rensa pipeline: **{rs / ours_total:.2f}x** the "
-        f"throughput; vs datasketch: **{dk / ours_total:.1f}x** (targets >= 1x and >= 10x). "
-        f"LSH kernels alone vs rensa: {rs / kern_s:.2f}x, vs datasketch: {dk / kern_s:.1f}x.",
+        "Who does what: the peers shingle the texts in Python (lowercase word 5-grams), "
+        "compute MinHash signatures, insert them into an in-memory LSH and query every text "
+        "(rensa's Rust code may use both cores). `text_pairs`/`lsh dedup` do the same work "
+        "from texts to scored pairs (simdask's chunk IDs instead of Python shingles; nothing "
+        "stored). `update --lsh` additionally builds the exact containment index and writes "
+        "texts, shards and LSH data to disk, on a Dask cluster of 2 worker processes.",
+        "",
+        f"- `update --lsh` / `update`: **{w['lsh'] / w['plain']:.2f}x** wall, "
+        f"{u['lsh'] / u['plain']:.2f}x CPU (target <= 1.2x).",
+        f"- LSH build + all pairs, like for like (`text_pairs`): **{rs / w['dedup']:.2f}x** "
+        f"rensa's throughput, **{dk / w['dedup']:.1f}x** datasketch's (targets >= 1x, >= 10x); "
+        f"as the CLI `lsh dedup` with start-up and JSON I/O: {rs / w['dedup_cli']:.2f}x and "
+        f"{dk / w['dedup_cli']:.1f}x.",
+        f"- The whole persistent pipeline (`update --lsh` + `lsh pairs`, exact index included): "
+        f"{rs / ours_total:.2f}x rensa's throughput, {dk / ours_total:.1f}x datasketch's.",
         "",
         f"Paper 003's use cases on this corpus (LSH {p}):",
         "",
@@ -470,6 +559,7 @@ def main() -> None:
     ap.add_argument("--work", default=str(ROOT / "bench-data" / "eval_lsh"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "lsh.md"))
     ap.add_argument("--skip-part1", action="store_true")
+    ap.add_argument("--skip-part2", action="store_true")
     args = ap.parse_args()
     from distributed import Client, LocalCluster
 
@@ -482,7 +572,7 @@ def main() -> None:
     ):
         sec1, curve = ("", {}) if args.skip_part1 else part1(args, client, work)
         print(sec1)
-        sec2 = part2(args, client, work)
+        sec2 = "" if args.skip_part2 else part2(args, client, work)
         print(sec2)
     where = (
         f"Machine: {machine()}. Date: {today()}. Dask LocalCluster of 2 worker processes; the "
@@ -495,7 +585,8 @@ def main() -> None:
             "Evaluation: precision and recall, after paper 001 (eval_lsh.py)",
             where + sec1 + "\n\n![S-curves and measured candidate rates](lsh_scurve.png)\n",
         )
-    write_section(args.out, "Evaluation: throughput and use cases (eval_lsh.py)", where + sec2)
+    if sec2:
+        write_section(args.out, "Evaluation: throughput and use cases (eval_lsh.py)", where + sec2)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -16,15 +16,23 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
-from simdask.kernels.exclusions import chunk_excluding
-from simdask.kernels.lsh import LshParams, batch_lsh, candidate_pairs, cross_pairs, is_empty
-from simdask.kernels.minhash import agreement
+from simdask.kernels.exclusions import chunk_excluding, window_chunks_excluding
+from simdask.kernels.lsh import LshParams, band_keys, candidate_pairs, cross_pairs, is_empty
+from simdask.kernels.minhash import agreement, signatures_csr
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 
 if TYPE_CHECKING:
     from simdask.index import Index
 
-__all__ = ["LshMatch", "LshPair", "exact_jaccard", "group_pairs", "index_pairs", "index_query"]
+__all__ = [
+    "LshMatch",
+    "LshPair",
+    "exact_jaccard",
+    "group_pairs",
+    "index_pairs",
+    "index_query",
+    "text_pairs",
+]
 
 #: candidate pairs whose signatures are compared at once (bounds memory: pairs x perms bytes)
 _PAIR_BLOCK = 65536
@@ -139,10 +147,12 @@ def _text_lsh(
     sigs, keys = [np.zeros((0, params.perms), np.uint32)], [np.zeros((0, params.bands), np.uint64)]
     for lo in range(0, len(texts), block):
         part = list(texts[lo : lo + block])
-        cb = chunk_excluding(part, config.k, config.hash_bits, config.seed, excl)
-        s, k = batch_lsh(cb.chunk_ids, cb.doc, len(part), params, config.seed)
+        # every window's chunk ID in document order: a signature needs no sorted distinct set
+        ids, doc, _ = window_chunks_excluding(part, config.k, config.hash_bits, config.seed, excl)
+        offsets = np.searchsorted(doc, np.arange(len(part) + 1))
+        s = signatures_csr(ids, offsets, params.perms, config.seed)
         sigs.append(s)
-        keys.append(k)
+        keys.append(band_keys(s, params))
     return np.concatenate(sigs), np.concatenate(keys)
 
 
@@ -193,5 +203,27 @@ def group_pairs(
     est = _estimates(sa, sb, i, j)
     keep = est >= min_jaccard
     out = list(zip(i[keep].tolist(), j[keep].tolist(), est[keep].tolist(), strict=True))
+    out.sort(key=lambda t: (-t[2], t[0], t[1]))
+    return out
+
+
+def text_pairs(
+    texts: Sequence[str],
+    params: LshParams,
+    config: IndexConfig | None = None,
+    min_jaccard: float = 0.0,
+) -> list[tuple[int, int, float]]:
+    """All pairs of one group of texts (paper 003's first use case without an index):
+    ``(i, j, jaccard)`` with ``i < j`` for texts sharing a band key, with estimated Jaccard
+    >= ``min_jaccard`` (fraction), best first. In memory, one process: chunk IDs (``config``'s
+    k, hash bits and seed; default :class:`IndexConfig`), signatures, band keys, pairs,
+    estimates. ``simdask lsh dedup`` runs it on files."""
+    config = config or IndexConfig()
+    sigs, keys = _text_lsh(texts, config, params)
+    rows = np.flatnonzero(~is_empty(sigs))  # texts with chunks
+    a, b = candidate_pairs(keys[rows].ravel(), np.repeat(rows, params.bands))
+    est = _estimates(sigs, sigs, a, b)
+    keep = est >= min_jaccard
+    out = list(zip(a[keep].tolist(), b[keep].tolist(), est[keep].tolist(), strict=True))
     out.sort(key=lambda t: (-t[2], t[0], t[1]))
     return out

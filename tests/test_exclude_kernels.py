@@ -19,7 +19,7 @@ from simdask.kernels.exclusions import (
     merge_spans,
     template_chunk_ids,
 )
-from simdask.kernels.hashing import chunk_batch, chunk_id
+from simdask.kernels.hashing import chunk_batch, chunk_id, window_chunks
 from simdask.kernels.text import WORD_PATTERN, chunks, normalize
 from tests.test_exclusions import planted
 
@@ -127,8 +127,12 @@ def test_spans_and_ids_equal_brute_force(data, n_docs, k):
     all_ids = sorted(set(chunk_batch(texts, k, 20, 0).chunk_ids.tolist()))
     drop = np.array(sorted(data.draw(st.sets(st.sampled_from(all_ids or [0])))), np.uint32)
     cb = chunk_batch(texts, k, 20, 0, excluded_spans=spans, drop_ids=drop)
+    # every window in document order (the MinHash path): the same sets, unsorted, repeats kept
+    ids, doc, n_words = window_chunks(texts, k, 20, 0, excluded_spans=spans, drop_ids=drop)
+    assert np.all(np.diff(doc) >= 0) and n_words.tolist() == cb.n_words.tolist()
     for d, t in enumerate(texts):
         assert ids_of(cb, d) == reference_ids(t, spans[d], k, 20, set(drop.tolist()))
+        assert set(ids[doc == d].tolist()) == ids_of(cb, d)
     assert np.all(np.diff(cb.chunk_ids.astype(np.int64) * 16 + cb.doc) > 0)  # (chunk, doc) order
 
 

@@ -56,6 +56,23 @@ def test_pairs_in_three_formats_agree_with_the_api(built):
     assert all(0.0 < r["exact_jaccard"] <= 1.0 for r in ex)
 
 
+def test_dedup_of_files_equals_the_index_pairs(built):
+    """`lsh dedup` (in memory, no index) finds the pairs `lsh pairs` finds in an index of the
+    same files, with the same estimates (same chunk IDs, same signatures)."""
+    tmp, _, src = built
+    p = run("lsh", "dedup", src, "--lsh", "8x2", "--min", 0.2, "-o", "jsonl")
+    got = {
+        (*sorted((r["doc"], r["other"])), r["jaccard"])
+        for r in map(json.loads, p.stdout.splitlines())
+    }
+    with Index.open(tmp / "idx") as idx:
+        api = {(x.doc, x.other, x.jaccard) for x in idx.lsh_pairs(0.2)}
+    assert got == api and len(got) >= 4
+    assert f"{len(got)} pairs" in p.stderr
+    bad = run("lsh", "dedup", src, tmp / "missing.txt", "--lsh", "8x2", check=False)
+    assert bad.returncode == 3 and "cannot read" in bad.stderr
+
+
 def test_later_runs_keep_the_setting_and_query_is_read_only(built):
     tmp, _, src = built
     (src / "new.txt").write_text(variant(POOL[3], 1, 7))

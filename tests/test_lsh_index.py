@@ -16,6 +16,7 @@ from simdask.errors import ConfigError
 from simdask.failpoints import FailpointError
 from simdask.kernels.lsh import LshParams, band_keys
 from simdask.kernels.text import chunks
+from simdask.lsh_search import text_pairs
 from simdask.storage.lsh_store import LshManifest, LshStore
 from tests.helpers.corpus import make_docs, write_txt
 
@@ -117,6 +118,13 @@ def test_pairs_and_query_equal_brute_force(tmp_path, client):
                 ref[(names[i], names[j])] = float((mat[i] == mat[j]).mean())
     got = {(a, b): j for a, b, j in pairs_of(idx)}
     assert got == pytest.approx(ref)
+    # the same pairs in memory, without an index (`lsh dedup`)
+    texts = [docs[n[4:-4]] for n in names]
+    mem = text_pairs(texts, params, IndexConfig(hash_bits=28))
+    assert {(names[i], names[j]): e for i, j, e in mem} == pytest.approx(ref)
+    assert all(i < j for i, j, _ in mem) and [e for *_, e in mem] == sorted(
+        (e for *_, e in mem), reverse=True
+    )
     assert len(got) >= 5  # the planted near-duplicates
     assert {k: v for k, v in got.items() if v >= 0.5} == {
         k: v for k, v in pairs_of_dict(idx, 0.5).items()

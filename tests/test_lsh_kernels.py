@@ -90,6 +90,83 @@ def test_seed_changes_signatures_and_is_deterministic():
     assert not np.array_equal(s0, signatures_csr(x, off, 16, seed=2))
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(st.lists(st.integers(0, 2**64 - 1), max_size=30), min_size=0, max_size=10),
+    n_perm=st.integers(1, 13),
+    seed=st.integers(0, 2**64 - 1),
+    block=st.sampled_from([1, 5, 40, 1 << 20]),
+)
+def test_signatures_of_64_bit_ids_in_any_order_equal_brute_force(docs, n_perm, seed, block):
+    """The default 64-bit chunk IDs, given as (chunk, doc) pairs sorted by chunk as the
+    chunking tasks give them: grouped by document, reduced across work blocks."""
+    pairs = sorted((x, d) for d, ids in enumerate(docs) for x in ids)
+    ids = np.array([x for x, _ in pairs], dtype=np.uint64)
+    doc = np.array([d for _, d in pairs], dtype=np.int64)
+    old = minhash._BLOCK_ELEMS
+    minhash._BLOCK_ELEMS = block
+    try:
+        got = signatures(ids, doc, len(docs), n_perm, seed)
+    finally:
+        minhash._BLOCK_ELEMS = old
+    assert got.shape == (len(docs), n_perm)
+    for i, d in enumerate(docs):
+        assert got[i].tolist() == brute_signature(d, n_perm, seed)
+
+
+def test_grouping_of_more_than_65536_documents():
+    """Past 2**16 documents the grouping takes two 16-bit radix passes."""
+    rng = np.random.default_rng(8)
+    n_docs = 70_000
+    doc = rng.integers(0, n_docs, 150_000)
+    ids = rng.integers(0, 2**64, 150_000, dtype=np.uint64)
+    got = signatures(ids, doc, n_docs, 3, seed=4)
+    for d in rng.choice(n_docs, 40, replace=False).tolist():
+        assert got[d].tolist() == brute_signature(ids[doc == d].tolist(), 3, 4)
+
+
+_SIG_SCRIPT = """
+import hashlib, numpy as np
+from simdask.kernels.minhash import signatures
+rng = np.random.default_rng(21)
+doc = rng.integers(0, 500, 60_000)
+ids = rng.integers(0, 2**64, 60_000, dtype=np.uint64)
+print(hashlib.sha256(signatures(ids, doc, 500, 100, seed=77).tobytes()).hexdigest())
+"""
+
+
+def test_signatures_deterministic_across_processes_and_pinned():
+    """Two fresh interpreters give the same signatures; the permutation coefficients are
+    pinned (a change of numpy's PCG64 stream would silently change stored signatures)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    runs = [
+        subprocess.run([sys.executable, "-c", _SIG_SCRIPT], capture_output=True, text=True, env=env)
+        for _ in range(2)
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    assert runs[0].stdout == runs[1].stdout
+    ns: dict = {}
+    exec(_SIG_SCRIPT.replace("print(", "out = ("), ns)
+    assert ns["out"] == runs[0].stdout.strip()
+    a, b = perm_coeffs(4, 7)
+    assert [hex(int(v)) for v in a] == [
+        "0x3dc3e248fc427dad",
+        "0x8c4e8b17b1ca93cb",
+        "0x88f5d26097f4131b",
+        "0x9100102a16a739b7",
+    ]
+    assert [hex(int(v)) for v in b] == [
+        "0x228dacb21ee7d867",
+        "0xe87ce5e2c4a5868d",
+        "0x968f2e155ec5cb93",
+        "0xf12eb747be56c652",
+    ]
+
+
 def test_bad_inputs_are_config_errors():
     with pytest.raises(ConfigError, match="offsets end at 3"):
         signatures_csr(np.arange(4), np.array([0, 3]), 4)
@@ -106,7 +183,7 @@ def test_bad_inputs_are_config_errors():
     assert IndexConfig.from_dict({"k": 5}).lsh is None  # configs stored before the LSH mode
 
 
-def pair_sets(s_values, n_pairs: int, size: int, rng):
+def pair_sets(s_values, n_pairs: int, size: int, rng, bits: int = 32):
     """CSR of ``2 * n_pairs`` documents per target similarity: pairs (A, B) of ``size``
     distinct chunk IDs sharing ``m`` of them; returns (values, offsets, exact Jaccard per
     pair). IDs are distinct across the whole corpus (a bijective scramble of a counter)."""
@@ -115,9 +192,9 @@ def pair_sets(s_values, n_pairs: int, size: int, rng):
     for s in s_values:
         m = round(2 * size * s / (1 + s))
         for _ in range(n_pairs):
-            ids = (np.arange(counter, counter + 2 * size - m, dtype=np.uint64) * 0x9E3779B1) % (
-                2**32
-            )
+            ids = np.arange(counter, counter + 2 * size - m, dtype=np.uint64)
+            ids = ids * np.uint64(0x9E3779B97F4A7C15 if bits == 64 else 0x9E3779B1)
+            ids = ids if bits == 64 else ids % np.uint64(2**32)
             counter += 2 * size - m
             ids = ids[rng.permutation(len(ids))]
             shared, rest = ids[:m], ids[m:]
@@ -144,12 +221,14 @@ def test_candidate_rate_follows_the_s_curve(bands, rows):
         assert abs(hit[mine].mean() - p) <= 4 * sd + 2e-3, (s, hit[mine].mean(), p)
 
 
-def test_estimates_unbiased_with_binomial_spread():
+@pytest.mark.parametrize("bits", [32, 64])
+def test_estimates_unbiased_with_binomial_spread(bits):
     """Estimate - exact Jaccard: mean ~ 0 (within 4 standard errors) and, scaled by the
-    binomial sd sqrt(J(1-J)/P), variance ~ 1."""
+    binomial sd sqrt(J(1-J)/P), variance ~ 1; for 32- and 64-bit chunk IDs (the pairs span
+    many work blocks)."""
     rng = np.random.default_rng(11)
     perms = 128
-    vals, offs, exact = pair_sets(np.linspace(0.05, 0.95, 10), 300, 120, rng)
+    vals, offs, exact = pair_sets(np.linspace(0.05, 0.95, 10), 300, 120, rng, bits)
     sig = signatures_csr(vals, offs, perms, seed=3)
     est = agreement(sig[0::2], sig[1::2])
     sd = np.sqrt(exact * (1 - exact) / perms)

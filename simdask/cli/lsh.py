@@ -1,8 +1,9 @@
-"""``simdask lsh pairs|query|tune``: the MinHash LSH mode (and ``compare --lsh``).
+"""``simdask lsh pairs|query|dedup|tune``: the MinHash LSH mode (and ``compare --lsh``).
 
 ``pairs`` and ``query`` are read-only (no lock, no cluster) over an index built with
-``simdask update INDEX SOURCE... --lsh BANDSxROWS``; ``tune`` needs no index. Exit status as
-for ``query``: 3 when some query documents could not be read.
+``simdask update INDEX SOURCE... --lsh BANDSxROWS``; ``dedup`` (all pairs of files, in memory)
+and ``tune`` need no index. Exit status as for ``query``: 3 when some documents could not be
+read.
 """
 
 from __future__ import annotations
@@ -49,6 +50,18 @@ def register(subparsers) -> None:
     q.add_argument("files", metavar="FILE", nargs="+", help="file, folder or .jsonl file")
     q.add_argument("--min", type=_fraction, default=0.0, metavar="J", help="least Jaccard (0)")
     add_format(q)
+    q = sub.add_parser(
+        "dedup",
+        help="near-duplicate pairs among the given documents, in memory (no index)",
+        description="Chunk the documents, compute their MinHash signatures and band keys and "
+        "print every candidate pair once with its estimated Jaccard (one process, nothing "
+        "stored; for repeated searches build an index with `update --lsh`).",
+    )
+    q.add_argument("files", metavar="SOURCE", nargs="+", help="file, folder or .jsonl file")
+    q.add_argument("--lsh", default="20x5", metavar="BxR", help="B bands of R rows (20x5)")
+    q.add_argument("--min", type=_fraction, default=0.0, metavar="J", help="least Jaccard (0)")
+    q.add_argument("--hash-bits", type=int, help="bits of a chunk ID (default: the index's)")
+    add_format(q)
     q = sub.add_parser("tune", help="bands x rows for a Jaccard threshold (S-curve)")
     q.add_argument("--threshold", type=_fraction, required=True, metavar="T")
     q.add_argument("--perms", type=int, default=128, help="most permutations (128)")
@@ -59,7 +72,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Run ``simdask lsh ...``; returns the exit status."""
-    return {"pairs": _pairs, "query": _query, "tune": _tune}[args.lsh_command](args)
+    run_of = {"pairs": _pairs, "query": _query, "dedup": _dedup, "tune": _tune}
+    return run_of[args.lsh_command](args)
 
 
 def _pairs(args) -> int:
@@ -86,6 +100,26 @@ def _query(args) -> int:
         for m in matches
     )
     write_rows(rows, QUERY_COLUMNS, args.format, sys.stdout)
+    bad = [t for _, t in docs if not isinstance(t, str)]
+    for e in bad:
+        print(f"simdask: error: cannot read {e}", file=sys.stderr)
+    return EXIT_UNREADABLE if bad else EXIT_OK
+
+
+def _dedup(args) -> int:
+    from simdask.config import IndexConfig
+    from simdask.ingest.sources import read_queries
+    from simdask.kernels.lsh import LshParams
+    from simdask.lsh_search import text_pairs
+
+    params = LshParams.parse(args.lsh)
+    docs = read_queries(args.files)
+    good = [(k, t) for k, t in docs if isinstance(t, str)]
+    config = IndexConfig() if args.hash_bits is None else IndexConfig(hash_bits=args.hash_bits)
+    pairs = text_pairs([t for _, t in good], params, config, args.min)
+    rows = ({"doc": good[i][0], "other": good[j][0], "jaccard": s} for i, j, s in pairs)
+    write_rows(rows, PAIR_COLUMNS, args.format, sys.stdout)
+    print(f"{len(good)} documents (LSH {params}): {len(pairs)} pairs", file=sys.stderr)
     bad = [t for _, t in docs if not isinstance(t, str)]
     for e in bad:
         print(f"simdask: error: cannot read {e}", file=sys.stderr)

@@ -9,6 +9,7 @@ is committed with the run (catalog meta ``lsh``, its own step of the commit:
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -33,11 +34,13 @@ def lsh_meta(
     resolved: ResolvedChanges,
     run_id: int,
     replace_all: bool,
+    seconds: dict[str, float] | None = None,
 ) -> dict[str, str]:
     """The MinHash LSH part of a run: writes this run's LSH generation (when the index has an
     LSH setting or LSH data) and returns the catalog metadata to commit with the run
     (``{"lsh": manifest JSON}``, ``""`` when the setting was dropped by a rebuild; ``{}``
-    without LSH)."""
+    without LSH). ``seconds``: the run's stage timings, given ``"lsh"`` (seconds)."""
+    t = time.perf_counter()
     old = catalog.meta("lsh")
     if config.lsh is None and not old:
         return {}
@@ -55,6 +58,8 @@ def lsh_meta(
         run_id,
         replace_all,
     )
+    if seconds is not None:
+        seconds["lsh"] = time.perf_counter() - t
     return {"lsh": man.to_json() if man is not None else ""}
 
 

@@ -162,11 +162,8 @@ def run_update(
     stats.words = resolved.words
     changes = _changes(resolved, config, replace_all)
     # MinHash LSH mode: this run's LSH generation; its manifest commits with the run
-    changes.meta.update(
-        lsh_meta(
-            catalog, Path(text_dir).parent, config, chunked.results, resolved, run_id, replace_all
-        )
-    )
+    lsh_args = (catalog, Path(text_dir).parent, config, chunked.results, resolved, run_id)
+    changes.meta.update(lsh_meta(*lsh_args, replace_all, seconds=stats.seconds))
     if len(resolved.touched) == 0 and not replace_all:
         stats.heavy = HeavyStats(config.similarity_mode, _kept_cutoff(catalog, config))
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)

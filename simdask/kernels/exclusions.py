@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simdask.kernels.hashing import ChunkedBatch, chunk_batch
+from simdask.kernels.hashing import ChunkedBatch, chunk_batch, window_chunks
 
 __all__ = [
     "MAX_QUOTE",
@@ -39,6 +39,7 @@ __all__ = [
     "merge_spans",
     "quote_spans",
     "template_chunk_ids",
+    "window_chunks_excluding",
 ]
 
 #: longest quotation taken, in characters (an unclosed mark must not swallow a chapter)
@@ -235,5 +236,21 @@ def chunk_excluding(
     if exclusions.quotes or exclusions.bibliography:
         spans = [exclusions.spans(t) for t in texts]
     return chunk_batch(
+        texts, k, hash_bits, seed, excluded_spans=spans, drop_ids=exclusions.chunk_ids
+    )
+
+
+def window_chunks_excluding(
+    texts: list[str], k: int, hash_bits: int, seed: int, exclusions: Exclusions | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~simdask.kernels.hashing.window_chunks` (every window's chunk ID in document
+    order, repeats kept) of ``texts`` with ``exclusions`` applied: the same sets as
+    :func:`chunk_excluding`, unsorted."""
+    if exclusions is None or not exclusions.active:
+        return window_chunks(texts, k, hash_bits, seed)
+    spans = None
+    if exclusions.quotes or exclusions.bibliography:
+        spans = [exclusions.spans(t) for t in texts]
+    return window_chunks(
         texts, k, hash_bits, seed, excluded_spans=spans, drop_ids=exclusions.chunk_ids
     )

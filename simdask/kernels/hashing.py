@@ -35,6 +35,7 @@ __all__ = [
     "chunk_batch",
     "chunk_id",
     "hash_chunks",
+    "window_chunks",
     "word_hash",
     "word_hashes",
     "word_spans",
@@ -241,6 +242,42 @@ class ChunkedBatch:
         self.n_chunks = n_chunks
 
 
+def window_chunks(
+    texts: list[str],
+    k: int = 5,
+    hash_bits: int = 28,
+    seed: int = 0,
+    *,
+    excluded_spans: list[list[tuple[int, int]]] | None = None,
+    drop_ids: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ids, doc, n_words)``: the chunk ID of every ``k``-word window of each text, in
+    document order, repeats kept (what a MinHash signature needs: no sort), the index of its
+    text (int64) and each text's word count. Exclusions as for :func:`chunk_batch`, whose
+    distinct sorted sets are these windows' IDs."""
+    if excluded_spans is None:
+        parts = [token_bytes(t) for t in texts]
+        first_part = np.arange(len(parts) + 1, dtype=np.int64)
+        inside = None
+    else:
+        parts, inside, first_part = _split_parts(texts, excluded_spans)
+    lens = np.fromiter((len(p) + 1 for p in parts), np.int64, len(parts))
+    buf = np.frombuffer(b" ".join(parts) + b" ", dtype=np.uint8)
+    part_starts = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=part_starts[1:])
+    part_starts[-1] = len(buf)
+    starts, ends = word_spans(buf)
+    hashes = word_hashes(buf, starts, ends, seed)
+    part_words = np.searchsorted(starts, part_starts)
+    word_offsets = part_words[first_part]
+    skip = None if inside is None else np.repeat(inside, np.diff(part_words))
+    ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed, skip)
+    if drop_ids is not None and len(drop_ids) and len(ids):
+        keep = ~_in_sorted(ids, drop_ids)
+        ids, doc = ids[keep], doc[keep]
+    return ids, doc, np.diff(word_offsets)
+
+
 def chunk_batch(
     texts: list[str],
     k: int = 5,
@@ -260,33 +297,15 @@ def chunk_batch(
     breaks), so the words are those of the whole text. ``drop_ids``: sorted chunk IDs left out
     of every chunk set (a template's chunks). ``n_chunks`` counts what is left.
     """
-    if excluded_spans is None:
-        parts = [token_bytes(t) for t in texts]
-        first_part = np.arange(len(parts) + 1, dtype=np.int64)
-        inside = None
-    else:
-        parts, inside, first_part = _split_parts(texts, excluded_spans)
-    lens = np.fromiter((len(p) + 1 for p in parts), np.int64, len(parts))
-    buf = np.frombuffer(b" ".join(parts) + b" ", dtype=np.uint8)
-    part_starts = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum(lens, out=part_starts[1:])
-    part_starts[-1] = len(buf)
-    starts, ends = word_spans(buf)
-    hashes = word_hashes(buf, starts, ends, seed)
-    part_words = np.searchsorted(starts, part_starts)
-    word_offsets = part_words[first_part]
-    n_words = np.diff(word_offsets)
-    skip = None if inside is None else np.repeat(inside, np.diff(part_words))
-    ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed, skip)
+    ids, doc, n_words = window_chunks(
+        texts, k, hash_bits, seed, excluded_spans=excluded_spans, drop_ids=drop_ids
+    )
     if ids.dtype == np.uint64:  # wide IDs: sorted as two columns
         chunk_ids, doc_u = sort_columns(ids, doc, distinct=True)
         doc_u = doc_u.astype(np.int64)
     else:
         key = sort_pairs(pack_pairs(ids, doc), distinct=True)
         chunk_ids, doc_u = pair_chunks(key), pair_docs(key).astype(np.int64)
-    if drop_ids is not None and len(drop_ids) and len(chunk_ids):
-        keep = ~_in_sorted(chunk_ids, drop_ids)
-        chunk_ids, doc_u = chunk_ids[keep], doc_u[keep]
     return ChunkedBatch(
         chunk_ids=chunk_ids,
         doc=doc_u,
