@@ -38,6 +38,7 @@ from _benchutil import PeakRSS, load_average, machine, today, write_section
 
 CORPORA = Path("/work/main/bench-data/corpora")
 ORDER = ("manpages", "copyright", "pydocs", "docs", "changelogs")
+PART_WORDS = 1_000_000  # words per cached file of generated prose
 
 
 def real_lines() -> Iterator[str]:
@@ -65,13 +66,39 @@ def prose_model(data: Path, train: list[str], max_words: int):
     return model
 
 
-def prose_lines(model, seed: int) -> Iterator[str]:
-    """JSONL lines of generated prose, document after document, without end."""
+def prose_lines(model, seed: int, start: int = 0) -> Iterator[str]:
+    """JSONL lines of generated prose from document ``start`` on, without end."""
     from simdask.ingest.prose import BLOCK_DOCS, iter_documents
 
-    for start in itertools.count(0, 64 * BLOCK_DOCS):
-        for d in iter_documents(model, 64 * BLOCK_DOCS, seed=seed, start=start):
+    for first in itertools.count(start, 64 * BLOCK_DOCS):
+        for d in iter_documents(model, 64 * BLOCK_DOCS, seed=seed, start=first):
             yield json.dumps({"id": d.key, "text": d.text}) + "\n"
+
+
+def prose_parts(args, size: int) -> list[tuple[Path, dict]]:
+    """The first ``ceil(size / PART_WORDS)`` files of the generated-prose stream, cached in
+    ``args.data`` (made where missing, continuing the stream), with ``{docs, words, bytes}``
+    each. File ``k`` ends with the document that brings the stream to ``(k + 1) *
+    PART_WORDS`` words, so the files up to ``k`` hold exactly the prefix of that size."""
+    folder = Path(args.data, f"prose-seed{args.seed}")
+    folder.mkdir(parents=True, exist_ok=True)
+    out: list[tuple[Path, dict]] = []
+    docs = words = 0
+    lines = None
+    for k in range(-(-size // PART_WORDS)):
+        path, meta_path = folder / f"part-{k:05d}.jsonl", folder / f"part-{k:05d}.json"
+        if not meta_path.exists():
+            if lines is None:
+                model = prose_model(Path(args.data), args.train.split(","), args.train_words)
+                lines = prose_lines(model, args.seed, start=docs)
+            tmp = path.with_name(path.name + ".tmp")
+            d, w, b = build_prefix(lines, (k + 1) * PART_WORDS - words, tmp)
+            os.replace(tmp, path)
+            meta_path.write_text(json.dumps({"docs": d, "words": w, "bytes": b}))
+        meta = json.loads(meta_path.read_text())
+        docs, words = docs + meta["docs"], words + meta["words"]
+        out.append((path, meta))
+    return out
 
 
 def build_prefix(lines: Iterator[str], words: int, out: Path) -> tuple[int, int, int]:
@@ -90,21 +117,25 @@ def build_prefix(lines: Iterator[str], words: int, out: Path) -> tuple[int, int,
     return docs, total, nbytes
 
 
-def corpus(args, size: int, out: Path) -> tuple[int, int, int]:
-    """The corpus of ``size`` words (``args.corpus``) into ``out``."""
+def corpus(args, size: int, td: str) -> tuple[list[Path], int, int, int]:
+    """The corpus of ``size`` words (``args.corpus``): ``(files, documents, words, bytes)``."""
     if args.corpus == "real":
-        return build_prefix(real_lines(), size, out)
-    model = prose_model(Path(args.data), args.train.split(","), args.train_words)
-    return build_prefix(prose_lines(model, args.seed), size, out)
+        src = Path(td, f"corpus-{size}.jsonl")
+        return [src, *build_prefix(real_lines(), size, src)]
+    parts = prose_parts(args, size)
+    return (
+        [p for p, _ in parts],
+        *(sum(m[k] for _, m in parts) for k in ("docs", "words", "bytes")),
+    )
 
 
-def measure(client, src: Path, n: int, m: int, method: str, tmp: Path) -> dict:
+def measure(client, src: list[Path], n: int, m: int, method: str, tmp: Path) -> dict:
     """One run: seconds, peak temporary bytes, bytes written, rows, output digest, peak RSS."""
     out = tmp / f"out-{method}.jsonl"
     cfg = RepeatsConfig(n=n, min_count=m, method=method)
     t0 = time.perf_counter()
     with PeakRSS() as rss:
-        res = find_repeats([src], out, cfg, client=client, tmp=tmp)
+        res = find_repeats(src, out, cfg, client=client, tmp=tmp)
     secs = time.perf_counter() - t0
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
     row = {
@@ -128,7 +159,7 @@ def measure(client, src: Path, n: int, m: int, method: str, tmp: Path) -> dict:
     return row
 
 
-def pair(client, src: Path, n: int, m: int, tmp: Path, one_first: bool = False) -> dict:
+def pair(client, src: list[Path], n: int, m: int, tmp: Path, one_first: bool = False) -> dict:
     """Both methods on one corpus (``one_first``: one-pass first); raises if their outputs
     differ."""
     if one_first:
@@ -221,6 +252,9 @@ def main() -> None:
     ap.add_argument("--train-words", type=int, default=10_000_000)
     ap.add_argument("--seed", type=int, default=1, help="seed of the generated prose")
     ap.add_argument("--doc", default="docs/repeats.md")
+    ap.add_argument(
+        "--results", default=None, help="JSONL of pairs: rows found there are not run again"
+    )
     args = ap.parse_args()
     from distributed import Client, LocalCluster
 
@@ -228,26 +262,36 @@ def main() -> None:
     n_sizes = [int(float(s)) for s in args.n_sizes.split(",") if s]
     ns = [int(x) for x in args.ns.split(",") if x]
     results: list[dict] = []
+    if args.results and Path(args.results).exists():
+        results = [json.loads(x) for x in Path(args.results).read_text().splitlines() if x]
+    done = {(r["series"], r.get("size"), r["two"]["n"]) for r in results}
     with tempfile.TemporaryDirectory(dir=args.tmp) as td, LocalCluster(
         n_workers=args.workers, threads_per_worker=1, dashboard_address=":0"
     ) as cluster, Client(cluster) as client:  # fmt: skip
         for size in sorted(set(sizes) | set(n_sizes)):
-            src = Path(td, f"corpus-{size}.jsonl")
-            t0 = time.perf_counter()
-            docs, words, nbytes = corpus(args, size, src)
-            print(f"corpus {size}: {docs} documents, {words} words, {nbytes} bytes, "
-                  f"{time.perf_counter() - t0:.0f} s; load {load_average()}", flush=True)  # fmt: skip
             runs = [("size", args.n)] if size in sizes else []
             runs += [
                 ("n", n) for n in ns if size in n_sizes and not (size in sizes and n == args.n)
             ]
+            runs = [(se, n) for se, n in runs if (se, size, n) not in done]
+            if not runs:
+                continue
+            t0 = time.perf_counter()
+            src, docs, words, nbytes = corpus(args, size, td)
+            print(f"corpus {size}: {docs} documents, {words} words, {nbytes} bytes, "
+                  f"{time.perf_counter() - t0:.0f} s; load {load_average()}", flush=True)  # fmt: skip
             for series, n in runs:
                 r = pair(client, src, n, args.m, Path(td), one_first=len(results) % 2 == 1)
-                results.append({"series": series, "words": words, "docs": docs, **r})
-                if series == "size" and size in n_sizes:
-                    results.append({**results[-1], "series": "n"})
+                new = [{"series": series, "size": size, "words": words, "docs": docs, **r}]
+                if series == "size" and size in n_sizes and ("n", size, n) not in done:
+                    new.append({**new[0], "series": "n"})
+                results += new
+                if args.results:
+                    with open(args.results, "a") as f:
+                        f.writelines(json.dumps(x) + "\n" for x in new)
                 report(args, results, done=False)
-            src.unlink()
+            if args.corpus == "real":
+                src[0].unlink()
     report(args, results, done=True)
 
 
