@@ -121,7 +121,7 @@ def corpus(args, size: int, td: str) -> tuple[list[Path], int, int, int]:
     """The corpus of ``size`` words (``args.corpus``): ``(files, documents, words, bytes)``."""
     if args.corpus == "real":
         src = Path(td, f"corpus-{size}.jsonl")
-        return [src, *build_prefix(real_lines(), size, src)]
+        return ([src], *build_prefix(real_lines(), size, src))
     parts = prose_parts(args, size)
     return (
         [p for p, _ in parts],
