@@ -252,6 +252,7 @@ def main() -> None:
     ap.add_argument("--train-words", type=int, default=10_000_000)
     ap.add_argument("--seed", type=int, default=1, help="seed of the generated prose")
     ap.add_argument("--doc", default="docs/repeats.md")
+    ap.add_argument("--flip", type=int, default=0, choices=(0, 1), help="1: the other method first")
     ap.add_argument(
         "--results", default=None, help="JSONL of pairs: rows found there are not run again"
     )
@@ -281,7 +282,9 @@ def main() -> None:
             print(f"corpus {size}: {docs} documents, {words} words, {nbytes} bytes, "
                   f"{time.perf_counter() - t0:.0f} s; load {load_average()}", flush=True)  # fmt: skip
             for series, n in runs:
-                r = pair(client, src, n, args.m, Path(td), one_first=len(results) % 2 == 1)
+                r = pair(
+                    client, src, n, args.m, Path(td), one_first=(len(results) + args.flip) % 2 == 1
+                )
                 new = [{"series": series, "size": size, "words": words, "docs": docs, **r}]
                 if series == "size" and size in n_sizes and ("n", size, n) not in done:
                     new.append({**new[0], "series": "n"})
@@ -300,7 +303,8 @@ CORPUS_TEXT = {
     + ", ".join(ORDER)
     + ") in this order",
     "prose": "generated prose (`simdask.ingest.prose`: a word-bigram model trained on the "
-    "real-text corpora, documents of about 1,500 words, 5 % with a planted passage of "
+    "first 10^7 words of the real-text corpora, i.e. man pages, cached as "
+    "`prose-model.npz` in `--data`; documents of about 1,500 words, 5 % with a planted passage of "
     "100..400 words of another), one stream, every size a prefix of it",
 }
 
@@ -311,6 +315,8 @@ def report(args, results: list[dict], done: bool) -> None:
     doc = Path(args.doc)
     png = doc.with_name(doc.stem + ("" if args.corpus == "prose" else "-real") + ".png")
     plotted = plot(results, png)
+    by_n = [r for r in results if r["series"] == "n"]
+    n_part = f"### n varies\n\n{table(by_n)}\n" if by_n else ""
     body = f"""Script: `scripts/bench_repeats.py {" ".join(sys.argv[1:])}`. Machine: {machine()}.
 Date: {today()}. LocalCluster of {args.workers} single-threaded worker processes (the machine is
 shared: other jobs ran meanwhile, so compare the two methods within a row, not across rows).
@@ -322,10 +328,7 @@ held (sampled every 50 ms), not counting the result rows (the output, the same f
 
 {table([r for r in results if r["series"] == "size"])}
 
-### n varies
-
-{table([r for r in results if r["series"] == "n"])}
-
+{n_part}
 {"![time and peak temporary disk](" + png.name + ")" if plotted else "(matplotlib missing: no plot)"}
 
 Raw rows (JSON):
