@@ -117,11 +117,12 @@ def test_split_by_range_partitions_by_top_bits():
 
 
 def test_tokenize_buffer_is_the_words_each_followed_by_one_space():
-    texts = gen_texts(11) + ["", "  --  ", "Ünï, straße!  x1\n\tdd-ee", "trailing word"]
+    texts = [*gen_texts(11), "", "  --  ", "Ünï, straße!  x1\n\tdd-ee", "trailing word"]
     tok = tokenize(texts)
     ws = [w for t in texts for w in words(t)]
     assert tok.buf.tobytes() == b"".join(w.encode() + b" " for w in ws)
-    assert [tok.buf[a : a + n].tobytes().decode() for a, n in zip(tok.start, tok.length)] == ws
+    spans = zip(tok.start, tok.length, strict=True)
+    assert [tok.buf[a : a + n].tobytes().decode() for a, n in spans] == ws
     assert np.diff(tok.word_offsets).tolist() == [len(words(t)) for t in texts]
 
 
@@ -158,7 +159,7 @@ def test_equal_to_leader_compares_bytes(texts, data, block):
 
 
 def test_jsonl_rows_are_byte_identical_to_json_dumps():
-    keys = ['plain', 'quo"te', "back\\slash", "ünïcode ключ", "tab\tand\nnewline", "\x01ctl"]
+    keys = ["plain", 'quo"te', "back\\slash", "ünïcode ключ", "tab\tand\nnewline", "\x01ctl"]
     texts = ["alpha beta", "x1 straße", "Ünï dd ee", "w w w"] * 3
     rng = np.random.default_rng(0)
     doc = rng.integers(0, len(keys), len(texts)).astype(np.uint32)
