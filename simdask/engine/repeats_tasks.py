@@ -28,6 +28,7 @@ from simdask.ingest.sources import SourceItem, read_item
 from simdask.kernels.ngrams import (
     RECORD,
     group_exact,
+    jsonl_rows,
     ngram_records,
     ngram_texts,
     range_of,
@@ -210,30 +211,24 @@ def onepass_task(b: int, refs: list[SourceItem | IndexText], doc_base: int, plan
 
 def group_task(r: int, stage: str, plan: Plan) -> dict:
     """Per hash range: exact groups of the range's n-gram texts seen ``min_count`` times,
-    as JSONL rows in ``rows/rRRRR.jsonl`` (locations as ``[document ordinal, offset]``,
-    mapped to keys by the driver's ``keys.json``); the range's input files removed."""
+    as JSONL rows in ``rows/rRRRR.jsonl`` (locations as ``[key, offset]``, keys from the
+    driver's ``keys.json``); the range's input files removed."""
     parts, inputs = _load_all(Path(plan.tmp, stage, f"r{r:04d}"))
     if not parts:
         return {"rows": 0, "bytes": 0}
     rec = np.concatenate([p["rec"] for p in parts])
     lengths = np.concatenate([p["lengths"] for p in parts])
     blob = np.concatenate([p["blob"] for p in parts])
+    del parts
+    groups = group_exact(rec, lengths, blob, plan.min_count)
+    del lengths, blob
     keys = json.loads(Path(plan.tmp, "keys.json").read_text("utf-8"))
     path = Path(plan.tmp, "rows", f"r{r:04d}.jsonl")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    rows = 0
-    with open(tmp, "w", encoding="utf-8") as f:
-        for text, idx in group_exact(rec, lengths, blob, plan.min_count):
-            docs, offs = rec["doc"][idx].tolist(), rec["off"][idx].tolist()
-            row = {
-                "ngram": text.decode("utf-8"),
-                "count": len(idx),
-                "documents": len(set(docs)),
-                "locations": [[keys[d], o] for d, o in zip(docs, offs, strict=True)],
-            }
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            rows += 1
+    with open(tmp, "wb") as f:
+        for piece in jsonl_rows(groups, rec["doc"], rec["off"], keys):
+            f.write(piece)
     os.replace(tmp, path)
     _remove(inputs)
-    return {"rows": rows, "bytes": path.stat().st_size}
+    return {"rows": len(groups), "bytes": path.stat().st_size}
