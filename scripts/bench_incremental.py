@@ -241,8 +241,9 @@ def main() -> None:
     ap.add_argument(
         "--hash-bits",
         type=int,
-        default=28,
-        help="chunk-ID width of the base indexes (28: comparable with the earlier figures)",
+        default=IndexConfig().hash_bits,
+        help="chunk-ID width of the base indexes (default: the index default; 28 was used "
+        "before 64-bit chunk IDs became the default)",
     )
     ap.add_argument("--unmerged-runs", type=int, default=50)
     ap.add_argument("--data", default="bench-data/incremental", help="corpus and index folder")
@@ -251,6 +252,9 @@ def main() -> None:
     ap.add_argument("--previous", help="JSON results of an earlier run (--save) to report too")
     ap.add_argument("--save", default=None, help="write this run's results here (JSON)")
     ap.add_argument("--queries-only", action="store_true", help="time only the queries")
+    ap.add_argument(
+        "--build-only", action="store_true", help="build (or reuse) the base indexes, then stop"
+    )
     ap.add_argument(
         "--side-by-side", type=int, default=0, help="rounds of adds alternating between sizes"
     )
@@ -270,6 +274,8 @@ def main() -> None:
             docs = [(d.key, d.text) for d in corpus.docs]
             del corpus
             info = build_base(data, docs, n, args.shards, client, args.fresh, args.hash_bits)
+            if args.build_only:
+                continue
             r = dict(previous.get(str(n), {}))
             if not args.queries_only:
                 r["rows"] = []
@@ -294,6 +300,8 @@ def main() -> None:
                 results.setdefault(n, {})["side_by_side"] = x
     finally:
         cluster.__exit__(None, None, None)
+    if args.build_only:
+        return
     if args.save:
         Path(args.save).write_text(json.dumps({str(n): r for n, r in results.items()}))
     write_section(args.out, "Incremental runs (bench_incremental.py)", report(args, rows, results))

@@ -195,7 +195,12 @@ def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, transfer, gr
     else:
         (folder / "t2.txt").unlink()
     opts = RunOptions(fuse_members=fuse, transfer=transfer)
-    idx.update([folder], client=client, delete_missing=True, options=opts)
+    s = idx.update([folder], client=client, delete_missing=True, options=opts)
+    # a small run (and any run that only deletes) writes delta segments and tombstones, no
+    # range rewritten, and recomputes t0 and t1 for the crossing
+    assert (s.extra["shards_rewritten"] == 0) == (fuse > 0 or not grow)
+    if s.extra["shards_rewritten"] == 0:
+        assert s.extra["df_crossed"] == 2
     after = {(r.doc, r.other, r.shared, round(r.similarity, 2)) for r in idx.pairs()}
     want = (
         set()

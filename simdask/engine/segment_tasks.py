@@ -6,6 +6,9 @@ Plain functions of plain arguments, like those of :mod:`simdask.engine.merge_sta
   reading the range's older segments;
 * :func:`delta_pairs_task` counts the recomputed documents' pairs in one range from the
   posting lists of their chunks only (base + deltas − tombstones, restricted to those chunks);
+* :func:`delta_after_task` (runs with ``max_df``) gives those live postings after the run and
+  the documents holding a chunk whose document count crossed ``max_df``, and
+  :func:`extend_after_task` adds the posting lists of the crossed documents' other chunks;
 * :func:`compact_task` merges some segments of a range into one.
 """
 
@@ -19,7 +22,7 @@ from simdask import failpoints
 from simdask.cluster.worker_cache import worker_cache
 from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
 from simdask.kernels.heavy import member_keys
-from simdask.kernels.postings import build_postings
+from simdask.kernels.postings import build_postings, crossed_docs
 from simdask.kernels.similarity import skipped_chunks
 from simdask.storage.segments import merge_shards
 from simdask.storage.shards import ShardData, open_shard_store
@@ -27,10 +30,14 @@ from simdask.storage.shards import ShardData, open_shard_store
 __all__ = [
     "CompactSpec",
     "compact_task",
+    "crossed_after",
+    "crossed_head",
+    "delta_after_task",
     "delta_head",
     "delta_keys",
     "delta_pairs_task",
     "delta_task",
+    "extend_after_task",
     "segment_head",
 ]
 
@@ -85,6 +92,45 @@ def delta_pairs_task(
     keys = member_keys(after, members, n_docs, max_df, cutoff)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
     return (skipped, len(keys[0]) + len(keys[1])), keys
+
+
+def delta_after_task(
+    delta: ShardData, before: ShardData, tomb: np.ndarray, max_df: int
+) -> tuple[int, np.ndarray, ShardData]:
+    """A run with ``max_df``, one range: the live postings after the run of the probed chunks
+    (``before`` + ``delta`` − ``tomb``, see :func:`delta_pairs_task`), the change of the
+    range's skipped-chunk count and the documents holding a chunk whose document count
+    crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`; exact because the
+    probed chunks include every chunk whose count changed: those of the delta and of the
+    dropped documents). Returns ``(skipped-chunk change, crossed doc IDs, after)``."""
+    failpoints.hit("rows_task")
+    after = merge_shards([before, delta], tomb, delta.lo, delta.hi)
+    skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
+    old = (before.chunk_keys, before.offsets)
+    crossed = crossed_docs(old, (after.chunk_keys, after.offsets, after.doc_ids), max_df)
+    return skipped, crossed, after
+
+
+def crossed_head(result: tuple) -> tuple[int, np.ndarray]:
+    """``(skipped-chunk change, crossed doc IDs)`` of a :func:`delta_after_task` result."""
+    return result[0], result[1]
+
+
+def crossed_after(result: tuple) -> ShardData:
+    """The live postings after the run of a :func:`delta_after_task` result."""
+    return result[2]
+
+
+def extend_after_task(result: tuple, more: ShardData, tomb: np.ndarray) -> ShardData:
+    """The postings of a :func:`delta_after_task` result plus ``more``: the committed live
+    posting lists of other chunks (those of documents recomputed because a chunk crossed
+    ``max_df``; the run wrote no postings of them), with this run's tombstones ``tomb``
+    applied."""
+    after = result[2]
+    if more.n_postings == 0:
+        return after
+    live = merge_shards([more], tomb, more.lo, more.hi)
+    return merge_shards([after, live], np.zeros(0, np.int64), after.lo, after.hi)
 
 
 def delta_head(result: tuple) -> tuple[int, int]:
