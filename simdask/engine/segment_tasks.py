@@ -24,7 +24,7 @@ from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
 from simdask.kernels.heavy import member_keys
 from simdask.kernels.postings import build_postings, crossed_docs
 from simdask.kernels.similarity import skipped_chunks
-from simdask.storage.segments import merge_shards
+from simdask.storage.segments import add_delta, merge_shards
 from simdask.storage.shards import ShardData, open_shard_store
 
 __all__ = [
@@ -88,7 +88,7 @@ def delta_pairs_task(
     emitted), keys)``.
     """
     failpoints.hit("rows_task")
-    after = merge_shards([before, delta], tomb, delta.lo, delta.hi)
+    after = add_delta(before, delta, tomb)
     keys = member_keys(after, members, n_docs, max_df, cutoff)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
     return (skipped, len(keys[0]) + len(keys[1])), keys
@@ -104,7 +104,7 @@ def delta_after_task(
     probed chunks include every chunk whose count changed: those of the delta and of the
     dropped documents). Returns ``(skipped-chunk change, crossed doc IDs, after)``."""
     failpoints.hit("rows_task")
-    after = merge_shards([before, delta], tomb, delta.lo, delta.hi)
+    after = add_delta(before, delta, tomb)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
     old = (before.chunk_keys, before.offsets)
     crossed = crossed_docs(old, (after.chunk_keys, after.offsets, after.doc_ids), max_df)
