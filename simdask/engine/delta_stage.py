@@ -17,6 +17,7 @@ the posting lists of their chunks, read like the others'.
 
 from __future__ import annotations
 
+import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -205,6 +206,10 @@ def run_delta(
     )
 
 
+#: pair keys per block above which a delta run's members are counted in several blocks
+BLOCK_KEYS = 1 << 18
+
+
 def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, members_f, changed_f):
     """The members' rows, one block (no ``max_df``): per range a task adds the delta and
     emits the members' pair keys. Returns the rows and the skipped-chunk change."""
@@ -225,11 +230,22 @@ def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, membe
         for s in range(len(befores))
     ]
     heads = ctx.gather_shards("deltahead", delta_head, pair_f)
-    p = member_pass(
-        delta_keys, lambda block: (), "keys", inp.n_chunks_f, changed_f, members_f, config
-    )
-    out = run_blocks(ctx, pair_f, [inp.members], p)
-    res = member_results(out, 1, int(sum(h[1] for h in heads)))
+    work = int(sum(h[1] for h in heads))
+    # many keys: counted in one block per worker, in parallel
+    n = max(1, min(ctx.n_workers, len(inp.members), -(-work // BLOCK_KEYS)))
+    cuts = np.linspace(0, len(inp.members), n + 1).astype(np.int64).tolist()
+    blocks = [inp.members[lo:hi] for lo, hi in itertools.pairwise(cuts)]
+    first = {int(b[0]): lo for b, lo in zip(blocks, cuts, strict=False) if len(b)}
+
+    def emit_args(block):  # the keys of the members at positions lo..lo + len(block) - 1
+        if n == 1:
+            return ()
+        lo = first[int(block[0])]
+        return (lo, lo + len(block), inp.n_docs)
+
+    p = member_pass(delta_keys, emit_args, "keys", inp.n_chunks_f, changed_f, members_f, config)
+    out = run_blocks(ctx, pair_f, blocks, p)
+    res = member_results(out, len(blocks), work)
     return res, int(sum(h[0] for h in heads))
 
 

@@ -138,9 +138,17 @@ def delta_head(result: tuple) -> tuple[int, int]:
     return result[0]
 
 
-def delta_keys(result: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """The ``(light, heavy)`` pair keys of a :func:`delta_pairs_task` result."""
-    return result[1]
+def delta_keys(
+    result: tuple, lo: int = 0, hi: int | None = None, n_docs: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(light, heavy)`` pair keys of a :func:`delta_pairs_task` result; with ``hi``,
+    those of the members at positions ``lo..hi-1`` only, as keys of that block
+    (``(position - lo) * n_docs + o``)."""
+    if hi is None:
+        return result[1]
+    lo_key, last = np.uint32(lo * n_docs), np.uint32(hi * n_docs - 1)
+    light, heavy = ((k[(k >= lo_key) & (k <= last)] - lo_key).astype(np.uint32) for k in result[1])
+    return light, heavy
 
 
 @dataclass(frozen=True)
