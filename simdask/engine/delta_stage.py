@@ -211,8 +211,9 @@ BLOCK_KEYS = 1 << 18
 
 
 def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, members_f, changed_f):
-    """The members' rows, one block (no ``max_df``): per range a task adds the delta and
-    emits the members' pair keys. Returns the rows and the skipped-chunk change."""
+    """The members' rows (no ``max_df``): per range a task adds the delta and emits the
+    members' pair keys; they are counted in one block, or in one block per worker when
+    there are more than :data:`BLOCK_KEYS`. Returns the rows and the skipped-chunk change."""
     # the probed lists in the tasks' arguments, not scattered: a task retried after its
     # worker died still has them
     pair_f = [
