@@ -261,7 +261,15 @@ def side_by_side(sizes: list[int], c: int, rounds: int, args, client, docs: dict
         for n in sizes:  # a whole process: its own documents
             docs = [(f"cli{r}-{k}", t) for k, t in batches[n][r]["add"]]
             jsonl = write_jsonl(docs, works[n].parent / "sbs-cli.jsonl")
-            cmd = [sys.executable, "-m", "simdask.cli", "update", str(works[n]), str(jsonl), "-q"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "simdask.cli",
+                "update",
+                str(works[n]),
+                str(jsonl),
+                "--quiet",
+            ]
             load = os.getloadavg()[0]
             t = time.perf_counter()
             subprocess.run(cmd, capture_output=True, text=True, check=True)
