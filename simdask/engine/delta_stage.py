@@ -29,6 +29,7 @@ from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.merge_stage import MergeSpec, MergeStage
 from simdask.engine.segment_tasks import (
+    RangeProbe,
     crossed_after,
     crossed_head,
     delta_after_task,
@@ -64,8 +65,9 @@ class DeltaInputs:
     whose content changed (``changed``), documents removed or replaced (``dropped``), the
     committed ``manifest`` and tombstones (``tomb_old``) and those after this run
     (``tomb_new``), ``|A|`` by doc ID after the run (``n_chunks_f`` broadcast, ``n_docs``),
-    and the heavy-chunk ``cutoff`` the index was built with (None: no chunk is heavy), and
-    the index's ``exclusions`` (for re-chunking stored texts)."""
+    and the heavy-chunk ``cutoff`` the index was built with (None: no chunk is heavy), the
+    index's ``exclusions`` (for re-chunking stored texts) and ``tomb_old`` broadcast
+    (``tomb_old_f``: tasks reading their probed lists themselves apply it)."""
 
     prov_f: object
     final_f: object
@@ -79,6 +81,7 @@ class DeltaInputs:
     n_docs: int
     cutoff: int | None = None
     exclusions: Exclusions | None = None
+    tomb_old_f: object = None
 
 
 def stored_chunk_ids(
@@ -179,11 +182,16 @@ def run_delta(
     refill = np.setdiff1d(inp.members, inp.changed)
     probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs, inp.exclusions)
-    probes = [
-        np.union1d(deltas[s].chunk_keys, stored[s]).astype(config.chunk_dtype)
-        for s in range(len(ranges))
-    ]
-    befores = _befores(store, inp.manifest, probes, inp.tomb_old, ranges)
+    if config.max_df is None and ctx.shared and not store.remote:
+        # each range's task reads its probed lists itself, from the memory-mapped segments
+        probes = None
+        befores = [_range_probe(sp, stored[s], config) for s, sp in enumerate(specs)]
+    else:
+        probes = [
+            np.union1d(deltas[s].chunk_keys, stored[s]).astype(config.chunk_dtype)
+            for s in range(len(ranges))
+        ]
+        befores = _befores(store, inp.manifest, probes, inp.tomb_old, ranges)
     ctx.traffic.sent(befores)
     t2 = time.perf_counter()
     tomb_f, members_f, changed_f = ctx.broadcast(inp.tomb_new, inp.members, inp.changed)
@@ -206,6 +214,15 @@ def run_delta(
     )
 
 
+def _range_probe(spec: MergeSpec, extra: np.ndarray, config: IndexConfig) -> RangeProbe:
+    """The probe of one range read by its task: the committed segments of ``spec``, the
+    chunks of the delta and ``extra``."""
+    dtype = np.dtype(config.chunk_dtype).str
+    extra = np.asarray(extra, dtype)
+    gens = spec.old_generations
+    return RangeProbe(spec.store_root, spec.shard, spec.lo, spec.hi, gens, extra, dtype)
+
+
 #: pair keys per block above which a delta run's members are counted in several blocks
 BLOCK_KEYS = 1 << 18
 
@@ -226,6 +243,7 @@ def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, membe
             inp.n_docs,
             config.max_df,
             inp.cutoff,
+            inp.tomb_old_f,
             key=ctx.key("deltapairs", s=s),
         )
         for s in range(len(befores))

@@ -426,6 +426,7 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
         targets.n_docs,
         targets.cutoff,
         job.exclusions,
+        common[3],
     )
     out = run_delta(ctx, job.store, job.catalog, job.texts, job.config, specs, buckets, inp)
     changes.rows, changes.trim = out.rows.rows, out.rows.trim

@@ -24,11 +24,12 @@ from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
 from simdask.kernels.heavy import member_keys
 from simdask.kernels.postings import build_postings, crossed_docs
 from simdask.kernels.similarity import skipped_chunks
-from simdask.storage.segments import add_delta, merge_shards
+from simdask.storage.segments import RangeReader, add_delta, merge_shards
 from simdask.storage.shards import ShardData, open_shard_store
 
 __all__ = [
     "CompactSpec",
+    "RangeProbe",
     "compact_task",
     "crossed_after",
     "crossed_head",
@@ -68,26 +69,54 @@ def segment_head(data: ShardData) -> tuple[int, int, np.ndarray]:
     return len(data.chunk_keys), data.n_postings, data.chunk_keys
 
 
+@dataclass(frozen=True)
+class RangeProbe:
+    """What a :func:`delta_pairs_task` reads itself from a store it can open (a shared
+    filesystem): the committed segments ``generations`` of range ``shard``, restricted to the
+    chunks of the run's delta and ``extra`` (sorted chunk IDs of dtype ``dtype``: those of
+    the refilled documents), with the committed tombstones applied."""
+
+    store_root: str
+    shard: int
+    lo: int
+    hi: int
+    generations: tuple[int, ...]
+    extra: np.ndarray
+    dtype: str
+
+    def read(self, delta: ShardData, tomb_old: np.ndarray) -> ShardData:
+        """The range's committed live postings of the probed chunks (memory-mapped pages)."""
+        ids = np.union1d(np.asarray(delta.chunk_keys, self.dtype), self.extra)
+        reader = RangeReader(open_shard_store(self.store_root, self.dtype))
+        gens = list(self.generations)
+        return reader.subset(self.shard, gens, ids.astype(self.dtype), tomb_old, self.lo, self.hi)
+
+
 def delta_pairs_task(
     delta: ShardData,
-    before: ShardData,
+    before: ShardData | RangeProbe,
     tomb: np.ndarray,
     members: np.ndarray,
     n_docs: int,
     max_df: int | None,
     cutoff: int | None = None,
+    tomb_old: np.ndarray | None = None,
 ) -> tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
     """Pair keys of ``members`` in one range (:func:`~simdask.kernels.heavy.member_keys`,
     ``(light, heavy)`` with chunks of ``df > cutoff`` heavy) and the change of the range's
     skipped-chunk count.
 
     ``before``: the range's live postings before this run, restricted to the chunks probed
-    (every chunk of a member, and of a removed document when ``max_df`` is set); ``tomb``:
+    (every chunk of a member, and of a removed document when ``max_df`` is set), or a
+    :class:`RangeProbe` this task reads them with (under the committed tombstones
+    ``tomb_old``); ``tomb``:
     the tombstones including this run's. The live postings after the run are ``before`` with
     this run's tombstones applied, plus ``delta``. Returns ``((skipped-chunk change, keys
     emitted), keys)``.
     """
     failpoints.hit("rows_task")
+    if isinstance(before, RangeProbe):
+        before = before.read(delta, tomb_old)
     after = add_delta(before, delta, tomb)
     keys = member_keys(after, members, n_docs, max_df, cutoff)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
