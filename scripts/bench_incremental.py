@@ -192,39 +192,113 @@ def unmerged_queries(data: Path, docs, n: int, c: int, runs: int, client) -> dic
     }
 
 
-def side_by_side(sizes: list[int], c: int, rounds: int, args, client) -> dict:
-    """Adds of ``c`` documents alternating between copies of the base indexes of ``sizes``
-    (same machine load for both); median seconds and stage seconds per size."""
-    docs, works = {}, {}
+def _sbs_batches(docs: list, n: int, c: int, rounds: int, unmerged: int) -> list:
+    """Per round: the documents to add (past those of the other measurements), the base
+    documents to modify (their first half and another document's start) and to delete."""
+    added = [(f"sbs-{k}", t) for k, t in docs[n + (2 + unmerged) * c :]]
+    step = max(1, n // (2 * c * rounds))  # distinct victims in every round, spread over the base
+    victims = list(range(1, n, step))[: 2 * c * rounds]
+    out = []
+    for r in range(rounds):
+        mod = victims[2 * r * c : (2 * r + 1) * c]
+        out.append(
+            {
+                "add": added[r * c : (r + 1) * c],
+                "modify": [
+                    (
+                        docs[i][0],
+                        docs[i][1][: len(docs[i][1]) // 2] + " " + docs[(i * 7919) % n][1][:2000],
+                    )
+                    for i in mod
+                ],
+                "delete": [docs[i][0] for i in victims[(2 * r + 1) * c : (2 * r + 2) * c]],
+            }
+        )
+    return out
+
+
+def _sbs_run(work: Path, op: str, batch, client) -> tuple[float, object]:
+    """One timed in-process run of ``op`` (add, modify, delete) on the index ``work``."""
+    jsonl = write_jsonl(batch if op != "delete" else [], work.parent / f"sbs-{op}.jsonl")
+    with Index.open(work) as idx:
+        if op == "add":
+            kwargs = {"sources": [jsonl]}
+        elif op == "modify":
+            base = source_id(work.parent / "base.jsonl")
+            items = [dataclasses.replace(i, source=base) for i in list_items([jsonl])]
+            kwargs = {"items": items}
+        else:
+            kwargs = {"remove": batch}
+        t = time.perf_counter()
+        s = idx.update(client=client, **kwargs)
+        return time.perf_counter() - t, s
+
+
+def side_by_side(sizes: list[int], c: int, rounds: int, args, client, docs: dict) -> dict:
+    """Add, modify and delete ``c`` documents in process, and add ``c`` documents with
+    ``simdask update`` in a new process, alternating between copies of the base indexes of
+    ``sizes`` every round (the same machine load for all); medians per size and operation."""
+    batches, works = {}, {}
     for n in sizes:
         data = Path(args.data) / f"n{n}"
-        corpus = generate_corpus(n + (2 + args.unmerged_runs) * c, mean_words=args.words, seed=7)
-        # documents past those of the other measurements
-        docs[n] = [(f"sbs-{d.key}", d.text) for d in corpus.docs[n : n + rounds * c]]
+        batches[n] = _sbs_batches(docs[n], n, c, rounds, args.unmerged_runs)
         works[n] = data / "sbs-index"
         shutil.rmtree(works[n], ignore_errors=True)
         shutil.copytree(data / "index", works[n])
-    times: dict[int, list] = {n: [] for n in sizes}
+    ops = ("add", "modify", "delete")
+    times: dict[tuple[int, str], list] = {(n, op): [] for n in sizes for op in (*ops, "cli")}
     for r in range(rounds):
-        for n in sizes:
-            batch = write_jsonl(docs[n][r * c : (r + 1) * c], works[n].parent / "sbs.jsonl")
-            with Index.open(works[n]) as idx:
+        for op in ops:
+            for n in sizes:
                 load = os.getloadavg()[0]
-                t = time.perf_counter()
-                s = idx.update(sources=[batch], client=client)
-                total = time.perf_counter() - t
-            times[n].append((total, s.seconds, s.extra.get("candidate_pair_counts", 0), load))
-            print(f"side by side {n}: add {c}: {total:.2f} s {s.extra.get('delta_seconds')}")
-    out = {}
-    for n in sizes:
-        totals = sorted(x[0] for x in times[n])
-        out[n] = {
-            "median_s": statistics.median(totals),
-            "stages": {
-                k: statistics.median(x[1].get(k, 0.0) for x in times[n]) for k in times[n][0][1]
-            },
-            "pairs": statistics.median(x[2] for x in times[n]),
-            "load": statistics.median(x[3] for x in times[n]),
+                total, s = _sbs_run(works[n], op, batches[n][r][op], client)
+                want = {"add": (c, 0, 0), "modify": (0, c, 0), "delete": (0, 0, c)}[op]
+                if (s.added, s.modified, s.deleted) != want:
+                    raise RuntimeError(f"{op}: expected {want} added/modified/deleted, got {s}")
+                extra = {**s.extra, "seconds": s.seconds}
+                times[(n, op)].append((total, extra, load))
+                print(f"side by side {n}: {op} {c}: {total:.2f} s {s.extra.get('delta_seconds')}")
+        for n in sizes:  # a whole process: its own documents
+            docs = [(f"cli{r}-{k}", t) for k, t in batches[n][r]["add"]]
+            jsonl = write_jsonl(docs, works[n].parent / "sbs-cli.jsonl")
+            cmd = [
+                sys.executable,
+                "-m",
+                "simdask.cli",
+                "update",
+                str(works[n]),
+                str(jsonl),
+                "--quiet",
+            ]
+            load = os.getloadavg()[0]
+            t = time.perf_counter()
+            subprocess.run(cmd, capture_output=True, text=True, check=True)
+            times[(n, "cli")].append((time.perf_counter() - t, {}, load))
+            print(f"side by side {n}: simdask update +{c}: {times[(n, 'cli')][-1][0]:.2f} s")
+    out: dict[int, dict] = {n: {} for n in sizes}
+    for (n, op), xs in times.items():
+
+        def med(f, xs=xs):
+            return statistics.median(f(x) for x in xs)
+
+        stages = {}
+        if op != "cli":
+            stages = {
+                k: med(lambda x, k=k: x[1]["seconds"].get(k, 0.0)) for k in xs[0][1]["seconds"]
+            }
+            delta = xs[0][1].get("delta_seconds") or {}
+            stages.update(
+                {
+                    f"delta.{k}": med(lambda x, k=k: (x[1].get("delta_seconds") or {}).get(k, 0.0))
+                    for k in delta
+                }
+            )
+        out[n][op] = {
+            "median_s": med(lambda x: x[0]),
+            "all_s": [round(x[0], 3) for x in xs],
+            "stages": stages,
+            "pairs": med(lambda x: x[1].get("candidate_pair_counts") or 0),
+            "load": med(lambda x: x[2]),
         }
     return out
 
@@ -241,8 +315,9 @@ def main() -> None:
     ap.add_argument(
         "--hash-bits",
         type=int,
-        default=28,
-        help="chunk-ID width of the base indexes (28: comparable with the earlier figures)",
+        default=IndexConfig().hash_bits,
+        help="chunk-ID width of the base indexes (default: the index default; 28 was used "
+        "before 64-bit chunk IDs became the default)",
     )
     ap.add_argument("--unmerged-runs", type=int, default=50)
     ap.add_argument("--data", default="bench-data/incremental", help="corpus and index folder")
@@ -252,11 +327,14 @@ def main() -> None:
     ap.add_argument("--save", default=None, help="write this run's results here (JSON)")
     ap.add_argument("--queries-only", action="store_true", help="time only the queries")
     ap.add_argument(
+        "--build-only", action="store_true", help="build (or reuse) the base indexes, then stop"
+    )
+    ap.add_argument(
         "--side-by-side", type=int, default=0, help="rounds of adds alternating between sizes"
     )
     args = ap.parse_args()
 
-    c, rows, results = args.changes, [], {}
+    c, rows, results, all_docs = args.changes, [], {}, {}
     previous = json.loads(Path(args.previous).read_text()) if args.previous else {}
     cluster = connect(workers=args.workers, dashboard_address=":0")  # as simdask starts it
     client = cluster.__enter__()
@@ -264,12 +342,15 @@ def main() -> None:
         for n in args.docs:
             data = Path(args.data) / f"n{n}"
             data.mkdir(parents=True, exist_ok=True)
-            corpus = generate_corpus(
-                n + (2 + args.unmerged_runs) * c, mean_words=args.words, seed=7
-            )
+            extra = 2 + args.unmerged_runs + args.side_by_side  # documents past the base's
+            corpus = generate_corpus(n + extra * c, mean_words=args.words, seed=7)
             docs = [(d.key, d.text) for d in corpus.docs]
             del corpus
+            if args.side_by_side:
+                all_docs[n] = docs
             info = build_base(data, docs, n, args.shards, client, args.fresh, args.hash_bits)
+            if args.build_only:
+                continue
             r = dict(previous.get(str(n), {}))
             if not args.queries_only:
                 r["rows"] = []
@@ -289,11 +370,13 @@ def main() -> None:
                 r["queries"] = unmerged_queries(data, docs, n, c, args.unmerged_runs, client)
             results[n] = r
         if args.side_by_side:
-            sbs = side_by_side(sorted(args.docs), c, args.side_by_side, args, client)
+            sbs = side_by_side(sorted(args.docs), c, args.side_by_side, args, client, all_docs)
             for n, x in sbs.items():
                 results.setdefault(n, {})["side_by_side"] = x
     finally:
         cluster.__exit__(None, None, None)
+    if args.build_only:
+        return
     if args.save:
         Path(args.save).write_text(json.dumps({str(n): r for n, r in results.items()}))
     write_section(args.out, "Incremental runs (bench_incremental.py)", report(args, rows, results))
@@ -341,23 +424,27 @@ def report(args, rows: list[str], results: dict) -> str:
     if sbs:
         lines += [
             "",
-            f"Adds of {c} documents alternating between the sizes ({args.side_by_side} rounds, "
-            "the same machine load for both; medians):",
+            f"Side by side: every round runs each operation on every size in turn ({args.side_by_side} "
+            f"rounds, the same machine load for all; medians; {c} documents each; in-process runs "
+            "on the running cluster, `simdask update` as a new process):",
             "",
-            "| documents | add s | stages (s) | candidate pair counts | load average |",
-            "|---|---|---|---|---|",
+            "| documents | operation | median s | all s | stages (s) | candidate pair counts | load average |",
+            "|---|---|---|---|---|---|---|",
         ]
         for n, x in sbs.items():
-            stages = ", ".join(f"{k} {v:.2f}" for k, v in x["stages"].items() if k != "total")
-            lines.append(
-                f"| {n:,} | {x['median_s']:.2f} | {stages} | {x['pairs']:,.0f} | "
-                f"{x.get('load', float('nan')):.1f} |"
-            )
+            for op, y in x.items():
+                stages = ", ".join(f"{k} {v:.2f}" for k, v in y["stages"].items() if k != "total")
+                lines.append(
+                    f"| {n:,} | {op} | {y['median_s']:.2f} | {', '.join(f'{v:.2f}' for v in y['all_s'])} | "
+                    f"{stages or '-'} | {y['pairs']:,.0f} | {y['load']:.1f} |"
+                )
         if len(sbs) >= 2:
             lo, hi = min(sbs), max(sbs)
-            lines.append(
-                f"\nRatio {hi:,} / {lo:,}: **{sbs[hi]['median_s'] / sbs[lo]['median_s']:.2f}x**."
+            ratios = ", ".join(
+                f"{op} **{sbs[hi][op]['median_s'] / sbs[lo][op]['median_s']:.2f}x**"
+                for op in sbs[lo]
             )
+            lines.append(f"\nRatios {hi:,} / {lo:,}: {ratios}.")
     q = {n: results[n]["queries"] for n in sizes if "queries" in results[n]}
     if q:
         lines += [

@@ -93,6 +93,25 @@ def test_no_stale_rows_to_modified_deleted_or_recycled_documents(tmp_path, clien
     assert_same_index(idx, full_build(tmp_path, folder, client))
 
 
+@pytest.mark.parametrize("block_keys", [1, 10**9], ids=["blocks", "one-block"])
+def test_delta_run_counted_in_blocks_equals_full_build(tmp_path, client, monkeypatch, block_keys):
+    """A delta run with many pair keys counts its members in one block per worker: the
+    members' keys split by position; the rows equal a full build's either way."""
+    from simdask.engine import delta_stage
+
+    monkeypatch.setattr(delta_stage, "BLOCK_KEYS", block_keys)
+    folder = write_txt({f"k{i:02d}": POOL[i] for i in range(10)}, tmp_path / "src")
+    idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
+    idx.update([folder], client=client)
+    for i in range(10, 14):  # adds sharing text with indexed documents, and one another
+        (folder / f"k{i:02d}.txt").write_text(POOL[i] + " " + POOL[i - 9][:500] + POOL[13][:300])
+    (folder / "k02.txt").write_text(POOL[3][:600] + " " + POOL[20])  # modified
+    s = idx.update([folder], client=client, options=RunOptions(fuse_members=1000))
+    assert (s.added, s.modified) == (4, 1) and s.extra["shards_rewritten"] == 0
+    assert s.extra["blocks"] == (2 if block_keys == 1 else 1)
+    assert_same_index(idx, full_build(tmp_path, folder, client))
+
+
 def test_unchanged_run_changes_nothing(tmp_path, client):
     folder = write_txt({f"k{i:02d}": POOL[i] for i in range(8)}, tmp_path / "src")
     idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
@@ -196,7 +215,12 @@ def test_max_df_crossing_recomputes_holders(tmp_path, client, fuse, transfer, gr
     else:
         (folder / "t2.txt").unlink()
     opts = RunOptions(fuse_members=fuse, transfer=transfer)
-    idx.update([folder], client=client, delete_missing=True, options=opts)
+    s = idx.update([folder], client=client, delete_missing=True, options=opts)
+    # a small run (and any run that only deletes) writes delta segments and tombstones, no
+    # range rewritten, and recomputes t0 and t1 for the crossing
+    assert (s.extra["shards_rewritten"] == 0) == (fuse > 0 or not grow)
+    if s.extra["shards_rewritten"] == 0:
+        assert s.extra["df_crossed"] == 2
     after = {(r.doc, r.other, r.shared, round(r.similarity, 2)) for r in idx.pairs()}
     want = (
         set()

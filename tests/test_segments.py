@@ -16,6 +16,7 @@ from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.segments import live_mask, merge_segments, restrict, tombstone_table
 from simdask.storage.segments import (
     RangeReader,
+    add_delta,
     merge_shards,
     read_range,
     remove_segment,
@@ -65,6 +66,37 @@ def test_merge_segments_equals_live_union(segments, tomb_rows):
     assert len(offsets) == len(keys) + 1 and int(offsets[-1]) == len(docs)
     for i in range(len(keys)):
         assert np.all(np.diff(docs[offsets[i] : offsets[i + 1]].astype(np.int64)) > 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sets(st.tuples(st.integers(0, 40), st.integers(0, 12)), max_size=60),
+    st.sets(st.tuples(st.integers(0, 40), st.integers(0, 16)), max_size=30),
+    st.lists(st.tuples(st.integers(0, 14), st.integers(1, 10)), max_size=8),
+    st.sampled_from([np.uint32, np.uint64]),
+)
+def test_add_delta_equals_merge_shards(before_pairs, delta_pairs, tomb_rows, dtype):
+    """A run's delta added to the committed live postings of some chunks: the same postings
+    as the k-way merge, whether the delta's documents are new or tombstoned by the run (the
+    fast path: lists appended) or not (then it merges); every chunk listed has postings."""
+    tomb = tombstone_table([d for d, _ in tomb_rows], [g for _, g in tomb_rows], 17)
+    run = 11  # the run's generation: newer than every tombstone above
+    dropped = sorted({d for d, _ in delta_pairs} & {d for _, d in before_pairs})
+    if dropped and len(tomb_rows) % 2 == 0:  # the usual case: the run tombstones them
+        tomb[dropped] = run
+
+    def shard(pairs, gen):
+        k, o, d = csr(pairs)
+        return ShardData(0, 2**32, k.astype(dtype), o, d, generation=gen)
+
+    before, delta = shard(before_pairs, 7), shard(delta_pairs, run)
+    got = add_delta(before, delta, tomb)
+    want = merge_shards([before, delta], tomb, 0, 2**32)
+    assert pairs_of(got.chunk_keys, got.offsets, got.doc_ids) == pairs_of(
+        want.chunk_keys, want.offsets, want.doc_ids
+    )
+    assert np.array_equal(got.chunk_keys, want.chunk_keys)  # no chunk left without postings
+    assert got.doc_ids.dtype == np.uint32 and got.offsets.dtype == np.uint64
 
 
 def test_recycled_doc_id_is_not_hidden_by_an_older_tombstone():

@@ -7,13 +7,20 @@ the posting lists of their chunks only: the driver reads those lists from the ra
 committed segments (memory-mapped pages; tombstones applied), and one task per range adds the
 delta and counts the members' pairs (:func:`~simdask.engine.segment_tasks.delta_pairs_task`).
 Existing documents' top-k lists get the reverse rows, as in a full run; the result is exact.
+
+With ``max_df`` a chunk whose document count crosses it changes the pairs of every document
+holding it. The chunks whose count a run changes are exactly those probed (the delta's and
+those of the dropped documents), so each range's task finds the documents holding a crossed
+chunk (:func:`~simdask.engine.segment_tasks.delta_after_task`); they are recomputed too, from
+the posting lists of their chunks, read like the others'.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,11 +28,22 @@ from simdask import failpoints
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.merge_stage import MergeSpec, MergeStage
-from simdask.engine.segment_tasks import delta_head, delta_keys, delta_pairs_task, delta_task
+from simdask.engine.segment_tasks import (
+    RangeProbe,
+    crossed_after,
+    crossed_head,
+    delta_after_task,
+    delta_head,
+    delta_keys,
+    delta_pairs_task,
+    delta_task,
+    extend_after_task,
+)
 from simdask.engine.similarity_stage import (
     SimilarityResult,
     member_pass,
     member_results,
+    member_rows,
     run_blocks,
 )
 from simdask.engine.stage import drive
@@ -47,8 +65,9 @@ class DeltaInputs:
     whose content changed (``changed``), documents removed or replaced (``dropped``), the
     committed ``manifest`` and tombstones (``tomb_old``) and those after this run
     (``tomb_new``), ``|A|`` by doc ID after the run (``n_chunks_f`` broadcast, ``n_docs``),
-    and the heavy-chunk ``cutoff`` the index was built with (None: no chunk is heavy), and
-    the index's ``exclusions`` (for re-chunking stored texts)."""
+    and the heavy-chunk ``cutoff`` the index was built with (None: no chunk is heavy), the
+    index's ``exclusions`` (for re-chunking stored texts) and ``tomb_old`` broadcast
+    (``tomb_old_f``: tasks reading their probed lists themselves apply it)."""
 
     prov_f: object
     final_f: object
@@ -62,6 +81,7 @@ class DeltaInputs:
     n_docs: int
     cutoff: int | None = None
     exclusions: Exclusions | None = None
+    tomb_old_f: object = None
 
 
 def stored_chunk_ids(
@@ -114,13 +134,16 @@ def _befores(store, manifest, probes, tomb, ranges) -> list:
 @dataclass
 class DeltaResult:
     """What :func:`run_delta` computed: the segments written ``{range: (keys, postings)}``,
-    the members' rows, the skipped-chunk change, and seconds per step (writing the deltas,
-    reading the probed posting lists, counting pairs and rows)."""
+    the members' rows, the skipped-chunk change, seconds per step (writing the deltas,
+    reading the probed posting lists, counting pairs and rows) and the documents recomputed
+    because a chunk crossed ``max_df`` (``crossed``, sorted uint32; not in the run's
+    members)."""
 
     segments: dict[int, tuple[int, int]]
     rows: SimilarityResult
     skipped_delta: int
     seconds: dict[str, float]
+    crossed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
 
 
 def _write_deltas(ctx: RunContext, store: ShardStore, specs, buckets, inp: DeltaInputs):
@@ -159,14 +182,55 @@ def run_delta(
     refill = np.setdiff1d(inp.members, inp.changed)
     probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs, inp.exclusions)
-    probes = [
-        np.union1d(deltas[s].chunk_keys, stored[s]).astype(config.chunk_dtype)
-        for s in range(len(ranges))
-    ]
-    befores = _befores(store, inp.manifest, probes, inp.tomb_old, ranges)
+    if config.max_df is None and ctx.shared and not store.remote:
+        # each range's task reads its probed lists itself, from the memory-mapped segments
+        probes = None
+        befores = [_range_probe(sp, stored[s], config) for s, sp in enumerate(specs)]
+    else:
+        probes = [
+            np.union1d(deltas[s].chunk_keys, stored[s]).astype(config.chunk_dtype)
+            for s in range(len(ranges))
+        ]
+        befores = _befores(store, inp.manifest, probes, inp.tomb_old, ranges)
     ctx.traffic.sent(befores)
     t2 = time.perf_counter()
     tomb_f, members_f, changed_f = ctx.broadcast(inp.tomb_new, inp.members, inp.changed)
+    crossed = np.zeros(0, np.uint32)
+    if config.max_df is None:
+        res, skipped = _member_pairs(
+            ctx, config, inp, delta_f, befores, tomb_f, members_f, changed_f
+        )
+    else:
+        args = (ctx, store, catalog, texts, config, inp, delta_f, befores, probes, tomb_f)
+        res, skipped, crossed = _crossing_pairs(*args)
+    ctx.traffic.received(res.rows)
+    t3 = time.perf_counter()
+    return DeltaResult(
+        segments=written,
+        rows=res,
+        skipped_delta=skipped,
+        seconds={"delta": t1 - t0, "probe": t2 - t1, "pairs": t3 - t2},
+        crossed=crossed,
+    )
+
+
+def _range_probe(spec: MergeSpec, extra: np.ndarray, config: IndexConfig) -> RangeProbe:
+    """The probe of one range read by its task: the committed segments of ``spec``, the
+    chunks of the delta and ``extra``."""
+    dtype = np.dtype(config.chunk_dtype).str
+    extra = np.asarray(extra, dtype)
+    gens = spec.old_generations
+    return RangeProbe(spec.store_root, spec.shard, spec.lo, spec.hi, gens, extra, dtype)
+
+
+#: pair keys per block above which a delta run's members are counted in several blocks
+BLOCK_KEYS = 1 << 18
+
+
+def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, members_f, changed_f):
+    """The members' rows (no ``max_df``): per range a task adds the delta and emits the
+    members' pair keys; they are counted in one block, or in one block per worker when
+    there are more than :data:`BLOCK_KEYS`. Returns the rows and the skipped-chunk change."""
     # the probed lists in the tasks' arguments, not scattered: a task retried after its
     # worker died still has them
     pair_f = [
@@ -179,21 +243,69 @@ def run_delta(
             inp.n_docs,
             config.max_df,
             inp.cutoff,
+            inp.tomb_old_f,
             key=ctx.key("deltapairs", s=s),
         )
-        for s in range(len(ranges))
+        for s in range(len(befores))
     ]
     heads = ctx.gather_shards("deltahead", delta_head, pair_f)
-    p = member_pass(
-        delta_keys, lambda block: (), "keys", inp.n_chunks_f, changed_f, members_f, config
+    work = int(sum(h[1] for h in heads))
+    # many keys: counted in one block per worker, in parallel
+    n = max(1, min(ctx.n_workers, len(inp.members), -(-work // BLOCK_KEYS)))
+    cuts = np.linspace(0, len(inp.members), n + 1).astype(np.int64).tolist()
+    blocks = [inp.members[lo:hi] for lo, hi in itertools.pairwise(cuts)]
+    first = {int(b[0]): lo for b, lo in zip(blocks, cuts, strict=False) if len(b)}
+
+    def emit_args(block):  # the keys of the members at positions lo..lo + len(block) - 1
+        if n == 1:
+            return ()
+        lo = first[int(block[0])]
+        return (lo, lo + len(block), inp.n_docs)
+
+    p = member_pass(delta_keys, emit_args, "keys", inp.n_chunks_f, changed_f, members_f, config)
+    out = run_blocks(ctx, pair_f, blocks, p)
+    res = member_results(out, len(blocks), work)
+    return res, int(sum(h[0] for h in heads))
+
+
+def _crossing_pairs(
+    ctx, store, catalog, texts, config, inp: DeltaInputs, delta_f, befores, probes, tomb_f
+):
+    """The rows of the members and of the documents holding a chunk whose count crossed
+    ``max_df`` (found per range, :func:`delta_after_task`; their other chunks' posting lists
+    read as the members' were). Returns the rows, the skipped-chunk change and the crossed
+    documents that were not members."""
+    after_f = [
+        ctx.client.submit(
+            delta_after_task,
+            delta_f[s],
+            befores[s],
+            tomb_f,
+            config.max_df,
+            key=ctx.key("deltaafter", s=s),
+        )
+        for s in range(len(befores))
+    ]
+    heads = ctx.gather_shards("crossed", crossed_head, after_f)
+    found = np.concatenate([np.zeros(0, np.uint32), *(h[1] for h in heads)])
+    extra = np.setdiff1d(found, inp.members).astype(np.uint32)
+    if len(extra):
+        stored = stored_chunk_ids(catalog, texts, config, extra, inp.exclusions)
+        more = [
+            np.setdiff1d(stored[s], probes[s]).astype(config.chunk_dtype)
+            for s in range(len(probes))
+        ]
+        ranges = [(b.lo, b.hi) for b in befores]
+        more_before = _befores(store, inp.manifest, more, inp.tomb_old, ranges)
+        ctx.traffic.sent(more_before)
+        shards = [
+            ctx.client.submit(extend_after_task, f, m, tomb_f, key=ctx.key("deltaextend", s=s))
+            for s, (f, m) in enumerate(zip(after_f, more_before, strict=True))
+        ]
+    else:
+        shards = ctx.map_shards("deltaafter2", crossed_after, after_f)
+    members = np.union1d(inp.members, extra).astype(np.uint32)
+    res = member_rows(
+        ctx, shards, inp.n_chunks_f, inp.n_docs, config, members, inp.changed, inp.cutoff
     )
-    out = run_blocks(ctx, pair_f, [inp.members], p)
-    res = member_results(out, 1, int(sum(h[1] for h in heads)))
-    ctx.traffic.received(res.rows)
-    t3 = time.perf_counter()
-    return DeltaResult(
-        segments=written,
-        rows=res,
-        skipped_delta=int(sum(h[0] for h in heads)),
-        seconds={"delta": t1 - t0, "probe": t2 - t1, "pairs": t3 - t2},
-    )
+    return res, int(sum(h[0] for h in heads)), extra

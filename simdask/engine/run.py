@@ -1,9 +1,9 @@
 """One run as Dask tasks (DESIGN §3): chunk -> resolve IDs -> merge per range -> similarity.
 
 An incremental run that recomputes few documents writes, per range it touches, a delta
-segment and tombstones (:mod:`.delta_stage`); a build, or a run recomputing many documents
-(or any run with ``max_df``, whose crossings are known only after a merge), rewrites each
-changed range as one segment.
+segment and tombstones (:mod:`.delta_stage`; with ``max_df`` it also recomputes the documents
+holding a chunk whose count crossed it); a build, or a run recomputing many documents,
+rewrites each changed range as one segment.
 
 :func:`run_update` lists the work, drives the stages (:mod:`.chunk_stage`, :mod:`.merge_stage`,
 :mod:`.similarity_stage`, all under the contract of :mod:`.stage`) with deterministic task
@@ -286,8 +286,7 @@ def _index(
     targets = _targets(job, resolved, changes, stats, n_known, n_chunks_f, len(n_chunks))
     changes.tombstones = np.asarray(resolved.dropped, np.int64)
     limit = min(ctx.options.fuse_members, max_block_docs(len(n_chunks)))
-    # with max_df, which documents' counts change is known only after a merge: no deltas
-    if not targets.full and job.config.max_df is None and len(targets.members) <= limit:
+    if not targets.full and len(targets.members) <= limit:
         _delta(ctx, job, specs, chunked.buckets, common, resolved, targets, changes, stats)
         stats.seconds["merge+similarity"] = time.perf_counter() - t
         return
@@ -425,9 +424,13 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
         targets.n_docs,
         targets.cutoff,
         job.exclusions,
+        common[3],
     )
     out = run_delta(ctx, job.store, job.catalog, job.texts, job.config, specs, buckets, inp)
     changes.rows, changes.trim = out.rows.rows, out.rows.trim
+    if job.config.max_df is not None:  # holders of a chunk whose count crossed it
+        changes.rows_replaced = np.union1d(changes.rows_replaced, out.crossed)
+        stats.df_crossed = len(out.crossed)
     changes.skipped_chunks = int(job.catalog.meta("skipped_chunks") or 0) + out.skipped_delta
     changes.manifests = {
         s: [*job.manifest.get(s, []), (ctx.run_id, *kp)] for s, kp in out.segments.items()

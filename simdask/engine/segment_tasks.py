@@ -6,6 +6,9 @@ Plain functions of plain arguments, like those of :mod:`simdask.engine.merge_sta
   reading the range's older segments;
 * :func:`delta_pairs_task` counts the recomputed documents' pairs in one range from the
   posting lists of their chunks only (base + deltas − tombstones, restricted to those chunks);
+* :func:`delta_after_task` (runs with ``max_df``) gives those live postings after the run and
+  the documents holding a chunk whose document count crossed ``max_df``, and
+  :func:`extend_after_task` adds the posting lists of the crossed documents' other chunks;
 * :func:`compact_task` merges some segments of a range into one.
 """
 
@@ -19,18 +22,23 @@ from simdask import failpoints
 from simdask.cluster.worker_cache import worker_cache
 from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
 from simdask.kernels.heavy import member_keys
-from simdask.kernels.postings import build_postings
+from simdask.kernels.postings import build_postings, crossed_docs
 from simdask.kernels.similarity import skipped_chunks
-from simdask.storage.segments import merge_shards
+from simdask.storage.segments import RangeReader, add_delta, merge_shards
 from simdask.storage.shards import ShardData, open_shard_store
 
 __all__ = [
     "CompactSpec",
+    "RangeProbe",
     "compact_task",
+    "crossed_after",
+    "crossed_head",
+    "delta_after_task",
     "delta_head",
     "delta_keys",
     "delta_pairs_task",
     "delta_task",
+    "extend_after_task",
     "segment_head",
 ]
 
@@ -61,30 +69,97 @@ def segment_head(data: ShardData) -> tuple[int, int, np.ndarray]:
     return len(data.chunk_keys), data.n_postings, data.chunk_keys
 
 
+@dataclass(frozen=True)
+class RangeProbe:
+    """What a :func:`delta_pairs_task` reads itself from a store it can open (a shared
+    filesystem): the committed segments ``generations`` of range ``shard``, restricted to the
+    chunks of the run's delta and ``extra`` (sorted chunk IDs of dtype ``dtype``: those of
+    the refilled documents), with the committed tombstones applied."""
+
+    store_root: str
+    shard: int
+    lo: int
+    hi: int
+    generations: tuple[int, ...]
+    extra: np.ndarray
+    dtype: str
+
+    def read(self, delta: ShardData, tomb_old: np.ndarray) -> ShardData:
+        """The range's committed live postings of the probed chunks (memory-mapped pages)."""
+        ids = np.union1d(np.asarray(delta.chunk_keys, self.dtype), self.extra)
+        reader = RangeReader(open_shard_store(self.store_root, self.dtype))
+        gens = list(self.generations)
+        return reader.subset(self.shard, gens, ids.astype(self.dtype), tomb_old, self.lo, self.hi)
+
+
 def delta_pairs_task(
     delta: ShardData,
-    before: ShardData,
+    before: ShardData | RangeProbe,
     tomb: np.ndarray,
     members: np.ndarray,
     n_docs: int,
     max_df: int | None,
     cutoff: int | None = None,
+    tomb_old: np.ndarray | None = None,
 ) -> tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
     """Pair keys of ``members`` in one range (:func:`~simdask.kernels.heavy.member_keys`,
     ``(light, heavy)`` with chunks of ``df > cutoff`` heavy) and the change of the range's
     skipped-chunk count.
 
     ``before``: the range's live postings before this run, restricted to the chunks probed
-    (every chunk of a member, and of a removed document when ``max_df`` is set); ``tomb``:
+    (every chunk of a member, and of a removed document when ``max_df`` is set), or a
+    :class:`RangeProbe` this task reads them with (under the committed tombstones
+    ``tomb_old``); ``tomb``:
     the tombstones including this run's. The live postings after the run are ``before`` with
     this run's tombstones applied, plus ``delta``. Returns ``((skipped-chunk change, keys
     emitted), keys)``.
     """
     failpoints.hit("rows_task")
-    after = merge_shards([before, delta], tomb, delta.lo, delta.hi)
+    if isinstance(before, RangeProbe):
+        before = before.read(delta, tomb_old)
+    after = add_delta(before, delta, tomb)
     keys = member_keys(after, members, n_docs, max_df, cutoff)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
     return (skipped, len(keys[0]) + len(keys[1])), keys
+
+
+def delta_after_task(
+    delta: ShardData, before: ShardData, tomb: np.ndarray, max_df: int
+) -> tuple[int, np.ndarray, ShardData]:
+    """A run with ``max_df``, one range: the live postings after the run of the probed chunks
+    (``before`` + ``delta`` − ``tomb``, see :func:`delta_pairs_task`), the change of the
+    range's skipped-chunk count and the documents holding a chunk whose document count
+    crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`; exact because the
+    probed chunks include every chunk whose count changed: those of the delta and of the
+    dropped documents). Returns ``(skipped-chunk change, crossed doc IDs, after)``."""
+    failpoints.hit("rows_task")
+    after = add_delta(before, delta, tomb)
+    skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
+    old = (before.chunk_keys, before.offsets)
+    crossed = crossed_docs(old, (after.chunk_keys, after.offsets, after.doc_ids), max_df)
+    return skipped, crossed, after
+
+
+def crossed_head(result: tuple) -> tuple[int, np.ndarray]:
+    """``(skipped-chunk change, crossed doc IDs)`` of a :func:`delta_after_task` result."""
+    return result[0], result[1]
+
+
+def crossed_after(result: tuple) -> ShardData:
+    """The live postings after the run of a :func:`delta_after_task` result."""
+    return result[2]
+
+
+def extend_after_task(result: tuple, more: ShardData, tomb: np.ndarray) -> ShardData:
+    """The postings of a :func:`delta_after_task` result plus ``more``: the committed live
+    posting lists of other chunks (those of documents recomputed because a chunk crossed
+    ``max_df``; the run wrote no postings of them), with this run's tombstones ``tomb``
+    applied."""
+    after = result[2]
+    if more.n_postings == 0:
+        return after
+    live = merge_shards([more], tomb, more.lo, more.hi)
+    return merge_shards([after, live], np.zeros(0, np.int64), after.lo, after.hi)
 
 
 def delta_head(result: tuple) -> tuple[int, int]:
@@ -92,9 +167,17 @@ def delta_head(result: tuple) -> tuple[int, int]:
     return result[0]
 
 
-def delta_keys(result: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """The ``(light, heavy)`` pair keys of a :func:`delta_pairs_task` result."""
-    return result[1]
+def delta_keys(
+    result: tuple, lo: int = 0, hi: int | None = None, n_docs: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(light, heavy)`` pair keys of a :func:`delta_pairs_task` result; with ``hi``,
+    those of the members at positions ``lo..hi-1`` only, as keys of that block
+    (``(position - lo) * n_docs + o``)."""
+    if hi is None:
+        return result[1]
+    lo_key, last = np.uint32(lo * n_docs), np.uint32(hi * n_docs - 1)
+    light, heavy = ((k[(k >= lo_key) & (k <= last)] - lo_key).astype(np.uint32) for k in result[1])
+    return light, heavy
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 
 from simdask.kernels.postings import build_postings, find_keys, sorted_unique
 
-__all__ = ["live_mask", "merge_segments", "restrict", "tombstone_table"]
+__all__ = ["concat_disjoint", "live_mask", "merge_segments", "restrict", "tombstone_table"]
 
 Postings = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -115,3 +115,30 @@ def restrict(seg: Postings, chunk_ids: np.ndarray) -> Postings:
     first = out_off[:-1].astype(np.int64)
     where = np.arange(int(out_off[-1]), dtype=np.int64) + np.repeat(starts - first, df)
     return present, out_off, np.asarray(docs[where], dtype=np.uint32)
+
+
+def concat_disjoint(a: Postings, b: Postings) -> Postings:
+    """The union of two CSR postings that share no ``(chunk, doc)`` posting, without sorting
+    pair keys: each chunk's list is that of ``a`` followed by that of ``b`` (so a list is
+    sorted by doc ID only if ``b``'s docs follow ``a``'s). Linear in the postings plus a sort
+    of the distinct chunk IDs; :func:`merge_segments` gives the same postings with every list
+    sorted. Returns ``(chunk_keys, offsets (uint64), doc_ids (uint32))``."""
+    ka, oa, da = (np.asarray(x) for x in a)
+    kb, ob, db = (np.asarray(x) for x in b)
+    keys = np.union1d(ka, kb).astype(np.result_type(ka.dtype, kb.dtype), copy=False)
+    dfa = np.diff(oa.astype(np.int64))
+    dfb = np.diff(ob.astype(np.int64))
+    ia = np.searchsorted(keys, ka)
+    ib = np.searchsorted(keys, kb)
+    from_a = np.zeros(len(keys), np.int64)
+    from_a[ia] = dfa
+    counts = from_a.copy()
+    counts[ib] += dfb
+    offsets = np.zeros(len(keys) + 1, np.uint64)
+    np.cumsum(counts, out=offsets[1:])
+    starts = offsets[:-1].astype(np.int64)
+    docs = np.empty(int(offsets[-1]), np.uint32)
+    docs[np.repeat(starts[ia] - oa[:-1].astype(np.int64), dfa) + np.arange(len(da))] = da
+    shift_b = starts[ib] + from_a[ib] - ob[:-1].astype(np.int64)
+    docs[np.repeat(shift_b, dfb) + np.arange(len(db))] = db
+    return keys, offsets, docs

@@ -17,12 +17,20 @@ from pathlib import Path
 
 import numpy as np
 
-from simdask.kernels.segments import live_mask, merge_segments, restrict, tombstone_table
+from simdask.kernels.postings import doc_mask
+from simdask.kernels.segments import (
+    concat_disjoint,
+    live_mask,
+    merge_segments,
+    restrict,
+    tombstone_table,
+)
 from simdask.storage.shards import ShardData, ShardStore
 
 __all__ = [
     "Manifest",
     "RangeReader",
+    "add_delta",
     "current_tombstones",
     "merge_shards",
     "migrate_legacy",
@@ -56,6 +64,35 @@ def merge_shards(parts: list[ShardData], tomb: np.ndarray, lo: int, hi: int) -> 
     )
     gen = max((p.generation for p in parts), default=0)
     return ShardData(lo, hi, *arrays, generation=gen)
+
+
+def add_delta(before: ShardData, delta: ShardData, tomb: np.ndarray) -> ShardData:
+    """``merge_shards([before, delta], tomb, ...)`` for a run's ``delta`` and the committed
+    live postings ``before`` (of some chunks): the postings of ``before`` that ``tomb`` (with
+    this run's tombstones) hides are dropped and the delta's lists appended, without the
+    k-way merge's sort, when no document of the delta has a live posting in ``before`` (the
+    rule: a run's documents are new, or tombstoned by it). Lists are then not sorted by doc
+    ID (as none of the pair kernels needs); otherwise it merges."""
+    live = live_mask(before.doc_ids, before.generation, tomb)
+    docs = np.unique(delta.doc_ids)
+    if doc_mask(docs, np.asarray(before.doc_ids)[live]).any():
+        return merge_shards([before, delta], tomb, delta.lo, delta.hi)
+    keys, offsets, doc_ids = before.chunk_keys, before.offsets, before.doc_ids
+    if not live.all():
+        df = np.diff(np.asarray(offsets, np.int64))
+        chunk = np.repeat(np.arange(len(df)), df)[live]
+        kept = np.bincount(chunk, minlength=len(df))
+        offsets = np.zeros(len(df) + 1, np.uint64)
+        np.cumsum(kept, out=offsets[1:])
+        doc_ids = np.asarray(doc_ids)[live]
+        keep = kept > 0
+        keys = np.asarray(keys)[keep]
+        offsets = np.concatenate([[0], offsets[1:][keep]]).astype(np.uint64)
+    arrays = concat_disjoint(
+        (keys, offsets, doc_ids), (delta.chunk_keys, delta.offsets, delta.doc_ids)
+    )
+    gen = max(before.generation, delta.generation)
+    return ShardData(delta.lo, delta.hi, *arrays, generation=gen)
 
 
 def restrict_shard(data: ShardData, chunk_ids: np.ndarray) -> ShardData:
