@@ -100,7 +100,8 @@ def _index_settings(p) -> None:
         type=int,
         metavar="PAIRS",
         help="--similarity-mode auto: most (document, document) pairs the heavy-only search "
-        f"may compare ({d.auto_budget:.0e}; ~100 s of a core at the largest)",
+        f"may compare ({d.auto_budget:.0e}; rendered man pages need 2e+08, generated prose of "
+        "100k documents ~6e+09: docs/realtext.md)",
     )
     g.add_argument(
         "--heavy-df",

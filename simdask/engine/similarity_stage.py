@@ -276,9 +276,11 @@ def _heavy_only(
         mode = _decide(heavy, len(queries), config)
     heavy.mode = mode
     heavy.heavy_only_searched = mode == "exact"
-    if mode != "exact" or len(queries) == 0:
+    if mode != "exact":
         return rows
     heavy.heavy_only_docs_searched = len(queries)
+    if len(queries) == 0:
+        return rows
     step = max(1, (1 << 27) // max(1, heavy.heavy_docs))  # about a second of popcounts a task
     futs = [
         ctx.client.submit(
