@@ -7,7 +7,9 @@ Debian copyright files, changelogs, Python docstrings, /usr/share/doc texts) in
 with its LocalCluster workers; the LSH pipelines in a child of this script), sampled every
 0.1 s for the RSS of its largest process:
 
-* ``simdask`` defaults (``informative`` mode, adaptive heavy cutoff);
+* ``simdask`` defaults (``auto`` mode: ``exact`` when the heavy-only search fits its budget,
+  else ``informative``; adaptive heavy cutoff);
+* ``simdask --similarity-mode informative`` (heavy-only pairs not searched);
 * ``simdask --max-df 1000``;
 * ``simdask --similarity-mode exact`` (heavy-only pairs searched);
 * ``simdask`` counting every pair through every chunk (the behaviour before issue 13:
@@ -46,7 +48,7 @@ from pathlib import Path
 
 import psutil
 
-from _benchutil import machine, today, write_section
+from _benchutil import load_average, machine, today, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ("manpages", "copyright", "changelogs", "pydocs", "docs")
@@ -192,6 +194,7 @@ def lsh_top(exact: dict, cands: dict[int, list[int]]) -> dict[int, list[int]]:
 
 SIMDASK = {
     "simdask defaults": [],
+    "simdask --similarity-mode informative": ["--similarity-mode", "informative"],
     "simdask --max-df 1000": ["--max-df", "1000"],
     "simdask --similarity-mode exact": ["--similarity-mode", "exact"],
     "simdask, every chunk (before)": ["--heavy-df", str(2**31 - 1)],
@@ -241,8 +244,15 @@ def bench_corpus(name: str, path: Path, args, env: dict) -> tuple[list[str], str
     )
     lines, note = [], ""
     work = Path(tempfile.mkdtemp(prefix=f"bench-realtext-{name}-"))
+    chosen = [m.strip() for m in args.methods.split(",") if m.strip()]
+
+    def wanted(label: str) -> bool:
+        return not chosen or any(m in label for m in chosen)
+
     try:
         for label, opts in SIMDASK.items():
+            if not wanted(label):
+                continue
             res = simdask_run(path, opts, work, args.cap, env)
             if res["seconds"] is None:
                 lines.append(
@@ -257,10 +267,13 @@ def bench_corpus(name: str, path: Path, args, env: dict) -> tuple[list[str], str
                 f"| {rec:.3f} (max error {err:.2f} points) |"
             )
             print(lines[-1], flush=True)
+            print(f"  {label}: {heavy.get('mode')} {heavy.get('auto')} {heavy.get('seconds')}")
             if label == "simdask defaults":
                 note = _heavy_note(name, heavy, len(docs))
             shutil.rmtree(res["index"], ignore_errors=True)
         for label in ("rensa", "datasketch"):
+            if not wanted(label):
+                continue
             out = work / f"{label}.json"
             cmd = [sys.executable, __file__, "--inner", label, str(path), str(out)]
             res = run_measured([*cmd, "--sample-ids", ",".join(map(str, sample))], args.cap, env)
@@ -288,8 +301,20 @@ def _heavy_note(name: str, h: dict, n_docs: int) -> str:
         f"heavy cutoff df > {h['cutoff']}: {h['heavy_chunks']:,} heavy chunks held by "
         f"{h.get('heavy_docs', 0):,} documents, {share:.2%} of the all-pairs work "
         f"({h['pair_work_all']:.2e} pair counts, {h['pair_work_light']:.2e} left); "
-        f"{h.get('heavy_only_docs', 0):,} documents could reach 1 % through heavy chunks alone "
-        "(not searched in the default mode)"
+        f"{h.get('heavy_only_docs', 0):,} documents could reach 1 % through heavy chunks alone"
+        + _auto_note(h)
+    )
+
+
+def _auto_note(h: dict) -> str:
+    a = h.get("auto")
+    if not a:
+        return f" ({'searched' if h.get('heavy_only_searched') else 'not searched'})"
+    op = "<=" if a["pairs"] <= a["budget"] else ">"
+    return (
+        f"; the default `auto` mode chose `{h['mode']}`: {a['open_docs']:,} of them still open "
+        f"after the light pass x {a['heavy_docs']:,} documents holding heavy chunks = "
+        f"{a['pairs']:.3g} pairs {op} budget {a['budget']:.3g}"
     )
 
 
@@ -299,6 +324,10 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(CORPORA))
     ap.add_argument("--cap", type=float, default=300.0, help="seconds before a run is killed")
     ap.add_argument("--sample", type=int, default=200)
+    ap.add_argument(
+        "--methods", default="", help="run only the methods whose label contains one of these"
+    )
+    ap.add_argument("--section", default="Real text (bench_realtext.py)", help="doc section")
     ap.add_argument("--out", default=str(ROOT / "docs" / "realtext.md"))
     ap.add_argument("--inner", nargs=3, metavar=("NAME", "CORPUS", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("--sample-ids", default="", help=argparse.SUPPRESS)
@@ -308,6 +337,7 @@ def main() -> None:
         inner(name, Path(corpus), Path(out), [int(x) for x in args.sample_ids.split(",") if x])
         return
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    load_before = load_average()
     tables, notes = [], []
     for name in args.only.split(","):
         path = Path(args.corpora) / f"{name}.jsonl"
@@ -319,15 +349,18 @@ def main() -> None:
         notes.append(f"- {note}")
     body = (
         f"Machine: {machine()}. Date: {today()}. Run: `python scripts/bench_realtext.py "
-        f"--only {args.only} --cap {args.cap:.0f} --sample {args.sample}`. The machine was "
-        "shared with other jobs: read the ratios within one corpus, not absolute seconds.\n\n"
+        f"--only {args.only} --cap {args.cap:.0f} --sample {args.sample}"
+        + (f" --methods {args.methods}" if args.methods else "")
+        + f"`. Load average {load_before} at the start, {load_average()} at the end: the "
+        "machine was shared with other jobs, read the ratios within one corpus, not absolute "
+        "seconds.\n\n"
         "| corpus | method | wall s (whole process) | peak RSS, largest process (GiB) "
         "| top-10 recall vs exact |\n|---|---|---|---|---|\n"
         + "\n".join(tables)
         + "\n\n"
         + "\n".join(notes)
     )
-    write_section(args.out, "Real text (bench_realtext.py)", body)
+    write_section(args.out, args.section, body)
     print(body)
 
 

@@ -11,7 +11,14 @@ import numpy as np
 from simdask.errors import ConfigError
 from simdask.kernels.postings import chunk_dtype, shard_width
 
-__all__ = ["DEFAULT_HASH_BITS", "FORMAT_VERSION", "MAX_HASH_BITS", "IndexConfig"]
+__all__ = [
+    "DEFAULT_AUTO_BUDGET",
+    "DEFAULT_HASH_BITS",
+    "FORMAT_VERSION",
+    "MAX_HASH_BITS",
+    "SIMILARITY_MODES",
+    "IndexConfig",
+]
 
 #: Version of the on-disk layout; an index of another version is refused on open.
 FORMAT_VERSION = 2
@@ -21,6 +28,11 @@ READABLE_VERSIONS = (1, 2)
 #: chunk-ID width of new indexes, in bits (docs/accuracy.md: why 64); an index stores its own
 MAX_HASH_BITS = 64
 DEFAULT_HASH_BITS = 64
+#: similarity modes (:mod:`simdask.kernels.heavy`); ``auto`` picks one of the other two per build
+SIMILARITY_MODES = ("auto", "informative", "exact")
+#: (query document, document) pairs the ``auto`` mode lets the heavy-only search cost
+#: (docs/realtext.md: man pages need ~1e8, generated prose of 30k documents ~1e9)
+DEFAULT_AUTO_BUDGET = 500_000_000
 
 
 @dataclass(frozen=True)
@@ -34,10 +46,14 @@ class IndexConfig:
     every chunk ID). ``threshold``: least similarity stored, in percent (0 < t <= 100).
     ``top_k``: most similar documents stored per document. ``max_df``: chunks held by more
     than this many documents are not counted for similarity (``None``: count all).
-    ``similarity_mode``: ``informative`` (default) stores every pair sharing at least one
-    light (non-heavy) chunk with its exact count over all chunks and does not search pairs
-    sharing only heavy chunks; ``exact`` stores what counting over all chunks gives for every
-    pair (:mod:`simdask.kernels.heavy`). ``heavy_df``: chunks held by more than this many
+    ``similarity_mode``: ``informative`` stores every pair sharing at least one light
+    (non-heavy) chunk with its exact count over all chunks and does not search pairs sharing
+    only heavy chunks; ``exact`` stores what counting over all chunks gives for every pair
+    (:mod:`simdask.kernels.heavy`); ``auto`` (default) is ``exact`` when the dense heavy-only
+    search of a full build is at most ``auto_budget`` (query document, document) pairs and
+    ``informative`` otherwise (:func:`~simdask.kernels.heavy.auto_mode`), the choice kept by
+    incremental runs until the next full build. ``auto_budget``: that budget, in pairs.
+    ``heavy_df``: chunks held by more than this many
     documents are heavy (``None``: chosen per full build, see
     :func:`~simdask.kernels.heavy.choose_cutoff`; ``0``: every chunk). ``max_heavy``: most
     heavy chunks the adaptive cutoff makes (bounds the per-document bitsets: 1 bit each).
@@ -55,7 +71,8 @@ class IndexConfig:
     threshold: float = 1.0
     top_k: int = 100
     max_df: int | None = None
-    similarity_mode: str = "informative"
+    similarity_mode: str = "auto"
+    auto_budget: int = DEFAULT_AUTO_BUDGET
     heavy_df: int | None = None
     max_heavy: int = 1024
     lsh: str | None = None
@@ -114,11 +131,11 @@ class IndexConfig:
         )
 
         need(
-            self.similarity_mode in ("informative", "exact"),
-            "similarity_mode must be 'informative' or 'exact'",
+            self.similarity_mode in SIMILARITY_MODES,
+            "similarity_mode must be 'auto', 'informative' or 'exact'",
             self.similarity_mode,
         )
-        for name in ("heavy_df", "max_heavy"):
+        for name in ("heavy_df", "max_heavy", "auto_budget"):
             value = getattr(self, name)
             need(
                 (value is None and name == "heavy_df")

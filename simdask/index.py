@@ -35,7 +35,7 @@ from simdask.storage.lookup import resolve_key
 from simdask.storage.segments import migrate_legacy
 from simdask.storage.shards import ShardData, open_shard_store
 from simdask.storage.text_packs import TextStore
-from simdask.summary import QueryMatch, RunSummary
+from simdask.summary import HeavyStats, QueryMatch, RunSummary
 
 if TYPE_CHECKING:
     from simdask.update import Writer
@@ -451,7 +451,9 @@ class Index:
             "similarity_rows": counts["similarity_rows"],
             "skipped_chunks": int(self.catalog.meta("skipped_chunks") or 0),
             # heavy chunks of the last run (simdask.kernels.heavy): cutoff, mode, work share
-            "heavy": ((last or {}).get("summary", {}).get("extra") or {}).get("heavy"),
+            "heavy": (heavy := ((last or {}).get("summary", {}).get("extra") or {}).get("heavy")),
+            # the similarity mode used and why (auto: the heavy-only search against its budget)
+            "similarity_mode": HeavyStats.from_dict(heavy).describe() if heavy else None,
             "shards": self.config.shards,
             "segments": n_segments,
             "tombstones": n_tombstones,

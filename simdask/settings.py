@@ -27,7 +27,8 @@ from simdask.errors import ConfigError, IndexNotFoundError
 __all__ = ["INDEX_SETTINGS", "update_config", "use_worker_cache"]
 
 #: the index settings an update may be given (``simdask update --hash-bits ... --max-df
-#: --similarity-mode --heavy-df --lsh --exclude-quotes --exclude-bibliography``); the others
+#: --similarity-mode --auto-budget --heavy-df --lsh --exclude-quotes --exclude-bibliography``);
+#: the others
 #: (``k``, ``seed``, ``max_heavy``) keep their defaults
 INDEX_SETTINGS = (
     "hash_bits",
@@ -36,6 +37,7 @@ INDEX_SETTINGS = (
     "top_k",
     "max_df",
     "similarity_mode",
+    "auto_budget",
     "heavy_df",
     "lsh",
     "exclude_quotes",

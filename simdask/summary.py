@@ -47,8 +47,12 @@ class CacheCounts:
 class HeavyStats:
     """Heavy chunks in one run (:mod:`simdask.kernels.heavy`; issue 13).
 
-    ``mode``: the similarity mode (``informative`` or ``exact``); ``cutoff``: chunks held by
-    more than this many documents were heavy (None: none). A full build also measures:
+    ``mode``: the similarity mode used (``informative`` or ``exact``); ``cutoff``: chunks held
+    by more than this many documents were heavy (None: none). ``auto``: when the index's
+    setting is ``auto``, why this mode (:func:`~simdask.kernels.heavy.auto_mode`):
+    ``open_docs`` x ``heavy_docs`` = ``pairs`` (query, document) pairs of the heavy-only search
+    against the ``budget``, and ``kept`` (an incremental run keeps what the last full build
+    chose; its numbers are that build's). A full build also measures:
     ``heavy_chunks`` and their ``heavy_postings``; ``pair_work_all`` / ``pair_work_light``:
     pair counts all-pairs counting would emit through every counted chunk / through the light
     ones, and ``heavy_work_share`` (fraction, 0..1) the part the heavy chunks were;
@@ -70,6 +74,36 @@ class HeavyStats:
     heavy_only_searched: bool | None = None
     heavy_only_docs_searched: int | None = None
     seconds: dict[str, float] | None = None
+    auto: dict[str, Any] | None = None
+
+    def describe(self) -> str:
+        """One line for the run summary: the mode used and why, e.g. ``similarity mode exact
+        (auto: heavy-only search 1,200 x 18,000 documents = 2.16e+07 pairs <= budget
+        5e+08); heavy cutoff df > 385``."""
+        out = f"similarity mode {self.mode}"
+        a = self.auto
+        if a:
+            kept = ", kept from the last full build" if a.get("kept") else ""
+            op = "<=" if a["pairs"] <= a["budget"] else ">"
+            out += (
+                f" (auto{kept}: heavy-only search {a['open_docs']:,} x {a['heavy_docs']:,} "
+                f"documents = {a['pairs']:.3g} pairs {op} budget {a['budget']:.3g})"
+            )
+        if self.cutoff is None:
+            return out + "; no heavy chunks"
+        out += f"; heavy cutoff df > {self.cutoff}"
+        if self.mode == "informative" and self.heavy_only_docs:
+            out += (
+                f"; {self.heavy_only_docs:,} documents could reach the threshold through heavy "
+                "chunks alone (pairs sharing only heavy chunks not searched)"
+            )
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HeavyStats:
+        """Back from :meth:`to_dict` (keys it does not know are ignored)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``mode`` and ``cutoff`` always, the rest when measured."""

@@ -303,6 +303,10 @@ configs = st.builds(
     top_k=st.sampled_from([1, 1, 2, 4]),  # small lists: ties at the cut are common
     threshold=st.sampled_from([1.0, 5.0, 12.5, 50.0]),
     max_df=st.sampled_from([None, None, 2, 3]),
+    # auto (the default) decides exact on these small corpora and keeps it; heavy_df makes the
+    # template chunks heavy, so that the heavy-only search and heavy member keys run
+    similarity_mode=st.sampled_from(["auto", "auto", "exact"]),
+    heavy_df=st.sampled_from([None, 1, 3]),
 )
 
 

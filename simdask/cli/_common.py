@@ -151,7 +151,7 @@ def _names(what: str, keys: list[str], verbose: bool) -> None:
 def print_summary(s: RunSummary, verbose: bool = False) -> None:
     """What a run did: the counts, the documents added, modified, deleted and failed (the
     first :data:`SHOWN_NAMES` of each and how many more; all when ``verbose``), its seconds
-    per stage, the data moved."""
+    per stage, the data moved, the similarity mode used and why."""
     secs = ", ".join(f"{k} {v:.2f}s" for k, v in s.seconds.items())
     print(
         f"run {s.run_id} committed generation {s.generation}: {s.added} added, "
@@ -172,6 +172,8 @@ def print_summary(s: RunSummary, verbose: bool = False) -> None:
             wc = st.worker_cache
             data += f"; worker shard cache: {wc.hits} hits, {wc.misses} misses"
         print(data, file=sys.stderr)
+    if st.heavy is not None:
+        print(st.heavy.describe(), file=sys.stderr)
     if st.compaction:
         c = st.compaction
         print(

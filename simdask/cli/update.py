@@ -6,7 +6,7 @@ import argparse
 
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
 from simdask.cli._common import EXIT_OK, print_summary, run_update
-from simdask.config import IndexConfig
+from simdask.config import SIMILARITY_MODES, IndexConfig
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
 from simdask.settings import INDEX_SETTINGS, update_config, use_worker_cache
@@ -84,10 +84,24 @@ def _index_settings(p) -> None:
     g.add_argument("--lsh", metavar="BxR", help="keep MinHash LSH data: B bands of R rows (20x5)")
     g.add_argument(
         "--similarity-mode",
-        choices=("informative", "exact"),
-        help="informative: exact counts for every pair sharing a chunk held by few documents, "
-        "pairs sharing only heavy (very common) chunks not searched; exact: every pair "
+        choices=SIMILARITY_MODES,
+        help="how pairs sharing only heavy chunks (held by very many documents: licence and "
+        "template text, set phrases) are handled. Every pair sharing at least one other chunk "
+        "is always stored with its exact count. exact: pairs sharing only heavy chunks are "
+        "searched too (a dense search, documents x documents holding heavy chunks); "
+        "informative: they are not searched (cheap on any corpus; a partner sharing only "
+        "boilerplate may be missing); auto: exact when that search is at most --auto-budget "
+        "pairs, else informative, decided at each full build and kept by incremental runs; "
+        "`simdask stats` and the run summary say which and why "
         f"({d.similarity_mode})",
+    )
+    g.add_argument(
+        "--auto-budget",
+        type=int,
+        metavar="PAIRS",
+        help="--similarity-mode auto: most (document, document) pairs the heavy-only search "
+        f"may compare ({d.auto_budget:.0e}; rendered man pages need 2e+08, generated prose of "
+        "100k documents ~6e+09: docs/realtext.md)",
     )
     g.add_argument(
         "--heavy-df",

@@ -40,7 +40,7 @@ from simdask.engine.merge_stage import (
     shard_info,
     write_back,
 )
-from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows, stored_cutoff
+from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows, stored_heavy
 from simdask.engine.stage import drive
 from simdask.ingest.sources import KnownHashes, SourceItem, item_keys
 from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChanges, resolve_changes
@@ -88,8 +88,9 @@ class _Targets:
     """The documents whose similarity rows a run recomputes: ``members`` (recomputed: changed
     or refilled) and ``changed`` (new content, with chunks), or ``full``: every document (a
     build). ``n_chunks_f``: the future of ``|A|`` by doc ID on every worker; ``n_docs``: its
-    length; ``cutoff``: the heavy cutoff the index was built with (incremental runs keep it;
-    a build chooses its own)."""
+    length; ``cutoff`` and ``mode``: the heavy cutoff and the similarity mode (``informative``
+    or ``exact``) the index was built with (incremental runs keep them; a build chooses its
+    own)."""
 
     full: bool
     members: np.ndarray
@@ -97,6 +98,11 @@ class _Targets:
     n_chunks_f: Future
     n_docs: int
     cutoff: int | None = None
+    mode: str = "informative"
+
+    def config(self, config: IndexConfig) -> IndexConfig:
+        """``config`` with the kept similarity mode, for the member rows of this run."""
+        return config.replace(similarity_mode=self.mode)
 
 
 def run_update(
@@ -165,7 +171,7 @@ def run_update(
     lsh_args = (catalog, Path(text_dir).parent, config, chunked.results, resolved, run_id)
     changes.meta.update(lsh_meta(*lsh_args, replace_all, seconds=stats.seconds))
     if len(resolved.touched) == 0 and not replace_all:
-        stats.heavy = HeavyStats(config.similarity_mode, _kept_cutoff(catalog, config))
+        stats.heavy = _kept_heavy(catalog, config)
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
         _traffic_stats(stats, ctx, cache_before)
         return RunOutcome(changes, resolved.counts, stats)
@@ -305,7 +311,7 @@ def _index(
     else:
         m = targets
         res = member_rows(
-            ctx, shards, m.n_chunks_f, m.n_docs, config, m.members, m.changed, m.cutoff
+            ctx, shards, m.n_chunks_f, m.n_docs, m.config(config), m.members, m.changed, m.cutoff
         )
         changes.trim = res.trim
     changes.rows = res.rows
@@ -354,15 +360,15 @@ def _targets(
     members = np.union1d(changed, refill).astype(np.uint32)
     changes.rows_replaced = np.union1d(resolved.touched, members)
     stats.refilled = len(refill)
-    cutoff = _kept_cutoff(job.catalog, job.config)
-    stats.heavy = HeavyStats(job.config.similarity_mode, cutoff)
-    return _Targets(False, members, changed, n_chunks_f, n_docs, cutoff)
+    stats.heavy = kept = _kept_heavy(job.catalog, job.config)
+    return _Targets(False, members, changed, n_chunks_f, n_docs, kept.cutoff, kept.mode)
 
 
-def _kept_cutoff(catalog: Catalog, config: IndexConfig) -> int | None:
-    """The heavy cutoff of the index (:func:`~.similarity_stage.stored_cutoff`)."""
+def _kept_heavy(catalog: Catalog, config: IndexConfig) -> HeavyStats:
+    """The heavy cutoff and similarity mode of the index
+    (:func:`~.similarity_stage.stored_heavy`)."""
     last = catalog.last_run()
-    return stored_cutoff(last and last["summary"], config)
+    return stored_heavy(last and last["summary"], config)
 
 
 def _merge(
@@ -426,7 +432,8 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
         job.exclusions,
         common[3],
     )
-    out = run_delta(ctx, job.store, job.catalog, job.texts, job.config, specs, buckets, inp)
+    cfg = targets.config(job.config)
+    out = run_delta(ctx, job.store, job.catalog, job.texts, cfg, specs, buckets, inp)
     changes.rows, changes.trim = out.rows.rows, out.rows.trim
     if job.config.max_df is not None:  # holders of a chunk whose count crossed it
         changes.rows_replaced = np.union1d(changes.rows_replaced, out.crossed)

@@ -11,9 +11,10 @@ are the aggregates, plain functions the tests call directly.
 Chunks above the heavy cutoff are handled apart (:mod:`simdask.kernels.heavy`): a full build
 chooses the cutoff, broadcasts the per-document heavy bitsets, counts candidate pairs through
 the light chunks and adds each candidate's heavy overlap exactly; in the ``exact`` mode the
-documents whose heavy chunks alone could give rows are searched densely. Incremental runs keep
-the cutoff the index was built with (:func:`stored_cutoff`) and emit member keys through light
-and heavy chunks apart.
+documents whose heavy chunks alone could give rows are searched densely (in the ``auto`` mode
+when that search fits ``auto_budget`` pairs). Incremental runs keep the cutoff and the mode the
+index was built with (:func:`stored_heavy`) and emit member keys through light and heavy chunks
+apart.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from simdask.kernels.heavy import (
     HeavyBits,
     HeavySets,
     add_heavy_overlap,
+    auto_mode,
     choose_cutoff,
     combine_member_counts,
     df_histogram,
@@ -73,6 +75,7 @@ __all__ = [
     "member_rows_task",
     "run_blocks",
     "stored_cutoff",
+    "stored_heavy",
 ]
 
 #: No similarity rows: ``(doc, other, shared, similarity)`` columns of length 0.
@@ -257,19 +260,27 @@ def _sizes(bits: HeavyBits) -> np.ndarray:
 def _heavy_only(
     ctx: RunContext, bits_f: Future, n_chunks_f: Future, rows, config: IndexConfig, heavy
 ) -> tuple:
-    """Documents whose heavy chunks alone could give rows: searched (``exact``) or counted
-    as not searched (``informative``); ``rows`` with what the search found."""
+    """Documents whose heavy chunks alone could give rows: searched (``exact``, or ``auto``
+    under its budget, :func:`~simdask.kernels.heavy.auto_mode`) or counted as not searched;
+    ``rows`` with what the search found. Sets ``heavy.mode`` to the mode used."""
     sizes_f = ctx.client.submit(_sizes, bits_f, key=ctx.key("hsizes"))
     queries = ctx.client.submit(
         search_docs, sizes_f, n_chunks_f, config.threshold, key=ctx.key("hq")
     ).result()
     heavy.heavy_only_docs = len(queries)
-    heavy.heavy_only_searched = config.similarity_mode == "exact"
-    if config.similarity_mode != "exact" or len(queries) == 0:
+    mode = config.similarity_mode
+    if mode != "informative" and len(queries):
+        sizes, n_chunks = ctx.client.gather([sizes_f, n_chunks_f])
+        queries = still_open(queries, rows, sizes, n_chunks, config.top_k)
+    if mode == "auto":
+        mode = _decide(heavy, len(queries), config)
+    heavy.mode = mode
+    heavy.heavy_only_searched = mode == "exact"
+    if mode != "exact":
         return rows
-    sizes, n_chunks = ctx.client.gather([sizes_f, n_chunks_f])
-    queries = still_open(queries, rows, sizes, n_chunks, config.top_k)
     heavy.heavy_only_docs_searched = len(queries)
+    if len(queries) == 0:
+        return rows
     step = max(1, (1 << 27) // max(1, heavy.heavy_docs))  # about a second of popcounts a task
     futs = [
         ctx.client.submit(
@@ -286,6 +297,19 @@ def _heavy_only(
     found = ctx.client.gather(futs)
     extra = tuple(np.concatenate([f[i] for f in found]) for i in range(4))
     return merge_rows(rows, extra, config.top_k)
+
+
+def _decide(heavy: HeavyStats, open_docs: int, config: IndexConfig) -> str:
+    """The ``auto`` mode's choice for this build, recorded in ``heavy.auto``."""
+    mode, pairs = auto_mode(open_docs, heavy.heavy_docs or 0, config.auto_budget)
+    heavy.auto = {
+        "pairs": pairs,
+        "budget": config.auto_budget,
+        "open_docs": open_docs,
+        "heavy_docs": heavy.heavy_docs or 0,
+        "kept": False,
+    }
+    return mode
 
 
 def all_pairs(
@@ -322,6 +346,8 @@ def all_pairs(
     t = time.perf_counter()
     if bits_f is not None:
         res.rows = _heavy_only(ctx, bits_f, n_chunks_f, res.rows, config, heavy)
+    elif config.similarity_mode == "auto":  # no heavy chunk: both modes are the same
+        heavy.mode = _decide(heavy, 0, config)
     seconds["heavy_only"] = time.perf_counter() - t
     heavy.seconds = {k: round(v, 3) for k, v in seconds.items()}
     return res
@@ -401,3 +427,20 @@ def stored_cutoff(last_summary: dict | None, config: IndexConfig) -> int | None:
         return config.heavy_df
     extra = (last_summary or {}).get("extra") or {}
     return (extra.get("heavy") or {}).get("cutoff")
+
+
+def stored_heavy(last_summary: dict | None, config: IndexConfig) -> HeavyStats:
+    """The heavy cutoff and similarity mode an incremental run keeps (only a full build
+    chooses them): the cutoff of :func:`stored_cutoff`; the index's mode, or for ``auto`` the
+    mode the last run recorded (``extra.heavy.mode``, with its ``auto`` reasons marked
+    ``kept``). An ``auto`` index with no recorded mode (no full build yet) counts as
+    ``informative`` when it has a cutoff and ``exact`` otherwise (the same then)."""
+    cutoff = stored_cutoff(last_summary, config)
+    if config.similarity_mode != "auto":
+        return HeavyStats(config.similarity_mode, cutoff)
+    last = ((last_summary or {}).get("extra") or {}).get("heavy") or {}
+    mode = last.get("mode")
+    if mode not in ("informative", "exact"):
+        mode = "exact" if cutoff is None else "informative"
+    why = last.get("auto")
+    return HeavyStats(mode, cutoff, auto=None if why is None else {**why, "kept": True})

@@ -15,7 +15,9 @@ chunks with ``df > cutoff`` are *heavy* and handled apart:
   documents with ``100 |heavy(A)| / |A| >= threshold`` (:func:`search_docs`) can have a row
   through them; in the ``exact`` mode these are searched densely against every document holding
   a heavy chunk (:func:`heavy_only_rows`, blocked AND + popcount); in the ``informative`` mode
-  (the default) they are not searched and their number is reported.
+  they are not searched and their number is reported; the ``auto`` mode (the default) is
+  ``exact`` when that dense search is at most a budget of (query, document) pairs and
+  ``informative`` otherwise (:func:`auto_mode`).
 
 The cutoff is chosen per full build by :func:`choose_cutoff`: none when all-pairs counting is
 cheap anyway, else the highest ``df`` at which the light work fits ``work_per_posting`` pair
@@ -43,6 +45,7 @@ __all__ = [
     "HeavyBits",
     "HeavySets",
     "add_heavy_overlap",
+    "auto_mode",
     "choose_cutoff",
     "combine_member_counts",
     "dense_rows",
@@ -61,6 +64,7 @@ __all__ = [
 
 #: ``informative``: exact for every pair sharing at least one light chunk, pairs sharing only
 #: heavy chunks not searched. ``exact``: every pair, as counting over all chunks gives.
+#: (``auto`` chooses one of these per full build, :func:`auto_mode`.)
 MODES = ("informative", "exact")
 #: Light pair emissions allowed per posting before the adaptive cutoff makes chunks heavy.
 WORK_PER_POSTING = 32
@@ -268,6 +272,19 @@ def still_open(queries, rows, sizes, n_chunks, top_k: int) -> np.ndarray:
     bound = containment(sizes[queries], n_chunks[queries])
     full = (held[queries] >= top_k) & (worst[queries] > bound)
     return queries[~full]
+
+
+def auto_mode(open_docs: int, heavy_docs: int, budget: int) -> tuple[str, int]:
+    """The mode ``auto`` runs in, and the size of the heavy-only search it weighed.
+
+    ``open_docs``: documents whose heavy chunks alone could still give a row after the light
+    pass (:func:`still_open` of :func:`search_docs`); ``heavy_docs``: documents holding a
+    heavy chunk. The dense search (:func:`heavy_only_rows`) compares each of the first with
+    each of the second: ``open_docs * heavy_docs`` (query, document) pairs. ``exact`` when that
+    is at most ``budget`` pairs, else ``informative``. Returns ``(mode, pairs)``.
+    """
+    pairs = int(open_docs) * int(heavy_docs)
+    return ("exact" if pairs <= budget else "informative"), pairs
 
 
 def dense_rows(bits: HeavyBits, rows: np.ndarray) -> np.ndarray:
