@@ -17,6 +17,8 @@ from simdask.kernels.lsh import LshParams, band_keys
 from simdask.kernels.minhash import EMPTY, signatures_csr
 from simdask.lsh_search import _TEXT_BLOCK, default_threads, group_pairs, text_pairs
 
+pytestmark = pytest.mark.unit
+
 PARAMS = LshParams.parse("8x2")
 CFG = IndexConfig(hash_bits=28)
 
