@@ -314,12 +314,14 @@ def _tp_update(c: SimpleNamespace, client, mode: str) -> float:
     return took
 
 
-def _tp_dedup(c: SimpleNamespace) -> float:
+def _tp_dedup(c: SimpleNamespace, threads: int | None = None) -> float:
     """simdask's LSH-only path as users call it, `lsh_search.text_pairs` (what `simdask lsh
     dedup` runs): chunk IDs, signatures, band keys, all pairs, estimates; one process, texts in
     memory as the peers have them."""
     t = time.perf_counter()
-    c.out["dedup"] = text_pairs(c.texts, c.p, CFG)
+    c.out["dedup" if threads is None else f"dedup_{threads}t"] = text_pairs(
+        c.texts, c.p, CFG, threads=threads
+    )
     return time.perf_counter() - t
 
 
@@ -327,12 +329,17 @@ def _tp_dedup_cli(c: SimpleNamespace) -> float:
     """`simdask lsh dedup big.jsonl` as a subprocess: interpreter start, imports, reading and
     parsing the JSONL and writing the pairs as JSONL included."""
     cmd = [sys.executable, "-m", "simdask.cli", "lsh", "dedup", str(c.src), "--lsh", f"{c.p}"]
+    # as from a user's shell: not the MALLOC_TRIM_THRESHOLD_=65536 that starting the Dask
+    # LocalCluster put into this process's environment (it makes glibc mmap every large numpy
+    # array: measured 6.8 s instead of 2.6 s for this command, 3.8 s of it system time)
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
     t = time.perf_counter()
     p = subprocess.run(
         [*cmd, "-o", "jsonl"],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     took = time.perf_counter() - t
     c.out["dedup_cli"] = [json.loads(x) for x in p.stdout.splitlines()]
@@ -366,6 +373,7 @@ def _tp_rounds(args, c: SimpleNamespace, client) -> tuple[dict, dict, dict]:
         "plain": lambda: _tp_update(c, client, "plain"),
         "lsh": lambda: _tp_update(c, client, "lsh"),
         "dedup": lambda: _tp_dedup(c),
+        "dedup_1t": lambda: _tp_dedup(c, threads=1),
         "dedup_cli": lambda: _tp_dedup_cli(c),
         "rensa": lambda: _tp_peer(c, "rensa"),
         "datasketch": lambda: _tp_peer(c, "datasketch"),
@@ -373,6 +381,10 @@ def _tp_rounds(args, c: SimpleNamespace, client) -> tuple[dict, dict, dict]:
     times: dict[str, list[float]] = {k: [] for k in runs}
     cpu: dict[str, list[float]] = {k: [] for k in runs}
     best: dict[str, tuple] = {}
+    if args.lsh_only:  # only the LSH-only pipelines beside the peers
+        runs = {k: v for k, v in runs.items() if k not in ("plain", "lsh")}
+        times = {k: times[k] for k in runs}
+        cpu = {k: cpu[k] for k in runs}
     names = list(runs)
     for rnd in range(args.rounds):  # interleaved, order rotated: load changes hit all alike
         for name in names[rnd % len(names) :] + names[: rnd % len(names)]:
@@ -408,12 +420,41 @@ def _recall(c: SimpleNamespace, pairs) -> float:
     return len(c.truth & {(min(a, b), max(a, b)) for a, b in pairs}) / len(c.truth)
 
 
+def part2_lsh_only(args, c: SimpleNamespace, times, cpu, peers, loads) -> str:
+    """``--lsh-only``: `text_pairs` (one per CPU and 1 thread) and `lsh dedup` beside rensa
+    and datasketch, markdown (nothing written to the docs page)."""
+    w = {k: min(v) for k, v in times.items()}
+    u = {k: v[times[k].index(w[k])] for k, v in cpu.items()}
+    peer_s = {k: sum(v[:3]) for k, v in peers.items()}
+    rs, dk = peer_s["rensa"], peer_s["datasketch"]
+    rec = {k: _recall(c, [(i, j) for i, j, _ in c.out[k]]) for k in ("dedup", "dedup_1t")}
+    rec["dedup_cli"] = _recall(c, [(c.ix[r["doc"]], c.ix[r["other"]]) for r in c.out["dedup_cli"]])
+    rec.update({k: v[3] for k, v in peers.items()})
+    lines = [
+        f"{len(c.texts)} texts, LSH {c.p}, {args.rounds} rounds interleaved, best wall of each; "
+        f"load average (1 min) {loads[0]:.1f} at the start, {loads[1]:.1f} at the end; "
+        "per-round wall seconds: "
+        + "; ".join(f"{k} " + "/".join(f"{x:.1f}" for x in v) for k, v in times.items()),
+        "",
+        "| pipeline | wall s | CPU s | vs rensa (wall) | vs datasketch (wall) | recall |",
+        "|---|---|---|---|---|---|",
+    ]
+    for k in times:
+        sec = peer_s.get(k, w[k])
+        lines.append(
+            f"| {k} | {sec:.1f} | {u[k]:.1f} | {rs / sec:.2f}x | {dk / sec:.1f}x | {rec[k]:.1%} |"
+        )
+    return "\n".join(lines)
+
+
 def part2(args, client, work: Path) -> str:
     """Throughput and use cases: markdown."""
     c = _tp_setup(args, work)
     load0 = os.getloadavg()
     times, cpu, peers = _tp_rounds(args, c, client)
     load1 = os.getloadavg()
+    if args.lsh_only:
+        return part2_lsh_only(args, c, times, cpu, peers, (load0[0], load1[0]))
     uc = _tp_use_cases(args, c)
     w = {k: min(v) for k, v in times.items()}  # best wall seconds of each pipeline
     u = {k: v[times[k].index(w[k])] for k, v in cpu.items()}  # CPU seconds of that round
@@ -560,6 +601,12 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "docs" / "lsh.md"))
     ap.add_argument("--skip-part1", action="store_true")
     ap.add_argument("--skip-part2", action="store_true")
+    ap.add_argument(
+        "--lsh-only",
+        action="store_true",
+        help="part 2 without the index updates: text_pairs (one thread per CPU and one), "
+        "lsh dedup, rensa, datasketch; printed, not written to the docs page",
+    )
     args = ap.parse_args()
     from distributed import Client, LocalCluster
 
@@ -585,7 +632,7 @@ def main() -> None:
             "Evaluation: precision and recall, after paper 001 (eval_lsh.py)",
             where + sec1 + "\n\n![S-curves and measured candidate rates](lsh_scurve.png)\n",
         )
-    if sec2:
+    if sec2 and not args.lsh_only:
         write_section(args.out, "Evaluation: throughput and use cases (eval_lsh.py)", where + sec2)
     shutil.rmtree(work, ignore_errors=True)
 

@@ -69,6 +69,10 @@ def test_dedup_of_files_equals_the_index_pairs(built):
         api = {(x.doc, x.other, x.jaccard) for x in idx.lsh_pairs(0.2)}
     assert got == api and len(got) >= 4
     assert f"{len(got)} pairs" in p.stderr
+    one = run("lsh", "dedup", src, "--lsh", "8x2", "--min", 0.2, "-o", "jsonl", "--threads", 1)
+    assert one.stdout == p.stdout  # one thread or one per CPU: the same output
+    zero = run("lsh", "dedup", src, "--threads", 0, check=False)
+    assert zero.returncode == 2 and "expected a whole number >= 1, got 0" in zero.stderr
     bad = run("lsh", "dedup", src, tmp / "missing.txt", "--lsh", "8x2", check=False)
     assert bad.returncode == 3 and "cannot read" in bad.stderr
 

@@ -16,7 +16,13 @@ from simdask import Index, IndexConfig
 from simdask.errors import ExtractionError, IndexFormatError
 from simdask.ingest import listing
 from simdask.ingest.listing import folder_key, jsonl_lines, safe_text, source_id, walk_folder
-from simdask.ingest.sources import fetch_item, list_items, read_item, read_queries
+from simdask.ingest.sources import (
+    fetch_item,
+    fetch_items,
+    list_items,
+    read_item,
+    read_queries,
+)
 from simdask.storage.keys import KEY_SCHEME, migrate_keys
 
 pytestmark = pytest.mark.unit
@@ -178,6 +184,50 @@ def test_jsonl_errors_name_the_line_and_ids_are_strings_or_integers(tmp_path):
     assert 7 not in out and 8 not in out  # empty and whitespace-only lines are skipped
     assert out[9][:2] == (label + "9", "jsonl")
     assert out[10][:2] == (label + "10", "jsonl") and "lone surrogate" in out[10][2]
+
+
+def _each(items, max_bytes):
+    """``fetch_item`` of each item alone: bytes or ``(key, kind, message)`` of its error."""
+    out = []
+    for item in items:
+        try:
+            out.append(fetch_item(item, max_bytes))
+        except ExtractionError as e:
+            out.append((e.key, e.kind, e.message))
+    return out
+
+
+def _flat(results):
+    return [r if isinstance(r, bytes) else (r.key, r.kind, r.message) for r in results]
+
+
+def test_fetch_items_reads_a_jsonl_file_once_with_the_errors_of_fetch_item(tmp_path, monkeypatch):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("\n".join(json.dumps({"id": i, "text": TEXT * (1 + i % 3)}) for i in range(9)))
+    b.write_text('{"id": "x", "text": "t"}\nnot json\n{"id": "y", "text": "u"}\n')
+    (tmp_path / "f.txt").write_text(TEXT)
+    items = list_items([a, tmp_path / "f.txt", b])
+    assert len(items) == 13
+    opened = []
+    real_open = open
+    monkeypatch.setattr(
+        "builtins.open", lambda f, *x, **k: opened.append(f) or real_open(f, *x, **k)
+    )
+    limit = len(json.dumps({"id": 0, "text": TEXT * 2}))  # lines with 3 x TEXT are too large
+    got = _flat(fetch_items(items, limit))
+    assert opened == [str(a), str(tmp_path / "f.txt"), str(b)]  # one open per file
+    assert got == _each(items, limit)
+    assert [g[1] for g in got if isinstance(g, tuple)] == ["too_large"] * 3
+    assert _flat(fetch_items(items, None)) == _each(items, None)
+    # read_queries: the broken line reported with file:LINE, the others read
+    q = read_queries([b])
+    assert [k for k, _ in q] == ["x", f"{b}:2", "y"] and q[2][1] == "u"
+    assert isinstance(q[1][1], ExtractionError) and q[1][1].kind == "jsonl"
+    a.unlink()  # listed, then gone: every line of it is unreadable, named file:LINE
+    got = _flat(fetch_items(items, None))
+    assert got == _each(items, None)
+    assert [g[:2] for g in got[:9]] == [(f"{a}:{n}", "unreadable") for n in range(1, 10)]
+    assert isinstance(got[9], bytes)
 
 
 def _old_style_index(tmp_path: Path) -> Index:

@@ -29,6 +29,13 @@ def _fraction(text: str) -> float:
     return v
 
 
+def _positive(text: str) -> int:
+    v = int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text}")
+    return v
+
+
 def register(subparsers) -> None:
     """Declare ``simdask lsh`` and its subcommands."""
     p = subparsers.add_parser(
@@ -61,6 +68,12 @@ def register(subparsers) -> None:
     q.add_argument("--lsh", default="20x5", metavar="BxR", help="B bands of R rows (20x5)")
     q.add_argument("--min", type=_fraction, default=0.0, metavar="J", help="least Jaccard (0)")
     q.add_argument("--hash-bits", type=int, help="bits of a chunk ID (default: the index's)")
+    q.add_argument(
+        "--threads",
+        type=_positive,
+        metavar="N",
+        help="threads chunking and signing the documents (default: one per CPU; same output)",
+    )
     add_format(q)
     q = sub.add_parser("tune", help="bands x rows for a Jaccard threshold (S-curve)")
     q.add_argument("--threshold", type=_fraction, required=True, metavar="T")
@@ -116,7 +129,7 @@ def _dedup(args) -> int:
     docs = read_queries(args.files)
     good = [(k, t) for k, t in docs if isinstance(t, str)]
     config = IndexConfig() if args.hash_bits is None else IndexConfig(hash_bits=args.hash_bits)
-    pairs = text_pairs([t for _, t in good], params, config, args.min)
+    pairs = text_pairs([t for _, t in good], params, config, args.min, threads=args.threads)
     rows = ({"doc": good[i][0], "other": good[j][0], "jaccard": s} for i, j, s in pairs)
     write_rows(rows, PAIR_COLUMNS, args.format, sys.stdout)
     print(f"{len(good)} documents (LSH {params}): {len(pairs)} pairs", file=sys.stderr)

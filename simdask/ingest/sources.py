@@ -255,6 +255,63 @@ def _too_large(item: SourceItem, size: int, limit: int) -> ExtractionError:
     )
 
 
+def _unreadable(item: SourceItem, e: OSError) -> ExtractionError:
+    return ExtractionError(
+        _label(item),
+        "unreadable",
+        f"cannot read {safe_text(item.path)}: expected a readable file (it was listed), "
+        f"found: {e.strerror or e}",
+    )
+
+
+def _read_span(f, item: SourceItem, limit: int) -> bytes:
+    """The bytes of a JSONL line item from the open file ``f`` (``limit`` < 0: no limit)."""
+    size = item.end - item.start
+    if 0 <= limit < size:
+        raise _too_large(item, size, limit)
+    f.seek(item.start)
+    return f.read(size)
+
+
+def fetch_items(
+    items: Sequence[SourceItem], max_bytes: int | None = DEFAULT_MAX_FILE_BYTES
+) -> list[bytes | ExtractionError]:
+    """:func:`fetch_item` of every item, in order: its bytes or its :class:`ExtractionError`
+    (the same errors, a line's named ``file.jsonl:LINE``). Consecutive lines of one JSONL
+    file are read through one open."""
+    limit = max_bytes if max_bytes is not None else -1
+    out: list[bytes | ExtractionError] = []
+    i = 0
+    while i < len(items):
+        j = i + 1
+        if _is_line(items[i]):
+            while j < len(items) and _is_line(items[j]) and items[j].path == items[i].path:
+                j += 1
+        if j == i + 1:
+            try:
+                out.append(fetch_item(items[i], max_bytes))
+            except ExtractionError as e:
+                out.append(e)
+        else:
+            run: list[bytes | ExtractionError] = []
+            try:
+                with open(items[i].path, "rb") as f:
+                    for x in items[i:j]:
+                        try:
+                            run.append(_read_span(f, x, limit))
+                        except ExtractionError as e:
+                            run.append(e)
+            except OSError as e:  # the file (or a read) failed: every line left gets it
+                run += [_unreadable(x, e) for x in items[i + len(run) : j]]
+            out += run
+        i = j
+    return out
+
+
+def _is_line(item: SourceItem) -> bool:
+    return item.end >= 0 and not item.error
+
+
 def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> bytes:
     """The raw bytes of one item (a whole file, or one JSONL line), read where the file is.
 
@@ -271,11 +328,7 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
     try:
         with open(item.path, "rb") as f:
             if item.end >= 0:
-                size = item.end - item.start
-                if 0 <= limit < size:
-                    raise _too_large(item, size, limit)
-                f.seek(item.start)
-                return f.read(size)
+                return _read_span(f, item, limit)
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise ExtractionError(
@@ -287,12 +340,7 @@ def fetch_item(item: SourceItem, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES)
                 raise _too_large(item, st.st_size, limit)
             data = f.read(limit + 1 if limit >= 0 else -1)
     except OSError as e:
-        raise ExtractionError(
-            label,
-            "unreadable",
-            f"cannot read {safe_text(item.path)}: expected a readable file (it was listed), "
-            f"found: {e.strerror or e}",
-        ) from e
+        raise _unreadable(item, e) from e
     if 0 <= limit < len(data):  # it grew after the stat
         raise _too_large(item, len(data), limit)
     return data
@@ -410,11 +458,14 @@ def read_queries(
             except ExtractionError as e:
                 out.append((e.key, e))
             continue
-        for item in list_items([path]):
+        items = list_items([path])
+        for item, data in zip(items, fetch_items(items), strict=True):
             try:
-                key, text, _ = read_item(item)
+                if isinstance(data, ExtractionError):
+                    raise data
+                key, text, _ = parse_item(item, data)
             except ExtractionError as e:
                 out.append((e.key, e))
             else:
-                out.append((key, text))
+                out.append((key, text or ""))
     return out
