@@ -176,22 +176,7 @@ def run_rechunk(index, req, run):
     writer's request ``req`` made to read every document of ``index`` from its stored text
     (:func:`stored_items`), with no size limit, replacing the index, the content hashes kept.
     Returns what ``run`` returns; the JSONL file is removed afterwards."""
-    items, hashes, path = stored_items(index, index.path / "work")
-    req.cb.message(f"exclusions changed: re-chunking {len(items)} documents' stored texts")
-    sub = dataclasses.replace(
-        req,
-        sources=(),
-        items=tuple(items),
-        remove=frozenset(),
-        options=dataclasses.replace(req.options, max_file_bytes=None),
-        delete_missing=False,
-        rebuild=True,
-        keep_hashes=hashes,
-    )
-    try:
-        return run(sub)
-    finally:
-        path.unlink(missing_ok=True)
+    return _run_stored(index, req, run, None)
 
 
 def run_affected(index, req, doc_ids: np.ndarray, run):
@@ -200,8 +185,17 @@ def run_affected(index, req, doc_ids: np.ndarray, run):
     their stored texts (:func:`stored_items`) as modified documents of an incremental run,
     the content hashes kept. Returns what ``run`` returns; the JSONL file is removed
     afterwards."""
+    return _run_stored(index, req, run, doc_ids)
+
+
+def _run_stored(index, req, run, doc_ids: np.ndarray | None):
+    """``run`` over the stored texts of ``doc_ids`` (None: every document, replacing the
+    index; else as modified documents of an incremental run)."""
     items, hashes, path = stored_items(index, index.path / "work", doc_ids)
-    req.cb.message(f"exclusions changed: re-chunking the {len(items)} documents they affect")
+    if doc_ids is None:
+        req.cb.message(f"exclusions changed: re-chunking {len(items)} documents' stored texts")
+    else:
+        req.cb.message(f"exclusions changed: re-chunking the {len(items)} documents they affect")
     sub = dataclasses.replace(
         req,
         sources=(),
@@ -209,7 +203,7 @@ def run_affected(index, req, doc_ids: np.ndarray, run):
         remove=frozenset(),
         options=dataclasses.replace(req.options, max_file_bytes=None),
         delete_missing=False,
-        rebuild=False,
+        rebuild=doc_ids is None,
         keep_hashes=hashes,
     )
     try:

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from simdask import ClusterError, ClusterSpec, ConfigError
-from simdask.cluster.connect import connect, ssh_cluster_kwargs
+from simdask.cluster.connect import WORKER_MALLOC_ENV, connect, ssh_cluster_kwargs
 from simdask.cluster.spec import resolve_cluster
 
 pytestmark = pytest.mark.unit
@@ -157,6 +157,19 @@ def test_clusters_simdask_starts_keep_broadcast_copies():
         # the Active Memory Manager is what drops extra copies (every 2 s): it does not run
         assert client.amm.running() is False
         assert len(client.who_has([f])[f.key]) == 2
+
+
+def test_local_cluster_leaves_the_callers_environment_as_it_was(monkeypatch):
+    """The workers' malloc settings reach the workers (set before they start), but not the
+    processes the caller starts after the run (distributed's nannies set them in the caller's
+    environment; connect puts the old values back)."""
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "12345")
+    with connect(ClusterSpec(workers=1, dashboard_address=":0")) as client:
+        seen = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+        assert list(seen.values()) == [WORKER_MALLOC_ENV["MALLOC_TRIM_THRESHOLD_"]]
+    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
+    assert os.environ["MALLOC_MMAP_THRESHOLD_"] == "12345"
 
 
 def test_cannot_connect_is_a_cluster_error():

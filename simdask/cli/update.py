@@ -119,8 +119,9 @@ def _index_settings(p) -> None:
 def _exclusions(p) -> None:
     """``--exclude FILE...``, ``--no-exclude``, ``--exclude-quotes``, ``--exclude-bibliography``."""
     g = p.add_argument_group(
-        "boilerplate (stored in the index; changing them later recomputes every document "
-        "from its stored text, as a full build with the new exclusions would)"
+        "boilerplate (stored in the index; changing them later recomputes the documents "
+        "from their stored texts, as a full build with the new exclusions would: for added "
+        "templates only the documents holding their chunks, otherwise every document)"
     )
     g.add_argument(
         "--exclude",

@@ -63,6 +63,25 @@ def _subprocess_logging() -> tuple[int, dict[str, str]]:
     return logging.CRITICAL, quiet
 
 
+def _environ_of(names: dict[str, str]) -> dict[str, str | None]:
+    """The current values (None: unset) of the environment variables ``names``.
+
+    Distributed's nannies set their ``pre-spawn-environ`` in the environment of the process
+    that starts them (glibc reads ``MALLOC_*`` only at process start), so a LocalCluster
+    leaves the workers' settings in the caller's environment, and every process the caller
+    starts later inherits them; :func:`connect` puts them back when its cluster is closed."""
+    return {k: os.environ.get(k) for k in names}
+
+
+def _restore_environ(saved: dict[str, str | None]) -> None:
+    """Put back the environment variables of :func:`_environ_of`."""
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 _MEMORY_HINT = (
     "raise the memory limit per worker with --memory-limit (SIMDASK_MEMORY_LIMIT, "
     "memory_limit in the config file), or use fewer threads per worker"
@@ -173,7 +192,7 @@ def connect(
     when the cluster cannot be reached or started.
     """
     spec = _spec_of(spec, workers, threads_per_worker, memory_limit, dashboard_address)
-    cluster = None
+    cluster, saved = None, None
     if spec.kind == "scheduler":
         client = _connect_scheduler(spec)
     else:
@@ -185,6 +204,7 @@ def connect(
                 f"distributed.nanny.pre-spawn-environ.{k}": v
                 for k, v in {**WORKER_MALLOC_ENV, **log_env}.items()
             }
+            saved = _environ_of({**WORKER_MALLOC_ENV, **log_env})
             with dask.config.set({**env, **CLUSTER_CONFIG}):
                 cluster = LocalCluster(
                     n_workers=spec.workers or default_workers(),
@@ -207,6 +227,8 @@ def connect(
         if cluster is not None:
             with suppress(Exception):
                 cluster.close(timeout=30)
+        if saved is not None:
+            _restore_environ(saved)
 
 
 def _scheduler_address(client: Any) -> str:

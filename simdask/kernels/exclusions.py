@@ -232,12 +232,7 @@ def chunk_excluding(
     (None or nothing active: plain chunking)."""
     if exclusions is None or not exclusions.active:
         return chunk_batch(texts, k, hash_bits, seed)
-    spans = None
-    if exclusions.quotes or exclusions.bibliography:
-        spans = [exclusions.spans(t) for t in texts]
-    return chunk_batch(
-        texts, k, hash_bits, seed, excluded_spans=spans, drop_ids=exclusions.chunk_ids
-    )
+    return chunk_batch(texts, k, hash_bits, seed, **_exclusion_args(texts, exclusions))
 
 
 def window_chunks_excluding(
@@ -248,9 +243,13 @@ def window_chunks_excluding(
     :func:`chunk_excluding`, unsorted."""
     if exclusions is None or not exclusions.active:
         return window_chunks(texts, k, hash_bits, seed)
+    return window_chunks(texts, k, hash_bits, seed, **_exclusion_args(texts, exclusions))
+
+
+def _exclusion_args(texts: list[str], exclusions: Exclusions) -> dict:
+    """The chunking kernels' ``excluded_spans`` (quotations, reference lists; None when
+    neither is excluded) and ``drop_ids`` (template chunk IDs) for ``texts``."""
     spans = None
     if exclusions.quotes or exclusions.bibliography:
         spans = [exclusions.spans(t) for t in texts]
-    return window_chunks(
-        texts, k, hash_bits, seed, excluded_spans=spans, drop_ids=exclusions.chunk_ids
-    )
+    return {"excluded_spans": spans, "drop_ids": exclusions.chunk_ids}
