@@ -220,9 +220,7 @@ def _range_probe(spec: MergeSpec, extra: np.ndarray, config: IndexConfig) -> Ran
     dtype = np.dtype(config.chunk_dtype).str
     extra = np.asarray(extra, dtype)
     gens = spec.old_generations
-    return RangeProbe(
-        spec.store_root, spec.shard, spec.lo, spec.hi, gens, extra, dtype, spec.index_id
-    )
+    return RangeProbe(spec.store_root, spec.shard, spec.lo, spec.hi, gens, extra, dtype)
 
 
 #: pair keys per block above which a delta run's members are counted in several blocks

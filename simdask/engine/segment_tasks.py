@@ -14,8 +14,6 @@ Plain functions of plain arguments, like those of :mod:`simdask.engine.merge_sta
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,34 +39,8 @@ __all__ = [
     "delta_pairs_task",
     "delta_task",
     "extend_after_task",
-    "probe_reader",
     "segment_head",
 ]
-
-#: indexes whose memory-mapped segments a worker process keeps open between delta runs
-PROBE_READERS_KEPT = 4
-_probe_readers: OrderedDict[tuple[str, str, str], RangeReader] = OrderedDict()
-_probe_lock = threading.Lock()
-
-
-def probe_reader(store_root: str, index_id: str, dtype: str) -> RangeReader:
-    """This process's reader of the index at ``store_root`` (created on first use, the least
-    recently used of more than :data:`PROBE_READERS_KEPT` indexes dropped).
-
-    A segment is memory-mapped once and stays mapped for later runs: mapping it again each
-    run faulted in every page its lookups touched, a cost that grew with the size of the
-    range, not of the run (docs/benchmarks.md, issue 14). Segments never change once
-    written (a generation writes a range at most once); ``index_id`` tells apart an index
-    removed and created again at the same path, whose generation numbers start over."""
-    key = (store_root, index_id, dtype)
-    with _probe_lock:
-        reader = _probe_readers.pop(key, None)
-        if reader is None:
-            reader = RangeReader(open_shard_store(store_root, dtype))
-        _probe_readers[key] = reader
-        while len(_probe_readers) > PROBE_READERS_KEPT:
-            _probe_readers.popitem(last=False)
-    return reader
 
 
 def delta_task(
@@ -111,15 +83,12 @@ class RangeProbe:
     generations: tuple[int, ...]
     extra: np.ndarray
     dtype: str
-    index_id: str = ""
 
     def read(self, delta: ShardData, tomb_old: np.ndarray) -> ShardData:
-        """The range's committed live postings of the probed chunks (memory-mapped pages,
-        kept mapped by :func:`probe_reader`; the range's other segments are forgotten)."""
+        """The range's committed live postings of the probed chunks (memory-mapped pages)."""
         ids = np.union1d(np.asarray(delta.chunk_keys, self.dtype), self.extra)
-        reader = probe_reader(self.store_root, self.index_id, self.dtype)
+        reader = RangeReader(open_shard_store(self.store_root, self.dtype))
         gens = list(self.generations)
-        reader.keep_range(self.shard, gens)
         return reader.subset(self.shard, gens, ids.astype(self.dtype), tomb_old, self.lo, self.hi)
 
 

@@ -153,14 +153,6 @@ class RangeReader:
             self._open[key] = self.store.open_arrays(generation, shard)
         return self._open[key]
 
-    def keep_range(self, shard: int, gens: list[int]) -> None:
-        """Forget the opened segments of range ``shard`` other than those of ``gens`` (merged
-        away by a compaction; their files may be gone). Safe beside readers in other threads."""
-        live = set(gens)
-        for key in list(self._open):
-            if key[1] == shard and key[0] not in live:
-                self._open.pop(key, None)
-
     def retain(self, manifest: Manifest) -> None:
         """Forget opened segments that are not in ``manifest`` any more."""
         live = {(g, s) for s, segs in manifest.items() for g, _, _ in segs}
