@@ -8,7 +8,6 @@ of this imports dask, distributed or zarr.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simdask.cluster.spec import default_workers
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
 from simdask.kernels.exclusions import chunk_excluding, window_chunks_excluding
@@ -45,12 +45,9 @@ _TEXT_BLOCK = 500
 
 
 def default_threads() -> int:
-    """Threads the in-memory LSH searches use when not told: the CPUs this process may run
-    on (at least 1)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    """Threads the in-memory LSH searches use when not told: one per core this process may
+    run on (:func:`~simdask.cluster.spec.default_workers`)."""
+    return default_workers()
 
 
 @dataclass(frozen=True)

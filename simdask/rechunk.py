@@ -15,17 +15,13 @@ document is re-chunked (the same result).
 
 **Every document** otherwise: a chunk that stops being excluded is in no posting list, so
 the documents holding it cannot be looked up, and a quotation or reference-list setting can
-change any text.
-A change of the exclusions (``update --exclude FILE...`` naming other templates,
-``--no-exclude``, ``--exclude-quotes`` / ``--exclude-bibliography`` switched) can change the
-chunk set of any document: a template chunk may be anywhere, a quotation in any text, and a
-chunk excluded so far is in no posting list, so the documents holding it cannot be looked up.
-So the writer re-chunks every document from its stored text (:func:`stored_items`) in one run
-that replaces the index (a full build, ``replace_all``) under the new exclusions, and commits
-the new settings and templates in that run's transaction: the result is exactly a full build
-with the new exclusions, and a crash before its commit leaves the old state. Keys, sources and
-the content hashes of the original files are kept, so the next update sees them unchanged.
-:func:`plan_exclusions` decides whether a run is needed.
+change any text. The writer then re-chunks every document from its stored text
+(:func:`stored_items`) in one run that replaces the index (a full build, ``replace_all``).
+
+Either way the run commits the new settings and templates in its own transaction: the result
+is exactly a full build with the new exclusions, and a crash before its commit leaves the old
+state. Keys, sources and the content hashes of the original files are kept, so the next update
+sees them unchanged. :func:`plan_exclusions` decides whether a run is needed.
 
 No dask here.
 """
@@ -148,8 +144,9 @@ def stored_items(
     pos = 0
     try:
         with open(path, "wb") as f:
-            docs = index.catalog.documents()
-            if doc_ids is not None:
+            if doc_ids is None:
+                docs = index.catalog.documents()
+            else:
                 docs = index.catalog.documents_by_id(doc_ids.tolist())
             for i, d in enumerate(docs):
                 if d.text_pack is None:

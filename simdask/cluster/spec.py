@@ -52,8 +52,10 @@ KINDS = ("local", "scheduler", "ssh")
 
 
 def default_workers() -> int:
-    """Worker processes of a default LocalCluster: one per core."""
-    return max(1, os.cpu_count() or 1)
+    """Worker processes of a default LocalCluster (threads of the in-memory LSH searches):
+    one per core this process may run on (``cpu_count`` where affinity is not known)."""
+    get = getattr(os, "sched_getaffinity", None)
+    return max(1, len(get(0)) if get else os.cpu_count() or 1)
 
 
 class _Bad(Exception):
