@@ -23,7 +23,13 @@ from simdask.config import FORMAT_VERSION, READABLE_VERSIONS, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexDamagedError, IndexFormatError
 from simdask.kernels.changes import DocumentRow, KnownDocument
 from simdask.storage.chunk_table import read_chunk_table
-from simdask.storage.commit import COMMIT_STEPS, CommitContext, RunChanges, temp_ids
+from simdask.storage.commit import (
+    COMMIT_STEPS,
+    SIMILARITY_INDEX,
+    CommitContext,
+    RunChanges,
+    temp_ids,
+)
 from simdask.storage.segment_catalog import SegmentTables
 from simdask.storage.sql import rows_in
 
@@ -66,8 +72,8 @@ CREATE TABLE IF NOT EXISTS similarity (
     similarity REAL NOT NULL,
     PRIMARY KEY (doc, other)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS similarity_other ON similarity (other);
 """
+_SCHEMA += SIMILARITY_INDEX + ";\n"
 
 
 _DOC_COLS = (

@@ -21,8 +21,20 @@ from simdask.storage.checksums import FILES_TABLE, drop_stale
 from simdask.storage.chunk_table import update_chunk_table
 from simdask.storage.lsh_store import LshManifest
 from simdask.storage.segment_catalog import SEGMENT_TABLES
+from simdask.storage.sql import insert_values
 
-__all__ = ["COMMIT_FAILPOINTS", "COMMIT_STEPS", "CommitContext", "RunChanges", "temp_ids"]
+__all__ = [
+    "COMMIT_FAILPOINTS",
+    "COMMIT_STEPS",
+    "SIMILARITY_INDEX",
+    "CommitContext",
+    "RunChanges",
+    "temp_ids",
+]
+
+#: the similarity table's secondary index (rows *to* a document), by name and statement
+SIMILARITY_INDEX_NAME = "similarity_other"
+SIMILARITY_INDEX = f"CREATE INDEX IF NOT EXISTS {SIMILARITY_INDEX_NAME} ON similarity (other)"
 
 
 @dataclass
@@ -128,12 +140,37 @@ def _chunk_table(c: sqlite3.Connection, run: CommitContext) -> None:
     update_chunk_table(c, previous, run.generation, changes, run.ch.replace_all)
 
 
+def _key_order(doc: np.ndarray, other: np.ndarray) -> np.ndarray | None:
+    """The stable order sorting rows by ``(doc, other)`` (the similarity table's key), None if
+    they are sorted already."""
+    key = doc.astype(np.int64) << 32 | other.astype(np.int64)
+    if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):
+        return None
+    return np.argsort(key, kind="stable")
+
+
 def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
-    doc, other, shared, sim = run.ch.rows
-    c.executemany(
-        "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity) VALUES (?, ?, ?, ?)",
-        zip(doc.tolist(), other.tolist(), shared.tolist(), sim.tolist(), strict=True),
-    )
+    """Insert the rows sorted by the table's key (the B-tree grows at its right edge). Into an
+    empty table (a first or full build) with distinct keys: plain INSERT, with the index on
+    ``other`` dropped and built again afterwards (step ``similarity_index``) from sorted
+    input, instead of updated in random order row by row."""
+    cols = run.ch.rows
+    if not len(cols[0]):
+        return
+    order = _key_order(cols[0], cols[1])
+    if order is not None:
+        cols = tuple(a[order] for a in cols)
+    doc, other = cols[0].astype(np.int64), cols[1].astype(np.int64)
+    distinct = len(doc) < 2 or bool(np.all((doc[1:] != doc[:-1]) | (other[1:] != other[:-1])))
+    head = "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity)"
+    if distinct and c.execute("SELECT 1 FROM similarity LIMIT 1").fetchone() is None:
+        c.execute(f"DROP INDEX IF EXISTS {SIMILARITY_INDEX_NAME}")
+        head = "INSERT INTO similarity (doc, other, shared, similarity)"
+    insert_values(c, head, [a.tolist() for a in cols])
+
+
+def _similarity_index(c: sqlite3.Connection, run: CommitContext) -> None:
+    c.execute(SIMILARITY_INDEX)  # built again if _insert_rows dropped it
 
 
 def _trim_rows(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -242,6 +279,7 @@ COMMIT_STEPS = (
     _use_ids,
     _chunk_table,
     _insert_rows,
+    _similarity_index,
     _trim_rows,
     _segments,
     _tombstones,
