@@ -19,6 +19,7 @@ from simdask.errors import SimdaskError
 from simdask.failpoints import FailpointError
 from simdask.storage import sql
 from simdask.storage.catalog import Catalog, DocumentRow, RunChanges
+from simdask.storage.commit import temp_ids
 
 pytestmark = pytest.mark.unit
 
@@ -158,3 +159,39 @@ def test_a_failure_between_load_and_index_build_rolls_back(tmp_path, monkeypatch
     run = cat.start_run()
     cat.commit_run(run, run, _changes(30, rows, replaced=np.arange(30)), {})
     assert _similarity(other) == _reference(rows) and _has_index(other)
+
+
+def test_documents_into_an_empty_then_a_filled_table(tmp_path):
+    """A first commit (documents in any order: plain INSERT) then one replacing a document
+    (OR REPLACE): rows as given, ``added_at`` kept from the first, the cache size as before."""
+    cat = Catalog(tmp_path / "c.sqlite", create=True)
+    cat.init_meta(IndexConfig())
+    cache = cat.conn.execute("PRAGMA cache_size").fetchone()
+    empty = tuple(np.zeros(0, t) for t in (np.int64, np.int64, np.int64, np.float64))
+    ch = _changes(50, empty, replaced=np.zeros(0, np.int64))
+    ch.upserted = ch.upserted[::-1]
+    run = cat.start_run()
+    cat.commit_run(run, run, ch, {})
+    assert cat.documents() == sorted(ch.upserted, key=lambda d: d.doc_id)
+    assert cat.conn.execute("PRAGMA cache_size").fetchone() == cache
+    first = dict(cat.conn.execute("SELECT doc_id, added_at FROM documents").fetchall())
+    new = DocumentRow(7, "k7", "src", "changed", 12, 15, "indexed")
+    ch2 = _changes(0, empty, replaced=np.zeros(0, np.int64))
+    ch2.upserted = [new]
+    run = cat.start_run()
+    cat.commit_run(run, run, ch2, {})
+    assert cat.document("k7") == new
+    added, updated = cat.conn.execute(
+        "SELECT added_at, updated_at FROM documents WHERE doc_id = 7"
+    ).fetchone()
+    assert added == first[7] <= updated
+
+
+def test_temp_ids_from_arrays_and_iterables_with_repeats():
+    c = sqlite3.connect(":memory:")
+    temp_ids(c, "t_x", np.array([5, 3, 5, 9], np.uint32))
+    assert [r[0] for r in c.execute("SELECT id FROM t_x ORDER BY id")] == [3, 5, 9]
+    temp_ids(c, "t_x", (i % 4 for i in range(10)))  # refilled, not added to
+    assert [r[0] for r in c.execute("SELECT id FROM t_x ORDER BY id")] == [0, 1, 2, 3]
+    temp_ids(c, "t_x", [])
+    assert c.execute("SELECT COUNT(*) FROM t_x").fetchone() == (0,)

@@ -28,6 +28,7 @@ from simdask.storage.commit import (
     SIMILARITY_INDEX,
     CommitContext,
     RunChanges,
+    commit_cache,
     temp_ids,
 )
 from simdask.storage.segment_catalog import SegmentTables
@@ -236,16 +237,17 @@ class Catalog(SegmentTables):
         """
         run = CommitContext(run_id, generation, ch, json.dumps(summary, sort_keys=True))
         c = self.conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            for step in COMMIT_STEPS:
-                failpoints.hit(f"commit.{step.__name__[1:]}")
-                step(c, run)
-            failpoints.hit("commit.before_COMMIT")
-            c.execute("COMMIT")
-        except BaseException:
-            self.rollback_open()
-            raise
+        with commit_cache(c):
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                for step in COMMIT_STEPS:
+                    failpoints.hit(f"commit.{step.__name__[1:]}")
+                    step(c, run)
+                failpoints.hit("commit.before_COMMIT")
+                c.execute("COMMIT")
+            except BaseException:
+                self.rollback_open()
+                raise
         failpoints.hit("commit.after_COMMIT")
 
     def rollback_open(self) -> None:

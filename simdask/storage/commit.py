@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,17 +25,24 @@ from simdask.storage.segment_catalog import SEGMENT_TABLES
 from simdask.storage.sql import insert_values
 
 __all__ = [
+    "COMMIT_CACHE_KIB",
     "COMMIT_FAILPOINTS",
     "COMMIT_STEPS",
     "SIMILARITY_INDEX",
     "CommitContext",
     "RunChanges",
+    "commit_cache",
     "temp_ids",
 ]
 
 #: the similarity table's secondary index (rows *to* a document), by name and statement
 SIMILARITY_INDEX_NAME = "similarity_other"
 SIMILARITY_INDEX = f"CREATE INDEX IF NOT EXISTS {SIMILARITY_INDEX_NAME} ON similarity (other)"
+#: similarity rows turned into Python objects at a time (about 150 MB of them)
+_ROWS_PER_PASS = 1 << 20
+#: SQLite's page cache during a commit, KiB (default 2 MiB): the pages a commit changes stay
+#: in memory instead of spilling to the WAL and being written again
+COMMIT_CACHE_KIB = 256 * 1024
 
 
 @dataclass
@@ -75,7 +83,19 @@ def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
     """Fill the temporary table ``name`` (created if needed) with the integers ``ids``."""
     c.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} (id INTEGER PRIMARY KEY)")
     c.execute(f"DELETE FROM {name}")
-    c.executemany(f"INSERT OR IGNORE INTO {name} (id) VALUES (?)", ((int(i),) for i in ids))
+    arr = ids if isinstance(ids, np.ndarray) else np.fromiter((int(i) for i in ids), np.int64)
+    insert_values(c, f"INSERT INTO {name} (id)", [np.unique(arr.astype(np.int64)).tolist()])
+
+
+@contextmanager
+def commit_cache(c: sqlite3.Connection, kib: int = COMMIT_CACHE_KIB) -> Iterator[None]:
+    """SQLite's page cache of ``c`` at ``kib`` KiB inside (a commit), as before after."""
+    before = int(c.execute("PRAGMA cache_size").fetchone()[0])
+    c.execute(f"PRAGMA cache_size = {-int(kib)}")
+    try:
+        yield
+    finally:
+        c.execute(f"PRAGMA cache_size = {before}")
 
 
 @dataclass(frozen=True)
@@ -119,18 +139,37 @@ def _free_ids(c: sqlite3.Connection, run: CommitContext) -> None:
     )
 
 
+def _empty(c: sqlite3.Connection, table: str) -> bool:
+    """Whether ``table`` holds no row (as this transaction sees it)."""
+    return c.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None
+
+
 def _upsert_documents(c: sqlite3.Connection, run: CommitContext) -> None:
-    c.executemany(
+    """Write the documents (a replaced one keeps its ``added_at``); into an empty table (a
+    first or full build) as plain multi-row INSERTs."""
+    head = (
         "INSERT OR REPLACE INTO documents (doc_id, key, source, content_hash, n_chunks,"
         " n_words, status, text_pack, text_offset, text_length, added_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+    )
+    docs = run.ch.upserted
+    distinct = len({d.doc_id for d in docs}) == len({d.key for d in docs}) == len(docs)
+    if docs and distinct and _empty(c, "documents"):
+        docs = sorted(docs, key=lambda d: d.doc_id)  # the rowid B-tree grows at its end
+        cols = [list(col) for col in zip(*(d.columns() for d in docs), strict=True)]
+        now = [run.now] * len(docs)
+        insert_values(c, head.replace(" OR REPLACE", ""), [*cols, now, now])
+        return
+    c.executemany(
+        f"{head} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
         " COALESCE((SELECT added_at FROM documents WHERE doc_id = ?), ?), ?)",
-        ((*d.columns(), d.doc_id, run.now, run.now) for d in run.ch.upserted),
+        ((*d.columns(), d.doc_id, run.now, run.now) for d in docs),
     )
 
 
 def _use_ids(c: sqlite3.Connection, run: CommitContext) -> None:
-    c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ((d.doc_id,) for d in run.ch.upserted))
+    if not _empty(c, "free_ids"):  # a first or full build has none
+        ids = ((d.doc_id,) for d in run.ch.upserted)
+        c.executemany("DELETE FROM free_ids WHERE doc_id = ?", ids)
 
 
 def _chunk_table(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -163,10 +202,11 @@ def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
     doc, other = cols[0].astype(np.int64), cols[1].astype(np.int64)
     distinct = len(doc) < 2 or bool(np.all((doc[1:] != doc[:-1]) | (other[1:] != other[:-1])))
     head = "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity)"
-    if distinct and c.execute("SELECT 1 FROM similarity LIMIT 1").fetchone() is None:
+    if distinct and _empty(c, "similarity"):
         c.execute(f"DROP INDEX IF EXISTS {SIMILARITY_INDEX_NAME}")
         head = "INSERT INTO similarity (doc, other, shared, similarity)"
-    insert_values(c, head, [a.tolist() for a in cols])
+    for i in range(0, len(doc), _ROWS_PER_PASS):  # Python objects for one slice at a time
+        insert_values(c, head, [a[i : i + _ROWS_PER_PASS].tolist() for a in cols])
 
 
 def _similarity_index(c: sqlite3.Connection, run: CommitContext) -> None:
