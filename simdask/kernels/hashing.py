@@ -28,13 +28,14 @@ from simdask.kernels.postings import (
     sort_columns,
     sort_pairs,
 )
-from simdask.kernels.text import token_bytes
+from simdask.kernels.text import WORD_PATTERN, normal_bytes
 
 __all__ = [
     "ChunkedBatch",
     "chunk_batch",
     "chunk_id",
     "hash_chunks",
+    "utf8_word_spans",
     "window_chunks",
     "word_hash",
     "word_hashes",
@@ -54,6 +55,28 @@ _WORD_BYTE = np.zeros(256, dtype=bool)
 _WORD_BYTE[ord("0") : ord("9") + 1] = True
 _WORD_BYTE[ord("a") : ord("z") + 1] = True
 _WORD_BYTE[0x80:] = True
+
+
+#: per ASCII byte: whether :data:`~simdask.kernels.text.WORD_PATTERN` matches it (then False
+#: up to 255: bytes of other characters are classified by :func:`utf8_word_spans`)
+_ASCII_WORD = np.zeros(256, dtype=bool)
+_ASCII_WORD[:128] = [WORD_PATTERN.fullmatch(chr(c)) is not None for c in range(128)]
+#: per code point: whether WORD_PATTERN matches it (``[1]``: whether ``[0]`` is known yet)
+_CODE_POINTS = (np.zeros(0x110000, dtype=bool), np.zeros(0x110000, dtype=bool))
+
+
+def _is_word_code_point(cp: np.ndarray) -> np.ndarray:
+    """Whether :data:`WORD_PATTERN` matches each code point of ``cp`` (int array): looked up in
+    a table over all code points, in which the code points never seen before are classified
+    by the pattern itself (one match each), so it is the regex's definition of a word
+    character, not a copy of it."""
+    word, known = _CODE_POINTS
+    new = cp[~known[cp]]
+    if len(new):
+        for c in np.unique(new).tolist():
+            word[c] = WORD_PATTERN.fullmatch(chr(c)) is not None
+            known[c] = True
+    return word[cp]
 
 
 def _avalanche(h: np.ndarray) -> np.ndarray:
@@ -94,9 +117,41 @@ def _word_state(seed: int) -> int:
 
 
 def word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end byte offsets (int64) of the words in a :func:`token_bytes` buffer."""
+    """Start and end byte offsets (int64) of the words in a :func:`simdask.kernels.text.token_bytes` buffer."""
     isw = _WORD_BYTE[buf].view(np.int8)
     edge = np.diff(isw, prepend=np.int8(0), append=np.int8(0))
+    return np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+
+
+def utf8_word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end byte offsets (int64) of the words in ``buf``, the UTF-8 bytes of
+    normalised text (:func:`~simdask.kernels.text.normal_bytes` of texts joined by spaces).
+
+    A word is a maximal run of characters :data:`~simdask.kernels.text.WORD_PATTERN` matches,
+    as :func:`~simdask.kernels.text.words` finds them: ASCII bytes are classified by a table,
+    the code point of every other character is decoded from its lead and continuation bytes in
+    numpy and looked up in a table over all code points (filled per process from the pattern
+    as code points are met). Only the bytes >= 0x80 are decoded, so ASCII text costs one table lookup a byte.
+    ``buf`` must be well-formed UTF-8 (Python's encoder, ``surrogatepass``, writes it)."""
+    isw = _ASCII_WORD[buf]
+    high = np.flatnonzero(buf >= 0x80)
+    if len(high):
+        lead = buf[high] >= 0xC0  # continuation bytes are 10xxxxxx
+        at = high[lead]
+        last = len(buf) - 1
+        b0 = buf[at].astype(np.int32)
+        c1, c2, c3 = (
+            (buf[np.minimum(at + j, last)] & 0x3F).astype(np.int32) for j in (1, 2, 3)
+        )
+        cp = np.where(
+            b0 >= 0xF0,
+            ((b0 & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3,
+            np.where(
+                b0 >= 0xE0, ((b0 & 0x0F) << 12) | (c1 << 6) | c2, ((b0 & 0x1F) << 6) | c1
+            ),
+        )
+        isw[high] = _is_word_code_point(cp)[np.cumsum(lead) - 1]
+    edge = np.diff(isw.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     return np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
 
 
@@ -256,7 +311,7 @@ def window_chunks(
     text (int64) and each text's word count. Exclusions as for :func:`chunk_batch`, whose
     distinct sorted sets are these windows' IDs."""
     if excluded_spans is None:
-        parts = [token_bytes(t) for t in texts]
+        parts = [normal_bytes(t) for t in texts]
         first_part = np.arange(len(parts) + 1, dtype=np.int64)
         inside = None
     else:
@@ -266,7 +321,7 @@ def window_chunks(
     part_starts = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum(lens, out=part_starts[1:])
     part_starts[-1] = len(buf)
-    starts, ends = word_spans(buf)
+    starts, ends = utf8_word_spans(buf)
     hashes = word_hashes(buf, starts, ends, seed)
     part_words = np.searchsorted(starts, part_starts)
     word_offsets = part_words[first_part]
@@ -327,10 +382,10 @@ def _split_parts(
     for text, sp in zip(texts, spans, strict=True):
         pos = 0
         for s, e in sp:
-            parts += [token_bytes(text[pos:s]), token_bytes(text[s:e])]
+            parts += [normal_bytes(text[pos:s]), normal_bytes(text[s:e])]
             inside += [False, True]
             pos = e
-        parts.append(token_bytes(text[pos:]))
+        parts.append(normal_bytes(text[pos:]))
         inside.append(False)
         first.append(len(parts))
     return parts, np.array(inside, dtype=bool), np.array(first, dtype=np.int64)

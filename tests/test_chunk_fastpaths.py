@@ -1,0 +1,148 @@
+"""The chunk stage's fast paths (issue 13, chunkfast) against the reference paths they replace.
+
+* :func:`~simdask.kernels.text.normal_bytes` + :func:`~simdask.kernels.hashing.utf8_word_spans`
+  (words found in UTF-8 bytes, code points decoded in numpy) against the regex reference
+  :func:`~simdask.kernels.text.words` and against the previous pipeline
+  (:func:`~simdask.kernels.text.token_bytes` + :func:`~simdask.kernels.hashing.word_spans`),
+  on arbitrary Unicode including lone surrogates and 4-byte characters;
+* the partitioned sort of :func:`~simdask.kernels.postings.sort_columns` (64-bit chunk IDs
+  beside up to 16 excess bits of doc IDs) against Python's ``sorted(set(...))``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdask.kernels.hashing import (
+    chunk_batch,
+    chunk_id,
+    hash_chunks,
+    utf8_word_spans,
+    word_hashes,
+    word_spans,
+)
+from simdask.kernels.postings import sort_columns
+from simdask.kernels.text import chunks, normal_bytes, token_bytes, words
+
+pytestmark = pytest.mark.unit
+
+_tricky = st.sampled_from(
+    [
+        *["Ab", "x_y", "ÉCOLE", "ß", "ﬁ", "™", "①", "Ⅻ", "漢字", "😀", "𝔘", "١٢٣", "e\u0301"],
+        *["\u00a0", "\u2019", "\u2014", "\ufeff", "\ud800", "\udfff", "\U0010ffff", "İ", "ǅ"],
+        *[" ", ",", "_", "\n", "\x00", "\x7f", "\x80", "é" * 40, "a" * 70],
+    ]
+)
+#: any code point, lone surrogates included (a ``str`` may hold them; they are no words)
+any_unicode = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=200),
+    st.lists(_tricky, max_size=40).map("".join),
+    st.lists(st.one_of(_tricky, st.sampled_from(["word", "Two", "3", " ", ". "])), max_size=60).map(
+        "".join
+    ),
+)
+
+
+def fast_words(texts: list[str]) -> list[list[bytes]]:
+    """The words of each text as the fast path finds them (texts joined by spaces, as
+    :func:`~simdask.kernels.hashing.window_chunks` joins them)."""
+    parts = [normal_bytes(t) for t in texts]
+    buf = np.frombuffer(b" ".join(parts) + b" ", dtype=np.uint8)
+    starts, ends = utf8_word_spans(buf)
+    out, pos, i = [], 0, 0
+    for p in parts:
+        end = pos + len(p)
+        mine = []
+        while i < len(starts) and starts[i] < end:
+            assert ends[i] <= end  # a word never crosses into the next text
+            mine.append(buf[starts[i] : ends[i]].tobytes())
+            i += 1
+        out.append(mine)
+        pos = end + 1
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(any_unicode, min_size=1, max_size=5))
+def test_utf8_word_spans_find_the_regex_words(texts):
+    assert fast_words(texts) == [[w.encode("utf-8") for w in words(t)] for t in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(any_unicode, min_size=1, max_size=4), st.sampled_from([28, 32, 40, 64]))
+def test_fast_chunk_ids_equal_the_previous_pipeline_and_the_reference(texts, bits):
+    k, seed = 3, 5
+    cb = chunk_batch(texts, k, bits, seed)
+    # the previous pipeline: token_bytes (regex words joined by spaces) + word_spans
+    parts = [token_bytes(t) for t in texts]
+    buf = np.frombuffer(b" ".join(parts) + b" ", dtype=np.uint8)
+    starts, ends = word_spans(buf)
+    lens = np.array([len(p) + 1 for p in parts], dtype=np.int64)
+    part_starts = np.concatenate([[0], np.cumsum(lens)])
+    offsets = np.searchsorted(starts, part_starts)
+    ids, doc = hash_chunks(word_hashes(buf, starts, ends, seed), offsets, k, bits, seed)
+    prev = sorted(set(zip(ids.tolist(), doc.tolist(), strict=True)))
+    got = list(zip(cb.chunk_ids.tolist(), cb.doc.tolist(), strict=True))
+    assert got == prev
+    ref = sorted({(chunk_id(c, bits, seed), d) for d, t in enumerate(texts) for c in chunks(t, k)})
+    assert got == ref
+    assert cb.n_words.tolist() == [len(words(t)) for t in texts]
+
+
+def test_every_code_point_is_classified_as_the_pattern_does():
+    """All 1,114,112 code points, each alone between spaces: a word exactly when the regex
+    matches it (the table is filled from the pattern as code points are met)."""
+    cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    text = " ".join(map(chr, cps)) + " \ud800 \udbff \udfff"
+    buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    starts, ends = utf8_word_spans(buf)
+    got = {buf[s:e].tobytes().decode("utf-8") for s, e in zip(starts, ends, strict=True)}
+    assert all(len(w) == 1 for w in got)
+    pattern = re.compile(r"[^\W_]")
+    assert got == {chr(c) for c in cps if pattern.fullmatch(chr(c))}
+
+
+#: 64-bit chunk IDs built to cross the partitions: equal low bits under different top bits
+#: (one doc apart or the same doc), and IDs at both ends of the range
+_chunk = st.one_of(
+    st.integers(0, 2**64 - 1),
+    st.builds(lambda top, low: (top << 52) | low, st.integers(0, 4095), st.integers(0, 3)),
+    st.integers(2**64 - 4, 2**64 - 1),
+    st.integers(0, 3),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(_chunk, st.integers(0, 2**16 - 1)), max_size=300),
+    st.sampled_from([1, 7, 2**12 - 1, 2**16 - 1]),
+    st.booleans(),
+)
+def test_partitioned_sort_equals_python(pairs, doc_max, distinct):
+    pairs = [(c, d % (doc_max + 1)) for c, d in pairs]
+    pairs += pairs[: len(pairs) // 3]  # duplicates
+    c = np.array([p[0] for p in pairs], dtype=np.uint64)
+    d = np.array([p[1] for p in pairs], dtype=np.uint32)
+    got_c, got_d = sort_columns(c, d, distinct)
+    assert got_c.dtype == np.uint64 and got_d.dtype == np.uint32
+    want = sorted(set(pairs)) if distinct else sorted(pairs)
+    assert list(zip(got_c.tolist(), got_d.tolist(), strict=True)) == want
+
+
+def test_partitioned_sort_large_batch_equals_lexsort():
+    """A batch's shape: 400k 64-bit IDs, many shared, doc IDs up to 4,999 (13 bits: 8,192
+    partitions)."""
+    rng = np.random.default_rng(3)
+    c = rng.integers(0, 2**64, 400_000, dtype=np.uint64, endpoint=False)
+    c[::5] = c[1::5]
+    d = np.sort(rng.integers(0, 5000, len(c))).astype(np.int64)
+    got_c, got_d = sort_columns(c, d, distinct=True)
+    order = np.lexsort((d, c))
+    sc, sd = c[order], d[order]
+    keep = np.concatenate([[True], (sc[1:] != sc[:-1]) | (sd[1:] != sd[:-1])])
+    assert np.array_equal(got_c, sc[keep]) and np.array_equal(got_d, sd[keep])
