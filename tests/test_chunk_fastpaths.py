@@ -146,3 +146,18 @@ def test_partitioned_sort_large_batch_equals_lexsort():
     sc, sd = c[order], d[order]
     keep = np.concatenate([[True], (sc[1:] != sc[:-1]) | (sd[1:] != sd[:-1])])
     assert np.array_equal(got_c, sc[keep]) and np.array_equal(got_d, sd[keep])
+
+
+@pytest.mark.parametrize("doc_max", [1, 7, 4095, 2**16 - 1])
+def test_partitioned_sort_keeps_equal_keys_of_neighbouring_partitions(doc_max):
+    """IDs that differ only in the top bits the partitions are cut by have equal packed keys in
+    neighbouring partitions (the last of one, the first of the next): both are kept."""
+    p = doc_max.bit_length()  # 64-bit IDs: the partitions are cut by the top p bits
+    tops = sorted({0, 1, 2 ** (p - 1), 2**p - 1})
+    pairs = [((t << (64 - p)) | 5, doc_max) for t in tops]  # one packed key in all
+    pairs += [((t << (64 - p)) | low, d) for t in tops for low in (0, 5) for d in (0, doc_max)]
+    for part in (pairs[: len(tops)], pairs):
+        c = np.array([x for x, _ in part] * 2, dtype=np.uint64)
+        d = np.array([y for _, y in part] * 2, dtype=np.uint32)
+        got_c, got_d = sort_columns(c, d, distinct=True)
+        assert list(zip(got_c.tolist(), got_d.tolist(), strict=True)) == sorted(set(part))
