@@ -161,3 +161,44 @@ def test_partitioned_sort_keeps_equal_keys_of_neighbouring_partitions(doc_max):
         d = np.array([y for _, y in part] * 2, dtype=np.uint32)
         got_c, got_d = sort_columns(c, d, distinct=True)
         assert list(zip(got_c.tolist(), got_d.tolist(), strict=True)) == sorted(set(part))
+
+
+def _ref_window_ids(hashes, offsets, k, bits, seed, skip):
+    """hash_chunks in plain Python: every window inside a document, sorted word hashes folded
+    from the seed state (the scalar functions of the module)."""
+    from simdask.kernels.hashing import _avalanche_int, _seed_state, _step_int
+
+    ids, docs = [], []
+    for d in range(len(offsets) - 1):
+        for s in range(int(offsets[d]), int(offsets[d + 1]) - k + 1):
+            if skip is not None and all(skip[s : s + k]):
+                continue
+            h = _seed_state(seed, k)
+            for x in sorted(int(v) for v in hashes[s : s + k]):
+                h = _step_int(h, x)
+            ids.append(_avalanche_int(h) >> (64 - bits))
+            docs.append(d)
+    return ids, docs
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 12), min_size=1, max_size=12),  # words per document
+    st.integers(1, 6),
+    st.sampled_from([20, 32, 33, 64]),
+    st.integers(0, 3),
+    st.one_of(st.none(), st.integers(0, 2**32)),
+)
+def test_hash_chunks_equals_python_windows(counts, k, bits, seed, skip_seed):
+    """Contiguous windows (hashed over slices) and gapped ones (short documents, skipped
+    words: gathered) give the IDs of the scalar reference, in order."""
+    rng = np.random.default_rng(sum(counts) + k)
+    hashes = rng.integers(0, 2**64, sum(counts), dtype=np.uint64, endpoint=False)
+    hashes[::3] = hashes[:1].sum()  # equal word hashes inside windows
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    skip = None
+    if skip_seed is not None:
+        skip = np.random.default_rng(skip_seed).random(len(hashes)) < 0.6
+    ids, doc = hash_chunks(hashes, offsets, k, bits, seed, skip)
+    want_ids, want_docs = _ref_window_ids(hashes, offsets, k, bits, seed, skip)
+    assert ids.tolist() == want_ids and doc.tolist() == want_docs

@@ -303,6 +303,8 @@ def hash_chunks(
         keep = marked[starts + k] - marked[starts] < k
         starts, doc = starts[keep], doc[keep]
         m = len(starts)
+        if m == 0:
+            return np.zeros(0, dtype=dtype), doc
     lo, hi = int(starts[0]), int(starts[-1]) + 1
     if hi - lo <= m + m // 4:  # windows nearly contiguous: hash every position, no gathers
         h = _window_hashes([hashes[lo + j : hi + j] for j in range(k)], seed)
