@@ -202,3 +202,31 @@ def test_hash_chunks_equals_python_windows(counts, k, bits, seed, skip_seed):
     ids, doc = hash_chunks(hashes, offsets, k, bits, seed, skip)
     want_ids, want_docs = _ref_window_ids(hashes, offsets, k, bits, seed, skip)
     assert ids.tolist() == want_ids and doc.tolist() == want_docs
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(any_unicode, min_size=0, max_size=8),
+    st.sampled_from([1, 7, 40, 300]),
+    st.integers(1, 5),
+    st.booleans(),
+)
+def test_blocks_of_texts_change_nothing(texts, block, k, spans):
+    """window_chunks hashes blocks of about BLOCK_BYTES of text at a time: tiny blocks (one
+    text each, several texts, a text larger than the block) give the arrays of one block."""
+    from simdask.kernels import hashing
+
+    excluded = None
+    if spans:  # the first half of each text excluded (spans on a character boundary)
+        excluded = [[(0, len(t) // 2)] if len(t) > 1 else [] for t in texts]
+    saved = hashing.BLOCK_BYTES
+    try:
+        hashing.BLOCK_BYTES = 1 << 40
+        want = hashing.window_chunks(texts, k, 64, 1, excluded_spans=excluded)
+        hashing.BLOCK_BYTES = block
+        got = hashing.window_chunks(texts, k, 64, 1, excluded_spans=excluded)
+    finally:
+        hashing.BLOCK_BYTES = saved
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype and a.tolist() == b.tolist()
+    assert len(want[2]) == len(texts)

@@ -173,8 +173,10 @@ def utf8_word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             ),
         )
         isw[high] = _is_word_code_point(cp)[np.cumsum(lead) - 1]
-    edge = np.diff(isw.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    return np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+    flags = np.zeros(len(buf) + 2, dtype=bool)
+    flags[1:-1] = isw
+    edges = np.flatnonzero(flags[1:] != flags[:-1])  # starts and ends alternate
+    return edges[0::2], edges[1::2]
 
 
 #: mask of the first ``r`` bytes of a little-endian uint64, at index ``min(r, 8)``
@@ -364,6 +366,42 @@ def window_chunks(
         inside = None
     else:
         parts, inside, first_part = _split_parts(texts, excluded_spans)
+    part_end = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(p) + 1 for p in parts), np.int64, len(parts)), out=part_end[1:])
+    text_end = part_end[first_part]
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    t0 = 0
+    while t0 < len(texts) or not out:  # blocks of whole texts of about BLOCK_BYTES
+        t1 = max(t0 + 1, int(np.searchsorted(text_end, text_end[t0] + BLOCK_BYTES, "right")) - 1)
+        t1 = min(t1, len(texts))
+        p0, p1 = int(first_part[t0]), int(first_part[t1])
+        ids, doc, n_words = _window_block(
+            parts[p0:p1],
+            first_part[t0 : t1 + 1] - p0,
+            None if inside is None else inside[p0:p1],
+            k,
+            hash_bits,
+            seed,
+        )
+        out.append((ids, doc + t0, n_words))
+        t0 = t1
+    ids, doc, n_words = (np.concatenate(a) for a in zip(*out, strict=True))
+    if drop_ids is not None and len(drop_ids) and len(ids):
+        keep = ~_in_sorted(ids, drop_ids)
+        ids, doc = ids[keep], doc[keep]
+    return ids, doc, n_words
+
+
+#: bytes of normalised text chunked at a time by :func:`window_chunks`: the arrays of a block
+#: (a few per word and per window) stay in the CPU cache instead of costing fresh pages
+BLOCK_BYTES = 1 << 18
+
+
+def _window_block(
+    parts: list[bytes], first_part: np.ndarray, inside: np.ndarray | None, k, hash_bits, seed
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`window_chunks` of the texts whose parts are ``parts`` (text ``i``: parts
+    ``first_part[i]:first_part[i+1]``; ``inside``: per part, whether it is excluded)."""
     lens = np.fromiter((len(p) + 1 for p in parts), np.int64, len(parts))
     buf = np.frombuffer(b" ".join(parts) + b" ", dtype=np.uint8)
     part_starts = np.zeros(len(parts) + 1, dtype=np.int64)
@@ -375,9 +413,6 @@ def window_chunks(
     word_offsets = part_words[first_part]
     skip = None if inside is None else np.repeat(inside, np.diff(part_words))
     ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed, skip)
-    if drop_ids is not None and len(drop_ids) and len(ids):
-        keep = ~_in_sorted(ids, drop_ids)
-        ids, doc = ids[keep], doc[keep]
     return ids, doc, np.diff(word_offsets)
 
 
