@@ -1,6 +1,6 @@
 """The chunk stage's fast paths (issue 13, chunkfast) against the reference paths they replace.
 
-* :func:`~simdask.kernels.text.normal_bytes` + :func:`~simdask.kernels.hashing.utf8_word_spans`
+* :func:`~simdask.kernels.text.normal_bytes` + :func:`~simdask.kernels.text.utf8_word_spans`
   (words found in UTF-8 bytes, code points decoded in numpy) against the regex reference
   :func:`~simdask.kernels.text.words` and against the previous pipeline
   (:func:`~simdask.kernels.text.token_bytes` + :func:`~simdask.kernels.hashing.word_spans`),
@@ -22,12 +22,11 @@ from simdask.kernels.hashing import (
     chunk_batch,
     chunk_id,
     hash_chunks,
-    utf8_word_spans,
     word_hashes,
     word_spans,
 )
 from simdask.kernels.postings import sort_columns
-from simdask.kernels.text import chunks, normal_bytes, token_bytes, words
+from simdask.kernels.text import chunks, normal_bytes, token_bytes, utf8_word_spans, words
 
 pytestmark = pytest.mark.unit
 

@@ -28,14 +28,13 @@ from simdask.kernels.postings import (
     sort_columns,
     sort_pairs,
 )
-from simdask.kernels.text import WORD_PATTERN, normal_bytes
+from simdask.kernels.text import normal_bytes, utf8_word_spans
 
 __all__ = [
     "ChunkedBatch",
     "chunk_batch",
     "chunk_id",
     "hash_chunks",
-    "utf8_word_spans",
     "window_chunks",
     "word_hash",
     "word_hashes",
@@ -55,28 +54,6 @@ _WORD_BYTE = np.zeros(256, dtype=bool)
 _WORD_BYTE[ord("0") : ord("9") + 1] = True
 _WORD_BYTE[ord("a") : ord("z") + 1] = True
 _WORD_BYTE[0x80:] = True
-
-
-#: per ASCII byte: whether :data:`~simdask.kernels.text.WORD_PATTERN` matches it (then False
-#: up to 255: bytes of other characters are classified by :func:`utf8_word_spans`)
-_ASCII_WORD = np.zeros(256, dtype=bool)
-_ASCII_WORD[:128] = [WORD_PATTERN.fullmatch(chr(c)) is not None for c in range(128)]
-#: per code point: whether WORD_PATTERN matches it (``[1]``: whether ``[0]`` is known yet)
-_CODE_POINTS = (np.zeros(0x110000, dtype=bool), np.zeros(0x110000, dtype=bool))
-
-
-def _is_word_code_point(cp: np.ndarray) -> np.ndarray:
-    """Whether :data:`WORD_PATTERN` matches each code point of ``cp`` (int array): looked up in
-    a table over all code points, in which the code points never seen before are classified
-    by the pattern itself (one match each), so it is the regex's definition of a word
-    character, not a copy of it."""
-    word, known = _CODE_POINTS
-    new = cp[~known[cp]]
-    if len(new):
-        for c in np.unique(new).tolist():
-            word[c] = WORD_PATTERN.fullmatch(chr(c)) is not None
-            known[c] = True
-    return word[cp]
 
 
 def _avalanche(h: np.ndarray) -> np.ndarray:
@@ -139,44 +116,11 @@ def _word_state(seed: int) -> int:
 
 
 def word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end byte offsets (int64) of the words in a :func:`simdask.kernels.text.token_bytes` buffer."""
+    """Start and end byte offsets (int64) of the words in a
+    :func:`~simdask.kernels.text.token_bytes` buffer."""
     isw = _WORD_BYTE[buf].view(np.int8)
     edge = np.diff(isw, prepend=np.int8(0), append=np.int8(0))
     return np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
-
-
-def utf8_word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end byte offsets (int64) of the words in ``buf``, the UTF-8 bytes of
-    normalised text (:func:`~simdask.kernels.text.normal_bytes` of texts joined by spaces).
-
-    A word is a maximal run of characters :data:`~simdask.kernels.text.WORD_PATTERN` matches,
-    as :func:`~simdask.kernels.text.words` finds them: ASCII bytes are classified by a table,
-    the code point of every other character is decoded from its lead and continuation bytes in
-    numpy and looked up in a table over all code points (filled per process from the pattern
-    as code points are met). Only the bytes >= 0x80 are decoded, so ASCII text costs one table lookup a byte.
-    ``buf`` must be well-formed UTF-8 (Python's encoder, ``surrogatepass``, writes it)."""
-    isw = _ASCII_WORD[buf]
-    high = np.flatnonzero(buf >= 0x80)
-    if len(high):
-        lead = buf[high] >= 0xC0  # continuation bytes are 10xxxxxx
-        at = high[lead]
-        last = len(buf) - 1
-        b0 = buf[at].astype(np.int32)
-        c1, c2, c3 = (
-            (buf[np.minimum(at + j, last)] & 0x3F).astype(np.int32) for j in (1, 2, 3)
-        )
-        cp = np.where(
-            b0 >= 0xF0,
-            ((b0 & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3,
-            np.where(
-                b0 >= 0xE0, ((b0 & 0x0F) << 12) | (c1 << 6) | c2, ((b0 & 0x1F) << 6) | c1
-            ),
-        )
-        isw[high] = _is_word_code_point(cp)[np.cumsum(lead) - 1]
-    flags = np.zeros(len(buf) + 2, dtype=bool)
-    flags[1:-1] = isw
-    edges = np.flatnonzero(flags[1:] != flags[:-1])  # starts and ends alternate
-    return edges[0::2], edges[1::2]
 
 
 #: mask of the first ``r`` bytes of a little-endian uint64, at index ``min(r, 8)``
