@@ -5,8 +5,8 @@ The hash is seeded, deterministic and independent of platform and byte order:
 * a **word hash** reads the word's UTF-8 bytes as little-endian 8-byte groups (zero padded)
   and folds them into a seeded 64-bit state with a bijective multiply-rotate-multiply step,
   then applies the xxh64 avalanche. One gather per group of every word (from an overlapping
-  uint64 view of the bytes), all in numpy: no Python call per word or per chunk. Words longer than 64 bytes (rare: URLs, base64) are
-  hashed with ``xxh3_64`` instead, one call each;
+  uint64 view of the bytes), all in numpy: no Python call per word or per chunk. Words
+  longer than 64 bytes (rare: URLs, base64) are hashed with ``xxh3_64`` instead, one call each;
 * a **chunk hash** sorts the ``k`` word hashes of a window (so word order inside a chunk does
   not matter, as with sorting the words), folds them with the same step and keeps the top
   ``hash_bits`` bits after the avalanche.
