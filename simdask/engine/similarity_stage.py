@@ -211,8 +211,8 @@ class SimilarityResult:
 
 @sizeof.register(DocPostings)
 def _sizeof_doc_postings(dp: DocPostings) -> int:
-    """Dask's size estimate: the grouping's own arrays (the shard's are counted with it)."""
-    return dp.nbytes - dp.shard.nbytes + 200
+    """Dask's size estimate: the view's arrays (it holds no reference to the shard)."""
+    return dp.nbytes + 200
 
 
 def _work(ctx: RunContext, shards: Sequence, fn: Callable, *args) -> np.ndarray:
@@ -312,11 +312,21 @@ def _decide(heavy: HeavyStats, open_docs: int, config: IndexConfig) -> str:
     return mode
 
 
+def _drop_shards(shards: Sequence) -> None:
+    """Release the merged shards' futures: the blocks read only the compact views
+    (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard as
+    soon as its view is built instead of holding both through the blocks (docs/scale.md,
+    "Worker memory in the similarity stage"). The caller must not use ``shards`` again."""
+    for f in shards:
+        f.release()
+
+
 def all_pairs(
     ctx: RunContext, shards: Sequence, n_chunks_f: Future, n_docs: int, config: IndexConfig
 ) -> SimilarityResult:
     """Every document against every other (a first build, or all documents changed); heavy
-    chunks apart (module docstring), measured in the result's ``heavy``."""
+    chunks apart (module docstring), measured in the result's ``heavy``. Releases the
+    ``shards`` futures once the blocks' views are submitted (:func:`_drop_shards`)."""
     heavy = HeavyStats(mode=config.similarity_mode)
     t = time.perf_counter()
     bits_f = _heavy_bits(ctx, shards, n_docs, config, heavy)
@@ -329,6 +339,7 @@ def all_pairs(
     blocks = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
     # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings)
     by_doc = ctx.map_shards("bydoc", DocPostings.build, shards, n_docs, light)
+    _drop_shards(shards)
     p = BlockPass(
         emit=block_keys,
         emit_args=lambda block: (*block, n_docs),
