@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 from dask.sizeof import sizeof
-from distributed import Future
+from distributed import Future, wait
 
 from simdask import failpoints
+from simdask.cluster.heap import trim_heap
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.stage import drive
@@ -312,13 +313,27 @@ def _decide(heavy: HeavyStats, open_docs: int, config: IndexConfig) -> str:
     return mode
 
 
-def _drop_shards(shards: Sequence) -> None:
-    """Release the merged shards' futures: the blocks read only the compact views
-    (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard as
-    soon as its view is built instead of holding both through the blocks (docs/scale.md,
-    "Worker memory in the similarity stage"). The caller must not use ``shards`` again."""
+def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
+    """Release the merged shards' futures: the blocks read only the compact ``views``
+    (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard
+    as soon as its view is built instead of holding both through the blocks (docs/scale.md,
+    "Worker memory in the similarity stage"). Once the views exist, each worker gives the
+    freed heap back to the OS (:func:`~simdask.cluster.heap.trim_heap`). The caller must not
+    use ``shards`` again. Returns the resident bytes the workers released."""
+    keys = [f.key for f in shards]
     for f in shards:
         f.release()
+    wait(views)
+    return sum(ctx.client.run(_trim_when_freed, keys).values())
+
+
+def _trim_when_freed(keys: list, dask_worker=None, timeout: float = 5.0) -> int:
+    """On a worker: once it holds none of ``keys`` (the scheduler frees them shortly after
+    the last view is built; at most ``timeout`` seconds), :func:`trim_heap`."""
+    deadline = time.monotonic() + timeout
+    while any(k in dask_worker.data for k in keys) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return trim_heap()
 
 
 def all_pairs(
@@ -339,7 +354,7 @@ def all_pairs(
     blocks = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
     # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings)
     by_doc = ctx.map_shards("bydoc", DocPostings.build, shards, n_docs, light)
-    _drop_shards(shards)
+    _drop_shards(ctx, shards, by_doc)
     p = BlockPass(
         emit=block_keys,
         emit_args=lambda block: (*block, n_docs),
