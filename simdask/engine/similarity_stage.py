@@ -66,6 +66,7 @@ from simdask.summary import HeavyStats
 
 __all__ = [
     "EMPTY_ROWS",
+    "ROWS_SLICE",
     "BlockPass",
     "SimilarityResult",
     "all_pairs",
@@ -83,6 +84,13 @@ __all__ = [
 EMPTY_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
 
 
+#: Counted pairs a block's rows task decodes at once (:func:`block_rows_task`): its int64 and
+#: float64 temporaries (heavy overlap, candidate test, both directions) take ~150 bytes per
+#: counted pair, ~3 GB for a whole block of 28 M pair counts at 100k documents; by slices of
+#: 2**21 they stay near 0.3 GB whatever ``block_pairs`` is (docs/scale.md, "Worker memory").
+ROWS_SLICE = 1 << 21
+
+
 def block_rows_task(
     parts: list[np.ndarray],
     doc_lo: int,
@@ -95,7 +103,8 @@ def block_rows_task(
     (:func:`~simdask.kernels.doc_postings.block_keys`); rows over ``threshold`` percent both
     ways, best ``top_k`` per document. With ``heavy`` the keys come from the light chunks only
     and each candidate's heavy overlap is added exactly first
-    (:func:`~simdask.kernels.heavy.add_heavy_overlap`).
+    (:func:`~simdask.kernels.heavy.add_heavy_overlap`). The counted pairs are decoded
+    :data:`ROWS_SLICE` at a time (each pair on its own: the same rows as all at once).
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
@@ -104,15 +113,36 @@ def block_rows_task(
     keys, shared = count_keys(parts)
     n_docs = len(n_chunks)
     first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
+    out = [
+        _slice_rows(
+            keys[lo : lo + ROWS_SLICE],
+            shared[lo : lo + ROWS_SLICE],
+            first,
+            n_chunks,
+            threshold,
+            heavy,
+        )
+        for lo in range(0, len(keys), ROWS_SLICE)
+    ]
+    del keys, shared
+    if not out:
+        return top_k_rows(*EMPTY_ROWS, top_k)
+    return top_k_rows(*(np.concatenate([o[i] for o in out]) for i in range(4)), top_k)
+
+
+def _slice_rows(keys, shared, first, n_chunks, threshold: float, heavy: HeavyBits | None):
+    """Rows of counted pairs ``keys`` (a sorted slice of a block's), both directions, over
+    ``threshold``; their heavy overlap added first with ``heavy``."""
     if heavy is not None:
         keys, shared = add_heavy_overlap(
             keys, shared, first, n_chunks, threshold, heavy, candidate_mask
         )
     keep = candidate_mask(keys, shared, first, n_chunks, threshold)
+    n_docs = len(n_chunks)
     keys = keys[keep].astype(np.int64)
-    d = keys // n_docs + doc_lo
+    d = keys // n_docs + int(first[0])
     o = keys % n_docs
-    return top_k_rows(*directed_rows(d, o, shared[keep], n_chunks, threshold), top_k)
+    return directed_rows(d, o, shared[keep], n_chunks, threshold)
 
 
 def member_rows_task(
