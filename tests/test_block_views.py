@@ -91,3 +91,33 @@ def test_rows_decoded_by_slices_equal_brute_force(monkeypatch, rows_slice, cutof
         got = kernel_rows(docs, cutoff, "informative", threshold, top_k)
         assert got == whole[top_k]
         assert got == brute_heavy_rows(docs, threshold, top_k, light_set(docs, cutoff))
+
+
+_TRIM_SCRIPT = """
+import numpy as np
+from simdask.cluster.heap import trim_heap
+keep = [np.ones(1 << 17) for _ in range(400)]  # 400 x 1 MiB in the heap (mmap threshold 32 MiB)
+last = np.ones(1 << 10)  # an allocation above them, so that the heap top stays in use
+del keep
+print(trim_heap())
+"""
+
+
+@pytest.mark.unit
+def test_trim_heap_returns_freed_heap_under_the_workers_malloc_settings():
+    """With the worker processes' settings (4 GiB trim threshold) freed heap memory stays
+    resident; trim_heap gives it back."""
+    import os
+    import subprocess
+    import sys
+
+    from simdask.cluster.connect import WORKER_MALLOC_ENV
+    from simdask.cluster.heap import _malloc_trim
+
+    if _malloc_trim() is None:
+        pytest.skip("no glibc malloc_trim here")
+    env = {**os.environ, **WORKER_MALLOC_ENV}
+    out = subprocess.run(
+        [sys.executable, "-c", _TRIM_SCRIPT], env=env, capture_output=True, text=True, check=True
+    )
+    assert int(out.stdout) > 300 * 2**20  # of the 400 MiB freed

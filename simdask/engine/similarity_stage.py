@@ -354,7 +354,9 @@ def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
     for f in shards:
         f.release()
     wait(views)
-    return sum(ctx.client.run(_trim_when_freed, keys).values())
+    # an optimisation only: a worker that does not answer is left as it is
+    freed = ctx.client.run(_trim_when_freed, keys, on_error="ignore")
+    return sum(v for v in freed.values() if isinstance(v, int))
 
 
 def _trim_when_freed(keys: list, dask_worker=None, timeout: float = 5.0) -> int:
