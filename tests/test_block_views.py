@@ -13,14 +13,13 @@ import pytest
 
 from simdask.cluster.transfer import Traffic
 from simdask.config import IndexConfig
-from simdask.engine import similarity_stage
 from simdask.engine.context import RunContext, RunOptions
 from simdask.engine.similarity_stage import all_pairs
 from simdask.kernels.similarity import containment
 from simdask.progress import Callback
 from tests.test_doc_postings import brute_pairs, make_shards
-from tests.test_heavy import brute_rows as brute_heavy_rows
-from tests.test_heavy import kernel_rows, light_set, templated_corpus
+
+pytestmark = pytest.mark.integration
 
 
 def brute_rows(docs: dict[int, set[int]], n: int, threshold: float) -> set:
@@ -47,7 +46,6 @@ def shard_keys_held(client, keys: list[str]) -> list[str]:
     return found
 
 
-@pytest.mark.integration
 @pytest.mark.parametrize("heavy_df", [None, 3], ids=["no-heavy", "heavy"])
 def test_all_pairs_on_views_equals_brute_force_and_drops_the_shards(client, heavy_df):
     rng = np.random.default_rng(5)
@@ -75,49 +73,3 @@ def test_all_pairs_on_views_equals_brute_force_and_drops_the_shards(client, heav
     assert got == brute_rows(docs, n, 1.0) and len(got) == len(res.rows[0])
     assert Counter(d for d, *_ in got)  # not trivially empty
     assert shard_keys_held(client, keys) == []  # the caller's futures no longer hold them
-
-
-@pytest.mark.unit
-@pytest.mark.parametrize("rows_slice", [1, 5, 64])
-@pytest.mark.parametrize("cutoff", [None, 2, 5])
-@pytest.mark.parametrize("threshold", [1.0, 12.5, 50.0])
-def test_rows_decoded_by_slices_equal_brute_force(monkeypatch, rows_slice, cutoff, threshold):
-    """block_rows_task decodes its counted pairs ROWS_SLICE at a time (bounded temporaries):
-    the rows equal brute force over every chunk, and those of one slice per block."""
-    docs = templated_corpus(60, seed=3)
-    whole = {k: kernel_rows(docs, cutoff, "informative", threshold, k) for k in (3, 1000)}
-    monkeypatch.setattr(similarity_stage, "ROWS_SLICE", rows_slice)
-    for top_k in (3, 1000):
-        got = kernel_rows(docs, cutoff, "informative", threshold, top_k)
-        assert got == whole[top_k]
-        assert got == brute_heavy_rows(docs, threshold, top_k, light_set(docs, cutoff))
-
-
-_TRIM_SCRIPT = """
-import numpy as np
-from simdask.cluster.heap import trim_heap
-keep = [np.ones(1 << 17) for _ in range(400)]  # 400 x 1 MiB in the heap (mmap threshold 32 MiB)
-last = np.ones(1 << 10)  # an allocation above them, so that the heap top stays in use
-del keep
-print(trim_heap())
-"""
-
-
-@pytest.mark.unit
-def test_trim_heap_returns_freed_heap_under_the_workers_malloc_settings():
-    """With the worker processes' settings (4 GiB trim threshold) freed heap memory stays
-    resident; trim_heap gives it back."""
-    import os
-    import subprocess
-    import sys
-
-    from simdask.cluster.connect import WORKER_MALLOC_ENV
-    from simdask.cluster.heap import _malloc_trim
-
-    if _malloc_trim() is None:
-        pytest.skip("no glibc malloc_trim here")
-    env = {**os.environ, **WORKER_MALLOC_ENV}
-    out = subprocess.run(
-        [sys.executable, "-c", _TRIM_SCRIPT], env=env, capture_output=True, text=True, check=True
-    )
-    assert int(out.stdout) > 300 * 2**20  # of the 400 MiB freed

@@ -29,7 +29,7 @@ from dask.sizeof import sizeof
 from distributed import Future, wait
 
 from simdask import failpoints
-from simdask.cluster.heap import trim_heap
+from simdask.cluster.heap import trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.stage import drive
@@ -86,7 +86,7 @@ EMPTY_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64
 
 #: Counted pairs a block's rows task decodes at once (:func:`block_rows_task`): its int64 and
 #: float64 temporaries (heavy overlap, candidate test, both directions) take ~150 bytes per
-#: counted pair, ~3 GB for a whole block of 28 M pair counts at 100k documents; by slices of
+#: counted pair, 2.5-3.3 GB for a block of 18 M pair counts at 100k documents; by slices of
 #: 2**21 they stay near 0.3 GB whatever ``block_pairs`` is (docs/scale.md, "Worker memory").
 ROWS_SLICE = 1 << 21
 
@@ -348,24 +348,15 @@ def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
     (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard
     as soon as its view is built instead of holding both through the blocks (docs/scale.md,
     "Worker memory in the similarity stage"). Once the views exist, each worker gives the
-    freed heap back to the OS (:func:`~simdask.cluster.heap.trim_heap`). The caller must not
+    freed heap back to the OS (:func:`~simdask.cluster.heap.trim_when_freed`). The caller must not
     use ``shards`` again. Returns the resident bytes the workers released."""
     keys = [f.key for f in shards]
     for f in shards:
         f.release()
     wait(views)
     # an optimisation only: a worker that does not answer is left as it is
-    freed = ctx.client.run(_trim_when_freed, keys, on_error="ignore")
+    freed = ctx.client.run(trim_when_freed, keys, on_error="ignore")
     return sum(v for v in freed.values() if isinstance(v, int))
-
-
-def _trim_when_freed(keys: list, dask_worker=None, timeout: float = 5.0) -> int:
-    """On a worker: once it holds none of ``keys`` (the scheduler frees them shortly after
-    the last view is built; at most ``timeout`` seconds), :func:`trim_heap`."""
-    deadline = time.monotonic() + timeout
-    while any(k in dask_worker.data for k in keys) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return trim_heap()
 
 
 def all_pairs(
