@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 from dask.sizeof import sizeof
-from distributed import Future
+from distributed import Future, wait
 
 from simdask import failpoints
+from simdask.cluster.heap import trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.stage import drive
@@ -65,6 +66,7 @@ from simdask.summary import HeavyStats
 
 __all__ = [
     "EMPTY_ROWS",
+    "ROWS_SLICE",
     "BlockPass",
     "SimilarityResult",
     "all_pairs",
@@ -82,6 +84,13 @@ __all__ = [
 EMPTY_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
 
 
+#: Counted pairs a block's rows task decodes at once (:func:`block_rows_task`): its int64 and
+#: float64 temporaries (heavy overlap, candidate test, both directions) take ~150 bytes per
+#: counted pair, 2.5-3.3 GB for a block of 18 M pair counts at 100k documents; by slices of
+#: 2**21 they stay near 0.3 GB whatever ``block_pairs`` is (docs/scale.md, "Worker memory").
+ROWS_SLICE = 1 << 21
+
+
 def block_rows_task(
     parts: list[np.ndarray],
     doc_lo: int,
@@ -94,7 +103,8 @@ def block_rows_task(
     (:func:`~simdask.kernels.doc_postings.block_keys`); rows over ``threshold`` percent both
     ways, best ``top_k`` per document. With ``heavy`` the keys come from the light chunks only
     and each candidate's heavy overlap is added exactly first
-    (:func:`~simdask.kernels.heavy.add_heavy_overlap`).
+    (:func:`~simdask.kernels.heavy.add_heavy_overlap`). The counted pairs are decoded
+    :data:`ROWS_SLICE` at a time (each pair on its own: the same rows as all at once).
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
@@ -103,15 +113,36 @@ def block_rows_task(
     keys, shared = count_keys(parts)
     n_docs = len(n_chunks)
     first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
+    out = [
+        _slice_rows(
+            keys[lo : lo + ROWS_SLICE],
+            shared[lo : lo + ROWS_SLICE],
+            first,
+            n_chunks,
+            threshold,
+            heavy,
+        )
+        for lo in range(0, len(keys), ROWS_SLICE)
+    ]
+    del keys, shared
+    if not out:
+        return top_k_rows(*EMPTY_ROWS, top_k)
+    return top_k_rows(*(np.concatenate([o[i] for o in out]) for i in range(4)), top_k)
+
+
+def _slice_rows(keys, shared, first, n_chunks, threshold: float, heavy: HeavyBits | None):
+    """Rows of counted pairs ``keys`` (a sorted slice of a block's), both directions, over
+    ``threshold``; their heavy overlap added first with ``heavy``."""
     if heavy is not None:
         keys, shared = add_heavy_overlap(
             keys, shared, first, n_chunks, threshold, heavy, candidate_mask
         )
     keep = candidate_mask(keys, shared, first, n_chunks, threshold)
+    n_docs = len(n_chunks)
     keys = keys[keep].astype(np.int64)
-    d = keys // n_docs + doc_lo
+    d = keys // n_docs + int(first[0])
     o = keys % n_docs
-    return top_k_rows(*directed_rows(d, o, shared[keep], n_chunks, threshold), top_k)
+    return directed_rows(d, o, shared[keep], n_chunks, threshold)
 
 
 def member_rows_task(
@@ -211,8 +242,8 @@ class SimilarityResult:
 
 @sizeof.register(DocPostings)
 def _sizeof_doc_postings(dp: DocPostings) -> int:
-    """Dask's size estimate: the grouping's own arrays (the shard's are counted with it)."""
-    return dp.nbytes - dp.shard.nbytes + 200
+    """Dask's size estimate: the view's arrays (it holds no reference to the shard)."""
+    return dp.nbytes + 200
 
 
 def _work(ctx: RunContext, shards: Sequence, fn: Callable, *args) -> np.ndarray:
@@ -312,11 +343,28 @@ def _decide(heavy: HeavyStats, open_docs: int, config: IndexConfig) -> str:
     return mode
 
 
+def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
+    """Release the merged shards' futures: the blocks read only the compact ``views``
+    (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard
+    as soon as its view is built instead of holding both through the blocks (docs/scale.md,
+    "Worker memory in the similarity stage"). Once the views exist, each worker gives the
+    freed heap back to the OS (:func:`~simdask.cluster.heap.trim_when_freed`). The caller must not
+    use ``shards`` again. Returns the resident bytes the workers released."""
+    keys = [f.key for f in shards]
+    for f in shards:
+        f.release()
+    wait(views)
+    # an optimisation only: a worker that does not answer is left as it is
+    freed = ctx.client.run(trim_when_freed, keys, on_error="ignore")
+    return sum(v for v in freed.values() if isinstance(v, int))
+
+
 def all_pairs(
     ctx: RunContext, shards: Sequence, n_chunks_f: Future, n_docs: int, config: IndexConfig
 ) -> SimilarityResult:
     """Every document against every other (a first build, or all documents changed); heavy
-    chunks apart (module docstring), measured in the result's ``heavy``."""
+    chunks apart (module docstring), measured in the result's ``heavy``. Releases the
+    ``shards`` futures once the blocks' views are submitted (:func:`_drop_shards`)."""
     heavy = HeavyStats(mode=config.similarity_mode)
     t = time.perf_counter()
     bits_f = _heavy_bits(ctx, shards, n_docs, config, heavy)
@@ -329,6 +377,7 @@ def all_pairs(
     blocks = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
     # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings)
     by_doc = ctx.map_shards("bydoc", DocPostings.build, shards, n_docs, light)
+    _drop_shards(ctx, shards, by_doc)
     p = BlockPass(
         emit=block_keys,
         emit_args=lambda block: (*block, n_docs),
