@@ -183,7 +183,7 @@ class HeavySets:
         row_of = np.full(len(sizes), -1, np.int64)
         row_of[docs] = np.arange(len(docs))
         n_words = max(1, -(-self.n_heavy // 64))
-        words = np.zeros((n_words, len(docs)), np.uint64)
+        words = np.zeros((len(docs), n_words), np.uint64)
         rows = np.repeat(np.arange(len(docs), dtype=np.int64), sizes[docs])
         r = self.ranks.astype(np.int64)
         if len(r):  # ranks ascend within a document: OR each (row, word) run of bits
@@ -191,15 +191,16 @@ class HeavySets:
             starts = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]]))
             bit = np.left_shift(np.uint64(1), (r & 63).astype(np.uint64))
             or_ = np.bitwise_or.reduceat(bit, starts)
-            words[cell[starts] % n_words, cell[starts] // n_words] = or_
+            words[cell[starts] // n_words, cell[starts] % n_words] = or_
         return HeavyBits(row_of, docs, words, sizes)
 
 
 @dataclass(frozen=True)
 class HeavyBits:
-    """Heavy sets as bitsets: ``words[j, row_of[d]]`` holds heavy ranks ``64 j .. 64 j + 63`` of
+    """Heavy sets as bitsets: ``words[row_of[d], j]`` holds heavy ranks ``64 j .. 64 j + 63`` of
     document ``d`` (``row_of[d] == -1``: no heavy chunk); ``docs[row]`` inverts ``row_of``;
-    ``sizes[d] = |heavy(d)|``. Word-major, so that one word of many documents is contiguous."""
+    ``sizes[d] = |heavy(d)|``. Row-major, so that a document's words are one contiguous gather
+    (128 bytes at 1,024 heavy chunks)."""
 
     row_of: np.ndarray
     docs: np.ndarray
@@ -212,19 +213,20 @@ class HeavyBits:
         return self.row_of.nbytes + self.docs.nbytes + self.words.nbytes + self.sizes.nbytes
 
 
-def pair_overlap(bits: HeavyBits, d: np.ndarray, o: np.ndarray) -> np.ndarray:
-    """``|heavy(d[i]) ∩ heavy(o[i])|`` per pair (int64), by AND + popcount of the bitsets."""
+def pair_overlap(bits: HeavyBits, d: np.ndarray, o: np.ndarray, step: int = 1 << 14) -> np.ndarray:
+    """``|heavy(d[i]) ∩ heavy(o[i])|`` per pair (int64), by AND + popcount of the bitsets
+    (``step`` pairs at a time: the two documents' rows gathered whole, 2x faster than a gather
+    per word on the man pages)."""
     rd, ro = bits.row_of[d], bits.row_of[o]
     idx = np.flatnonzero((rd >= 0) & (ro >= 0))
     out = np.zeros(len(d), np.int64)
     if len(idx) == 0:
         return out
     a, b = rd[idx], ro[idx]
-    acc = np.zeros(len(idx), np.uint32)
-    for w in bits.words:
-        x = w[a] & w[b]
-        acc += np.bitwise_count(x).astype(np.uint32)
-    out[idx] = acc
+    for lo in range(0, len(idx), step):  # tiles of rows gathered whole: ~step * 256 bytes
+        x = bits.words[a[lo : lo + step]]
+        x &= bits.words[b[lo : lo + step]]
+        out[idx[lo : lo + step]] = np.bitwise_count(x).sum(axis=1, dtype=np.int64)
     return out
 
 

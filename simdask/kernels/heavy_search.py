@@ -52,7 +52,7 @@ class HeavyGroups:
     @classmethod
     def build(cls, bits: HeavyBits) -> HeavyGroups:
         """Distinct rows of the bitsets, then identical columns over them grouped."""
-        words = np.ascontiguousarray(bits.words.T)  # one row of words per document
+        words = bits.words  # one row of words per document
         if len(words) == 0:
             z = np.zeros((0, 0), np.float32)
             return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), z, z, np.zeros(0, np.int64))
