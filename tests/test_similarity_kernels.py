@@ -17,6 +17,7 @@ from simdask.kernels.similarity import (
     block_pair_keys,
     candidate_mask,
     containment,
+    count_block_keys,
     count_keys,
     directed_rows,
     max_block_docs,
@@ -331,6 +332,35 @@ def test_top_k_rows_equals_brute_force(rows, k):
     assert list(zip(got[0].tolist(), got[1].tolist(), got[3].tolist(), strict=True)) == want
     pos = {(d, o): i for i, ((d, o), _) in enumerate(items)}
     assert got[2].tolist() == [pos[(d, o)] + 100 for d, o, _ in want]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 40), st.integers(0, 29)), max_size=80),
+        max_size=5,
+    ),
+    st.sampled_from([1, 30, 64, 1000]),
+    st.sampled_from([0.0, 0.05, 0.5, 2.0]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_count_block_keys_equals_counter(parts, slots, density, by_row, high):
+    """Parts listing their rows ascending (as the all-pairs emission does: the counting path)
+    or not (the sort path), dense and sparse runs, keys near the top of uint32."""
+    n_docs = 30
+    base = (2**32 // n_docs - 41) if high else 0  # rows up to the last that fits in uint32
+    arrays = []
+    for p in parts:
+        if by_row:
+            p = sorted(p, key=lambda x: x[0])  # rows ascending, others in any order
+        keys = [(base + i) * n_docs + o for i, o in p]
+        arrays.append(np.array(keys, np.uint64).astype(np.uint32))
+    want = Counter(k for p in arrays for k in p.tolist())
+    keys, counts = count_block_keys(arrays, n_docs, slots, density)
+    assert keys.dtype == np.uint32 and counts.dtype == np.uint32
+    assert keys.tolist() == sorted(want)
+    assert counts.tolist() == [want[k] for k in sorted(want)]
 
 
 @settings(max_examples=300, deadline=None)

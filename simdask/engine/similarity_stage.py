@@ -53,7 +53,7 @@ from simdask.kernels.heavy_search import HeavyGroups, heavy_only_rows
 from simdask.kernels.similarity import (
     candidate_mask,
     containment,
-    count_keys,
+    count_block_keys,
     directed_rows,
     max_block_docs,
     member_work,
@@ -100,8 +100,8 @@ def block_rows_task(
     over all blocks.
     """
     failpoints.hit("rows_task")
-    keys, shared = count_keys(parts)
     n_docs = len(n_chunks)
+    keys, shared = count_block_keys(parts, n_docs)
     first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
     if heavy is not None:
         keys, shared = add_heavy_overlap(
