@@ -42,7 +42,6 @@ from simdask.kernels.heavy import (
     choose_cutoff,
     combine_member_counts,
     df_histogram,
-    heavy_only_rows,
     heavy_postings,
     light_work,
     member_keys,
@@ -51,10 +50,11 @@ from simdask.kernels.heavy import (
     search_docs,
     still_open,
 )
+from simdask.kernels.heavy_search import HeavyGroups, heavy_only_rows
 from simdask.kernels.similarity import (
     candidate_mask,
     containment,
-    count_keys,
+    count_block_keys,
     directed_rows,
     max_block_docs,
     member_work,
@@ -110,8 +110,8 @@ def block_rows_task(
     over all blocks.
     """
     failpoints.hit("rows_task")
-    keys, shared = count_keys(parts)
     n_docs = len(n_chunks)
+    keys, shared = count_block_keys(parts, n_docs)
     first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
     out = [
         _slice_rows(
@@ -312,18 +312,24 @@ def _heavy_only(
     heavy.heavy_only_docs_searched = len(queries)
     if len(queries) == 0:
         return rows
-    step = max(1, (1 << 27) // max(1, heavy.heavy_docs))  # about a second of popcounts a task
+    # the collapsed heavy sets once (kernels/heavy_search), then the queries in even tasks,
+    # at least two per worker
+    groups_f = ctx.client.submit(HeavyGroups.build, bits_f, key=ctx.key("hgroups"))
+    per = max(1, (1 << 27) // max(1, heavy.heavy_docs))
+    n_tasks = max(2 * ctx.workers_now(), -(-len(queries) // per))
+    cuts = np.linspace(0, len(queries), min(n_tasks, len(queries)) + 1).astype(np.int64)
     futs = [
         ctx.client.submit(
             heavy_only_rows,
             bits_f,
-            queries[lo : lo + step],
+            queries[lo:hi],
             n_chunks_f,
             config.threshold,
             config.top_k,
+            groups=groups_f,
             key=ctx.key("heavyonly", b=i),
         )
-        for i, lo in enumerate(range(0, len(queries), step))
+        for i, (lo, hi) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
     ]
     found = ctx.client.gather(futs)
     extra = tuple(np.concatenate([f[i] for f in found]) for i in range(4))
