@@ -8,7 +8,8 @@ One block driver, :func:`run_blocks`, serves every path: all pairs of a full bui
 the keys (:mod:`simdask.engine.run`). :func:`block_rows_task` and :func:`member_rows_task`
 are the aggregates, plain functions the tests call directly.
 
-Chunks above the heavy cutoff are handled apart (:mod:`simdask.kernels.heavy`): a full build
+Chunks above the heavy cutoff are handled apart (:mod:`simdask.kernels.heavy`, wired by
+:mod:`simdask.engine.heavy_stage`): a full build
 chooses the cutoff, broadcasts the per-document heavy bitsets, counts candidate pairs through
 the light chunks and adds each candidate's heavy overlap exactly; in the ``exact`` mode the
 documents whose heavy chunks alone could give rows are searched densely (in the ``auto`` mode
@@ -32,25 +33,15 @@ from simdask import failpoints
 from simdask.cluster.heap import trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
+from simdask.engine.heavy_stage import decide_mode, heavy_bits, heavy_only
 from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
-    HeavySets,
     add_heavy_overlap,
-    auto_mode,
-    choose_cutoff,
     combine_member_counts,
-    df_histogram,
-    heavy_postings,
-    light_work,
     member_keys,
-    merge_histograms,
-    merge_rows,
-    search_docs,
-    still_open,
 )
-from simdask.kernels.heavy_search import HeavyGroups, heavy_only_rows
 from simdask.kernels.similarity import (
     candidate_mask,
     containment,
@@ -258,97 +249,6 @@ def _budget(ctx: RunContext, work: np.ndarray) -> int:
     return max(1, min(pairs, int(work.sum()) // (2 * ctx.workers_now()) + 1))
 
 
-def _heavy_bits(
-    ctx: RunContext, shards: Sequence, n_docs: int, config: IndexConfig, heavy: HeavyStats
-) -> Future | None:
-    """Choose the cutoff (into ``heavy``); broadcast the heavy bitsets (None when no chunk is
-    heavy)."""
-    parts = ctx.gather_shards("dfhist", df_histogram, shards, config.max_df)
-    values, counts = merge_histograms(parts)
-    postings = int((values * counts).sum())
-    heavy.cutoff = choose_cutoff(
-        values, counts, postings, fixed=config.heavy_df, max_heavy=config.max_heavy
-    )
-    is_heavy = np.zeros(len(values), bool) if heavy.cutoff is None else values > heavy.cutoff
-    heavy.heavy_chunks = int(counts[is_heavy].sum())
-    heavy.heavy_postings = int((values * counts)[is_heavy].sum())
-    heavy.pair_work_all = light_work(values, counts, None)
-    heavy.pair_work_light = light_work(values, counts, heavy.cutoff)
-    heavy.heavy_work_share = round(1 - heavy.pair_work_light / max(1, heavy.pair_work_all), 6)
-    if heavy.heavy_chunks == 0:
-        return None
-    posts = ctx.gather_shards("heavy", heavy_postings, shards, heavy.cutoff, config.max_df)
-    bits = HeavySets.build(posts, n_docs).bits()
-    heavy.heavy_docs = len(bits.docs)
-    [bits_f] = ctx.broadcast(bits)
-    return bits_f
-
-
-def _sizes(bits: HeavyBits) -> np.ndarray:
-    return bits.sizes
-
-
-def _heavy_only(
-    ctx: RunContext, bits_f: Future, n_chunks_f: Future, rows, config: IndexConfig, heavy
-) -> tuple:
-    """Documents whose heavy chunks alone could give rows: searched (``exact``, or ``auto``
-    under its budget, :func:`~simdask.kernels.heavy.auto_mode`) or counted as not searched;
-    ``rows`` with what the search found. Sets ``heavy.mode`` to the mode used."""
-    sizes_f = ctx.client.submit(_sizes, bits_f, key=ctx.key("hsizes"))
-    queries = ctx.client.submit(
-        search_docs, sizes_f, n_chunks_f, config.threshold, key=ctx.key("hq")
-    ).result()
-    heavy.heavy_only_docs = len(queries)
-    mode = config.similarity_mode
-    if mode != "informative" and len(queries):
-        sizes, n_chunks = ctx.client.gather([sizes_f, n_chunks_f])
-        queries = still_open(queries, rows, sizes, n_chunks, config.top_k)
-    if mode == "auto":
-        mode = _decide(heavy, len(queries), config)
-    heavy.mode = mode
-    heavy.heavy_only_searched = mode == "exact"
-    if mode != "exact":
-        return rows
-    heavy.heavy_only_docs_searched = len(queries)
-    if len(queries) == 0:
-        return rows
-    # the collapsed heavy sets once (kernels/heavy_search), then the queries in even tasks,
-    # at least two per worker
-    groups_f = ctx.client.submit(HeavyGroups.build, bits_f, key=ctx.key("hgroups"))
-    per = max(1, (1 << 27) // max(1, heavy.heavy_docs))
-    n_tasks = max(2 * ctx.workers_now(), -(-len(queries) // per))
-    cuts = np.linspace(0, len(queries), min(n_tasks, len(queries)) + 1).astype(np.int64)
-    futs = [
-        ctx.client.submit(
-            heavy_only_rows,
-            bits_f,
-            queries[lo:hi],
-            n_chunks_f,
-            config.threshold,
-            config.top_k,
-            groups=groups_f,
-            key=ctx.key("heavyonly", b=i),
-        )
-        for i, (lo, hi) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
-    ]
-    found = ctx.client.gather(futs)
-    extra = tuple(np.concatenate([f[i] for f in found]) for i in range(4))
-    return merge_rows(rows, extra, config.top_k)
-
-
-def _decide(heavy: HeavyStats, open_docs: int, config: IndexConfig) -> str:
-    """The ``auto`` mode's choice for this build, recorded in ``heavy.auto``."""
-    mode, pairs = auto_mode(open_docs, heavy.heavy_docs or 0, config.auto_budget)
-    heavy.auto = {
-        "pairs": pairs,
-        "budget": config.auto_budget,
-        "open_docs": open_docs,
-        "heavy_docs": heavy.heavy_docs or 0,
-        "kept": False,
-    }
-    return mode
-
-
 def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
     """Release the merged shards' futures: the blocks read only the compact ``views``
     (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard
@@ -373,7 +273,7 @@ def all_pairs(
     ``shards`` futures once the blocks' views are submitted (:func:`_drop_shards`)."""
     heavy = HeavyStats(mode=config.similarity_mode)
     t = time.perf_counter()
-    bits_f = _heavy_bits(ctx, shards, n_docs, config, heavy)
+    bits_f = heavy_bits(ctx, shards, n_docs, config, heavy)
     seconds = {"heavy_sets": time.perf_counter() - t}
     t = time.perf_counter()
     light = heavy.cutoff
@@ -400,9 +300,9 @@ def all_pairs(
     seconds["light_pairs"] = time.perf_counter() - t
     t = time.perf_counter()
     if bits_f is not None:
-        res.rows = _heavy_only(ctx, bits_f, n_chunks_f, res.rows, config, heavy)
+        res.rows = heavy_only(ctx, bits_f, n_chunks_f, res.rows, config, heavy)
     elif config.similarity_mode == "auto":  # no heavy chunk: both modes are the same
-        heavy.mode = _decide(heavy, 0, config)
+        heavy.mode = decide_mode(heavy, 0, config)
     seconds["heavy_only"] = time.perf_counter() - t
     heavy.seconds = {k: round(v, 3) for k, v in seconds.items()}
     return res
