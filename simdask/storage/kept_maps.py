@@ -1,0 +1,117 @@
+"""Memory-mapped segments kept open in a process between incremental runs (issue 14).
+
+A delta run looks up the changed documents' chunk IDs in every range's committed segments.
+Mapped afresh each run, every lookup faults its pages into the process again (the kernel maps
+file pages 64 KiB around each fault): about 6,000 lookups into a range touch nearly every
+64 KiB block of its ``chunk_keys`` and ``offsets``, so the faults cost what the range weighs,
+not what the run adds (16 ranges of a 100,000-document index: 93 ms of lookups mapped afresh
+against 31 ms on kept maps, measured in one process). A :class:`KeptMaps` keeps the opened
+arrays of local (raw) segments for the next run, checked against the files' identity (device,
+inode, size, modification time of the data files and the group metadata) at every use, so an
+index removed and created again, or restored from a backup, at the same path is opened anew.
+The maps kept are bounded by ``budget`` bytes of file size (least recently used dropped
+first); resident pages count in the process's RSS.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from simdask.storage.shards import ShardStore
+
+__all__ = ["KEPT_MAP_BYTES", "KeptMaps", "kept_maps"]
+
+#: bytes of segment files a process keeps mapped by default (the file sizes of the kept arrays)
+KEPT_MAP_BYTES = 4 << 30
+
+
+def _identity(paths: list[Path]) -> tuple | None:
+    """``(device, inode, size, mtime_ns)`` of each file, None if one is missing."""
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            return None
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+class KeptMaps:
+    """Opened arrays of local raw segments (:meth:`ShardStore.open_arrays`), kept between
+    calls of :meth:`open_arrays` while their files stay the same; at most ``budget`` bytes of
+    files, least recently used dropped first. Thread-safe. Segments that cannot be
+    memory-mapped (compressed, remote) are opened each time, not kept."""
+
+    def __init__(self, budget: int = KEPT_MAP_BYTES):
+        self.budget = int(budget)
+        self.nbytes = 0
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple, tuple[list[Path], tuple, dict, int]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def open_arrays(self, store: ShardStore, generation: int, shard: int) -> dict:
+        """``store.open_arrays(generation, shard)``, from the kept maps when the segment's
+        files are those mapped before."""
+        seg = Path(store.path(generation, shard))
+        key = (str(seg), str(store.key_dtype))
+        with self._lock:
+            hit = self._kept.get(key)
+        if hit is not None:
+            paths, ident, arrays, _ = hit
+            if _identity(paths) == ident:
+                with self._lock:
+                    if key in self._kept:
+                        self._kept.move_to_end(key)
+                return arrays
+            self._drop(key)
+        raw = store._raw_files(generation, shard)
+        arrays = store.open_arrays(generation, shard)
+        if raw is None:  # compressed or remote: read through zarr, nothing to keep
+            return arrays
+        paths = [seg / "zarr.json"] + [f.path for n, f in raw.items() if hasattr(f, "path")]
+        paths = [p for p in paths if p is not None]
+        ident = _identity(paths)
+        size = sum(i[2] for i in ident) if ident else 0
+        if ident is None or size > self.budget:
+            return arrays
+        with self._lock:
+            old = self._kept.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[3]
+            self._kept[key] = (paths, ident, arrays, size)
+            self.nbytes += size
+            while self.nbytes > self.budget and self._kept:
+                _, (_, _, _, n) = self._kept.popitem(last=False)
+                self.nbytes -= n
+        return arrays
+
+    def _drop(self, key: tuple) -> None:
+        with self._lock:
+            old = self._kept.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[3]
+
+    def clear(self) -> None:
+        """Forget every kept map."""
+        with self._lock:
+            self._kept.clear()
+            self.nbytes = 0
+
+
+_process_maps: KeptMaps | None = None
+_process_lock = threading.Lock()
+
+
+def kept_maps(budget: int = KEPT_MAP_BYTES) -> KeptMaps:
+    """This process's :class:`KeptMaps` (created on first use with ``budget`` bytes)."""
+    global _process_maps
+    with _process_lock:
+        if _process_maps is None:
+            _process_maps = KeptMaps(budget)
+        return _process_maps
