@@ -135,3 +135,24 @@ def test_compaction_then_delta_runs_equal_a_full_build(tmp_path, client):
     _delta_run(idx, src, {k: docs[k] for k in keys[24:]}, client)
     assert_same_index(idx, _full(tmp_path, src, client))
     idx.close()
+
+
+@pytest.mark.unit
+def test_a_segment_used_again_gets_a_key_sample_and_reads_the_same(tmp_path, monkeypatch):
+    from simdask.storage import kept_maps as km
+
+    monkeypatch.setattr(km, "SAMPLE_MIN_KEYS", 8)
+    store = open_shard_store(tmp_path, np.uint32)
+    pairs = [(c * 7, d) for c in range(600) for d in range(1 + c % 3)]
+    store.write(1, 0, _shard(pairs))
+    maps = KeptMaps()
+    first = maps.open_arrays(store, 1, 0)
+    assert "key_sample" not in first  # the first use reads no more than it needs
+    ids = list(range(0, 4300, 5))
+    plain = _lists(store, first, ids)
+    again = maps.open_arrays(store, 1, 0)
+    step, sample = again["key_sample"]
+    assert sample.tolist() == np.asarray(again["chunk_keys"])[::step].tolist()
+    assert _lists(store, again, ids) == plain
+    want = {c * 7: list(range(1 + c % 3)) for c in range(600) if (c * 7) % 5 == 0}
+    assert plain == want
