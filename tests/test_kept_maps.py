@@ -19,6 +19,8 @@ from simdask.storage.shards import ShardData, open_shard_store
 from tests.helpers.compare import assert_same_index
 from tests.helpers.corpus import make_docs, write_txt
 
+pytestmark = pytest.mark.integration
+
 CFG = dict(hash_bits=24, shards=4, top_k=3)
 
 
@@ -38,7 +40,6 @@ def _lists(store, arrays, ids) -> dict[int, list[int]]:
     }
 
 
-@pytest.mark.unit
 def test_kept_while_the_files_are_the_same_reopened_when_replaced(tmp_path):
     store = open_shard_store(tmp_path, np.uint32)
     store.write(1, 0, _shard([(5, 1), (5, 2), (9, 3)]))
@@ -56,7 +57,6 @@ def test_kept_while_the_files_are_the_same_reopened_when_replaced(tmp_path):
     assert len(maps) == 1
 
 
-@pytest.mark.unit
 def test_kept_maps_are_bounded_in_bytes(tmp_path):
     store = open_shard_store(tmp_path, np.uint32)
     for s in range(3):
@@ -101,7 +101,6 @@ def _delta_run(idx, folder, docs, client):
     assert s.added == len(docs)
 
 
-@pytest.mark.integration
 def test_recreated_index_at_the_same_path_is_not_read_from_old_maps(tmp_path, client):
     """The second index reuses the path and the generation numbers of the first; maps kept
     by path alone would give the first index's postings."""
@@ -121,7 +120,6 @@ def test_recreated_index_at_the_same_path_is_not_read_from_old_maps(tmp_path, cl
         idx.close()
 
 
-@pytest.mark.integration
 def test_compaction_then_delta_runs_equal_a_full_build(tmp_path, client):
     src = tmp_path / "src"
     docs = make_docs(30, seed=41)
@@ -137,7 +135,6 @@ def test_compaction_then_delta_runs_equal_a_full_build(tmp_path, client):
     idx.close()
 
 
-@pytest.mark.unit
 def test_a_segment_used_again_gets_a_key_sample_and_reads_the_same(tmp_path, monkeypatch):
     from simdask.storage import kept_maps as km
 
