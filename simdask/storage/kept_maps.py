@@ -84,12 +84,11 @@ class KeptMaps:
                 self._add_sample(arrays)
                 return arrays
             self._drop(key)
-        raw = store._raw_files(generation, shard)
         arrays = store.open_arrays(generation, shard)
-        if raw is None:  # compressed or remote: read through zarr, nothing to keep
-            return arrays
-        paths = [seg / "zarr.json"] + [f.path for n, f in raw.items() if hasattr(f, "path")]
-        paths = [p for p in paths if p is not None]
+        maps = [arrays.get(name) for name in ("chunk_keys", "offsets", "doc_ids")]
+        if not all(isinstance(m, np.memmap) and m.filename for m in maps):
+            return arrays  # compressed, remote or an empty array: read as it is, not kept
+        paths = [seg / "zarr.json"] + [Path(m.filename) for m in maps]
         ident = _identity(paths)
         size = sum(i[2] for i in ident) if ident else 0
         if ident is None or size > self.budget:
