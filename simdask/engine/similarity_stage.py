@@ -39,9 +39,9 @@ from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
     add_heavy_overlap,
-    combine_member_counts,
     member_keys,
 )
+from simdask.kernels.member_counts import count_member_keys
 from simdask.kernels.similarity import (
     candidate_mask,
     containment,
@@ -149,7 +149,7 @@ def member_rows_task(
     """Rows of the recomputed documents ``r`` of ``block`` (keys of
     :func:`~simdask.kernels.similarity.member_pair_keys`, or ``(light, heavy)`` keys of
     :func:`~simdask.kernels.heavy.member_keys`: in the ``informative`` mode only pairs sharing
-    a light chunk count, :func:`~simdask.kernels.heavy.combine_member_counts`).
+    a light chunk count, :func:`~simdask.kernels.member_counts.count_member_keys`).
 
     Returns ``(forward, reverse)``: forward rows ``r -> o`` (complete for each ``r`` of the
     block, cut to ``top_k``) and reverse rows ``o -> r`` for ``r`` whose content changed
@@ -157,7 +157,7 @@ def member_rows_task(
     similarity >= ``threshold`` percent. Each is ``(doc, other, shared, similarity)``.
     """
     failpoints.hit("rows_task")
-    keys, shared = combine_member_counts(parts, mode)
+    keys, shared = count_member_keys(parts, mode)
     n_docs = len(n_chunks)
     keep = candidate_mask(keys, shared, block.astype(np.int64), n_chunks, threshold)
     keys = keys[keep].astype(np.int64)
