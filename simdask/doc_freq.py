@@ -13,7 +13,6 @@ This is where exclusions of the other kinds (templates, quotations, bibliographi
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,7 +23,7 @@ from simdask.kernels.postings import shard_of
 if TYPE_CHECKING:
     from simdask.index import Index
 
-__all__ = ["common_chunk_ids", "common_filter"]
+__all__ = ["CommonChunks", "common_chunk_ids", "common_filter"]
 
 Chunk = tuple[str, ...]
 
@@ -53,17 +52,35 @@ def common_chunk_ids(index: Index, ids: np.ndarray) -> np.ndarray:
     return np.intersect1d(np.concatenate(out), ids)
 
 
-def common_filter(index: Index) -> Callable[[set[Chunk]], set[Chunk]] | None:
-    """For :func:`~simdask.evidence.passages.compare_texts`: given the true chunks two texts
-    share, those to leave out as the stored similarities do; None when nothing is left out."""
-    cfg = index.config
-    if cfg.max_df is None:
-        return None
+class CommonChunks:
+    """The chunks an index's ``max_df`` leaves out, as the exact views need them.
 
-    def drop(shared: set[Chunk]) -> set[Chunk]:
+    Called with the true chunks (word tuples) two texts share, it returns those to leave out
+    (:func:`~simdask.evidence.passages.compare_texts`' ``drop_shared``); :meth:`common_ids`
+    does the same on chunk IDs (``hash_bits`` bits, ``seed``) for the numpy path of large
+    texts, which has no word tuples.
+    """
+
+    def __init__(self, index: Index):
+        self._index = index
+        self.hash_bits = index.config.hash_bits
+        self.seed = index.config.seed
+
+    def common_ids(self, ids: np.ndarray) -> np.ndarray:
+        """The chunk IDs of ``ids`` held by more than ``max_df`` documents (sorted)."""
+        return common_chunk_ids(self._index, ids)
+
+    def __call__(self, shared: set[Chunk]) -> set[Chunk]:
         chunks = list(shared)
-        ids = np.array([chunk_id(c, cfg.hash_bits, cfg.seed) for c in chunks], cfg.chunk_dtype)
-        common = set(common_chunk_ids(index, ids).tolist())
+        dtype = self._index.config.chunk_dtype
+        ids = np.array([chunk_id(c, self.hash_bits, self.seed) for c in chunks], dtype)
+        common = set(self.common_ids(ids).tolist())
         return {c for c, i in zip(chunks, ids.tolist(), strict=True) if i in common}
 
-    return drop
+
+def common_filter(index: Index) -> CommonChunks | None:
+    """For :func:`~simdask.evidence.passages.compare_texts`: given the true chunks two texts
+    share, those to leave out as the stored similarities do; None when nothing is left out."""
+    if index.config.max_df is None:
+        return None
+    return CommonChunks(index)

@@ -158,7 +158,8 @@ class Index:
         sources and no longer in it are deleted; ``remove``: keys to delete (a key that is also
         in this run's sources is indexed from them instead). ``rebuild``: replace the whole
         index by the given sources (needed to change ``config`` of an index that has
-        documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run).
+        documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run,
+        its workers threads of this process for at most 1,000 documents, else processes).
         ``options``: a :class:`~simdask.engine.run.RunOptions`; ``callback``: progress.
         ``wait``: seconds to wait for another writer (0: fail at once). ``items``: documents
         already listed by :func:`~simdask.ingest.sources.list_items` (e.g. with a key prefix),

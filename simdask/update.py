@@ -273,7 +273,7 @@ class Writer:
         """The run on Dask (a LocalCluster for this run if no client was given, entered on
         the exit stack ``cluster``: it stays for the compaction after the commit)."""
         # imported here: reading and querying an index needs neither dask nor distributed
-        from simdask.cluster.connect import cluster_errors, connect
+        from simdask.cluster.connect import cluster_errors
         from simdask.engine.run import run_update
 
         idx = self.index
@@ -284,7 +284,8 @@ class Writer:
         if req.client is not None:
             ctx = nullcontext(req.client)
         else:
-            ctx = req.connector(len(items)) if req.connector is not None else connect()
+            connector = req.connector if req.connector is not None else _default_connector
+            ctx = connector(len(items))
         cl = self._client = cluster.enter_context(ctx)
         with cluster_errors(cl, unchanged):
             if getattr(cl, "dashboard_link", None):
@@ -435,3 +436,15 @@ def _check_rows(ch: RunChanges) -> None:
             f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
             "nothing was committed"
         )
+
+
+def _default_connector(n_items: int):
+    """The cluster of a run given neither a client nor a connector: a LocalCluster of worker
+    processes, or of threads in this process for a small run (as the command line does,
+    :func:`~simdask.cluster.placement.runs_in_process`: same tasks, same results, without
+    the seconds of starting processes)."""
+    from simdask.cluster.connect import connect
+    from simdask.cluster.placement import runs_in_process
+    from simdask.cluster.spec import ClusterSpec
+
+    return connect(processes=not runs_in_process(ClusterSpec(), n_items))

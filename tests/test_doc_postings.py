@@ -83,13 +83,69 @@ def test_only_emitting_postings_are_kept():
     docs = {0: {1}, 1: {2, 3}, 2: {1, 3}, 3: {1}}
     [shard] = make_shards(docs, 1)
     g = DocPostings.build(shard, 5)
+    # the lists of chunks 1 and 3 (chunk 2's list, held by one document, is left out)
+    assert g.doc_ids.tolist() == [0, 2, 3, 1, 2]
     # emitting: (chunk 1, doc 0: 2 later), (chunk 1, doc 2: 1 later), (chunk 3, doc 1: 1 later)
     assert g.starts.tolist() == [0, 1, 2, 3, 3, 3]
-    assert shard.doc_ids[g.pos].tolist() == [0, 1, 2]
+    assert g.doc_ids[g.pos].tolist() == [0, 1, 2]
+    assert g.pos.tolist() == [0, 3, 1]
     assert g.later.tolist() == [2, 1, 1]
-    assert g.nbytes == shard.nbytes + g.starts.nbytes + g.pos.nbytes + g.later.nbytes
+    assert g.nbytes == g.doc_ids.nbytes + g.starts.nbytes + g.pos.nbytes + g.later.nbytes
     none = DocPostings.build(shard, 5, max_df=1)  # no chunk counted twice
-    assert len(none.pos) == 0
+    assert len(none.pos) == 0 and len(none.doc_ids) == 0
     assert block_keys(none, 0, 5, 5).tolist() == []
     keys = np.sort(block_keys(g, 0, 4, 5)).tolist()
     assert keys == sorted([0 * 5 + 2, 0 * 5 + 3, 1 * 5 + 2, 2 * 5 + 3])
+    two = DocPostings.build(shard, 5, max_df=2)  # chunk 1 (df 3) is counted apart
+    assert two.doc_ids.tolist() == [1, 2]
+    assert np.sort(block_keys(two, 0, 5, 5)).tolist() == [1 * 5 + 2]
+
+
+def brute_view(docs, max_df) -> tuple[list[int], int]:
+    """The document IDs the view must hold (lists with 2 <= df <= max_df, by chunk, ascending
+    within a list) and its emitting postings (every posting of those lists but the last)."""
+    holders: dict[int, list[int]] = {}
+    for d, cs in docs.items():
+        for c in cs:
+            holders.setdefault(c, []).append(d)
+    kept = [sorted(h) for c, h in sorted(holders.items()) if 2 <= len(h) <= (max_df or 10**9)]
+    return [d for h in kept for d in h], sum(len(h) - 1 for h in kept)
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=corpora, n_shards=st.sampled_from([1, 3]), max_df=st.sampled_from([None, 2, 4]))
+def test_view_holds_only_the_emitting_lists_not_the_shard(docs, n_shards, max_df):
+    n = 41
+    shards = make_shards(docs, n_shards)
+    views = [DocPostings.build(s, n, max_df) for s in shards]
+    ids = [d for v in views for d in v.doc_ids.tolist()]
+    want_ids, want_emitting = brute_view(docs, max_df)
+    assert ids == want_ids  # shards are chunk ranges in order, so the lists come in chunk order
+    assert sum(len(v.pos) for v in views) == want_emitting
+    for v, s in zip(views, shards, strict=True):
+        arrays = (v.doc_ids, v.starts, v.pos, v.later)
+        assert not any(np.shares_memory(a, b) for a in arrays for b in (s.doc_ids, s.offsets))
+        assert v.doc_ids.dtype == np.uint32 and v.starts.dtype == v.pos.dtype == np.uint32
+        assert v.later.dtype == np.uint8  # lists of at most 40 documents
+        # every emitting posting: its document, and ``later`` postings of its list after it
+        for d in range(n):
+            for i in range(int(v.starts[d]), int(v.starts[d + 1])):
+                p, k = int(v.pos[i]), int(v.later[i])
+                assert v.doc_ids[p] == d and k >= 1
+                assert np.all(v.doc_ids[p + 1 : p + 1 + k] > d)
+    # pair counts through the views equal brute force over the same chunks
+    got: Counter = Counter()
+    for v in views:
+        for k in block_keys(v, 0, n, n).tolist():
+            got[(k // n, k % n)] += 1
+    assert got == brute_pairs(docs, max_df)
+
+
+def test_later_takes_the_narrowest_width():
+    docs = {d: {7} for d in range(300)}  # one list of 300 documents: later up to 299
+    [shard] = make_shards(docs, 1)
+    v = DocPostings.build(shard, 300)
+    assert v.later.dtype == np.uint16 and int(v.later.max()) == 299
+    keys = block_keys(v, 0, 300, 300)
+    assert len(keys) == 300 * 299 // 2
+    assert DocPostings.build(shard, 300, max_df=299).doc_ids.tolist() == []

@@ -24,7 +24,6 @@ from simdask.kernels.heavy import (
     choose_cutoff,
     combine_member_counts,
     df_histogram,
-    heavy_only_rows,
     heavy_postings,
     light_work,
     member_keys,
@@ -34,6 +33,7 @@ from simdask.kernels.heavy import (
     search_docs,
     still_open,
 )
+from simdask.kernels.heavy_search import heavy_only_rows
 from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
 from simdask.kernels.text import chunks
 from tests.helpers.corpus import stem, write_txt

@@ -130,6 +130,49 @@ def test_max_df_skips_common_chunks_and_reports_them(tmp_path, client):
     assert len(idx2.pairs()) == 6 * 5
 
 
+@pytest.mark.parametrize("bits", [32, 64])
+def test_large_text_evidence_leaves_out_what_max_df_leaves_out(tmp_path, client, bits):
+    """The numpy path for large texts applies the index's max_df as the word-tuple path does:
+    the template held by every document is not shared, the private passage is (ASCII text:
+    the numpy path's character offsets are exact only there)."""
+    import unicodedata
+
+    from simdask.doc_freq import common_filter
+    from simdask.errors import ConfigError
+    from simdask.evidence.passages import compare_texts
+    from tests.helpers.documents import prose
+
+    def ascii_prose(n: int, seed: int) -> str:
+        return unicodedata.normalize("NFKD", prose(n, seed)).encode("ascii", "ignore").decode()
+
+    template, private = ascii_prose(60, 900), ascii_prose(80, 300)
+    docs = {
+        "t1": f"{template} {private} {ascii_prose(200, 301)}",
+        "t2": f"{template} {ascii_prose(200, 302)} {private}",
+        "t3": f"{template} {ascii_prose(200, 303)}",
+    }
+    idx = Index.create(tmp_path / "i", IndexConfig(hash_bits=bits, shards=2, max_df=2, seed=7))
+    idx.update([write_txt(docs, tmp_path / "d")], client=client)
+    drop = common_filter(idx)
+    a, b = docs["t1"], docs["t2"]
+    exact = compare_texts(a, b, drop_shared=drop)
+    large = compare_texts(a, b, large=True, drop_shared=drop)
+    unfiltered = compare_texts(a, b, large=True)
+    assert len(set(chunks(private))) <= exact.shared < unfiltered.shared
+    assert (large.shared, large.similarity, large.reverse_similarity) == (
+        exact.shared,
+        exact.similarity,
+        exact.reverse_similarity,
+    )
+    assert large.passages == exact.passages
+    [passage] = large.passages
+    assert a[passage.doc_start : passage.doc_end] == private.rstrip(".")
+    [row] = [r for r in idx.pairs() if (r.doc, r.other) == ("d/t1.txt", "d/t2.txt")]
+    assert (row.shared, row.similarity) == (large.shared, large.similarity)
+    with pytest.raises(ConfigError, match="common_ids"):
+        compare_texts(a, b, large=True, drop_shared=lambda shared: set())
+
+
 def test_top_k_keeps_the_best(tmp_path, docs, client):
     full = _build(tmp_path, "a", docs, client, hash_bits=32, shards=2, top_k=1000)
     top2 = _build(tmp_path, "b", docs, client, hash_bits=32, shards=2, top_k=2)

@@ -13,8 +13,11 @@ from hypothesis import strategies as st
 from simdask.engine.similarity_stage import block_rows_task, member_rows_task
 from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.similarity import (
+    _counted_order,
     block_pair_keys,
     candidate_mask,
+    containment,
+    count_block_keys,
     count_keys,
     directed_rows,
     max_block_docs,
@@ -329,6 +332,86 @@ def test_top_k_rows_equals_brute_force(rows, k):
     assert list(zip(got[0].tolist(), got[1].tolist(), got[3].tolist(), strict=True)) == want
     pos = {(d, o): i for i, ((d, o), _) in enumerate(items)}
     assert got[2].tolist() == [pos[(d, o)] + 100 for d, o, _ in want]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 40), st.integers(0, 29)), max_size=80),
+        max_size=5,
+    ),
+    st.sampled_from([1, 30, 64, 1000]),
+    st.sampled_from([0.0, 0.05, 0.5, 2.0]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_count_block_keys_equals_counter(parts, slots, density, by_row, high):
+    """Parts listing their rows ascending (as the all-pairs emission does: the counting path)
+    or not (the sort path), dense and sparse runs, keys near the top of uint32."""
+    n_docs = 30
+    base = (2**32 // n_docs - 41) if high else 0  # rows up to the last that fits in uint32
+    arrays = []
+    for p in parts:
+        if by_row:
+            p = sorted(p, key=lambda x: x[0])  # rows ascending, others in any order
+        keys = [(base + i) * n_docs + o for i, o in p]
+        arrays.append(np.array(keys, np.uint64).astype(np.uint32))
+    want = Counter(k for p in arrays for k in p.tolist())
+    keys, counts = count_block_keys(arrays, n_docs, slots, density)
+    assert keys.dtype == np.uint32 and counts.dtype == np.uint32
+    assert keys.tolist() == sorted(want)
+    assert counts.tolist() == [want[k] for k in sorted(want)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.tuples(st.integers(0, 6), st.integers(0, 30)), st.integers(0, 6), max_size=60
+    ),
+    st.lists(st.integers(1, 9), min_size=7, max_size=7),
+    st.integers(1, 6),
+    st.booleans(),
+)
+def test_top_k_rows_counted_equals_brute_force(rows, sizes, k, wide):
+    """Rows of the similarity stage (similarity = containment(shared, |doc|), many ties): the
+    packed-key order gives what sorting by (doc, -similarity, other) gives; with ``wide`` the
+    IDs need more than 64 bits together, so the lexsort path answers."""
+    items = list(rows.items())
+    base = 2**40 if wide else 0
+    doc = np.array([d for (d, _), _ in items], np.int64) + base
+    other = np.array([o for (_, o), _ in items], np.int64) + base
+    shared = np.array([s for _, s in items], np.int64)
+    n = np.array(sizes, np.int64)
+    sim = containment(shared, n[doc - base])
+    got = top_k_rows(doc, other, shared, sim, k)
+    order = _counted_order(doc, other, shared, sim)
+    assert (order is None) == (wide and len(items) > 0)  # the fast path where it can be
+    if order is not None:
+        assert order.tolist() == np.lexsort((other, -sim, doc)).tolist()
+    want = []
+    for dd in sorted({d for d, _ in rows}):
+        mine = sorted(
+            ((o, s, 100.0 * s / sizes[dd]) for (d, o), s in rows.items() if d == dd),
+            key=lambda x: (-x[2], x[0]),
+        )
+        want += [(dd + base, o + base, s, v) for o, s, v in mine[:k]]
+    assert list(zip(*[x.tolist() for x in got], strict=True)) == want
+
+
+def test_top_k_rows_packed_key_only_when_it_ranks_as_similarity():
+    """Shared counts that rank against the similarities (not the stage's rows) must not be
+    sorted by the packed key: the lexsort order comes back."""
+    doc = np.array([1, 1, 1, 2, 2])
+    other = np.array([4, 5, 6, 7, 8])
+    shared = np.array([9, 3, 3, 1, 1])
+    sim = np.array([1.0, 5.0, 4.0, 2.0, 3.0])
+    d, o, s, _v = top_k_rows(doc, other, shared, sim, 2)
+    assert list(zip(d.tolist(), o.tolist(), s.tolist(), strict=True)) == [
+        (1, 5, 3),
+        (1, 6, 3),
+        (2, 8, 1),
+        (2, 7, 1),
+    ]
 
 
 def test_top_k_rows_ties_broken_by_other():

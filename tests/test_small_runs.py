@@ -45,3 +45,28 @@ def test_more_documents_than_a_small_run_start_worker_processes(tmp_path):
     src.write_text("\n".join(lines) + "\n")
     p = run("update", tmp_path / "idx", src, "--hash-bits", 24, "--shards", 2)
     assert IN_PROCESS not in p.stderr and "LocalCluster" in p.stderr, p.stderr
+
+
+def test_python_api_without_a_client_runs_small_runs_in_process(tmp_path, monkeypatch):
+    """``Index.update`` given no client starts its LocalCluster as the command line does:
+    threads for a small run, worker processes above SMALL_RUN_ITEMS documents."""
+    import simdask.cluster.connect as connect_module
+
+    asked = []
+    real = connect_module.connect
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs.get("processes", True))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(connect_module, "connect", recording)
+    docs = make_docs(6, seed=4)
+    with Index.create(tmp_path / "idx") as idx:
+        summary = idx.update([write_txt(docs, tmp_path / "src")])
+        assert summary.added == len(docs) == idx.catalog.n_documents()
+    assert asked == [False]
+    from simdask.update import _default_connector
+
+    monkeypatch.setattr(connect_module, "connect", lambda **kw: kw)
+    assert _default_connector(SMALL_RUN_ITEMS) == {"processes": False}
+    assert _default_connector(SMALL_RUN_ITEMS + 1) == {"processes": True}

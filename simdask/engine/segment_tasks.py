@@ -24,6 +24,7 @@ from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
 from simdask.kernels.heavy import member_keys
 from simdask.kernels.postings import build_postings, crossed_docs
 from simdask.kernels.similarity import skipped_chunks
+from simdask.storage.kept_maps import KEPT_MAP_BYTES, kept_maps
 from simdask.storage.segments import RangeReader, add_delta, merge_shards
 from simdask.storage.shards import ShardData, open_shard_store
 
@@ -39,6 +40,7 @@ __all__ = [
     "delta_pairs_task",
     "delta_task",
     "extend_after_task",
+    "probe_maps",
     "segment_head",
 ]
 
@@ -85,11 +87,29 @@ class RangeProbe:
     dtype: str
 
     def read(self, delta: ShardData, tomb_old: np.ndarray) -> ShardData:
-        """The range's committed live postings of the probed chunks (memory-mapped pages)."""
+        """The range's committed live postings of the probed chunks (memory-mapped pages; the
+        maps are kept for later runs in this process, :func:`probe_maps`)."""
         ids = np.union1d(np.asarray(delta.chunk_keys, self.dtype), self.extra)
-        reader = RangeReader(open_shard_store(self.store_root, self.dtype))
+        store = open_shard_store(self.store_root, self.dtype)
+        reader = RangeReader(store, opener=probe_maps().open_arrays)
         gens = list(self.generations)
         return reader.subset(self.shard, gens, ids.astype(self.dtype), tomb_old, self.lo, self.hi)
+
+
+def probe_maps():
+    """This process's kept segment maps (:func:`~simdask.storage.kept_maps.kept_maps`): at
+    most a quarter of this Dask worker's memory limit (resident pages count in the worker's
+    memory), :data:`~simdask.storage.kept_maps.KEPT_MAP_BYTES` at most."""
+    budget = KEPT_MAP_BYTES
+    try:
+        from distributed import get_worker
+
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError, AttributeError):
+        limit = None
+    if limit:
+        budget = min(budget, int(limit) // 4)
+    return kept_maps(budget)
 
 
 def delta_pairs_task(

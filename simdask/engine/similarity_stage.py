@@ -8,7 +8,8 @@ One block driver, :func:`run_blocks`, serves every path: all pairs of a full bui
 the keys (:mod:`simdask.engine.run`). :func:`block_rows_task` and :func:`member_rows_task`
 are the aggregates, plain functions the tests call directly.
 
-Chunks above the heavy cutoff are handled apart (:mod:`simdask.kernels.heavy`): a full build
+Chunks above the heavy cutoff are handled apart (:mod:`simdask.kernels.heavy`, wired by
+:mod:`simdask.engine.heavy_stage`): a full build
 chooses the cutoff, broadcasts the per-document heavy bitsets, counts candidate pairs through
 the light chunks and adds each candidate's heavy overlap exactly; in the ``exact`` mode the
 documents whose heavy chunks alone could give rows are searched densely (in the ``auto`` mode
@@ -26,34 +27,25 @@ from typing import Any
 
 import numpy as np
 from dask.sizeof import sizeof
-from distributed import Future
+from distributed import Future, wait
 
 from simdask import failpoints
+from simdask.cluster.heap import trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
+from simdask.engine.heavy_stage import decide_mode, heavy_bits, heavy_only
 from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
-    HeavySets,
     add_heavy_overlap,
-    auto_mode,
-    choose_cutoff,
-    combine_member_counts,
-    df_histogram,
-    heavy_only_rows,
-    heavy_postings,
-    light_work,
     member_keys,
-    merge_histograms,
-    merge_rows,
-    search_docs,
-    still_open,
 )
+from simdask.kernels.member_counts import count_member_keys
 from simdask.kernels.similarity import (
     candidate_mask,
     containment,
-    count_keys,
+    count_block_keys,
     directed_rows,
     max_block_docs,
     member_work,
@@ -65,6 +57,7 @@ from simdask.summary import HeavyStats
 
 __all__ = [
     "EMPTY_ROWS",
+    "ROWS_SLICE",
     "BlockPass",
     "SimilarityResult",
     "all_pairs",
@@ -82,6 +75,13 @@ __all__ = [
 EMPTY_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
 
 
+#: Counted pairs a block's rows task decodes at once (:func:`block_rows_task`): its int64 and
+#: float64 temporaries (heavy overlap, candidate test, both directions) take ~150 bytes per
+#: counted pair, 2.5-3.3 GB for a block of 18 M pair counts at 100k documents; by slices of
+#: 2**21 they stay near 0.3 GB whatever ``block_pairs`` is (docs/scale.md, "Worker memory").
+ROWS_SLICE = 1 << 21
+
+
 def block_rows_task(
     parts: list[np.ndarray],
     doc_lo: int,
@@ -94,24 +94,46 @@ def block_rows_task(
     (:func:`~simdask.kernels.doc_postings.block_keys`); rows over ``threshold`` percent both
     ways, best ``top_k`` per document. With ``heavy`` the keys come from the light chunks only
     and each candidate's heavy overlap is added exactly first
-    (:func:`~simdask.kernels.heavy.add_heavy_overlap`).
+    (:func:`~simdask.kernels.heavy.add_heavy_overlap`). The counted pairs are decoded
+    :data:`ROWS_SLICE` at a time (each pair on its own: the same rows as all at once).
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
     """
     failpoints.hit("rows_task")
-    keys, shared = count_keys(parts)
     n_docs = len(n_chunks)
+    keys, shared = count_block_keys(parts, n_docs)
     first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
+    out = [
+        _slice_rows(
+            keys[lo : lo + ROWS_SLICE],
+            shared[lo : lo + ROWS_SLICE],
+            first,
+            n_chunks,
+            threshold,
+            heavy,
+        )
+        for lo in range(0, len(keys), ROWS_SLICE)
+    ]
+    del keys, shared
+    if not out:
+        return top_k_rows(*EMPTY_ROWS, top_k)
+    return top_k_rows(*(np.concatenate([o[i] for o in out]) for i in range(4)), top_k)
+
+
+def _slice_rows(keys, shared, first, n_chunks, threshold: float, heavy: HeavyBits | None):
+    """Rows of counted pairs ``keys`` (a sorted slice of a block's), both directions, over
+    ``threshold``; their heavy overlap added first with ``heavy``."""
     if heavy is not None:
         keys, shared = add_heavy_overlap(
             keys, shared, first, n_chunks, threshold, heavy, candidate_mask
         )
     keep = candidate_mask(keys, shared, first, n_chunks, threshold)
+    n_docs = len(n_chunks)
     keys = keys[keep].astype(np.int64)
-    d = keys // n_docs + doc_lo
+    d = keys // n_docs + int(first[0])
     o = keys % n_docs
-    return top_k_rows(*directed_rows(d, o, shared[keep], n_chunks, threshold), top_k)
+    return directed_rows(d, o, shared[keep], n_chunks, threshold)
 
 
 def member_rows_task(
@@ -127,7 +149,7 @@ def member_rows_task(
     """Rows of the recomputed documents ``r`` of ``block`` (keys of
     :func:`~simdask.kernels.similarity.member_pair_keys`, or ``(light, heavy)`` keys of
     :func:`~simdask.kernels.heavy.member_keys`: in the ``informative`` mode only pairs sharing
-    a light chunk count, :func:`~simdask.kernels.heavy.combine_member_counts`).
+    a light chunk count, :func:`~simdask.kernels.member_counts.count_member_keys`).
 
     Returns ``(forward, reverse)``: forward rows ``r -> o`` (complete for each ``r`` of the
     block, cut to ``top_k``) and reverse rows ``o -> r`` for ``r`` whose content changed
@@ -135,7 +157,7 @@ def member_rows_task(
     similarity >= ``threshold`` percent. Each is ``(doc, other, shared, similarity)``.
     """
     failpoints.hit("rows_task")
-    keys, shared = combine_member_counts(parts, mode)
+    keys, shared = count_member_keys(parts, mode)
     n_docs = len(n_chunks)
     keep = candidate_mask(keys, shared, block.astype(np.int64), n_chunks, threshold)
     keys = keys[keep].astype(np.int64)
@@ -211,8 +233,8 @@ class SimilarityResult:
 
 @sizeof.register(DocPostings)
 def _sizeof_doc_postings(dp: DocPostings) -> int:
-    """Dask's size estimate: the grouping's own arrays (the shard's are counted with it)."""
-    return dp.nbytes - dp.shard.nbytes + 200
+    """Dask's size estimate: the view's arrays (it holds no reference to the shard)."""
+    return dp.nbytes + 200
 
 
 def _work(ctx: RunContext, shards: Sequence, fn: Callable, *args) -> np.ndarray:
@@ -227,99 +249,31 @@ def _budget(ctx: RunContext, work: np.ndarray) -> int:
     return max(1, min(pairs, int(work.sum()) // (2 * ctx.workers_now()) + 1))
 
 
-def _heavy_bits(
-    ctx: RunContext, shards: Sequence, n_docs: int, config: IndexConfig, heavy: HeavyStats
-) -> Future | None:
-    """Choose the cutoff (into ``heavy``); broadcast the heavy bitsets (None when no chunk is
-    heavy)."""
-    parts = ctx.gather_shards("dfhist", df_histogram, shards, config.max_df)
-    values, counts = merge_histograms(parts)
-    postings = int((values * counts).sum())
-    heavy.cutoff = choose_cutoff(
-        values, counts, postings, fixed=config.heavy_df, max_heavy=config.max_heavy
-    )
-    is_heavy = np.zeros(len(values), bool) if heavy.cutoff is None else values > heavy.cutoff
-    heavy.heavy_chunks = int(counts[is_heavy].sum())
-    heavy.heavy_postings = int((values * counts)[is_heavy].sum())
-    heavy.pair_work_all = light_work(values, counts, None)
-    heavy.pair_work_light = light_work(values, counts, heavy.cutoff)
-    heavy.heavy_work_share = round(1 - heavy.pair_work_light / max(1, heavy.pair_work_all), 6)
-    if heavy.heavy_chunks == 0:
-        return None
-    posts = ctx.gather_shards("heavy", heavy_postings, shards, heavy.cutoff, config.max_df)
-    bits = HeavySets.build(posts, n_docs).bits()
-    heavy.heavy_docs = len(bits.docs)
-    [bits_f] = ctx.broadcast(bits)
-    return bits_f
-
-
-def _sizes(bits: HeavyBits) -> np.ndarray:
-    return bits.sizes
-
-
-def _heavy_only(
-    ctx: RunContext, bits_f: Future, n_chunks_f: Future, rows, config: IndexConfig, heavy
-) -> tuple:
-    """Documents whose heavy chunks alone could give rows: searched (``exact``, or ``auto``
-    under its budget, :func:`~simdask.kernels.heavy.auto_mode`) or counted as not searched;
-    ``rows`` with what the search found. Sets ``heavy.mode`` to the mode used."""
-    sizes_f = ctx.client.submit(_sizes, bits_f, key=ctx.key("hsizes"))
-    queries = ctx.client.submit(
-        search_docs, sizes_f, n_chunks_f, config.threshold, key=ctx.key("hq")
-    ).result()
-    heavy.heavy_only_docs = len(queries)
-    mode = config.similarity_mode
-    if mode != "informative" and len(queries):
-        sizes, n_chunks = ctx.client.gather([sizes_f, n_chunks_f])
-        queries = still_open(queries, rows, sizes, n_chunks, config.top_k)
-    if mode == "auto":
-        mode = _decide(heavy, len(queries), config)
-    heavy.mode = mode
-    heavy.heavy_only_searched = mode == "exact"
-    if mode != "exact":
-        return rows
-    heavy.heavy_only_docs_searched = len(queries)
-    if len(queries) == 0:
-        return rows
-    step = max(1, (1 << 27) // max(1, heavy.heavy_docs))  # about a second of popcounts a task
-    futs = [
-        ctx.client.submit(
-            heavy_only_rows,
-            bits_f,
-            queries[lo : lo + step],
-            n_chunks_f,
-            config.threshold,
-            config.top_k,
-            key=ctx.key("heavyonly", b=i),
-        )
-        for i, lo in enumerate(range(0, len(queries), step))
-    ]
-    found = ctx.client.gather(futs)
-    extra = tuple(np.concatenate([f[i] for f in found]) for i in range(4))
-    return merge_rows(rows, extra, config.top_k)
-
-
-def _decide(heavy: HeavyStats, open_docs: int, config: IndexConfig) -> str:
-    """The ``auto`` mode's choice for this build, recorded in ``heavy.auto``."""
-    mode, pairs = auto_mode(open_docs, heavy.heavy_docs or 0, config.auto_budget)
-    heavy.auto = {
-        "pairs": pairs,
-        "budget": config.auto_budget,
-        "open_docs": open_docs,
-        "heavy_docs": heavy.heavy_docs or 0,
-        "kept": False,
-    }
-    return mode
+def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
+    """Release the merged shards' futures: the blocks read only the compact ``views``
+    (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard
+    as soon as its view is built instead of holding both through the blocks (docs/scale.md,
+    "Worker memory in the similarity stage"). Once the views exist, each worker gives the
+    freed heap back to the OS (:func:`~simdask.cluster.heap.trim_when_freed`). The caller must not
+    use ``shards`` again. Returns the resident bytes the workers released."""
+    keys = [f.key for f in shards]
+    for f in shards:
+        f.release()
+    wait(views)
+    # an optimisation only: a worker that does not answer is left as it is
+    freed = ctx.client.run(trim_when_freed, keys, on_error="ignore")
+    return sum(v for v in freed.values() if isinstance(v, int))
 
 
 def all_pairs(
     ctx: RunContext, shards: Sequence, n_chunks_f: Future, n_docs: int, config: IndexConfig
 ) -> SimilarityResult:
     """Every document against every other (a first build, or all documents changed); heavy
-    chunks apart (module docstring), measured in the result's ``heavy``."""
+    chunks apart (module docstring), measured in the result's ``heavy``. Releases the
+    ``shards`` futures once the blocks' views are submitted (:func:`_drop_shards`)."""
     heavy = HeavyStats(mode=config.similarity_mode)
     t = time.perf_counter()
-    bits_f = _heavy_bits(ctx, shards, n_docs, config, heavy)
+    bits_f = heavy_bits(ctx, shards, n_docs, config, heavy)
     seconds = {"heavy_sets": time.perf_counter() - t}
     t = time.perf_counter()
     light = heavy.cutoff
@@ -329,6 +283,7 @@ def all_pairs(
     blocks = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
     # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings)
     by_doc = ctx.map_shards("bydoc", DocPostings.build, shards, n_docs, light)
+    _drop_shards(ctx, shards, by_doc)
     p = BlockPass(
         emit=block_keys,
         emit_args=lambda block: (*block, n_docs),
@@ -345,9 +300,9 @@ def all_pairs(
     seconds["light_pairs"] = time.perf_counter() - t
     t = time.perf_counter()
     if bits_f is not None:
-        res.rows = _heavy_only(ctx, bits_f, n_chunks_f, res.rows, config, heavy)
+        res.rows = heavy_only(ctx, bits_f, n_chunks_f, res.rows, config, heavy)
     elif config.similarity_mode == "auto":  # no heavy chunk: both modes are the same
-        heavy.mode = _decide(heavy, 0, config)
+        heavy.mode = decide_mode(heavy, 0, config)
     seconds["heavy_only"] = time.perf_counter() - t
     heavy.seconds = {k: round(v, 3) for k, v in seconds.items()}
     return res

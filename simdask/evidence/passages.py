@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from simdask.errors import ConfigError
 from simdask.evidence.excluded import (
     PairExclusions,
     excluded_marks,
@@ -28,6 +29,8 @@ from simdask.evidence.passages_np import (
     LARGE_CHARS,
     chunk_keys,
     distinct,
+    drop_common_keys,
+    index_chunk_ids,
     matched_runs,
     word_table,
 )
@@ -151,12 +154,21 @@ def compare_texts(
     count in neither text nor in any passage, and are listed as excluded text.
     ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
     count and the passages, e.g. chunks held by more than ``max_df`` documents of the index
-    (:func:`simdask.doc_freq.common_filter`; the numpy path for large texts ignores it).
+    (:func:`simdask.doc_freq.common_filter`). The numpy path for large texts has no word
+    tuples: it needs a filter on chunk IDs, an object with ``common_ids(ids) -> ids``,
+    ``hash_bits`` and ``seed`` (what :func:`~simdask.doc_freq.common_filter` returns);
+    given a plain function there, it raises :class:`~simdask.errors.ConfigError`.
     """
     if exclusions is not None and not exclusions.active:
         exclusions = None
     if large or (large is None and len(a) + len(b) > LARGE_CHARS):
-        ev = _compare_large(a, b, k, min_chunks, exclusions)
+        if drop_shared is not None and not hasattr(drop_shared, "common_ids"):
+            raise ConfigError(
+                "texts this large are compared on hashed chunk keys: expected a max_df filter "
+                "with common_ids(ids), hash_bits and seed (simdask.doc_freq.common_filter), "
+                f"found {type(drop_shared).__name__}"
+            )
+        ev = _compare_large(a, b, k, min_chunks, exclusions, drop_shared)
         ev.passages = [p for p in ev.passages if p.words >= min_words]
         return ev
     wa, sa, exact_a = word_offsets(a)
@@ -230,12 +242,14 @@ def _diagonal_runs(diagonals: dict[int, list[tuple[int, int]]], k: int) -> list:
 
 
 def _compare_large(
-    a: str, b: str, k: int, min_chunks: int, excl: PairExclusions | None = None
+    a: str, b: str, k: int, min_chunks: int, excl: PairExclusions | None = None, common=None
 ) -> PairEvidence:
     """:func:`compare_texts` in numpy (memory about 40 bytes per word, no Python object per
-    word or chunk). Excluded windows get a key no kept window has, so they match nothing."""
+    word or chunk). Excluded windows get a key no kept window has, so they match nothing.
+    ``common``: the max_df filter on chunk IDs (see :func:`compare_texts`)."""
     ha, sa0, sa1, exact_a = word_table(a)
     ka = chunk_keys(ha, k)
+    ids_a = None if common is None else index_chunk_ids(a, ha, k, common.hash_bits, common.seed)
     del ha
     hb, sb0, sb1, exact_b = word_table(b)
     kb = chunk_keys(hb, k)
@@ -252,6 +266,8 @@ def _compare_large(
     else:
         ua, ub = distinct(ka), distinct(kb)
     shared = np.intersect1d(ua, ub, assume_unique=True)
+    if ids_a is not None and len(shared):
+        shared = drop_common_keys(ka, ids_a, shared, common.common_ids)
     ev = PairEvidence(
         similarity=containment(len(shared), len(ua)),
         reverse_similarity=containment(len(shared), len(ub)),

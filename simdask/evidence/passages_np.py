@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdask.kernels.hashing import word_hashes, word_spans
+from simdask.kernels.hashing import hash_chunks, word_hashes, word_spans
 from simdask.kernels.text import token_bytes
 
 __all__ = [
@@ -25,6 +25,8 @@ __all__ = [
     "MAX_PASSAGES",
     "chunk_keys",
     "distinct",
+    "drop_common_keys",
+    "index_chunk_ids",
     "matched_runs",
     "word_table",
 ]
@@ -69,6 +71,37 @@ def chunk_keys(hashes: np.ndarray, k: int) -> np.ndarray:
                 h ^= h >> np.uint64(29)
         out[lo:hi] = h
     return out
+
+
+def index_chunk_ids(text: str, hashes: np.ndarray, k: int, hash_bits: int, seed: int) -> np.ndarray:
+    """The index's chunk ID (``hash_bits`` bits, :func:`~simdask.kernels.hashing.hash_chunks`)
+    of every ``k``-word window of ``text``, in window order (as :func:`chunk_keys`).
+    ``hashes``: the text's word hashes with seed 0 (:func:`word_table`), reused when the
+    index's ``seed`` is 0."""
+    if seed != 0:
+        buf = np.frombuffer(token_bytes(text), dtype=np.uint8)
+        starts, ends = word_spans(buf)
+        hashes = word_hashes(buf, starts, ends, seed)
+    offsets = np.array([0, len(hashes)], dtype=np.int64)
+    return hash_chunks(hashes, offsets, k, hash_bits, seed)[0]
+
+
+def drop_common_keys(keys: np.ndarray, ids: np.ndarray, shared: np.ndarray, common_ids):
+    """``shared`` (sorted distinct window keys of one text, :func:`chunk_keys`) without the
+    keys whose chunk ID (``ids``, per window of the same text) ``common_ids`` names: given the
+    distinct IDs of the shared windows, it returns those to leave out (chunks held by more
+    than ``max_df`` documents of the index)."""
+    pos = np.searchsorted(shared, keys)
+    pos[pos == len(shared)] = 0
+    hit = shared[pos] == keys
+    hit_keys, hit_ids = keys[hit], ids[hit]
+    common = np.asarray(common_ids(np.unique(hit_ids)))
+    if not len(common):
+        return shared
+    at = np.searchsorted(common, hit_ids)
+    at[at == len(common)] = 0
+    gone = distinct(hit_keys[common[at] == hit_ids])
+    return np.setdiff1d(shared, gone, assume_unique=True)
 
 
 def distinct(keys: np.ndarray) -> np.ndarray:

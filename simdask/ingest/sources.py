@@ -132,6 +132,8 @@ class KnownHashes:
 
     def unchanged(self, key: str, digest: str) -> bool:
         """True when ``key`` is indexed with content hash ``digest``."""
+        if len(self.keys) == 0:  # a first build: nothing to look up
+            return False
         k = np.uint64(xxhash.xxh3_64_intdigest(key.encode()))
         d = int(digest, 16)
         i = int(np.searchsorted(self.keys, k))

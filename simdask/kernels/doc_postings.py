@@ -1,5 +1,5 @@
-"""A shard's pair-emitting postings grouped by document, so that a block of documents finds its
-postings without scanning the whole shard (issue 13 item 5).
+"""A compact per-shard view for the all-pairs blocks: the postings of the lists that emit
+pairs, with those that emit grouped by document (issue 13 items 2 and 5).
 
 :func:`~simdask.kernels.similarity.block_pair_keys` selects a block's postings with a mask over
 *every* posting of the shard (and builds an int64 list end per posting first), so each block
@@ -12,6 +12,14 @@ not last in their list; in prose most chunks are held by one document and emit n
 grouped by document, with the number of later postings of each; a block then reads its
 slice, ``O(its postings)``. :func:`block_keys` emits the same keys (as a multiset) as
 ``block_pair_keys``.
+
+The view does not keep the shard: the blocks need neither the chunk keys nor the offsets,
+nor the postings of lists held by one document (most of them in prose) or counted apart
+(``df > max_df``: heavy or skipped). It copies the document IDs of the lists with
+``2 <= df <= max_df`` only, so that a worker can drop its shards before the blocks run
+(docs/scale.md, "Worker memory in the similarity stage"): 4 bytes per posting of those lists
+plus 4 + 1 to 4 bytes per emitting posting, instead of the shard's 4 bytes per posting and
+12 to 16 per distinct chunk.
 """
 
 from __future__ import annotations
@@ -26,39 +34,61 @@ from simdask.kernels.postings import ShardData
 __all__ = ["DocPostings", "block_keys"]
 
 
+def _narrow(a: np.ndarray) -> np.ndarray:
+    """Non-negative integers ``a`` in the narrowest of uint8, uint16, uint32 that holds them."""
+    top = int(a.max()) if len(a) else 0
+    for t in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(t).max:
+            return a.astype(t)
+    return a.astype(np.int64)
+
+
 @dataclass(frozen=True)
 class DocPostings:
-    """The emitting postings of ``shard`` by document: for doc ``d``, positions
-    ``pos[starts[d]:starts[d+1]]`` (ascending; uint32, int64 for a shard of 2**32 postings or
-    more) into ``shard.doc_ids``, each followed by ``later[i]`` (uint32) postings of the same
-    list (holding documents ``> d``). Chunks with ``df > max_df`` are left out (None: none)."""
+    """The emitting postings of one shard by document, and the lists they emit into.
 
-    shard: ShardData
+    ``doc_ids`` (uint32): the documents of every list of the shard with ``2 <= df <=
+    max_df``, list after list (ascending within a list), a copy: the view keeps no reference
+    to the shard. For doc ``d``, positions ``pos[starts[d]:starts[d+1]]`` (ascending; uint32,
+    int64 for 2**32 postings or more) into ``doc_ids``, each followed by ``later[i]`` (uint8,
+    uint16 or uint32: the narrowest that holds the largest) postings of the same list (holding
+    documents ``> d``)."""
+
+    doc_ids: np.ndarray
     starts: np.ndarray
     pos: np.ndarray
     later: np.ndarray
 
     @classmethod
     def build(cls, shard: ShardData, n_docs: int, max_df: int | None = None) -> DocPostings:
-        """Group the shard's emitting postings by document ``0 .. n_docs - 1``."""
-        df = np.diff(shard.offsets).astype(np.int64)
+        """The view of ``shard`` for documents ``0 .. n_docs - 1``; chunks with ``df >
+        max_df`` are left out (None: none)."""
+        df = np.diff(shard.offsets)  # the offsets' dtype: no int64 copy of every chunk's df
         keep = df > 1 if max_df is None else (df > 1) & (df <= max_df)
         chunks = np.flatnonzero(keep)
-        first = shard.offsets[chunks].astype(np.int64)
-        pos = expand_ranges(first, df[chunks] - 1)  # every posting but the last of its list
-        later = np.repeat(first + df[chunks], df[chunks] - 1) - pos - 1
-        docs = shard.doc_ids[pos]
+        del keep
+        lens = df[chunks].astype(np.int64)
+        del df
+        doc_ids = shard.doc_ids[expand_ranges(shard.offsets[chunks], lens)].astype(np.uint32)
+        del chunks
+        first = np.zeros(len(lens), np.int64)  # each kept list's start in doc_ids
+        np.cumsum(lens[:-1], out=first[1:])
+        pos = expand_ranges(first, lens - 1)  # every posting but the last of its list
+        later = np.repeat(first + lens, lens - 1) - pos - 1
+        del first, lens
+        docs = doc_ids[pos]
         order = np.argsort(docs, kind="stable")
         counts = np.bincount(docs, minlength=n_docs)[:n_docs]
-        starts = np.zeros(n_docs + 1, np.int64)
-        np.cumsum(counts, out=starts[1:])
-        width = np.uint32 if shard.n_postings < 2**32 else np.int64  # 8 bytes a posting, not 12
-        return cls(shard, starts, pos[order].astype(width), later[order].astype(np.uint32))
+        del docs
+        width = np.uint32 if len(doc_ids) < 2**32 else np.int64  # 4 bytes a posting, not 8
+        starts = np.zeros(n_docs + 1, width)
+        starts[1:] = np.cumsum(counts)
+        return cls(doc_ids, starts, pos[order].astype(width), _narrow(later[order]))
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the shard's arrays and of this grouping."""
-        return self.shard.nbytes + self.starts.nbytes + self.pos.nbytes + self.later.nbytes
+        """Bytes of the view's arrays (it holds nothing of the shard)."""
+        return self.doc_ids.nbytes + self.starts.nbytes + self.pos.nbytes + self.later.nbytes
 
 
 def block_keys(dp: DocPostings, doc_lo: int, doc_hi: int, n_docs: int) -> np.ndarray:
@@ -70,7 +100,7 @@ def block_keys(dp: DocPostings, doc_lo: int, doc_hi: int, n_docs: int) -> np.nda
     p, cnt = dp.pos[a:b].astype(np.int64), dp.later[a:b].astype(np.int64)
     if len(p) == 0:
         return np.zeros(0, np.uint32)
-    doc_ids = dp.shard.doc_ids
+    doc_ids = dp.doc_ids
     q = expand_ranges(p + 1, cnt)
     base = (doc_ids[p].astype(np.int64) - doc_lo) * n_docs
     return (np.repeat(base, cnt) + doc_ids[q]).astype(np.uint32)

@@ -4,9 +4,9 @@ The hash is seeded, deterministic and independent of platform and byte order:
 
 * a **word hash** reads the word's UTF-8 bytes as little-endian 8-byte groups (zero padded)
   and folds them into a seeded 64-bit state with a bijective multiply-rotate-multiply step,
-  then applies the xxh64 avalanche. Two gathers per group of every word, all in numpy: no
-  Python call per word or per chunk. Words longer than 64 bytes (rare: URLs, base64) are
-  hashed with ``xxh3_64`` instead, one call each;
+  then applies the xxh64 avalanche. One gather per group of every word (from an overlapping
+  uint64 view of the bytes), all in numpy: no Python call per word or per chunk. Words
+  longer than 64 bytes (rare: URLs, base64) are hashed with ``xxh3_64`` instead, one call each;
 * a **chunk hash** sorts the ``k`` word hashes of a window (so word order inside a chunk does
   not matter, as with sorting the words), folds them with the same step and keeps the top
   ``hash_bits`` bits after the avalanche.
@@ -28,7 +28,7 @@ from simdask.kernels.postings import (
     sort_columns,
     sort_pairs,
 )
-from simdask.kernels.text import token_bytes
+from simdask.kernels.text import normal_bytes, utf8_word_spans
 
 __all__ = [
     "ChunkedBatch",
@@ -83,6 +83,28 @@ def _step(h: np.ndarray, x: np.ndarray) -> np.ndarray:
     return h
 
 
+def _step_into(h: np.ndarray, x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """:func:`_step` in place on ``h`` (``tmp``: scratch of the same length): no new arrays,
+    which at millions of words costs as much as the arithmetic (fresh pages)."""
+    np.bitwise_xor(h, x, out=h)
+    np.multiply(h, np.uint64(_P1), out=h)
+    np.right_shift(h, np.uint64(33), out=tmp)
+    np.left_shift(h, np.uint64(31), out=h)
+    np.bitwise_or(h, tmp, out=h)
+    np.multiply(h, np.uint64(_P2), out=h)
+    return h
+
+
+def _avalanche_into(h: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """:func:`_avalanche` with a scratch array ``tmp`` (no new arrays); returns ``h``."""
+    for shift, prime in ((33, _P2), (29, _P3), (32, None)):
+        np.right_shift(h, np.uint64(shift), out=tmp)
+        np.bitwise_xor(h, tmp, out=h)
+        if prime is not None:
+            np.multiply(h, np.uint64(prime), out=h)
+    return h
+
+
 def _step_int(h: int, x: int) -> int:
     h = ((h ^ x) * _P1) & _M64
     h = ((h << 31) | (h >> 33)) & _M64
@@ -94,45 +116,52 @@ def _word_state(seed: int) -> int:
 
 
 def word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end byte offsets (int64) of the words in a :func:`token_bytes` buffer."""
+    """Start and end byte offsets (int64) of the words in a
+    :func:`~simdask.kernels.text.token_bytes` buffer."""
     isw = _WORD_BYTE[buf].view(np.int8)
     edge = np.diff(isw, prepend=np.int8(0), append=np.int8(0))
     return np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
 
 
-def _load_le64(words64: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """Little-endian uint64 at byte offsets ``pos`` from the aligned view ``words64``."""
-    i = pos >> 3
-    sh = ((pos & 7) << 3).astype(np.uint64)
-    lo = words64[i] >> sh
-    hi = (words64[i + 1] << (np.uint64(63) - sh)) << np.uint64(1)
-    return lo | hi
+#: mask of the first ``r`` bytes of a little-endian uint64, at index ``min(r, 8)``
+_BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
 
 
 def word_hashes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, seed: int) -> np.ndarray:
-    """64-bit hashes (uint64) of the words ``buf[starts[i]:ends[i]]`` (see module docstring)."""
+    """64-bit hashes (uint64) of the words ``buf[starts[i]:ends[i]]`` (see module docstring).
+
+    The 8-byte groups are gathered from an overlapping view of the buffer (a uint64 at every
+    byte offset, little-endian), masked past the word's end, and folded in place; a word's
+    ``g``-th group is read only for the words longer than ``8 g`` bytes."""
     n = len(starts)
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
     lengths = ends - starts
-    pad = (-len(buf)) % 8 + 16
-    words64 = np.frombuffer(
-        np.concatenate([buf, np.zeros(pad, np.uint8)]).tobytes(), dtype="<u8"
-    ).astype(np.uint64)
-    h = np.uint64(_word_state(seed)) ^ (lengths.astype(np.uint64) * np.uint64(_LEN))
-    short = np.flatnonzero(lengths <= LONG_WORD)
-    groups = (lengths + 7) >> 3
+    padded = np.zeros(len(buf) + 8, dtype=np.uint8)
+    padded[: len(buf)] = buf
+    at = np.ndarray((len(buf) + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    h = lengths.astype(np.uint64)
+    np.multiply(h, np.uint64(_LEN), out=h)
+    np.bitwise_xor(h, np.uint64(_word_state(seed)), out=h)
+    tmp = np.empty(n, dtype=np.uint64)
+    long_words = lengths > LONG_WORD
+    act = np.flatnonzero(~long_words) if long_words.any() else None  # None: every word
     for g in range(-(-min(int(lengths.max()), LONG_WORD) // 8)):
-        act = short if g == 0 else short[groups[short] > g]
+        if act is None:  # g == 0, no long word: the whole arrays, no index
+            grp = at[starts].astype(np.uint64, copy=False)
+            grp &= _BYTE_MASKS[np.minimum(lengths, 8)]
+            _step_into(h, grp, tmp)
+            act = np.flatnonzero(lengths > 8)
+            continue
+        if g:
+            act = act[lengths[act] > 8 * g]
         if len(act) == 0:
             break
-        rest = lengths[act] - 8 * g
-        grp = _load_le64(words64, starts[act] + 8 * g)
-        keep = np.where(rest >= 8, 64, rest * 8).astype(np.uint64)
-        grp &= ~((np.uint64(_M64) << (keep - np.uint64(1))) << np.uint64(1))
-        h[act] = _step(h[act], grp)
-    _avalanche(h)
-    for j in np.flatnonzero(lengths > LONG_WORD).tolist():
+        grp = at[starts[act] + 8 * g].astype(np.uint64, copy=False)
+        grp &= _BYTE_MASKS[np.minimum(lengths[act] - 8 * g, 8)]
+        h[act] = _step_into(h[act], grp, tmp[: len(act)])
+    _avalanche_into(h, tmp)
+    for j in np.flatnonzero(long_words).tolist():
         h[j] = xxhash.xxh3_64_intdigest(buf[starts[j] : ends[j]].tobytes(), seed=seed)
     return h
 
@@ -153,22 +182,37 @@ def _seed_state(seed: int, k: int) -> int:
 
 
 def _sorted_columns(cols: list[np.ndarray]) -> list[np.ndarray]:
-    """Sort ``k`` equally long columns element-wise (row ``i`` of the result is sorted).
+    """Sort ``k`` equally long columns element-wise (row ``i`` of the result is sorted); the
+    input columns are not changed.
 
-    An odd-even transposition network of ``np.minimum``/``np.maximum`` for small ``k``
-    (twice as fast as ``np.sort(axis=1)`` on 5 columns), ``np.sort`` beyond.
+    An odd-even transposition network of ``np.minimum``/``np.maximum`` on copies of the columns,
+    in place with one scratch array, for small ``k`` (twice as fast as ``np.sort(axis=1)`` on
+    5 columns), ``np.sort`` beyond.
     """
     k = len(cols)
     if k > 12:
         srt = np.sort(np.stack(cols, axis=1), axis=1)
         return [srt[:, j] for j in range(k)]
-    cols = list(cols)
+    cols = [np.array(c, dtype=np.uint64) for c in cols]
+    tmp = np.empty(len(cols[0]), dtype=np.uint64)
     for r in range(k):
         for i in range(r % 2, k - 1, 2):
-            lo = np.minimum(cols[i], cols[i + 1])
-            cols[i + 1] = np.maximum(cols[i], cols[i + 1])
-            cols[i] = lo
+            np.minimum(cols[i], cols[i + 1], out=tmp)
+            np.maximum(cols[i], cols[i + 1], out=cols[i + 1])
+            cols[i], tmp = tmp, cols[i]
     return cols
+
+
+def _window_hashes(cols: list[np.ndarray], seed: int) -> np.ndarray:
+    """The 64-bit chunk hash of each row of the ``k`` columns of word hashes (before the
+    truncation to ``hash_bits``): sorted, folded from the seed state, avalanched."""
+    cols = _sorted_columns(cols)
+    tmp = np.empty(len(cols[0]), dtype=np.uint64)
+    h = cols[0]
+    _step_into(h, np.uint64(_seed_state(seed, len(cols))), tmp)  # = _step(state, cols[0])
+    for col in cols[1:]:
+        _step_into(h, col, tmp)
+    return _avalanche_into(h, tmp)
 
 
 def hash_chunks(
@@ -205,13 +249,18 @@ def hash_chunks(
         keep = marked[starts + k] - marked[starts] < k
         starts, doc = starts[keep], doc[keep]
         m = len(starts)
-    cols = _sorted_columns([hashes[starts + j] for j in range(k)])
-    h = np.full(m, _seed_state(seed, k), dtype=np.uint64)
-    for col in cols:
-        h = _step(h, col)
-    _avalanche(h)
-    ids = (h >> np.uint64(64 - hash_bits)).astype(dtype)
-    return ids, doc
+        if m == 0:
+            return np.zeros(0, dtype=dtype), doc
+    lo, hi = int(starts[0]), int(starts[-1]) + 1
+    if hi - lo <= m + m // 4:  # windows nearly contiguous: hash every position, no gathers
+        h = _window_hashes([hashes[lo + j : hi + j] for j in range(k)], seed)
+        if hi - lo != m:
+            h = h[starts - lo]
+    else:
+        h = _window_hashes([hashes[starts + j] for j in range(k)], seed)
+    if hash_bits < 64:
+        h >>= np.uint64(64 - hash_bits)
+    return h.astype(dtype, copy=False), doc
 
 
 def chunk_id(chunk_words: tuple[str, ...] | list[str], hash_bits: int = 28, seed: int = 0) -> int:
@@ -256,25 +305,58 @@ def window_chunks(
     text (int64) and each text's word count. Exclusions as for :func:`chunk_batch`, whose
     distinct sorted sets are these windows' IDs."""
     if excluded_spans is None:
-        parts = [token_bytes(t) for t in texts]
+        parts = [normal_bytes(t) for t in texts]
         first_part = np.arange(len(parts) + 1, dtype=np.int64)
         inside = None
     else:
         parts, inside, first_part = _split_parts(texts, excluded_spans)
+    part_end = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(p) + 1 for p in parts), np.int64, len(parts)), out=part_end[1:])
+    text_end = part_end[first_part]
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    t0 = 0
+    while t0 < len(texts) or not out:  # blocks of whole texts of about BLOCK_BYTES
+        t1 = max(t0 + 1, int(np.searchsorted(text_end, text_end[t0] + BLOCK_BYTES, "right")) - 1)
+        t1 = min(t1, len(texts))
+        p0, p1 = int(first_part[t0]), int(first_part[t1])
+        ids, doc, n_words = _window_block(
+            parts[p0:p1],
+            first_part[t0 : t1 + 1] - p0,
+            None if inside is None else inside[p0:p1],
+            k,
+            hash_bits,
+            seed,
+        )
+        out.append((ids, doc + t0, n_words))
+        t0 = t1
+    ids, doc, n_words = (np.concatenate(a) for a in zip(*out, strict=True))
+    if drop_ids is not None and len(drop_ids) and len(ids):
+        keep = ~_in_sorted(ids, drop_ids)
+        ids, doc = ids[keep], doc[keep]
+    return ids, doc, n_words
+
+
+#: bytes of normalised text chunked at a time by :func:`window_chunks`: the arrays of a block
+#: (a few per word and per window) stay in the CPU cache instead of costing fresh pages
+BLOCK_BYTES = 1 << 18
+
+
+def _window_block(
+    parts: list[bytes], first_part: np.ndarray, inside: np.ndarray | None, k, hash_bits, seed
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`window_chunks` of the texts whose parts are ``parts`` (text ``i``: parts
+    ``first_part[i]:first_part[i+1]``; ``inside``: per part, whether it is excluded)."""
     lens = np.fromiter((len(p) + 1 for p in parts), np.int64, len(parts))
     buf = np.frombuffer(b" ".join(parts) + b" ", dtype=np.uint8)
     part_starts = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum(lens, out=part_starts[1:])
     part_starts[-1] = len(buf)
-    starts, ends = word_spans(buf)
+    starts, ends = utf8_word_spans(buf)
     hashes = word_hashes(buf, starts, ends, seed)
     part_words = np.searchsorted(starts, part_starts)
     word_offsets = part_words[first_part]
     skip = None if inside is None else np.repeat(inside, np.diff(part_words))
     ids, doc = hash_chunks(hashes, word_offsets, k, hash_bits, seed, skip)
-    if drop_ids is not None and len(drop_ids) and len(ids):
-        keep = ~_in_sorted(ids, drop_ids)
-        ids, doc = ids[keep], doc[keep]
     return ids, doc, np.diff(word_offsets)
 
 
@@ -327,10 +409,10 @@ def _split_parts(
     for text, sp in zip(texts, spans, strict=True):
         pos = 0
         for s, e in sp:
-            parts += [token_bytes(text[pos:s]), token_bytes(text[s:e])]
+            parts += [normal_bytes(text[pos:s]), normal_bytes(text[s:e])]
             inside += [False, True]
             pos = e
-        parts.append(token_bytes(text[pos:]))
+        parts.append(normal_bytes(text[pos:]))
         inside.append(False)
         first.append(len(parts))
     return parts, np.array(inside, dtype=bool), np.array(first, dtype=np.int64)

@@ -172,13 +172,17 @@ def sort_columns(
     if len(chunks) == 0:
         return chunks, docs.astype(dtype)
     doc_bits = max(1, int(docs.max()).bit_length())
-    if int(chunks.max()).bit_length() + doc_bits <= 64:
+    chunk_bits = int(chunks.max()).bit_length()
+    if chunk_bits + doc_bits <= 64:
         packed = (chunks << np.uint64(doc_bits)) | docs
         packed.sort()
         if distinct:
             packed = _distinct_sorted(packed)
         low = (packed & np.uint64((1 << doc_bits) - 1)).astype(dtype)
         return packed >> np.uint64(doc_bits), low
+    if chunk_bits + doc_bits - 64 <= _MAX_PARTITION_BITS:
+        chunks, docs = _partitioned_sort(chunks, docs, chunk_bits, doc_bits, distinct)
+        return chunks, docs.astype(dtype)
     order = np.argsort(chunks)
     ranked = chunks[order]
     first = run_starts(ranked)
@@ -189,6 +193,43 @@ def sort_columns(
     if distinct:
         packed = _distinct_sorted(packed)
     return ranked[first][packed >> np.uint64(32)], (packed & _LOW32).astype(dtype)
+
+
+#: most leading chunk-ID bits :func:`_partitioned_sort` partitions by (a radix pass on uint16)
+_MAX_PARTITION_BITS = 16
+
+
+def _partitioned_sort(
+    chunks: np.ndarray, docs: np.ndarray, chunk_bits: int, doc_bits: int, distinct: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sort_columns` where ``chunk << doc_bits | doc`` needs ``chunk_bits + doc_bits``
+    > 64 bits but the excess ``p`` is at most 16 (64-bit IDs beside a batch's doc IDs).
+
+    The pairs are partitioned by the top ``p`` bits of the chunk ID (a stable radix pass over
+    uint16 digits), which leaves the lower ``chunk_bits - p`` bits and the doc ID in one uint64
+    key per pair; each partition's keys are sorted in place (small, in cache: far cheaper than
+    an argsort of the whole array) and the top bits put back. Returns uint64 chunk IDs and
+    doc IDs (uint64)."""
+    p = max(1, chunk_bits + doc_bits - 64)
+    low_bits = chunk_bits - p
+    digit = (chunks >> np.uint64(low_bits)).astype(np.uint16)
+    order = np.argsort(digit, kind="stable")  # radix sort: O(n)
+    low_mask = np.uint64((1 << low_bits) - 1)
+    packed = ((chunks & low_mask) << np.uint64(doc_bits)) | docs
+    packed = packed[order]
+    sizes = np.bincount(digit, minlength=1 << p)
+    bounds = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    edges = bounds.tolist()
+    for i in np.flatnonzero(sizes > 1).tolist():
+        packed[edges[i] : edges[i + 1]].sort()
+    part = np.repeat(np.arange(len(sizes), dtype=np.uint64), sizes)
+    if distinct and len(packed) > 1:
+        keep = run_starts(packed)
+        keep[bounds[1:-1][sizes[1:] > 0]] = True  # equal keys in two partitions differ
+        packed, part = packed[keep], part[keep]
+    out_chunks = (packed >> np.uint64(doc_bits)) | (part << np.uint64(low_bits))
+    return out_chunks, packed & np.uint64((1 << doc_bits) - 1)
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

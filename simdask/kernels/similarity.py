@@ -18,6 +18,7 @@ __all__ = [
     "block_pair_keys",
     "candidate_mask",
     "containment",
+    "count_block_keys",
     "count_keys",
     "directed_rows",
     "max_block_docs",
@@ -154,6 +155,62 @@ def count_keys(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return run_lengths(keys)
 
 
+def count_block_keys(
+    parts: list[np.ndarray], n_docs: int, slots: int = 1 << 20, density: float = 1 / 16
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`count_keys` of a block's pair keys ``i * n_docs + o`` (uint32), by counting
+    where the keys are dense.
+
+    When every part lists its keys by ascending ``i`` (as the all-pairs emission gives them;
+    checked, else :func:`count_keys`), the rows ``i`` are taken in runs of about ``slots``
+    possible keys; a run holding at least ``density * slots`` keys is counted with one
+    ``bincount`` over its key range (8 bytes per possible key: 8 MB at ``slots`` 2**20), a
+    sparser one is sorted. On boilerplate-heavy text the light pairs are dense: on the man
+    pages a block of 20 M keys fills ~20 % of its possible keys, and this counts it in 0.29
+    CPU s against 0.95 s for the sort of :func:`count_keys`.
+    Returns sorted distinct keys and their counts (uint32), exactly as :func:`count_keys`.
+    """
+    n_docs = max(1, int(n_docs))
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return np.zeros(0, np.uint32), np.zeros(0, np.uint32)
+    for p in parts:
+        row = p // np.uint32(n_docs)
+        if np.any(row[1:] < row[:-1]):
+            return count_keys(parts)
+    last = max(int(p[-1]) // n_docs for p in parts) + 1
+    step = max(1, slots // n_docs)
+    keys, counts = [], []
+    a = min(int(p[0]) // n_docs for p in parts)  # runs start at rows present: none empty
+    while a < last:
+        lo, hi = a * n_docs, min(last, a + step) * n_docs
+        x = np.concatenate([_key_range(p, lo, hi) for p in parts])
+        if len(x) < density * (hi - lo):
+            x.sort()
+            k, c = run_lengths(x)
+        else:
+            c = np.bincount(x - np.uint32(lo), minlength=hi - lo)
+            k = np.flatnonzero(c)
+            c = c[k].astype(np.uint32)
+            k = (k + lo).astype(np.uint32)
+        keys.append(k)
+        counts.append(c)
+        if hi > np.iinfo(np.uint32).max:
+            break
+        nxt = [_key_range(p, hi, 2**32)[:1] for p in parts]
+        a = min((int(v[0]) // n_docs for v in nxt if len(v)), default=last)
+    return np.concatenate(keys), np.concatenate(counts)
+
+
+def _key_range(p: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The keys of ``p`` in ``[lo, hi)``, ``p`` listing its rows ``key // n_docs`` ascending
+    (``key < bound`` is then true then false along ``p`` for a bound at a row start, so a
+    binary search finds where it changes; ``hi`` past uint32: to the end)."""
+    start = int(np.searchsorted(p, np.uint32(lo)))
+    end = len(p) if hi > np.iinfo(np.uint32).max else int(np.searchsorted(p, np.uint32(hi)))
+    return p[start:end]
+
+
 def _member_postings(shard: ShardData, members: np.ndarray, max_df: int | None):
     """Positions of the members' postings, their list starts and ends (int64 arrays)."""
     p = np.flatnonzero(doc_mask(members, shard.doc_ids))
@@ -235,16 +292,46 @@ def directed_rows(
 def top_k_rows(doc, other, shared, sim, k: int):
     """Keep each doc's best ``k`` rows: highest similarity, then lowest ``other`` (deterministic).
 
-    Returns the four arrays filtered and sorted by ``(doc, -similarity, other)``.
+    Returns the four arrays filtered and sorted by ``(doc, -similarity, other)``. Rows whose
+    similarity ranks as their ``shared`` count does within a document (the similarity stage's
+    rows: ``containment(shared, |doc|)``) are sorted by one packed integer key
+    (:func:`_counted_order`, ~5x faster than the three-key lexsort); any other input falls
+    back to the lexsort, with the same result.
     """
-    order = np.lexsort((other, -sim, doc))
-    doc, other, shared, sim = doc[order], other[order], shared[order], sim[order]
-    if len(doc) == 0:
-        return doc, other, shared, sim
-    new = run_starts(doc)
-    group_start = np.maximum.accumulate(np.where(new, np.arange(len(doc)), 0))
-    keep = (np.arange(len(doc)) - group_start) < k
+    order = _counted_order(doc, other, shared, sim)
+    if order is None:
+        order = np.lexsort((other, -sim, doc))
+    sdoc = doc[order]
+    if len(sdoc) == 0:
+        return doc[order], other[order], shared[order], sim[order]
+    new = run_starts(sdoc)
+    group_start = np.maximum.accumulate(np.where(new, np.arange(len(sdoc)), 0))
+    keep = order[(np.arange(len(sdoc)) - group_start) < k]
     return doc[keep], other[keep], shared[keep], sim[keep]
+
+
+def _counted_order(doc, other, shared, sim) -> np.ndarray | None:
+    """The stable order by ``(doc, -similarity, other)`` from a stable argsort of one uint64
+    key ``doc | max - shared | other``, or None when that key does not give it: widths over 64
+    bits, negative values, or a document whose similarity does not rank as ``shared`` (checked
+    on the sorted rows: within a document, similarity non-increasing and equal exactly where
+    ``shared`` is equal; then the two orders are the same)."""
+    if len(doc) == 0:
+        return np.zeros(0, np.int64)
+    lows = (int(doc.min()), int(other.min()), int(shared.min()))
+    if min(lows) < 0:
+        return None
+    db, ob, sb = (int(x.max()).bit_length() for x in (doc, other, shared))
+    if db + ob + sb > 64:
+        return None
+    s = np.uint64((1 << sb) - 1) - shared.astype(np.uint64)
+    key = (doc.astype(np.uint64) << np.uint64(ob + sb)) | (s << np.uint64(ob))
+    key |= other.astype(np.uint64)
+    order = np.argsort(key, kind="stable")
+    d, sh, sm = doc[order], shared[order], sim[order]
+    same = d[1:] == d[:-1]
+    ok = (sm[1:] <= sm[:-1]) & ((sm[1:] == sm[:-1]) == (sh[1:] == sh[:-1]))
+    return order if bool(np.all(ok | ~same)) else None
 
 
 def query_counts(

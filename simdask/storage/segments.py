@@ -129,6 +129,10 @@ def split_small(segs: list[tuple[int, int, int]]) -> tuple[list[int], list[int]]
     return [order[0][0]], sorted(g for g, _, _ in rest)
 
 
+def _open_arrays(store: ShardStore, generation: int, shard: int) -> dict:
+    return store.open_arrays(generation, shard)
+
+
 class RangeReader:
     """Reads the posting lists of given chunk IDs from the segments of ranges, keeping each
     segment's arrays open (memory maps for a local index) for later reads.
@@ -137,11 +141,15 @@ class RangeReader:
     whole once and kept merged in memory, so a query costs about two lookups per range
     however many runs have added segments since the last compaction."""
 
-    def __init__(self, store: ShardStore, check=None):
+    def __init__(self, store: ShardStore, check=None, opener=None):
         self.store = store
         #: called with ``(generation, range)`` before a segment is first opened or read (e.g.
         #: the size check against the recorded checksums)
         self.check = check or (lambda generation, shard: None)
+        #: opens a segment's arrays: ``opener(store, generation, range)`` (default
+        #: :meth:`ShardStore.open_arrays`; e.g. :meth:`~simdask.storage.kept_maps.KeptMaps.
+        #: open_arrays`, which keeps them mapped for later runs)
+        self.opener = opener or _open_arrays
         self._open: dict[tuple[int, int], dict] = {}
         self._small: dict[tuple[int, tuple[int, ...]], ShardData] = {}
 
@@ -150,7 +158,7 @@ class RangeReader:
         key = (generation, shard)
         if key not in self._open:
             self.check(generation, shard)
-            self._open[key] = self.store.open_arrays(generation, shard)
+            self._open[key] = self.opener(self.store, generation, shard)
         return self._open[key]
 
     def retain(self, manifest: Manifest) -> None:

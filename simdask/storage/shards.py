@@ -32,6 +32,7 @@ import numpy as np
 
 from simdask.errors import IndexFormatError
 from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.key_lookup import find_keys_sampled
 from simdask.kernels.postings import ShardData, find_keys, shard_ranges
 from simdask.storage.shard_codec import (
     ARRAYS,
@@ -185,14 +186,19 @@ class ShardStore(ABC):
 
         ``arrays`` comes from :meth:`open_arrays`. Memory-mapped (raw) arrays are searched
         and gathered directly: only the pages holding the needed keys, offsets and doc IDs
-        are read. Compressed arrays are streamed one zarr chunk (1 Mi elements) at a time:
+        are read (through a sparse sample of the keys, ``arrays["key_sample"]``, when a
+        :class:`~simdask.storage.kept_maps.KeptMaps` added one). Compressed arrays are
+        streamed one zarr chunk (1 Mi elements) at a time:
         ``chunk_keys`` is searched chunk by chunk, ``offsets`` and ``doc_ids`` are read at
         the positions needed, and decoded buffers are not kept.
         """
         keys_arr, off_arr, doc_arr = arrays["chunk_keys"], arrays["offsets"], arrays["doc_ids"]
         ids = np.asarray(chunk_ids)
         ids = ids.astype(np.result_type(ids.dtype, np.dtype(keys_arr.dtype)), copy=False)
-        if isinstance(keys_arr, np.ndarray):
+        sample = arrays.get("key_sample")  # (step, keys[::step]) of a kept map
+        if isinstance(keys_arr, np.ndarray) and sample is not None:
+            present, pos = find_keys_sampled(keys_arr, sample[1], sample[0], ids)
+        elif isinstance(keys_arr, np.ndarray):
             present, pos = find_keys(keys_arr, ids)
         else:
             present, pos = search_chunked(keys_arr, ids)

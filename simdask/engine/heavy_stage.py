@@ -1,0 +1,124 @@
+"""The heavy-chunk part of a full build's similarity stage (:mod:`simdask.kernels.heavy`,
+:mod:`simdask.kernels.heavy_search`), wired on Dask: the cutoff from the shards' df
+histograms and the broadcast heavy bitsets (:func:`heavy_bits`), then, after the light pass,
+the documents whose heavy chunks alone could give rows: searched in the ``exact`` mode (or
+``auto`` under its budget) or counted as not searched (:func:`heavy_only`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from distributed import Future
+
+from simdask.config import IndexConfig
+from simdask.engine.context import RunContext
+from simdask.kernels.heavy import (
+    HeavyBits,
+    HeavySets,
+    auto_mode,
+    choose_cutoff,
+    df_histogram,
+    heavy_postings,
+    light_work,
+    merge_histograms,
+    merge_rows,
+    search_docs,
+    still_open,
+)
+from simdask.kernels.heavy_search import HeavyGroups, heavy_only_rows
+from simdask.summary import HeavyStats
+
+__all__ = ["decide_mode", "heavy_bits", "heavy_only"]
+
+
+def heavy_bits(
+    ctx: RunContext, shards: Sequence, n_docs: int, config: IndexConfig, heavy: HeavyStats
+) -> Future | None:
+    """Choose the cutoff (into ``heavy``); broadcast the heavy bitsets (None when no chunk is
+    heavy)."""
+    parts = ctx.gather_shards("dfhist", df_histogram, shards, config.max_df)
+    values, counts = merge_histograms(parts)
+    postings = int((values * counts).sum())
+    heavy.cutoff = choose_cutoff(
+        values, counts, postings, fixed=config.heavy_df, max_heavy=config.max_heavy
+    )
+    is_heavy = np.zeros(len(values), bool) if heavy.cutoff is None else values > heavy.cutoff
+    heavy.heavy_chunks = int(counts[is_heavy].sum())
+    heavy.heavy_postings = int((values * counts)[is_heavy].sum())
+    heavy.pair_work_all = light_work(values, counts, None)
+    heavy.pair_work_light = light_work(values, counts, heavy.cutoff)
+    heavy.heavy_work_share = round(1 - heavy.pair_work_light / max(1, heavy.pair_work_all), 6)
+    if heavy.heavy_chunks == 0:
+        return None
+    posts = ctx.gather_shards("heavy", heavy_postings, shards, heavy.cutoff, config.max_df)
+    bits = HeavySets.build(posts, n_docs).bits()
+    heavy.heavy_docs = len(bits.docs)
+    [bits_f] = ctx.broadcast(bits)
+    return bits_f
+
+
+def _sizes(bits: HeavyBits) -> np.ndarray:
+    return bits.sizes
+
+
+def heavy_only(
+    ctx: RunContext, bits_f: Future, n_chunks_f: Future, rows, config: IndexConfig, heavy
+) -> tuple:
+    """Documents whose heavy chunks alone could give rows: searched (``exact``, or ``auto``
+    under its budget, :func:`~simdask.kernels.heavy.auto_mode`) or counted as not searched;
+    ``rows`` with what the search found. Sets ``heavy.mode`` to the mode used."""
+    sizes_f = ctx.client.submit(_sizes, bits_f, key=ctx.key("hsizes"))
+    queries = ctx.client.submit(
+        search_docs, sizes_f, n_chunks_f, config.threshold, key=ctx.key("hq")
+    ).result()
+    heavy.heavy_only_docs = len(queries)
+    mode = config.similarity_mode
+    if mode != "informative" and len(queries):
+        sizes, n_chunks = ctx.client.gather([sizes_f, n_chunks_f])
+        queries = still_open(queries, rows, sizes, n_chunks, config.top_k)
+    if mode == "auto":
+        mode = decide_mode(heavy, len(queries), config)
+    heavy.mode = mode
+    heavy.heavy_only_searched = mode == "exact"
+    if mode != "exact":
+        return rows
+    heavy.heavy_only_docs_searched = len(queries)
+    if len(queries) == 0:
+        return rows
+    # the collapsed heavy sets once (kernels/heavy_search), then the queries in even tasks,
+    # at least two per worker
+    groups_f = ctx.client.submit(HeavyGroups.build, bits_f, key=ctx.key("hgroups"))
+    per = max(1, (1 << 27) // max(1, heavy.heavy_docs))
+    n_tasks = max(2 * ctx.workers_now(), -(-len(queries) // per))
+    cuts = np.linspace(0, len(queries), min(n_tasks, len(queries)) + 1).astype(np.int64)
+    futs = [
+        ctx.client.submit(
+            heavy_only_rows,
+            bits_f,
+            queries[lo:hi],
+            n_chunks_f,
+            config.threshold,
+            config.top_k,
+            groups=groups_f,
+            key=ctx.key("heavyonly", b=i),
+        )
+        for i, (lo, hi) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+    ]
+    found = ctx.client.gather(futs)
+    extra = tuple(np.concatenate([f[i] for f in found]) for i in range(4))
+    return merge_rows(rows, extra, config.top_k)
+
+
+def decide_mode(heavy: HeavyStats, open_docs: int, config: IndexConfig) -> str:
+    """The ``auto`` mode's choice for this build, recorded in ``heavy.auto``."""
+    mode, pairs = auto_mode(open_docs, heavy.heavy_docs or 0, config.auto_budget)
+    heavy.auto = {
+        "pairs": pairs,
+        "budget": config.auto_budget,
+        "open_docs": open_docs,
+        "heavy_docs": heavy.heavy_docs or 0,
+        "kept": False,
+    }
+    return mode

@@ -1,0 +1,75 @@
+"""The all-pairs stage on the blocks' compact views (simdask.kernels.doc_postings): rows equal
+brute force over every chunk, and the merged shards are released once the views are built, so
+that a worker does not hold both through the blocks (docs/scale.md, "Worker memory in the
+similarity stage")."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from simdask.cluster.transfer import Traffic
+from simdask.config import IndexConfig
+from simdask.engine.context import RunContext, RunOptions
+from simdask.engine.similarity_stage import all_pairs
+from simdask.kernels.similarity import containment
+from simdask.progress import Callback
+from tests.test_doc_postings import brute_pairs, make_shards
+
+pytestmark = pytest.mark.integration
+
+
+def brute_rows(docs: dict[int, set[int]], n: int, threshold: float) -> set:
+    """Directed rows ``(d, o, shared, similarity)`` over every chunk (no top-k cut)."""
+    sizes = np.array([len(docs.get(d, ())) for d in range(n)])
+    rows = set()
+    for (a, b), s in brute_pairs(docs, None).items():
+        for d, o in ((a, b), (b, a)):
+            sim = float(containment(np.array([s]), sizes[[d]])[0])
+            if sim >= threshold:
+                rows.add((d, o, s, sim))
+    return rows
+
+
+def shard_keys_held(client, keys: list[str]) -> list[str]:
+    """The keys the scheduler still knows, after waiting up to 10 s for releases to land."""
+
+    def held(dask_scheduler, keys=keys):
+        return [k for k in keys if k in dask_scheduler.tasks]
+
+    deadline = time.monotonic() + 10
+    while (found := client.run_on_scheduler(held)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+@pytest.mark.parametrize("heavy_df", [None, 3], ids=["no-heavy", "heavy"])
+def test_all_pairs_on_views_equals_brute_force_and_drops_the_shards(client, heavy_df):
+    rng = np.random.default_rng(5)
+    n = 60
+    # a few common chunks (boilerplate: up to 40 holders) and many rare ones
+    docs = {
+        d: set(rng.choice(12, rng.integers(0, 6), replace=False).tolist())
+        | set(rng.integers(12, 256, rng.integers(1, 25)).tolist())
+        for d in range(n - 1)  # doc n - 1 holds nothing
+    }
+    shards = make_shards(docs, 4)
+    futs = client.scatter(shards, hash=False)
+    keys = [f.key for f in futs]
+    sizes = np.array([len(docs.get(d, ())) for d in range(n)], np.int64)
+    [n_chunks_f] = client.scatter([sizes], broadcast=True, hash=False)
+    opts = RunOptions(block_pairs=40)  # many blocks
+    tag = f"t-views-{heavy_df}"
+    ctx = RunContext(client, 1, tag, Callback(), Traffic(client), "dask", 2, 4, opts)
+    cfg = IndexConfig(threshold=1.0, top_k=n, heavy_df=heavy_df, similarity_mode="exact")
+    res = all_pairs(ctx, futs, n_chunks_f, n, cfg)
+    assert res.blocks > 1
+    if heavy_df is not None:
+        assert res.heavy.heavy_chunks > 0
+    got = set(zip(*(c.tolist() for c in res.rows), strict=True))
+    assert got == brute_rows(docs, n, 1.0) and len(got) == len(res.rows[0])
+    assert Counter(d for d, *_ in got)  # not trivially empty
+    assert shard_keys_held(client, keys) == []  # the caller's futures no longer hold them
