@@ -249,6 +249,12 @@ def _budget(ctx: RunContext, work: np.ndarray) -> int:
     return max(1, min(pairs, int(work.sum()) // (2 * ctx.workers_now()) + 1))
 
 
+#: merged shards (bytes, all workers) from which the similarity stage returns the heap they
+#: leave to the OS (:func:`_drop_shards`); below it, the wait for their release (up to
+#: seconds when another reference keeps a shard a little longer) costs more than it gives
+TRIM_MIN_BYTES = 256 << 20
+
+
 def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
     """Release the merged shards' futures: the blocks read only the compact ``views``
     (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard
@@ -257,9 +263,12 @@ def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
     freed heap back to the OS (:func:`~simdask.cluster.heap.trim_when_freed`). The caller must not
     use ``shards`` again. Returns the resident bytes the workers released."""
     keys = [f.key for f in shards]
+    held = sum(ctx.client.nbytes(keys, summary=False).values())
     for f in shards:
         f.release()
     wait(views)
+    if held < TRIM_MIN_BYTES:  # small shards: nothing worth waiting for
+        return 0
     # an optimisation only: a worker that does not answer is left as it is
     freed = ctx.client.run(trim_when_freed, keys, on_error="ignore")
     return sum(v for v in freed.values() if isinstance(v, int))
