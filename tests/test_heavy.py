@@ -22,7 +22,6 @@ from simdask.errors import ConfigError
 from simdask.kernels.heavy import (
     HeavySets,
     choose_cutoff,
-    combine_member_counts,
     df_histogram,
     heavy_postings,
     light_work,
@@ -34,6 +33,7 @@ from simdask.kernels.heavy import (
     still_open,
 )
 from simdask.kernels.heavy_search import heavy_only_rows
+from simdask.kernels.member_counts import count_member_keys
 from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
 from simdask.kernels.text import chunks
 from tests.helpers.corpus import stem, write_txt
@@ -298,14 +298,14 @@ def test_still_open_skips_only_full_lists_above_the_bound():
     assert still_open([0], rows, sizes, n_chunks, 2).tolist() == [0]  # 20 ties the bound
 
 
-def test_combine_member_counts_modes():
+def test_count_member_keys_modes():
     light = np.array([5, 7, 7], np.uint32)
     heavy = np.array([5, 9, 9], np.uint32)
-    k, c = combine_member_counts([(light, heavy)], "informative")
+    k, c = count_member_keys([(light, heavy)], "informative")
     assert (k.tolist(), c.tolist()) == ([5, 7], [2, 2])
-    k, c = combine_member_counts([(light, heavy)], "exact")
+    k, c = count_member_keys([(light, heavy)], "exact")
     assert (k.tolist(), c.tolist()) == ([5, 7, 9], [2, 2, 2])
-    k, c = combine_member_counts([light], "informative")
+    k, c = count_member_keys([light], "informative")
     assert (k.tolist(), c.tolist()) == ([5, 7], [1, 2])
 
 

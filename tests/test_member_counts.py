@@ -1,5 +1,4 @@
-"""count_member_keys / count_runs (kernels/member_counts.py) against Counter brute force and
-the combine_member_counts they replace in incremental runs."""
+"""count_member_keys / count_runs (kernels/member_counts.py) against Counter brute force."""
 
 from collections import Counter
 
@@ -8,7 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.kernels.heavy import combine_member_counts
 from simdask.kernels.member_counts import count_member_keys, count_runs
 
 pytestmark = pytest.mark.unit
@@ -50,8 +48,6 @@ def test_count_member_keys_equals_brute_force_and_combine(parts, mode):
     want_k, want_c = brute(parts, mode)
     assert keys.tolist() == want_k
     assert counts.tolist() == want_c
-    ref_k, ref_c = combine_member_counts(parts, mode)
-    assert keys.tolist() == ref_k.tolist() and counts.tolist() == ref_c.tolist()
 
 
 def test_count_member_keys_on_ascending_runs():

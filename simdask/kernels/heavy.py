@@ -35,7 +35,6 @@ from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.postings import ShardData, doc_mask
 from simdask.kernels.similarity import (
     containment,
-    count_keys,
     member_pair_keys,
     top_k_rows,
 )
@@ -48,7 +47,6 @@ __all__ = [
     "add_heavy_overlap",
     "auto_mode",
     "choose_cutoff",
-    "combine_member_counts",
     "df_histogram",
     "heavy_postings",
     "light_work",
@@ -337,19 +335,3 @@ def member_keys(
         member_pair_keys(shard, block, n_docs, light),
         member_heavy_keys(shard, block, n_docs, cutoff, max_df),
     )
-
-
-def combine_member_counts(parts: list, mode: str) -> tuple[np.ndarray, np.ndarray]:
-    """Count per-shard member keys; ``parts`` holds ``(light keys, heavy keys)`` tuples (or
-    plain light keys). Returns sorted distinct keys and their count over all chunks (uint32):
-    in ``informative`` mode only keys that occur among the light keys, in ``exact`` mode all."""
-    light = [p[0] if isinstance(p, tuple) else p for p in parts]
-    heavy = [p[1] for p in parts if isinstance(p, tuple) and len(p[1])]
-    lk, lc = count_keys(light)
-    if not heavy:
-        return lk, lc
-    keys, counts = count_keys(light + heavy)
-    if mode == "exact":
-        return keys, counts
-    keep = np.isin(keys, lk, assume_unique=True)
-    return keys[keep], counts[keep]

@@ -33,8 +33,7 @@ def count_member_keys(parts: list, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """Count per-range member keys; ``parts`` holds ``(light keys, heavy keys)`` tuples (or
     plain light keys). Returns sorted distinct keys and their count over all chunks (uint32):
     in ``informative`` mode only keys that occur among the light keys, in ``exact`` mode all.
-    The result equals :func:`~simdask.kernels.heavy.combine_member_counts`; the ``exact`` mode
-    sorts the keys once (not the light keys first as well)."""
+    The ``exact`` mode sorts the keys once."""
     light = [p[0] if isinstance(p, tuple) else p for p in parts]
     heavy = [p[1] for p in parts if isinstance(p, tuple) and len(p[1])]
     if not heavy:
