@@ -15,7 +15,9 @@ layout and the generation all match, so a stale copy can never be used:
 
 Memory is bounded: at most ``SIMDASK_WORKER_CACHE_BYTES`` bytes per worker process (default: a
 quarter of the worker's memory limit, or 1 GiB without one), least recently used entries go
-first. Before each run, segments no longer in the committed manifest are dropped
+first. A segment a merge wrote into a shared raw store is cached memory-mapped
+(:func:`simdask.engine.merge_stage.merge_task`): page cache, not a copy in the worker's heap.
+Before each run, segments no longer in the committed manifest are dropped
 (:func:`simdask.engine.merge_stage.cache_retain`). The cache
 lives in the worker process: a restarted worker starts empty, and a miss only costs a read.
 """

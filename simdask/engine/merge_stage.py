@@ -20,6 +20,7 @@ from distributed import Client, Future, as_completed
 from simdask import failpoints
 from simdask.cluster.worker_cache import cache_entries, worker_cache
 from simdask.engine.context import RunContext
+from simdask.engine.segment_ref import SegmentRef, open_shard
 from simdask.errors import ShardNotCachedError
 from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
 from simdask.storage.segments import merge_shards, read_range
@@ -143,11 +144,32 @@ def _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old):
         dropped,
     )
     data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
-    if spec.store_root is not None:
-        open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
+    del arrays
+    if spec.store_root is None:
+        if spec.use_cache:
+            worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
+        return prev, data
+    store = open_shard_store(spec.store_root)
+    store.write(spec.generation, spec.shard, data)
+    mapped = store.map(spec.generation, spec.shard)
+    if mapped is None:  # a compressed store: today's behaviour, the merged shard in memory
+        if spec.use_cache:
+            worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
+        return prev, data
+    # a raw store: the range as a reference to what was written; the worker frees the merged
+    # arrays now, and its cache holds the memory-mapped segment, not a copy in memory
     if spec.use_cache:
-        worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
-    return prev, data
+        worker_cache().put(spec.index_id, spec.layout, spec.shard, mapped)
+    ref = SegmentRef(
+        str(spec.store_root),
+        spec.shard,
+        spec.generation,
+        spec.lo,
+        spec.hi,
+        len(data.chunk_keys),
+        data.n_postings,
+    )
+    return prev, ref
 
 
 def merge_crossed_task(
@@ -168,7 +190,8 @@ def merge_crossed_task(
     if data is prev:
         return data, np.zeros(0, np.uint32)
     before = None if prev is None else (prev.chunk_keys, prev.offsets)
-    return data, crossed_docs(before, (data.chunk_keys, data.offsets, data.doc_ids), max_df)
+    after = open_shard(data)
+    return data, crossed_docs(before, (after.chunk_keys, after.offsets, after.doc_ids), max_df)
 
 
 def crossed_shard(crossed: tuple) -> ShardData:
@@ -181,8 +204,10 @@ def crossed_doc_ids(crossed: tuple) -> np.ndarray:
     return crossed[1]
 
 
-def shard_info(shard: ShardData) -> tuple[int, int, int]:
+def shard_info(shard: ShardData | SegmentRef) -> tuple[int, int, int]:
     """``(generation, distinct chunks, postings)`` of a merged range."""
+    if isinstance(shard, SegmentRef):
+        return shard.generation, shard.n_chunks, shard.n_postings
     return shard.generation, len(shard.chunk_keys), shard.n_postings
 
 

@@ -392,13 +392,13 @@ def _merge(
     shards = merges.futures
     if crossing:
         both = shards
-        shards = ctx.map_shards("merge", crossed_shard, both)
-        found = ctx.gather_shards("crossed", crossed_doc_ids, both)
+        shards = ctx.map_shards("merge", crossed_shard, both, refs=True)
+        found = ctx.gather_shards("crossed", crossed_doc_ids, both, refs=True)
         crossed = np.unique(np.concatenate([np.zeros(0, np.uint32), *found])).astype(np.uint32)
         targets.members = np.union1d(targets.members, crossed).astype(np.uint32)
         changes.rows_replaced = np.union1d(changes.rows_replaced, targets.members)
         stats.df_crossed = len(crossed)
-    infos = ctx.gather_shards("info", shard_info, shards)
+    infos = ctx.gather_shards("info", shard_info, shards, refs=True)
     run_id = ctx.run_id  # a rewritten range becomes one segment, without tombstoned postings
     changes.manifests = {s: [(run_id, k, n)] for s, (g, k, n) in enumerate(infos) if g == run_id}
     changes.dead = dict.fromkeys(changes.manifests, 0.0)

@@ -260,8 +260,10 @@ def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
     (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard
     as soon as its view is built instead of holding both through the blocks (docs/scale.md,
     "Worker memory in the similarity stage"). Once the views exist, each worker gives the
-    freed heap back to the OS (:func:`~simdask.cluster.heap.trim_when_freed`). The caller must not
-    use ``shards`` again. Returns the resident bytes the workers released."""
+    freed heap back to the OS (:func:`~simdask.cluster.heap.trim_when_freed`). Merged ranges
+    held as :class:`~simdask.engine.segment_ref.SegmentRef` (a shared raw store) weigh
+    nothing: the merge tasks freed their arrays already. The caller must not use ``shards``
+    again. Returns the resident bytes the workers released."""
     keys = [f.key for f in shards]
     held = sum(ctx.client.nbytes(keys, summary=False).values())
     for f in shards:

@@ -157,6 +157,18 @@ class ShardStore(ABC):
         arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
         return ShardData(lo, hi, **arrays, generation=generation)
 
+    def map(self, generation: int, shard: int) -> ShardData | None:
+        """One raw shard memory-mapped read-only (its pages are read when touched and stay
+        page cache, not process memory; offsets as uint64, copied when stored as uint32);
+        None when the shard is not raw (compressed or remote: :meth:`read` it)."""
+        raw = self._raw_files(generation, shard)
+        if raw is None:
+            return None
+        maps = {name: map_array(raw[name]) for name, _ in ARRAYS}
+        maps["offsets"] = maps["offsets"].astype(np.uint64, copy=False)
+        maps["chunk_keys"] = self._keys(maps["chunk_keys"], generation, shard, raw["hi"])
+        return ShardData(raw["lo"], raw["hi"], **maps, generation=generation)
+
     def _keys(self, keys, generation: int, shard: int, hi: int):
         """``chunk_keys`` checked against :attr:`key_dtype` (see
         :func:`~simdask.storage.shard_codec.check_keys`)."""
