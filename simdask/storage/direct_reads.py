@@ -33,14 +33,17 @@ __all__ = ["GAP_BYTES", "gather", "read_subset_direct", "stored_sample"]
 GAP_BYTES = 8192
 
 
-def gather(raw: RawArrayFile, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def gather(
+    raw: RawArrayFile, starts: np.ndarray, lengths: np.ndarray, gap_bytes: int = GAP_BYTES
+) -> np.ndarray:
     """The elements ``raw[starts[i] : starts[i] + lengths[i]]`` of every range, concatenated
-    (``starts`` ascending; ranges may overlap), read with ``pread`` (no memory map)."""
+    (``starts`` ascending; ranges may overlap), read with ``pread`` (no memory map), ranges
+    at most ``gap_bytes`` apart in one call."""
     lengths = np.asarray(lengths, np.int64)
     if raw.path is None:  # an unwritten chunk: every element is the fill value
         return np.full(int(lengths.sum()), raw.fill, dtype=raw.dtype)
     size = raw.dtype.itemsize
-    r_start, r_end, first = coalesce_ranges(starts, lengths, GAP_BYTES // size)
+    r_start, r_end, first = coalesce_ranges(starts, lengths, gap_bytes // size)
     if len(r_end) and (int(r_start[0]) < 0 or int(r_end.max()) > raw.length):
         raise IndexFormatError(
             f"{raw.path}: expected reads within its {raw.length} elements, "
@@ -61,6 +64,8 @@ def gather(raw: RawArrayFile, starts: np.ndarray, lengths: np.ndarray) -> np.nda
             at += nbytes
     finally:
         os.close(fd)
+    if len(buf) == int(lengths.sum()):  # disjoint ranges read without gaps: buf is the answer
+        return buf
     return buf[expand_ranges(first, lengths)]
 
 
@@ -85,7 +90,7 @@ def read_subset_direct(arrays: dict, ids: np.ndarray):
     keys_raw: RawArrayFile = files["chunk_keys"]
     step, sample = stored_sample(arrays)
     ids, w_start, w_len = sample_windows(sample, step, keys_raw.length, ids)
-    window_keys = gather(keys_raw, w_start, w_len)
+    window_keys = gather(keys_raw, w_start, w_len, gap_bytes=0)
     present, at = find_keys(window_keys, ids)
     pos = window_positions(w_start, w_len, at)
     offsets = np.zeros(len(pos) + 1, dtype=np.uint64)

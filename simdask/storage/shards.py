@@ -237,6 +237,15 @@ class ShardStore(ABC):
         doc_ids = np.asarray(take(doc_arr, expand_ranges(bounds[0], df)), dtype=np.uint32)
         return ShardData(lo, hi, present, offsets, doc_ids, generation)
 
+    def key_sample(self, generation: int, shard: int) -> tuple[int, np.ndarray] | None:
+        """``(step, stored chunk_keys[::step])`` of a raw shard written with a key sample (for
+        ``simdask check``), else None."""
+        raw = self._raw_files(generation, shard)
+        if raw is None or "key_sample" not in raw:
+            return None
+        step, sample = raw["key_sample"]
+        return step, load_array(sample)
+
     def counts(self, generation: int, shard: int) -> tuple[int, int]:
         """``(distinct chunks, postings)`` of a stored shard, from its metadata only."""
         with warnings.catch_warnings():
