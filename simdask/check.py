@@ -146,7 +146,9 @@ def _check_values(idx, report: CheckReport) -> None:
         sample = idx.store.key_sample(gen, shard)
         if sample is not None and not np.array_equal(sample[1], data.chunk_keys[:: sample[0]]):
             report.add(
-                "shard", name, f"key_sample differs from chunk_keys[::{sample[0]}] (the queries' index)"
+                "shard",
+                name,
+                f"key_sample differs from chunk_keys[::{sample[0]}] (the queries' index)",
             )
     rows = stored_similarities(idx.catalog)
     bad = 0

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SAMPLE_STEP", "coalesce_ranges", "find_keys_sampled", "key_sample", "sample_windows", "window_positions"]
+__all__ = [
+    "SAMPLE_STEP",
+    "coalesce_ranges",
+    "find_keys_sampled",
+    "key_sample",
+    "sample_windows",
+    "window_positions",
+]
 
 #: keys per sample entry (a power of two): a window of 1 KiB of uint64 keys
 SAMPLE_STEP = 128
