@@ -22,19 +22,45 @@ import sys
 import time
 
 
+def _vm_hwm_kib(pid: int) -> int:
+    """The peak resident set of a live process so far (VmHWM, KiB; 0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            return next((int(x.split()[1]) for x in f if x.startswith("VmHWM:")), 0)
+    except OSError:
+        return 0
+
+
 def run_once(tree: str, index: str, query: str, extra: list[str]) -> dict:
-    """One cold query in a new process with ``PYTHONPATH=tree``: wall seconds, peak RSS."""
+    """One cold query in a new process with ``PYTHONPATH=tree``: wall and CPU seconds (user +
+    system), peak RSS (mapped file pages included), what it read from the disk
+    (``ru_inblock``, not the page cache) and its page faults."""
     env = dict(os.environ, PYTHONPATH=tree)
     cmd = [sys.executable, "-m", "simdask.cli", "query", index, query, *extra]
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    # cwd=tree: `python -m` puts the working directory first on sys.path, before PYTHONPATH
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    hwm = 0  # VmHWM read while the process lives (ru_maxrss can miss mapped file pages
+    while True:  # unmapped before the exit), every 5 ms, as bench_scale.py samples it
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        hwm = max(hwm, _vm_hwm_kib(proc.pid))
+        time.sleep(0.005)
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err}")
-    return {"wall": wall, "peak_rss_mib": usage.ru_maxrss / 1024}
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mib": max(hwm, usage.ru_maxrss) / 1024,
+        "disk_read_mib": usage.ru_inblock * 512 / 2**20,
+        "page_faults": usage.ru_minflt + usage.ru_majflt,
+    }
 
 
 def main() -> None:
@@ -56,15 +82,16 @@ def main() -> None:
                 res.setdefault((index, name), []).append(one)
                 print(json.dumps({"round": r, "index": index, "tree": name, **one}), flush=True)
     print(f"load after: {os.getloadavg()}")
-    head = "| index | " + " | ".join(f"{n} wall s | {n} peak MiB" for n in trees) + " |"
-    print(head)
-    print("|" + "---|" * (1 + 2 * len(trees)))
+    cols = ("wall s", "CPU s", "peak MiB", "faults")
+    print("| index | " + " | ".join(f"{n} {c}" for n in trees for c in cols) + " |")
+    print("|" + "---|" * (1 + len(cols) * len(trees)))
     for index in a.indexes:
         cells = []
         for name in trees:
             runs = res[(index, name)]
-            cells.append(f"{statistics.median(x['wall'] for x in runs):.2f}")
-            cells.append(f"{statistics.median(x['peak_rss_mib'] for x in runs):.0f}")
+            for key, fmt in (("wall", ".2f"), ("cpu", ".2f"), ("peak_rss_mib", ".0f")):
+                cells.append(format(statistics.median(x[key] for x in runs), fmt))
+            cells.append(f"{statistics.median(x['page_faults'] for x in runs):.0f}")
         print(f"| {os.path.basename(index.rstrip('/'))} | " + " | ".join(cells) + " |")
 
 
