@@ -134,12 +134,12 @@ def test_direct_subset_equals_the_mapped_one(tmp_path, monkeypatch, dtype, step)
                 ]
             )
         ).astype(dtype)
-        want = store.read_subset(store.open_arrays(1, 0), ids, 1, direct=False)
+        want = store.read_subset(store.open_arrays(1, 0), ids, 1)
         arrays = store.open_arrays(1, 0)
         assert arrays["files"]["key_sample"][0] == step
         for name in _NAMES:
             arrays[name] = _Untouchable(arrays[name])
-        got = store.read_subset(arrays, ids, 1)
+        got = store.read_subset(arrays, ids, 1, direct=True)
         for name in _NAMES:
             np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
         assert got.offsets.dtype == np.uint64 and got.doc_ids.dtype == np.uint32
@@ -159,7 +159,7 @@ def test_a_lookup_reads_what_the_query_needs_not_the_shard(tmp_path, monkeypatch
     for name in _NAMES:
         arrays[name] = _Untouchable(arrays[name])
     rchar = _rchar()
-    got = store.read_subset(arrays, ids, 1)
+    got = store.read_subset(arrays, ids, 1, direct=True)
     rchar = _rchar() - rchar
     held = set(keys.tolist())
     assert got.chunk_keys.tolist() == [int(i) for i in ids.tolist() if i in held]
@@ -172,7 +172,7 @@ def test_a_lookup_reads_what_the_query_needs_not_the_shard(tmp_path, monkeypatch
     assert rchar < 0.05 * (keys.nbytes + data.offsets.nbytes)
     assert len(sizes) <= 3 * len(ids)  # a few system calls per ID
     before = len(sizes)
-    store.read_subset(arrays, ids[:3], 1)  # the sample is kept with the opened segment
+    store.read_subset(arrays, ids[:3], 1, direct=True)  # the sample was kept with `arrays`
     assert len(sizes) - before <= 3 * 3
 
 

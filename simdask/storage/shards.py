@@ -195,19 +195,20 @@ class ShardStore(ABC):
         return {**arrays, "lo": int(group.attrs["lo"]), "hi": hi}
 
     def read_subset(
-        self, arrays: dict, chunk_ids: np.ndarray, generation: int = 0, direct: bool = True
+        self, arrays: dict, chunk_ids: np.ndarray, generation: int = 0, direct: bool = False
     ) -> ShardData:
         """The postings of the given chunk IDs only (sorted, distinct, in the shard's range), as
         a :class:`ShardData` holding just those chunks that are present.
 
         ``arrays`` comes from :meth:`open_arrays`. A raw shard with a stored key sample is
-        read with ``pread`` (``direct``, unless a kept map holds its keys in memory): the
-        sample, one window of keys per chunk ID, the offsets and postings of the chunks
-        found, nothing mapped (:mod:`simdask.storage.direct_reads`); ``direct=False`` (a
-        preloaded index, its pages already mapped) searches the maps. Otherwise
-        memory-mapped (raw) arrays are searched
-        and gathered directly: only the pages holding the needed keys, offsets and doc IDs
-        are read (through a sparse sample of the keys, ``arrays["key_sample"]``, when a
+        read with ``pread`` when ``direct`` (a query of an index not preloaded; unless a kept
+        map holds its keys in memory): the sample, one window of keys per chunk ID, the
+        offsets and postings of the chunks found, nothing mapped
+        (:mod:`simdask.storage.direct_reads`); without ``direct`` (the writer's lookups of
+        many IDs, a preloaded index whose pages are mapped) it searches the maps:
+        memory-mapped (raw) arrays are searched and gathered directly: only the pages
+        holding the needed keys, offsets and doc IDs are read (through a sparse sample of
+        the keys, ``arrays["key_sample"]``, when a
         :class:`~simdask.storage.kept_maps.KeptMaps` added one). Compressed arrays are
         streamed one zarr chunk (1 Mi elements) at a time:
         ``chunk_keys`` is searched chunk by chunk, ``offsets`` and ``doc_ids`` are read at
