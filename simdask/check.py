@@ -143,6 +143,13 @@ def _check_values(idx, report: CheckReport) -> None:
             continue
         for problem in _shard_problems(data, known, tomb):
             report.add("shard", name, problem)
+        sample = idx.store.key_sample(gen, shard)
+        if sample is not None and not np.array_equal(sample[1], data.chunk_keys[:: sample[0]]):
+            report.add(
+                "shard",
+                name,
+                f"key_sample differs from chunk_keys[::{sample[0]}] (the queries' index)",
+            )
     rows = stored_similarities(idx.catalog)
     bad = 0
     first = ""

@@ -148,7 +148,9 @@ class SegmentReads:
         """``{range: [ShardData]}``: the postings of the query chunk IDs ``ids`` by range, one
         part per segment looked up (tombstones not yet applied) or, with ``merge``, the
         range's live postings merged into one part: looked up in the range's large segment
-        (memory-mapped: the pages needed; compressed: the whole segment after
+        (raw with a stored key sample: read with ``pread``, only the bytes needed, or, after
+        :meth:`preload`, from its mapped pages; older raw: memory-mapped, the pages needed;
+        compressed: the whole segment after
         :meth:`preload`, else streamed) and in its small segments, kept merged in memory
         (:class:`~simdask.storage.segments.RangeReader`); in threads."""
         ranges = self._ranges()
@@ -167,13 +169,14 @@ class SegmentReads:
                     self._reader.opened(s, g)
         loaded = self.segments_of(whole) if whole else {}
         store = self.index.store
+        direct = not self.preloaded  # pread, nothing mapped; preloaded: the mapped pages
 
         def subset(s: int) -> list[ShardData]:
             look, small = split[s]
             parts = [
                 restrict_shard(loaded[(g, s)], ids[s])
                 if (g, s) in loaded
-                else store.read_subset(self._reader.opened(s, g), ids[s], g)
+                else store.read_subset(self._reader.opened(s, g), ids[s], g, direct)
                 for g in look
             ]
             if small:

@@ -111,6 +111,18 @@ def test_shard_doc_ids_overwritten(built, tmp_path):
     assert p.stdout == ""
 
 
+def test_key_sample_overwritten(built, tmp_path):
+    """A segment's key sample (what a cold query searches first) overwritten in place: its
+    checksum and its values (not ``chunk_keys[::step]``) are both reported."""
+    work = _copy(built, tmp_path)
+    target = max((work / "shards").rglob("key_sample/c/0"), key=lambda p: p.stat().st_size)
+    target.write_bytes(bytes(target.stat().st_size))
+    rep = check_index(work)
+    kinds = {d.kind for d in rep.damage}
+    msgs = [d.message for d in rep.damage if d.kind == "shard"]
+    assert "checksum" in kinds and any("key_sample differs" in m for m in msgs), rep.damage
+
+
 def test_shard_doc_ids_beyond_catalog(built, tmp_path):
     work = _copy(built, tmp_path)
     target = _biggest_doc_ids(work)

@@ -21,6 +21,8 @@ from simdask.storage.zarr_raw import group_metadata, raw_array_metadata
 __all__ = [
     "ARRAYS",
     "KEY_DTYPES",
+    "KEY_SAMPLE",
+    "KEY_SAMPLE_STEP",
     "check_keys",
     "encode_shard",
     "read_group",
@@ -35,6 +37,12 @@ __all__ = [
 #: config decides, :func:`check_keys` checks)
 ARRAYS = (("chunk_keys", np.uint32), ("offsets", np.uint64), ("doc_ids", np.uint32))
 KEY_DTYPES = (np.dtype(np.uint32), np.dtype(np.uint64))
+#: a raw shard also stores ``key_sample = chunk_keys[::KEY_SAMPLE_STEP]`` (same dtype; the
+#: step in the group attribute ``key_sample_step``): a cold query reads this small array and
+#: then one window of ``KEY_SAMPLE_STEP`` keys (4 KiB of uint64) per chunk ID it looks up,
+#: instead of binary-searching (and paging in) the whole ``chunk_keys``
+KEY_SAMPLE = "key_sample"
+KEY_SAMPLE_STEP = 512
 _CHUNK = 1 << 20  # elements per zarr chunk of a compressed array
 #: sorted arrays are delta-encoded (smaller; bytes and times: scripts/bench_kernels.py); doc IDs
 #: are nearly random within a shard and only zstd-compressed, at level 1
@@ -159,17 +167,26 @@ def write_group(store, data: ShardData, compressed: bool) -> None:
 
 def _raw_arrays(data: ShardData):
     """``(name, little-endian array)`` of a shard in the raw layout (as :func:`write_group`
-    stores them uncompressed)."""
+    stores them uncompressed), then its :data:`KEY_SAMPLE`."""
     for name, _ in ARRAYS:
         src = getattr(data, name)
-        yield name, np.ascontiguousarray(src, dtype=disk_dtype(name, src).newbyteorder("<"))
+        arr = np.ascontiguousarray(src, dtype=disk_dtype(name, src).newbyteorder("<"))
+        yield name, arr
+        if name == "chunk_keys":
+            sample = np.ascontiguousarray(arr[::KEY_SAMPLE_STEP])
+    yield KEY_SAMPLE, sample
+
+
+def _raw_attributes(data: ShardData) -> dict:
+    """The group attributes of a raw shard: its range and the key sample's step."""
+    return {"lo": data.lo, "hi": data.hi, "key_sample_step": KEY_SAMPLE_STEP}
 
 
 def write_raw(tmp: Path, data: ShardData) -> None:
     """Write ``data`` in the raw layout into the new directory ``tmp`` directly (the zarr v3
     files :func:`write_group` would write, ~50x faster for small segments)."""
     tmp.mkdir(parents=True)
-    (tmp / "zarr.json").write_bytes(group_metadata({"lo": data.lo, "hi": data.hi}))
+    (tmp / "zarr.json").write_bytes(group_metadata(_raw_attributes(data)))
     for name, arr in _raw_arrays(data):
         (tmp / name).mkdir()
         (tmp / name / "zarr.json").write_bytes(raw_array_metadata(arr.dtype, len(arr)))
@@ -184,7 +201,7 @@ def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
     client only writes the files (:meth:`ShardStore.write_encoded`). ``compressed``: the
     layout of the target store (:attr:`ShardStore.compressed`)."""
     if not compressed:
-        files = {"zarr.json": group_metadata({"lo": data.lo, "hi": data.hi})}
+        files = {"zarr.json": group_metadata(_raw_attributes(data))}
         for name, arr in _raw_arrays(data):
             files[f"{name}/zarr.json"] = raw_array_metadata(arr.dtype, len(arr))
             if len(arr):

@@ -34,8 +34,10 @@ from simdask.errors import IndexFormatError
 from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.key_lookup import find_keys_sampled
 from simdask.kernels.postings import ShardData, find_keys, shard_ranges
+from simdask.storage.direct_reads import read_subset_direct, stored_sample
 from simdask.storage.shard_codec import (
     ARRAYS,
+    KEY_SAMPLE,
     NOT_IN_SPEC,
     check_keys,
     encode_shard,
@@ -45,7 +47,13 @@ from simdask.storage.shard_codec import (
     take,
     write_raw,
 )
-from simdask.storage.zarr_raw import array_shape, load_array, map_array, raw_array_file
+from simdask.storage.zarr_raw import (
+    RawArrayFile,
+    array_shape,
+    load_array,
+    map_array,
+    raw_array_file,
+)
 
 #: ShardData and shard_ranges live in :mod:`simdask.kernels.postings` (the kernels compute on
 #: them); they are re-exported here, where earlier versions defined them
@@ -178,12 +186,18 @@ class ShardStore(ABC):
     def open_arrays(self, generation: int, shard: int) -> dict:
         """One stored shard opened for :meth:`read_subset`, without reading its data:
         ``{name: array}`` plus ``"lo"``/``"hi"``. The arrays of a raw (local) shard are
-        read-only memory maps (numpy); those of a compressed shard are ``zarr.Array``s."""
+        read-only memory maps (numpy), with their files under ``"files"`` (and
+        ``"key_sample"``: ``(step, file)`` when the shard stores one) for reads without
+        mapping (:mod:`simdask.storage.direct_reads`); those of a compressed shard are
+        ``zarr.Array``s."""
         raw = self._raw_files(generation, shard)
         if raw is not None:
             maps = {name: map_array(raw[name]) for name, _ in ARRAYS}
             maps["chunk_keys"] = self._keys(maps["chunk_keys"], generation, shard, raw["hi"])
-            return {**maps, "lo": raw["lo"], "hi": raw["hi"]}
+            files = {name: raw[name] for name, _ in ARRAYS}
+            if "key_sample" in raw:
+                files["key_sample"] = raw["key_sample"]
+            return {**maps, "lo": raw["lo"], "hi": raw["hi"], "files": files}
         with warnings.catch_warnings():  # compressed arrays use a numcodecs filter
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
@@ -192,13 +206,21 @@ class ShardStore(ABC):
         arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
         return {**arrays, "lo": int(group.attrs["lo"]), "hi": hi}
 
-    def read_subset(self, arrays: dict, chunk_ids: np.ndarray, generation: int = 0) -> ShardData:
+    def read_subset(
+        self, arrays: dict, chunk_ids: np.ndarray, generation: int = 0, direct: bool = False
+    ) -> ShardData:
         """The postings of the given chunk IDs only (sorted, distinct, in the shard's range), as
         a :class:`ShardData` holding just those chunks that are present.
 
-        ``arrays`` comes from :meth:`open_arrays`. Memory-mapped (raw) arrays are searched
-        and gathered directly: only the pages holding the needed keys, offsets and doc IDs
-        are read (through a sparse sample of the keys, ``arrays["key_sample"]``, when a
+        ``arrays`` comes from :meth:`open_arrays`. A raw shard with a stored key sample is
+        read with ``pread`` when ``direct`` (a query of an index not preloaded; unless a kept
+        map holds its keys in memory): the sample, one window of keys per chunk ID, the
+        offsets and postings of the chunks found, nothing mapped
+        (:mod:`simdask.storage.direct_reads`); without ``direct`` (the writer's lookups of
+        many IDs, a preloaded index whose pages are mapped) it searches the maps:
+        memory-mapped (raw) arrays are searched and gathered directly: only the pages
+        holding the needed keys, offsets and doc IDs are read (through a sparse sample of
+        the keys, ``arrays["key_sample"]``, when a
         :class:`~simdask.storage.kept_maps.KeptMaps` added one). Compressed arrays are
         streamed one zarr chunk (1 Mi elements) at a time:
         ``chunk_keys`` is searched chunk by chunk, ``offsets`` and ``doc_ids`` are read at
@@ -208,6 +230,9 @@ class ShardStore(ABC):
         ids = np.asarray(chunk_ids)
         ids = ids.astype(np.result_type(ids.dtype, np.dtype(keys_arr.dtype)), copy=False)
         sample = arrays.get("key_sample")  # (step, keys[::step]) of a kept map
+        if direct and sample is None and stored_sample(arrays) is not None:
+            found = read_subset_direct(arrays, ids)
+            return ShardData(arrays["lo"], arrays["hi"], *found, generation)
         if isinstance(keys_arr, np.ndarray) and sample is not None:
             present, pos = find_keys_sampled(keys_arr, sample[1], sample[0], ids)
         elif isinstance(keys_arr, np.ndarray):
@@ -224,6 +249,15 @@ class ShardStore(ABC):
         np.cumsum(df, out=offsets[1:])
         doc_ids = np.asarray(take(doc_arr, expand_ranges(bounds[0], df)), dtype=np.uint32)
         return ShardData(lo, hi, present, offsets, doc_ids, generation)
+
+    def key_sample(self, generation: int, shard: int) -> tuple[int, np.ndarray] | None:
+        """``(step, stored chunk_keys[::step])`` of a raw shard written with a key sample (for
+        ``simdask check``), else None."""
+        raw = self._raw_files(generation, shard)
+        if raw is None or "key_sample" not in raw:
+            return None
+        step, sample = raw["key_sample"]
+        return step, load_array(sample)
 
     def counts(self, generation: int, shard: int) -> tuple[int, int]:
         """``(distinct chunks, postings)`` of a stored shard, from its metadata only."""
@@ -302,7 +336,11 @@ class LocalShardStore(ShardStore):
         if any(f is None for f in files.values()):
             return None  # an older, compressed shard: zarr reads it
         attrs = group_attributes(path)
-        return {**files, "lo": int(attrs["lo"]), "hi": int(attrs["hi"])}
+        out = {**files, "lo": int(attrs["lo"]), "hi": int(attrs["hi"])}
+        sample = _raw_sample(path, attrs, files["chunk_keys"])
+        if sample is not None:
+            out["key_sample"] = sample
+        return out
 
     def counts(self, generation: int, shard: int) -> tuple[int, int]:
         self._check(generation, shard)
@@ -319,6 +357,23 @@ class LocalShardStore(ShardStore):
 
     def _nbytes(self, relative: str) -> int:
         return _du(self.root / relative)
+
+
+def _raw_sample(path: Path, attrs: dict, keys: RawArrayFile) -> tuple[int, RawArrayFile] | None:
+    """``(step, file)`` of the shard's stored key sample (``chunk_keys[::step]``), None for a
+    shard written without one; checked against the keys' dtype and number."""
+    step = attrs.get("key_sample_step")
+    if step is None or not (path / KEY_SAMPLE / "zarr.json").exists():
+        return None
+    raw = raw_array_file(path / KEY_SAMPLE)
+    expected = -(-keys.length // int(step)) if int(step) > 0 else -1
+    if raw is None or raw.dtype != keys.dtype or raw.length != expected:
+        found = "another layout" if raw is None else f"{raw.length} x {raw.dtype.name}"
+        raise IndexFormatError(
+            f"{path / KEY_SAMPLE}: expected {expected} x {keys.dtype.name} "
+            f"(chunk_keys[::{step}]), found {found}"
+        )
+    return int(step), raw
 
 
 def _du(path: Path) -> int:

@@ -1,0 +1,104 @@
+"""A query's reads of a raw shard with ``pread``: only the bytes it needs, nothing mapped.
+
+A memory-mapped lookup touches few pages, but the kernel maps (and counts in the process's
+resident set) whole folios of the page cache around each one: a cold query of a 20-page
+document against 100,000 documents mapped all 2.1 GB of the shards, and its time and
+resident set grew with the index. Here a lookup reads, with one system call per stretch of
+nearby elements (:func:`~simdask.kernels.key_lookup.coalesce_ranges`):
+
+* the shard's ``key_sample`` (``chunk_keys[::step]``, written with the segment by
+  :mod:`simdask.storage.shard_codec`; 1/``step`` of the keys, read once per open segment),
+* one window of ``step`` keys per distinct window holding a looked-up chunk ID,
+* two offsets and the posting list of each chunk found.
+
+So a query reads O(query chunks x (window + posting list)) bytes plus the sample. The numpy
+work is in :mod:`simdask.kernels.key_lookup`; this module only reads.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from simdask.errors import IndexFormatError
+from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.key_lookup import coalesce_ranges, sample_windows, window_positions
+from simdask.kernels.postings import find_keys
+from simdask.storage.zarr_raw import RawArrayFile, load_array
+
+__all__ = ["GAP_BYTES", "gather", "read_subset_direct", "stored_sample"]
+
+#: ranges whose gap is at most this many bytes are read in one system call
+GAP_BYTES = 8192
+
+
+def gather(
+    raw: RawArrayFile, starts: np.ndarray, lengths: np.ndarray, gap_bytes: int = GAP_BYTES
+) -> np.ndarray:
+    """The elements ``raw[starts[i] : starts[i] + lengths[i]]`` of every range, concatenated
+    (``starts`` ascending; ranges may overlap), read with ``pread`` (no memory map), ranges
+    at most ``gap_bytes`` apart in one call."""
+    lengths = np.asarray(lengths, np.int64)
+    if raw.path is None:  # an unwritten chunk: every element is the fill value
+        return np.full(int(lengths.sum()), raw.fill, dtype=raw.dtype)
+    size = raw.dtype.itemsize
+    r_start, r_end, first = coalesce_ranges(starts, lengths, gap_bytes // size)
+    if len(r_end) and (int(r_start[0]) < 0 or int(r_end.max()) > raw.length):
+        raise IndexFormatError(
+            f"{raw.path}: expected reads within its {raw.length} elements, "
+            f"found a range up to {int(r_end.max())}"
+        )
+    buf = np.empty(int((r_end - r_start).sum()), raw.dtype)
+    view = memoryview(buf).cast("B")
+    fd = os.open(raw.path, os.O_RDONLY)
+    try:
+        at = 0
+        for s, e in zip(r_start.tolist(), r_end.tolist(), strict=True):
+            nbytes = (e - s) * size
+            got = os.preadv(fd, [view[at : at + nbytes]], s * size)
+            if got != nbytes:
+                raise IndexFormatError(
+                    f"{raw.path}: expected {nbytes} bytes at offset {s * size}, read {got}"
+                )
+            at += nbytes
+    finally:
+        os.close(fd)
+    if len(buf) == int(lengths.sum()):  # disjoint ranges read without gaps: buf is the answer
+        return buf
+    return buf[expand_ranges(first, lengths)]
+
+
+def stored_sample(arrays: dict) -> tuple[int, np.ndarray] | None:
+    """``(step, keys[::step])`` of a raw shard opened by
+    :meth:`~simdask.storage.shards.ShardStore.open_arrays` that stores a key sample (read
+    once, then kept in ``arrays``), else None."""
+    files = arrays.get("files")
+    if files is None or "key_sample" not in files:
+        return None
+    if "key_sample_loaded" not in arrays:
+        step, raw = files["key_sample"]
+        arrays["key_sample_loaded"] = (step, load_array(raw))
+    return arrays["key_sample_loaded"]
+
+
+def read_subset_direct(arrays: dict, ids: np.ndarray):
+    """``(chunk IDs present, offsets (uint64), doc IDs (uint32))`` of the sorted, distinct
+    ``ids`` in a raw shard with a stored key sample (see the module docstring), read with
+    ``pread``; ``ids`` in the dtype of the shard's keys."""
+    files = arrays["files"]
+    keys_raw: RawArrayFile = files["chunk_keys"]
+    step, sample = stored_sample(arrays)
+    ids, w_start, w_len = sample_windows(sample, step, keys_raw.length, ids)
+    window_keys = gather(keys_raw, w_start, w_len, gap_bytes=0)
+    present, at = find_keys(window_keys, ids)
+    pos = window_positions(w_start, w_len, at)
+    offsets = np.zeros(len(pos) + 1, dtype=np.uint64)
+    if not len(pos):
+        return present, offsets, np.zeros(0, np.uint32)
+    bounds = gather(files["offsets"], pos, np.full(len(pos), 2)).astype(np.int64)
+    bounds = bounds.reshape(-1, 2)
+    df = bounds[:, 1] - bounds[:, 0]
+    np.cumsum(df, out=offsets[1:])
+    doc_ids = gather(files["doc_ids"], bounds[:, 0], df).astype(np.uint32, copy=False)
+    return present, offsets, doc_ids
