@@ -303,7 +303,8 @@ def member_heavy_keys(
 ) -> np.ndarray:
     """Like :func:`~simdask.kernels.similarity.member_pair_keys`, through the heavy chunks
     only (``cutoff < df <= max_df``): uint32 keys ``index of r in block * n_docs + o``, one per
-    heavy chunk ``r`` and ``o != r`` share. Linear in the block's heavy postings times df."""
+    heavy chunk ``r`` and ``o != r`` share, grouped by ``r`` as ``member_pair_keys`` gives them.
+    Linear in the block's heavy postings times df."""
     if len(block) == 0 or shard.n_postings == 0:
         return np.zeros(0, np.uint32)
     p = np.flatnonzero(doc_mask(block, shard.doc_ids))
@@ -316,9 +317,11 @@ def member_heavy_keys(
     p, starts, cnt = p[ok], starts[ok], cnt[ok]
     if len(p) == 0:
         return np.zeros(0, np.uint32)
+    row = np.searchsorted(block, shard.doc_ids[p])
+    order = np.argsort(row, kind="stable")  # grouped by member
+    p, starts, cnt, row = p[order], starts[order], cnt[order], row[order]
     q = expand_ranges(starts, cnt)
-    base = np.searchsorted(block, shard.doc_ids[p]).astype(np.int64) * n_docs
-    keys = np.repeat(base, cnt) + shard.doc_ids[q]
+    keys = np.repeat(row.astype(np.int64) * n_docs, cnt) + shard.doc_ids[q]
     return keys[np.repeat(p, cnt) != q].astype(np.uint32)
 
 

@@ -238,7 +238,9 @@ def member_pair_keys(
     ``block``: sorted doc IDs (uint32) being recomputed, at most :func:`max_block_docs`.
     Unlike :func:`block_pair_keys` both ``(r, o)`` and ``(o, r)`` appear when both are in
     the block. Work is proportional to the block's postings and their lists, not to the
-    shard. Returns unsorted uint32 keys ``index of r in block * n_docs + o``.
+    shard. Returns uint32 keys ``index of r in block * n_docs + o``, grouped by ``r``
+    (ascending index; within one ``r`` unsorted: one ascending run per posting list), as
+    :func:`~simdask.kernels.member_counts.count_member_candidates` counts them.
     """
     if len(block) == 0 or shard.n_postings == 0:
         return np.zeros(0, np.uint32)
@@ -246,10 +248,12 @@ def member_pair_keys(
     cnt = ends - starts
     if len(p) == 0:
         return np.zeros(0, np.uint32)
-    q = expand_ranges(starts, cnt)
     doc_ids = shard.doc_ids
-    base = np.searchsorted(block, doc_ids[p]).astype(np.int64) * n_docs
-    keys = np.repeat(base, cnt) + doc_ids[q]
+    row = np.searchsorted(block, doc_ids[p])
+    order = np.argsort(row, kind="stable")  # the members' postings grouped by member
+    p, starts, cnt, row = p[order], starts[order], cnt[order], row[order]
+    q = expand_ranges(starts, cnt)
+    keys = np.repeat(row.astype(np.int64) * n_docs, cnt) + doc_ids[q]
     return keys[np.repeat(p, cnt) != q].astype(np.uint32)  # not the posting itself
 
 
