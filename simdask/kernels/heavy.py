@@ -35,6 +35,7 @@ from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.postings import ShardData, doc_mask
 from simdask.kernels.similarity import (
     containment,
+    list_pair_keys,
     member_pair_keys,
     top_k_rows,
 )
@@ -320,9 +321,7 @@ def member_heavy_keys(
     row = np.searchsorted(block, shard.doc_ids[p])
     order = np.argsort(row, kind="stable")  # grouped by member
     p, starts, cnt, row = p[order], starts[order], cnt[order], row[order]
-    q = expand_ranges(starts, cnt)
-    keys = np.repeat(row.astype(np.int64) * n_docs, cnt) + shard.doc_ids[q]
-    return keys[np.repeat(p, cnt) != q].astype(np.uint32)
+    return list_pair_keys(shard.doc_ids, p, starts, cnt, row, n_docs)
 
 
 def member_keys(

@@ -21,6 +21,7 @@ __all__ = [
     "count_block_keys",
     "count_keys",
     "directed_rows",
+    "list_pair_keys",
     "max_block_docs",
     "member_pair_keys",
     "member_work",
@@ -252,9 +253,20 @@ def member_pair_keys(
     row = np.searchsorted(block, doc_ids[p])
     order = np.argsort(row, kind="stable")  # the members' postings grouped by member
     p, starts, cnt, row = p[order], starts[order], cnt[order], row[order]
-    q = expand_ranges(starts, cnt)
-    keys = np.repeat(row.astype(np.int64) * n_docs, cnt) + doc_ids[q]
-    return keys[np.repeat(p, cnt) != q].astype(np.uint32)  # not the posting itself
+    return list_pair_keys(doc_ids, p, starts, cnt, row, n_docs)
+
+
+def list_pair_keys(doc_ids, p, starts, cnt, row, n_docs: int) -> np.ndarray:
+    """uint32 keys ``row[j] * n_docs + o`` for every ``o`` of the list ``starts[j] ..
+    starts[j] + cnt[j]`` of ``doc_ids`` but the posting ``p[j]`` itself (in uint32: the keys
+    of a block fit, :func:`max_block_docs`)."""
+    keys = doc_ids[expand_ranges(starts, cnt)].astype(np.uint32)
+    keys += np.repeat((row * n_docs).astype(np.uint32), cnt)
+    first = np.zeros(len(cnt), np.int64)
+    np.cumsum(cnt[:-1], out=first[1:])
+    keep = np.ones(len(keys), bool)
+    keep[first + (p - starts)] = False  # not the posting itself
+    return keys[keep]
 
 
 def sum_pair_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
