@@ -35,6 +35,7 @@ from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.postings import ShardData, doc_mask
 from simdask.kernels.similarity import (
     containment,
+    group_order,
     list_pair_keys,
     member_pair_keys,
     top_k_rows,
@@ -309,7 +310,7 @@ def member_heavy_keys(
     if len(block) == 0 or shard.n_postings == 0:
         return np.zeros(0, np.uint32)
     p = np.flatnonzero(doc_mask(block, shard.doc_ids))
-    ci = np.searchsorted(shard.offsets, p, side="right") - 1
+    ci = np.searchsorted(shard.offsets, p.astype(shard.offsets.dtype), side="right") - 1
     starts = shard.offsets[ci].astype(np.int64)
     cnt = shard.offsets[ci + 1].astype(np.int64) - starts
     ok = cnt > cutoff
@@ -319,7 +320,7 @@ def member_heavy_keys(
     if len(p) == 0:
         return np.zeros(0, np.uint32)
     row = np.searchsorted(block, shard.doc_ids[p])
-    order = np.argsort(row, kind="stable")  # grouped by member
+    order = group_order(row, len(block))  # grouped by member
     p, starts, cnt, row = p[order], starts[order], cnt[order], row[order]
     return list_pair_keys(shard.doc_ids, p, starts, cnt, row, n_docs)
 

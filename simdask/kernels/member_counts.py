@@ -87,6 +87,7 @@ def count_member_candidates(
         return _candidates(*count_member_keys(parts, mode), n_docs, single_rows, single_docs)
     lb, hb = bounds[: len(light)], bounds[len(light) :]
     step = max(1, DENSE_SLOTS // n_docs)
+    single_ids = np.zeros(0, np.int64) if single_docs is None else np.flatnonzero(single_docs)
     keys, counts = [], []
     for a in range(0, n_rows, step):
         b = min(n_rows, a + step)
@@ -103,7 +104,7 @@ def count_member_candidates(
                 *count_member_keys([(xl, xh)], mode), n_docs, single_rows, single_docs
             )
         else:
-            k, c = _dense(xl, xh, lo, hi, n_docs, mode, a, single_rows, single_docs)
+            k, c = _dense(xl, xh, lo, hi, n_docs, mode, a, single_rows, single_ids)
         keys.append(k)
         counts.append(c)
     if not keys:
@@ -133,7 +134,7 @@ def _batch(parts: list, bounds: list, a: int, b: int) -> np.ndarray:
     return np.concatenate(xs) if xs else np.zeros(0, np.uint32)
 
 
-def _dense(xl, xh, lo, hi, n_docs, mode, a, single_rows, single_docs):
+def _dense(xl, xh, lo, hi, n_docs, mode, a, single_rows, single_ids):
     """Candidates of one batch of rows ``a..`` (keys ``lo..hi-1``) by ``bincount``: one pass
     over the counters for ``count >= 2``, the few single-chunk rows and documents apart."""
     c = np.bincount(xl - np.uint32(lo), minlength=hi - lo)
@@ -146,11 +147,9 @@ def _dense(xl, xh, lo, hi, n_docs, mode, a, single_rows, single_docs):
     if single_rows is not None:
         for r in np.flatnonzero(single_rows[a : a + rows]).tolist():
             keep[r * n_docs : (r + 1) * n_docs] = c[r * n_docs : (r + 1) * n_docs] > 0
-    if single_docs is not None:
-        docs = np.flatnonzero(single_docs[:n_docs])
-        if len(docs):
-            at = (np.arange(rows, dtype=np.int64)[:, None] * n_docs + docs).ravel()
-            keep[at] |= c[at] > 0
+    if len(single_ids):
+        at = (np.arange(rows, dtype=np.int64)[:, None] * n_docs + single_ids).ravel()
+        keep[at] |= c[at] > 0
     if light is not None:
         keep &= light
     k = np.flatnonzero(keep)

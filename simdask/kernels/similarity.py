@@ -21,6 +21,7 @@ __all__ = [
     "count_block_keys",
     "count_keys",
     "directed_rows",
+    "group_order",
     "list_pair_keys",
     "max_block_docs",
     "member_pair_keys",
@@ -215,7 +216,7 @@ def _key_range(p: np.ndarray, lo: int, hi: int) -> np.ndarray:
 def _member_postings(shard: ShardData, members: np.ndarray, max_df: int | None):
     """Positions of the members' postings, their list starts and ends (int64 arrays)."""
     p = np.flatnonzero(doc_mask(members, shard.doc_ids))
-    ci = np.searchsorted(shard.offsets, p, side="right") - 1
+    ci = np.searchsorted(shard.offsets, p.astype(shard.offsets.dtype), side="right") - 1
     starts = shard.offsets[ci].astype(np.int64)
     ends = shard.offsets[ci + 1].astype(np.int64)
     if max_df is not None:
@@ -251,9 +252,19 @@ def member_pair_keys(
         return np.zeros(0, np.uint32)
     doc_ids = shard.doc_ids
     row = np.searchsorted(block, doc_ids[p])
-    order = np.argsort(row, kind="stable")  # the members' postings grouped by member
+    order = group_order(row, len(block))  # the members' postings grouped by member
     p, starts, cnt, row = p[order], starts[order], cnt[order], row[order]
     return list_pair_keys(doc_ids, p, starts, cnt, row, n_docs)
+
+
+def group_order(row: np.ndarray, n_rows: int) -> np.ndarray:
+    """The stable order grouping ``row`` (values ``0..n_rows-1``) ascending: a radix sort
+    on 8 or 16 bits when the rows fit (numpy sorts those stably in linear time), else a
+    merge sort of the int64 values."""
+    for dtype in (np.uint8, np.uint16):
+        if n_rows <= np.iinfo(dtype).max + 1:
+            return np.argsort(row.astype(dtype), kind="stable")
+    return np.argsort(row, kind="stable")
 
 
 def list_pair_keys(doc_ids, p, starts, cnt, row, n_docs: int) -> np.ndarray:
