@@ -113,10 +113,10 @@ def count_member_candidates(
 
 
 def _row_bounds(p: np.ndarray, n_rows: int, n_docs: int) -> np.ndarray | None:
-    """Where each row's keys start in ``p`` (``n_rows + 1`` positions), or None when they
-    cannot be: a key past the last row, or positions not ascending. The binary search finds
-    the change of ``key < i * n_docs`` along ``p``, which changes once when ``p`` is grouped
-    by row; each batch's keys are checked to lie in its range when it is counted."""
+    """Where each row's keys start in ``p`` (``n_rows + 1`` positions; None if they do not
+    ascend). The binary search finds the change of ``key < i * n_docs`` along ``p``, which
+    changes once when ``p`` is grouped by row; as ``p`` may not be, each batch's keys are
+    checked to lie in its range when it is counted (:func:`_within`)."""
     edges = np.arange(n_rows + 1, dtype=np.uint64) * np.uint64(n_docs)
     at = np.searchsorted(p, np.minimum(edges, 2**32 - 1).astype(np.uint32))
     at[0], at[-1] = 0, len(p)
