@@ -245,8 +245,11 @@ def test_member_rows_equal_brute_force(seed, cutoff, mode, members, threshold):
     shards = make_shards(docs, 3)
     n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
     block = np.array(sorted(members), np.uint32)
+    parts = [member_keys(s, block, n, None, cutoff) for s in shards]
+    for keys in (k for p in parts for k in p):  # grouped by member (counted densely)
+        assert np.all(np.diff((keys // n).astype(np.int64)) >= 0)
     fwd, _rev = member_rows_task(
-        [member_keys(s, block, n, None, cutoff) for s in shards],
+        parts,
         block,
         n_chunks,
         changed=block,

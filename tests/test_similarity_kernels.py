@@ -526,7 +526,10 @@ def test_member_pairs_equal_brute_force(docs, members, max_df):
     shards = make_shards(docs, 3, bits=6)
     n = 30
     block = np.array(sorted(members), np.uint32)
-    keys, counts = count_keys([member_pair_keys(s, block, n, max_df) for s in shards])
+    parts = [member_pair_keys(s, block, n, max_df) for s in shards]
+    for p in parts:  # grouped by member, as count_member_candidates counts them densely
+        assert np.all(np.diff((p // n).astype(np.int64)) >= 0)
+    keys, counts = count_keys(parts)
     got = {
         (int(block[k // n]), k % n): c for k, c in zip(keys.tolist(), counts.tolist(), strict=True)
     }

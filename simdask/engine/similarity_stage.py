@@ -41,7 +41,7 @@ from simdask.kernels.heavy import (
     add_heavy_overlap,
     member_keys,
 )
-from simdask.kernels.member_counts import count_member_keys
+from simdask.kernels.member_counts import count_member_candidates
 from simdask.kernels.similarity import (
     candidate_mask,
     containment,
@@ -149,7 +149,8 @@ def member_rows_task(
     """Rows of the recomputed documents ``r`` of ``block`` (keys of
     :func:`~simdask.kernels.similarity.member_pair_keys`, or ``(light, heavy)`` keys of
     :func:`~simdask.kernels.heavy.member_keys`: in the ``informative`` mode only pairs sharing
-    a light chunk count, :func:`~simdask.kernels.member_counts.count_member_keys`).
+    a light chunk count), counted where they can give a row
+    (:func:`~simdask.kernels.member_counts.count_member_candidates`).
 
     Returns ``(forward, reverse)``: forward rows ``r -> o`` (complete for each ``r`` of the
     block, cut to ``top_k``) and reverse rows ``o -> r`` for ``r`` whose content changed
@@ -157,13 +158,14 @@ def member_rows_task(
     similarity >= ``threshold`` percent. Each is ``(doc, other, shared, similarity)``.
     """
     failpoints.hit("rows_task")
-    keys, shared = count_member_keys(parts, mode)
     n_docs = len(n_chunks)
-    keep = candidate_mask(keys, shared, block.astype(np.int64), n_chunks, threshold)
-    keys = keys[keep].astype(np.int64)
+    # the documents a single shared chunk can give a row (candidate_mask's test)
+    single = (n_chunks > 0) & (containment(1, n_chunks) >= threshold)
+    keys, shared = count_member_candidates(parts, n_docs, len(block), mode, single[block], single)
+    keys = keys.astype(np.int64)
     r = block[keys // n_docs].astype(np.int64)
     o = keys % n_docs
-    s = shared[keep].astype(np.int64)
+    s = shared.astype(np.int64)
     sim_r = containment(s, n_chunks[r])
     fwd = sim_r >= threshold
     forward = top_k_rows(r[fwd], o[fwd], s[fwd], sim_r[fwd], top_k)

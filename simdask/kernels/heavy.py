@@ -35,6 +35,8 @@ from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.postings import ShardData, doc_mask
 from simdask.kernels.similarity import (
     containment,
+    group_order,
+    list_pair_keys,
     member_pair_keys,
     top_k_rows,
 )
@@ -303,11 +305,12 @@ def member_heavy_keys(
 ) -> np.ndarray:
     """Like :func:`~simdask.kernels.similarity.member_pair_keys`, through the heavy chunks
     only (``cutoff < df <= max_df``): uint32 keys ``index of r in block * n_docs + o``, one per
-    heavy chunk ``r`` and ``o != r`` share. Linear in the block's heavy postings times df."""
+    heavy chunk ``r`` and ``o != r`` share, grouped by ``r`` as ``member_pair_keys`` gives them.
+    Linear in the block's heavy postings times df."""
     if len(block) == 0 or shard.n_postings == 0:
         return np.zeros(0, np.uint32)
     p = np.flatnonzero(doc_mask(block, shard.doc_ids))
-    ci = np.searchsorted(shard.offsets, p, side="right") - 1
+    ci = np.searchsorted(shard.offsets, p.astype(shard.offsets.dtype), side="right") - 1
     starts = shard.offsets[ci].astype(np.int64)
     cnt = shard.offsets[ci + 1].astype(np.int64) - starts
     ok = cnt > cutoff
@@ -316,10 +319,10 @@ def member_heavy_keys(
     p, starts, cnt = p[ok], starts[ok], cnt[ok]
     if len(p) == 0:
         return np.zeros(0, np.uint32)
-    q = expand_ranges(starts, cnt)
-    base = np.searchsorted(block, shard.doc_ids[p]).astype(np.int64) * n_docs
-    keys = np.repeat(base, cnt) + shard.doc_ids[q]
-    return keys[np.repeat(p, cnt) != q].astype(np.uint32)
+    row = np.searchsorted(block, shard.doc_ids[p])
+    order = group_order(row, len(block))  # grouped by member
+    p, starts, cnt, row = p[order], starts[order], cnt[order], row[order]
+    return list_pair_keys(shard.doc_ids, p, starts, cnt, row, n_docs)
 
 
 def member_keys(

@@ -21,6 +21,8 @@ __all__ = [
     "count_block_keys",
     "count_keys",
     "directed_rows",
+    "group_order",
+    "list_pair_keys",
     "max_block_docs",
     "member_pair_keys",
     "member_work",
@@ -214,7 +216,7 @@ def _key_range(p: np.ndarray, lo: int, hi: int) -> np.ndarray:
 def _member_postings(shard: ShardData, members: np.ndarray, max_df: int | None):
     """Positions of the members' postings, their list starts and ends (int64 arrays)."""
     p = np.flatnonzero(doc_mask(members, shard.doc_ids))
-    ci = np.searchsorted(shard.offsets, p, side="right") - 1
+    ci = np.searchsorted(shard.offsets, p.astype(shard.offsets.dtype), side="right") - 1
     starts = shard.offsets[ci].astype(np.int64)
     ends = shard.offsets[ci + 1].astype(np.int64)
     if max_df is not None:
@@ -238,7 +240,9 @@ def member_pair_keys(
     ``block``: sorted doc IDs (uint32) being recomputed, at most :func:`max_block_docs`.
     Unlike :func:`block_pair_keys` both ``(r, o)`` and ``(o, r)`` appear when both are in
     the block. Work is proportional to the block's postings and their lists, not to the
-    shard. Returns unsorted uint32 keys ``index of r in block * n_docs + o``.
+    shard. Returns uint32 keys ``index of r in block * n_docs + o``, grouped by ``r``
+    (ascending index; within one ``r`` unsorted: one ascending run per posting list), as
+    :func:`~simdask.kernels.member_counts.count_member_candidates` counts them.
     """
     if len(block) == 0 or shard.n_postings == 0:
         return np.zeros(0, np.uint32)
@@ -246,11 +250,34 @@ def member_pair_keys(
     cnt = ends - starts
     if len(p) == 0:
         return np.zeros(0, np.uint32)
-    q = expand_ranges(starts, cnt)
     doc_ids = shard.doc_ids
-    base = np.searchsorted(block, doc_ids[p]).astype(np.int64) * n_docs
-    keys = np.repeat(base, cnt) + doc_ids[q]
-    return keys[np.repeat(p, cnt) != q].astype(np.uint32)  # not the posting itself
+    row = np.searchsorted(block, doc_ids[p])
+    order = group_order(row, len(block))  # the members' postings grouped by member
+    p, starts, cnt, row = p[order], starts[order], cnt[order], row[order]
+    return list_pair_keys(doc_ids, p, starts, cnt, row, n_docs)
+
+
+def group_order(row: np.ndarray, n_rows: int) -> np.ndarray:
+    """The stable order grouping ``row`` (values ``0..n_rows-1``) ascending: a radix sort
+    on 8 or 16 bits when the rows fit (numpy sorts those stably in linear time), else a
+    merge sort of the int64 values."""
+    for dtype in (np.uint8, np.uint16):
+        if n_rows <= np.iinfo(dtype).max + 1:
+            return np.argsort(row.astype(dtype), kind="stable")
+    return np.argsort(row, kind="stable")
+
+
+def list_pair_keys(doc_ids, p, starts, cnt, row, n_docs: int) -> np.ndarray:
+    """uint32 keys ``row[j] * n_docs + o`` for every ``o`` of the list ``starts[j] ..
+    starts[j] + cnt[j]`` of ``doc_ids`` but the posting ``p[j]`` itself (in uint32: the keys
+    of a block fit, :func:`max_block_docs`)."""
+    keys = doc_ids[expand_ranges(starts, cnt)].astype(np.uint32)
+    keys += np.repeat((row * n_docs).astype(np.uint32), cnt)
+    first = np.zeros(len(cnt), np.int64)
+    np.cumsum(cnt[:-1], out=first[1:])
+    keep = np.ones(len(keys), bool)
+    keep[first + (p - starts)] = False  # not the posting itself
+    return keys[keep]
 
 
 def sum_pair_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
