@@ -27,6 +27,7 @@ from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.kernels.similarity import containment, sum_pair_counts
 from simdask.lsh_search import LshMatch, LshPair
 from simdask.pairs import Pair, orient, undirected
+from simdask.query_matches import query_matches
 from simdask.segment_reads import SegmentReads
 from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
@@ -254,21 +255,40 @@ class Index:
             self._recorded = (gen, checksums.recorded(self.catalog))
         return self._recorded[1]
 
-    def query(self, text: str, min_similarity: float = 0.0) -> list[QueryMatch]:
+    def query(
+        self, text: str, min_similarity: float = 0.0, top: int | None = None
+    ) -> list[QueryMatch]:
         """Compare a text that is not in the index against it (read-only, no lock).
 
         Returns documents whose similarity in either direction is >= ``min_similarity``
         percent (0: every document sharing a chunk), best (query -> document) first. A query
         reads only the postings it needs (memory-mapped shards: only the pages holding them);
         the :class:`Index` keeps the shards open for later queries (see
-        ``docs/benchmarks.md``, "Query", for timings, and :meth:`preload`).
+        ``docs/benchmarks.md``, "Query", for timings, and :meth:`preload`). ``top``: keep
+        only the ``top`` documents with the largest similarity either way (None: all; see
+        :meth:`query_top`).
         """
-        return self.query_many([text], min_similarity)[0]
+        return self.query_many([text], min_similarity, top)[0]
 
     def query_many(
-        self, texts: Sequence[str], min_similarity: float = 0.0
+        self, texts: Sequence[str], min_similarity: float = 0.0, top: int | None = None
     ) -> list[list[QueryMatch]]:
         """:meth:`query` for several texts at once (shards are read once for all)."""
+        return [m for m, _ in self.query_top(texts, min_similarity, top)]
+
+    def query_top(
+        self, texts: Sequence[str], min_similarity: float = 0.0, top: int | None = None
+    ) -> list[tuple[list[QueryMatch], int]]:
+        """Per text: its matches and how many documents passed ``min_similarity`` percent.
+
+        With ``top``, only the ``top`` documents with the largest similarity either way are
+        kept (ties: the larger query -> document similarity, then the larger reverse one,
+        then the key), so that a document held wholly in the query stays in the list however
+        little of the query it is; keys are read for those only. The kept matches are ordered
+        as :meth:`query` orders them.
+        """
+        if top is not None and top < 1:
+            raise ConfigError(f"expected top >= 1 or None (all), found {top}")
         cfg = self.config
         cb = chunk_excluding(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
         with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
@@ -276,7 +296,7 @@ class Index:
             tomb = self._reads.tombstones()
             n_chunks = self._doc_chunks()
         if not manifest:
-            return [[] for _ in texts]
+            return [([], 0) for _ in texts]
         shard_of = chunk_shards(cb.chunk_ids, cfg.shard_width)
         ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
         shards = self._reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
@@ -286,7 +306,12 @@ class Index:
             q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
             parts = self._reads.query_parts(shards, q_ids, sid, tomb, cfg.max_df)
             docs, shared = sum_pair_counts(parts)
-            out.append(self._matches(docs, shared, int(cb.n_chunks[qi]), n_chunks, min_similarity))
+            n_q = int(cb.n_chunks[qi])
+            out.append(
+                query_matches(
+                    docs, shared, n_q, n_chunks, min_similarity, top, self.catalog.keys_of
+                )
+            )
         return out
 
     def holders(self, chunk_ids: np.ndarray) -> np.ndarray:
@@ -330,26 +355,6 @@ class Index:
         if self._doc_table is None or self._doc_table[0] != gen:
             self._doc_table = (gen, self.catalog.chunk_table())
         return self._doc_table[1]
-
-    def _matches(self, docs, shared, n_q: int, n_chunks: np.ndarray, min_sim: float):
-        """QueryMatch objects of the documents passing ``min_sim`` (keys fetched for those only)."""
-        docs = docs.astype(np.int64)
-        shared = shared.astype(np.int64)
-        _check_domain(docs, shared, n_q, n_chunks)
-        nd = n_chunks[docs]
-        fwd = containment(shared, n_q)
-        rev = containment(shared, nd)
-        keep = np.maximum(fwd, rev) >= min_sim
-        docs, shared, nd, fwd, rev = docs[keep], shared[keep], nd[keep], fwd[keep], rev[keep]
-        keys = self.catalog.keys_of(docs.tolist())
-        matches = [
-            QueryMatch(keys[d], f, r, s, n_q, n)
-            for d, f, r, s, n in zip(
-                docs.tolist(), fwd.tolist(), rev.tolist(), shared.tolist(), nd.tolist(), strict=True
-            )
-        ]
-        matches.sort(key=lambda m: (-m.similarity, -m.reverse_similarity, m.key))
-        return matches
 
     def lsh_pairs(self, min_jaccard: float = 0.0, exact: bool = False) -> list[LshPair]:
         """MinHash LSH: all candidate pairs with estimated Jaccard >= ``min_jaccard``
@@ -467,24 +472,3 @@ class Index:
             ],
             "excluded_template_chunks": len(self.exclusions().chunk_ids),
         }
-
-
-def _check_domain(docs: np.ndarray, shared: np.ndarray, n_q: int, n_chunks: np.ndarray) -> None:
-    """Raise :class:`~simdask.errors.IndexDamagedError` when shard postings name doc IDs the
-    catalog does not hold, or count more shared chunks than the query or the document has
-    (both mean damaged shards; the similarity would be impossible, e.g. above 100 %)."""
-    if not len(docs):
-        return
-    beyond = (docs < 0) | (docs >= len(n_chunks))
-    if beyond.any():
-        raise damaged(
-            f"shard postings name doc IDs the catalog does not hold, e.g. {int(docs[beyond][0])}"
-        )
-    nd = n_chunks[docs]
-    bad = (nd <= 0) | (shared > nd) | (shared > n_q)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise damaged(
-            f"shard postings give doc ID {int(docs[i])} {int(shared[i])} shared chunks; it "
-            f"has {int(nd[i])} and the query {n_q} (a similarity outside 0..100 %)"
-        )

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from simdask.errors import ExtractionError
+from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.sources import read_queries
 from simdask.kernels.text import words
 from simdask.summary import QueryMatch
@@ -27,12 +27,15 @@ __all__ = ["QueryBatch", "QueryResult", "query_documents", "query_files"]
 
 @dataclass(frozen=True)
 class QueryResult:
-    """One query document: its key, its matches (best first) and ``too_short``: it has fewer
-    words than the index's chunk length ``k``, hence no chunk and no match."""
+    """One query document: its key, its matches (best first), ``too_short``: it has fewer
+    words than the index's chunk length ``k``, hence no chunk and no match, and ``passed``:
+    how many documents passed the least similarity (more than ``len(matches)`` when the
+    matches were cut to the ``top`` ones)."""
 
     key: str
     matches: list[QueryMatch]
     too_short: bool
+    passed: int = 0
 
 
 @dataclass(frozen=True)
@@ -47,31 +50,41 @@ class QueryBatch:
 
 
 def query_files(
-    index: Index, paths: Iterable[str | os.PathLike], min_similarity: float = 0.0
+    index: Index,
+    paths: Iterable[str | os.PathLike],
+    min_similarity: float = 0.0,
+    top: int | None = None,
 ) -> QueryBatch:
     """Compare the documents of ``paths`` (files, folders, ``.jsonl`` files) against ``index``.
 
     A match is kept when its similarity in either direction is at least ``min_similarity``
-    percent. A document that cannot be read does not stop the others: it is returned in
-    :attr:`QueryBatch.unreadable`.
+    percent; of those, the ``top`` with the largest similarity either way (None: as many as
+    the index stores per document, its ``top_k``; 0: all; see
+    :meth:`~simdask.index.Index.query_top`). A document that cannot be read does not stop the
+    others: it is returned in :attr:`QueryBatch.unreadable`.
     """
-    return query_documents(index, read_queries(paths), min_similarity)
+    return query_documents(index, read_queries(paths), min_similarity, top)
 
 
 def query_documents(
     index: Index,
     docs: list[tuple[str, str | ExtractionError]],
     min_similarity: float = 0.0,
+    top: int | None = None,
 ) -> QueryBatch:
     """:func:`query_files` for documents already read (as
     :func:`~simdask.ingest.sources.read_queries` returns them: ``(key, text or error)``)."""
     good = [(key, text) for key, text in docs if isinstance(text, str)]
     k = index.config.k
-    found = index.query_many([text for _, text in good], min_similarity)
+    if top is None:
+        top = index.config.top_k
+    if top < 0:
+        raise ConfigError(f"expected top >= 0 (0: every match), found {top}")
+    found = index.query_top([text for _, text in good], min_similarity, top or None)
     results = [
         # a match means at least one chunk, so at least k words: count words only without one
-        QueryResult(key, matches, not matches and len(words(text)) < k)
-        for (key, text), matches in zip(good, found, strict=True)
+        QueryResult(key, matches, not matches and len(words(text)) < k, passed)
+        for (key, text), (matches, passed) in zip(good, found, strict=True)
     ]
     bad = [text for _, text in docs if not isinstance(text, str)]
     return QueryBatch(results, bad, k)

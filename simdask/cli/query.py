@@ -61,6 +61,16 @@ def register(subparsers) -> None:
         metavar="PCT",
         help="least similarity either way, percent (default 1)",
     )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=None,
+        metavar="N",
+        help="per query document, list only the N documents with the largest similarity "
+        "either way (default: as many as the index stores per document, its top_k, 100 "
+        "unless set at creation; 0: every document passing --min). A note on stderr says "
+        "when documents were left out",
+    )
     add_format(p)
     p.add_argument(
         "--html",
@@ -74,7 +84,7 @@ def run(args) -> int:
     """Run ``simdask query``; returns the exit status."""
     with Index.open(args.index) as idx:
         docs = read_queries(args.files)
-        batch = query_documents(idx, docs, args.min)
+        batch = query_documents(idx, docs, args.min, args.top)
         rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
         if args.html:
             texts = {key: text for key, text in docs if isinstance(text, str)}
@@ -101,6 +111,15 @@ def _notes(batch) -> list[tuple[str, str]]:
         ("note", f"{r.key}: too few words to be compared (fewer than {batch.k})")
         for r in batch.results
         if r.too_short
+    ]
+    out += [
+        (
+            "note",
+            f"{r.key}: listed the {len(r.matches):,} most similar of the {r.passed:,} "
+            "documents passing --min (--top 0 lists all)",
+        )
+        for r in batch.results
+        if r.passed > len(r.matches)
     ]
     for e in batch.unreadable:
         if e.kind in NOTE_KINDS:

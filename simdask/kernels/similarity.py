@@ -31,6 +31,7 @@ __all__ = [
     "query_counts",
     "skipped_chunks",
     "sum_pair_counts",
+    "top_either_way",
     "top_k_rows",
 ]
 
@@ -382,3 +383,19 @@ def query_counts(
     idx = expand_ranges(starts, df)
     docs = np.sort(shard.doc_ids[idx])
     return run_lengths(docs)
+
+
+def top_either_way(fwd: np.ndarray, rev: np.ndarray, top: int) -> np.ndarray:
+    """Ascending positions of the ``top`` largest ``max(fwd, rev)`` (percent both ways; ties:
+    larger ``fwd``, then larger ``rev``), with every position tied with the last one kept on
+    all three, so that a caller can break those ties by key. All positions when ``top`` is
+    at least their number."""
+    fwd = np.asarray(fwd, np.float64)
+    rev = np.asarray(rev, np.float64)
+    if top >= len(fwd):
+        return np.arange(len(fwd))
+    larger = np.maximum(fwd, rev)
+    order = np.lexsort((-rev, -fwd, -larger))
+    last = order[top - 1]
+    tied = (larger == larger[last]) & (fwd == fwd[last]) & (rev == rev[last])
+    return np.union1d(order[:top], np.flatnonzero(tied))
