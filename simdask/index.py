@@ -24,7 +24,7 @@ from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundErro
 from simdask.exclude import META_NAME, Template, index_exclusions, templates_from_meta
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import shard_of as chunk_shards
-from simdask.kernels.similarity import containment, sum_pair_counts
+from simdask.kernels.similarity import containment, dense_doc_counts
 from simdask.lsh_search import LshMatch, LshPair
 from simdask.pairs import Pair, orient, undirected
 from simdask.query_matches import query_matches
@@ -304,8 +304,8 @@ class Index:
         for qi in range(len(texts)):
             mine = cb.doc == qi
             q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
-            parts = self._reads.query_parts(shards, q_ids, sid, tomb, cfg.max_df)
-            docs, shared = sum_pair_counts(parts)
+            parts = self._reads.query_live_postings(shards, q_ids, sid, tomb, cfg.max_df)
+            docs, shared = dense_doc_counts(parts, len(n_chunks))
             n_q = int(cb.n_chunks[qi])
             out.append(
                 query_matches(

@@ -19,6 +19,7 @@ from simdask.kernels.similarity import (
     containment,
     count_block_keys,
     count_keys,
+    dense_doc_counts,
     directed_rows,
     max_block_docs,
     member_pair_keys,
@@ -26,6 +27,7 @@ from simdask.kernels.similarity import (
     pair_work,
     plan_blocks,
     query_counts,
+    query_postings,
     skipped_chunks,
     sum_pair_counts,
     top_k_rows,
@@ -562,6 +564,38 @@ def test_query_counts_equal_brute_force(n_shards, max_df):
     ref = {d: len(cs & counted) for d, cs in docs.items()}
     assert dict(got) == {d: v for d, v in ref.items() if v}
     assert len(got) > 5
+
+
+@pytest.mark.parametrize("max_df", [None, 3])
+def test_dense_doc_counts_of_query_postings_equal_brute_force(max_df):
+    docs = random_corpus(60, seed=5)
+    shards = make_shards(docs, 3)
+    held = sorted({c for cs in docs.values() for c in cs})
+    q = set(np.random.default_rng(2).choice(held, 50, replace=False).tolist()) | {2**BITS - 1}
+    df = Counter(c for cs in docs.values() for c in cs)
+    parts = []
+    for sh in shards:
+        ids = np.array(sorted(c for c in q if sh.lo <= c < sh.hi), np.uint32)
+        p = query_postings(sh, ids, max_df)
+        assert p.dtype == np.uint32
+        want = [
+            d
+            for d, cs in docs.items()
+            for c in ids.tolist()
+            if c in cs and (max_df is None or df[c] <= max_df)
+        ]
+        assert sorted(p.tolist()) == sorted(want)
+        parts.append(p)
+    n_docs = max(docs) + 1
+    d, c = dense_doc_counts(parts, n_docs)
+    counted = {c for c in q if max_df is None or df[c] <= max_df}
+    ref = {x: len(cs & counted) for x, cs in docs.items() if cs & counted}
+    assert dict(zip(d.tolist(), c.tolist(), strict=True)) == ref and len(ref) > 5
+    # IDs past n_docs are counted, not dropped (the caller reports them as damage)
+    d, c = dense_doc_counts([np.array([1, n_docs + 4, n_docs + 4], np.uint32)], n_docs)
+    assert d.tolist() == [1, n_docs + 4] and c.tolist() == [1, 2]
+    d, c = dense_doc_counts([], n_docs)
+    assert len(d) == 0 and len(c) == 0
 
 
 def test_query_counts_empty():

@@ -20,6 +20,7 @@ __all__ = [
     "containment",
     "count_block_keys",
     "count_keys",
+    "dense_doc_counts",
     "directed_rows",
     "group_order",
     "list_pair_keys",
@@ -29,6 +30,7 @@ __all__ = [
     "pair_work",
     "plan_blocks",
     "query_counts",
+    "query_postings",
     "skipped_chunks",
     "sum_pair_counts",
     "top_either_way",
@@ -362,6 +364,23 @@ def _counted_order(doc, other, shared, sim) -> np.ndarray | None:
     return order if bool(np.all(ok | ~same)) else None
 
 
+def query_postings(
+    shard: ShardData, chunk_ids: np.ndarray, max_df: int | None = None
+) -> np.ndarray:
+    """The doc IDs (uint32, one per posting, unsorted) of the postings of ``chunk_ids``
+    (distinct, in this shard's range) held by this shard; lists longer than ``max_df`` left
+    out."""
+    pos = find_keys(shard.chunk_keys, chunk_ids)[1]
+    starts = shard.offsets[pos].astype(np.int64)
+    df = shard.offsets[pos + 1].astype(np.int64) - starts
+    if max_df is not None:
+        ok = df <= max_df
+        starts, df = starts[ok], df[ok]
+    if int(df.sum()) == 0:
+        return np.zeros(0, np.uint32)
+    return np.asarray(shard.doc_ids[expand_ranges(starts, df)], np.uint32)
+
+
 def query_counts(
     shard: ShardData, chunk_ids: np.ndarray, max_df: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -369,20 +388,22 @@ def query_counts(
 
     Returns sorted doc IDs (uint32) and shared counts (uint32).
     """
-    keys = shard.chunk_keys
-    pos = find_keys(keys, chunk_ids)[1]
-    starts = shard.offsets[pos].astype(np.int64)
-    ends = shard.offsets[pos + 1].astype(np.int64)
-    df = ends - starts
-    if max_df is not None:
-        ok = df <= max_df
-        starts, df = starts[ok], df[ok]
-    total = int(df.sum())
-    if total == 0:
+    docs = query_postings(shard, chunk_ids, max_df)
+    if not len(docs):
         return np.zeros(0, np.uint32), np.zeros(0, np.uint32)
-    idx = expand_ranges(starts, df)
-    docs = np.sort(shard.doc_ids[idx])
-    return run_lengths(docs)
+    return run_lengths(np.sort(docs))
+
+
+def dense_doc_counts(postings: list[np.ndarray], n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+    """How many of the ``postings`` (arrays of doc IDs) name each document: sorted doc IDs
+    (int64) and counts (int64), by one ``bincount`` over ``n_docs`` counters (IDs at or above
+    ``n_docs`` are counted too, so that a caller can report them) instead of a sort."""
+    docs = np.concatenate([np.zeros(0, np.uint32), *postings])
+    if not len(docs):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    acc = np.bincount(docs, minlength=n_docs)
+    ids = np.flatnonzero(acc)
+    return ids, acc[ids]
 
 
 def top_either_way(fwd: np.ndarray, rev: np.ndarray, top: int) -> np.ndarray:
