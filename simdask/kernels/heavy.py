@@ -260,16 +260,19 @@ def _row_popcounts(counts: np.ndarray) -> np.ndarray:
     return ((acc * _LANES) >> np.uint64(48)).astype(np.int64)
 
 
-def add_heavy_overlap(d, o, shared, need, bits: HeavyBits):
+def add_heavy_overlap(d, o, shared, need, bits: HeavyBits, sizes: np.ndarray | None = None):
     """Light counted pairs ``(d[i], o[i])`` (int64 doc IDs; ``shared``: their light counts,
     int64) with their exact heavy overlap added, for the pairs that can pass with it.
 
     ``need`` is :func:`~simdask.kernels.similarity.need_counts`: a pair can pass in some
     direction only if ``light + min(|heavy(d)|, |heavy(o)|) >= min(need[d], need[o])``; the
-    others are dropped before the AND + popcount (:func:`pair_overlap`), its cost. Returns the
-    kept ``(d, o, count over all chunks)`` (int64), in input order.
+    others are dropped before the AND + popcount (:func:`pair_overlap`), its cost. ``sizes``:
+    ``bits.sizes`` in a narrower dtype if given (int32 with int32 ``d``, ``o``, ``shared``
+    and ``need``: half the bytes gathered per pair). Returns the kept ``(d, o, count over all
+    chunks)``, in input order (the count int64).
     """
-    bound = shared + np.minimum(bits.sizes[d], bits.sizes[o])
+    sizes = bits.sizes if sizes is None else sizes
+    bound = shared + np.minimum(sizes[d], sizes[o])
     keep = bound >= np.minimum(need[d], need[o])
     d, o = d[keep], o[keep]
     return d, o, shared[keep] + pair_overlap(bits, d, o)
