@@ -33,9 +33,9 @@ from simdask.kernels.heavy import (
 from simdask.kernels.similarity import (
     _posting_ends,
     block_pair_keys,
-    candidate_mask,
-    count_keys,
+    count_block_keys,
     max_block_docs,
+    need_counts,
     pair_work,
     plan_blocks,
 )
@@ -86,14 +86,15 @@ def profile(path: str, block_no: int | None) -> dict:
         grouped.append(g)
         build += t
     by_doc = sum(timed(block_keys, g, lo, hi, n_docs)[1] for g in grouped)
-    (keys, shared), count = timed(count_keys, parts)
-    first = np.arange(lo, hi)
+    (keys, shared), count = timed(count_block_keys, parts, n_docs)
+    need, need_s = timed(need_counts, n_chunks, cfg.threshold)
+    d = (keys // np.uint32(n_docs)).astype(np.int64) + lo
+    o = (keys % np.uint32(n_docs)).astype(np.int64)
+    s = shared.astype(np.int64)
     heavy_s = 0.0
     if bits is not None:
-        (keys, shared), heavy_s = timed(
-            add_heavy_overlap, keys, shared, first, n_chunks, cfg.threshold, bits, candidate_mask
-        )
-    _, mask_s = timed(candidate_mask, keys, shared, first, n_chunks, cfg.threshold)
+        (d, o, s), heavy_s = timed(add_heavy_overlap, d, o, s, need, bits)
+    _, mask_s = timed(lambda: s >= np.minimum(need[d], need[o]))
     idx.close()
     return {
         "index": path,
@@ -116,6 +117,7 @@ def profile(path: str, block_no: int | None) -> dict:
             "build_by_doc_once": build,
             "count_sort": count,
             "heavy_overlap": heavy_s,
+            "need_counts": need_s,
             "candidate_mask": mask_s,
         },
     }

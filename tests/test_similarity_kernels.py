@@ -346,8 +346,9 @@ def test_top_k_rows_equals_brute_force(rows, k):
     st.sampled_from([0.0, 0.05, 0.5, 2.0]),
     st.booleans(),
     st.booleans(),
+    st.sampled_from([1, 7, 1 << 20]),
 )
-def test_count_block_keys_equals_counter(parts, slots, density, by_row, high):
+def test_count_block_keys_equals_counter(parts, slots, density, by_row, high, sort_keys):
     """Parts listing their rows ascending (as the all-pairs emission does: the counting path)
     or not (the sort path), dense and sparse runs, keys near the top of uint32."""
     n_docs = 30
@@ -359,7 +360,7 @@ def test_count_block_keys_equals_counter(parts, slots, density, by_row, high):
         keys = [(base + i) * n_docs + o for i, o in p]
         arrays.append(np.array(keys, np.uint64).astype(np.uint32))
     want = Counter(k for p in arrays for k in p.tolist())
-    keys, counts = count_block_keys(arrays, n_docs, slots, density)
+    keys, counts = count_block_keys(arrays, n_docs, slots, density, sort_keys)
     assert keys.dtype == np.uint32 and counts.dtype == np.uint32
     assert keys.tolist() == sorted(want)
     assert counts.tolist() == [want[k] for k in sorted(want)]

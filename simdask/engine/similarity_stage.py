@@ -49,6 +49,7 @@ from simdask.kernels.similarity import (
     directed_rows,
     max_block_docs,
     member_work,
+    need_counts,
     pair_work,
     plan_blocks,
     top_k_rows,
@@ -103,15 +104,19 @@ def block_rows_task(
     failpoints.hit("rows_task")
     n_docs = len(n_chunks)
     keys, shared = count_block_keys(parts, n_docs)
-    first = np.arange(doc_lo, doc_lo + (int(keys[-1]) // n_docs + 1 if len(keys) else 0))
+    # per-document arrays as int32: the per-pair gathers and comparisons move half the bytes
+    need = np.minimum(need_counts(n_chunks, threshold), np.iinfo(np.int32).max).astype(np.int32)
+    sizes = None if heavy is None else heavy.sizes.astype(np.int32)
     out = [
         _slice_rows(
             keys[lo : lo + ROWS_SLICE],
             shared[lo : lo + ROWS_SLICE],
-            first,
+            doc_lo,
             n_chunks,
+            need,
             threshold,
             heavy,
+            sizes,
         )
         for lo in range(0, len(keys), ROWS_SLICE)
     ]
@@ -121,19 +126,23 @@ def block_rows_task(
     return top_k_rows(*(np.concatenate([o[i] for o in out]) for i in range(4)), top_k)
 
 
-def _slice_rows(keys, shared, first, n_chunks, threshold: float, heavy: HeavyBits | None):
-    """Rows of counted pairs ``keys`` (a sorted slice of a block's), both directions, over
-    ``threshold``; their heavy overlap added first with ``heavy``."""
+def _slice_rows(keys, shared, doc_lo, n_chunks, need, threshold, heavy, sizes):
+    """Rows of counted pairs ``keys`` (a sorted slice of a block's, ``i * n_docs + o`` pairing
+    ``doc_lo + i`` with ``o``), both directions, over ``threshold``; their heavy overlap added
+    first with ``heavy``. ``need``: :func:`~simdask.kernels.similarity.need_counts` (int32,
+    like ``sizes``, the heavy set sizes), so that only the pairs passing in some direction
+    are decoded into rows; the pairs are handled as int32 until then (half the bytes)."""
+    d, o = np.divmod(keys, np.uint32(len(n_chunks)))
+    if len(n_chunks) < 2**31:  # doc IDs and counts fit in int32: reinterpret, no copy
+        d, o, s = d.view(np.int32), o.view(np.int32), shared.view(np.int32)
+    else:
+        d, o, s = d.astype(np.int64), o.astype(np.int64), shared.astype(np.int64)
+    d += d.dtype.type(doc_lo)
     if heavy is not None:
-        keys, shared = add_heavy_overlap(
-            keys, shared, first, n_chunks, threshold, heavy, candidate_mask
-        )
-    keep = candidate_mask(keys, shared, first, n_chunks, threshold)
-    n_docs = len(n_chunks)
-    keys = keys[keep].astype(np.int64)
-    d = keys // n_docs + int(first[0])
-    o = keys % n_docs
-    return directed_rows(d, o, shared[keep], n_chunks, threshold)
+        d, o, s = add_heavy_overlap(d, o, s, need, heavy, sizes)
+    keep = s >= np.minimum(need[d], need[o])
+    d, o = d[keep].astype(np.int64), o[keep].astype(np.int64)
+    return directed_rows(d, o, s[keep], n_chunks, threshold)
 
 
 def member_rows_task(

@@ -213,40 +213,71 @@ class HeavyBits:
         return self.row_of.nbytes + self.docs.nbytes + self.words.nbytes + self.sizes.nbytes
 
 
-def pair_overlap(bits: HeavyBits, d: np.ndarray, o: np.ndarray, step: int = 1 << 14) -> np.ndarray:
-    """``|heavy(d[i]) ∩ heavy(o[i])|`` per pair (int64), by AND + popcount of the bitsets
-    (``step`` pairs at a time: the two documents' rows gathered whole, 2x faster than a gather
-    per word on the man pages)."""
+def pair_overlap(bits: HeavyBits, d: np.ndarray, o: np.ndarray, step: int = 1 << 12) -> np.ndarray:
+    """``|heavy(d[i]) ∩ heavy(o[i])|`` per pair (int64), by AND + popcount of the bitsets.
+
+    ``step`` pairs at a time, each document's row gathered whole into buffers allocated once
+    (``np.take`` with ``out``; 2 x 512 KB at 1,024 heavy chunks): a fresh temporary per tile
+    costs its page faults again, ~3x the gather itself on this VM (docs/scale.md, "Light pairs
+    cost"); the per-word counts are summed by :func:`_row_popcounts`."""
     rd, ro = bits.row_of[d], bits.row_of[o]
     idx = np.flatnonzero((rd >= 0) & (ro >= 0))
     out = np.zeros(len(d), np.int64)
     if len(idx) == 0:
         return out
     a, b = rd[idx], ro[idx]
-    for lo in range(0, len(idx), step):  # tiles of rows gathered whole: ~step * 256 bytes
-        x = bits.words[a[lo : lo + step]]
-        x &= bits.words[b[lo : lo + step]]
-        out[idx[lo : lo + step]] = np.bitwise_count(x).sum(axis=1, dtype=np.int64)
+    words = bits.words
+    n_words = words.shape[1]
+    step = max(1, min(step, len(idx)))
+    x = np.empty((step, n_words), np.uint64)
+    y = np.empty((step, n_words), np.uint64)
+    counts = np.zeros((step, -(-n_words // 8) * 8), np.uint8)  # whole uint64 lanes of counts
+    for lo in range(0, len(idx), step):
+        m = min(step, len(idx) - lo)
+        xm, ym, cm = x[:m], y[:m], counts[:m]
+        np.take(words, a[lo : lo + m], axis=0, out=xm, mode="clip")  # rows are valid
+        np.take(words, b[lo : lo + m], axis=0, out=ym, mode="clip")
+        np.bitwise_and(xm, ym, out=xm)
+        np.bitwise_count(xm, out=cm[:, :n_words])
+        out[idx[lo : lo + m]] = _row_popcounts(cm)
     return out
 
 
-def add_heavy_overlap(keys, shared, first, n_chunks, threshold, bits: HeavyBits, candidates):
-    """Light pair counts of a block plus their exact heavy overlap, for the pairs that can pass.
+_BYTES = np.uint64(0x00FF00FF00FF00FF)
+_LANES = np.uint64(0x0001000100010001)
 
-    ``keys`` (sorted uint32 ``i * n_docs + o``, pairing ``first[i]`` with ``o``) and ``shared``
-    (their light counts) as :func:`~simdask.kernels.similarity.count_keys` gives them;
-    ``candidates`` is :func:`~simdask.kernels.similarity.candidate_mask`. A pair is kept when
-    ``light + min(|heavy(d)|, |heavy(o)|)`` can reach ``threshold`` percent; returns its keys and
-    its count over all chunks (uint32).
+
+def _row_popcounts(counts: np.ndarray) -> np.ndarray:
+    """Row sums (int64) of per-word popcounts ``counts`` (uint8, each <= 64; rows a multiple
+    of 8 bytes), without numpy's slow reduction along a short axis: each row's bytes are read
+    as uint64 lanes, added pairwise into 16-bit lanes, and the four lanes summed by one
+    multiply (exact while a row's sum is < 2**16, i.e. up to 1,023 words)."""
+    if counts.shape[1] > 8 * 127:
+        return counts.sum(axis=1, dtype=np.int64)
+    v = counts.view(np.uint64)
+    acc = np.zeros(len(v), np.uint64)
+    for j in range(v.shape[1]):
+        w = v[:, j]
+        acc += (w & _BYTES) + ((w >> np.uint64(8)) & _BYTES)
+    return ((acc * _LANES) >> np.uint64(48)).astype(np.int64)
+
+
+def add_heavy_overlap(d, o, shared, need, bits: HeavyBits, sizes: np.ndarray | None = None):
+    """Light counted pairs ``(d[i], o[i])`` (int64 doc IDs; ``shared``: their light counts,
+    int64) with their exact heavy overlap added, for the pairs that can pass with it.
+
+    ``need`` is :func:`~simdask.kernels.similarity.need_counts`: a pair can pass in some
+    direction only if ``light + min(|heavy(d)|, |heavy(o)|) >= min(need[d], need[o])``; the
+    others are dropped before the AND + popcount (:func:`pair_overlap`), its cost. ``sizes``:
+    ``bits.sizes`` in a narrower dtype if given (int32 with int32 ``d``, ``o``, ``shared``
+    and ``need``: half the bytes gathered per pair). Returns the kept ``(d, o, count over all
+    chunks)``, in input order (the count int64).
     """
-    n_docs = len(n_chunks)
-    o = (keys % np.uint32(n_docs)).astype(np.int64)
-    d = first[keys // np.uint32(n_docs)].astype(np.int64)
-    bound = shared.astype(np.int64) + np.minimum(bits.sizes[d], bits.sizes[o])
-    keep = candidates(keys, bound, first, n_chunks, threshold)
-    keys, d, o = keys[keep], d[keep], o[keep]
-    total = shared[keep].astype(np.int64) + pair_overlap(bits, d, o)
-    return keys, total.astype(np.uint32)
+    sizes = bits.sizes if sizes is None else sizes
+    bound = shared + np.minimum(sizes[d], sizes[o])
+    keep = bound >= np.minimum(need[d], need[o])
+    d, o = d[keep], o[keep]
+    return d, o, shared[keep] + pair_overlap(bits, d, o)
 
 
 def search_docs(sizes: np.ndarray, n_chunks: np.ndarray, threshold: float) -> np.ndarray:

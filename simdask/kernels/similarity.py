@@ -27,6 +27,7 @@ __all__ = [
     "max_block_docs",
     "member_pair_keys",
     "member_work",
+    "need_counts",
     "pair_work",
     "plan_blocks",
     "query_counts",
@@ -52,6 +53,32 @@ def containment(shared, size):
     out = np.zeros(np.broadcast(top, size).shape)
     np.divide(top, size, out=out, where=size != 0)
     return out
+
+
+#: :func:`need_counts` of a document no shared count lets pass (empty, threshold > 0)
+NEVER = np.iinfo(np.int64).max // 4
+
+
+def need_counts(n_chunks: np.ndarray, threshold: float) -> np.ndarray:
+    """Per document ``d``: the fewest shared chunks ``s`` with ``containment(s, |d|) >=
+    threshold`` (int64; ``|d| = n_chunks[d]``), by the same float expression as the rows
+    (:func:`directed_rows`), so ``shared >= need[d]`` exactly when the row ``d -> o`` passes
+    (containment grows with ``shared``). An empty document passes only at ``threshold <= 0``
+    (need 0), else never (:data:`NEVER`)."""
+    n = np.asarray(n_chunks, np.int64)
+    s = np.maximum(np.ceil(threshold * n.astype(np.float64) / 100.0), 0).astype(np.int64)
+    full = n > 0
+    s[~full] = 0 if threshold <= 0 else NEVER
+    m = np.flatnonzero(full)
+    sm, nm = s[m], n[m]
+    while True:  # the ceil is off by one at most where the division rounds
+        down = (sm > 0) & (containment(sm - 1, nm) >= threshold)
+        up = ~down & (containment(sm, nm) < threshold)
+        if not (down.any() or up.any()):
+            break
+        sm = sm - down + up
+    s[m] = sm
+    return s
 
 
 def _posting_ends(shard: ShardData, max_df: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -161,59 +188,74 @@ def count_keys(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def count_block_keys(
-    parts: list[np.ndarray], n_docs: int, slots: int = 1 << 20, density: float = 1 / 16
+    parts: list[np.ndarray],
+    n_docs: int,
+    slots: int = 1 << 20,
+    density: float = 1 / 16,
+    sort_keys: int = 1 << 17,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`count_keys` of a block's pair keys ``i * n_docs + o`` (uint32), by counting
     where the keys are dense.
 
     When every part lists its keys by ascending ``i`` (as the all-pairs emission gives them;
-    checked, else :func:`count_keys`), the rows ``i`` are taken in runs of about ``slots``
-    possible keys; a run holding at least ``density * slots`` keys is counted with one
-    ``bincount`` over its key range (8 bytes per possible key: 8 MB at ``slots`` 2**20), a
-    sparser one is sorted. On boilerplate-heavy text the light pairs are dense: on the man
-    pages a block of 20 M keys fills ~20 % of its possible keys, and this counts it in 0.29
-    CPU s against 0.95 s for the sort of :func:`count_keys`.
+    checked, else :func:`count_keys`), the rows ``i`` are cut into runs of about ``slots``
+    possible keys (one ``searchsorted`` per part for all the cuts); a run holding at least
+    ``density * slots`` keys is counted with one ``bincount`` over its key range (8 bytes per
+    possible key: 8 MB at ``slots`` 2**20), consecutive sparser runs are sorted together, up
+    to ``sort_keys`` keys at a time. On boilerplate-heavy text the light pairs are dense: on
+    the man pages a block of 20 M keys fills ~20 % of its possible keys, and this counts it in
+    0.29 CPU s against 0.95 s for the sort of :func:`count_keys`; on generated prose they are
+    sparse (~1 % at 100k documents): sorting ~2**17 keys at a time (instead of one run of 10
+    rows) saves the Python work per run, and the stable sort (timsort: it merges the ascending
+    runs each posting list gives) takes ~20 ns a key against ~30 for the default quicksort
+    (docs/scale.md, "Light pairs cost").
     Returns sorted distinct keys and their counts (uint32), exactly as :func:`count_keys`.
     """
     n_docs = max(1, int(n_docs))
     parts = [p for p in parts if len(p)]
     if not parts:
         return np.zeros(0, np.uint32), np.zeros(0, np.uint32)
+    nd = np.uint32(n_docs)
     for p in parts:
-        row = p // np.uint32(n_docs)
+        row = p // nd
         if np.any(row[1:] < row[:-1]):
             return count_keys(parts)
+    first = min(int(p[0]) // n_docs for p in parts)
     last = max(int(p[-1]) // n_docs for p in parts) + 1
     step = max(1, slots // n_docs)
+    rows = np.arange(first, last, step, dtype=np.int64)
+    # inner cuts are rows <= the last key's row, so their keys fit in uint32
+    inner = (rows[1:] * n_docs).astype(np.uint32)
+    cuts = np.array([[0, *np.searchsorted(p, inner).tolist(), len(p)] for p in parts], np.int64)
+    sizes = np.diff(cuts, axis=1).sum(axis=0)
+    span = np.minimum(np.append(rows[1:], last) - rows, step) * n_docs
+    dense = sizes >= density * span
     keys, counts = [], []
-    a = min(int(p[0]) // n_docs for p in parts)  # runs start at rows present: none empty
-    while a < last:
-        lo, hi = a * n_docs, min(last, a + step) * n_docs
-        x = np.concatenate([_key_range(p, lo, hi) for p in parts])
-        if len(x) < density * (hi - lo):
-            x.sort()
-            k, c = run_lengths(x)
-        else:
-            c = np.bincount(x - np.uint32(lo), minlength=hi - lo)
+    r, n_runs = 0, len(rows)
+    while r < n_runs:
+        if sizes[r] == 0:
+            r += 1
+            continue
+        if dense[r]:
+            x = np.concatenate([p[c[r] : c[r + 1]] for p, c in zip(parts, cuts, strict=True)])
+            lo = int(rows[r]) * n_docs
+            c = np.bincount(x - np.uint32(lo), minlength=int(span[r]))
             k = np.flatnonzero(c)
-            c = c[k].astype(np.uint32)
-            k = (k + lo).astype(np.uint32)
+            counts.append(c[k].astype(np.uint32))
+            keys.append((k + lo).astype(np.uint32))
+            r += 1
+            continue
+        end, held = r + 1, int(sizes[r])  # consecutive sparse runs: one sort
+        while end < n_runs and not dense[end] and held + int(sizes[end]) <= sort_keys:
+            held += int(sizes[end])
+            end += 1
+        x = np.concatenate([p[c[r] : c[end]] for p, c in zip(parts, cuts, strict=True)])
+        x.sort(kind="stable")  # timsort: merges the parts' ascending runs
+        k, c = run_lengths(x)
         keys.append(k)
         counts.append(c)
-        if hi > np.iinfo(np.uint32).max:
-            break
-        nxt = [_key_range(p, hi, 2**32)[:1] for p in parts]
-        a = min((int(v[0]) // n_docs for v in nxt if len(v)), default=last)
+        r = end
     return np.concatenate(keys), np.concatenate(counts)
-
-
-def _key_range(p: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """The keys of ``p`` in ``[lo, hi)``, ``p`` listing its rows ``key // n_docs`` ascending
-    (``key < bound`` is then true then false along ``p`` for a bound at a row start, so a
-    binary search finds where it changes; ``hi`` past uint32: to the end)."""
-    start = int(np.searchsorted(p, np.uint32(lo)))
-    end = len(p) if hi > np.iinfo(np.uint32).max else int(np.searchsorted(p, np.uint32(hi)))
-    return p[start:end]
 
 
 def _member_postings(shard: ShardData, members: np.ndarray, max_df: int | None):
