@@ -28,6 +28,7 @@ __all__ = [
     "plan_blocks",
     "query_counts",
     "skipped_chunks",
+    "split_lists",
     "sum_pair_counts",
     "top_k_rows",
 ]
@@ -355,3 +356,28 @@ def query_counts(
     idx = expand_ranges(starts, df)
     docs = np.sort(shard.doc_ids[idx])
     return run_lengths(docs)
+
+
+def split_lists(doc, other, shared, sim, top_k: int, depth: int):
+    """Cut complete lists into what is shown, the reserve and the floors.
+
+    ``doc, other, shared, sim``: every row of some documents down to rank ``depth + 1`` at
+    least (a document with fewer rows has all its partners here). Each document's rows are
+    ranked as :func:`top_k_rows` does (highest similarity, then lowest ``other``): ranks
+    ``< top_k`` are shown, ranks ``top_k .. depth - 1`` kept in reserve, and the row of rank
+    ``depth`` (the best partner not stored) becomes the document's floor; lower ones go.
+    Returns ``(shown, reserve, floors)``: two ``(doc, other, shared, sim)`` tuples and
+    ``(doc, sim, other)`` of the floors (no entry: every partner is stored).
+    """
+    doc, other, shared, sim = top_k_rows(doc, other, shared, sim, depth + 1)
+    rank = np.zeros(len(doc), np.int64)
+    if len(doc):
+        new = run_starts(doc)
+        idx = np.arange(len(doc))
+        rank = idx - np.maximum.accumulate(np.where(new, idx, 0))
+    cols = (doc, other, shared, sim)
+    shown = tuple(c[rank < top_k] for c in cols)
+    mid = (rank >= top_k) & (rank < depth)
+    reserve = tuple(c[mid] for c in cols)
+    last = rank == depth
+    return shown, reserve, (doc[last], sim[last], other[last])
