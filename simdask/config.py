@@ -21,10 +21,12 @@ __all__ = [
 ]
 
 #: Version of the on-disk layout; an index of another version is refused on open.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: format versions this simdask opens: 1 (one shard per range, a ``shards`` table) is migrated
-#: to 2 (per-range segments and tombstones) when opened
-READABLE_VERSIONS = (1, 2)
+#: to 2 (per-range segments and tombstones) when opened; 2 gets the reserve and floor tables
+#: of 3 (:mod:`simdask.storage.lists`) on open and its floors before its first incremental run
+#: (a simdask reading only 1 and 2 refuses a version-3 index instead of breaking its floors)
+READABLE_VERSIONS = (1, 2, 3)
 #: chunk-ID width of new indexes, in bits (docs/accuracy.md: why 64); an index stores its own
 MAX_HASH_BITS = 64
 DEFAULT_HASH_BITS = 64

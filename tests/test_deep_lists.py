@@ -25,6 +25,8 @@ from simdask.kernels.similarity import split_lists
 from tests.helpers.compare import assert_contract_rows, assert_same_index, expected_table
 from tests.helpers.corpus import make_docs, write_txt
 
+pytestmark = pytest.mark.integration
+
 PARAS = [t[:700] for t in make_docs(14, seed=5).values()]
 
 
@@ -115,7 +117,6 @@ def _old_rule(idx: Index, dropped_keys: list[str]) -> int:
     )
 
 
-@pytest.mark.integration
 @pytest.mark.parametrize("seed,slack", [(1, 2), (2, 2), (3, 1)])
 def test_many_partners_adds_modifies_deletes(tmp_path, client, seed, slack):
     rng = random.Random(seed)
@@ -157,7 +158,6 @@ def test_many_partners_adds_modifies_deletes(tmp_path, client, seed, slack):
     assert old_rule > 0 and refilled < old_rule, (refilled, old_rule)
 
 
-@pytest.mark.integration
 def test_index_written_before_reserves_keeps_the_old_rule(tmp_path, client):
     """An index without reserve tables, floors or ``slack`` in its config (as written before
     them) opens, gets floors on its first incremental run (the last row of each full list)
@@ -173,6 +173,7 @@ def test_index_written_before_reserves_keeps_the_old_rule(tmp_path, client):
     del raw["slack"]
     c.execute("UPDATE meta SET value = ? WHERE name = 'config'", (json.dumps(raw),))
     c.execute("DELETE FROM meta WHERE name = 'list_floors'")
+    c.execute("UPDATE meta SET value = '2' WHERE name = 'format_version'")
     c.execute("DROP TABLE reserve")
     c.execute("DROP TABLE floors")
     idx.close()
@@ -185,6 +186,7 @@ def test_index_written_before_reserves_keeps_the_old_rule(tmp_path, client):
     s = idx.update([folder], client=client, delete_missing=True)
     assert before > 0 and s.extra["refilled"] == before
     assert idx.catalog.meta("list_floors") == "1"
+    assert idx.catalog.meta("format_version") == "3"
     assert_floor_invariant(idx)
     full = Index.create(tmp_path / "full", cfg)
     full.update([folder], client=client)

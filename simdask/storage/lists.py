@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from simdask.config import FORMAT_VERSION
 from simdask.storage.sql import connection
 
 __all__ = [
@@ -89,6 +90,7 @@ def ensure_floors(db: Any, top_k: int) -> bool:
             (int(top_k),),
         )
         c.execute("INSERT INTO meta (name, value) VALUES (?, '1')", (FLOORS_META,))
+        c.execute("UPDATE meta SET value = ? WHERE name = 'format_version'", (str(FORMAT_VERSION),))
         c.execute("COMMIT")
     except BaseException:
         c.execute("ROLLBACK")
