@@ -20,7 +20,7 @@ from simdask.config import IndexConfig
 from simdask.kernels.changes import DocumentRow
 from simdask.storage.checksums import FILES_TABLE, drop_stale
 from simdask.storage.chunk_table import update_chunk_table
-from simdask.storage.lists import rebalance, touched_lists
+from simdask.storage.lists import RESERVE_INDEX, RESERVE_INDEX_NAME, rebalance, touched_lists
 from simdask.storage.lsh_store import LshManifest
 from simdask.storage.segment_catalog import SEGMENT_TABLES
 from simdask.storage.sql import insert_values
@@ -227,14 +227,20 @@ def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
 
 
 def _insert_deep(c: sqlite3.Connection, run: CommitContext) -> None:
-    """Insert the reserve rows and the floors of the lists computed whole."""
+    """Insert the reserve rows and the floors of the lists computed whole. Into an empty
+    reserve (a full build) the index on ``other`` is built after the rows, from sorted input."""
     head = "INSERT OR REPLACE INTO reserve (doc, other, shared, similarity)"
     cols = run.ch.reserve
     order = _key_order(cols[0], cols[1])
     if order is not None:
         cols = tuple(a[order] for a in cols)
+    bulk = len(cols[0]) > 0 and _empty(c, "reserve")
+    if bulk:
+        c.execute(f"DROP INDEX IF EXISTS {RESERVE_INDEX_NAME}")
     for i in range(0, len(cols[0]), _ROWS_PER_PASS):
         insert_values(c, head, [a[i : i + _ROWS_PER_PASS].tolist() for a in cols])
+    if bulk:
+        c.execute(RESERVE_INDEX)
     head = "INSERT OR REPLACE INTO floors (doc, similarity, other)"
     insert_values(c, head, [a.tolist() for a in run.ch.floors])
 

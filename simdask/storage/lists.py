@@ -33,6 +33,8 @@ from simdask.storage.sql import connection
 __all__ = [
     "FLOORS_META",
     "LIST_SCHEMA",
+    "RESERVE_INDEX",
+    "RESERVE_INDEX_NAME",
     "ensure_floors",
     "ensure_list_tables",
     "rebalance",
@@ -48,13 +50,17 @@ CREATE TABLE IF NOT EXISTS reserve (
     similarity REAL NOT NULL,
     PRIMARY KEY (doc, other)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS reserve_other ON reserve (other);
 CREATE TABLE IF NOT EXISTS floors (
     doc INTEGER PRIMARY KEY,
     similarity REAL NOT NULL,
     other INTEGER NOT NULL
 );
 """
+
+#: the reserve table's index of rows *to* a document, by name and statement
+RESERVE_INDEX_NAME = "reserve_other"
+RESERVE_INDEX = f"CREATE INDEX IF NOT EXISTS {RESERVE_INDEX_NAME} ON reserve (other)"
+LIST_SCHEMA += RESERVE_INDEX + ";\n"
 
 #: catalog metadata saying the floors are recorded (a new index, or one migrated)
 FLOORS_META = "list_floors"
@@ -135,13 +141,9 @@ def rebalance(c: sqlite3.Connection, docs_table: str, top_k: int, depth: int) ->
     """Rank again the lists of the documents in ``docs_table`` (rows lost, reverse rows
     gained): rows ranking after the floor go, the first ``top_k`` are shown, the next ones
     down to ``depth`` kept in reserve, and a list longer than ``depth`` is cut with its
-    floor set to the best row cut."""
+    floor set to the best row cut. Only the rows that change place are written (a reserve
+    row moving up, a shown row moving down, a row cut): a few per list."""
     t = docs_table
-    c.execute(
-        "INSERT OR IGNORE INTO similarity (doc, other, shared, similarity)"
-        f" SELECT doc, other, shared, similarity FROM reserve WHERE doc IN (SELECT id FROM {t})"
-    )
-    c.execute(f"DELETE FROM reserve WHERE doc IN (SELECT id FROM {t})")
     c.execute(
         "DELETE FROM similarity WHERE doc IN (SELECT f.doc FROM floors f"
         f" JOIN {t} ON {t}.id = f.doc) AND EXISTS (SELECT 1 FROM floors f"
@@ -151,20 +153,35 @@ def rebalance(c: sqlite3.Connection, docs_table: str, top_k: int, depth: int) ->
     c.execute("DROP TABLE IF EXISTS temp.t_ranked")
     c.execute(
         "CREATE TEMP TABLE t_ranked AS SELECT * FROM ("
-        " SELECT doc, other, shared, similarity, ROW_NUMBER() OVER (PARTITION BY doc"
-        "  ORDER BY similarity DESC, other ASC) AS rn"
-        f" FROM similarity WHERE doc IN (SELECT id FROM {t})) WHERE rn > ?",
-        (int(top_k),),
+        " SELECT doc, other, shared, similarity, src, ROW_NUMBER() OVER (PARTITION BY doc"
+        "  ORDER BY similarity DESC, other ASC) AS rn FROM ("
+        "  SELECT doc, other, shared, similarity, 0 AS src FROM similarity"
+        f"   WHERE doc IN (SELECT id FROM {t})"
+        "  UNION ALL SELECT doc, other, shared, similarity, 1 AS src FROM reserve"
+        f"   WHERE doc IN (SELECT id FROM {t})))"
+        " WHERE (src = 0 AND rn > ?) OR (src = 1 AND (rn <= ? OR rn > ?))",
+        (int(top_k), int(top_k), int(depth)),
     )
+    c.execute("CREATE INDEX temp.t_ranked_key ON t_ranked (src, doc, other)")
     c.execute(
         "INSERT OR REPLACE INTO floors (doc, similarity, other)"
         " SELECT doc, similarity, other FROM t_ranked WHERE rn = ?",
         (int(depth) + 1,),
     )
     c.execute(
+        "INSERT INTO similarity (doc, other, shared, similarity)"
+        " SELECT doc, other, shared, similarity FROM t_ranked WHERE src = 1 AND rn <= ?",
+        (int(top_k),),
+    )
+    c.execute(
         "INSERT INTO reserve (doc, other, shared, similarity)"
-        " SELECT doc, other, shared, similarity FROM t_ranked WHERE rn <= ?",
+        " SELECT doc, other, shared, similarity FROM t_ranked WHERE src = 0 AND rn <= ?",
         (int(depth),),
     )
-    c.execute("DELETE FROM similarity WHERE (doc, other) IN (SELECT doc, other FROM t_ranked)")
+    for table, src in (("similarity", 0), ("reserve", 1)):
+        c.execute(
+            f"DELETE FROM {table} WHERE doc IN (SELECT doc FROM t_ranked WHERE src = {src})"
+            f" AND EXISTS (SELECT 1 FROM t_ranked r WHERE r.src = {src}"
+            f" AND r.doc = {table}.doc AND r.other = {table}.other)"
+        )
     c.execute("DROP TABLE t_ranked")
