@@ -33,10 +33,12 @@ PER_FILE = 10_000
 
 
 def victims(n: int, c: int, r: int, op: str) -> list[int]:
-    """``c`` base document numbers spread over ``n``, distinct per round and operation."""
+    """Base document numbers spread over ``n`` at ``c`` per eighth, distinct per round and
+    operation (give the same ``n`` in every round: the base size, not what deletions left);
+    the caller takes the first ``c`` still indexed."""
     step = max(1, n // (c * 8))
     offset = 1 + 2 * r + (op == "delete")
-    return [offset + i * step for i in range(c)]
+    return [offset + i * step for i in range(n // step)]
 
 
 def catalog_size(path: Path) -> dict:
@@ -60,6 +62,9 @@ def main() -> None:
     ap.add_argument("op", choices=("delete", "modify", "size"))
     ap.add_argument("--round", type=int, default=0)
     ap.add_argument("--changes", type=int, default=100)
+    ap.add_argument(
+        "--base", type=int, default=None, help="documents the victims spread over (default: now)"
+    )
     ap.add_argument("--corpus", default="/work/data/scale/corpus-seed1")
     args = ap.parse_args()
     path = Path(args.index)
@@ -68,7 +73,10 @@ def main() -> None:
         return
     with Index.open(path) as idx:
         n = idx.catalog.n_documents()
-    picks = victims(n, args.changes, args.round, args.op)
+    with Index.open(path) as idx:  # the first ``--changes`` of them still indexed
+        spread = victims(args.base or n, args.changes, args.round, args.op)
+        known = idx.catalog.known_for([f"p{i:09d}" for i in spread])
+    picks = [i for i in spread if f"p{i:09d}" in known][: args.changes]
     with connect(workers=2) as client, Index.open(path) as idx:
         if args.op == "delete":
             kwargs = {"remove": [f"p{i:09d}" for i in picks]}
