@@ -210,7 +210,6 @@ def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
     input, instead of updated in random order row by row."""
     cols = run.ch.rows
     if not len(cols[0]):
-        _insert_deep(c, run)
         return
     order = _key_order(cols[0], cols[1])
     if order is not None:
@@ -223,7 +222,6 @@ def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
         head = "INSERT INTO similarity (doc, other, shared, similarity)"
     for i in range(0, len(doc), _ROWS_PER_PASS):  # Python objects for one slice at a time
         insert_values(c, head, [a[i : i + _ROWS_PER_PASS].tolist() for a in cols])
-    _insert_deep(c, run)
 
 
 def _insert_deep(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -350,6 +348,7 @@ COMMIT_STEPS = (
     _use_ids,
     _chunk_table,
     _insert_rows,
+    _insert_deep,
     _similarity_index,
     _trim_rows,
     _segments,
