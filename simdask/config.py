@@ -21,10 +21,12 @@ __all__ = [
 ]
 
 #: Version of the on-disk layout; an index of another version is refused on open.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: format versions this simdask opens: 1 (one shard per range, a ``shards`` table) is migrated
-#: to 2 (per-range segments and tombstones) when opened
-READABLE_VERSIONS = (1, 2)
+#: to 2 (per-range segments and tombstones) when opened; 2 gets the reserve and floor tables
+#: of 3 (:mod:`simdask.storage.lists`) on open and its floors before its first incremental run
+#: (a simdask reading only 1 and 2 refuses a version-3 index instead of breaking its floors)
+READABLE_VERSIONS = (1, 2, 3)
 #: chunk-ID width of new indexes, in bits (docs/accuracy.md: why 64); an index stores its own
 MAX_HASH_BITS = 64
 DEFAULT_HASH_BITS = 64
@@ -44,8 +46,12 @@ class IndexConfig:
     chunks in practice, docs/accuracy.md; 28 is the seed's setting). ``shards``: number
     of equal ranges the chunk-ID space is split into. ``seed``: hash seed (changing it changes
     every chunk ID). ``threshold``: least similarity stored, in percent (0 < t <= 100).
-    ``top_k``: most similar documents stored per document. ``max_df``: chunks held by more
-    than this many documents are not counted for similarity (``None``: count all).
+    ``top_k``: most similar documents shown per document (the similarity table). ``slack``:
+    rows kept per document beyond ``top_k`` (the reserve table; ``None``: ``top_k``), so that
+    deletions and modifications refill a list only when they ate into what is shown
+    (:attr:`stored_depth`; an index written before this setting existed reads as ``0``).
+    ``max_df``: chunks held by more than this many documents are not counted for similarity
+    (``None``: count all).
     ``similarity_mode``: ``informative`` stores every pair sharing at least one light
     (non-heavy) chunk with its exact count over all chunks and does not search pairs sharing
     only heavy chunks; ``exact`` stores what counting over all chunks gives for every pair
@@ -70,6 +76,7 @@ class IndexConfig:
     seed: int = 0
     threshold: float = 1.0
     top_k: int = 100
+    slack: int | None = None
     max_df: int | None = None
     similarity_mode: str = "auto"
     auto_budget: int = DEFAULT_AUTO_BUDGET
@@ -120,6 +127,14 @@ class IndexConfig:
         )
         need(self.top_k >= 1, "top_k must be at least 1", self.top_k)
         need(
+            self.slack is None
+            or (
+                isinstance(self.slack, int) and not isinstance(self.slack, bool) and self.slack >= 0
+            ),
+            "slack must be None or an integer >= 0",
+            self.slack,
+        )
+        need(
             self.max_df is None
             or (
                 isinstance(self.max_df, int)
@@ -155,6 +170,11 @@ class IndexConfig:
             object.__setattr__(self, "lsh", str(LshParams.parse(self.lsh)))
 
     @property
+    def stored_depth(self) -> int:
+        """Rows kept per document: ``top_k`` shown plus ``slack`` in reserve."""
+        return self.top_k + (self.top_k if self.slack is None else self.slack)
+
+    @property
     def lsh_params(self):
         """The :class:`~simdask.kernels.lsh.LshParams` of ``lsh``, or None."""
         if self.lsh is None:
@@ -179,7 +199,10 @@ class IndexConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> IndexConfig:
-        """Build from a dict written by :meth:`to_dict`; unknown keys are an error."""
+        """Build from a dict written by :meth:`to_dict`; unknown keys are an error. A dict
+        without ``slack`` (an index written before it existed, whose lists are cut at
+        ``top_k``) reads as ``slack`` 0."""
+        data = {"slack": 0, **data}
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:

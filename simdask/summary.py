@@ -125,8 +125,9 @@ class RunStats:
     ``bytes_to_cluster`` / ``bytes_from_cluster``: bytes the client sent and received.
     The rest is None when the run did not reach that stage: ``postings`` after the merge,
     ``shards_rewritten``, ``merges_sent_to_cache`` (merges run on the worker caching the
-    shard), ``refilled`` (unchanged documents recomputed because their full top-k list held a
-    changed one), ``df_crossed`` (unchanged documents recomputed because they hold a chunk
+    shard), ``refilled`` (unchanged documents recomputed because their list lost rows to changed
+    ones and kept fewer than ``top_k`` above its floor, :mod:`simdask.storage.lists`),
+    ``df_crossed`` (unchanged documents recomputed because they hold a chunk
     whose document count crossed ``max_df``), ``blocks`` and ``candidate_pair_counts`` (pair
     keys emitted) of the similarity stage, ``worker_cache`` (when the worker-side shard cache
     was used), ``heavy`` (:class:`HeavyStats`: the heavy-chunk cutoff and mode, and what a

@@ -174,7 +174,7 @@ def test_index_of_format_1_is_migrated(tmp_path, client):
         c.execute("UPDATE meta SET value = '1' WHERE name = 'format_version'")
     idx.close()
     idx = Index.open(tmp_path / "old")
-    assert idx.catalog.meta("format_version") == "2"
+    assert idx.catalog.meta("format_version") == "3"  # through 2 (segments) to 3
     assert {len(v) for v in idx.catalog.segments().values()} == {1}
     assert (postings_by_key(idx), idx.query(POOL[2])) == before
     (folder / "k09.txt").write_text(POOL[9])

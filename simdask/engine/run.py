@@ -28,6 +28,7 @@ from simdask.cluster.worker_cache import cache_stats
 from simdask.config import IndexConfig
 from simdask.engine.chunk_stage import PROVISIONAL_BASE, ChunkOutput, run_chunk_stage
 from simdask.engine.context import RunContext, RunOptions
+from simdask.engine.deep_lists import deep_config, split_rows
 from simdask.engine.delta_stage import DeltaInputs, run_delta
 from simdask.engine.lsh_stage import lsh_meta
 from simdask.engine.merge_stage import (
@@ -49,6 +50,7 @@ from simdask.kernels.postings import shard_ranges
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
+from simdask.storage.lists import FLOORS_META
 from simdask.storage.reads import chunk_total
 from simdask.storage.segments import Manifest, current_tombstones
 from simdask.storage.shards import ShardStore, encode_shard
@@ -256,6 +258,7 @@ def _chunk(
 def _changes(resolved: ResolvedChanges, config: IndexConfig, replace_all: bool) -> RunChanges:
     """The catalog changes of the documents; similarity rows follow from the later stages."""
     touched = resolved.touched
+    meta = {FLOORS_META: "1"} if replace_all else {}  # a full build records every floor
     return RunChanges(
         upserted=resolved.upserted,
         deleted=resolved.deleted,
@@ -269,6 +272,8 @@ def _changes(resolved: ResolvedChanges, config: IndexConfig, replace_all: bool) 
         skipped_chunks=0,
         replace_all=replace_all,
         config=config,
+        meta=meta,
+        depth=config.stored_depth,
     )
 
 
@@ -301,7 +306,7 @@ def _index(
     stats.seconds["merge"] = time.perf_counter() - t
     failpoints.hit("after_merge")
     t = time.perf_counter()
-    config = job.config
+    config = deep_config(job.config)
     skipped = ctx.gather_shards("skip", skipped_chunks, shards, config.max_df)
     changes.skipped_chunks = int(sum(skipped))
     if targets.full:
@@ -314,8 +319,8 @@ def _index(
             ctx, shards, m.n_chunks_f, m.n_docs, m.config(config), m.members, m.changed, m.cutoff
         )
         changes.trim = res.trim
-    changes.rows = res.rows
-    ctx.traffic.received(changes.rows)
+    ctx.traffic.received(res.rows)
+    split_rows(changes, res.rows, job.config)
     stats.blocks, stats.candidate_pair_counts = res.blocks, res.work
     stats.seconds["similarity"] = time.perf_counter() - t
 
@@ -432,12 +437,13 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
         job.exclusions,
         common[3],
     )
-    cfg = targets.config(job.config)
+    cfg = targets.config(deep_config(job.config))
     out = run_delta(ctx, job.store, job.catalog, job.texts, cfg, specs, buckets, inp)
-    changes.rows, changes.trim = out.rows.rows, out.rows.trim
+    changes.trim = out.rows.trim
     if job.config.max_df is not None:  # holders of a chunk whose count crossed it
         changes.rows_replaced = np.union1d(changes.rows_replaced, out.crossed)
         stats.df_crossed = len(out.crossed)
+    split_rows(changes, out.rows.rows, job.config)
     changes.skipped_chunks = int(job.catalog.meta("skipped_chunks") or 0) + out.skipped_delta
     changes.manifests = {
         s: [*job.manifest.get(s, []), (ctx.run_id, *kp)] for s, kp in out.segments.items()

@@ -33,6 +33,7 @@ __all__ = [
     "query_counts",
     "query_postings",
     "skipped_chunks",
+    "split_lists",
     "sum_pair_counts",
     "top_either_way",
     "top_k_rows",
@@ -462,3 +463,28 @@ def top_either_way(fwd: np.ndarray, rev: np.ndarray, top: int) -> np.ndarray:
     last = order[top - 1]
     tied = (larger == larger[last]) & (fwd == fwd[last]) & (rev == rev[last])
     return np.union1d(order[:top], np.flatnonzero(tied))
+
+
+def split_lists(doc, other, shared, sim, top_k: int, depth: int):
+    """Cut complete lists into what is shown, the reserve and the floors.
+
+    ``doc, other, shared, sim``: every row of some documents down to rank ``depth + 1`` at
+    least (a document with fewer rows has all its partners here). Each document's rows are
+    ranked as :func:`top_k_rows` does (highest similarity, then lowest ``other``): ranks
+    ``< top_k`` are shown, ranks ``top_k .. depth - 1`` kept in reserve, and the row of rank
+    ``depth`` (the best partner not stored) becomes the document's floor; lower ones go.
+    Returns ``(shown, reserve, floors)``: two ``(doc, other, shared, sim)`` tuples and
+    ``(doc, sim, other)`` of the floors (no entry: every partner is stored).
+    """
+    doc, other, shared, sim = top_k_rows(doc, other, shared, sim, depth + 1)
+    rank = np.zeros(len(doc), np.int64)
+    if len(doc):
+        new = run_starts(doc)
+        idx = np.arange(len(doc))
+        rank = idx - np.maximum.accumulate(np.where(new, idx, 0))
+    cols = (doc, other, shared, sim)
+    shown = tuple(c[rank < top_k] for c in cols)
+    mid = (rank >= top_k) & (rank < depth)
+    reserve = tuple(c[mid] for c in cols)
+    last = rank == depth
+    return shown, reserve, (doc[last], sim[last], other[last])

@@ -31,6 +31,8 @@ from simdask.storage.commit import (
     commit_cache,
     temp_ids,
 )
+from simdask.storage.lists import FLOORS_META, ensure_floors, ensure_list_tables
+from simdask.storage.lists import refill_candidates as _refill
 from simdask.storage.segment_catalog import SegmentTables
 from simdask.storage.sql import rows_in
 
@@ -121,6 +123,7 @@ class Catalog(SegmentTables):
             if create:
                 self.conn.executescript(_SCHEMA)
             self._ensure_segment_tables(create)
+            ensure_list_tables(self.conn)
         except sqlite3.DatabaseError as e:
             self.conn.close()
             raise self.damaged(e) from None
@@ -160,6 +163,7 @@ class Catalog(SegmentTables):
                     ("generation", "0"),
                     ("skipped_chunks", "0"),
                     ("index_id", uuid.uuid4().hex),
+                    (FLOORS_META, "1"),
                 ],
             )
 
@@ -347,21 +351,15 @@ class Catalog(SegmentTables):
         return free + list(range(start + 1, start + 1 + n - len(free)))
 
     def refill_candidates(self, changed: np.ndarray, top_k: int) -> np.ndarray:
-        """Documents not in ``changed`` whose full ``top_k`` list holds a row to a changed one.
-
-        Such a list may have pruned a match that now belongs in it, so it is recomputed.
-        """
+        """Documents not in ``changed`` whose list lost a row to a changed one and may now
+        lack a partner left out of it (:func:`~simdask.storage.lists.refill_candidates`):
+        they are recomputed. Records the floors of an index written before them first."""
+        ensure_floors(self.conn, top_k)
         with self.transaction() as c:
             temp_ids(c, "t_changed", changed)
-            rows = c.execute(
-                "SELECT s.doc FROM similarity s WHERE s.doc IN ("
-                " SELECT DISTINCT doc FROM similarity WHERE other IN (SELECT id FROM t_changed))"
-                " AND s.doc NOT IN (SELECT id FROM t_changed)"
-                " GROUP BY s.doc HAVING COUNT(*) >= ?",
-                (top_k,),
-            ).fetchall()
+            out = _refill(c, "t_changed", top_k)
             c.execute("DROP TABLE t_changed")
-        return np.array(sorted(r[0] for r in rows), dtype=np.uint32)
+        return out
 
     def last_run(self) -> dict[str, Any] | None:
         """The last committed run that indexed documents (compactions are left out): id,

@@ -20,6 +20,7 @@ from simdask.config import IndexConfig
 from simdask.kernels.changes import DocumentRow
 from simdask.storage.checksums import FILES_TABLE, drop_stale
 from simdask.storage.chunk_table import update_chunk_table
+from simdask.storage.lists import RESERVE_INDEX, RESERVE_INDEX_NAME, rebalance, touched_lists
 from simdask.storage.lsh_store import LshManifest
 from simdask.storage.segment_catalog import SEGMENT_TABLES
 from simdask.storage.sql import insert_values
@@ -52,7 +53,10 @@ class RunChanges:
     ``upserted``: the new and modified documents; ``deleted``: doc IDs removed
     (their IDs become free). Similarity: rows *of* ``rows_replaced`` and rows *to*
     ``reverse_replaced`` are deleted, then ``rows`` (``doc, other, shared, percent`` arrays)
-    inserted, then the lists of ``trim`` documents cut to ``top_k``. ``manifests``: the new
+    inserted (with ``reserve`` rows and ``floors`` ``(doc, similarity, other)`` of the lists
+    computed whole), then the lists of ``trim`` documents and of those that lost a row ranked
+    again: ``top_k`` shown, down to ``depth`` in reserve (:mod:`simdask.storage.lists`;
+    ``depth`` 0: ``top_k``). ``manifests``: the new
     segment list ``[(generation, keys, postings)]`` of each range this run changed;
     ``tombstones``: doc IDs whose older postings this run hides (at the run's generation);
     ``dead``: the new estimate of tombstoned postings of ranges whose estimate changed.
@@ -77,6 +81,13 @@ class RunChanges:
     meta: dict[str, str] = field(default_factory=dict)
     tombstones: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     dead: dict[int, float] = field(default_factory=dict)
+    reserve: tuple = field(
+        default_factory=lambda: (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)  # type: ignore
+    )
+    floors: tuple = field(
+        default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
+    )
+    depth: int = 0
 
 
 def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -111,7 +122,8 @@ class CommitContext:
 
 def _replace_all(c: sqlite3.Connection, run: CommitContext) -> None:
     if run.ch.replace_all:  # a full build: everything is replaced
-        for table in ("documents", "similarity", "free_ids", "shards", *SEGMENT_TABLES):
+        tables = ("documents", "similarity", "reserve", "floors", "free_ids", "shards")
+        for table in (*tables, *SEGMENT_TABLES):
             c.execute(f"DELETE FROM {table}")
 
 
@@ -119,14 +131,17 @@ def _temp_tables(c: sqlite3.Connection, run: CommitContext) -> None:
     temp_ids(c, "t_rows_of", run.ch.rows_replaced)
     temp_ids(c, "t_rows_to", run.ch.reverse_replaced)
     temp_ids(c, "t_trim", run.ch.trim)
+    touched_lists(c, "t_rows_to", "t_rows_of", "t_trim")
 
 
 def _rows_of(c: sqlite3.Connection, run: CommitContext) -> None:
-    c.execute("DELETE FROM similarity WHERE doc IN (SELECT id FROM t_rows_of)")
+    for table in ("similarity", "reserve", "floors"):
+        c.execute(f"DELETE FROM {table} WHERE doc IN (SELECT id FROM t_rows_of)")
 
 
 def _rows_to(c: sqlite3.Connection, run: CommitContext) -> None:
-    c.execute("DELETE FROM similarity WHERE other IN (SELECT id FROM t_rows_to)")
+    for table in ("similarity", "reserve"):
+        c.execute(f"DELETE FROM {table} WHERE other IN (SELECT id FROM t_rows_to)")
 
 
 def _delete_documents(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -209,18 +224,32 @@ def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
         insert_values(c, head, [a[i : i + _ROWS_PER_PASS].tolist() for a in cols])
 
 
+def _insert_deep(c: sqlite3.Connection, run: CommitContext) -> None:
+    """Insert the reserve rows and the floors of the lists computed whole. Into an empty
+    reserve (a full build) the index on ``other`` is built after the rows, from sorted input."""
+    head = "INSERT OR REPLACE INTO reserve (doc, other, shared, similarity)"
+    cols = run.ch.reserve
+    order = _key_order(cols[0], cols[1])
+    if order is not None:
+        cols = tuple(a[order] for a in cols)
+    bulk = len(cols[0]) > 0 and _empty(c, "reserve")
+    if bulk:
+        c.execute(f"DROP INDEX IF EXISTS {RESERVE_INDEX_NAME}")
+    for i in range(0, len(cols[0]), _ROWS_PER_PASS):
+        insert_values(c, head, [a[i : i + _ROWS_PER_PASS].tolist() for a in cols])
+    if bulk:
+        c.execute(RESERVE_INDEX)
+    head = "INSERT OR REPLACE INTO floors (doc, similarity, other)"
+    insert_values(c, head, [a.tolist() for a in run.ch.floors])
+
+
 def _similarity_index(c: sqlite3.Connection, run: CommitContext) -> None:
     c.execute(SIMILARITY_INDEX)  # built again if _insert_rows dropped it
 
 
 def _trim_rows(c: sqlite3.Connection, run: CommitContext) -> None:
-    c.execute(
-        "DELETE FROM similarity WHERE (doc, other) IN (SELECT doc, other FROM ("
-        " SELECT doc, other, ROW_NUMBER() OVER (PARTITION BY doc"
-        "  ORDER BY similarity DESC, other ASC) AS rn"
-        " FROM similarity WHERE doc IN (SELECT id FROM t_trim)) WHERE rn > ?)",
-        (run.ch.top_k,),
-    )
+    depth = max(run.ch.depth, run.ch.top_k)
+    rebalance(c, "t_trim", run.ch.top_k, depth)
 
 
 def _segments(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -319,6 +348,7 @@ COMMIT_STEPS = (
     _use_ids,
     _chunk_table,
     _insert_rows,
+    _insert_deep,
     _similarity_index,
     _trim_rows,
     _segments,

@@ -6,6 +6,11 @@ documents left out, similarity ``100 * shared / |A|`` >= ``threshold``), cut to 
 the documented order — similarity descending, then ``other`` doc ID ascending. The doc IDs
 are each index's own, so an incremental index whose recycled IDs differ from a full build's
 is held to the same contract without forgiving ties.
+
+"Equal to a full build" compares what readers see: the ``similarity`` table (each list's
+first ``top_k`` rows). The ``reserve`` rows below them (``slack``, :mod:`simdask.storage.lists`)
+may differ after deletions (an incremental list keeps fewer until it is refilled); their
+invariant is checked against brute force in tests/test_deep_lists.py.
 """
 
 from __future__ import annotations

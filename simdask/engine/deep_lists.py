@@ -1,0 +1,40 @@
+"""Lists computed one row deeper than stored, cut into what the catalog keeps.
+
+A run computes each list it recomputes down to ``stored_depth + 1`` rows
+(:func:`deep_config`); :func:`split_rows` cuts them into the shown rows, the reserve and the
+floors that :mod:`simdask.storage.lists` keeps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simdask.config import IndexConfig
+from simdask.kernels.similarity import split_lists
+from simdask.storage.commit import RunChanges
+
+__all__ = ["deep_config", "split_rows"]
+
+
+def deep_config(config: IndexConfig) -> IndexConfig:
+    """``config`` computing lists one row deeper than stored (that row is the floor)."""
+    return config.replace(top_k=config.stored_depth + 1)
+
+
+def split_rows(changes: RunChanges, rows: tuple, config: IndexConfig) -> None:
+    """Set the rows to commit: the lists computed whole (of ``changes.rows_replaced``, or
+    all in a full build) cut into shown rows, reserve and floors
+    (:func:`~simdask.kernels.similarity.split_lists`); the reverse rows added to other
+    lists go in as they are (the commit ranks those lists again)."""
+    doc = rows[0]
+    whole = (
+        np.ones(len(doc), bool)
+        if changes.replace_all
+        else np.isin(doc, np.asarray(changes.rows_replaced, np.int64))
+    )
+    shown, reserve, floors = split_lists(
+        *(c[whole] for c in rows), config.top_k, config.stored_depth
+    )
+    rest = ~whole
+    changes.rows = tuple(np.concatenate([a, c[rest]]) for a, c in zip(shown, rows, strict=True))
+    changes.reserve, changes.floors = reserve, floors
