@@ -116,7 +116,7 @@ def merge_task(
     tomb: np.ndarray,
     buckets: list[np.ndarray] | None = None,
     old: ShardData | None = None,
-) -> ShardData:
+) -> ShardData | SegmentRef:
     """Rewrite one range as a single segment (DESIGN §3.3): its live postings minus
     ``dropped`` plus the run's pairs.
 
@@ -125,7 +125,9 @@ def merge_task(
     ones, e.g. duplicate keys, are left out). ``tomb``: the committed tombstones
     (:mod:`simdask.kernels.segments`). A range that does not change is not rewritten: its
     live postings are returned with the newest old generation. With a store, a rewritten
-    range is written as generation ``spec.generation``; without one the client writes what
+    range is written as generation ``spec.generation`` and, when the store is raw
+    (memory-mappable), returned as a :class:`~simdask.engine.segment_ref.SegmentRef` to it,
+    so that the worker does not keep the merged arrays; without one the client writes what
     this returns.
     """
     return _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old)[1]
