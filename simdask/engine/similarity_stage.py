@@ -43,7 +43,6 @@ from simdask.kernels.heavy import (
 )
 from simdask.kernels.member_counts import count_member_candidates
 from simdask.kernels.similarity import (
-    candidate_mask,
     containment,
     count_block_keys,
     directed_rows,
