@@ -210,8 +210,13 @@ def test_fetch_items_reads_a_jsonl_file_once_with_the_errors_of_fetch_item(tmp_p
     assert len(items) == 13
     opened = []
     real_open = open
+    # only this test's files: a monitoring thread of a cluster left by another test (psutil
+    # reading /proc/PID/stat) may open files at the same time
     monkeypatch.setattr(
-        "builtins.open", lambda f, *x, **k: opened.append(f) or real_open(f, *x, **k)
+        "builtins.open",
+        lambda f, *x, **k: (
+            (str(f).startswith(str(tmp_path)) and opened.append(f)) or real_open(f, *x, **k)
+        ),
     )
     limit = len(json.dumps({"id": 0, "text": TEXT * 2}))  # lines with 3 x TEXT are too large
     got = _flat(fetch_items(items, limit))
