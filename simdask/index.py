@@ -325,8 +325,8 @@ class Index:
         sid = chunk_shards(ids, self.config.shard_width)
         by_range = {s: ids[sid == s] for s in np.unique(sid).tolist()}
         shards = self._reads.query_shards(manifest, tomb, by_range, merge=False)
-        parts = self._reads.query_parts(shards, ids, sid, tomb, None)
-        return np.unique(np.concatenate([np.zeros(0, np.uint64), *(d for d, _ in parts)]))
+        parts = self._reads.query_live_postings(shards, ids, sid, tomb, None)
+        return np.unique(np.concatenate([np.zeros(0, np.uint32), *parts])).astype(np.uint64)
 
     def templates(self) -> tuple[Template, ...]:
         """The template texts the index excludes (``update --exclude``), as committed."""

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from simdask.kernels.segments import live_mask
-from simdask.kernels.similarity import query_counts, query_postings
+from simdask.kernels.similarity import query_postings
 from simdask.storage.segments import (
     Manifest,
     RangeReader,
@@ -189,17 +189,6 @@ class SegmentReads:
 
         order = sorted(ids)
         return dict(zip(order, threads(subset, order), strict=True))
-
-    def query_parts(self, shards: dict, q_ids, sid, tomb: np.ndarray, max_df) -> list:
-        """``[(doc IDs, shared counts)]`` of one query text (its chunk IDs ``q_ids`` in ranges
-        ``sid``), per segment part, the counts of hidden documents dropped."""
-        parts = []
-        for s in np.unique(sid).tolist():
-            for seg in shards[s]:
-                docs_s, counts = query_counts(seg, q_ids[sid == s], max_df)
-                live = live_mask(docs_s, seg.generation, tomb)
-                parts.append((docs_s[live].astype(np.uint64), counts[live]))
-        return parts
 
     def query_live_postings(self, shards: dict, q_ids, sid, tomb: np.ndarray, max_df) -> list:
         """The doc IDs of the live postings (one per posting, unsorted) of one query text's
