@@ -1,7 +1,8 @@
 """The driver's row fold alone, on synthetic block rows of a full build's shape: the fold
 before session 8 (one concatenation and sort of all kept and waiting rows, int64 columns)
 against :class:`simdask.kernels.top_rows.RowFold` (parts, bars, uint32 columns), each in its
-own process, alternating; peak RSS (``ru_maxrss``), seconds and a digest of the rows.
+own process, alternating; peak RSS (``ru_maxrss``), seconds and a digest of the rows'
+values.
 
 Rows: ``--rows`` directed rows over ``--docs`` documents in ``--blocks`` blocks of
 consecutive doc IDs, as :func:`~simdask.engine.similarity_stage.block_rows_task` returns them
@@ -27,6 +28,7 @@ import time
 
 import numpy as np
 
+from simdask.cluster.heap import trim_heap
 from simdask.kernels.similarity import containment
 from simdask.kernels.top_rows import PART_DOCS, RowFold, top_k_rows
 
@@ -113,12 +115,14 @@ def child(args) -> None:
             fold_s += time.perf_counter() - f
         del rows
     f = time.perf_counter()
-    out = fold.result() if fold is not None else None
+    if isinstance(fold, RowFold):
+        out = fold.result(None if args.no_trim else trim_heap)
+    else:
+        out = fold.result() if fold is not None else None
     fold_s += time.perf_counter() - f
     digest = hashlib.blake2b(digest_size=12)
-    for c in out or ():
-        digest.update(np.ascontiguousarray(c).tobytes())
-        digest.update(str(c.dtype).encode())
+    for c in out or ():  # the values (the new fold returns uint32 integer columns)
+        digest.update(c.astype(np.int64 if c.dtype.kind in "iu" else np.float64).tobytes())
     print(
         json.dumps(
             {
@@ -147,6 +151,7 @@ def main() -> None:
     ap.add_argument("--top-k", type=int, default=117)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--no-trim", action="store_true", help="new fold: no trim_heap in result")
     ap.add_argument("--impl", choices=["old", "new", "none"], default=None, help="(child)")
     args = ap.parse_args()
     if args.impl:

@@ -15,7 +15,7 @@ from simdask import Index, IndexConfig, RunOptions
 from simdask.engine import similarity_stage
 from simdask.engine.similarity_stage import fold_min_rows
 from simdask.kernels import top_rows
-from simdask.kernels.top_rows import RowFold, top_k_rows
+from simdask.kernels.top_rows import RowFold, narrow, top_k_rows
 from tests.helpers.corpus import make_docs, rel, write_txt
 
 pytestmark = pytest.mark.unit
@@ -73,7 +73,7 @@ def test_folded_rows_equal_the_best_of_all_rows(
             assert p.n_kept <= top_k * part_docs
     got = fold.result()
     want = top_k_rows(*cols, top_k)
-    assert [g.dtype for g in got] == [w.dtype for w in want]
+    assert [g.dtype for g in got] == [narrow(w).dtype for w in want]  # uint32, float64
     for g, w in zip(got, want, strict=True):
         assert g.tolist() == w.tolist()
     assert list(zip(*[c.tolist() for c in got], strict=True)) == _brute(
@@ -103,7 +103,7 @@ def test_bars_drop_rows_that_cannot_enter_a_full_list():
 
 def test_fold_sorts_one_part_at_a_time_in_narrow_columns(monkeypatch):
     """A fold sorts the rows of one part (documents ``part_docs`` apart), held as uint32
-    integer columns; the result comes back in the blocks' dtypes."""
+    integer columns, as the result is; columns that do not fit stay as they came."""
     sorted_docs: list[list[int]] = []
     real = top_rows.top_k_rows
 
@@ -116,9 +116,17 @@ def test_fold_sorts_one_part_at_a_time_in_narrow_columns(monkeypatch):
     fold = RowFold(3, 2, part_docs=10)
     fold.add(_rows([(d, d + 1, 2) for d in range(0, 40, 3)]))
     assert all(max(d) // 10 == min(d) // 10 for d in sorted_docs) and len(sorted_docs) == 4
-    got = fold.result()
-    assert [c.dtype for c in got] == [np.int64, np.int64, np.int64, np.float64]
+    released: list[int] = []
+    got = fold.result(release=lambda: released.append(fold.n_kept))
+    assert released == [0, 0, 0, 0]  # called once a column, the parts already gone
+    assert [c.dtype for c in got] == [np.uint32, np.uint32, np.uint32, np.float64]
     assert got[0].tolist() == list(range(0, 40, 3))
+    monkeypatch.undo()
+    wide = RowFold(3, 1)
+    wide.add((np.array([1, 2]), np.array([-1, 2**40]), np.array([5, 5]), np.array([1.0, 1.0])))
+    got = wide.result()
+    assert [c.dtype for c in got] == [np.uint32, np.int64, np.uint32, np.float64]
+    assert got[1].tolist() == [-1, 2**40]
 
 
 def test_waiting_rows_stay_under_half_the_kept_ones():
@@ -166,8 +174,9 @@ def test_build_folding_after_every_block_stores_the_same_table(tmp_path, client,
     folds: list[int] = []
     real_result = RowFold.result
 
-    def counted(self):
-        out = real_result(self)
+    def counted(self, release=None):
+        assert release is not None  # the driver gives the parts' heap back
+        out = real_result(self, release)
         folds.append(self.folds)
         return out
 

@@ -30,7 +30,7 @@ from dask.sizeof import sizeof
 from distributed import Future, wait
 
 from simdask import failpoints
-from simdask.cluster.heap import trim_when_freed
+from simdask.cluster.heap import trim_heap, trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.heavy_stage import decide_mode, heavy_bits, heavy_only
@@ -246,7 +246,7 @@ def run_blocks(
     drive(ctx, stage)
     if fold is None:
         return stage.out
-    rows = fold.result()
+    rows = fold.result(release=trim_heap)  # the folded parts' heap goes back to the OS
     return [] if rows is None else [rows]
 
 

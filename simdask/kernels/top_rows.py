@@ -10,6 +10,8 @@ best ``k`` of the best ``k`` of its parts: folding is exact, whatever the cuts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from simdask.errors import ConfigError
@@ -142,8 +144,8 @@ class RowFold:
       an arriving row not ranking above it can never enter the list and is dropped on
       arrival (counted in ``dropped``), before it is copied or waits.
     - **Narrow columns.** Kept and waiting rows hold integer columns as uint32 when their
-      values fit (:func:`narrow`): 20 bytes a row instead of 32. :meth:`result` gives the
-      columns back in the arriving dtypes, one part at a time.
+      values fit (:func:`narrow`): 20 bytes a row instead of 32, in the result too (the
+      same values: the commit stores Python ints).
 
     The driver holds the kept rows (at most ``top_k`` a document), up to half as many again
     waiting, and one part's fold temporaries.
@@ -226,21 +228,28 @@ class RowFold:
         self.bar_other[d] = o
         self.folds += 1
 
-    def result(self) -> tuple | None:
+    def result(self, release: Callable[[], object] | None = None) -> tuple | None:
         """The folded rows ``(doc, other, shared, similarity)``, ranked and cut as
-        :func:`top_k_rows` gives them, in the dtypes the rows came in (None: no row came).
-        Empties the fold part by part while it fills the result."""
+        :func:`top_k_rows` gives them (the same values; integer columns as uint32 where they
+        fit, :func:`narrow`). None: no row came. Empties the fold, one column at a time: at
+        most the kept rows and one column twice. ``release`` is called once the parts of
+        each column are freed (the engine passes :func:`~simdask.cluster.heap.trim_heap`:
+        the parts lie in the heap, the result's columns do not, so untrimmed the process
+        would hold both)."""
         if self.dtypes is None:
             return None
         for p in self.parts.values():
             if p.waiting:
                 self._fold(p)
-        out = [np.empty(self.n_kept, dt) for dt in self.dtypes]
-        at = 0
-        for key in sorted(self.parts):
-            p = self.parts.pop(key)
-            n = p.n_kept
-            for o, c in zip(out, p.kept, strict=True):
-                o[at : at + n] = c
-            at += n
+        kept = [self.parts[key].kept for key in sorted(self.parts)]
+        self.parts = {}
+        columns = [[k[i] for k in kept] for i in range(4)]
+        del kept
+        out = []
+        for i, dt in enumerate(self.dtypes):
+            col = columns[i]
+            out.append(np.concatenate(col) if col else np.zeros(0, narrow(np.zeros(0, dt)).dtype))
+            columns[i] = None  # this column's parts go
+            if release is not None:
+                release()
         return tuple(out)
