@@ -29,8 +29,62 @@ import time
 import numpy as np
 
 from simdask.cluster.heap import trim_heap
-from simdask.kernels.similarity import containment
-from simdask.kernels.top_rows import PART_DOCS, RowFold, top_k_rows
+from simdask.kernels.arrays import run_starts
+from simdask.kernels.similarity import containment, split_lists
+from simdask.kernels.top_rows import PART_DOCS, RowFold, _counted_order, top_k_rows
+from simdask.storage.commit import _key_order
+
+
+def old_top_k_rows(doc, other, shared, sim, k: int):
+    """``top_k_rows`` of main at 4014abf: always sorts (no check for ranked rows)."""
+    order = _counted_order(doc, other, shared, sim)
+    if order is None:
+        order = np.lexsort((other, -sim, doc))
+    sdoc = doc[order]
+    if len(sdoc) == 0:
+        return doc[order], other[order], shared[order], sim[order]
+    new = run_starts(sdoc)
+    group_start = np.maximum.accumulate(np.where(new, np.arange(len(sdoc)), 0))
+    keep = order[(np.arange(len(sdoc)) - group_start) < k]
+    return doc[keep], other[keep], shared[keep], sim[keep]
+
+
+def old_after(rows: tuple, top_k: int, depth: int) -> int:
+    """What main's driver did with the folded rows of a full build: ``split_rows`` (a mask
+    copy of every row, ``split_lists`` sorting them again, the shown rows concatenated with
+    the rest) and ``_insert_rows``' order (a sorted copy, int64 copies of doc and other),
+    the rows turned into Python objects 2**20 at a time (not inserted). Returns the rows."""
+    whole = np.ones(len(rows[0]), bool)
+    doc, other, shared, sim = old_top_k_rows(*(c[whole] for c in rows), depth + 1)
+    idx = np.arange(len(doc))
+    rank = idx - np.maximum.accumulate(np.where(run_starts(doc), idx, 0))
+    cols = (doc, other, shared, sim)
+    shown = tuple(c[rank < top_k] for c in cols)
+    reserve = tuple(c[(rank >= top_k) & (rank < depth)] for c in cols)  # noqa: F841 (held)
+    rest = ~whole
+    cols = tuple(np.concatenate([a, c[rest]]) for a, c in zip(shown, rows, strict=True))
+    del doc, other, shared, sim, idx, rank, shown
+    key = cols[0].astype(np.int64) << 32 | cols[1].astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    cols = tuple(a[order] for a in cols)
+    d, o = cols[0].astype(np.int64), cols[1].astype(np.int64)
+    bool(np.all((d[1:] != d[:-1]) | (o[1:] != o[:-1])))
+    for i in range(0, len(d), 1 << 20):
+        [a[i : i + (1 << 20)].tolist() for a in cols]
+    return len(d)
+
+
+def new_after(rows: tuple, top_k: int, depth: int) -> int:
+    """The same with this branch's ``split_rows`` (a full build: no mask, no concatenation;
+    ``split_lists`` cuts the ranked rows without sorting) and ``_insert_rows`` (the order
+    and the key's distinctness, the rows gathered a slice at a time)."""
+    shown, _reserve, _floors = split_lists(*rows, top_k, depth)  # all three held
+    del rows
+    order, _ = _key_order(shown[0], shown[1])
+    for i in range(0, len(shown[0]), 1 << 20):
+        at = slice(i, i + (1 << 20)) if order is None else order[i : i + (1 << 20)]
+        [a[at].tolist() for a in shown]
+    return len(shown[0])
 
 
 class OldRowFold:
@@ -53,7 +107,7 @@ class OldRowFold:
     def _fold(self) -> None:
         parts = ([self.kept] if self.kept is not None else []) + self.waiting
         cols = (np.concatenate([p[i] for p in parts]) for i in range(4))
-        self.kept = top_k_rows(*cols, self.top_k)
+        self.kept = old_top_k_rows(*cols, self.top_k)
         self.waiting, self.n_waiting = [], 0
         self.folds += 1
 
@@ -63,7 +117,7 @@ class OldRowFold:
         if self.kept is None:
             return None
         # all_pairs of main sorted the fold's output once more (top_k_rows of the one result)
-        return top_k_rows(*self.kept, self.top_k)
+        return old_top_k_rows(*self.kept, self.top_k)
 
 
 def block_rows(b: int, args, sizes: np.ndarray) -> tuple:
@@ -120,6 +174,13 @@ def child(args) -> None:
     else:
         out = fold.result() if fold is not None else None
     fold_s += time.perf_counter() - f
+    fold_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    after_s, committed = 0.0, None
+    if args.after and out is not None:
+        f = time.perf_counter()
+        after = old_after if args.impl == "old" else new_after
+        committed = after(out, args.top_k - 17, args.top_k - 1)
+        after_s = time.perf_counter() - f
     digest = hashlib.blake2b(digest_size=12)
     for c in out or ():  # the values (the new fold returns uint32 integer columns)
         digest.update(c.astype(np.int64 if c.dtype.kind in "iu" else np.float64).tobytes())
@@ -133,6 +194,9 @@ def child(args) -> None:
                 "dropped": getattr(fold, "dropped", None),
                 "fold_s": round(fold_s, 2),
                 "total_s": round(time.perf_counter() - t, 2),
+                "fold_peak_gib": round(fold_peak, 3),
+                "after_rows": committed,
+                "after_s": round(after_s, 2),
                 "peak_rss_gib": round(
                     resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3
                 ),
@@ -152,6 +216,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-trim", action="store_true", help="new fold: no trim_heap in result")
+    ap.add_argument(
+        "--after",
+        action="store_true",
+        help="then the driver's path to the commit (split into shown rows, reserve and floors;"
+        " the commit's order; rows to Python 2**20 at a time, not inserted): top_k - 17 shown,"
+        " top_k - 1 stored depth (117 = 100 + 16 + 1)",
+    )
     ap.add_argument("--impl", choices=["old", "new", "none"], default=None, help="(child)")
     args = ap.parse_args()
     if args.impl:
