@@ -114,9 +114,9 @@ def list_bars(doc, other, sim, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return doc[last], sim[last], other[last]
 
 
-#: documents a :class:`RowFold` part covers (consecutive doc IDs): its fold sorts at most
-#: ``1.5 * top_k`` rows of each, ~2 GB of temporaries at 1M documents for all at once, ~70 MB
-#: for a part of 2**15 at ``top_k`` 117
+#: documents a :class:`RowFold` part covers (consecutive doc IDs): a fold sorts at most
+#: ``1.5 * top_k`` rows of each, ~5.8 M rows at ``top_k`` 117 (~0.4 GB of temporaries when every
+#: list is full; all documents at once at 1M was ~5 GB, docs/scale.md)
 PART_DOCS = 1 << 15
 
 
