@@ -1,0 +1,167 @@
+"""One range's merge in pieces of its chunk-ID span (issue 13 items 2 and 5): the Dask-free
+loop of :func:`~simdask.engine.merge_stage.merge_task` and
+:func:`~simdask.engine.segment_tasks.compact_task`.
+
+The bucket files are memory-mapped and the old segments opened memory-mapped when the store
+is raw; each piece (about ``spec.piece`` postings, :func:`~simdask.kernels.merge_pieces.
+piece_bounds`) reads its rows of every input, is merged by the same kernels as a whole range
+was (:func:`~simdask.kernels.postings.remap_docs`,
+:func:`~simdask.kernels.postings.merge_shard`, :func:`~simdask.storage.segments.merge_shards`)
+and handed to a sink (:class:`~simdask.storage.segment_writer.SegmentWriter`: appended to
+the segment's files; :class:`~simdask.storage.segment_writer.PieceCollector`: kept in
+memory). So the merge's transient memory follows the piece size, not the range's.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+from simdask import failpoints
+from simdask.kernels.merge_pieces import (
+    csr_sample,
+    csr_slice,
+    piece_bounds,
+    run_sample,
+    run_slice,
+    sample_step,
+)
+from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
+from simdask.storage.segments import merge_shards
+from simdask.storage.shards import open_shard_store
+
+__all__ = ["PieceResult", "bucket_runs", "merge_pieces", "segment_parts", "write_pieces"]
+
+
+def bucket_runs(spec, buckets: list[np.ndarray] | None) -> list[np.ndarray]:
+    """The range's non-empty sorted runs of pair keys: the bucket files memory-mapped (shared
+    filesystem) or the arrays sent (``buckets``)."""
+    if buckets is None:
+        files = sorted((Path(spec.bucket_dir) / f"shard-{spec.shard:04d}").glob("chunk-b*.npy"))
+        buckets = [np.load(f, mmap_mode="r") for f in files]
+    return [b for b in buckets if len(b)]
+
+
+def mapped_segment(spec, generation: int, cached) -> ShardData:
+    """Segment ``generation`` of the range without reading it whole: memory-mapped from a raw
+    store (offsets as stored, uint32 or uint64); else ``cached(spec, generation)`` (the worker
+    cache, or read into memory)."""
+    if spec.use_cache or spec.store_root is None:
+        return cached(spec, generation)
+    store = open_shard_store(spec.store_root)
+    arrays = store.open_arrays(generation, spec.shard)
+    if "files" not in arrays:  # a compressed shard: zarr arrays, read it whole
+        return store.read(generation, spec.shard)
+    keys, offsets, docs = arrays["chunk_keys"], arrays["offsets"], arrays["doc_ids"]
+    return ShardData(arrays["lo"], arrays["hi"], keys, offsets, docs, generation)
+
+
+def segment_parts(spec, old: ShardData | None, cached) -> tuple[list[ShardData], bool]:
+    """The range's old postings as ``(segments, live)``: the live postings the client sent
+    (``live`` True: tombstones already applied) or the committed segments
+    ``spec.old_generations`` (see :func:`mapped_segment`)."""
+    if not spec.old_generations:
+        return [], True
+    if old is not None:
+        return [old], True
+    return [mapped_segment(spec, g, cached) for g in spec.old_generations], False
+
+
+def _prev_piece(parts, live, tomb, a: int, b: int) -> ShardData | None:
+    """The live old postings of chunks ``[a, b)``."""
+    if not parts:
+        return None
+    pieces = [
+        ShardData(a, b, *csr_slice(p.chunk_keys, p.offsets, p.doc_ids, a, b), p.generation)
+        for p in parts
+    ]
+    if live:
+        return pieces[0]
+    return merge_shards(pieces, tomb, a, b)
+
+
+def _delta_piece(runs, prov_ids, final_ids, a: int, b: int) -> np.ndarray:
+    """This run's sorted pair keys of chunks ``[a, b)`` with final doc IDs (as
+    :func:`~simdask.engine.merge_stage.run_pairs` gives for the whole range)."""
+    if not runs:
+        return np.zeros(0, np.uint64)
+    parts = [run_slice(r, a, b).astype(np.uint64, copy=False) for r in runs]
+    delta = np.concatenate(parts)
+    del parts
+    return remap_docs(delta, prov_ids, final_ids)
+
+
+class PieceResult:
+    """What :func:`merge_pieces` did: ``changed`` (False: no piece had new postings or
+    dropped documents, the range is as it was) and ``crossed`` (with ``max_df``: the
+    documents holding a chunk whose document count crossed it; sorted distinct uint32)."""
+
+    def __init__(self, changed: bool, crossed: np.ndarray):
+        self.changed, self.crossed = changed, crossed
+
+
+def merge_pieces(
+    spec, prov_ids, final_ids, dropped, tomb, buckets, old, sink, cached, max_df=None
+) -> PieceResult:
+    """Merge one range (``spec``: a :class:`~simdask.engine.merge_stage.MergeSpec`) piece by
+    piece into ``sink`` (``append(keys, offsets, docs)`` in chunk-ID order): its live old
+    postings minus ``dropped`` plus the run's pairs, exactly as one
+    :func:`~simdask.kernels.postings.merge_shard` of the whole range. ``cached(spec, g)``
+    gives an old segment when the worker cache is used."""
+    runs = bucket_runs(spec, buckets)
+    parts, live = segment_parts(spec, old, cached)
+    step = sample_step(spec.piece, len(runs) + len(parts))
+    samples = [run_sample(r, step) for r in runs]
+    samples += [csr_sample(p.chunk_keys, p.offsets, step) for p in parts]
+    bounds = piece_bounds(samples, step, spec.piece, spec.lo, spec.hi)
+    del samples
+    changed = not parts  # a range without old segments is always written
+    crossed = []
+    if changed:
+        failpoints.hit("merge_task")
+    for a, b in pairwise(bounds):
+        delta = _delta_piece(runs, prov_ids, final_ids, a, b)
+        prev = _prev_piece(parts, live, tomb, a, b)
+        before = None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids)
+        if not changed and (len(delta) or doc_mask(dropped, prev.doc_ids).any()):
+            changed = True
+            failpoints.hit("merge_task")
+        arrays = merge_shard(before, delta, dropped)
+        del delta
+        if max_df is not None:
+            crossed.append(crossed_docs(None if prev is None else before[:2], arrays, max_df))
+        sink.append(*arrays)
+        del arrays, prev, before
+    found = np.unique(np.concatenate([np.zeros(0, np.uint32), *crossed])).astype(np.uint32)
+    return PieceResult(changed, found)
+
+
+def write_pieces(spec, generation: int, shard: int, merge) -> tuple[ShardData | None, int, int]:
+    """Run ``merge(sink)`` (pieces in chunk-ID order) into segment ``generation`` of range
+    ``shard`` in the store ``spec.store_root``: written piece by piece when the store is raw
+    (returns ``(None, distinct chunks, postings)``), else put together in memory and
+    returned as a :class:`ShardData` (the caller writes it; no store: ``spec.store_root``
+    None). ``merge`` returns whether the result is to be kept; when not, nothing is written
+    and ``(None, -1, -1)`` is returned."""
+    from simdask.storage.segment_writer import PieceCollector
+
+    store = None if spec.store_root is None else open_shard_store(spec.store_root)
+    writer = None if store is None else store.writer(generation, shard, spec.lo, spec.hi)
+    if writer is None:
+        sink = PieceCollector()
+        if not merge(sink):
+            return None, -1, -1
+        data = ShardData(spec.lo, spec.hi, *sink.close(), generation=generation)
+        return data, len(data.chunk_keys), data.n_postings
+    try:
+        keep = merge(writer)
+    except BaseException:
+        writer.discard()
+        raise
+    if not keep:
+        writer.discard()
+        return None, -1, -1
+    writer.close()
+    return None, writer.n_keys, writer.n_postings
