@@ -32,7 +32,15 @@ from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_sh
 from simdask.storage.segments import merge_shards
 from simdask.storage.shards import open_shard_store
 
-__all__ = ["PieceResult", "bucket_runs", "merge_pieces", "segment_parts", "write_pieces"]
+__all__ = [
+    "PieceResult",
+    "bucket_runs",
+    "compact_pieces",
+    "mapped_segment",
+    "merge_pieces",
+    "segment_parts",
+    "write_pieces",
+]
 
 
 def bucket_runs(spec, buckets: list[np.ndarray] | None) -> list[np.ndarray]:
@@ -165,3 +173,18 @@ def write_pieces(spec, generation: int, shard: int, merge) -> tuple[ShardData | 
         return None, -1, -1
     writer.close()
     return None, writer.n_keys, writer.n_postings
+
+
+def compact_pieces(spec, parts: list[ShardData], tomb: np.ndarray, sink) -> None:
+    """Merge segments ``parts`` of one range (``spec``: a
+    :class:`~simdask.engine.segment_tasks.CompactSpec`), dropping the postings ``tomb``
+    hides, piece by piece into ``sink``: exactly
+    :func:`~simdask.storage.segments.merge_shards` of the whole range."""
+    step = sample_step(spec.piece, len(parts))
+    samples = [csr_sample(p.chunk_keys, p.offsets, step) for p in parts]
+    bounds = piece_bounds(samples, step, spec.piece, spec.lo, spec.hi)
+    del samples
+    for a, b in pairwise(bounds):
+        merged = _prev_piece(parts, False, tomb, a, b)
+        sink.append(merged.chunk_keys, merged.offsets, merged.doc_ids)
+        del merged

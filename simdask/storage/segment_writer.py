@@ -11,6 +11,7 @@ pieces are put together in memory (what such a merge returned before).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -131,6 +132,8 @@ class SegmentWriter:
             if not a.file.closed:
                 a.file.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the generation's directory, if nothing else is
+            self.tmp.parent.rmdir()
 
 
 class PieceCollector:
