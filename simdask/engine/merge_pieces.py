@@ -14,6 +14,8 @@ memory). So the merge's transient memory follows the piece size, not the range's
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 from itertools import pairwise
 from pathlib import Path
 
@@ -101,6 +103,24 @@ def _delta_piece(runs, prov_ids, final_ids, a: int, b: int) -> np.ndarray:
     return remap_docs(delta, prov_ids, final_ids)
 
 
+def _release(arrays) -> None:
+    """Drop the pages of memory-mapped inputs from this process's resident set (they stay in
+    the page cache): a piece's reads of the bucket files and old segments would otherwise
+    count in the worker's RSS until the task ends, growing with the range."""
+    seen = set()
+    for a in arrays:
+        m = getattr(a, "_mmap", None)  # np.memmap's mapping (views share it)
+        if m is not None and id(m) not in seen and hasattr(m, "madvise"):
+            seen.add(id(m))
+            with contextlib.suppress(OSError, ValueError):
+                m.madvise(mmap.MADV_DONTNEED)
+
+
+def _mapped(runs, parts) -> list:
+    """The inputs that may be memory maps: the runs and the old segments' arrays."""
+    return [*runs, *(a for p in parts for a in (p.chunk_keys, p.offsets, p.doc_ids))]
+
+
 class PieceResult:
     """What :func:`merge_pieces` did: ``changed`` (False: no piece had new postings or
     dropped documents, the range is as it was) and ``crossed`` (with ``max_df``: the
@@ -125,6 +145,7 @@ def merge_pieces(
     samples += [csr_sample(p.chunk_keys, p.offsets, step) for p in parts]
     bounds = piece_bounds(samples, step, spec.piece, spec.lo, spec.hi)
     del samples
+    inputs = _mapped(runs, parts)
     changed = not parts  # a range without old segments is always written
     crossed = []
     if changed:
@@ -142,6 +163,7 @@ def merge_pieces(
             crossed.append(crossed_docs(None if prev is None else before[:2], arrays, max_df))
         sink.append(*arrays)
         del arrays, prev, before
+        _release(inputs)
     found = np.unique(np.concatenate([np.zeros(0, np.uint32), *crossed])).astype(np.uint32)
     return PieceResult(changed, found)
 
@@ -184,7 +206,9 @@ def compact_pieces(spec, parts: list[ShardData], tomb: np.ndarray, sink) -> None
     samples = [csr_sample(p.chunk_keys, p.offsets, step) for p in parts]
     bounds = piece_bounds(samples, step, spec.piece, spec.lo, spec.hi)
     del samples
+    inputs = _mapped([], parts)
     for a, b in pairwise(bounds):
         merged = _prev_piece(parts, False, tomb, a, b)
         sink.append(merged.chunk_keys, merged.offsets, merged.doc_ids)
         del merged
+        _release(inputs)
