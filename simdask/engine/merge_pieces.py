@@ -121,6 +121,20 @@ def _mapped(runs, parts) -> list:
     return [*runs, *(a for p in parts for a in (p.chunk_keys, p.offsets, p.doc_ids))]
 
 
+def _samples(runs, parts, step: int) -> list[np.ndarray]:
+    """Every input's sample of chunk IDs (:func:`~simdask.kernels.merge_pieces.run_sample`,
+    :func:`~simdask.kernels.merge_pieces.csr_sample`), one input's pages mapped at a time (a
+    strided read maps pages all over the file)."""
+    out = []
+    for r in runs:
+        out.append(run_sample(r, step))
+        _release([r])
+    for p in parts:
+        out.append(csr_sample(p.chunk_keys, p.offsets, step))
+        _release(_mapped([], [p]))
+    return out
+
+
 class PieceResult:
     """What :func:`merge_pieces` did: ``changed`` (False: no piece had new postings or
     dropped documents, the range is as it was) and ``crossed`` (with ``max_df``: the
@@ -141,8 +155,7 @@ def merge_pieces(
     runs = bucket_runs(spec, buckets)
     parts, live = segment_parts(spec, old, cached)
     step = sample_step(spec.piece, len(runs) + len(parts))
-    samples = [run_sample(r, step) for r in runs]
-    samples += [csr_sample(p.chunk_keys, p.offsets, step) for p in parts]
+    samples = _samples(runs, parts, step)
     bounds = piece_bounds(samples, step, spec.piece, spec.lo, spec.hi)
     del samples
     inputs = _mapped(runs, parts)
@@ -203,9 +216,7 @@ def compact_pieces(spec, parts: list[ShardData], tomb: np.ndarray, sink) -> None
     hides, piece by piece into ``sink``: exactly
     :func:`~simdask.storage.segments.merge_shards` of the whole range."""
     step = sample_step(spec.piece, len(parts))
-    samples = [csr_sample(p.chunk_keys, p.offsets, step) for p in parts]
-    bounds = piece_bounds(samples, step, spec.piece, spec.lo, spec.hi)
-    del samples
+    bounds = piece_bounds(_samples([], parts, step), step, spec.piece, spec.lo, spec.hi)
     inputs = _mapped([], parts)
     for a, b in pairwise(bounds):
         merged = _prev_piece(parts, False, tomb, a, b)
