@@ -26,8 +26,8 @@ from simdask.kernels.merge_pieces import (
     csr_sample,
     csr_slice,
     piece_bounds,
+    run_cuts,
     run_sample,
-    run_slice,
     sample_step,
 )
 from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
@@ -92,12 +92,16 @@ def _prev_piece(parts, live, tomb, a: int, b: int) -> ShardData | None:
     return merge_shards(pieces, tomb, a, b)
 
 
-def _delta_piece(runs, prov_ids, final_ids, a: int, b: int) -> np.ndarray:
-    """This run's sorted pair keys of chunks ``[a, b)`` with final doc IDs (as
-    :func:`~simdask.engine.merge_stage.run_pairs` gives for the whole range)."""
+def _delta_piece(runs, cuts, i: int, prov_ids, final_ids) -> np.ndarray:
+    """This run's sorted pair keys of piece ``i`` (rows ``cuts[r][i]:cuts[r][i + 1]`` of run
+    ``r``) with final doc IDs (as :func:`~simdask.engine.merge_stage.run_pairs` gives for the
+    whole range)."""
     if not runs:
         return np.zeros(0, np.uint64)
-    parts = [run_slice(r, a, b).astype(np.uint64, copy=False) for r in runs]
+    parts = [
+        np.array(r[c[i] : c[i + 1]]).astype(np.uint64, copy=False)
+        for r, c in zip(runs, cuts, strict=True)
+    ]
     delta = np.concatenate(parts)
     del parts
     return remap_docs(delta, prov_ids, final_ids)
@@ -163,8 +167,9 @@ def merge_pieces(
     crossed = []
     if changed:
         failpoints.hit("merge_task")
-    for a, b in pairwise(bounds):
-        delta = _delta_piece(runs, prov_ids, final_ids, a, b)
+    cuts = [run_cuts(r, bounds) for r in runs]
+    for i, (a, b) in enumerate(pairwise(bounds)):
+        delta = _delta_piece(runs, cuts, i, prov_ids, final_ids)
         prev = _prev_piece(parts, live, tomb, a, b)
         before = None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids)
         if not changed and (len(delta) or doc_mask(dropped, prev.doc_ids).any()):

@@ -24,6 +24,7 @@ __all__ = [
     "csr_sample",
     "csr_slice",
     "piece_bounds",
+    "run_cuts",
     "run_sample",
     "run_slice",
     "sample_step",
@@ -91,6 +92,12 @@ def _first_at_least(run: np.ndarray, chunk: int) -> int:
     if key is None:
         return len(run)
     return int(np.searchsorted(run, key))
+
+
+def run_cuts(run: np.ndarray, bounds: list[int]) -> list[int]:
+    """For each bound, the first row of a sorted run whose chunk ID is ``>= bound``: piece
+    ``i`` of the run is rows ``cuts[i]:cuts[i + 1]``."""
+    return [_first_at_least(run, b) for b in bounds]
 
 
 def run_slice(run: np.ndarray, a: int, b: int) -> np.ndarray:
