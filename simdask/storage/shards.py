@@ -133,6 +133,12 @@ class ShardStore(ABC):
         """Write a shard atomically in this store's layout; returns bytes stored."""
         return self._store_files(generation, shard, encode_shard(data, self.compressed))
 
+    def writer(self, generation: int, shard: int, lo: int, hi: int):
+        """A :class:`~simdask.storage.segment_writer.SegmentWriter` that writes a shard of
+        range ``[lo, hi)`` piece by piece, in the raw layout, atomically; None when this store
+        does not write the raw layout (collect the pieces and :meth:`write` them)."""
+        return None
+
     def write_encoded(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
         """Write a shard encoded by :func:`encode_shard` (e.g. on a worker without access to
         this store; with ``compressed=self.compressed``) atomically; returns bytes stored."""
@@ -299,6 +305,12 @@ class LocalShardStore(ShardStore):
         final, tmp = self._paths(generation, shard)
         write_raw(tmp, data)  # straight to disk, no copy in memory
         return self._publish(final, tmp)
+
+    def writer(self, generation: int, shard: int, lo: int, hi: int):
+        from simdask.storage.segment_writer import SegmentWriter
+
+        final, tmp = self._paths(generation, shard)
+        return SegmentWriter(tmp, lo, hi, lambda t: self._publish(final, t))
 
     def _store_files(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
         final, tmp = self._paths(generation, shard)
