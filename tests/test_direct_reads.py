@@ -107,8 +107,8 @@ def _counting(monkeypatch) -> list[int]:
     sizes: list[int] = []
     real = direct_reads.os.preadv
 
-    def preadv(fd, buffers, offset):
-        got = real(fd, buffers, offset)
+    def preadv(fd, buffers, offset, *flags):
+        got = real(fd, buffers, offset, *flags)
         sizes.append(got)
         return got
 
