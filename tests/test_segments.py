@@ -121,9 +121,7 @@ def test_recycled_doc_id_is_not_hidden_by_an_older_tombstone():
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.lists(st.integers(0, 50), max_size=40), st.integers(1, 6)), max_size=7
-    ),
+    st.lists(st.tuples(st.lists(st.integers(0, 50), max_size=40), st.integers(1, 6)), max_size=7),
     st.dictionaries(st.integers(0, 40), st.integers(1, 7), max_size=15),
     st.integers(0, 45),
 )
