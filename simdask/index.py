@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simdask import lsh_search
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.doc_freq import common_chunk_ids, common_filter
@@ -26,7 +25,6 @@ from simdask.exclude import META_NAME, Template, index_exclusions, templates_fro
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.kernels.similarity import containment
-from simdask.lsh_search import LshMatch, LshPair
 from simdask.pairs import Pair, orient, undirected
 from simdask.query_matches import query_matches
 from simdask.segment_reads import SegmentReads
@@ -40,6 +38,7 @@ from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
 
 if TYPE_CHECKING:
+    from simdask.lsh_search import LshMatch, LshPair
     from simdask.update import Writer
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
@@ -368,11 +367,15 @@ class Index:
     def lsh_pairs(self, min_jaccard: float = 0.0, exact: bool = False) -> list[LshPair]:
         """MinHash LSH: all candidate pairs with estimated Jaccard >= ``min_jaccard``
         (fraction 0..1), each unordered pair once (see :func:`simdask.lsh_search.index_pairs`)."""
+        from simdask import lsh_search  # MinHash LSH only: not imported by queries
+
         return lsh_search.index_pairs(self, min_jaccard, exact)
 
     def lsh_query(self, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
         """MinHash LSH: indexed documents near each text (read-only; see
         :func:`simdask.lsh_search.index_query`)."""
+        from simdask import lsh_search
+
         return lsh_search.index_query(self, texts, min_jaccard)
 
     def text(self, key: str) -> str:
