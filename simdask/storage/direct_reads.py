@@ -11,8 +11,11 @@ nearby elements (:func:`~simdask.kernels.key_lookup.coalesce_ranges`):
 * one window of ``step`` keys per distinct window holding a looked-up chunk ID,
 * two offsets and the posting list of each chunk found.
 
-So a query reads O(query chunks x (window + posting list)) bytes plus the sample. The numpy
-work is in :mod:`simdask.kernels.key_lookup`; this module only reads.
+So a query reads O(query chunks x (window + posting list)) bytes plus the sample. A read the
+page cache holds is one system call (``RWF_NOWAIT``); the others of a gather are announced
+together (``POSIX_FADV_WILLNEED``) before they are read, so that a cold query does not wait
+for each 4 KiB window in turn (:func:`_read_ranges`). The numpy work is in
+:mod:`simdask.kernels.key_lookup`; this module only reads.
 """
 
 from __future__ import annotations
