@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
 import warnings
 from abc import ABC, abstractmethod
@@ -65,6 +66,10 @@ __all__ = [
     "open_shard_store",
     "shard_ranges",
 ]
+
+
+#: held around ``warnings.catch_warnings`` blocks, which threads must not interleave
+_WARNINGS = threading.Lock()
 
 
 def open_shard_store(root: str | os.PathLike, key_dtype=None) -> ShardStore:
@@ -204,7 +209,9 @@ class ShardStore(ABC):
             if "key_sample" in raw:
                 files["key_sample"] = raw["key_sample"]
             return {**maps, "lo": raw["lo"], "hi": raw["hi"], "files": files}
-        with warnings.catch_warnings():  # compressed arrays use a numcodecs filter
+        # compressed arrays use a numcodecs filter; the lock: queries open segments in threads,
+        # and catch_warnings saves and restores process-wide state
+        with _WARNINGS, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
             arrays = {name: group[name] for name, _ in ARRAYS}
@@ -267,7 +274,7 @@ class ShardStore(ABC):
 
     def counts(self, generation: int, shard: int) -> tuple[int, int]:
         """``(distinct chunks, postings)`` of a stored shard, from its metadata only."""
-        with warnings.catch_warnings():
+        with _WARNINGS, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
             return group["chunk_keys"].shape[0], group["doc_ids"].shape[0]
