@@ -608,6 +608,25 @@ def test_query_counts_equal_brute_force(n_shards, max_df):
 
 
 @pytest.mark.parametrize("max_df", [None, 3])
+def test_query_postings_of_every_chunk_of_a_subset(max_df):
+    """A query's subset of a range holds only the chunks asked for: asking for all of them
+    (the path that returns the doc IDs without a copy) or for a part gives brute force."""
+    docs = random_corpus(60, seed=9)
+    df = Counter(c for cs in docs.values() for c in cs)
+    for sh in make_shards(docs, 3):
+        keys = np.asarray(sh.chunk_keys)
+        for ids in (keys, keys[::2], keys[1:], keys[:0]):
+            got = query_postings(sh, ids, max_df)
+            want = [
+                d
+                for d, cs in docs.items()
+                for c in ids.tolist()
+                if c in cs and (max_df is None or df[c] <= max_df)
+            ]
+            assert got.dtype == np.uint32 and sorted(got.tolist()) == sorted(want)
+
+
+@pytest.mark.parametrize("max_df", [None, 3])
 def test_dense_doc_counts_of_query_postings_equal_brute_force(max_df):
     docs = random_corpus(60, seed=5)
     shards = make_shards(docs, 3)

@@ -370,6 +370,9 @@ def query_postings(
     (distinct, in this shard's range) held by this shard; lists longer than ``max_df`` left
     out."""
     pos = find_keys(shard.chunk_keys, chunk_ids)[1]
+    if max_df is None and np.array_equal(pos, np.arange(len(shard.chunk_keys))):
+        # every list of the shard (a query's subset): its doc IDs as they are, no copy
+        return np.asarray(shard.doc_ids[int(shard.offsets[0]) : int(shard.offsets[-1])], np.uint32)
     starts = shard.offsets[pos].astype(np.int64)
     df = shard.offsets[pos + 1].astype(np.int64) - starts
     if max_df is not None:
@@ -415,7 +418,9 @@ def top_either_way(fwd: np.ndarray, rev: np.ndarray, top: int) -> np.ndarray:
     if top >= len(fwd):
         return np.arange(len(fwd))
     larger = np.maximum(fwd, rev)
-    order = np.lexsort((-rev, -fwd, -larger))
+    # the first `top` of the full order are among those at least the top-th largest
+    cand = np.flatnonzero(larger >= np.partition(larger, len(larger) - top)[len(larger) - top])
+    order = cand[np.lexsort((-rev[cand], -fwd[cand], -larger[cand]))]
     last = order[top - 1]
     tied = (larger == larger[last]) & (fwd == fwd[last]) & (rev == rev[last])
     return np.union1d(order[:top], np.flatnonzero(tied))
