@@ -99,7 +99,7 @@ def plan_exclusions(
     new = old if exclude is None else read_templates(exclude)
     cfg = config or old_cfg
     same = same_exclusions(old_cfg, old, cfg, new)
-    has_docs = index.catalog.counts()["documents"] > 0
+    has_docs = index.catalog.n_documents(limit=1) > 0  # not a count of every document
     meta = None if same and exclude is None else templates_to_meta(new)
     excl = index_exclusions(cfg, new)
     if same or not has_docs or rebuild:

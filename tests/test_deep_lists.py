@@ -17,7 +17,7 @@ import shutil
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
@@ -65,6 +65,79 @@ def test_split_lists_matches_brute_force(rows, top_k, slack):
     assert set(zip(*map(np.ndarray.tolist, reserve[:3]), strict=True)) == want_reserve
     got_floor = {d: (s, o) for d, s, o in zip(*map(np.ndarray.tolist, floors), strict=True)}
     assert got_floor == want_floor
+
+
+def _rebalanced(state, docs, top_k, depth):
+    """Brute force of :func:`~simdask.storage.lists.rebalance` on ``state`` (``shown`` and
+    ``reserve`` sets of ``(doc, other, shared, sim)``, ``floors`` ``{doc: (sim, other)}``)."""
+    shown, reserve, floors = (set(state[0]), set(state[1]), dict(state[2]))
+    for d in docs:
+        if d in floors:
+            fs, fo = floors[d]
+            shown = {r for r in shown if r[0] != d or not (r[3] < fs or (r[3] == fs and r[1] > fo))}
+        rows = sorted((r for r in shown | reserve if r[0] == d), key=lambda r: (-r[3], r[1]))
+        shown = {r for r in shown if r[0] != d} | set(rows[:top_k])
+        reserve = {r for r in reserve if r[0] != d} | set(rows[top_k:depth])
+        if len(rows) > depth:
+            floors[d] = (rows[depth][3], rows[depth][1])
+    return shown, reserve, floors
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 9), st.integers(1, 4), st.booleans()),
+        max_size=40,
+        unique_by=lambda r: (r[0], r[1]),
+    ),
+    st.dictionaries(st.integers(0, 3), st.tuples(st.integers(1, 4), st.integers(0, 9)), max_size=2),
+    st.sets(st.integers(0, 4)),
+    st.integers(1, 4),
+    st.integers(0, 3),
+    st.booleans(),
+)
+# a list one row too long, in place otherwise; a shown row after a reserve row; one too deep
+@example([(0, 1, 2, False), (0, 2, 3, False)], {}, {0}, 1, 1, False)
+@example([(0, 1, 2, False), (0, 2, 3, True)], {}, {0}, 1, 1, False)
+@example([(0, 1, 2, False), (0, 2, 1, True), (0, 3, 1, True)], {}, {0}, 1, 1, True)
+def test_rebalance_matches_brute_force(rows, floors, docs, top_k, slack, ranked):
+    """Any lists (shown rows, reserve rows, floors; sims with ties) ranked again for any set
+    of documents: what the brute force gives, lists in place or not, the others untouched.
+    ``ranked``: each list's first ``top_k`` rows shown and all others in reserve (in place
+    but possibly deeper than ``top_k + slack``)."""
+    from simdask.storage.catalog import Catalog
+    from simdask.storage.commit import temp_ids
+    from simdask.storage.lists import rebalance
+
+    depth = top_k + slack
+    shown = {(d, o, s, s / 4) for d, o, s, res in rows if not res}
+    reserve = {(d, o, s, s / 4) for d, o, s, res in rows if res}
+    if ranked:
+        lists = {}
+        for r in sorted(shown | reserve, key=lambda r: (r[0], -r[3], r[1])):
+            lists.setdefault(r[0], []).append(r)
+        shown = {r for rs in lists.values() for r in rs[:top_k]}
+        reserve = {r for rs in lists.values() for r in rs[top_k:]}
+    floors = {d: (s / 4, o) for d, (s, o) in floors.items()}
+    cat = Catalog(":memory:", create=True)
+    c = cat.conn
+    for table, rs in (("similarity", shown), ("reserve", reserve)):
+        c.executemany(
+            f"INSERT INTO {table} (doc, other, shared, similarity) VALUES (?, ?, ?, ?)", rs
+        )
+    c.executemany(
+        "INSERT INTO floors (doc, similarity, other) VALUES (?, ?, ?)",
+        [(d, s, o) for d, (s, o) in floors.items()],
+    )
+    temp_ids(c, "t_docs", sorted(docs))
+    rebalance(c, "t_docs", top_k, depth)
+    got = (
+        set(c.execute("SELECT doc, other, shared, similarity FROM similarity")),
+        set(c.execute("SELECT doc, other, shared, similarity FROM reserve")),
+        {d: (s, o) for d, s, o in c.execute("SELECT doc, similarity, other FROM floors")},
+    )
+    assert got == _rebalanced((shown, reserve, floors), docs, top_k, depth)
+    cat.close()
 
 
 # --- through the update path -----------------------------------------------------------------

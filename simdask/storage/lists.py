@@ -144,26 +144,33 @@ def rebalance(c: sqlite3.Connection, docs_table: str, top_k: int, depth: int) ->
     gained): rows ranking after the floor go, the first ``top_k`` are shown, the next ones
     down to ``depth`` kept in reserve, and a list longer than ``depth`` is cut with its
     floor set to the best row cut. Only the rows that change place are written (a reserve
-    row moving up, a shown row moving down, a row cut): a few per list."""
+    row moving up, a shown row moving down, a row cut): a few per list.
+
+    Only the lists where a row changes place are ranked (:func:`_lists_to_rank`: counted,
+    and for a full shown list with reserve rows its worst shown row against its best reserve
+    row); the others are in place already. Each statement is driven by the documents of
+    ``docs_table``, not by a scan of a whole table: the cost is that of the touched lists."""
     t = docs_table
     c.execute(
-        "DELETE FROM similarity WHERE doc IN (SELECT f.doc FROM floors f"
-        f" JOIN {t} ON {t}.id = f.doc) AND EXISTS (SELECT 1 FROM floors f"
-        " WHERE f.doc = similarity.doc AND (similarity.similarity < f.similarity"
-        " OR (similarity.similarity = f.similarity AND similarity.other > f.other)))"
+        "DELETE FROM similarity WHERE (doc, other) IN (SELECT s.doc, s.other"
+        f" FROM {t} CROSS JOIN floors f ON f.doc = {t}.id CROSS JOIN similarity s"
+        " ON s.doc = f.doc WHERE s.similarity < f.similarity"
+        " OR (s.similarity = f.similarity AND s.other > f.other))"
     )
+    _lists_to_rank(c, t, top_k, depth)
     c.execute("DROP TABLE IF EXISTS temp.t_ranked")
     c.execute(
         "CREATE TEMP TABLE t_ranked AS SELECT * FROM ("
         " SELECT doc, other, shared, similarity, src, ROW_NUMBER() OVER (PARTITION BY doc"
         "  ORDER BY similarity DESC, other ASC) AS rn FROM ("
         "  SELECT doc, other, shared, similarity, 0 AS src FROM similarity"
-        f"   WHERE doc IN (SELECT id FROM {t})"
+        "   WHERE doc IN (SELECT id FROM temp.t_rank)"
         "  UNION ALL SELECT doc, other, shared, similarity, 1 AS src FROM reserve"
-        f"   WHERE doc IN (SELECT id FROM {t})))"
+        "   WHERE doc IN (SELECT id FROM temp.t_rank)))"
         " WHERE (src = 0 AND rn > ?) OR (src = 1 AND (rn <= ? OR rn > ?))",
         (int(top_k), int(top_k), int(depth)),
     )
+    c.execute("DROP TABLE temp.t_rank")
     c.execute("CREATE INDEX temp.t_ranked_key ON t_ranked (src, doc, other)")
     c.execute(
         "INSERT OR REPLACE INTO floors (doc, similarity, other)"
@@ -187,6 +194,31 @@ def rebalance(c: sqlite3.Connection, docs_table: str, top_k: int, depth: int) ->
             f" AND r.doc = {table}.doc AND r.other = {table}.other)"
         )
     c.execute("DROP TABLE t_ranked")
+
+
+def _lists_to_rank(c: sqlite3.Connection, docs_table: str, top_k: int, depth: int) -> None:
+    """Fill the temporary table ``t_rank`` with the documents of ``docs_table`` whose list
+    has a row out of place: more than ``top_k`` shown rows, more than ``depth`` rows, reserve
+    rows beside fewer than ``top_k`` shown ones, or a shown row ranking after a reserve row.
+    A list with none of these is what ranking it would give (shown rows ``1..top_k``,
+    reserve rows after them, none past ``depth``). Counting the rows and finding a list's
+    worst shown and best reserve row read the list without sorting it, several times
+    cheaper than the window that ranks it."""
+    c.execute("DROP TABLE IF EXISTS temp.t_rank")
+    c.execute("CREATE TEMP TABLE t_rank (id INTEGER PRIMARY KEY)")
+    c.execute(
+        "INSERT INTO temp.t_rank (id) SELECT id FROM ("
+        " SELECT t.id AS id,"
+        "  (SELECT COUNT(*) FROM similarity s WHERE s.doc = t.id) AS ns,"
+        "  (SELECT COUNT(*) FROM reserve r WHERE r.doc = t.id) AS nr"
+        f" FROM {docs_table} t)"
+        " WHERE ns > :k OR ns + nr > :depth OR (nr > 0 AND (ns < :k"
+        "  OR (SELECT similarity, -other FROM similarity WHERE doc = id"
+        "      ORDER BY similarity ASC, other DESC LIMIT 1)"
+        "   < (SELECT similarity, -other FROM reserve WHERE doc = id"
+        "      ORDER BY similarity DESC, other ASC LIMIT 1)))",
+        {"k": int(top_k), "depth": int(depth)},
+    )
 
 
 def _ranked_union() -> str:
