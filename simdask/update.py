@@ -191,7 +191,7 @@ class Writer:
         if config is None or config == idx.config:
             return
         allowed = rebuild or rechunk.only_exclusions_differ(idx.config, config)
-        if idx.catalog.counts()["documents"] and not allowed:
+        if idx.catalog.n_documents(limit=1) and not allowed:
             raise ConfigError(
                 f"index at {idx.path} was built with other settings"
                 f" ({idx.config.differences(config)}): "

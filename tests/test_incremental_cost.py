@@ -5,7 +5,11 @@ in place; the results stay those of a full build."""
 from __future__ import annotations
 
 import json
+import random
+import re
+import sqlite3
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -87,3 +91,71 @@ def test_disk_bytes_are_the_files_on_disk(tmp_path, client):
     idx.catalog.conn.execute("DELETE FROM files")
     idx.drop_caches()
     assert idx.disk_bytes() == _walked_bytes(idx)
+
+
+#: the tables holding a row per document (or several): a statement scanning one reads the
+#: whole index
+PER_DOCUMENT = ("documents", "similarity", "reserve", "floors")
+
+
+_ALIAS = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)\s+(?:AS\s+)?(\w+)", re.IGNORECASE)
+_NOT_ALIAS = {"WHERE", "ON", "JOIN", "CROSS", "LEFT", "INNER", "GROUP", "ORDER", "LIMIT", "UNION"}
+
+
+class _PlannedConnection(sqlite3.Connection):
+    """A connection recording each statement whose query plan scans a table of
+    :data:`PER_DOCUMENT`, by name or alias (``scans``: statement -> those plan lines)."""
+
+    scans: ClassVar[dict[str, list[str]]] = {}
+
+    def execute(self, sql, *args):
+        words = sql.split()
+        if words and words[0].upper() in ("SELECT", "INSERT", "DELETE", "UPDATE", "WITH"):
+            names = {a: t for t, a in _ALIAS.findall(sql) if a.upper() not in _NOT_ALIAS}
+            plan = [r[3].split() for r in super().execute("EXPLAIN QUERY PLAN " + sql, *args)]
+            hits = [
+                " ".join(p)
+                for p in plan
+                if len(p) > 1 and p[0] == "SCAN" and names.get(p[1], p[1]) in PER_DOCUMENT
+            ]
+            if hits:
+                self.scans[" ".join(words)] = hits
+        return super().execute(sql, *args)
+
+
+def test_incremental_statements_scan_no_per_document_table(tmp_path, client, monkeypatch):
+    """The SQL of incremental runs (adds gaining reverse rows in full lists, a modification,
+    deletions) reads the rows of the documents it touches: no statement's plan scans the
+    documents, similarity, reserve or floors table (a read bounded by LIMIT and the run
+    summary's count of the documents aside), so its cost does not grow with the index."""
+    rng = random.Random(3)
+    paras = [t[:600] for t in POOL[:8]]
+
+    def doc() -> str:
+        return " ".join(rng.sample(paras, rng.randint(2, 4)))
+
+    folder = write_txt({f"k{i:02d}": doc() for i in range(14)}, tmp_path / "src")
+    idx = Index.create(tmp_path / "inc", IndexConfig(**CFG))
+    idx.update([folder], client=client)
+    idx.close()
+    monkeypatch.setattr(run_module, "WHOLE_CATALOG", 0)  # known documents read by key
+    connect = sqlite3.connect
+    monkeypatch.setattr(_PlannedConnection, "scans", {})
+    monkeypatch.setattr(
+        sqlite3, "connect", lambda *a, **k: connect(*a, **{**k, "factory": _PlannedConnection})
+    )
+    with Index.open(tmp_path / "inc") as idx:
+        for i in range(14, 17):
+            (folder / f"k{i:02d}.txt").write_text(doc(), encoding="utf-8")
+        s = idx.update([folder], client=client)
+        assert s.added == 3 and s.extra["shards_rewritten"] == 0
+        with connect(tmp_path / "inc" / "catalog.sqlite") as c:  # full lists gained rows
+            assert c.execute("SELECT COUNT(*) FROM floors").fetchone()[0] > 0
+        (folder / "k02.txt").write_text(doc(), encoding="utf-8")
+        (folder / "k05.txt").unlink()
+        s = idx.update([folder], client=client, delete_missing=True)
+        assert (s.modified, s.deleted) == (1, 1)
+        idx.remove(["src/k07.txt"], client=client)
+    allowed = {"SELECT COUNT(*) FROM documents"}  # the summary's number of documents
+    scans = {q: p for q, p in _PlannedConnection.scans.items() if q not in allowed}
+    assert not {q: p for q, p in scans.items() if " LIMIT " not in q}

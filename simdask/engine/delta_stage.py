@@ -223,14 +223,32 @@ def _range_probe(spec: MergeSpec, extra: np.ndarray, config: IndexConfig) -> Ran
     return RangeProbe(spec.store_root, spec.shard, spec.lo, spec.hi, gens, extra, dtype)
 
 
-#: pair keys per block above which a delta run's members are counted in several blocks
-BLOCK_KEYS = 1 << 18
+#: counting work per block (pair keys, or dense counters / :data:`SLOTS_PER_KEY`) above which a
+#: delta run's members are counted in several blocks, one per worker. A second block costs a
+#: task per range and a rows task more, ~50 ms on two workers: at 100,000 documents and
+#: 1.4 M keys (10 M dense counters) one block took 0.38 s of ``delta.pairs`` against 0.46 s
+#: in two (medians of 10 adds of 100 alternated, load 5-7). The threshold is an estimate
+#: (~2 ns per dense counter at that load, half of it saved by a second worker; the crossover
+#: itself was not measured)
+BLOCK_KEYS = 1 << 23
+#: dense counters (``members x n_docs``, :func:`~simdask.kernels.member_counts.
+#: count_member_candidates`) that cost what one pair key does
+SLOTS_PER_KEY = 8
+
+
+def count_blocks(work: int, n_members: int, n_docs: int, n_workers: int) -> int:
+    """Blocks the members of a delta run are counted in: one, or one per worker (at most one
+    per member) when the counting's work (``work`` keys, ``n_members * n_docs`` counters)
+    exceeds :data:`BLOCK_KEYS` (see there)."""
+    cost = max(int(work), n_members * n_docs // SLOTS_PER_KEY)
+    return max(1, min(n_workers, n_members, -(-cost // BLOCK_KEYS)))
 
 
 def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, members_f, changed_f):
     """The members' rows (no ``max_df``): per range a task adds the delta and emits the
     members' pair keys; they are counted in one block, or in one block per worker when
-    there are more than :data:`BLOCK_KEYS`. Returns the rows and the skipped-chunk change."""
+    the counting is large (:func:`count_blocks`). Returns the rows and the skipped-chunk
+    change."""
     # the probed lists in the tasks' arguments, not scattered: a task retried after its
     # worker died still has them
     pair_f = [
@@ -250,8 +268,8 @@ def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, membe
     ]
     heads = ctx.gather_shards("deltahead", delta_head, pair_f)
     work = int(sum(h[1] for h in heads))
-    # many keys: counted in one block per worker, in parallel
-    n = max(1, min(ctx.n_workers, len(inp.members), -(-work // BLOCK_KEYS)))
+    # much counting: one block per worker, in parallel
+    n = count_blocks(work, len(inp.members), inp.n_docs, ctx.n_workers)
     cuts = np.linspace(0, len(inp.members), n + 1).astype(np.int64).tolist()
     blocks = [inp.members[lo:hi] for lo, hi in itertools.pairwise(cuts)]
     first = {int(b[0]): lo for b, lo in zip(blocks, cuts, strict=False) if len(b)}
