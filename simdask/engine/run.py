@@ -421,7 +421,7 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     documents modified or removed (:func:`~.delta_stage.run_delta`); the rows of the
     members from the posting lists of their chunks only."""
     dropped = np.asarray(resolved.dropped)
-    tomb_new = _tombstones_after(job.tomb, dropped, ctx.run_id, targets.n_docs)
+    tomb_new = _tombstones_after(job.tomb, dropped, ctx.run_id)
     inp = DeltaInputs(
         common[0],
         common[1],
@@ -456,9 +456,10 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     stats.delta_seconds = out.seconds
 
 
-def _tombstones_after(tomb: np.ndarray, dropped: np.ndarray, run_id: int, n: int) -> np.ndarray:
-    """``tomb`` with this run's tombstones (``dropped`` at ``run_id``), at least ``n`` long."""
-    out = np.zeros(max(len(tomb), n, int(dropped.max()) + 1 if len(dropped) else 0), np.int64)
+def _tombstones_after(tomb: np.ndarray, dropped: np.ndarray, run_id: int) -> np.ndarray:
+    """``tomb`` with this run's tombstones (``dropped`` at ``run_id``), up to the highest
+    tombstoned ID only (``live_mask`` reads none past it): an add sends no index-sized table."""
+    out = np.zeros(max(len(tomb), int(dropped.max()) + 1 if len(dropped) else 0), np.int64)
     out[: len(tomb)] = tomb
     out[dropped.astype(np.int64)] = run_id
     return out
