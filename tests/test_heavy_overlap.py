@@ -1,0 +1,151 @@
+"""heavy_hold / heavy_overlap / light_candidates (kernels/heavy_overlap.py) against brute force
+with Python sets, and the candidate path of the member rows against today's heavy keys and
+brute force (issue 14: the heavy overlap of candidate pairs only)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdask.engine.heavy_candidates import candidate_rows_task, candidates_task, held_emit
+from simdask.engine.heavy_candidates import held_light, held_overlap
+from simdask.engine.similarity_stage import member_rows_task
+from simdask.kernels.heavy import member_keys
+from simdask.kernels.heavy_overlap import heavy_hold, heavy_overlap
+from simdask.kernels.postings import ShardData
+from tests.test_heavy import brute_rows, light_set, templated_corpus
+from tests.test_similarity_kernels import make_shards
+
+pytestmark = pytest.mark.unit
+
+
+def heavy_ids(docs, cutoff, max_df=None):
+    """The chunks with ``cutoff < df <= max_df``."""
+    df = Counter(c for s in docs.values() for c in s)
+    return {c for c, k in df.items() if k > cutoff and (max_df is None or k <= max_df)}
+
+
+def brute_overlap(docs, heavy, pairs):
+    """``|A ∩ B ∩ heavy|`` per pair."""
+    return [len(docs[a] & docs[b] & heavy) for a, b in pairs]
+
+
+def shuffled(shard: ShardData, seed: int) -> ShardData:
+    """``shard`` with each posting list in a random order (as a run's delta leaves them,
+    appended to the base lists: storage.segments.add_delta)."""
+    rng = np.random.default_rng(seed)
+    doc_ids = shard.doc_ids.copy()
+    for a, b in zip(shard.offsets[:-1].tolist(), shard.offsets[1:].tolist(), strict=True):
+        rng.shuffle(doc_ids[a:b])
+    return ShardData(shard.lo, shard.hi, shard.chunk_keys, shard.offsets, doc_ids)
+
+
+docs_st = st.dictionaries(
+    st.integers(0, 39), st.sets(st.integers(0, 60), max_size=25), min_size=2, max_size=40
+).map(lambda d: {i: d.get(i, set()) for i in range(max(d) + 1)})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    docs=docs_st,
+    data=st.data(),
+    cutoff=st.integers(0, 6),
+    max_df=st.sampled_from([None, 4, 8, 1000]),
+    n_shards=st.integers(1, 4),
+    step=st.sampled_from([1, 3, 1 << 22]),
+    shuffle=st.booleans(),
+)
+def test_heavy_overlap_equals_brute_force(docs, data, cutoff, max_df, n_shards, step, shuffle):
+    """Any candidate pairs, any block (rows offset by ``row_lo``), any lookup step, posting
+    lists sorted or not: the overlaps summed over ranges are the shared heavy chunks, and each
+    range names a candidate once."""
+    n = len(docs)
+    shards = make_shards(docs, n_shards)
+    if shuffle:
+        shards = [shuffled(s, i) for i, s in enumerate(shards)]
+    members = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=8)))
+    block_lo = data.draw(st.integers(0, len(members) - 1))
+    block = members[block_lo:]
+    pairs = data.draw(
+        st.lists(st.tuples(st.sampled_from(block), st.integers(0, n - 1)), max_size=60)
+    )
+    pairs = sorted(set(pairs), key=lambda p: (block.index(p[0]), p[1]))
+    keys = np.array([block.index(r) * n + o for r, o in pairs], np.uint32)
+    got = np.zeros(len(pairs), np.int64)
+    for s in shards:
+        hold = heavy_hold(s, np.array(members, np.uint32), cutoff, max_df)
+        assert hold.offsets[-1] == len(hold.chunks) and np.all(np.diff(hold.lists) > 0)
+        idx, ov = heavy_overlap(hold, keys, n, row_lo=block_lo, step=step)
+        assert len(np.unique(idx)) == len(idx) and np.all(ov > 0)
+        got[idx] += ov
+    assert got.tolist() == brute_overlap(docs, heavy_ids(docs, cutoff, max_df), pairs)
+
+
+def test_heavy_hold_holds_the_members_heavy_lists():
+    docs = {0: {1, 2, 3}, 1: {1, 2}, 2: {1, 3}, 3: {1, 2, 9}, 4: {9}}
+    (shard,) = make_shards(docs, 1)
+    hold = heavy_hold(shard, np.array([0, 4], np.uint32), cutoff=2)  # heavy: 1 (df 4), 2 (3)
+    assert hold.sizes.tolist() == [2, 0]  # member 4 holds only light chunk 9
+    lists = {(int(k >> np.uint64(32)), int(k & np.uint64(0xFFFFFFFF))) for k in hold.lists}
+    assert lists == {(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1), (1, 3)}
+    assert heavy_hold(shard, np.array([0], np.uint32), cutoff=2, max_df=3).sizes.tolist() == [1]
+
+
+def candidate_path_rows(docs, block, cutoff, threshold, top_k, n_shards, max_df=None):
+    """The four steps of engine/heavy_candidates, in process, on ranges of ``docs``."""
+    n = len(docs)
+    shards = make_shards(docs, n_shards)
+    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
+    held = [held_emit(s, block, n, max_df, cutoff) for s in shards]
+    cand = candidates_task([held_light(h) for h in held], len(block), n)
+    ov = [held_overlap(h, cand, n) for h in held]
+    return candidate_rows_task(cand, ov, block, n_chunks, block, block, threshold, top_k)
+
+
+def as_rows(rows):
+    return list(zip(*[x.tolist() for x in rows], strict=True))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    cutoff=st.sampled_from([0, 1, 2, 5, 100]),
+    members=st.sets(st.integers(0, 29), min_size=1, max_size=8),
+    threshold=st.sampled_from([1.0, 10.0, 25.0, 100.0]),
+    n_shards=st.integers(1, 4),
+)
+def test_candidate_rows_equal_heavy_keys_and_brute_force(
+    seed, cutoff, members, threshold, n_shards
+):
+    """Forward and reverse rows of the candidate path are those of counting the heavy keys
+    (informative mode) and, forward, those of brute force over pairs sharing a light chunk."""
+    docs = templated_corpus(30, seed)
+    n = len(docs)
+    block = np.array(sorted(members), np.uint32)
+    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
+    fwd, rev = candidate_path_rows(docs, block, cutoff, threshold, 4, n_shards)
+    shards = make_shards(docs, n_shards)
+    parts = [member_keys(s, block, n, None, cutoff) for s in shards]
+    want_f, want_r = member_rows_task(
+        parts, block, n_chunks, block, block, threshold, 4, "informative"
+    )
+    assert as_rows(fwd) == as_rows(want_f)
+    assert as_rows(rev) == as_rows(want_r)
+    ref = brute_rows(docs, threshold, 4, light_set(docs, cutoff))
+    assert as_rows(fwd) == [r for r in ref if r[0] in members]
+
+
+def test_candidate_rows_count_heavy_chunks():
+    """A corpus where heavy chunks decide rows: without the heavy overlap the shared counts
+    and so the rows differ (the test fails if the overlap is left out or miscounted)."""
+    docs = templated_corpus(30, seed=11)
+    block = np.array([0, 1, 2, 4, 9], np.uint32)
+    fwd, _ = candidate_path_rows(docs, block, 2, 1.0, 100, 3)
+    ref = [r for r in brute_rows(docs, 1.0, 100, light_set(docs, 2)) if r[0] in block.tolist()]
+    assert as_rows(fwd) == ref
+    heavy = heavy_ids(docs, 2)
+    assert sum(len(docs[a] & docs[b] & heavy) > 0 for a, b, _, _ in ref) >= 10
