@@ -11,8 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.engine.heavy_candidates import candidate_rows_task, candidates_task, held_emit
-from simdask.engine.heavy_candidates import held_light, held_overlap
+from simdask.engine.heavy_candidates import (
+    candidate_rows_task,
+    candidates_task,
+    held_emit,
+    held_light,
+    held_overlap,
+)
 from simdask.engine.similarity_stage import member_rows_task
 from simdask.kernels.heavy import member_keys
 from simdask.kernels.heavy_overlap import heavy_hold, heavy_overlap
