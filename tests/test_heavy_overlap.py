@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simdask import Index, IndexConfig, RunOptions
 from simdask.engine.heavy_candidates import (
     candidate_rows_task,
     candidates_task,
@@ -22,7 +23,9 @@ from simdask.engine.similarity_stage import member_rows_task
 from simdask.kernels.heavy import member_keys
 from simdask.kernels.heavy_overlap import heavy_hold, heavy_overlap
 from simdask.kernels.postings import ShardData
-from tests.test_heavy import brute_rows, light_set, templated_corpus
+from simdask.kernels.text import chunks
+from tests.helpers.corpus import stem, write_txt
+from tests.test_heavy import brute_rows, light_set, reference_rows, template_texts, templated_corpus
 from tests.test_similarity_kernels import make_shards
 
 pytestmark = pytest.mark.unit
@@ -87,6 +90,10 @@ def test_heavy_overlap_equals_brute_force(docs, data, cutoff, max_df, n_shards, 
         idx, ov = heavy_overlap(hold, keys, n, row_lo=block_lo, step=step)
         assert len(np.unique(idx)) == len(idx) and np.all(ov > 0)
         got[idx] += ov
+        perm = np.random.default_rng(len(keys)).permutation(len(keys))  # any order: the same
+        pidx, pov = heavy_overlap(hold, keys[perm], n, row_lo=block_lo, step=step)
+        moved = sorted(zip(perm[pidx].tolist(), pov.tolist(), strict=True))
+        assert moved == list(zip(idx.tolist(), ov.tolist(), strict=True))
     assert got.tolist() == brute_overlap(docs, heavy_ids(docs, cutoff, max_df), pairs)
 
 
@@ -154,3 +161,61 @@ def test_candidate_rows_count_heavy_chunks():
     assert as_rows(fwd) == ref
     heavy = heavy_ids(docs, 2)
     assert sum(len(docs[a] & docs[b] & heavy) > 0 for a, b, _, _ in ref) >= 10
+
+
+# --------------------------------------------------------------------------------------------
+# end to end through Index on a LocalCluster
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("fuse_members", [1000, 0], ids=["delta", "member-blocks"])
+def test_incremental_informative_equals_full_build_and_brute_force(tmp_path, client, fuse_members):
+    """``informative`` with a small ``heavy_df``, so that heavy chunks carry much of the
+    shared counts: runs adding, modifying and removing documents (through delta segments, or
+    merged ranges and member blocks) give the recomputed documents the rows of a full build of
+    the final corpus and of brute force over the pairs sharing a light chunk, and every stored
+    value is exact. (Rows of documents not recomputed are kept as they were, also when a chunk
+    they share became heavy since: the informative mode's rule, not compared here.)"""
+    texts = template_texts(60, seed=8)
+    keys = sorted(texts)
+    cfg = IndexConfig(
+        hash_bits=32, shards=3, top_k=5, threshold=2.0, similarity_mode="informative", heavy_df=3
+    )
+    opts = RunOptions(fuse_members=fuse_members, block_pairs=500)
+    idx = Index.create(tmp_path / "i", cfg)
+    src = tmp_path / "docs"
+    idx.update([write_txt({k: texts[k] for k in keys[:40]}, src)], client=client, options=opts)
+    write_txt(texts, src)  # 20 added
+    assert idx.update([src], client=client, options=opts).added == 20
+    recomputed = set(keys[40:])
+    check_rows(idx, texts, recomputed, client, tmp_path / "f1")
+    for k, other in ((keys[3], keys[50]), (keys[11], keys[2]), (keys[45], keys[30])):  # modified
+        texts[k] = texts[other] + " and then something else entirely"
+        (src / f"{k}.txt").write_text(texts[k])
+    for k in (keys[5], keys[44]):  # removed
+        del texts[k]
+        (src / f"{k}.txt").unlink()
+    s = idx.update([src], client=client, options=opts, delete_missing=True)
+    assert (s.modified, s.deleted) == (3, 2)
+    assert s.extra["heavy"] == {"mode": "informative", "cutoff": 3}
+    check_rows(idx, texts, {keys[3], keys[11], keys[45]}, client, tmp_path / "f2")
+
+
+def check_rows(idx, texts, recomputed, client, path):
+    """The rows of the ``recomputed`` documents are brute force's and a full build's, every
+    stored value is exact, and heavy chunks carry much of the shared counts."""
+    got = sorted((stem(r.doc), stem(r.other), r.shared, r.similarity) for r in idx.pairs())
+    sets = {k: set(chunks(t)) for k, t in texts.items()}
+    exact = {(a, b): (s, sim) for a, b, s, sim in brute_rows(sets, 2.0, 10**6)}
+    assert all(exact[a, b] == (s, sim) for a, b, s, sim in got)
+    mine = [r for r in got if r[0] in recomputed]
+    want = [r for r in reference_rows(texts, 2.0, 5, 3, "informative") if r[0] in recomputed]
+    assert mine == sorted(want) and len(mine) >= len(recomputed) // 2
+    full = Index.create(path, idx.config)
+    full.update([write_txt(texts, path / "docs")], client=client)
+    built = sorted((stem(r.doc), stem(r.other), r.shared, r.similarity) for r in full.pairs())
+    assert [r for r in built if r[0] in recomputed] == mine
+    heavy = {c for c, n in Counter(c for x in sets.values() for c in x).items() if n > 3}
+    through = [len(sets[a] & sets[b] & heavy) for a, b, _, _ in mine]
+    assert sum(h > 0 for h in through) >= len(mine) // 2
+    assert any(2 * h > s for h, (_, _, s, _) in zip(through, mine, strict=True))

@@ -120,39 +120,43 @@ def heavy_overlap(
     """The heavy chunks of one range each candidate shares, sparsely.
 
     ``keys``: candidate pair keys ``i * n_docs + o`` (uint32 or int64; ``i``: position in a
-    block whose first member is row ``row_lo`` of ``hold``). For every candidate and every heavy
-    chunk its member holds here, one binary search of ``j << 32 | o`` into ``hold.lists``
-    (``step`` lookups at a time). Returns the positions in ``keys`` of the candidates sharing
-    at least one heavy chunk here (int64, ascending) and how many they share (int64).
+    block whose first member is row ``row_lo`` of ``hold``), sorted for speed (any order gives
+    the same result). For every candidate and every heavy chunk ``j`` its member holds here,
+    one binary search of ``j << 32 | o`` into ``hold.lists``, issued per (member, chunk) with
+    the member's candidates in key order: ascending runs, which numpy's search takes ~5x
+    faster than scattered ones (it starts from the last hit). ``step`` lookups at a time (at
+    least one member's). Returns the positions in ``keys`` of the candidates sharing at least
+    one heavy chunk here (int64, ascending) and how many they share (int64).
     """
     n_docs = int(n_docs)
     keys = np.asarray(keys)
     empty = np.zeros(0, np.int64), np.zeros(0, np.int64)
     if len(keys) == 0 or len(hold.lists) == 0:
         return empty
-    rows = (keys // keys.dtype.type(n_docs)).astype(np.int64) + int(row_lo)
-    h = hold.offsets[rows + 1] - hold.offsets[rows]
-    sel = np.flatnonzero(h > 0)
-    if len(sel) == 0:
-        return empty
-    hs = h[sel]
-    ends = np.cumsum(hs)
-    counts = np.zeros(len(sel), np.int64)
+    n = keys.dtype.type(n_docs)
+    rows = (keys // n).astype(np.int64) + int(row_lo)
+    o = (keys % n).astype(np.uint64)
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))  # runs of a row
+    sizes = np.diff(np.append(starts, len(keys)))
+    h = hold.offsets[rows[starts] + 1] - hold.offsets[rows[starts]]
+    g = np.flatnonzero(h > 0)
+    starts, sizes, h, first = starts[g], sizes[g], h[g], hold.offsets[rows[starts[g]]]
+    ends = np.cumsum(h * sizes)
+    counts = np.zeros(len(keys), np.int64)
     lists = hold.lists
     a = 0
-    while a < len(sel):  # candidates a..b-1: about ``step`` lookups (at least one candidate)
-        b = max(a + 1, int(np.searchsorted(ends, (ends[a - 1] if a else 0) + step, "right")))
-        b = min(b, len(sel))
-        idx = np.repeat(np.arange(a, b, dtype=np.int64), hs[a:b])
-        pos = expand_ranges(hold.offsets[rows[sel[a:b]]], hs[a:b])
-        o = (keys[sel[idx]] % keys.dtype.type(n_docs)).astype(np.uint64)
-        q = (hold.chunks[pos].astype(np.uint64) << np.uint64(32)) | o
+    while a < len(g):  # runs a..b-1: about ``step`` lookups (at least one run)
+        base = ends[a - 1] if a else 0
+        b = min(len(g), max(a + 1, int(np.searchsorted(ends, base + step, "right"))))
+        run = np.repeat(np.arange(a, b), h[a:b])  # one per (run, held chunk)
+        chunk = hold.chunks[expand_ranges(first[a:b], h[a:b])]
+        cand = expand_ranges(starts[run], sizes[run])  # positions in keys
+        q = (np.repeat(chunk.astype(np.uint64), sizes[run]) << np.uint64(32)) | o[cand]
         at = np.minimum(np.searchsorted(lists, q), len(lists) - 1)
-        hit = lists[at] == q
-        counts[a:b] = np.bincount(idx[hit] - a, minlength=b - a)
+        counts += np.bincount(cand[lists[at] == q], minlength=len(keys))
         a = b
     nz = np.flatnonzero(counts)
-    return sel[nz], counts[nz]
+    return nz, counts[nz]
 
 
 def sum_overlaps(n_keys: int, parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
