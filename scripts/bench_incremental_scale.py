@@ -69,11 +69,13 @@ def victims(n: int, c: int, rounds: int) -> list[list[int]]:
 
 def live_picks(idx: Index, picks: list[int], n: int, c: int) -> list[int]:
     """``c`` base document numbers from ``picks``, skipping those no longer in ``idx`` (deleted
-    by an earlier invocation, ``--first-round``) and topped up by the numbers after the last."""
+    by an earlier invocation, ``--first-round``), topped up by other numbers from 1 on."""
     out: list[int] = []
-    for i in [*picks, *range(picks[-1] + 1, n)]:
+    for i in [*picks, *range(1, n)]:
         if len(out) == c:
             break
+        if i in out:
+            continue
         try:
             idx.catalog.document(f"p{i:09d}")
         except DocumentNotFoundError:

@@ -8,7 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
@@ -52,25 +52,39 @@ def shuffled(shard: ShardData, seed: int) -> ShardData:
     return ShardData(shard.lo, shard.hi, shard.chunk_keys, shard.offsets, doc_ids)
 
 
-docs_st = st.dictionaries(
-    st.integers(0, 39), st.sets(st.integers(0, 60), max_size=25), min_size=2, max_size=40
-).map(lambda d: {i: d.get(i, set()) for i in range(max(d) + 1)})
+# chunk IDs < 60 (many shared) or < 400 (with cutoff 0, over 64 held chunks in a range: several
+# bitset words)
+docs_st = (
+    st.sampled_from([60, 400])
+    .flatmap(
+        lambda top: st.dictionaries(
+            st.integers(0, 39),
+            st.sets(st.integers(0, top - 1), max_size=25),
+            min_size=2,
+            max_size=40,
+        )
+    )
+    .map(lambda d: {i: d.get(i, set()) for i in range(max(d) + 1)})
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     docs=docs_st,
     data=st.data(),
-    cutoff=st.integers(0, 6),
+    cutoff=st.sampled_from([0, 0, 1, 2, 4, 6]),
     max_df=st.sampled_from([None, 4, 8, 1000]),
     n_shards=st.integers(1, 4),
     step=st.sampled_from([1, 3, 1 << 22]),
     shuffle=st.booleans(),
+    bits=st.sampled_from([0, 1 << 26]),
 )
-def test_heavy_overlap_equals_brute_force(docs, data, cutoff, max_df, n_shards, step, shuffle):
+def test_heavy_overlap_equals_brute_force(
+    docs, data, cutoff, max_df, n_shards, step, shuffle, bits
+):
     """Any candidate pairs, any block (rows offset by ``row_lo``), any lookup step, posting
     lists sorted or not: the overlaps summed over ranges are the shared heavy chunks, and each
-    range names a candidate once."""
+    range names a candidate once. Both ways: bitsets (``bits``) and binary searches (0)."""
     n = len(docs)
     shards = make_shards(docs, n_shards)
     if shuffle:
@@ -84,17 +98,44 @@ def test_heavy_overlap_equals_brute_force(docs, data, cutoff, max_df, n_shards, 
     pairs = sorted(set(pairs), key=lambda p: (block.index(p[0]), p[1]))
     keys = np.array([block.index(r) * n + o for r, o in pairs], np.uint32)
     got = np.zeros(len(pairs), np.int64)
+    words = 0
     for s in shards:
         hold = heavy_hold(s, np.array(members, np.uint32), cutoff, max_df)
+        if len(hold.lists):
+            words = max(words, int(hold.lists[-1] >> np.uint64(32)) // 64 + 1)
         assert hold.offsets[-1] == len(hold.chunks) and np.all(np.diff(hold.lists) > 0)
-        idx, ov = heavy_overlap(hold, keys, n, row_lo=block_lo, step=step)
+        idx, ov = heavy_overlap(hold, keys, n, block_lo, step, bits)
         assert len(np.unique(idx)) == len(idx) and np.all(ov > 0)
         got[idx] += ov
         perm = np.random.default_rng(len(keys)).permutation(len(keys))  # any order: the same
-        pidx, pov = heavy_overlap(hold, keys[perm], n, row_lo=block_lo, step=step)
+        pidx, pov = heavy_overlap(hold, keys[perm], n, block_lo, step, bits)
         moved = sorted(zip(perm[pidx].tolist(), pov.tolist(), strict=True))
         assert moved == list(zip(idx.tolist(), ov.tolist(), strict=True))
     assert got.tolist() == brute_overlap(docs, heavy_ids(docs, cutoff, max_df), pairs)
+    event(f"bitset words {min(words, 2)}")
+
+
+def test_heavy_overlap_over_several_bitset_words():
+    """Members holding 300 heavy chunks in one range (5 words a bitset): bitsets, searches
+    and brute force agree."""
+    rng = np.random.default_rng(4)
+    docs = {
+        d: set(rng.choice(300, int(rng.integers(1, 200)), replace=False).tolist())
+        for d in range(30)
+    }
+    docs[0] = set(range(300))
+    (shard,) = make_shards(docs, 1)
+    members = np.array([0, 3, 8], np.uint32)
+    hold = heavy_hold(shard, members, cutoff=1)
+    assert int(hold.lists[-1] >> np.uint64(32)) + 1 > 256
+    pairs = [(r, o) for r in members.tolist() for o in range(30) if o != r]
+    keys = np.array([members.tolist().index(r) * 30 + o for r, o in pairs], np.uint32)
+    want = brute_overlap(docs, heavy_ids(docs, 1), pairs)
+    for bits in (0, 1 << 26):
+        idx, ov = heavy_overlap(hold, keys, 30, bits_bytes=bits)
+        got = np.zeros(len(pairs), np.int64)
+        got[idx] = ov
+        assert got.tolist() == want
 
 
 def test_heavy_hold_holds_the_members_heavy_lists():

@@ -45,6 +45,9 @@ __all__ = [
 #: (candidate, heavy chunk) lookups :func:`heavy_overlap` expands at once (int64/uint64
 #: temporaries of ~40 bytes each: ~170 MB at most, whatever the number of candidates)
 LOOKUP_STEP = 1 << 22
+#: bytes of per-document bitsets over a range's held chunks :func:`heavy_overlap` builds at
+#: most (else it searches the sorted lists)
+BITS_BYTES = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -115,34 +118,78 @@ def heavy_hold(
 
 
 def heavy_overlap(
-    hold: HeavyHold, keys: np.ndarray, n_docs: int, row_lo: int = 0, step: int = LOOKUP_STEP
+    hold: HeavyHold,
+    keys: np.ndarray,
+    n_docs: int,
+    row_lo: int = 0,
+    step: int = LOOKUP_STEP,
+    bits_bytes: int = BITS_BYTES,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The heavy chunks of one range each candidate shares, sparsely.
 
     ``keys``: candidate pair keys ``i * n_docs + o`` (uint32 or int64; ``i``: position in a
-    block whose first member is row ``row_lo`` of ``hold``), sorted for speed (any order gives
-    the same result). For every candidate and every heavy chunk ``j`` its member holds here,
-    one binary search of ``j << 32 | o`` into ``hold.lists``, issued per (member, chunk) with
-    the member's candidates in key order: ascending runs, which numpy's search takes ~5x
-    faster than scattered ones (it starts from the last hit). ``step`` lookups at a time (at
-    least one member's). Returns the positions in ``keys`` of the candidates sharing at least
-    one heavy chunk here (int64, ascending) and how many they share (int64).
+    block whose first member is row ``row_lo`` of ``hold``; doc IDs below ``n_docs``), best
+    sorted. Returns the positions in ``keys`` of the candidates sharing at least one heavy
+    chunk here (int64, ascending) and how many they share (int64).
+
+    When the per-document bitsets over the held chunks fit ``bits_bytes`` (``n_docs`` x
+    ⌈held chunks / 64⌉ words; 8 MB at a million documents and 64 held chunks), each candidate
+    costs one AND + popcount of its member's and its document's words
+    (:func:`_overlap_bits`); else one binary search a (candidate, held chunk of its member)
+    (:func:`_overlap_search`, ``step`` lookups at a time).
     """
-    n_docs = int(n_docs)
     keys = np.asarray(keys)
     empty = np.zeros(0, np.int64), np.zeros(0, np.int64)
     if len(keys) == 0 or len(hold.lists) == 0:
         return empty
-    n = keys.dtype.type(n_docs)
+    n = keys.dtype.type(int(n_docs))
     rows = (keys // n).astype(np.int64) + int(row_lo)
-    o = (keys % n).astype(np.uint64)
+    n_words = -(-(int(hold.lists[-1] >> np.uint64(32)) + 1) // 64)
+    if int(n_docs) * n_words * 8 <= bits_bytes:
+        counts = _overlap_bits(hold, rows, keys % n, int(n_docs), n_words)
+    else:
+        counts = _overlap_search(hold, rows, (keys % n).astype(np.uint64), step)
+    nz = np.flatnonzero(counts)
+    return nz, counts[nz]
+
+
+def _overlap_bits(hold: HeavyHold, rows, o, n_docs: int, n_words: int) -> np.ndarray:
+    """Per candidate ``(rows[k], o[k])``: popcount of the AND of the member's bitset over the
+    held chunks and document ``o``'s (built here from ``hold.lists``, one scatter a held
+    chunk). int64 counts."""
+    docs = (hold.lists & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    local = (hold.lists >> np.uint64(32)).astype(np.int64)
+    per_doc = np.zeros((n_docs, n_words), np.uint64)
+    bounds = np.flatnonzero(np.diff(local)) + 1
+    for a, b in zip([0, *bounds.tolist()], [*bounds.tolist(), len(local)], strict=True):
+        j = int(local[a])  # each document once in a list: no lost updates
+        per_doc[docs[a:b], j >> 6] |= np.uint64(1) << np.uint64(j & 63)
+    h = hold.sizes
+    per_row = np.zeros((len(h), n_words), np.uint64)
+    held_row = np.repeat(np.arange(len(h)), h)
+    np.bitwise_or.at(
+        per_row, (held_row, hold.chunks >> 6), np.uint64(1) << (hold.chunks & 63).astype(np.uint64)
+    )
+    counts = np.zeros(len(rows), np.int64)
+    sel = np.flatnonzero(h[rows] > 0)
+    r, d = rows[sel], o[sel].astype(np.int64)
+    for w in range(n_words):
+        counts[sel] += np.bitwise_count(per_row[r, w] & per_doc[d, w])
+    return counts
+
+
+def _overlap_search(hold: HeavyHold, rows, o, step: int) -> np.ndarray:
+    """Per candidate ``(rows[k], o[k])``: for every heavy chunk ``j`` its member holds, one
+    binary search of ``j << 32 | o`` into ``hold.lists``, issued per (member, chunk) with the
+    member's candidates in key order: ascending runs, which numpy's search takes ~5x faster
+    than scattered ones (it starts from the last hit). int64 counts."""
     starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))  # runs of a row
-    sizes = np.diff(np.append(starts, len(keys)))
+    sizes = np.diff(np.append(starts, len(rows)))
     h = hold.offsets[rows[starts] + 1] - hold.offsets[rows[starts]]
     g = np.flatnonzero(h > 0)
     starts, sizes, h, first = starts[g], sizes[g], h[g], hold.offsets[rows[starts[g]]]
     ends = np.cumsum(h * sizes)
-    counts = np.zeros(len(keys), np.int64)
+    counts = np.zeros(len(rows), np.int64)
     lists = hold.lists
     a = 0
     while a < len(g):  # runs a..b-1: about ``step`` lookups (at least one run)
@@ -153,10 +200,9 @@ def heavy_overlap(
         cand = expand_ranges(starts[run], sizes[run])  # positions in keys
         q = (np.repeat(chunk.astype(np.uint64), sizes[run]) << np.uint64(32)) | o[cand]
         at = np.minimum(np.searchsorted(lists, q), len(lists) - 1)
-        counts += np.bincount(cand[lists[at] == q], minlength=len(keys))
+        counts += np.bincount(cand[lists[at] == q], minlength=len(rows))
         a = b
-    nz = np.flatnonzero(counts)
-    return nz, counts[nz]
+    return counts
 
 
 def sum_overlaps(n_keys: int, parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
