@@ -15,7 +15,8 @@ the light chunks and adds each candidate's heavy overlap exactly; in the ``exact
 documents whose heavy chunks alone could give rows are searched densely (in the ``auto`` mode
 when that search fits ``auto_budget`` pairs). Incremental runs keep the cutoff and the mode the
 index was built with (:func:`stored_heavy`) and emit member keys through light and heavy chunks
-apart.
+apart; in the ``informative`` mode only the light ones, the candidates' heavy overlap taken
+per range (:mod:`simdask.engine.heavy_candidates`).
 """
 
 from __future__ import annotations
