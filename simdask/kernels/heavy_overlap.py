@@ -145,8 +145,9 @@ def heavy_overlap(
     n = keys.dtype.type(int(n_docs))
     rows = (keys // n).astype(np.int64) + int(row_lo)
     n_words = -(-(int(hold.lists[-1] >> np.uint64(32)) + 1) // 64)
-    if int(n_docs) * n_words * 8 <= bits_bytes:
-        counts = _overlap_bits(hold, rows, keys % n, int(n_docs), n_words)
+    width = max(int(n_docs), int((hold.lists & np.uint64(0xFFFFFFFF)).max()) + 1)  # doc IDs
+    if width * n_words * 8 <= bits_bytes:
+        counts = _overlap_bits(hold, rows, keys % n, width, n_words)
     else:
         counts = _overlap_search(hold, rows, (keys % n).astype(np.uint64), step)
     nz = np.flatnonzero(counts)
