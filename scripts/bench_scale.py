@@ -104,16 +104,20 @@ def run_sampled(
     interval: float = 0.5,
     trace: Path | None = None,
     max_rss: int | None = None,
+    code: Path = REPO,
 ) -> dict:
     """Run ``cmd``; wall seconds, the peak RSS of its process tree (largest process and sum),
     bytes, and the CPU seconds (user + system) of all of them. The largest process's peak is
     its VmHWM (exact up to the last sample before it ended), the sum is sampled. The tree is
     listed again every 10 samples (listing costs more than reading a known process). When the
     sum passes ``max_rss`` bytes the whole process group is killed and ``aborted`` says so (on
-    a shared machine, before the kernel's OOM killer picks someone else's process)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    a shared machine, before the kernel's OOM killer picks someone else's process).
+    ``peak_driver``: the VmHWM of the command's own process (the Dask client: the row fold,
+    the commit), also the trace's fifth column (its RSS). ``code``: the checkout whose simdask
+    runs (PYTHONPATH)."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
     t = time.perf_counter()
-    single = total = 0
+    single = total = driver = 0
     cpu: dict[int, float] = {}  # last CPU seconds seen per process
     aborted = ""
     tf = open(trace, "w") if trace else None  # noqa: SIM115 (closed below)
@@ -137,10 +141,11 @@ def run_sampled(
                     cpu[p.pid] = c.user + c.system
                 single = max(single, _hwm(p.pid))
             total = max(total, sum(rss))
+            driver = max(driver, _hwm(root.pid))
             if tf:
                 tf.write(
                     f"{time.perf_counter() - t:.2f} {max(rss, default=0)} {sum(rss)} "
-                    f"{sum(cpu.values()):.1f}\n"
+                    f"{sum(cpu.values()):.1f} {rss[0] if rss else 0}\n"
                 )
                 tf.flush()
             if max_rss and sum(rss) > max_rss:
@@ -157,6 +162,7 @@ def run_sampled(
         "wall": time.perf_counter() - t,
         "peak_single": single,
         "peak_total": total,
+        "peak_driver": driver,
         "cpu": sum(cpu.values()),
         "aborted": aborted,
     }
@@ -184,7 +190,13 @@ def measure(args, model: ProseModel, n: int) -> dict:
     cmd += args.update_args.split()
     print(f"{n:,} documents: {' '.join(cmd[:6])} ... ({len(files)} files)", flush=True)
     load = load_average()
-    run = run_sampled(cmd, log, trace=data / f"rss-{n}.txt", max_rss=args.max_rss_gb * 2**30)
+    run = run_sampled(
+        cmd,
+        log,
+        trace=data / f"rss-{n}.txt",
+        max_rss=args.max_rss_gb * 2**30,
+        code=Path(args.code),
+    )
     if run["aborted"]:
         res = {"requested": n, "date": today(), "load_before": load, **run}
         res["update_args"] = args.update_args
@@ -216,6 +228,7 @@ def measure(args, model: ProseModel, n: int) -> dict:
         "wall": run["wall"],
         "peak_single": run["peak_single"],
         "peak_total": run["peak_total"],
+        "peak_driver": run["peak_driver"],
         "cpu_s": run["cpu"],
         "seconds": summary.get("seconds", {}),
         "heavy": st["heavy"],
@@ -265,6 +278,9 @@ def main() -> None:
         "--max-rss-gb", type=float, default=20.0, help="kill a run whose processes hold more"
     )
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/scale.md")
+    ap.add_argument(
+        "--code", default=str(REPO), help="checkout whose simdask runs (side by side with main)"
+    )
     ap.add_argument("--report-only", action="store_true", help="only write the doc")
     ap.add_argument("--out", default=str(REPO / "docs/scale.md"))
     args = ap.parse_args()

@@ -10,6 +10,7 @@ chunks at most those of either document). It never raises for damage; it reports
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import numpy as np
 from simdask.errors import IndexDamagedError, IndexFormatError, IndexNotFoundError
 from simdask.kernels.segments import live_mask
 from simdask.storage import checksums
+from simdask.storage.lists import list_problems, reserve_rows
 from simdask.storage.reads import stored_similarities
 from simdask.storage.segments import current_tombstones
 
@@ -150,7 +152,7 @@ def _check_values(idx, report: CheckReport) -> None:
                 name,
                 f"key_sample differs from chunk_keys[::{sample[0]}] (the queries' index)",
             )
-    rows = stored_similarities(idx.catalog)
+    rows = itertools.chain(stored_similarities(idx.catalog), reserve_rows(idx.catalog))
     bad = 0
     first = ""
     for doc, other, shared, sim in rows:
@@ -161,10 +163,12 @@ def _check_values(idx, report: CheckReport) -> None:
     if bad:
         report.add(
             "similarity",
-            "catalog.sqlite:similarity",
+            "catalog.sqlite:similarity+reserve",
             f"{bad} rows outside their domain (known doc IDs, 0..100 %, shared chunks at most "
             f"those of either document), e.g. {first}",
         )
+    for problem in list_problems(idx.catalog, idx.config.top_k, idx.config.stored_depth):
+        report.add("similarity", "catalog.sqlite:similarity+reserve", problem)
 
 
 def _segments(idx) -> list[tuple[int, int]]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simdask import lsh_search
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.doc_freq import common_chunk_ids, common_filter
@@ -24,8 +24,7 @@ from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundErro
 from simdask.exclude import META_NAME, Template, index_exclusions, templates_from_meta
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import shard_of as chunk_shards
-from simdask.kernels.similarity import containment, dense_doc_counts
-from simdask.lsh_search import LshMatch, LshPair
+from simdask.kernels.similarity import containment
 from simdask.pairs import Pair, orient, undirected
 from simdask.query_matches import query_matches
 from simdask.segment_reads import SegmentReads
@@ -39,6 +38,7 @@ from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
 
 if TYPE_CHECKING:
+    from simdask.lsh_search import LshMatch, LshPair
     from simdask.update import Writer
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
@@ -59,7 +59,7 @@ class Index:
         self.texts = TextStore(path / "texts")
         migrate_legacy(catalog, self.store)  # format 1 (one shard per range) -> segments
         self._doc_table: tuple[int, np.ndarray] | None = None
-        self._recorded: tuple[int, dict[str, tuple[int, str]]] | None = None  # file checksums
+        self._recorded: tuple[int, dict] | None = None  # recorded file sizes by segment
         self._reads = SegmentReads(self)  # segments opened and read, tombstones
         self._excl: tuple[tuple, Exclusions] | None = None  # by (generation, config)
 
@@ -236,23 +236,30 @@ class Index:
         """
         return self._reads.preload()
 
-    def _check_sizes(self, generation: int, shard: int) -> None:
+    def _check_sizes(self, generation: int, shard: int, sizes: dict | None = None) -> None:
         """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the shard is missing
         or has another size than recorded at its commit (see
-        :mod:`simdask.storage.checksums`; full hashes: ``simdask check``)."""
+        :mod:`simdask.storage.checksums`; full hashes: ``simdask check``). ``sizes``: the
+        recorded sizes as :meth:`size_check` read them (None: read them here)."""
         if self.store.remote:
             return
-        problems = checksums.size_problems(
-            self.path, self._recorded_files(), checksums.shard_prefix(generation, shard)
-        )
+        sizes = self._segment_sizes() if sizes is None else sizes
+        files = sizes.get(checksums.shard_prefix(generation, shard), ())
+        problems = checksums.size_problems(self.path, files)
         if problems:
             raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
 
-    def _recorded_files(self) -> dict[str, tuple[int, str]]:
-        """The committed files' recorded ``{name: (size, xxh3)}``, cached per generation."""
+    def size_check(self):
+        """:meth:`_check_sizes` with the recorded sizes of the committed generation read now:
+        it reads no catalog, so threads may call it."""
+        return partial(self._check_sizes, sizes=self._segment_sizes())
+
+    def _segment_sizes(self) -> dict[str, list[tuple[str, int]]]:
+        """The committed shard files' recorded sizes by segment (see
+        :func:`~simdask.storage.checksums.segment_sizes`), cached per generation."""
         gen = self.catalog.generation
         if self._recorded is None or self._recorded[0] != gen:
-            self._recorded = (gen, checksums.recorded(self.catalog))
+            self._recorded = (gen, checksums.segment_sizes(checksums.recorded(self.catalog)))
         return self._recorded[1]
 
     def query(
@@ -304,8 +311,9 @@ class Index:
         for qi in range(len(texts)):
             mine = cb.doc == qi
             q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
-            parts = self._reads.query_live_postings(shards, q_ids, sid, tomb, cfg.max_df)
-            docs, shared = dense_doc_counts(parts, len(n_chunks))
+            docs, shared = self._reads.query_counts(
+                shards, q_ids, sid, tomb, cfg.max_df, len(n_chunks)
+            )
             n_q = int(cb.n_chunks[qi])
             out.append(
                 query_matches(
@@ -359,11 +367,15 @@ class Index:
     def lsh_pairs(self, min_jaccard: float = 0.0, exact: bool = False) -> list[LshPair]:
         """MinHash LSH: all candidate pairs with estimated Jaccard >= ``min_jaccard``
         (fraction 0..1), each unordered pair once (see :func:`simdask.lsh_search.index_pairs`)."""
+        from simdask import lsh_search  # MinHash LSH only: not imported by queries
+
         return lsh_search.index_pairs(self, min_jaccard, exact)
 
     def lsh_query(self, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
         """MinHash LSH: indexed documents near each text (read-only; see
         :func:`simdask.lsh_search.index_query`)."""
+        from simdask import lsh_search
+
         return lsh_search.index_query(self, texts, min_jaccard)
 
     def text(self, key: str) -> str:
@@ -425,10 +437,7 @@ class Index:
         files), measured on disk only where none are recorded (an older index, a URL store)."""
         recorded: dict[str, int] = {}
         if not self.store.remote:
-            for name, (size, _) in self._recorded_files().items():
-                if name.startswith("shards/"):
-                    prefix = name[: name.find("/", name.find("/", 7) + 1) + 1]
-                    recorded[prefix] = recorded.get(prefix, 0) + size
+            recorded = {p: sum(n for _, n in f) for p, f in self._segment_sizes().items()}
         shards = sum(
             recorded.get(checksums.shard_prefix(g, s)) or self.store.shard_nbytes(g, s)
             for s, segs in self.catalog.segments().items()

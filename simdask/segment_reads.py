@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from simdask.kernels.segments import live_mask
+from simdask.kernels.segments import live_doc_counts, live_mask
 from simdask.kernels.similarity import query_postings
 from simdask.storage.segments import (
     Manifest,
@@ -26,7 +26,7 @@ from simdask.storage.segments import (
 )
 from simdask.storage.shards import ShardData, shard_ranges
 
-__all__ = ["SegmentReads", "segment_set", "threads"]
+__all__ = ["IO_THREADS", "SegmentReads", "segment_set", "threads"]
 
 _NAMES = ("chunk_keys", "offsets", "doc_ids")
 
@@ -36,11 +36,16 @@ def segment_set(manifest: Manifest) -> set[tuple[int, int]]:
     return {(s, g) for s, segs in manifest.items() for g, _, _ in segs}
 
 
-def threads(fn, items: list) -> list:
-    """``[fn(x) for x in items]`` on one thread per core (zstd and numpy release the GIL)."""
+#: threads of a query's reads (:meth:`SegmentReads.query_shards`): mostly waiting on the disk
+IO_THREADS = 16
+
+
+def threads(fn, items: list, n: int | None = None) -> list:
+    """``[fn(x) for x in items]`` on ``n`` threads (None: one per core; zstd, numpy and
+    ``pread`` release the GIL)."""
     if len(items) <= 1:
         return [fn(x) for x in items]
-    with ThreadPoolExecutor(min(len(items), os.cpu_count() or 1)) as ex:
+    with ThreadPoolExecutor(min(len(items), n or os.cpu_count() or 1)) as ex:
         return list(ex.map(fn, items))
 
 
@@ -152,21 +157,21 @@ class SegmentReads:
         :meth:`preload`, from its mapped pages; older raw: memory-mapped, the pages needed;
         compressed: the whole segment after
         :meth:`preload`, else streamed) and in its small segments, kept merged in memory
-        (:class:`~simdask.storage.segments.RangeReader`); in threads."""
+        (:class:`~simdask.storage.segments.RangeReader`).
+
+        The ranges are opened and read in :data:`IO_THREADS` threads: on a cold page cache
+        a query waits on thousands of small reads (segment metadata, key windows, posting
+        lists), and several in flight finish sooner than one at a time."""
         ranges = self._ranges()
         splits = self._split(manifest)
         split = {s: splits.get(s, ([], [])) for s in ids}
+        check = self.index.size_check()  # the catalog read here: threads may not use it
         whole: dict[int, list[int]] = {}
-        # opened (and small segments combined, once) here: warnings filters and the catalog
-        # connection (the size checks) are not for threads
-        for s, (look, small) in split.items():
-            if small:
-                self._reader.combined(s, small, tomb, *ranges[s])
-            for g in look:
-                if self.preloaded and not _mapped(self._reader.opened(s, g)):
-                    whole.setdefault(s, []).append(g)
-                else:
-                    self._reader.opened(s, g)
+        if self.preloaded:  # compressed segments were read whole by preload
+            for s, (look, _) in split.items():
+                for g in look:
+                    if not _mapped(self._reader.opened(s, g, check)):
+                        whole.setdefault(s, []).append(g)
         loaded = self.segments_of(whole) if whole else {}
         store = self.index.store
         direct = not self.preloaded  # pread, nothing mapped; preloaded: the mapped pages
@@ -176,11 +181,11 @@ class SegmentReads:
             parts = [
                 restrict_shard(loaded[(g, s)], ids[s])
                 if (g, s) in loaded
-                else store.read_subset(self._reader.opened(s, g), ids[s], g, direct)
+                else store.read_subset(self._reader.opened(s, g, check), ids[s], g, direct)
                 for g in look
             ]
             if small:
-                combined = self._reader.combined(s, small, tomb, *ranges[s])
+                combined = self._reader.combined(s, small, tomb, *ranges[s], check)
                 parts.append(restrict_shard(combined, ids[s]))
             if not parts:
                 return [ShardData.empty(*ranges[s])]
@@ -188,7 +193,7 @@ class SegmentReads:
             return [merge_shards(parts, tomb, *ranges[s])] if merge else parts
 
         order = sorted(ids)
-        return dict(zip(order, threads(subset, order), strict=True))
+        return dict(zip(order, threads(subset, order, IO_THREADS), strict=True))
 
     def query_live_postings(self, shards: dict, q_ids, sid, tomb: np.ndarray, max_df) -> list:
         """The doc IDs of the live postings (one per posting, unsorted) of one query text's
@@ -200,6 +205,18 @@ class SegmentReads:
                 docs_s = query_postings(seg, q_ids[sid == s], max_df)
                 parts.append(docs_s[live_mask(docs_s, seg.generation, tomb)])
         return parts
+
+    def query_counts(self, shards: dict, q_ids, sid, tomb: np.ndarray, max_df, n_docs: int):
+        """How many of one query text's chunk IDs ``q_ids`` (in ranges ``sid``) each document
+        holds, by its live postings: sorted doc IDs and counts (int64), as
+        :func:`~simdask.kernels.similarity.dense_doc_counts` of :meth:`query_live_postings`
+        gives them (:func:`~simdask.kernels.segments.live_doc_counts`: no test per posting)."""
+        parts = [
+            (query_postings(seg, q_ids[sid == s], max_df), seg.generation)
+            for s in np.unique(sid).tolist()
+            for seg in shards[s]
+        ]
+        return live_doc_counts(parts, tomb, n_docs)
 
     def counts(self) -> tuple[int, int, int, int]:
         """``(distinct chunks, postings, segments, tombstones)`` of the live index."""

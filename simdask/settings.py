@@ -26,7 +26,7 @@ from simdask.errors import ConfigError, IndexNotFoundError
 
 __all__ = ["INDEX_SETTINGS", "update_config", "use_worker_cache"]
 
-#: the index settings an update may be given (``simdask update --hash-bits ... --max-df
+#: the index settings an update may be given (``simdask update --hash-bits ... --slack --max-df
 #: --similarity-mode --auto-budget --heavy-df --lsh --exclude-quotes --exclude-bibliography``);
 #: the others
 #: (``k``, ``seed``, ``max_heavy``) keep their defaults
@@ -35,6 +35,7 @@ INDEX_SETTINGS = (
     "shards",
     "threshold",
     "top_k",
+    "slack",
     "max_df",
     "similarity_mode",
     "auto_budget",

@@ -108,7 +108,7 @@ def test_update_config_merges_given_settings_into_the_stored_ones(tmp_path, monk
         hash_bits=30, shards=5, threshold=7.5, top_k=9, max_df=40, seed=3, lsh="8x2"
     )
     Index.create(tmp_path / "idx", stored).close()
-    values = {"hash_bits": 20, "shards": 2, "threshold": 50.0, "top_k": 3, "max_df": 2}
+    values = {"hash_bits": 20, "shards": 2, "threshold": 50.0, "top_k": 3, "max_df": 2, "slack": 2}
     values |= {"similarity_mode": "exact", "auto_budget": 1000, "heavy_df": 7, "lsh": "4x3"}
     values |= {"exclude_quotes": True, "exclude_bibliography": True}
     for given in itertools.product(*[(None, values[n]) for n in INDEX_SETTINGS]):

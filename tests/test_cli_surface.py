@@ -95,9 +95,14 @@ def test_changing_settings_needs_rebuild(built, tmp_path):
     subprocess.run(["cp", "-r", str(tmp / "idx"), str(work)], check=True)
     p = run("update", work, tmp / "docs", "--top-k", 3, *ONE_WORKER, check=False)
     assert p.returncode == 1 and "--rebuild" in p.stderr
-    run("update", work, tmp / "docs", "--top-k", 3, "--max-df", 3, "--rebuild", *ONE_WORKER)
+    run(
+        "update", work, tmp / "docs", "--top-k", 3, "--max-df", 3, "--slack", 1, "--rebuild",
+        *ONE_WORKER,
+    )  # fmt: skip
     with Index.open(work) as idx:
-        assert (idx.config.top_k, idx.config.max_df, idx.config.hash_bits) == (3, 3, 16)
+        cfg = idx.config
+        assert (cfg.top_k, cfg.max_df, cfg.hash_bits, cfg.slack) == (3, 3, 16, 1)
+        assert cfg.stored_depth == 4
         assert_contract_rows(idx)
         # with max_df 3 the template counts again: the forms are similar to each other
         forms = {(r.doc, r.other) for r in idx.pairs() if r.doc.startswith("docs/form")}

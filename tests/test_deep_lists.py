@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
 from simdask.kernels.similarity import split_lists
+from simdask.storage.lists import list_problems
 from tests.helpers.compare import assert_contract_rows, assert_same_index, expected_table
 from tests.helpers.corpus import make_docs, write_txt
 
@@ -102,6 +103,8 @@ def assert_floor_invariant(idx: Index) -> None:
                 assert (sim, n, other) in stored, (doc, other, floor)
         ranked = sorted(stored, key=lambda r: (-r[0], ids[r[2]]))
         assert shown.get(doc, set()) == set(ranked[: cfg.top_k]), doc
+    # the check `simdask check` runs finds nothing wrong either
+    assert list_problems(idx.catalog, cfg.top_k, cfg.stored_depth) == []
 
 
 def _old_rule(idx: Index, dropped_keys: list[str]) -> int:
@@ -191,3 +194,46 @@ def test_index_written_before_reserves_keeps_the_old_rule(tmp_path, client):
     full = Index.create(tmp_path / "full", cfg)
     full.update([folder], client=client)
     assert_same_index(idx, full)
+
+
+def test_check_reports_broken_lists(tmp_path, client):
+    """``simdask check`` (:func:`~simdask.storage.lists.list_problems`) reports each broken
+    invariant of the stored lists: a reserve row ranking within the shown ones, a shown row
+    pushed into the reserve, a row after the floor, a list longer than the stored depth."""
+    from simdask.check import check_index
+
+    rng = random.Random(11)
+    docs = {f"d{i:02d}": _doc(rng) for i in range(12)}
+    folder = write_txt(docs, tmp_path / "src")
+    cfg = IndexConfig(hash_bits=24, shards=3, top_k=3, slack=1)
+    with Index.create(tmp_path / "base", cfg) as idx:
+        idx.update([folder], client=client)
+        c = idx.catalog.conn
+        doc = c.execute("SELECT doc FROM floors ORDER BY doc LIMIT 1").fetchone()[0]
+    assert check_index(tmp_path / "base").ok
+
+    def broken(name, *statements):
+        work = tmp_path / name
+        shutil.copytree(tmp_path / "base", work)
+        with Index.open(work) as i:
+            for q in statements:
+                i.catalog.conn.execute(q)
+            i.catalog.conn.commit()
+        report = check_index(work)
+        return [p.message for p in report.damage if p.kind == "similarity"]
+
+    best = f"(SELECT MIN(other) FROM similarity WHERE doc = {doc})"
+    # the best shown row moved to the reserve: out of place, and the list shows 2 < top_k
+    moved = broken(
+        "moved",
+        f"INSERT INTO reserve SELECT * FROM similarity WHERE doc = {doc} AND other = {best}",
+        f"DELETE FROM similarity WHERE doc = {doc} AND other = {best}",
+    )
+    assert any("out of place" in m and f"doc {doc}," in m for m in moved), moved
+    assert any("showing fewer than 3" in m for m in moved), moved
+    # the floor raised above a stored row: rows after the floor
+    raised = broken("raised", f"UPDATE floors SET similarity = 100.0 WHERE doc = {doc}")
+    assert any("after their document's floor" in m for m in raised), raised
+    # a row both shown and in reserve
+    both = broken("both", f"INSERT INTO reserve SELECT * FROM similarity WHERE doc = {doc} LIMIT 1")
+    assert any("both shown and in reserve" in m for m in both), both

@@ -5,6 +5,9 @@ not the shard's (a query that read whole arrays again fails here)."""
 
 from __future__ import annotations
 
+import errno
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,7 +19,7 @@ from simdask.kernels.key_lookup import coalesce_ranges, sample_windows, window_p
 from simdask.kernels.postings import ShardData, find_keys
 from simdask.storage import direct_reads, shard_codec
 from simdask.storage.shards import open_shard_store
-from simdask.storage.zarr_raw import load_array, raw_array_file
+from simdask.storage.zarr_raw import RawArrayFile, load_array, raw_array_file
 from tests.helpers.corpus import make_docs, write_txt
 
 pytestmark = pytest.mark.unit
@@ -69,6 +72,65 @@ def test_coalesced_reads_hold_every_range(ranges, gap):
     assert int((r_end - r_start).sum()) <= int(lengths.sum()) + gap * max(len(ranges) - 1, 0)
 
 
+def _cold_preadv(mode: str, calls: dict):
+    """``os.preadv`` as a page cache would answer it: ``RWF_NOWAIT`` reads find nothing
+    (``none``), the first half (``half``), or the flag is unknown (``unsupported``)."""
+    real = direct_reads.os.preadv
+
+    def preadv(fd, buffers, offset, *flags):
+        if not flags:
+            calls["blocking"] += 1
+            return real(fd, buffers, offset)
+        calls["nowait"] += 1
+        if mode == "none":
+            raise BlockingIOError(errno.EAGAIN, "not cached")
+        if mode == "unsupported":
+            raise OSError(errno.EOPNOTSUPP, "no RWF_NOWAIT here")
+        half = memoryview(buffers[0])[: len(buffers[0]) // 2]
+        return real(fd, [half], offset, *flags)
+
+    return preadv
+
+
+@pytest.mark.parametrize("mode", ["cached", "none", "half", "unsupported", "evicted"])
+def test_gather_returns_every_range_however_much_is_cached(tmp_path, monkeypatch, mode):
+    """Every range, overlapping or far apart, few long ones (copied as slices) or many short
+    ones, whether the page cache holds the bytes, none, part of each read, or the system has
+    no RWF_NOWAIT; what is not cached is announced (WILLNEED) before it is read."""
+    data = np.arange(300_000, dtype=np.uint64) * 3 + 1
+    path = tmp_path / "c0"
+    data.tofile(path)
+    raw = RawArrayFile(path, np.dtype("<u8"), len(data), 0)
+    calls = {"nowait": 0, "blocking": 0, "advised": 0}
+    real_advise = direct_reads.os.posix_fadvise
+
+    def advise(fd, offset, length, advice):
+        calls["advised"] += 1
+        return real_advise(fd, offset, length, advice)
+
+    monkeypatch.setattr(direct_reads.os, "posix_fadvise", advise)
+    if mode in ("none", "half", "unsupported"):
+        monkeypatch.setattr(direct_reads.os, "preadv", _cold_preadv(mode, calls))
+    monkeypatch.setattr(direct_reads, "_NOWAIT", direct_reads._NOWAIT)  # restored after
+    rng = np.random.default_rng(7)
+    for case in range(40):
+        n = int(rng.integers(1, 60))
+        long = case % 2 == 0
+        lengths = rng.integers(200 if long else 0, 3000 if long else 4, n)
+        starts = np.sort(rng.integers(0, len(data) - 3000, n))
+        if mode == "evicted":
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        got = direct_reads.gather(raw, starts, lengths, gap_bytes=int(rng.choice([0, 64, 8192])))
+        want = np.concatenate([data[s : s + k] for s, k in zip(starts, lengths, strict=True)])
+        assert got.dtype == data.dtype and got.tolist() == want.tolist()
+    if mode in ("none", "half"):
+        assert calls["advised"] > 0 and calls["blocking"] > 0
+    if mode == "unsupported":  # asked once, then never again
+        assert calls["nowait"] == 1 and direct_reads._NOWAIT is None
+
+
 def _shard(seed: int, n_keys: int, dtype, lo: int = 0, hi: int = 1 << 32) -> ShardData:
     rng = np.random.default_rng(seed)
     keys = np.unique(rng.integers(lo, hi, n_keys, dtype=np.uint64)).astype(dtype)
@@ -107,8 +169,8 @@ def _counting(monkeypatch) -> list[int]:
     sizes: list[int] = []
     real = direct_reads.os.preadv
 
-    def preadv(fd, buffers, offset):
-        got = real(fd, buffers, offset)
+    def preadv(fd, buffers, offset, *flags):
+        got = real(fd, buffers, offset, *flags)
         sizes.append(got)
         return got
 

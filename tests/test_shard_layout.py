@@ -192,7 +192,8 @@ def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
 @pytest.mark.system
 def test_query_process_imports_neither_dask_nor_zarr(tmp_path, client):
     """`simdask query` reads memory-mapped shards and the catalog only: a new process does
-    not pay for importing dask, distributed and zarr (about 1 s here)."""
+    not pay for importing dask, distributed and zarr (about 1 s here), pandas, tqdm, fsspec
+    or the MinHash LSH search (a cold start reads and compiles every module it imports)."""
     docs = make_docs(12, seed=3)
     write_txt(docs, tmp_path / "docs")
     with Index.create(tmp_path / "idx", IndexConfig(shards=3)) as idx:
@@ -203,7 +204,8 @@ def test_query_process_imports_neither_dask_nor_zarr(tmp_path, client):
         "import sys\n"
         "from simdask.cli import main\n"
         f"rc = main(['query', {str(tmp_path / 'idx')!r}, {str(q)!r}, '-o', 'jsonl'])\n"
-        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed', 'zarr'})\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed', "
+        "'zarr', 'pandas', 'tqdm', 'fsspec'} | {'simdask.lsh_search'} & set(sys.modules))\n"
         "print('HEAVY', heavy, rc, file=sys.stderr)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from simdask.engine.similarity_stage import block_rows_task, member_rows_task
 from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.similarity import (
-    _counted_order,
     block_pair_keys,
     candidate_mask,
     containment,
@@ -32,6 +31,7 @@ from simdask.kernels.similarity import (
     sum_pair_counts,
     top_k_rows,
 )
+from simdask.kernels.top_rows import _counted_order, is_ranked
 from simdask.storage.shards import ShardData, shard_ranges
 
 pytestmark = pytest.mark.unit
@@ -401,6 +401,46 @@ def test_top_k_rows_counted_equals_brute_force(rows, sizes, k, wide):
     assert list(zip(*[x.tolist() for x in got], strict=True)) == want
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.tuples(st.integers(0, 5), st.integers(0, 20)),
+        st.sampled_from([1.0, 2.0, 50.0]),
+        max_size=40,
+    ),
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.integers(0, 39),
+)
+def test_top_k_rows_of_ranked_rows_skips_the_sort(rows, k, k2, swap):
+    """Rows ranked already (another cut's output) are cut again without sorting: the result
+    is the Python ranking, and the input arrays themselves when nothing is cut. One swapped
+    pair of rows (no longer ranked, unless the two are in order anyway) is sorted."""
+    items = list(rows.items())
+    doc = np.array([d for (d, _), _ in items], np.int64)
+    other = np.array([o for (_, o), _ in items], np.int64)
+    sim = np.array([v for _, v in items], np.float64)
+    shared = np.arange(len(items), dtype=np.int64)
+    ranked = top_k_rows(doc, other, shared, sim, k)
+    assert is_ranked(ranked[0], ranked[1], ranked[3])
+    got = top_k_rows(*ranked, k2)
+    want = top_k_rows(doc, other, shared, sim, min(k, k2))
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]
+    assert (got[0] is ranked[0]) == (len(got[0]) == len(ranked[0]))  # nothing cut: no copy
+    if len(ranked[0]) > 1:
+        i = swap % (len(ranked[0]) - 1)
+        cols = [c.copy() for c in ranked]
+        for c in cols:
+            c[[i, i + 1]] = c[[i + 1, i]]
+        same = (cols[0][i], -cols[3][i], cols[1][i]) == (
+            cols[0][i + 1],
+            -cols[3][i + 1],
+            cols[1][i + 1],
+        )
+        assert is_ranked(cols[0], cols[1], cols[3]) == same
+        assert [c.tolist() for c in top_k_rows(*cols, k)] == [r.tolist() for r in ranked]
+
+
 def test_top_k_rows_packed_key_only_when_it_ranks_as_similarity():
     """Shared counts that rank against the similarities (not the stage's rows) must not be
     sorted by the packed key: the lexsort order comes back."""
@@ -565,6 +605,25 @@ def test_query_counts_equal_brute_force(n_shards, max_df):
     ref = {d: len(cs & counted) for d, cs in docs.items()}
     assert dict(got) == {d: v for d, v in ref.items() if v}
     assert len(got) > 5
+
+
+@pytest.mark.parametrize("max_df", [None, 3])
+def test_query_postings_of_every_chunk_of_a_subset(max_df):
+    """A query's subset of a range holds only the chunks asked for: asking for all of them
+    (the path that returns the doc IDs without a copy) or for a part gives brute force."""
+    docs = random_corpus(60, seed=9)
+    df = Counter(c for cs in docs.values() for c in cs)
+    for sh in make_shards(docs, 3):
+        keys = np.asarray(sh.chunk_keys)
+        for ids in (keys, keys[::2], keys[1:], keys[:0]):
+            got = query_postings(sh, ids, max_df)
+            want = [
+                d
+                for d, cs in docs.items()
+                for c in ids.tolist()
+                if c in cs and (max_df is None or df[c] <= max_df)
+            ]
+            assert got.dtype == np.uint32 and sorted(got.tolist()) == sorted(want)
 
 
 @pytest.mark.parametrize("max_df", [None, 3])

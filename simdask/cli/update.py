@@ -6,7 +6,7 @@ import argparse
 
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
 from simdask.cli._common import EXIT_OK, print_summary, run_update
-from simdask.config import SIMILARITY_MODES, IndexConfig
+from simdask.config import DEFAULT_SLACK, SIMILARITY_MODES, IndexConfig
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
 from simdask.settings import INDEX_SETTINGS, update_config, use_worker_cache
@@ -79,6 +79,13 @@ def _index_settings(p) -> None:
     )
     g.add_argument(
         "--top-k", type=int, help=f"most similar documents kept per document ({d.top_k})"
+    )
+    g.add_argument(
+        "--slack",
+        type=int,
+        help="rows kept per document beyond --top-k, so that deleting or modifying documents "
+        "recomputes a list only when more than N of its partners are gone (default: "
+        f"min(top-k, {DEFAULT_SLACK}))",
     )
     g.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
     g.add_argument("--lsh", metavar="BxR", help="keep MinHash LSH data: B bands of R rows (20x5)")

@@ -32,6 +32,11 @@ def split_rows(changes: RunChanges, rows: tuple, config: IndexConfig) -> None:
         if changes.replace_all
         else np.isin(doc, np.asarray(changes.rows_replaced, np.int64))
     )
+    if whole.all():  # a full build: no copy of every row for the mask, none for the rest
+        del whole
+        shown, reserve, floors = split_lists(*rows, config.top_k, config.stored_depth)
+        changes.rows, changes.reserve, changes.floors = shown, reserve, floors
+        return
     shown, reserve, floors = split_lists(
         *(c[whole] for c in rows), config.top_k, config.stored_depth
     )

@@ -17,12 +17,13 @@ from pathlib import Path
 import numpy as np
 from distributed import Client, Future, as_completed
 
-from simdask import failpoints
 from simdask.cluster.worker_cache import cache_entries, worker_cache
 from simdask.engine.context import RunContext
-from simdask.engine.segment_ref import SegmentRef, open_shard
+from simdask.engine.merge_pieces import merge_pieces, write_pieces
+from simdask.engine.segment_ref import SegmentRef
 from simdask.errors import ShardNotCachedError
-from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
+from simdask.kernels.merge_pieces import MERGE_PIECE_POSTINGS
+from simdask.kernels.postings import ShardData, remap_docs
 from simdask.storage.segments import merge_shards, read_range
 from simdask.storage.shards import ShardStore, open_shard_store
 
@@ -50,7 +51,8 @@ class MergeSpec:
     ``store_root`` / ``bucket_dir``: the shard store and bucket files on a shared filesystem,
     or None when the client sends the bucket pairs and old postings and writes the result.
     ``index_id`` / ``layout`` / ``use_cache``: the worker-side segment cache key and whether
-    to use it (:mod:`simdask.cluster.worker_cache`).
+    to use it (:mod:`simdask.cluster.worker_cache`). ``piece``: postings merged at a time
+    (:mod:`simdask.kernels.merge_pieces`; the merge's transient memory follows it).
     """
 
     shard: int
@@ -63,6 +65,7 @@ class MergeSpec:
     index_id: str = ""
     layout: str = ""
     use_cache: bool = False
+    piece: int = MERGE_PIECE_POSTINGS
 
 
 def cached_segment(spec, generation: int) -> ShardData:
@@ -130,48 +133,41 @@ def merge_task(
     so that the worker does not keep the merged arrays; without one the client writes what
     this returns.
     """
-    return _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old)[1]
+    return _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old)[0]
 
 
-def _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old):
-    """:func:`merge_task`, returning the previous live postings (None: none) and the new."""
-    delta = run_pairs(spec, prov_ids, final_ids, buckets)
-    prev = old_shard(spec, tomb, old)
-    if prev is not None and len(delta) == 0 and not doc_mask(dropped, prev.doc_ids).any():
-        return prev, prev
-    failpoints.hit("merge_task")
-    arrays = merge_shard(
-        None if prev is None else (prev.chunk_keys, prev.offsets, prev.doc_ids),
-        delta,
-        dropped,
-    )
-    data = ShardData(spec.lo, spec.hi, *arrays, generation=spec.generation)
-    del arrays
-    if spec.store_root is None:
+def _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old, max_df=None):
+    """:func:`merge_task` (and with ``max_df`` the crossed documents, else None): the range
+    merged in pieces of about ``spec.piece`` postings (:mod:`.merge_pieces`), written piece by
+    piece into a raw store. Returns ``(result, crossed)``."""
+    crossed = []
+
+    def merge(sink) -> bool:
+        res = merge_pieces(
+            spec, prov_ids, final_ids, dropped, tomb, buckets, old, sink, cached_segment, max_df
+        )
+        crossed.append(res.crossed)
+        return res.changed
+
+    data, n_chunks, n_postings = write_pieces(spec, spec.generation, spec.shard, merge)
+    if n_chunks < 0:  # nothing changed: the range's live postings as they were
+        return old_shard(spec, tomb, old), np.zeros(0, np.uint32)
+    found = crossed[0] if max_df is not None else None
+    if data is not None:  # no store or not raw: the merged shard in memory
+        if spec.store_root is not None:
+            open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
         if spec.use_cache:
             worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
-        return prev, data
-    store = open_shard_store(spec.store_root)
-    store.write(spec.generation, spec.shard, data)
-    mapped = store.map(spec.generation, spec.shard)
-    if mapped is None:  # a compressed store: today's behaviour, the merged shard in memory
-        if spec.use_cache:
-            worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
-        return prev, data
-    # a raw store: the range as a reference to what was written; the worker frees the merged
-    # arrays now, and its cache holds the memory-mapped segment, not a copy in memory
+        return data, found
+    # a raw store: the range as a reference to what was written, and the worker cache holds
+    # the memory-mapped segment, not a copy in memory
     if spec.use_cache:
+        mapped = open_shard_store(spec.store_root).map(spec.generation, spec.shard)
         worker_cache().put(spec.index_id, spec.layout, spec.shard, mapped)
     ref = SegmentRef(
-        str(spec.store_root),
-        spec.shard,
-        spec.generation,
-        spec.lo,
-        spec.hi,
-        len(data.chunk_keys),
-        data.n_postings,
+        str(spec.store_root), spec.shard, spec.generation, spec.lo, spec.hi, n_chunks, n_postings
     )
-    return prev, ref
+    return ref, found
 
 
 def merge_crossed_task(
@@ -183,17 +179,13 @@ def merge_crossed_task(
     max_df: int | None,
     buckets: list[np.ndarray] | None = None,
     old: ShardData | None = None,
-) -> tuple[ShardData, np.ndarray]:
+) -> tuple[ShardData | SegmentRef, np.ndarray]:
     """:func:`merge_task`, and the documents holding a chunk of this shard whose document
-    count crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`): their
-    similarities change although their content did not. Returns ``(shard, doc IDs)``
-    (sorted distinct uint32)."""
-    prev, data = _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old)
-    if data is prev:
-        return data, np.zeros(0, np.uint32)
-    before = None if prev is None else (prev.chunk_keys, prev.offsets)
-    after = open_shard(data)
-    return data, crossed_docs(before, (after.chunk_keys, after.offsets, after.doc_ids), max_df)
+    count crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`, piece by
+    piece): their similarities change although their content did not. Returns ``(shard,
+    doc IDs)`` (sorted distinct uint32)."""
+    data, found = _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old, max_df)
+    return data, np.zeros(0, np.uint32) if found is None else found
 
 
 def crossed_shard(crossed: tuple) -> ShardData:

@@ -21,8 +21,11 @@ import numpy as np
 from simdask import failpoints
 from simdask.cluster.worker_cache import worker_cache
 from simdask.engine.heavy_candidates import held_emit
+from simdask.engine.merge_pieces import compact_pieces, mapped_segment, write_pieces
 from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
+from simdask.engine.segment_ref import SegmentRef
 from simdask.kernels.heavy import member_keys
+from simdask.kernels.merge_pieces import MERGE_PIECE_POSTINGS
 from simdask.kernels.postings import build_postings, crossed_docs
 from simdask.kernels.similarity import skipped_chunks
 from simdask.storage.kept_maps import KEPT_MAP_BYTES, kept_maps
@@ -67,8 +70,13 @@ def delta_task(
     return data
 
 
-def segment_head(data: ShardData) -> tuple[int, int, np.ndarray]:
-    """``(distinct chunks, postings, chunk_keys)`` of a segment (what the driver gathers)."""
+def segment_head(data: ShardData | SegmentRef) -> tuple[int, int, np.ndarray]:
+    """``(distinct chunks, postings, chunk_keys)`` of a segment (what the driver gathers; a
+    :class:`~simdask.engine.segment_ref.SegmentRef`'s keys are read from its file)."""
+    if isinstance(data, SegmentRef):
+        store = open_shard_store(data.store_root)
+        keys = store.open_arrays(data.generation, data.shard)["chunk_keys"]
+        return data.n_chunks, data.n_postings, np.array(keys)
     return len(data.chunk_keys), data.n_postings, data.chunk_keys
 
 
@@ -212,7 +220,8 @@ def delta_keys(
 @dataclass(frozen=True)
 class CompactSpec:
     """One range's compaction: merge its segments ``generations`` into one segment of
-    ``generation`` (see :class:`~simdask.engine.merge_stage.MergeSpec` for the other fields)."""
+    ``generation`` (see :class:`~simdask.engine.merge_stage.MergeSpec` for the other fields;
+    ``piece``: postings merged at a time)."""
 
     shard: int
     lo: int
@@ -223,25 +232,37 @@ class CompactSpec:
     index_id: str = ""
     layout: str = ""
     use_cache: bool = False
+    piece: int = MERGE_PIECE_POSTINGS
 
 
 def compact_task(
     spec: CompactSpec, tomb: np.ndarray, parts: list[ShardData] | None = None
-) -> ShardData:
+) -> ShardData | SegmentRef:
     """Merge segments of one range, dropping the postings tombstones hide (k-way merge;
     :func:`~simdask.kernels.segments.merge_segments`), into a segment of
-    ``spec.generation``: written to the store when there is one, else returned for the client
-    to write. ``parts``: the segments, sent by the client (no shared filesystem); else from
-    this worker's cache or the store."""
+    ``spec.generation``, in pieces of about ``spec.piece`` postings
+    (:func:`~simdask.engine.merge_pieces.compact_pieces`). Written piece by piece into a raw
+    store and returned as a :class:`~simdask.engine.segment_ref.SegmentRef`; put together in
+    memory otherwise, written to the store when there is one and returned (no store: for
+    the client to write). ``parts``: the segments, sent by the client (no shared
+    filesystem); else from this worker's cache or the store (memory-mapped when raw)."""
     if parts is None:
-        parts = [cached_segment(spec, g) for g in spec.generations]
-    merged = merge_shards(list(parts), tomb, spec.lo, spec.hi)
-    data = ShardData(
-        spec.lo, spec.hi, merged.chunk_keys, merged.offsets, merged.doc_ids, spec.generation
-    )
-    failpoints.hit("compact_task")
-    if spec.store_root is not None:
-        open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
+        parts = [mapped_segment(spec, g, cached_segment) for g in spec.generations]
+
+    def merge(sink) -> bool:
+        compact_pieces(spec, list(parts), tomb, sink)
+        failpoints.hit("compact_task")
+        return True
+
+    data, n_chunks, n_postings = write_pieces(spec, spec.generation, spec.shard, merge)
+    if data is not None:
+        if spec.store_root is not None:
+            open_shard_store(spec.store_root).write(spec.generation, spec.shard, data)
+        if spec.use_cache:
+            worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
+        return data
     if spec.use_cache:
-        worker_cache().put(spec.index_id, spec.layout, spec.shard, data)
-    return data
+        mapped = open_shard_store(spec.store_root).map(spec.generation, spec.shard)
+        worker_cache().put(spec.index_id, spec.layout, spec.shard, mapped)
+    root = str(spec.store_root)
+    return SegmentRef(root, spec.shard, spec.generation, spec.lo, spec.hi, n_chunks, n_postings)

@@ -31,7 +31,7 @@ from dask.sizeof import sizeof
 from distributed import Future, wait
 
 from simdask import failpoints
-from simdask.cluster.heap import trim_when_freed
+from simdask.cluster.heap import trim_heap, trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.heavy_candidates import held_pass, run_heavy_blocks, uses_hold
@@ -56,6 +56,7 @@ from simdask.kernels.similarity import (
     plan_blocks,
     top_k_rows,
 )
+from simdask.kernels.top_rows import PART_DOCS, RowFold
 from simdask.summary import HeavyStats
 
 __all__ = [
@@ -220,51 +221,11 @@ class _BlockStage:
         return None
 
 
-class RowFold:
-    """The best ``top_k`` rows per document of block results, folded as they arrive.
-
-    A document's rows come from several blocks; kept all until the end, the driver held
-    every block's best ``top_k`` per document (at a million documents of prose the driver
-    grew past 15 GB). Rows wait until they number at least ``max(min_rows, rows kept / 2)``,
-    then the kept and waiting rows are cut to the best ``top_k`` per document
-    (:func:`~simdask.kernels.similarity.top_k_rows`), so the driver holds about 1.5 times the
-    kept rows (at most ``top_k`` a document) or ``min_rows``, and each row is sorted about
-    three times. Exact: every ``(doc, other)`` row comes from one block, and the best ``top_k`` of
-    a union is the best ``top_k`` of the best ``top_k`` of its parts.
-    """
-
-    def __init__(self, top_k: int, min_rows: int):
-        self.top_k, self.min_rows = top_k, min_rows
-        self.kept: tuple | None = None
-        self.waiting: list = []
-        self.n_waiting = 0
-        self.folds = 0
-
-    def add(self, rows: tuple) -> None:
-        """Take one block's rows ``(doc, other, shared, similarity)``."""
-        self.waiting.append(rows)
-        self.n_waiting += len(rows[0])
-        kept = 0 if self.kept is None else len(self.kept[0])
-        if self.n_waiting >= max(self.min_rows, kept // 2):
-            self._fold()
-
-    def _fold(self) -> None:
-        parts = ([self.kept] if self.kept is not None else []) + self.waiting
-        cols = (np.concatenate([p[i] for p in parts]) for i in range(4))
-        self.kept = top_k_rows(*cols, self.top_k)
-        self.waiting, self.n_waiting = [], 0
-        self.folds += 1
-
-    def result(self) -> list:
-        """The folded rows, as a one-block result list (empty without rows)."""
-        if self.waiting:
-            self._fold()
-        return [] if self.kept is None else [self.kept]
-
-
 def fold_min_rows(n_docs: int, top_k: int) -> int:
-    """Rows a :class:`RowFold` lets wait before its first cut: ``n_docs * top_k / 4`` (a
-    quarter of a full list a document); runs with fewer rows are cut once, at the end."""
+    """Rows a :class:`~simdask.kernels.top_rows.RowFold` part of ``n_docs`` documents lets
+    wait before its first cut: ``n_docs * top_k / 4`` (a quarter of a full list a document);
+    runs with fewer rows are cut once, at the end. A full build passes the documents of one
+    part (:data:`~simdask.kernels.top_rows.PART_DOCS` at most)."""
     return max(1, n_docs * top_k // 4)
 
 
@@ -275,7 +236,10 @@ def run_blocks(
     each block's result, in block order, or with ``fold`` the folded rows as one result."""
     stage = _BlockStage(ctx, shards, blocks, p, fold)
     drive(ctx, stage)
-    return stage.out if fold is None else fold.result()
+    if fold is None:
+        return stage.out
+    rows = fold.result(release=trim_heap)  # the folded parts' heap goes back to the OS
+    return [] if rows is None else [rows]
 
 
 @dataclass
@@ -361,14 +325,14 @@ def all_pairs(
         rows=block_rows_task,
         rows_args=lambda block: (block[0], n_chunks_f, config.threshold, config.top_k, bits_f),
     )
-    fold = RowFold(config.top_k, fold_min_rows(n_docs, config.top_k))
+    part = min(n_docs, PART_DOCS)  # the driver folds one part of the documents at a time
+    fold = RowFold(config.top_k, fold_min_rows(part, config.top_k), PART_DOCS)
     out = run_blocks(ctx, by_doc, blocks, p, fold)
     for f in by_doc:
         f.release()
     res = SimilarityResult(EMPTY_ROWS, blocks=len(blocks), work=int(work.sum()), heavy=heavy)
-    if out:
-        cols = [np.concatenate([o[i] for o in out]) for i in range(4)]
-        res.rows = top_k_rows(*cols, config.top_k)
+    if out:  # the fold's rows are ranked and cut already
+        (res.rows,) = out
     seconds["light_pairs"] = time.perf_counter() - t
     t = time.perf_counter()
     if bits_f is not None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from simdask.kernels.arrays import expand_ranges, run_lengths, run_starts
 from simdask.kernels.postings import ShardData, doc_mask, find_keys
+from simdask.kernels.top_rows import top_k_rows
 
 __all__ = [
     "block_pair_keys",
@@ -362,51 +363,6 @@ def directed_rows(
     )
 
 
-def top_k_rows(doc, other, shared, sim, k: int):
-    """Keep each doc's best ``k`` rows: highest similarity, then lowest ``other`` (deterministic).
-
-    Returns the four arrays filtered and sorted by ``(doc, -similarity, other)``. Rows whose
-    similarity ranks as their ``shared`` count does within a document (the similarity stage's
-    rows: ``containment(shared, |doc|)``) are sorted by one packed integer key
-    (:func:`_counted_order`, ~5x faster than the three-key lexsort); any other input falls
-    back to the lexsort, with the same result.
-    """
-    order = _counted_order(doc, other, shared, sim)
-    if order is None:
-        order = np.lexsort((other, -sim, doc))
-    sdoc = doc[order]
-    if len(sdoc) == 0:
-        return doc[order], other[order], shared[order], sim[order]
-    new = run_starts(sdoc)
-    group_start = np.maximum.accumulate(np.where(new, np.arange(len(sdoc)), 0))
-    keep = order[(np.arange(len(sdoc)) - group_start) < k]
-    return doc[keep], other[keep], shared[keep], sim[keep]
-
-
-def _counted_order(doc, other, shared, sim) -> np.ndarray | None:
-    """The stable order by ``(doc, -similarity, other)`` from a stable argsort of one uint64
-    key ``doc | max - shared | other``, or None when that key does not give it: widths over 64
-    bits, negative values, or a document whose similarity does not rank as ``shared`` (checked
-    on the sorted rows: within a document, similarity non-increasing and equal exactly where
-    ``shared`` is equal; then the two orders are the same)."""
-    if len(doc) == 0:
-        return np.zeros(0, np.int64)
-    lows = (int(doc.min()), int(other.min()), int(shared.min()))
-    if min(lows) < 0:
-        return None
-    db, ob, sb = (int(x.max()).bit_length() for x in (doc, other, shared))
-    if db + ob + sb > 64:
-        return None
-    s = np.uint64((1 << sb) - 1) - shared.astype(np.uint64)
-    key = (doc.astype(np.uint64) << np.uint64(ob + sb)) | (s << np.uint64(ob))
-    key |= other.astype(np.uint64)
-    order = np.argsort(key, kind="stable")
-    d, sh, sm = doc[order], shared[order], sim[order]
-    same = d[1:] == d[:-1]
-    ok = (sm[1:] <= sm[:-1]) & ((sm[1:] == sm[:-1]) == (sh[1:] == sh[:-1]))
-    return order if bool(np.all(ok | ~same)) else None
-
-
 def query_postings(
     shard: ShardData, chunk_ids: np.ndarray, max_df: int | None = None
 ) -> np.ndarray:
@@ -414,6 +370,9 @@ def query_postings(
     (distinct, in this shard's range) held by this shard; lists longer than ``max_df`` left
     out."""
     pos = find_keys(shard.chunk_keys, chunk_ids)[1]
+    if max_df is None and np.array_equal(pos, np.arange(len(shard.chunk_keys))):
+        # every list of the shard (a query's subset): its doc IDs as they are, no copy
+        return np.asarray(shard.doc_ids[int(shard.offsets[0]) : int(shard.offsets[-1])], np.uint32)
     starts = shard.offsets[pos].astype(np.int64)
     df = shard.offsets[pos + 1].astype(np.int64) - starts
     if max_df is not None:
@@ -459,7 +418,9 @@ def top_either_way(fwd: np.ndarray, rev: np.ndarray, top: int) -> np.ndarray:
     if top >= len(fwd):
         return np.arange(len(fwd))
     larger = np.maximum(fwd, rev)
-    order = np.lexsort((-rev, -fwd, -larger))
+    # the first `top` of the full order are among those at least the top-th largest
+    cand = np.flatnonzero(larger >= np.partition(larger, len(larger) - top)[len(larger) - top])
+    order = cand[np.lexsort((-rev[cand], -fwd[cand], -larger[cand]))]
     last = order[top - 1]
     tied = (larger == larger[last]) & (fwd == fwd[last]) & (rev == rev[last])
     return np.union1d(order[:top], np.flatnonzero(tied))

@@ -30,6 +30,7 @@ __all__ = [
     "pack_name",
     "recorded",
     "run_files",
+    "segment_sizes",
     "shard_files",
     "shard_prefix",
     "size_problems",
@@ -119,13 +120,24 @@ def recorded(c: sqlite3.Connection) -> dict[str, tuple[int, str]]:
     return {name: (int(size), xxh3) for name, size, xxh3 in rows}
 
 
-def size_problems(root: Path, recorded: dict[str, tuple[int, str]], prefix: str) -> list[str]:
-    """The recorded files whose name starts with ``prefix`` that are missing under ``root`` or
-    have another size than recorded (one ``stat`` each; the cheap check readers make)."""
-    out = []
+def segment_sizes(recorded: dict[str, tuple[int, str]]) -> dict[str, list[tuple[str, int]]]:
+    """The recorded shard files grouped by segment: ``{shard_prefix: [(name, size in
+    bytes)]}`` (one pass over the rows; a reader checks a segment's few files without
+    scanning every recorded file)."""
+    out: dict[str, list[tuple[str, int]]] = {}
     for name, (size, _) in recorded.items():
-        if not name.startswith(prefix):
-            continue
+        if name.startswith("shards/"):
+            cut = name.find("/", name.find("/", 7) + 1) + 1  # after shards/gen-G/shard-S/
+            out.setdefault(name[:cut], []).append((name, size))
+    return out
+
+
+def size_problems(root: Path, files: Iterable[tuple[str, int]]) -> list[str]:
+    """The files ``(name relative to root, recorded size in bytes)`` that are missing under
+    ``root`` or have another size than recorded (one ``stat`` each; the cheap check readers
+    make, e.g. on one segment's files of :func:`segment_sizes`)."""
+    out = []
+    for name, size in files:
         try:
             found = (root / name).stat().st_size
         except FileNotFoundError:

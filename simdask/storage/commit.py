@@ -194,13 +194,24 @@ def _chunk_table(c: sqlite3.Connection, run: CommitContext) -> None:
     update_chunk_table(c, previous, run.generation, changes, run.ch.replace_all)
 
 
-def _key_order(doc: np.ndarray, other: np.ndarray) -> np.ndarray | None:
+def _key_order(doc: np.ndarray, other: np.ndarray) -> tuple[np.ndarray | None, bool]:
     """The stable order sorting rows by ``(doc, other)`` (the similarity table's key), None if
-    they are sorted already."""
+    they are sorted already; and whether the keys are distinct. Holds 24 bytes a row at most
+    (the key, the order, the sorted key), not a sorted copy of the rows."""
     key = doc.astype(np.int64) << 32 | other.astype(np.int64)
     if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):
-        return None
-    return np.argsort(key, kind="stable")
+        return None, True
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    return order, bool(np.all(key[1:] != key[:-1]))
+
+
+def _insert_sorted(c: sqlite3.Connection, head: str, cols: tuple, order) -> None:
+    """Insert rows ``cols`` in ``order`` (None: as they are), one slice of
+    ``_ROWS_PER_PASS`` rows gathered and turned into Python objects at a time."""
+    for i in range(0, len(cols[0]), _ROWS_PER_PASS):
+        at = slice(i, i + _ROWS_PER_PASS) if order is None else order[i : i + _ROWS_PER_PASS]
+        insert_values(c, head, [a[at].tolist() for a in cols])
 
 
 def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -211,17 +222,12 @@ def _insert_rows(c: sqlite3.Connection, run: CommitContext) -> None:
     cols = run.ch.rows
     if not len(cols[0]):
         return
-    order = _key_order(cols[0], cols[1])
-    if order is not None:
-        cols = tuple(a[order] for a in cols)
-    doc, other = cols[0].astype(np.int64), cols[1].astype(np.int64)
-    distinct = len(doc) < 2 or bool(np.all((doc[1:] != doc[:-1]) | (other[1:] != other[:-1])))
+    order, distinct = _key_order(cols[0], cols[1])
     head = "INSERT OR REPLACE INTO similarity (doc, other, shared, similarity)"
     if distinct and _empty(c, "similarity"):
         c.execute(f"DROP INDEX IF EXISTS {SIMILARITY_INDEX_NAME}")
         head = "INSERT INTO similarity (doc, other, shared, similarity)"
-    for i in range(0, len(doc), _ROWS_PER_PASS):  # Python objects for one slice at a time
-        insert_values(c, head, [a[i : i + _ROWS_PER_PASS].tolist() for a in cols])
+    _insert_sorted(c, head, cols, order)
 
 
 def _insert_deep(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -229,14 +235,11 @@ def _insert_deep(c: sqlite3.Connection, run: CommitContext) -> None:
     reserve (a full build) the index on ``other`` is built after the rows, from sorted input."""
     head = "INSERT OR REPLACE INTO reserve (doc, other, shared, similarity)"
     cols = run.ch.reserve
-    order = _key_order(cols[0], cols[1])
-    if order is not None:
-        cols = tuple(a[order] for a in cols)
+    order, _ = _key_order(cols[0], cols[1])
     bulk = len(cols[0]) > 0 and _empty(c, "reserve")
     if bulk:
         c.execute(f"DROP INDEX IF EXISTS {RESERVE_INDEX_NAME}")
-    for i in range(0, len(cols[0]), _ROWS_PER_PASS):
-        insert_values(c, head, [a[i : i + _ROWS_PER_PASS].tolist() for a in cols])
+    _insert_sorted(c, head, cols, order)
     if bulk:
         c.execute(RESERVE_INDEX)
     head = "INSERT OR REPLACE INTO floors (doc, similarity, other)"

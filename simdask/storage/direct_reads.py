@@ -11,12 +11,16 @@ nearby elements (:func:`~simdask.kernels.key_lookup.coalesce_ranges`):
 * one window of ``step`` keys per distinct window holding a looked-up chunk ID,
 * two offsets and the posting list of each chunk found.
 
-So a query reads O(query chunks x (window + posting list)) bytes plus the sample. The numpy
-work is in :mod:`simdask.kernels.key_lookup`; this module only reads.
+So a query reads O(query chunks x (window + posting list)) bytes plus the sample. A read the
+page cache holds is one system call (``RWF_NOWAIT``); the others of a gather are announced
+together (``POSIX_FADV_WILLNEED``) before they are read, so that a cold query does not wait
+for each 4 KiB window in turn (:func:`_read_ranges`). The numpy work is in
+:mod:`simdask.kernels.key_lookup`; this module only reads.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 
 import numpy as np
@@ -31,6 +35,10 @@ __all__ = ["GAP_BYTES", "gather", "read_subset_direct", "stored_sample"]
 
 #: ranges whose gap is at most this many bytes are read in one system call
 GAP_BYTES = 8192
+#: ``preadv`` flag: only what the page cache holds (None where the system has none)
+_NOWAIT = getattr(os, "RWF_NOWAIT", None)
+#: ``posix_fadvise`` advice: start reading these bytes now (None where there is none)
+_WILLNEED = getattr(os, "POSIX_FADV_WILLNEED", None) if hasattr(os, "posix_fadvise") else None
 
 
 def gather(
@@ -53,20 +61,54 @@ def gather(
     view = memoryview(buf).cast("B")
     fd = os.open(raw.path, os.O_RDONLY)
     try:
-        at = 0
-        for s, e in zip(r_start.tolist(), r_end.tolist(), strict=True):
-            nbytes = (e - s) * size
-            got = os.preadv(fd, [view[at : at + nbytes]], s * size)
-            if got != nbytes:
-                raise IndexFormatError(
-                    f"{raw.path}: expected {nbytes} bytes at offset {s * size}, read {got}"
-                )
-            at += nbytes
+        _read_ranges(fd, raw.path, view, (r_start * size).tolist(), (r_end * size).tolist())
     finally:
         os.close(fd)
     if len(buf) == int(lengths.sum()):  # disjoint ranges read without gaps: buf is the answer
         return buf
+    if len(buf) >= 64 * len(lengths):  # few long ranges (posting lists): copied as slices
+        pieces = zip(first.tolist(), lengths.tolist(), strict=True)
+        return np.concatenate([buf[f : f + n] for f, n in pieces])
     return buf[expand_ranges(first, lengths)]
+
+
+def _read_ranges(fd: int, path, view: memoryview, starts: list[int], ends: list[int]) -> None:
+    """Read the byte ranges ``[starts[i], ends[i])`` of the file ``fd`` into ``view``, one
+    after the other. Ranges the page cache holds are read at once (``RWF_NOWAIT``); the
+    others are first all announced to the kernel (``POSIX_FADV_WILLNEED``: it starts
+    reading them together, a cold read no longer waits for each before asking the next),
+    then read."""
+    pending = []
+    at = 0
+    for s, e in zip(starts, ends, strict=True):
+        got = _read_cached(fd, view[at : at + e - s], s)
+        if got < e - s:
+            pending.append((at + got, s + got, e))
+        at += e - s
+    if len(pending) > 1 and _WILLNEED is not None:
+        for _, s, e in pending:
+            os.posix_fadvise(fd, s, e - s, _WILLNEED)
+    for at, s, e in pending:
+        got = os.preadv(fd, [view[at : at + e - s]], s)
+        if got != e - s:
+            raise IndexFormatError(f"{path}: expected {e - s} bytes at offset {s}, read {got}")
+
+
+def _read_cached(fd: int, view: memoryview, offset: int) -> int:
+    """Bytes of ``view`` read from ``offset`` without waiting for the disk: those at its
+    start that the page cache holds (0 where ``RWF_NOWAIT`` is not supported)."""
+    global _NOWAIT
+    if _NOWAIT is None:
+        return 0
+    try:
+        return os.preadv(fd, [view], offset, _NOWAIT)
+    except BlockingIOError:  # not (wholly) in the page cache
+        return 0
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+        _NOWAIT = None  # this system reads no other way
+        return 0
 
 
 def stored_sample(arrays: dict) -> tuple[int, np.ndarray] | None:

@@ -37,8 +37,10 @@ __all__ = [
     "RESERVE_INDEX_NAME",
     "ensure_floors",
     "ensure_list_tables",
+    "list_problems",
     "rebalance",
     "refill_candidates",
+    "reserve_rows",
     "touched_lists",
 ]
 
@@ -185,3 +187,74 @@ def rebalance(c: sqlite3.Connection, docs_table: str, top_k: int, depth: int) ->
             f" AND r.doc = {table}.doc AND r.other = {table}.other)"
         )
     c.execute("DROP TABLE t_ranked")
+
+
+def _ranked_union() -> str:
+    """Every stored row of every list, ranked within its document as the lists rank them."""
+    return (
+        "SELECT doc, other, similarity, src, ROW_NUMBER() OVER (PARTITION BY doc"
+        " ORDER BY similarity DESC, other ASC) AS rn FROM ("
+        " SELECT doc, other, similarity, 0 AS src FROM similarity"
+        " UNION ALL SELECT doc, other, similarity, 1 AS src FROM reserve)"
+    )
+
+
+def list_problems(db: Any, top_k: int, depth: int) -> list[str]:
+    """What breaks the invariants of the stored lists (module docstring), one message per
+    kind with a count and an example; ``[]`` when they hold. ``depth``: rows stored per
+    document, ``top_k`` shown plus the reserve. Reads every row of the similarity and reserve
+    tables once more (a window over both; ~a minute at 50 M rows)."""
+    c = connection(db)
+    if not (_has_table(c, "reserve") and _has_table(c, "floors")):
+        return []  # written before the reserve existed: nothing to check yet
+    k, d = int(top_k), int(depth)
+    checks = [
+        (
+            f"rows out of place (a shown row ranking after the {k}th of its list, a reserve "
+            f"row ranking within the first {k}, or a list longer than {d} rows)",
+            f"SELECT doc, other FROM ({_ranked_union()})"
+            " WHERE (src = 0 AND rn > ?) OR (src = 1 AND rn <= ?) OR rn > ?",
+            (k, k, d),
+            "other",
+        ),
+        (
+            "rows both shown and in reserve",
+            "SELECT s.doc, s.other FROM similarity s JOIN reserve r"
+            " ON r.doc = s.doc AND r.other = s.other",
+            (),
+            "other",
+        ),
+        (
+            "rows ranking after their document's floor (the best partner left out)",
+            "SELECT u.doc, u.other FROM (SELECT doc, other, similarity FROM similarity"
+            " UNION ALL SELECT doc, other, similarity FROM reserve) u"
+            " JOIN floors f ON f.doc = u.doc WHERE u.similarity < f.similarity"
+            " OR (u.similarity = f.similarity AND u.other > f.other)",
+            (),
+            "other",
+        ),
+        (
+            f"documents with a floor showing fewer than {k} rows (partners left out while "
+            "the list has room)",
+            "SELECT f.doc, (SELECT COUNT(*) FROM similarity s WHERE s.doc = f.doc) AS n"
+            " FROM floors f WHERE n < ?",
+            (k,),
+            "rows shown",
+        ),
+    ]
+    problems = []
+    for what, query, args, second in checks:
+        cte = f"WITH q(a, b) AS ({query})"
+        n = c.execute(f"{cte} SELECT COUNT(*) FROM q", args).fetchone()[0]
+        if n:
+            a, b = c.execute(f"{cte} SELECT a, b FROM q ORDER BY a, b LIMIT 1", args).fetchone()
+            problems.append(f"{n} {what}, e.g. doc {a}, {second} {b}")
+    return problems
+
+
+def reserve_rows(db: Any):
+    """Every reserve row as ``(doc, other, shared, similarity)`` (doc IDs, distinct shared
+    chunks, percent), streamed in no particular order; none in an index without the table."""
+    c = connection(db)
+    if _has_table(c, "reserve"):
+        yield from c.execute("SELECT doc, other, shared, similarity FROM reserve")

@@ -153,11 +153,12 @@ class RangeReader:
         self._open: dict[tuple[int, int], dict] = {}
         self._small: dict[tuple[int, tuple[int, ...]], ShardData] = {}
 
-    def opened(self, shard: int, generation: int) -> dict:
-        """The stored arrays of one segment (opened once; see ShardStore.open_arrays)."""
+    def opened(self, shard: int, generation: int, check=None) -> dict:
+        """The stored arrays of one segment (opened once; see ShardStore.open_arrays);
+        ``check``: instead of :attr:`check` (e.g. one that threads may call)."""
         key = (generation, shard)
         if key not in self._open:
-            self.check(generation, shard)
+            (check or self.check)(generation, shard)
             self._open[key] = self.opener(self.store, generation, shard)
         return self._open[key]
 
@@ -167,14 +168,17 @@ class RangeReader:
         self._open = {k: v for k, v in self._open.items() if k in live}
         self._small = {k: v for k, v in self._small.items() if all((g, k[0]) in live for g in k[1])}
 
-    def combined(self, shard: int, gens: list[int], tomb: np.ndarray, lo: int, hi: int):
+    def combined(
+        self, shard: int, gens: list[int], tomb: np.ndarray, lo: int, hi: int, check=None
+    ) -> ShardData:
         """The live postings of the segments ``gens`` of a range, merged in memory and kept
         (its generation: the newest of them; later tombstones still apply to it as to each
-        of them, since every later tombstone is newer than all of them)."""
+        of them, since every later tombstone is newer than all of them); ``check`` as in
+        :meth:`opened`."""
         key = (shard, tuple(gens))
         if key not in self._small:
             for g in gens:
-                self.check(g, shard)
+                (check or self.check)(g, shard)
             parts = [self.store.read(g, shard) for g in gens]
             self._small[key] = merge_shards(parts, tomb, lo, hi)
         return self._small[key]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
 import warnings
 from abc import ABC, abstractmethod
@@ -65,6 +66,10 @@ __all__ = [
     "open_shard_store",
     "shard_ranges",
 ]
+
+
+#: held around ``warnings.catch_warnings`` blocks, which threads must not interleave
+_WARNINGS = threading.Lock()
 
 
 def open_shard_store(root: str | os.PathLike, key_dtype=None) -> ShardStore:
@@ -133,6 +138,12 @@ class ShardStore(ABC):
         """Write a shard atomically in this store's layout; returns bytes stored."""
         return self._store_files(generation, shard, encode_shard(data, self.compressed))
 
+    def writer(self, generation: int, shard: int, lo: int, hi: int):
+        """A :class:`~simdask.storage.segment_writer.SegmentWriter` that writes a shard of
+        range ``[lo, hi)`` piece by piece, in the raw layout, atomically; None when this store
+        does not write the raw layout (collect the pieces and :meth:`write` them)."""
+        return None
+
     def write_encoded(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
         """Write a shard encoded by :func:`encode_shard` (e.g. on a worker without access to
         this store; with ``compressed=self.compressed``) atomically; returns bytes stored."""
@@ -198,7 +209,9 @@ class ShardStore(ABC):
             if "key_sample" in raw:
                 files["key_sample"] = raw["key_sample"]
             return {**maps, "lo": raw["lo"], "hi": raw["hi"], "files": files}
-        with warnings.catch_warnings():  # compressed arrays use a numcodecs filter
+        # compressed arrays use a numcodecs filter; the lock: queries open segments in threads,
+        # and catch_warnings saves and restores process-wide state
+        with _WARNINGS, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
             arrays = {name: group[name] for name, _ in ARRAYS}
@@ -261,7 +274,7 @@ class ShardStore(ABC):
 
     def counts(self, generation: int, shard: int) -> tuple[int, int]:
         """``(distinct chunks, postings)`` of a stored shard, from its metadata only."""
-        with warnings.catch_warnings():
+        with _WARNINGS, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
             return group["chunk_keys"].shape[0], group["doc_ids"].shape[0]
@@ -299,6 +312,12 @@ class LocalShardStore(ShardStore):
         final, tmp = self._paths(generation, shard)
         write_raw(tmp, data)  # straight to disk, no copy in memory
         return self._publish(final, tmp)
+
+    def writer(self, generation: int, shard: int, lo: int, hi: int):
+        from simdask.storage.segment_writer import SegmentWriter
+
+        final, tmp = self._paths(generation, shard)
+        return SegmentWriter(tmp, lo, hi, lambda t: self._publish(final, t))
 
     def _store_files(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
         final, tmp = self._paths(generation, shard)
