@@ -33,6 +33,7 @@ from pathlib import Path
 
 from simdask import Index
 from simdask.cluster.connect import connect
+from simdask.errors import DocumentNotFoundError
 from simdask.ingest.prose import ProseModel, iter_documents
 from simdask.ingest.sources import list_items, source_id
 
@@ -66,6 +67,23 @@ def victims(n: int, c: int, rounds: int) -> list[list[int]]:
     return [picks[i * c : (i + 1) * c] for i in range(2 * rounds)]
 
 
+def live_picks(idx: Index, picks: list[int], n: int, c: int) -> list[int]:
+    """``c`` base document numbers from ``picks``, skipping those no longer in ``idx`` (deleted
+    by an earlier invocation, ``--first-round``), topped up by other numbers from 1 on."""
+    out: list[int] = []
+    for i in [*picks, *range(1, n)]:
+        if len(out) == c:
+            break
+        if i in out:
+            continue
+        try:
+            idx.catalog.document(f"p{i:09d}")
+        except DocumentNotFoundError:
+            continue
+        out.append(i)
+    return out
+
+
 def timed_run(idx: Index, op: str, batch, corpus: Path, work: Path, client) -> tuple[float, object]:
     """One in-process run of ``op`` on ``idx``; the seconds until the change is queryable."""
     if op == "add":
@@ -95,8 +113,9 @@ def run_round(args, model, r: int, indexes: dict[int, Path], client, times: dict
         for n, path in indexes.items():
             work = path.parent / f"incr-work-{n}"
             work.mkdir(exist_ok=True)
-            picks = victims(n, c, args.rounds)[2 * r + (op == "delete")]
+            picks = victims(n, c, args.first_round + args.rounds)[2 * r + (op == "delete")]
             with Index.open(path) as idx:
+                picks = live_picks(idx, picks, n, c)
                 if op == "add":
                     batch = [(f"{k}-{n}", t) for k, t in added]
                 elif op == "modify":
@@ -194,6 +213,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1, help="the corpus seed of bench_scale")
     ap.add_argument("--changes", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--first-round",
+        type=int,
+        default=0,
+        help="number the rounds from here (new keys and victims on indexes this script changed)",
+    )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--save", default=None, help="write the results here (JSON)")
     ap.add_argument("--out", default=str(REPO / "docs/benchmarks.md"))
@@ -209,7 +234,7 @@ def main() -> None:
     load_before = load_average()
     times: dict = {(n, op): [] for n in sizes for op in OPS}
     with connect(workers=args.workers) as client:
-        for r in range(args.rounds):
+        for r in range(args.first_round, args.first_round + args.rounds):
             run_round(args, model, r, indexes, client, times)
     res = summarise(times, sizes)
     print(json.dumps(res, indent=1))

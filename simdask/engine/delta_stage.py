@@ -27,6 +27,13 @@ import numpy as np
 from simdask import failpoints
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
+from simdask.engine.heavy_candidates import (
+    HeavyPass,
+    delta_light,
+    delta_overlap,
+    run_heavy_blocks,
+    uses_hold,
+)
 from simdask.engine.merge_stage import MergeSpec, MergeStage
 from simdask.engine.segment_tasks import (
     RangeProbe,
@@ -251,6 +258,7 @@ def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, membe
     change."""
     # the probed lists in the tasks' arguments, not scattered: a task retried after its
     # worker died still has them
+    hold = uses_hold(config.similarity_mode, inp.cutoff)
     pair_f = [
         ctx.client.submit(
             delta_pairs_task,
@@ -262,6 +270,7 @@ def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, membe
             config.max_df,
             inp.cutoff,
             inp.tomb_old_f,
+            hold,
             key=ctx.key("deltapairs", s=s),
         )
         for s in range(len(befores))
@@ -280,8 +289,21 @@ def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, membe
         lo = first[int(block[0])]
         return (lo, lo + len(block), inp.n_docs)
 
-    p = member_pass(delta_keys, emit_args, "keys", inp.n_chunks_f, changed_f, members_f, config)
-    out = run_blocks(ctx, pair_f, blocks, p)
+    if hold:  # the candidates' heavy overlap only (engine/heavy_candidates)
+        rows_args = (inp.n_chunks_f, changed_f, members_f, config.threshold, config.top_k)
+        hp = HeavyPass(
+            held=lambda b, block: pair_f,
+            light=delta_light,
+            light_args=emit_args,
+            overlap=delta_overlap,
+            overlap_args=lambda block: emit_args(block)[:1],
+            rows_args=rows_args,
+            n_docs=inp.n_docs,
+        )
+        out = run_heavy_blocks(ctx, blocks, hp)
+    else:
+        p = member_pass(delta_keys, emit_args, "keys", inp.n_chunks_f, changed_f, members_f, config)
+        out = run_blocks(ctx, pair_f, blocks, p)
     res = member_results(out, len(blocks), work)
     return res, int(sum(h[0] for h in heads))
 

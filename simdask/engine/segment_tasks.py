@@ -20,6 +20,7 @@ import numpy as np
 
 from simdask import failpoints
 from simdask.cluster.worker_cache import worker_cache
+from simdask.engine.heavy_candidates import held_emit
 from simdask.engine.merge_pieces import compact_pieces, mapped_segment, write_pieces
 from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
 from simdask.engine.segment_ref import SegmentRef
@@ -129,7 +130,8 @@ def delta_pairs_task(
     max_df: int | None,
     cutoff: int | None = None,
     tomb_old: np.ndarray | None = None,
-) -> tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    hold: bool = False,
+) -> tuple[tuple[int, int], tuple]:
     """Pair keys of ``members`` in one range (:func:`~simdask.kernels.heavy.member_keys`,
     ``(light, heavy)`` with chunks of ``df > cutoff`` heavy) and the change of the range's
     skipped-chunk count.
@@ -140,15 +142,22 @@ def delta_pairs_task(
     ``tomb_old``); ``tomb``:
     the tombstones including this run's. The live postings after the run are ``before`` with
     this run's tombstones applied, plus ``delta``. Returns ``((skipped-chunk change, keys
-    emitted), keys)``.
+    emitted), keys)``. With ``hold`` (the ``informative`` mode with a ``cutoff``) the keys are
+    ``(light, hold)``: the light keys and the members'
+    :class:`~simdask.kernels.heavy_overlap.HeavyHold`, whose overlap with the candidates is
+    taken later (:mod:`simdask.engine.heavy_candidates`) instead of one key per heavy pair.
     """
     failpoints.hit("rows_task")
     if isinstance(before, RangeProbe):
         before = before.read(delta, tomb_old)
     after = add_delta(before, delta, tomb)
-    keys = member_keys(after, members, n_docs, max_df, cutoff)
+    if hold and cutoff is not None:
+        keys = held_emit(after, members, n_docs, max_df, cutoff)
+    else:
+        keys = member_keys(after, members, n_docs, max_df, cutoff)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
-    return (skipped, len(keys[0]) + len(keys[1])), keys
+    emitted = len(keys[0]) + (len(keys[1]) if isinstance(keys[1], np.ndarray) else 0)
+    return (skipped, emitted), keys
 
 
 def delta_after_task(

@@ -15,7 +15,8 @@ the light chunks and adds each candidate's heavy overlap exactly; in the ``exact
 documents whose heavy chunks alone could give rows are searched densely (in the ``auto`` mode
 when that search fits ``auto_budget`` pairs). Incremental runs keep the cutoff and the mode the
 index was built with (:func:`stored_heavy`) and emit member keys through light and heavy chunks
-apart.
+apart; in the ``informative`` mode only the light ones, the candidates' heavy overlap taken
+per range (:mod:`simdask.engine.heavy_candidates`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from simdask import failpoints
 from simdask.cluster.heap import trim_heap, trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
+from simdask.engine.heavy_candidates import held_pass, run_heavy_blocks, uses_hold
 from simdask.engine.heavy_stage import decide_mode, heavy_bits, heavy_only
 from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
@@ -41,6 +43,7 @@ from simdask.kernels.heavy import (
     add_heavy_overlap,
     member_keys,
 )
+from simdask.kernels.heavy_overlap import member_rows_of
 from simdask.kernels.member_counts import count_member_candidates
 from simdask.kernels.similarity import (
     containment,
@@ -173,18 +176,7 @@ def member_rows_task(
     # the documents a single shared chunk can give a row (candidate_mask's test)
     single = (n_chunks > 0) & (containment(1, n_chunks) >= threshold)
     keys, shared = count_member_candidates(parts, n_docs, len(block), mode, single[block], single)
-    keys = keys.astype(np.int64)
-    r = block[keys // n_docs].astype(np.int64)
-    o = keys % n_docs
-    s = shared.astype(np.int64)
-    sim_r = containment(s, n_chunks[r])
-    fwd = sim_r >= threshold
-    forward = top_k_rows(r[fwd], o[fwd], s[fwd], sim_r[fwd], top_k)
-    rev = np.isin(r, changed) & ~np.isin(o, members)
-    r, o, s = r[rev], o[rev], s[rev]
-    sim_o = containment(s, n_chunks[o])
-    keep = sim_o >= threshold
-    return forward, (o[keep], r[keep], s[keep], sim_o[keep])
+    return member_rows_of(keys, shared, block, n_chunks, changed, members, threshold, top_k)
 
 
 @dataclass(frozen=True)
@@ -401,12 +393,19 @@ def member_rows(
 ) -> SimilarityResult:
     """Rows of ``members`` against everything, plus reverse rows to ``changed``; chunks held
     by more than ``cutoff`` documents are heavy (:func:`~simdask.kernels.heavy.member_keys`;
-    None: none)."""
+    None: none); in the ``informative`` mode only the candidates' heavy overlap is taken
+    (:mod:`simdask.engine.heavy_candidates`)."""
     max_df = config.max_df
-    work = _work(ctx, shards, member_work, members, max_df) if len(members) else np.zeros(0)
+    hold = uses_hold(config.similarity_mode, cutoff)  # only the candidates' heavy overlap
+    light = (cutoff if max_df is None else min(cutoff, max_df)) if hold else max_df
+    work = _work(ctx, shards, member_work, members, light) if len(members) else np.zeros(0)
     cuts = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
     blocks = [members[lo:hi] for lo, hi in cuts]
     changed_f, members_f = ctx.broadcast(changed, members)
+    if hold:
+        rows_args = (n_chunks_f, changed_f, members_f, config.threshold, config.top_k)
+        hp = held_pass(ctx, shards, n_docs, max_df, cutoff, rows_args)
+        return member_results(run_heavy_blocks(ctx, blocks, hp), len(blocks), int(work.sum()))
     p = member_pass(
         member_keys,
         lambda block: (block, n_docs, max_df, cutoff),

@@ -1,0 +1,215 @@
+"""Recomputed documents' rows in the ``informative`` mode with heavy chunks: the heavy overlap
+of the candidate pairs only (issue 14; :mod:`simdask.kernels.heavy_overlap`).
+
+Per block of members, four steps, each task where its data is:
+
+1. per range, the block's light pair keys (``hlight``), cut from what the range's task holds:
+   the light keys and the :class:`~simdask.kernels.heavy_overlap.HeavyHold` of the members'
+   heavy chunks (the hold stays on that worker, it is never gathered);
+2. one task counts the light keys into the candidates, every distinct light pair with its light
+   count (``hcand``, :func:`candidates_task`);
+3. per range, the candidates' heavy overlap there, sparsely (``hover``, by binary searches in the
+   hold: :func:`~simdask.kernels.heavy_overlap.heavy_overlap`);
+4. one task adds the overlaps to the light counts and makes the rows as
+   :func:`~simdask.engine.similarity_stage.member_rows_task` makes them (``rows``,
+   :func:`candidate_rows_task`).
+
+Today's path emits one key per (heavy chunk of a member, other holder): ``Σ df``, ~1.4 M keys a
+document at a million prose documents; here the heavy work is ``Σ_r h_r |candidates(r)|``
+lookups. The ``exact`` mode keeps the heavy keys: it needs the pairs sharing only heavy chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from dask.sizeof import sizeof
+from distributed import Future
+
+from simdask import failpoints
+from simdask.engine.context import RunContext
+from simdask.engine.stage import drive
+from simdask.kernels.heavy_overlap import (
+    HeavyHold,
+    heavy_hold,
+    heavy_overlap,
+    keep_candidates,
+    light_candidates,
+    member_rows_of,
+    sum_overlaps,
+)
+from simdask.kernels.similarity import containment, member_pair_keys
+
+__all__ = [
+    "HeavyPass",
+    "candidate_rows_task",
+    "candidates_task",
+    "delta_light",
+    "delta_overlap",
+    "held_emit",
+    "held_light",
+    "held_overlap",
+    "held_pass",
+    "run_heavy_blocks",
+    "uses_hold",
+]
+
+
+def uses_hold(mode: str, cutoff: int | None) -> bool:
+    """Whether member rows take this path: a heavy ``cutoff`` and not the ``exact`` mode
+    (which needs the pairs sharing only heavy chunks, so the heavy keys)."""
+    return cutoff is not None and mode != "exact"
+
+
+@sizeof.register(HeavyHold)
+def _sizeof_hold(hold: HeavyHold) -> int:
+    """Dask's size estimate of a hold: its arrays."""
+    return hold.nbytes + 200
+
+
+def held_emit(shard, block: np.ndarray, n_docs: int, max_df: int | None, cutoff: int):
+    """One range's part of a block (a merged range): the members' light pair keys (chunks of
+    ``df <= min(cutoff, max_df)``, :func:`~simdask.kernels.similarity.member_pair_keys`) and
+    the :class:`~simdask.kernels.heavy_overlap.HeavyHold` of their heavy chunks."""
+    light = cutoff if max_df is None else min(cutoff, max_df)
+    return member_pair_keys(shard, block, n_docs, light), heavy_hold(shard, block, cutoff, max_df)
+
+
+def held_light(held: tuple, lo: int = 0, hi: int | None = None, n_docs: int = 0) -> np.ndarray:
+    """The light keys of ``held`` (``(light keys, hold)``); with ``hi``, those of the members
+    at positions ``lo..hi-1`` only, as keys of that block (``(position - lo) * n_docs + o``)."""
+    light = held[0]
+    if hi is None:
+        return light
+    lo_key, last = np.uint32(lo * n_docs), np.uint32(hi * n_docs - 1)
+    return (light[(light >= lo_key) & (light <= last)] - lo_key).astype(np.uint32)
+
+
+def held_overlap(held: tuple, cand: tuple, n_docs: int, lo: int = 0):
+    """The heavy overlap in this range of the block's candidates ``cand`` (``(keys, light
+    counts)`` of :func:`candidates_task`; the block's first member is row ``lo`` of the hold):
+    positions in ``cand`` and counts (:func:`~simdask.kernels.heavy_overlap.heavy_overlap`)."""
+    return heavy_overlap(held[1], cand[0], n_docs, lo)
+
+
+def delta_light(result: tuple, lo: int = 0, hi: int | None = None, n_docs: int = 0):
+    """:func:`held_light` of a :func:`~simdask.engine.segment_tasks.delta_pairs_task` result
+    (``(head, (light keys, hold))``)."""
+    return held_light(result[1], lo, hi, n_docs)
+
+
+def delta_overlap(result: tuple, cand: tuple, n_docs: int, lo: int = 0):
+    """:func:`held_overlap` of a :func:`~simdask.engine.segment_tasks.delta_pairs_task`
+    result."""
+    return held_overlap(result[1], cand, n_docs, lo)
+
+
+def candidates_task(parts: list[np.ndarray], n_rows: int, n_docs: int):
+    """The block's candidates: every distinct light pair key of the ranges' ``parts`` and its
+    light count (sorted uint32 both;
+    :func:`~simdask.kernels.heavy_overlap.light_candidates`)."""
+    return light_candidates(parts, n_docs, n_rows)
+
+
+def candidate_rows_task(
+    cand: tuple,
+    overlaps: list[tuple[np.ndarray, np.ndarray]],
+    block: np.ndarray,
+    n_chunks: np.ndarray,
+    changed: np.ndarray,
+    members: np.ndarray,
+    threshold: float,
+    top_k: int,
+):
+    """Rows of the block's members: the candidates' light counts plus their heavy overlaps
+    (summed over the ranges) are their counts over all chunks; the pairs that can give a row
+    (:func:`~simdask.kernels.heavy_overlap.keep_candidates`) make ``(forward, reverse)`` rows as
+    :func:`~simdask.engine.similarity_stage.member_rows_task` returns them."""
+    failpoints.hit("rows_task")
+    keys, light = cand
+    n_docs = len(n_chunks)
+    shared = light.astype(np.int64) + sum_overlaps(len(keys), overlaps)
+    single = (n_chunks > 0) & (containment(1, n_chunks) >= threshold)
+    keep = keep_candidates(keys, shared, n_docs, single[block], single)
+    return member_rows_of(
+        keys[keep], shared[keep], block, n_chunks, changed, members, threshold, top_k
+    )
+
+
+@dataclass(frozen=True)
+class HeavyPass:
+    """One pass over blocks of members: ``held(b, block)`` gives the per-range futures
+    holding the block's light keys and hold; ``light(h, *light_args(block))`` cuts the light
+    keys, ``overlap(h, cand, n_docs, *overlap_args(block))`` the candidates' overlap in a
+    range; :func:`candidate_rows_task` takes ``rows_args``: ``(n_chunks, changed, members,
+    threshold, top_k)``."""
+
+    held: Callable[[int, Any], Sequence[Future]]
+    light: Callable
+    light_args: Callable[[Any], tuple]
+    overlap: Callable
+    overlap_args: Callable[[Any], tuple]
+    rows_args: tuple
+    n_docs: int
+
+
+class _HeavyStage:
+    """:class:`HeavyPass` over ``blocks`` under the :class:`~.stage.Stage` contract; the
+    results in block order."""
+
+    name = "similarity"
+
+    def __init__(self, ctx: RunContext, blocks: Sequence, p: HeavyPass):
+        self.ctx, self.blocks, self.p = ctx, blocks, p
+        self.size = len(blocks)
+        self.limit = ctx.options.blocks_in_flight
+        self.out: list = [None] * self.size
+
+    def submit(self, b: int) -> Future:
+        ctx, p, block = self.ctx, self.p, self.blocks[b]
+        submit, key = ctx.client.submit, ctx.key
+        held = p.held(b, block)
+        light = [
+            submit(p.light, h, *p.light_args(block), key=key("hlight", b=b, s=s))
+            for s, h in enumerate(held)
+        ]
+        cand = submit(candidates_task, light, len(block), p.n_docs, key=key("hcand", b=b))
+        ov = [
+            submit(p.overlap, h, cand, p.n_docs, *p.overlap_args(block), key=key("hover", b=b, s=s))
+            for s, h in enumerate(held)
+        ]
+        return submit(candidate_rows_task, cand, ov, block, *p.rows_args, key=key("rows", b=b))
+
+    def collect(self, b: int, future: Future) -> None:
+        self.out[b] = future.result()
+        future.release()
+        return None
+
+
+def run_heavy_blocks(ctx: RunContext, blocks: Sequence, p: HeavyPass) -> list:
+    """``p`` over every block (at most ``blocks_in_flight`` at a time); each block's
+    ``(forward, reverse)`` rows, in block order (as
+    :func:`~simdask.engine.similarity_stage.run_blocks` gives them for member rows)."""
+    stage = _HeavyStage(ctx, blocks, p)
+    drive(ctx, stage)
+    return stage.out
+
+
+def held_pass(
+    ctx: RunContext, shards: Sequence, n_docs: int, max_df: int | None, cutoff: int, rows_args
+) -> HeavyPass:
+    """The pass over merged ranges ``shards``: per block, :func:`held_emit` where each range
+    is (task ``simdask-pairs-...-b-s``), then the steps of :class:`HeavyPass`."""
+
+    def held(b: int, block) -> list[Future]:
+        return ctx.map_shards("pairs", held_emit, shards, block, n_docs, max_df, cutoff, b=b)
+
+    return HeavyPass(held, held_light, _none, held_overlap, _none, tuple(rows_args), n_docs)
+
+
+def _none(block) -> tuple:
+    """No extra arguments."""
+    return ()
