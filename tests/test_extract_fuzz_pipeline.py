@@ -103,6 +103,8 @@ _NAME = st.binary(min_size=1, max_size=8).filter(
     name=_NAME,
 )
 def test_bad_inputs_of_every_format_never_stop_the_run(small_client, damage, bombs, lines, name):
+    # a worker the nanny restarted after an earlier example may not have registered yet
+    small_client.wait_for_workers(1, timeout=60)
     workers_before = set(small_client.scheduler_info()["workers"])
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
