@@ -181,3 +181,14 @@ def test_index_of_format_1_is_migrated(tmp_path, client):
     s = idx.update([folder], client=client, options=NEVER)
     assert s.added == 1 and s.extra["segments_written"] >= 1
     assert_same_index(idx, full_build(tmp_path, folder, client))
+
+
+def test_compaction_head_gathers_counts_not_keys(tmp_path):
+    """What the driver gathers per compacted range is two counts: it neither reads the
+    written segment (a store that is not there) nor returns its chunk keys (at a million
+    documents every range's keys together held ~10 GB in the driver)."""
+    from simdask.engine.segment_ref import SegmentRef
+    from simdask.engine.segment_tasks import segment_head
+
+    ref = SegmentRef(str(tmp_path / "no-store"), 3, 7, 0, 1 << 20, 1234, 5678)
+    assert segment_head(ref) == (1234, 5678)

@@ -138,7 +138,7 @@ def _changes(catalog, config, plan: CompactionPlan, heads: dict, run_id: int):
     manifests, dead = {}, {}
     read = written = merged = 0
     for s, gens in plan.merges.items():
-        keys, postings, _ = heads[s]
+        keys, postings = heads[s]
         segs = plan.manifest[s]
         inputs = [x for x in segs if x[0] in gens]
         kept = [x for x in segs if x[0] not in gens]
