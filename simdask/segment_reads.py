@@ -197,8 +197,8 @@ class SegmentReads:
 
     def query_live_postings(self, shards: dict, q_ids, sid, tomb: np.ndarray, max_df) -> list:
         """The doc IDs of the live postings (one per posting, unsorted) of one query text's
-        chunk IDs ``q_ids`` in ranges ``sid``, per segment part: what
-        :func:`~simdask.kernels.similarity.dense_doc_counts` adds up."""
+        chunk IDs ``q_ids`` in ranges ``sid``, per segment part (the documents holding them,
+        for :meth:`~simdask.index.Index.holders`)."""
         parts = []
         for s in np.unique(sid).tolist():
             for seg in shards[s]:
@@ -208,9 +208,8 @@ class SegmentReads:
 
     def query_counts(self, shards: dict, q_ids, sid, tomb: np.ndarray, max_df, n_docs: int):
         """How many of one query text's chunk IDs ``q_ids`` (in ranges ``sid``) each document
-        holds, by its live postings: sorted doc IDs and counts (int64), as
-        :func:`~simdask.kernels.similarity.dense_doc_counts` of :meth:`query_live_postings`
-        gives them (:func:`~simdask.kernels.segments.live_doc_counts`: no test per posting)."""
+        holds, by its live postings: sorted doc IDs and counts (int64), one ``bincount`` a
+        generation (:func:`~simdask.kernels.segments.live_doc_counts`: no test per posting)."""
         parts = [
             (query_postings(seg, q_ids[sid == s], max_df), seg.generation)
             for s in np.unique(sid).tolist()

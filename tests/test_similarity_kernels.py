@@ -18,14 +18,12 @@ from simdask.kernels.similarity import (
     containment,
     count_block_keys,
     count_keys,
-    dense_doc_counts,
     directed_rows,
     max_block_docs,
     member_pair_keys,
     member_work,
     pair_work,
     plan_blocks,
-    query_counts,
     query_postings,
     skipped_chunks,
     sum_pair_counts,
@@ -582,31 +580,6 @@ def test_member_pairs_equal_brute_force(docs, members, max_df):
     assert work.tolist() == [sum(v for p, v in got.items() if p[0] == r) for r in block.tolist()]
 
 
-@pytest.mark.parametrize("n_shards", [1, 2, 3])
-@pytest.mark.parametrize("max_df", [None, 2, 5])
-def test_query_counts_equal_brute_force(n_shards, max_df):
-    docs = random_corpus(50, seed=11)
-    shards = make_shards(docs, n_shards)
-    rng = np.random.default_rng(n_shards)
-    held = sorted({c for cs in docs.values() for c in cs})
-    # a query set: some held chunks, some held by nobody
-    q = set(rng.choice(held, 40, replace=False).tolist()) | set(
-        rng.integers(0, 2**BITS, 40).tolist()
-    )
-    df = Counter(c for cs in docs.values() for c in cs)
-    got: Counter = Counter()
-    for sh in shards:
-        ids = np.array(sorted(c for c in q if sh.lo <= c < sh.hi), np.uint32)
-        d, c = query_counts(sh, ids, max_df)
-        assert d.dtype == np.uint32 and bool(np.all(np.diff(d.astype(np.int64)) > 0))
-        for x, y in zip(d.tolist(), c.tolist(), strict=True):
-            got[x] += y
-    counted = {c for c in q if max_df is None or df[c] <= max_df}
-    ref = {d: len(cs & counted) for d, cs in docs.items()}
-    assert dict(got) == {d: v for d, v in ref.items() if v}
-    assert len(got) > 5
-
-
 @pytest.mark.parametrize("max_df", [None, 3])
 def test_query_postings_of_every_chunk_of_a_subset(max_df):
     """A query's subset of a range holds only the chunks asked for: asking for all of them
@@ -624,46 +597,6 @@ def test_query_postings_of_every_chunk_of_a_subset(max_df):
                 if c in cs and (max_df is None or df[c] <= max_df)
             ]
             assert got.dtype == np.uint32 and sorted(got.tolist()) == sorted(want)
-
-
-@pytest.mark.parametrize("max_df", [None, 3])
-def test_dense_doc_counts_of_query_postings_equal_brute_force(max_df):
-    docs = random_corpus(60, seed=5)
-    shards = make_shards(docs, 3)
-    held = sorted({c for cs in docs.values() for c in cs})
-    q = set(np.random.default_rng(2).choice(held, 50, replace=False).tolist()) | {2**BITS - 1}
-    df = Counter(c for cs in docs.values() for c in cs)
-    parts = []
-    for sh in shards:
-        ids = np.array(sorted(c for c in q if sh.lo <= c < sh.hi), np.uint32)
-        p = query_postings(sh, ids, max_df)
-        assert p.dtype == np.uint32
-        want = [
-            d
-            for d, cs in docs.items()
-            for c in ids.tolist()
-            if c in cs and (max_df is None or df[c] <= max_df)
-        ]
-        assert sorted(p.tolist()) == sorted(want)
-        parts.append(p)
-    n_docs = max(docs) + 1
-    d, c = dense_doc_counts(parts, n_docs)
-    counted = {c for c in q if max_df is None or df[c] <= max_df}
-    ref = {x: len(cs & counted) for x, cs in docs.items() if cs & counted}
-    assert dict(zip(d.tolist(), c.tolist(), strict=True)) == ref and len(ref) > 5
-    # IDs past n_docs are counted, not dropped (the caller reports them as damage)
-    d, c = dense_doc_counts([np.array([1, n_docs + 4, n_docs + 4], np.uint32)], n_docs)
-    assert d.tolist() == [1, n_docs + 4] and c.tolist() == [1, 2]
-    d, c = dense_doc_counts([], n_docs)
-    assert len(d) == 0 and len(c) == 0
-
-
-def test_query_counts_empty():
-    (shard,) = make_shards({0: {1, 2}}, 1)
-    d, c = query_counts(shard, np.zeros(0, np.uint32))
-    assert len(d) == 0 and len(c) == 0
-    d, c = query_counts(ShardData.empty(0, 2**BITS), np.array([1, 2], np.uint32))
-    assert len(d) == 0 and len(c) == 0
 
 
 # --------------------------------------------------------------------------------------------

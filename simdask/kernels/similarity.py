@@ -21,7 +21,6 @@ __all__ = [
     "containment",
     "count_block_keys",
     "count_keys",
-    "dense_doc_counts",
     "directed_rows",
     "group_order",
     "list_pair_keys",
@@ -31,7 +30,6 @@ __all__ = [
     "need_counts",
     "pair_work",
     "plan_blocks",
-    "query_counts",
     "query_postings",
     "skipped_chunks",
     "split_lists",
@@ -381,31 +379,6 @@ def query_postings(
     if int(df.sum()) == 0:
         return np.zeros(0, np.uint32)
     return np.asarray(shard.doc_ids[expand_ranges(starts, df)], np.uint32)
-
-
-def query_counts(
-    shard: ShardData, chunk_ids: np.ndarray, max_df: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Documents holding any of ``chunk_ids`` (distinct, in this shard's range) and how many.
-
-    Returns sorted doc IDs (uint32) and shared counts (uint32).
-    """
-    docs = query_postings(shard, chunk_ids, max_df)
-    if not len(docs):
-        return np.zeros(0, np.uint32), np.zeros(0, np.uint32)
-    return run_lengths(np.sort(docs))
-
-
-def dense_doc_counts(postings: list[np.ndarray], n_docs: int) -> tuple[np.ndarray, np.ndarray]:
-    """How many of the ``postings`` (arrays of doc IDs) name each document: sorted doc IDs
-    (int64) and counts (int64), by one ``bincount`` over ``n_docs`` counters (IDs at or above
-    ``n_docs`` are counted too, so that a caller can report them) instead of a sort."""
-    docs = np.concatenate([np.zeros(0, np.uint32), *postings])
-    if not len(docs):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    acc = np.bincount(docs, minlength=n_docs)
-    ids = np.flatnonzero(acc)
-    return ids, acc[ids]
 
 
 def top_either_way(fwd: np.ndarray, rev: np.ndarray, top: int) -> np.ndarray:
