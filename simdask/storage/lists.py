@@ -235,7 +235,7 @@ def list_problems(db: Any, top_k: int, depth: int) -> list[str]:
     """What breaks the invariants of the stored lists (module docstring), one message per
     kind with a count and an example; ``[]`` when they hold. ``depth``: rows stored per
     document, ``top_k`` shown plus the reserve. Reads every row of the similarity and reserve
-    tables once more (a window over both; ~a minute at 50 M rows)."""
+    tables once more (a window over both: 5.6 s for the 2.8 M rows of a 100k-document index)."""
     c = connection(db)
     if not (_has_table(c, "reserve") and _has_table(c, "floors")):
         return []  # written before the reserve existed: nothing to check yet
