@@ -123,7 +123,12 @@ def run_sampled(
     tf = open(trace, "w") if trace else None  # noqa: SIM115 (closed below)
     with open(log, "ab") as lf:
         proc = subprocess.Popen(
-            cmd, stdout=lf, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            cmd,
+            stdout=lf,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=code,  # `python -m` puts the working directory first on sys.path
+            start_new_session=True,
         )
         root = psutil.Process(proc.pid)
         tree: list[psutil.Process] = [root]
@@ -181,7 +186,7 @@ def query_doc(model: ProseModel, files: list[Path], path: Path) -> Path:
 
 def measure(args, model: ProseModel, n: int) -> dict:
     """One size: the update, the index's figures, a cold query."""
-    data = Path(args.data)
+    data = Path(args.data).resolve()
     files = corpus_files(model, data, n, args.seed)
     index = data / f"index-{n}"
     shutil.rmtree(index, ignore_errors=True)
@@ -284,7 +289,7 @@ def main() -> None:
     ap.add_argument("--report-only", action="store_true", help="only write the doc")
     ap.add_argument("--out", default=str(REPO / "docs/scale.md"))
     args = ap.parse_args()
-    data = Path(args.data)
+    data = Path(args.data).resolve()
     data.mkdir(parents=True, exist_ok=True)
     args.results = args.results or str(data / "results.jsonl")
     if not args.report_only:
