@@ -13,6 +13,7 @@ import pytest
 from distributed import Client
 
 from simdask import Index, IndexConfig
+from simdask.cluster.workers import scheduler_workers
 from tests.helpers.cluster import start_scheduler, start_worker, stop, wait_for_workers
 from tests.helpers.compare import postings_by_key, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt
@@ -62,7 +63,7 @@ def test_cli_on_existing_cluster_equals_local_run(tmp_path, scheduler, client):
     assert table_by_doc(ext) == table_by_doc(local) and table_by_doc(ext)
     assert postings_by_key(ext) == postings_by_key(local)
     with Client(scheduler) as c:  # simdask left the cluster running
-        assert len(c.scheduler_info()["workers"]) == 2
+        assert len(scheduler_workers(c)) == 2
 
 
 def test_shard_counts_on_existing_cluster(tmp_path, scheduler):

@@ -21,6 +21,7 @@ import dask
 from distributed import Client, LocalCluster
 
 from simdask.cluster.spec import ClusterSpec, default_workers
+from simdask.cluster.workers import scheduler_workers
 from simdask.errors import ClusterError, SimdaskError
 
 __all__ = [
@@ -243,12 +244,17 @@ def _lost(client: Any) -> bool:
 
 
 def _workers(client: Any) -> dict[str, int | None] | None:
-    """The scheduler's workers now, with their memory limits (None if it cannot be asked)."""
+    """The scheduler's workers now, with their memory limits (None if it cannot be asked).
+    Asked of the scheduler (:func:`~simdask.cluster.workers.scheduler_workers`): the client's
+    cached ``scheduler_info()`` can show none while all are there, which made a run's own error
+    look like workers that died."""
+    if _lost(client):
+        return None
     try:
-        info = client.scheduler_info(n_workers=-1)
+        workers = scheduler_workers(client)
     except Exception:
         return None
-    return {a: w.get("memory_limit") for a, w in info.get("workers", {}).items()}
+    return {a: w.get("memory_limit") for a, w in workers.items()}
 
 
 def _memory_text(limits: Any) -> str:
@@ -392,7 +398,7 @@ def check_cluster(client: Client) -> dict[str, Any]:
     """What a connected cluster offers: dashboard, workers (threads, memory limit) and the
     versions of Python, dask, distributed, numpy and simdask on the client, the scheduler and
     each worker, with a list of human-readable ``warnings`` where they differ."""
-    info = client.scheduler_info(n_workers=-1)
+    found = scheduler_workers(client)
     versions = client.get_versions(check=False, packages=["simdask"])
 
     def pick(v: dict) -> dict[str, str | None]:
@@ -403,7 +409,7 @@ def check_cluster(client: Client) -> dict[str, Any]:
     mine["simdask"] = _simdask_origin()
     origins = client.run(_simdask_origin, on_error="return")
     workers = []
-    for addr, w in sorted(info.get("workers", {}).items()):
+    for addr, w in sorted(found.items()):
         v = pick(versions.get("workers", {}).get(addr, {}))
         origin = origins.get(addr)
         v["simdask"] = origin if isinstance(origin, str) else f"cannot import: {origin!r}"[:200]

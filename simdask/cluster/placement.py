@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from simdask.cluster.workers import scheduler_workers
 from simdask.errors import ConfigError
 
 __all__ = [
@@ -99,7 +100,7 @@ def probe_workers(
     sample = sorted(set(documents))
     sample = sample[:: max(1, len(sample) // 8)][:8] + sample[-1:]
     files = [(p, os.path.getsize(p)) for p in dict.fromkeys(sample) if os.path.exists(p)]
-    workers = list(client.scheduler_info().get("workers", {}))
+    workers = list(scheduler_workers(client))  # not scheduler_info(): can show none
     reasons: dict[str, str] = {}
     try:
         for addr in workers:

@@ -18,6 +18,7 @@ from distributed import Client, Future
 
 from simdask.cluster.placement import TRANSFER_MODES
 from simdask.cluster.transfer import Traffic
+from simdask.cluster.workers import scheduler_workers
 from simdask.engine.segment_ref import on_shard
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes
@@ -100,7 +101,7 @@ class RunContext:
         cls, client: Client, run_id: int, tag: str, cb: Callback, transfer: str, options: RunOptions
     ) -> RunContext:
         """A context for ``client`` with the worker count and limits it has now."""
-        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        n_workers = max(1, len(scheduler_workers(client)))
         in_flight = max(4, 2 * n_workers)
         traffic = Traffic(client)
         return cls(client, run_id, tag, cb, traffic, transfer, n_workers, in_flight, options)
@@ -116,7 +117,7 @@ class RunContext:
 
     def workers_now(self) -> int:
         """The number of workers the scheduler knows at this moment (at least 1)."""
-        return max(1, len(self.client.scheduler_info().get("workers", {})))
+        return max(1, len(scheduler_workers(self.client)))
 
     def broadcast(self, *values) -> list[Future]:
         """Send each value to every worker (counted once per worker); their futures."""
