@@ -5,6 +5,7 @@ allocations that follows the view, not the range."""
 
 from __future__ import annotations
 
+import dataclasses
 import tracemalloc
 
 import numpy as np
@@ -106,16 +107,25 @@ max_df_st = st.sampled_from([None, 1, 2, 3, 5])
 n_docs_st = st.sampled_from([N_DOCS, N_DOCS // 2, 1])
 
 
+#: the offsets' dtype the pieces read: uint64 (in memory) or uint32 (a segment mapped as stored)
+offsets_st = st.sampled_from([np.uint64, np.uint32])
+
+
+def stored(shard: ShardData, dtype) -> ShardData:
+    """``shard`` with its offsets as ``dtype`` (as :func:`on_stored_shard` maps them)."""
+    return dataclasses.replace(shard, offsets=shard.offsets.astype(dtype))
+
+
 def same(a: np.ndarray, b: np.ndarray) -> None:
     assert a.dtype == b.dtype, (a.dtype, b.dtype)
     np.testing.assert_array_equal(a, b)
 
 
 @settings(max_examples=200, deadline=None)
-@given(lists=lists_st, piece=piece_st)
-def test_chunk_pieces_cover_in_order(lists, piece):
+@given(lists=lists_st, piece=st.one_of(piece_st, st.just(2**40)), dtype=offsets_st)
+def test_chunk_pieces_cover_in_order(lists, piece, dtype):
     shard = shard_of(lists)
-    pieces = chunk_pieces(shard.offsets, piece)
+    pieces = chunk_pieces(shard.offsets.astype(dtype), piece)
     flat = [c for c0, c1 in pieces for c in range(c0, c1)]
     assert flat == list(range(len(lists)))
     for c0, c1 in pieces:
@@ -131,10 +141,10 @@ def test_chunk_pieces_rejects_empty_piece():
 
 
 @settings(max_examples=300, deadline=None)
-@given(lists=lists_st, piece=piece_st, max_df=max_df_st, n_docs=n_docs_st)
-def test_doc_postings_in_pieces_as_one_piece(lists, piece, max_df, n_docs):
+@given(lists=lists_st, piece=piece_st, max_df=max_df_st, n_docs=n_docs_st, dtype=offsets_st)
+def test_doc_postings_in_pieces_as_one_piece(lists, piece, max_df, n_docs, dtype):
     shard = shard_of(lists)
-    dp = DocPostings.build(shard, n_docs, max_df, piece=piece)
+    dp = DocPostings.build(stored(shard, dtype), n_docs, max_df, piece=piece)
     for got, want in zip(
         (dp.doc_ids, dp.starts, dp.pos, dp.later), ref_build(shard, n_docs, max_df), strict=True
     ):
@@ -142,22 +152,24 @@ def test_doc_postings_in_pieces_as_one_piece(lists, piece, max_df, n_docs):
 
 
 @settings(max_examples=300, deadline=None)
-@given(lists=lists_st, piece=piece_st, max_df=max_df_st, n_docs=n_docs_st)
-def test_pair_work_in_pieces_as_one_piece(lists, piece, max_df, n_docs):
+@given(lists=lists_st, piece=piece_st, max_df=max_df_st, n_docs=n_docs_st, dtype=offsets_st)
+def test_pair_work_in_pieces_as_one_piece(lists, piece, max_df, n_docs, dtype):
     shard = shard_of(lists)
-    same(pair_work(shard, n_docs, max_df, piece=piece), ref_pair_work(shard, n_docs, max_df))
+    got = pair_work(stored(shard, dtype), n_docs, max_df, piece=piece)
+    same(got, ref_pair_work(shard, n_docs, max_df))
 
 
 @settings(max_examples=300, deadline=None)
-@given(lists=lists_st, piece=piece_st, max_df=max_df_st, cutoff=st.integers(0, 6))
-def test_histogram_and_heavy_postings_in_pieces_as_one_piece(lists, piece, max_df, cutoff):
-    shard = shard_of(lists)
+@given(lists=lists_st, piece=piece_st, max_df=max_df_st, cutoff=st.integers(0, 6), dtype=offsets_st)
+def test_histogram_and_heavy_postings_in_pieces_as_one_piece(lists, piece, max_df, cutoff, dtype):
+    ref = shard_of(lists)
+    shard = stored(ref, dtype)
     for got, want in zip(
-        df_histogram(shard, max_df, piece=piece), ref_df_histogram(shard, max_df), strict=True
+        df_histogram(shard, max_df, piece=piece), ref_df_histogram(ref, max_df), strict=True
     ):
         same(got, want)
     got = heavy_postings(shard, cutoff, max_df, piece=piece)
-    for g, w in zip(got, ref_heavy_postings(shard, cutoff, max_df), strict=True):
+    for g, w in zip(got, ref_heavy_postings(ref, cutoff, max_df), strict=True):
         same(g, w)
     want = 0 if max_df is None else sum(len(set(x)) > max_df for x in lists)
     assert skipped_chunks(shard, max_df) == want
@@ -229,3 +241,27 @@ def test_peak_follows_the_view_not_the_range():
         assert got is not None
     _, peak = peak_of(lambda: df_histogram(shard, 10, piece=piece))
     assert peak <= 80 * piece + (1 << 20)
+
+
+def test_stored_offsets_are_mapped_not_copied(tmp_path):
+    """A segment opened for the per-range passes (on_stored_shard) keeps its offsets mapped
+    as stored (uint32 for a small range), without the uint64 copy on_shard makes; the passes
+    give the same results on either."""
+    from simdask.engine.segment_ref import SegmentRef, on_shard, on_stored_shard
+    from simdask.storage.shards import open_shard_store
+
+    rng = np.random.default_rng(3)
+    shard = shard_of([rng.choice(N_DOCS, rng.integers(1, 6), replace=False) for _ in range(500)])
+    open_shard_store(tmp_path).write(4, 0, shard)
+    ref = SegmentRef(str(tmp_path), 0, 4, 0, 2**32, 500, len(shard.doc_ids))
+    narrow = on_stored_shard(lambda s: s, ref)
+    wide = on_shard(lambda s: s, ref)
+    assert isinstance(narrow.offsets, np.memmap) and narrow.offsets.dtype == np.uint32
+    assert wide.offsets.dtype == np.uint64  # a copy, 8 bytes a chunk
+    for a, b in zip(
+        on_stored_shard(DocPostings.build, ref, N_DOCS, 4).__dict__.values(),
+        DocPostings.build(shard, N_DOCS, 4).__dict__.values(),
+        strict=True,
+    ):
+        same(a, b)
+    same(on_stored_shard(pair_work, ref, N_DOCS, 4), ref_pair_work(shard, N_DOCS, 4))

@@ -26,16 +26,18 @@ VIEW_PIECE_POSTINGS = MERGE_PIECE_POSTINGS
 
 def chunk_pieces(offsets: np.ndarray, piece: int = VIEW_PIECE_POSTINGS) -> list[tuple[int, int]]:
     """Consecutive chunk ranges ``[c0, c1)`` covering ``0 .. len(offsets) - 1`` (the CSR
-    ``offsets`` of a range, ascending), each holding at most ``piece`` postings (>= 1) or a
-    single chunk. Empty: no chunk. Reads ``offsets`` by binary search only (a memory map
-    stays unread)."""
+    ``offsets`` of a range, ascending; uint32 or uint64), each holding at most ``piece``
+    postings (>= 1) or a single chunk. Empty: no chunk. Reads ``offsets`` by binary search
+    only (a memory map stays unread)."""
     if piece < 1:
         raise ValueError(f"piece: expected at least 1 posting, found {piece}")
     n = len(offsets) - 1
+    kind = offsets.dtype.type  # needles of the offsets' dtype: a search without a cast copy
+    most = int(np.iinfo(offsets.dtype).max)
     out: list[tuple[int, int]] = []
     c0 = 0
     while c0 < n:
-        top = np.uint64(int(offsets[c0]) + piece)
+        top = kind(min(int(offsets[c0]) + piece, most))
         c1 = int(np.searchsorted(offsets, top, side="right")) - 1  # offsets[c1] <= top
         c1 = min(n, max(c1, c0 + 1))
         out.append((c0, c1))
