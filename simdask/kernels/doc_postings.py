@@ -85,8 +85,9 @@ class DocPostings:
         max_df: int | None = None,
         piece: int = VIEW_PIECE_POSTINGS,
     ) -> DocPostings:
-        """The view of ``shard`` for documents ``0 .. n_docs - 1`` (its doc IDs are below
-        ``n_docs``); chunks with ``df > max_df`` are left out (None: none).
+        """The view of ``shard`` for documents ``0 .. n_docs - 1`` (the emitting postings of
+        any higher doc ID come after ``starts[n_docs]``); chunks with ``df > max_df`` are left
+        out (None: none).
 
         A counting sort over pieces of at most ``piece`` postings
         (:func:`~simdask.kernels.range_pieces.chunk_pieces`): a first pass counts the emitting
