@@ -19,7 +19,7 @@ from distributed import Client, Future
 from simdask.cluster.placement import TRANSFER_MODES
 from simdask.cluster.transfer import Traffic
 from simdask.cluster.workers import scheduler_workers
-from simdask.engine.segment_ref import on_shard
+from simdask.engine.segment_ref import on_shard, on_stored_shard
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes
 from simdask.kernels.merge_policy import MergePolicy
@@ -133,24 +133,35 @@ class RunContext:
         *args,
         b: int | None = None,
         refs: bool = False,
+        stored: bool = False,
     ) -> list[Future]:
         """``fn(shard, *args)`` for every shard future, each where its shard is; task names
         ``simdask-<stage>-<tag>[-b<b>]-s<shard>``. A merged range held as a
         :class:`~simdask.engine.segment_ref.SegmentRef` is opened memory-mapped for each
-        call (:func:`~simdask.engine.segment_ref.on_shard`), unless ``refs`` (``fn`` takes
-        the reference itself)."""
+        call (:func:`~simdask.engine.segment_ref.on_shard`; with ``stored``, its offsets as
+        stored: :func:`~simdask.engine.segment_ref.on_stored_shard`), unless ``refs``
+        (``fn`` takes the reference itself)."""
+        opener = on_stored_shard if stored else on_shard
         return [
             self.client.submit(fn, f, *args, key=self.key(stage, b=b, s=s))
             if refs
-            else self.client.submit(on_shard, fn, f, *args, key=self.key(stage, b=b, s=s))
+            else self.client.submit(opener, fn, f, *args, key=self.key(stage, b=b, s=s))
             for s, f in enumerate(shards)
         ]
 
     def gather_shards(
-        self, stage: str, fn: Callable, shards: Sequence, *args, refs: bool = False
+        self,
+        stage: str,
+        fn: Callable,
+        shards: Sequence,
+        *args,
+        refs: bool = False,
+        stored: bool = False,
     ) -> list:
         """The results of :meth:`map_shards` (small values: counts, sizes)."""
-        return self.client.gather(self.map_shards(stage, fn, shards, *args, refs=refs))
+        return self.client.gather(
+            self.map_shards(stage, fn, shards, *args, refs=refs, stored=stored)
+        )
 
 
 @sizeof.register(ShardData)

@@ -38,7 +38,7 @@ def heavy_bits(
 ) -> Future | None:
     """Choose the cutoff (into ``heavy``); broadcast the heavy bitsets (None when no chunk is
     heavy)."""
-    parts = ctx.gather_shards("dfhist", df_histogram, shards, config.max_df)
+    parts = ctx.gather_shards("dfhist", df_histogram, shards, config.max_df, stored=True)
     values, counts = merge_histograms(parts)
     postings = int((values * counts).sum())
     heavy.cutoff = choose_cutoff(
@@ -52,7 +52,9 @@ def heavy_bits(
     heavy.heavy_work_share = round(1 - heavy.pair_work_light / max(1, heavy.pair_work_all), 6)
     if heavy.heavy_chunks == 0:
         return None
-    posts = ctx.gather_shards("heavy", heavy_postings, shards, heavy.cutoff, config.max_df)
+    posts = ctx.gather_shards(
+        "heavy", heavy_postings, shards, heavy.cutoff, config.max_df, stored=True
+    )
     bits = HeavySets.build(posts, n_docs).bits()
     heavy.heavy_docs = len(bits.docs)
     [bits_f] = ctx.broadcast(bits)

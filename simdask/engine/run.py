@@ -307,7 +307,7 @@ def _index(
     failpoints.hit("after_merge")
     t = time.perf_counter()
     config = deep_config(job.config)
-    skipped = ctx.gather_shards("skip", skipped_chunks, shards, config.max_df)
+    skipped = ctx.gather_shards("skip", skipped_chunks, shards, config.max_df, stored=True)
     changes.skipped_chunks = int(sum(skipped))
     if targets.full:
         res = all_pairs(ctx, shards, n_chunks_f, len(n_chunks), config)

@@ -261,9 +261,12 @@ def _sizeof_doc_postings(dp: DocPostings) -> int:
     return dp.nbytes + 200
 
 
-def _work(ctx: RunContext, shards: Sequence, fn: Callable, *args) -> np.ndarray:
-    """Per document: pair keys the shards emit for it (summed over shards)."""
-    return np.sum(ctx.gather_shards("work", fn, shards, *args), axis=0)
+def _work(
+    ctx: RunContext, shards: Sequence, fn: Callable, *args, stored: bool = False
+) -> np.ndarray:
+    """Per document: pair keys the shards emit for it (summed over shards); ``stored``: see
+    :meth:`~simdask.engine.context.RunContext.map_shards`."""
+    return np.sum(ctx.gather_shards("work", fn, shards, *args, stored=stored), axis=0)
 
 
 def _budget(ctx: RunContext, work: np.ndarray) -> int:
@@ -314,10 +317,12 @@ def all_pairs(
     light = heavy.cutoff
     if config.max_df is not None:
         light = config.max_df if light is None else min(light, config.max_df)
-    work = _work(ctx, shards, pair_work, n_docs, light)
+    # the per-range passes read a merged segment's offsets as stored, a piece at a time
+    # (kernels/range_pieces): their memory follows the piece, not the range
+    work = _work(ctx, shards, pair_work, n_docs, light, stored=True)
     blocks = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
     # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings)
-    by_doc = ctx.map_shards("bydoc", DocPostings.build, shards, n_docs, light)
+    by_doc = ctx.map_shards("bydoc", DocPostings.build, shards, n_docs, light, stored=True)
     _drop_shards(ctx, shards, by_doc)
     p = BlockPass(
         emit=block_keys,

@@ -28,19 +28,37 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.arrays import expand_ranges, run_starts
 from simdask.kernels.postings import ShardData
+from simdask.kernels.range_pieces import VIEW_PIECE_POSTINGS, chunk_pieces, piece_offsets
 
 __all__ = ["DocPostings", "block_keys"]
 
 
-def _narrow(a: np.ndarray) -> np.ndarray:
-    """Non-negative integers ``a`` in the narrowest of uint8, uint16, uint32 that holds them."""
-    top = int(a.max()) if len(a) else 0
+def _narrow_dtype(top: int) -> type:
+    """The narrowest of uint8, uint16, uint32 that holds ``top`` (>= 0); int64 beyond."""
     for t in (np.uint8, np.uint16, np.uint32):
         if top <= np.iinfo(t).max:
-            return a.astype(t)
-    return a.astype(np.int64)
+            return t
+    return np.int64
+
+
+def _add(total: np.ndarray, part: np.ndarray) -> np.ndarray:
+    """``total + part`` for per-document counts of maybe different lengths (in place when
+    ``part`` is not longer)."""
+    if len(part) > len(total):
+        total = np.concatenate([total, np.zeros(len(part) - len(total), total.dtype)])
+    total[: len(part)] += part
+    return total
+
+
+def _kept(shard: ShardData, c0: int, c1: int, max_df: int | None):
+    """Chunks ``[c0, c1)`` of the shard with ``2 <= df <= max_df``: their lists' starts in
+    the shard and their lengths (int64)."""
+    off, df = piece_offsets(shard.offsets, c0, c1)
+    keep = df > 1 if max_df is None else (df > 1) & (df <= max_df)
+    chunks = np.flatnonzero(keep)
+    return off[chunks], df[chunks]
 
 
 @dataclass(frozen=True)
@@ -60,30 +78,70 @@ class DocPostings:
     later: np.ndarray
 
     @classmethod
-    def build(cls, shard: ShardData, n_docs: int, max_df: int | None = None) -> DocPostings:
-        """The view of ``shard`` for documents ``0 .. n_docs - 1``; chunks with ``df >
-        max_df`` are left out (None: none)."""
-        df = np.diff(shard.offsets)  # the offsets' dtype: no int64 copy of every chunk's df
-        keep = df > 1 if max_df is None else (df > 1) & (df <= max_df)
-        chunks = np.flatnonzero(keep)
-        del keep
-        lens = df[chunks].astype(np.int64)
-        del df
-        doc_ids = shard.doc_ids[expand_ranges(shard.offsets[chunks], lens)].astype(np.uint32)
-        del chunks
-        first = np.zeros(len(lens), np.int64)  # each kept list's start in doc_ids
-        np.cumsum(lens[:-1], out=first[1:])
-        pos = expand_ranges(first, lens - 1)  # every posting but the last of its list
-        later = np.repeat(first + lens, lens - 1) - pos - 1
-        del first, lens
-        docs = doc_ids[pos]
-        order = np.argsort(docs, kind="stable")
-        counts = np.bincount(docs, minlength=n_docs)[:n_docs]
-        del docs
-        width = np.uint32 if len(doc_ids) < 2**32 else np.int64  # 4 bytes a posting, not 8
+    def build(
+        cls,
+        shard: ShardData,
+        n_docs: int,
+        max_df: int | None = None,
+        piece: int = VIEW_PIECE_POSTINGS,
+    ) -> DocPostings:
+        """The view of ``shard`` for documents ``0 .. n_docs - 1`` (the emitting postings of
+        any higher doc ID come after ``starts[n_docs]``); chunks with ``df > max_df`` are left
+        out (None: none).
+
+        A counting sort over pieces of at most ``piece`` postings
+        (:func:`~simdask.kernels.range_pieces.chunk_pieces`): a first pass counts the emitting
+        postings of each document (``starts``), a second copies each piece's kept postings and
+        puts its emitting ones, sorted by document within the piece, at per-document cursors;
+        pieces come in posting order, so each document's positions ascend. Temporaries follow
+        the piece (int64, ~40 bytes a posting of it) and ``n_docs`` (16 bytes a document);
+        only the view follows the shard."""
+        pieces = chunk_pieces(shard.offsets, piece)
+        counts = np.zeros(n_docs, np.int64)  # emitting postings per document
+        n_kept = top = 0
+        for c0, c1 in pieces:
+            first, lens = _kept(shard, c0, c1, max_df)
+            if len(lens) == 0:
+                continue
+            n_kept += int(lens.sum())
+            top = max(top, int(lens.max()) - 1)  # the largest number of later postings
+            emit = shard.doc_ids[expand_ranges(first, lens - 1)]
+            counts = _add(counts, np.bincount(emit, minlength=n_docs))
+        width = np.uint32 if n_kept < 2**32 else np.int64  # 4 bytes a posting, not 8
+        ends = np.cumsum(counts)  # documents >= n_docs (if any) go last, as a sort puts them
         starts = np.zeros(n_docs + 1, width)
-        starts[1:] = np.cumsum(counts)
-        return cls(doc_ids, starts, pos[order].astype(width), _narrow(later[order]))
+        starts[1:] = ends[:n_docs]
+        cursor = ends - counts  # where each document's next posting goes
+        del counts
+        doc_ids = np.empty(n_kept, np.uint32)
+        pos = np.empty(int(ends[-1]) if len(ends) else 0, width)
+        later = np.empty(len(pos), _narrow_dtype(top))
+        del ends
+        k = 0  # kept postings copied so far
+        for c0, c1 in pieces:
+            src, lens = _kept(shard, c0, c1, max_df)
+            if len(lens) == 0:
+                continue
+            m = int(lens.sum())
+            doc_ids[k : k + m] = shard.doc_ids[expand_ranges(src, lens)]
+            first = np.full(len(lens), k, np.int64)  # each kept list's start in doc_ids
+            np.cumsum(lens[:-1], out=first[1:])
+            first[1:] += k
+            k += m
+            p = expand_ranges(first, lens - 1)  # every posting but the last of its list
+            lat = np.repeat(first + lens, lens - 1) - p - 1
+            del first, lens
+            docs = doc_ids[p]
+            order = np.argsort(docs, kind="stable")
+            docs = docs[order]
+            runs = np.flatnonzero(run_starts(docs))  # each document's first in the piece
+            rank = np.arange(len(docs), dtype=np.int64)
+            rank -= np.repeat(runs, np.diff(np.append(runs, len(docs))))
+            dest = cursor[docs] + rank
+            pos[dest] = p[order]
+            later[dest] = lat[order]
+            cursor[docs[runs]] += np.diff(np.append(runs, len(docs)))
+        return cls(doc_ids, starts, pos, later)
 
     @property
     def nbytes(self) -> int:

@@ -33,6 +33,7 @@ import numpy as np
 
 from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.postings import ShardData, doc_mask
+from simdask.kernels.range_pieces import VIEW_PIECE_POSTINGS, chunk_pieces, piece_offsets
 from simdask.kernels.similarity import (
     containment,
     group_order,
@@ -69,22 +70,24 @@ MODES = ("informative", "exact")
 WORK_PER_POSTING = 32
 
 
-def _df(shard: ShardData) -> np.ndarray:
-    return np.diff(shard.offsets).astype(np.int64)
-
-
-def df_histogram(shard: ShardData, max_df: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def df_histogram(
+    shard: ShardData, max_df: int | None = None, piece: int = VIEW_PIECE_POSTINGS
+) -> tuple[np.ndarray, np.ndarray]:
     """Distinct document frequencies of the shard's counted chunks (``df <= max_df``) and how
-    many chunks have each (both int64, ascending by df)."""
-    df = _df(shard)
-    if max_df is not None:
-        df = df[df <= max_df]
-    df.sort()
-    if len(df) == 0:
+    many chunks have each (both int64, ascending by df). Read in pieces of at most ``piece``
+    postings (:func:`~simdask.kernels.range_pieces.chunk_pieces`): the temporaries follow the
+    piece, the result is the same."""
+    parts = []
+    for c0, c1 in chunk_pieces(shard.offsets, piece):
+        df = piece_offsets(shard.offsets, c0, c1)[1]
+        if max_df is not None:
+            df = df[df <= max_df]
+        parts.append(np.unique(df, return_counts=True))
+    if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    new = np.flatnonzero(np.diff(df)) + 1
-    starts = np.concatenate([[0], new])
-    return df[starts], np.diff(np.concatenate([starts, [len(df)]])).astype(np.int64)
+    if len(parts) == 1:
+        return parts[0][0].astype(np.int64), parts[0][1].astype(np.int64)
+    return merge_histograms(parts)
 
 
 def merge_histograms(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -136,18 +139,22 @@ def choose_cutoff(
 
 
 def heavy_postings(
-    shard: ShardData, cutoff: int, max_df: int | None = None
+    shard: ShardData, cutoff: int, max_df: int | None = None, piece: int = VIEW_PIECE_POSTINGS
 ) -> tuple[np.ndarray, np.ndarray]:
     """The shard's heavy chunks (``cutoff < df <= max_df``) in key order: their df (int64) and
-    their posting lists concatenated (uint32 doc IDs, ascending within each list)."""
-    df = _df(shard)
-    heavy = df > cutoff
-    if max_df is not None:
-        heavy &= df <= max_df
-    idx = np.flatnonzero(heavy)
-    starts = shard.offsets[idx].astype(np.int64)
-    pos = expand_ranges(starts, df[idx]) if len(idx) else np.zeros(0, np.int64)
-    return df[idx], shard.doc_ids[pos]
+    their posting lists concatenated (uint32 doc IDs, ascending within each list). Read in
+    pieces of at most ``piece`` postings: the temporaries follow the piece (and the result)."""
+    dfs, docs = [np.zeros(0, np.int64)], [shard.doc_ids[:0]]
+    for c0, c1 in chunk_pieces(shard.offsets, piece):
+        off, df = piece_offsets(shard.offsets, c0, c1)
+        heavy = df > cutoff
+        if max_df is not None:
+            heavy &= df <= max_df
+        idx = np.flatnonzero(heavy)
+        if len(idx):
+            dfs.append(df[idx])
+            docs.append(shard.doc_ids[expand_ranges(off[idx], df[idx])])
+    return np.concatenate(dfs), np.concatenate(docs)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import numpy as np
 
 from simdask.kernels.arrays import expand_ranges, run_lengths, run_starts
 from simdask.kernels.postings import ShardData, doc_mask, find_keys
+from simdask.kernels.range_pieces import VIEW_PIECE_POSTINGS, chunk_pieces, piece_offsets
 from simdask.kernels.top_rows import top_k_rows
 
 __all__ = [
@@ -90,18 +91,39 @@ def _posting_ends(shard: ShardData, max_df: int | None) -> tuple[np.ndarray, np.
 
 
 def skipped_chunks(shard: ShardData, max_df: int | None) -> int:
-    """Number of distinct chunks of the shard held by more than ``max_df`` documents."""
+    """Number of distinct chunks of the shard held by more than ``max_df`` documents (read
+    in pieces of lists: no temporary follows the shard)."""
     if max_df is None:
         return 0
-    return int(np.count_nonzero(np.diff(shard.offsets) > np.uint64(max_df)))
+    return sum(
+        int(np.count_nonzero(piece_offsets(shard.offsets, c0, c1)[1] > max_df))
+        for c0, c1 in chunk_pieces(shard.offsets, VIEW_PIECE_POSTINGS)
+    )
 
 
-def pair_work(shard: ShardData, n_docs: int, max_df: int | None = None) -> np.ndarray:
-    """Per document ID (int64, length ``n_docs``): pairs :func:`block_pair_keys` emits for it."""
-    ends, counted = _posting_ends(shard, max_df)
-    later = ends - np.arange(len(ends), dtype=np.int64) - 1
-    later[~counted] = 0
-    work = np.bincount(shard.doc_ids, weights=later, minlength=n_docs)
+def pair_work(
+    shard: ShardData, n_docs: int, max_df: int | None = None, piece: int = VIEW_PIECE_POSTINGS
+) -> np.ndarray:
+    """Per document ID (int64, length ``n_docs``): pairs :func:`block_pair_keys` emits for it.
+
+    Walks the shard in pieces of at most ``piece`` postings
+    (:func:`~simdask.kernels.range_pieces.chunk_pieces`): its temporaries (int64 and float64,
+    ~40 bytes a posting) follow the piece, not the shard; the result is the same."""
+    # as long as a bincount of every posting's document: n_docs, or the largest ID + 1
+    top = int(shard.doc_ids.max()) + 1 if len(shard.doc_ids) else 0
+    work = np.zeros(max(n_docs, top), np.float64)  # sums of integers < 2**53: exact
+    for c0, c1 in chunk_pieces(shard.offsets, piece):
+        off, df = piece_offsets(shard.offsets, c0, c1)
+        # the postings of the lists that emit: 2 <= df <= max_df (a posting alone in its
+        # list emits nothing, nor does one of a skipped list)
+        df[(df < 2) if max_df is None else (df < 2) | (df > max_df)] = 0
+        pos = expand_ranges(off[:-1], df)
+        docs = shard.doc_ids[pos]
+        later = np.repeat(off[1:], df)  # the end of each posting's list
+        later -= pos + 1
+        del pos
+        part = np.bincount(docs, weights=later)
+        work[: len(part)] += part
     return np.rint(work).astype(np.int64)
 
 

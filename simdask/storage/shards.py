@@ -176,15 +176,17 @@ class ShardStore(ABC):
         arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
         return ShardData(lo, hi, **arrays, generation=generation)
 
-    def map(self, generation: int, shard: int) -> ShardData | None:
+    def map(self, generation: int, shard: int, wide_offsets: bool = True) -> ShardData | None:
         """One raw shard memory-mapped read-only (its pages are read when touched and stay
-        page cache, not process memory; offsets as uint64, copied when stored as uint32);
+        page cache, not process memory; offsets as uint64, copied when stored as uint32,
+        unless not ``wide_offsets``: then mapped as stored, for readers of either dtype);
         None when the shard is not raw (compressed or remote: :meth:`read` it)."""
         raw = self._raw_files(generation, shard)
         if raw is None:
             return None
         maps = {name: map_array(raw[name]) for name, _ in ARRAYS}
-        maps["offsets"] = maps["offsets"].astype(np.uint64, copy=False)
+        if wide_offsets:
+            maps["offsets"] = maps["offsets"].astype(np.uint64, copy=False)
         maps["chunk_keys"] = self._keys(maps["chunk_keys"], generation, shard, raw["hi"])
         return ShardData(raw["lo"], raw["hi"], **maps, generation=generation)
 
