@@ -13,7 +13,9 @@ only), repeated ``--rounds`` times and alternated so that the disk's bursts fall
   ``simdask query`` imports;
 * **the query**: ``python -m simdask.cli query INDEX QUERY`` in a new process, its wall time,
   and the read requests the device completed meanwhile (``/proc/diskstats``; the machine
-  should be otherwise quiet).
+  should be otherwise quiet);
+* **the query in a running process** (a server such as ``simdask serve``): simdask imported
+  first, then the page cache dropped, then the index opened and queried, timed inside.
 
 It also counts what the query must look up (the query's distinct chunk IDs, and how many the
 index holds): an exact lookup of a chunk ID the index does not hold must still read the place
@@ -115,6 +117,35 @@ def timed_process(cmd: list[str], probe: Path, cwd: str, env: dict) -> dict:
     return {"wall": wall, "requests": device_reads(probe) - r0}
 
 
+#: a query in a process that has imported simdask already (a server, ``simdask serve``): the
+#: page cache is dropped after the imports, then the index is opened and queried
+SERVER = """
+import json, sys, time
+from pathlib import Path
+from simdask.index import Index
+from simdask.queries import query_files
+sys.path.insert(0, {scripts!r})
+import bench_query_floor as b
+index = Path({index!r})
+b.drop_caches()
+r0 = b.device_reads(index)
+t = time.perf_counter()
+with Index.open(index) as ix:
+    batch = query_files(ix, [{query!r}])
+wall = time.perf_counter() - t
+rows = len(batch.results[0].matches)
+print(json.dumps({{"wall": wall, "requests": b.device_reads(index) - r0, "rows": rows}}))
+"""
+
+
+def server_query(cmd: list[str], cwd: str, env: dict) -> dict:
+    """Run :data:`SERVER` (``cmd``): its own timing of opening the index and querying it."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"the in-process query failed ({proc.returncode}): {proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def lookups(index: Path, query: Path) -> dict:
     """The query's distinct chunk IDs, how many of them the index holds, and their postings
     (read warm, as :meth:`~simdask.index.Index.query_top` reads them; not timed)."""
@@ -172,6 +203,13 @@ def main() -> None:
         "numpy": [py, "-c", "import numpy"],
         "imports": [py, "-c", IMPORTS],
         "query": [py, "-m", "simdask.cli", "query", str(index), str(query), "--format", "jsonl"],
+        "server": [
+            py,
+            "-c",
+            SERVER.format(
+                scripts=str(Path(__file__).resolve().parent), index=str(index), query=str(query)
+            ),
+        ],
     }
     out: dict[str, list[dict]] = {}
     print(f"load before: {os.getloadavg()}", flush=True)
@@ -184,6 +222,8 @@ def main() -> None:
                 secs = random_reads(files, a.reads, threads, seed=r)
                 one = {"wall": secs, "requests": device_reads(index) - r0}
                 one["reads_per_s"] = a.reads / secs
+            elif name == "server":
+                one = server_query(runs[name], a.code, env)
             else:
                 one = timed_process(runs[name], index, a.code, env)
             out.setdefault(name, []).append(one)
