@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["expand_ranges", "run_lengths", "run_starts"]
+__all__ = ["add_grown", "expand_ranges", "run_lengths", "run_starts"]
 
 
 def run_starts(a: np.ndarray) -> np.ndarray:
@@ -38,3 +38,12 @@ def expand_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     np.cumsum(counts[:-1], out=first[1:])
     shift = np.asarray(starts, dtype=np.int64) - first
     return np.arange(total, dtype=np.int64) + np.repeat(shift, counts)
+
+
+def add_grown(total: np.ndarray, part: np.ndarray) -> np.ndarray:
+    """``total + part`` for per-document sums of maybe different lengths, the shorter read as
+    zero-padded: in place when ``part`` is not longer, else into a grown copy (returned)."""
+    if len(part) > len(total):
+        total = np.concatenate([total, np.zeros(len(part) - len(total), total.dtype)])
+    total[: len(part)] += part
+    return total

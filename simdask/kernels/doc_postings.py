@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simdask.kernels.arrays import expand_ranges, run_starts
+from simdask.kernels.arrays import add_grown, expand_ranges, run_starts
 from simdask.kernels.postings import ShardData
 from simdask.kernels.range_pieces import VIEW_PIECE_POSTINGS, chunk_pieces, piece_offsets
 
@@ -41,15 +41,6 @@ def _narrow_dtype(top: int) -> type:
         if top <= np.iinfo(t).max:
             return t
     return np.int64
-
-
-def _add(total: np.ndarray, part: np.ndarray) -> np.ndarray:
-    """``total + part`` for per-document counts of maybe different lengths (in place when
-    ``part`` is not longer)."""
-    if len(part) > len(total):
-        total = np.concatenate([total, np.zeros(len(part) - len(total), total.dtype)])
-    total[: len(part)] += part
-    return total
 
 
 def _kept(shard: ShardData, c0: int, c1: int, max_df: int | None):
@@ -106,7 +97,7 @@ class DocPostings:
             n_kept += int(lens.sum())
             top = max(top, int(lens.max()) - 1)  # the largest number of later postings
             emit = shard.doc_ids[expand_ranges(first, lens - 1)]
-            counts = _add(counts, np.bincount(emit, minlength=n_docs))
+            counts = add_grown(counts, np.bincount(emit, minlength=n_docs))
         width = np.uint32 if n_kept < 2**32 else np.int64  # 4 bytes a posting, not 8
         ends = np.cumsum(counts)  # documents >= n_docs (if any) go last, as a sort puts them
         starts = np.zeros(n_docs + 1, width)

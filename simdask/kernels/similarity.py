@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdask.kernels.arrays import expand_ranges, run_lengths, run_starts
+from simdask.kernels.arrays import add_grown, expand_ranges, run_lengths, run_starts
 from simdask.kernels.postings import ShardData, doc_mask, find_keys
 from simdask.kernels.range_pieces import VIEW_PIECE_POSTINGS, chunk_pieces, piece_offsets
 from simdask.kernels.top_rows import top_k_rows
@@ -104,14 +104,14 @@ def skipped_chunks(shard: ShardData, max_df: int | None) -> int:
 def pair_work(
     shard: ShardData, n_docs: int, max_df: int | None = None, piece: int = VIEW_PIECE_POSTINGS
 ) -> np.ndarray:
-    """Per document ID (int64, length ``n_docs``): pairs :func:`block_pair_keys` emits for it.
+    """Per document ID (int64): pairs :func:`block_pair_keys` emits for it; ``n_docs`` long,
+    or up to the largest document ID that emits when that is higher.
 
     Walks the shard in pieces of at most ``piece`` postings
-    (:func:`~simdask.kernels.range_pieces.chunk_pieces`): its temporaries (int64 and float64,
-    ~40 bytes a posting) follow the piece, not the shard; the result is the same."""
-    # as long as a bincount of every posting's document: n_docs, or the largest ID + 1
-    top = int(shard.doc_ids.max()) + 1 if len(shard.doc_ids) else 0
-    work = np.zeros(max(n_docs, top), np.float64)  # sums of integers < 2**53: exact
+    (:func:`~simdask.kernels.range_pieces.chunk_pieces`) and reads only the postings of the
+    lists that emit (in prose most lists are held by one document and emit nothing): its
+    temporaries (int64 and float64, ~40 bytes a posting) follow the piece, not the shard."""
+    work = np.zeros(n_docs, np.float64)  # sums of integers < 2**53: exact
     for c0, c1 in chunk_pieces(shard.offsets, piece):
         off, df = piece_offsets(shard.offsets, c0, c1)
         # the postings of the lists that emit: 2 <= df <= max_df (a posting alone in its
@@ -122,8 +122,7 @@ def pair_work(
         later = np.repeat(off[1:], df)  # the end of each posting's list
         later -= pos + 1
         del pos
-        part = np.bincount(docs, weights=later)
-        work[: len(part)] += part
+        work = add_grown(work, np.bincount(docs, weights=later))
     return np.rint(work).astype(np.int64)
 
 
