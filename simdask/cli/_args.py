@@ -20,6 +20,7 @@ from simdask.ingest.sources import parse_size
 __all__ = [
     "add_cluster_arguments",
     "add_data_placement",
+    "add_exact_only",
     "add_format",
     "cli_values",
     "cluster_of",
@@ -80,6 +81,17 @@ def add_format(parser: argparse.ArgumentParser) -> None:
     """``-o/--format table|jsonl|csv`` (default table)."""
     parser.add_argument(
         "-o", "--format", choices=FORMATS, default="table", help="output format (default table)"
+    )
+
+
+def add_exact_only(parser: argparse.ArgumentParser) -> None:
+    """``--exact-only``: the exact 5-word evidence instead of the aligner's passages."""
+    parser.add_argument(
+        "--exact-only",
+        action="store_true",
+        help="show only exact matches (runs of shared 5-word chunks, verbatim text) instead "
+        "of the aligned passages (copied, paraphrased or summarised, merged into one passage "
+        "each)",
     )
 
 

@@ -42,7 +42,8 @@ EXIT_ERROR = 1
 #: bad usage: an option out of range (index settings, cluster settings, SIMDASK_* variables,
 #: the config file)
 EXIT_USAGE = 2
-#: (``query``, ``compare``) some input documents could not be read; the others are printed
+#: (``query``, ``compare``, ``align``) some input documents could not be read; the others are
+#: printed
 EXIT_UNREADABLE = 3
 #: the Dask cluster could not be reached or started, or failed during the run
 EXIT_CLUSTER = 4
@@ -55,9 +56,9 @@ EXIT_INTERRUPTED = 130
 EXIT_STATUS_HELP = """\
 exit status: 0 success (a run committed, even if some files failed), 1 an error (the message
 says what was expected and found; also: another update holds the index), 2 bad usage (an
-option out of range, bad cluster settings), 3 (query, compare) some input documents could not
-be read, 4 the Dask cluster could not be reached or started or failed during the run (the
-index is unchanged), 5 the index is damaged (`simdask check INDEX` lists what), 130
+option out of range, bad cluster settings), 3 (query, compare, align) some input documents
+could not be read, 4 the Dask cluster could not be reached or started or failed during the run
+(the index is unchanged), 5 the index is damaged (`simdask check INDEX` lists what), 130
 interrupted.
 """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_cluster_arguments, add_format
+from simdask.cli._args import add_cluster_arguments, add_exact_only, add_format
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS, run_progress
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
@@ -62,8 +62,9 @@ def register(subparsers) -> None:
         "--html",
         metavar="FILE",
         help="also write the pairs as an HTML page: one row per pair in words, with the "
-        "matching passages of each",
+        "passages of each (aligned: copied, paraphrased or summarised)",
     )
+    add_exact_only(p)
     p.add_argument(
         "--keep-index",
         metavar="DIR",
@@ -171,30 +172,14 @@ def run(args) -> int:
 def _write_html(args, res, notes, k: int) -> None:
     """The pairs as one HTML page (both groups are read again for the passages; the
     comparison's exclusions apply to them)."""
-    from simdask.evidence.passages import compare_texts
-    from simdask.evidence.results_html import DETAILED_PAIRS, render_results_html, write_page
-    from simdask.evidence.summary_text import snippet
-    from simdask.ingest.sources import read_queries
+    from simdask.evidence.pair_view import ViewOptions
+    from simdask.evidence.results_html import compare_page, write_page
 
     pairs = [
         Pair(p.a_key, p.b_key, p.a_in_b, p.b_in_a, p.shared, p.a_chunks, p.b_chunks)
         for p in res.pairs
     ]
-    texts_a, texts_b = {}, {}
-    if pairs:
-        wanted_a = {p.a_key for p in pairs[:DETAILED_PAIRS]}
-        wanted_b = {p.b_key for p in pairs[:DETAILED_PAIRS]}
-        texts_a = {k: t for k, t in read_queries([args.group_a]) if k in wanted_a}
-        texts_b = {k: t for k, t in read_queries([args.group_b]) if k in wanted_b}
-
-    def passages(p: Pair) -> list[str]:
-        a, b = texts_a.get(p.a_key), texts_b.get(p.b_key)
-        if not isinstance(a, str) or not isinstance(b, str):
-            return []
-        ev = compare_texts(a, b, k, exclusions=res.exclusions)
-        return [f"{q.words} words: “{snippet(a, q.doc_start, q.doc_end)}”" for q in ev.passages]
-
-    title = f"simdask compare: {args.group_a} (A) and {args.group_b} (B)"
-    page = render_results_html(title, pairs, ("group A", "group B"), notes, passages)
+    options = ViewOptions(exact_only=args.exact_only)
+    page = compare_page((args.group_a, args.group_b), pairs, notes, k, res.exclusions, options)
     write_page(args.html, page)
     print(f"wrote {args.html}", file=sys.stderr)

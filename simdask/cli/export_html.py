@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from simdask.cli._args import add_exact_only
 from simdask.cli._common import EXIT_OK, progress
 from simdask.errors import ConfigError
 from simdask.index import Index
@@ -38,17 +39,25 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="pair reports only for the pairs listed in FILE, one per line: KEY_A<TAB>KEY_B",
     )
+    add_exact_only(p)
     p.add_argument("--quiet", action="store_true")
 
 
 def run(args) -> int:
     """Write the site; say on stderr how many documents and pair reports it has."""
+    from simdask.evidence.pair_view import ViewOptions
     from simdask.evidence.site import SiteLimits, export_site
 
     pairs = _read_pairs(args.pairs) if args.pairs else None
     limits = SiteLimits(args.min, args.max_pairs, args.per_document, pairs)
     with Index.open(args.index) as idx:
-        n = export_site(idx, args.outdir, callback=progress(args), limits=limits)
+        n = export_site(
+            idx,
+            args.outdir,
+            callback=progress(args),
+            limits=limits,
+            options=ViewOptions(exact_only=args.exact_only),
+        )
     skipped = n["pairs_skipped"]
     print(
         f"wrote {args.outdir}/index.html: {n['documents']} documents, {n['pairs']} pair reports"

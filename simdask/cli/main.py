@@ -22,6 +22,7 @@ import sys
 
 from simdask import __version__
 from simdask.cli import (
+    align,
     boilerplate,
     check,
     cluster,
@@ -72,6 +73,7 @@ COMMAND_MODULES = (
     similar,
     query,
     compare,
+    align,
     lsh,
     stats,
     compact,

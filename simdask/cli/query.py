@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_format
+from simdask.cli._args import add_exact_only, add_format
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
 from simdask.index import Index
@@ -76,8 +76,10 @@ def register(subparsers) -> None:
         "--html",
         metavar="FILE",
         help="also write the results as an HTML page: one row per pair in words, with the "
-        "matching passages of each",
+        "passages of each (aligned: copied, paraphrased or summarised) and how much of each "
+        "text they cover",
     )
+    add_exact_only(p)
 
 
 def run(args) -> int:
@@ -88,7 +90,7 @@ def run(args) -> int:
         rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
         if args.html:
             texts = {key: text for key, text in docs if isinstance(text, str)}
-            _write_html(args.html, idx, rows, texts, _notes(batch))
+            _write_html(args.html, idx, rows, texts, _notes(batch), args.exact_only)
     if args.format == "table":
         for row in rows:
             row["in_words"] = holds(
@@ -129,12 +131,10 @@ def _notes(batch) -> list[tuple[str, str]]:
     return out
 
 
-def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes) -> None:
-    """The results as one HTML page, each pair with its matching passages."""
-    from simdask.doc_freq import common_filter
-    from simdask.evidence.passages import compare_texts
-    from simdask.evidence.results_html import render_results_html, write_page
-    from simdask.evidence.summary_text import snippet
+def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, exact: bool) -> None:
+    """The results as one HTML page, each pair with its passages."""
+    from simdask.evidence.pair_view import ViewOptions
+    from simdask.evidence.results_html import query_page, write_page
 
     pairs = [
         Pair(
@@ -149,17 +149,5 @@ def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes) -> No
         for r in rows
     ]
     pairs.sort(key=lambda p: -p.larger)
-
-    drop = common_filter(idx)  # max_df: as the similarities
-
-    def passages(p: Pair) -> list[str]:
-        a = texts[p.a_key]
-        ev = compare_texts(a, idx.text(p.b_key), idx.config.k, drop_shared=drop)
-        return [f"{q.words} words: “{snippet(a, q.doc_start, q.doc_end)}”" for q in ev.passages]
-
-    title = f"simdask query: {len(texts)} checked documents against {idx.path}"
-    page = render_results_html(
-        title, pairs, ("checked document", "indexed document"), notes, passages
-    )
-    write_page(path, page)
+    write_page(path, query_page(idx, pairs, texts, notes, ViewOptions(exact_only=exact)))
     print(f"wrote {path}", file=sys.stderr)

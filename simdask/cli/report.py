@@ -1,4 +1,7 @@
-"""``simdask report INDEX A B``: exact similarity of a pair and its matching passages.
+"""``simdask report INDEX A B``: how much a pair shares, and where: both chunk containments,
+the aligned passages (copied, paraphrased, summarised) with the share of each text they cover
+(``--exact-only``: the exact 5-word evidence). Thin over
+:func:`simdask.evidence.pair_view.index_report`.
 
 Each side is a document of the index (its key, its path as given to update, or a unique end
 of its key) or a document file that is not in the index (compared as ``query`` reads it).
@@ -10,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from simdask.cli._args import add_exact_only
 from simdask.cli._common import EXIT_OK
 from simdask.errors import DocumentNotFoundError
 from simdask.index import Index
@@ -23,9 +27,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "report",
         help="how much two documents share, and where: both percentages and the passages",
-        description="Compare two documents exactly from their texts (true 5-word chunks) and "
-        "print both percentages and the matching passages with a few words of each and where "
-        "they are; --format json gives every passage with character offsets into each text "
+        description="Compare two documents from their texts: both percentages of exact "
+        "5-word chunks, the passages of A taken from B (copied word for word, paraphrased or "
+        "summarised; --exact-only: only exact runs of shared chunks) with the share of each "
+        "text they cover, a few words of each passage and where they are; --format json "
+        "gives every passage with character offsets into each text, its kind and score "
         "(`simdask text INDEX KEY` prints that text) and the similarity the index holds "
         "(`hashed_similarity`: computed from hashed chunks, which may rarely collide). "
         "A and B: a document of the index (its key, its path as given to update, or a "
@@ -43,6 +49,7 @@ def register(subparsers) -> None:
         help="do not show passages shorter than WORDS words (similarities unchanged)",
     )
     p.add_argument("--html", metavar="FILE", help="write the side-by-side HTML report to FILE")
+    add_exact_only(p)
     p.add_argument(
         "--format",
         choices=("text", "json"),
@@ -66,17 +73,23 @@ def _side(idx: Index, typed: str) -> tuple[str, str, bool]:
 
 def run(args) -> int:
     """Print the summary or the JSON report, and/or write it as an HTML page."""
+    from simdask.evidence.pair_view import ViewOptions, index_report
+
+    options = ViewOptions(
+        exact_only=args.exact_only, min_words=args.min_match, min_chunks=args.min_chunks
+    )
     with Index.open(args.index) as idx:
         ka, ta, a_in = _side(idx, args.key)
         kb, tb, b_in = _side(idx, args.other)
         k = idx.config.k
-        if a_in and b_in:
-            rep = idx.report(ka, kb, args.min_chunks, args.min_match)
-        else:
-            rep = idx.report_text(
-                ka, ta, kb, args.min_chunks, min_words=args.min_match, other_text=tb
-            )
-    # seam for the --exclude option (templates, quotations, bibliographies): filter `rep`
+        rep = index_report(
+            idx,
+            ka,
+            kb,
+            text=None if a_in and b_in else ta,
+            other_text=None if b_in else tb,
+            options=options,
+        )
     if args.html:
         from simdask.evidence.report_html import render_pair_html
 

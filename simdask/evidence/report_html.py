@@ -1,5 +1,6 @@
 """The side-by-side HTML report of one pair: both texts, passages highlighted in the same colour
-in both columns, a click on a passage scrolls its twin into view. One self-contained file (no
+in both columns (one colour per passage, its number and kind at its start), a click on a
+passage scrolls its twin into view; a list of the passages links to each. One self-contained file (no
 network), printable, fast on 100-page documents (plain text with ``<mark>`` elements only)."""
 
 from __future__ import annotations
@@ -7,7 +8,10 @@ from __future__ import annotations
 import html
 import json
 
-__all__ = ["render_pair_html"]
+from simdask.evidence.pair_view import coverage_sentence, passage_label
+from simdask.pairs import holds
+
+__all__ = ["excluded_html", "render_pair_html"]
 
 _PALETTE = ["#ffe08a", "#a8e6cf", "#ffb3ba", "#bae1ff", "#d5b3ff", "#ffd1a8", "#c8f7a0", "#f7c8e0"]
 
@@ -21,6 +25,14 @@ section{min-width:0} h2{font-size:1em;margin:.2em 0;word-break:break-all}
 .text{white-space:pre-wrap;word-wrap:break-word;font-family:Georgia,serif}
 mark{cursor:pointer;border-radius:2px;padding:0 1px}
 mark.flash{outline:3px solid #d33}
+mark[data-label]::before{content:attr(data-label);font:bold 11px/1 system-ui,sans-serif;
+  color:#333;background:#fff;border:1px solid #999;border-radius:3px;padding:0 3px;margin-right:3px}
+mark.k-paraphrased{outline:1px dashed #777}mark.k-summarised{outline:1px dotted #555}
+nav.passages{max-height:3.3em;overflow:auto}
+nav.passages a{margin-right:.8em;white-space:nowrap;color:#222}
+nav.passages span.sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;
+  vertical-align:middle;margin-right:.2em}
+header p{margin:.2em 0}
 .excl{color:#777;background:repeating-linear-gradient(135deg,#eee 0 6px,#f7f7f7 6px 12px)}
 .excl-template{border-bottom:2px dotted #999}.excl-quote{font-style:italic}
 .excl-bibliography{text-decoration:line-through #bbb}
@@ -47,33 +59,38 @@ _KIND_TITLE = {
 
 def _marked(
     text: str,
-    spans: list[tuple[int, int, int]],
+    spans: list[tuple[int, int, int, str]],
     side: str,
     twin: str,
     excluded: list[tuple[int, int, str]] = (),
 ) -> str:
-    """``text`` escaped, with ``<mark>`` around each (start, end, passage) span; overlapping
-    spans are clipped so that every character belongs to at most one passage. Text outside
-    the passages in an ``excluded`` (start, end, kind) span is shown as excluded
-    (``<span class="excl excl-KIND">``)."""
+    """``text`` escaped, with ``<mark>`` around each (start, end, passage, kind) span;
+    overlapping spans are clipped so that every character belongs to at most one passage.
+    Text outside the passages in an ``excluded`` (start, end, kind) span is shown as
+    excluded (``<span class="excl excl-KIND">``)."""
     out, pos = [], 0
-    for start, end, i in sorted(spans):
+    for start, end, i, kind in sorted(spans):
         start = max(start, pos)
         if end <= start:
             continue
-        out.append(_plain(text, pos, start, excluded))
+        out.append(excluded_html(text, pos, start, excluded))
         color = _PALETTE[i % len(_PALETTE)]
+        label = f"{i + 1} {kind}" if kind else f"{i + 1}"
+        cls = f' class="k-{html.escape(kind)}"' if kind else ""
         out.append(
-            f'<mark id="{side}-{i}" data-twin="{twin}-{i}" style="background:{color}"'
-            f' title="passage {i + 1}">{html.escape(text[start:end])}</mark>'
+            f'<mark id="{side}-{i}" data-twin="{twin}-{i}"{cls} style="background:{color}"'
+            f' data-label="{html.escape(label)}" title="passage {html.escape(label)}">'
+            f"{html.escape(text[start:end])}</mark>"
         )
         pos = end
-    out.append(_plain(text, pos, len(text), excluded))
+    out.append(excluded_html(text, pos, len(text), excluded))
     return "".join(out)
 
 
-def _plain(text: str, lo: int, hi: int, excluded) -> str:
-    """``text[lo:hi]`` escaped, the parts inside excluded spans wrapped by kind."""
+def excluded_html(text: str, lo: int, hi: int, excluded) -> str:
+    """``text[lo:hi]`` escaped, the parts inside ``excluded`` ``(start, end, kind)`` spans
+    wrapped as ``<span class="excl excl-KIND">`` (kinds ``template``, ``quote``,
+    ``bibliography``; sorted spans)."""
     out, pos = [], lo
     for s, e, kind in excluded:
         s, e = max(s, pos), min(e, hi)
@@ -100,51 +117,94 @@ def _coverage(spans: list[tuple[int, int]], length: int) -> float:
     return 100.0 * covered / length if length else 0.0
 
 
-def render_pair_html(report: dict, text_a: str, text_b: str) -> str:
-    """The HTML page for a report as made by :meth:`simdask.Index.report`."""
+def _summary(report: dict, text_a: str, text_b: str) -> list[tuple[str, str]]:
+    """The header's rows ``(label, value)``: the headline in words, then the details."""
     ps = report["passages"]
-    a_spans = [(p["doc_start"], p["doc_end"], i) for i, p in enumerate(ps)]
-    b_spans = [(p["other_start"], p["other_end"], i) for i, p in enumerate(ps)]
-    longest = max((p["words"] for p in ps), default=0)
-    cov_a = _coverage([s[:2] for s in a_spans], len(text_a))
-    cov_b = _coverage([s[:2] for s in b_spans], len(text_b))
     ka, kb = report["doc"], report["other"]  # raw keys: each summary cell is escaped once
-    summary = [
-        (f"{ka} → {kb}", f"{report['similarity']:.2f} % of {ka}'s chunks are in {kb}"),
-        (f"{kb} → {ka}", f"{report['reverse_similarity']:.2f} % of {kb}'s chunks are in {ka}"),
+    rows = []
+    cover = coverage_sentence(report)
+    if cover is not None:
+        kinds = sorted({p["kind"] for p in ps})
+        rows.append(("in words", cover))
+        rows.append(
+            (
+                "passages",
+                f"{len(ps)} ({', '.join(kinds) or 'none'}); longest "
+                f"{max((p['words'] for p in ps), default=0)} words",
+            )
+        )
+    rows.append(
         (
-            "shared chunks",
-            f"{report['shared']} (exact); index holds "
-            f"{report['hashed_similarity']:.2f} % (it compares chunks by a hash, "
+            "5-word chunks",
+            holds(ka, kb, report["similarity"], report["reverse_similarity"])
+            + f" ({report['shared']} shared chunks, exact; the index holds "
+            f"{report['hashed_similarity']:.2f} % of {ka}: it compares chunks by a hash, "
             "which rarely collides)",
-        ),
-        (
-            "passages",
-            f"{len(ps)}; longest {longest} words"
-            + (
-                " (truncated: a large pair; the most repeated chunks and the shortest "
-                "passages are not shown, the similarities are complete)"
-                if report.get("passages_truncated")
-                else ""
-            ),
-        ),
-        ("text covered", f"{cov_a:.1f} % of {ka}, {cov_b:.1f} % of {kb}"),
-    ]
+        )
+    )
+    if cover is None:
+        a_spans = [(p["doc_start"], p["doc_end"]) for p in ps]
+        b_spans = [(p["other_start"], p["other_end"]) for p in ps]
+        rows.append(
+            (
+                "exact passages",
+                f"{len(ps)}; longest {max((p['words'] for p in ps), default=0)} words"
+                + (
+                    " (truncated: a large pair; the most repeated chunks and the shortest "
+                    "passages are not shown, the similarities are complete)"
+                    if report.get("passages_truncated")
+                    else ""
+                )
+                + f"; they cover {_coverage(a_spans, len(text_a)):.1f} % of {ka}'s characters, "
+                f"{_coverage(b_spans, len(text_b)):.1f} % of {kb}'s",
+            )
+        )
+    return rows
+
+
+def _excluded(report: dict, side: str) -> list[tuple[int, int, str]]:
     ex = report.get("excluded") or {}
-    ex_a = [(x["start"], x["end"], x["kind"]) for x in ex.get("doc", [])]
-    ex_b = [(x["start"], x["end"], x["kind"]) for x in ex.get("other", [])]
+    return [(x["start"], x["end"], x["kind"]) for x in ex.get(side, [])]
+
+
+def _nav(ps: list[dict]) -> str:
+    """Links to each passage (in the first text), with its colour, number and kind."""
+    if not ps:
+        return "<p id=no-passages>No passages.</p>"
+    links = "".join(
+        f'<a href="#a-{i}"><span class=sw style="background:{_PALETTE[i % len(_PALETTE)]}">'
+        f"</span>{i + 1}: {html.escape(passage_label(p))}</a> "
+        for i, p in enumerate(ps)
+    )
+    return f"<nav class=passages>{links}</nav>"
+
+
+def render_pair_html(
+    report: dict, text_a: str, text_b: str, links: tuple[tuple[str, str], ...] = ()
+) -> str:
+    """The HTML page for a report as made by :func:`simdask.evidence.pair_view.index_report`
+    (or :meth:`simdask.Index.report`); ``links``: ``(href, text)`` shown in the header (e.g.
+    the other kind of evidence)."""
+    ps = report["passages"]
+    a_spans = [(p["doc_start"], p["doc_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
+    b_spans = [(p["other_start"], p["other_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
+    ka, kb = report["doc"], report["other"]
+    summary = _summary(report, text_a, text_b)
+    ex_a, ex_b = _excluded(report, "doc"), _excluded(report, "other")
     if ex_a or ex_b:
         summary.append(
             (
                 "excluded (not counted)",
                 f"{_coverage([x[:2] for x in ex_a], len(text_a)):.1f} % of {ka}, "
                 f"{_coverage([x[:2] for x in ex_b], len(text_b)):.1f} % of {kb}: "
-                + ", ".join(sorted({x[2] for x in ex_a + ex_b})),
+                + ", ".join(sorted({x[2] for x in ex_a + ex_b}))
+                + " (shown greyed out)",
             )
         )
     rows = "".join(
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in summary
     )
+    extra = "".join(f' <a href="{html.escape(h)}">{html.escape(t)}</a>' for h, t in links)
     a, b = html.escape(ka), html.escape(kb)
     data = html.escape(json.dumps({k: v for k, v in report.items() if k != "passages"}))
     body_a = _marked(text_a, a_spans, "a", "b", ex_a)
@@ -152,7 +212,8 @@ def render_pair_html(report: dict, text_a: str, text_b: str) -> str:
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
         f"<title>{a} vs {b} — simdask</title><style>{_CSS}</style></head><body>"
-        f'<header><h1>{a} and {b}</h1><table class=sum data-report="{data}">{rows}</table>'
+        f"<header><h1>{a} and {b}{extra}</h1>"
+        f'<table class=sum data-report="{data}">{rows}</table>{_nav(ps)}'
         "</header><main>"
         f"<section id=doc><h2>{a}</h2><div class=text>{body_a}</div></section>"
         f"<section id=other><h2>{b}</h2><div class=text>{body_b}</div></section>"

@@ -1,21 +1,34 @@
 """One self-contained HTML page of ``query`` or ``compare`` results (``--html FILE``): one row
-per pair with both percentages and their wording, the matching passages of each pair when
-the texts are at hand (``query``), and the documents that could not be compared."""
+per pair with both percentages and their wording, the passages of each pair (as every view
+finds them: :mod:`simdask.evidence.pair_view`, the index's exclusions applied) with the
+aligned coverage in words, and the documents that could not be compared."""
 
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from simdask.evidence.excluded import PairExclusions
+from simdask.evidence.pair_view import (
+    ViewOptions,
+    coverage_sentence,
+    index_report,
+    passage_label,
+    texts_report,
+)
+from simdask.evidence.summary_text import snippet
+from simdask.ingest.sources import read_queries
 from simdask.pairs import Pair
 
-__all__ = ["render_results_html", "write_page"]
+__all__ = ["compare_page", "query_page", "render_results_html", "report_lines", "write_page"]
 
 _CSS = (
     "body{font:15px/1.5 system-ui,sans-serif;margin:1.5em;color:#222}"
     "table{border-collapse:collapse}td,th{padding:.15em .8em;border-bottom:1px solid #eee;"
     "text-align:left;vertical-align:top}td.n{text-align:right}details{margin:.2em 0}"
-    "q{font-family:Georgia,serif}"
+    "q{font-family:Georgia,serif}p.cover{margin:.2em 0;font-weight:600}"
 )
 #: pairs whose passages are listed (the most similar first)
 DETAILED_PAIRS = 100
@@ -26,19 +39,22 @@ def render_results_html(
     pairs: Sequence[Pair],
     headers: tuple[str, str],
     notes: Sequence[tuple[str, str]] = (),
-    passages: Callable[[Pair], list[str]] | None = None,
+    passages: Callable[[Pair], tuple[str | None, list[str]]] | None = None,
 ) -> str:
     """The page: ``title``, a table of ``pairs`` (columns named by ``headers``: what A and B
     are, e.g. ``("checked document", "indexed document")``), for the first
-    :data:`DETAILED_PAIRS` pairs the lines ``passages(pair)`` gives (None: none), then
-    ``notes`` as ``(level, message)`` (``error`` or ``note``)."""
+    :data:`DETAILED_PAIRS` pairs what ``passages(pair)`` gives (None: nothing): a headline
+    (the aligned coverage in words, or None) and one line per passage; then ``notes`` as
+    ``(level, message)`` (``error`` or ``note``)."""
     rows = []
     for i, p in enumerate(pairs):
         detail = ""
         if passages is not None and i < DETAILED_PAIRS:
-            lines = passages(p)
+            headline, lines = passages(p)
             items = "".join(f"<li>{html.escape(x)}</li>" for x in lines)
             detail = (
+                f"<p class=cover>{html.escape(headline)}</p>" if headline is not None else ""
+            ) + (
                 f"<details><summary>{len(lines)} matching passage{'' if len(lines) == 1 else 's'}"
                 f"</summary><ol>{items}</ol>"
                 "</details>"
@@ -71,11 +87,67 @@ def render_results_html(
     )
 
 
-def write_page(path, text: str) -> None:
-    """Write an HTML page atomically (a temporary file beside it, then replace)."""
-    import os
-    from pathlib import Path
+def report_lines(rep: dict, text_a: str) -> tuple[str | None, list[str]]:
+    """A pair's report (:mod:`simdask.evidence.pair_view`) as a results page lists it: the
+    aligned coverage in words (None for the exact evidence) and one line per passage."""
+    return coverage_sentence(rep), [
+        f"{passage_label(q)}: “{snippet(text_a, q['doc_start'], q['doc_end'])}”"
+        for q in rep["passages"]
+    ]
 
+
+def query_page(
+    index,
+    pairs: list[Pair],
+    texts: dict[str, str],
+    notes: Sequence[tuple[str, str]],
+    options: ViewOptions | None = None,
+) -> str:
+    """The page of ``query --html``: ``pairs`` (a checked document as A, an indexed one as
+    B), each with its passages under the index's exclusions and ``max_df``; ``texts``: the
+    checked documents' texts by key."""
+
+    def passages(p: Pair) -> tuple[str | None, list[str]]:
+        a = texts[p.a_key]
+        rep = index_report(index, p.a_key, p.b_key, text=a, options=options)
+        return report_lines(rep, a)
+
+    title = f"simdask query: {len(texts)} checked documents against {index.path}"
+    return render_results_html(
+        title, pairs, ("checked document", "indexed document"), notes, passages
+    )
+
+
+def compare_page(
+    groups: tuple[str, str],
+    pairs: list[Pair],
+    notes: Sequence[tuple[str, str]],
+    k: int = 5,
+    exclusions: PairExclusions | None = None,
+    options: ViewOptions | None = None,
+) -> str:
+    """The page of ``compare --html``: the groups' documents (``groups``: the two sources)
+    are read again for the passages of the first :data:`DETAILED_PAIRS` pairs; the
+    comparison's ``exclusions`` apply to them."""
+    texts_a, texts_b = {}, {}
+    if pairs:
+        wanted_a = {p.a_key for p in pairs[:DETAILED_PAIRS]}
+        wanted_b = {p.b_key for p in pairs[:DETAILED_PAIRS]}
+        texts_a = {key: t for key, t in read_queries([groups[0]]) if key in wanted_a}
+        texts_b = {key: t for key, t in read_queries([groups[1]]) if key in wanted_b}
+
+    def passages(p: Pair) -> tuple[str | None, list[str]]:
+        a, b = texts_a.get(p.a_key), texts_b.get(p.b_key)
+        if not isinstance(a, str) or not isinstance(b, str):
+            return None, []
+        return report_lines(texts_report(p.a_key, a, p.b_key, b, k, exclusions, options), a)
+
+    title = f"simdask compare: {groups[0]} (A) and {groups[1]} (B)"
+    return render_results_html(title, pairs, ("group A", "group B"), notes, passages)
+
+
+def write_page(path: str | os.PathLike, text: str) -> None:
+    """Write an HTML page atomically (a temporary file beside it, then replace)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")

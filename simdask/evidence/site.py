@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simdask.errors import ConfigError, DocumentNotFoundError
+from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site_pages import (
     MARK_COLORS,
@@ -33,6 +34,7 @@ _CSS = (
     "table{border-collapse:collapse}td,th{padding:.15em .8em;border-bottom:1px solid #eee;"
     "text-align:left}td.n{text-align:right}input{font-size:1em;padding:.3em;width:20em}"
     ".text{white-space:pre-wrap;font-family:Georgia,serif;max-width:50em}"
+    ".excl{color:#777;background:repeating-linear-gradient(135deg,#eee 0 6px,#f7f7f7 6px 12px)}"
 )
 _SEARCH_JS = (
     "document.getElementById('q').addEventListener('input',function(){var q=this.value"
@@ -106,10 +108,13 @@ def export_site(
     max_pairs: int = 20_000,
     callback: Callback | None = None,
     limits: SiteLimits | None = None,
+    options: ViewOptions | None = None,
 ) -> dict[str, int]:
     """Write the site into ``outdir``: ``index.html``, ``docs/<doc id>.html`` and one
     ``pairs/<a>-<b>.html`` report per chosen pair (``limits``; without it, ``min_similarity``
-    and ``max_pairs`` as :class:`SiteLimits`). Returns counts.
+    and ``max_pairs`` as :class:`SiteLimits`). Returns counts. Passages are found as every
+    view finds them (:func:`~simdask.evidence.pair_view.index_report` with ``options``: the
+    aligner's, or the exact evidence), under the index's exclusions.
 
     The front page and the document pages are written first (so the site is usable at once),
     then the pair reports, most similar first, each file atomically. An interrupt
@@ -125,19 +130,21 @@ def export_site(
     by_key = {d.key: d for d in docs}
     rows = index.pair_list()  # unordered pairs, each once, the larger similarity first
     chosen, candidates = _choose_pairs(rows, by_key, lim)
-    _write_pages(index, out, docs, rows, by_key, set(chosen), cb)
+    opts = options or ViewOptions()
+    _write_pages(index, out, docs, rows, by_key, set(chosen), cb, opts)
     by_id = {d.doc_id: d for d in docs}
     cb.stage("pairs", len(chosen))
     written: set[tuple[int, int]] = set()
     try:
         for a, b in chosen:
             ka, kb = by_id[a].key, by_id[b].key
-            page = render_pair_html(index.report(ka, kb), index.text(ka), index.text(kb))
+            rep = index_report(index, ka, kb, options=opts)
+            page = render_pair_html(rep, index.text(ka), index.text(kb))
             _write(out / "pairs" / f"{a}-{b}.html", page)
             written.add((a, b))
             cb.advance(1)
     except KeyboardInterrupt:
-        _write_pages(index, out, docs, rows, by_key, written, Callback())
+        _write_pages(index, out, docs, rows, by_key, written, Callback(), opts)
         raise
     finally:
         cb.end_stage()
@@ -180,7 +187,9 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _write_pages(index, out: Path, docs, rows, by_key, linked: set, cb: Callback) -> None:
+def _write_pages(
+    index, out: Path, docs, rows, by_key, linked: set, cb: Callback, opts: ViewOptions
+) -> None:
     """The document pages (linking the reports in ``linked``), then the front page."""
     matches = defaultdict(list)  # each document's pairs, seen from it, the larger first
     for r in rows:
@@ -190,7 +199,7 @@ def _write_pages(index, out: Path, docs, rows, by_key, linked: set, cb: Callback
     cb.stage("documents", len(docs))
     for d in docs:
         pairs = matches.get(d.key, [])
-        body = doc_body(d, pairs, ids, linked, _text_html(index, d, pairs))
+        body = doc_body(d, pairs, ids, linked, _text_html(index, d, pairs, opts))
         _write(out / "docs" / f"{d.doc_id}.html", _page(d.key, body))
         cb.advance(1)
     cb.end_stage()
@@ -226,19 +235,23 @@ def _write_pages(index, out: Path, docs, rows, by_key, linked: set, cb: Callback
     _write(out / "index.html", _page("simdask index", body, _SEARCH_JS))
 
 
-def _text_html(index, d, pairs) -> str | None:
+def _text_html(index, d, pairs, opts: ViewOptions) -> str | None:
     """The text of document ``d`` escaped, the passages it shares with its
-    :data:`MARKED_MATCHES` best matches marked (None: no stored text). Passages are found
-    exactly as ``simdask report`` finds them."""
-    from simdask.doc_freq import common_filter
-    from simdask.evidence.passages import compare_texts
-
+    :data:`MARKED_MATCHES` best matches marked and its excluded text shown as such (None: no
+    stored text). Passages are found as every view finds them (:func:`index_report`)."""
     if d.text_pack is None:
         return None
     text = index.text(d.key)
-    drop = common_filter(index)  # max_df: what the stored similarities leave out
-    spans = []
+    spans, excluded = [], None
     for i, p in enumerate(pairs[:MARKED_MATCHES]):
-        ev = compare_texts(text, index.text(p.b_key), index.config.k, drop_shared=drop)
-        spans += [(q.doc_start, q.doc_end, i, f"shared with {p.b_key}") for q in ev.passages]
-    return marked_text(text, spans)
+        rep = index_report(index, d.key, p.b_key, options=opts)
+        excluded = excluded or [(x["start"], x["end"], x["kind"]) for x in rep["excluded"]["doc"]]
+        spans += [
+            (q["doc_start"], q["doc_end"], i, f"shared with {p.b_key}" + _kind(q))
+            for q in rep["passages"]
+        ]
+    return marked_text(text, spans, excluded or ())
+
+
+def _kind(q: dict) -> str:
+    return f" ({q['kind']})" if q.get("kind") else ""

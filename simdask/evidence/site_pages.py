@@ -12,6 +12,8 @@ import html
 import time
 from typing import Any
 
+from simdask.evidence.report_html import excluded_html
+
 __all__ = [
     "MARK_COLORS",
     "doc_body",
@@ -93,23 +95,28 @@ def index_info(last_run: dict[str, Any] | None, config: dict[str, Any]) -> str:
     return f"<p id=updated>Index last updated: {when}.</p><ul id=settings>{items}</ul>"
 
 
-def marked_text(text: str, spans: list[tuple[int, int, int, str]]) -> str:
+def marked_text(
+    text: str,
+    spans: list[tuple[int, int, int, str]],
+    excluded: list[tuple[int, int, str]] | tuple = (),
+) -> str:
     """``text`` escaped, with ``<mark>`` around each ``(start, end, match number, title)``
     span (coloured by match number); overlapping spans are clipped so that every character
-    is in at most one mark."""
+    is in at most one mark. Text in an ``excluded`` ``(start, end, kind)`` span (sorted) is
+    shown as excluded (:func:`~simdask.evidence.report_html.excluded_html`)."""
     out, pos = [], 0
     for start, end, i, title in sorted(spans):
         start = max(start, pos)
         if end <= start:
             continue
-        out.append(html.escape(text[pos:start]))
+        out.append(excluded_html(text, pos, start, excluded))
         color = MARK_COLORS[i % len(MARK_COLORS)]
         out.append(
             f'<mark data-match="{i}" style="background:{color}" title="{html.escape(title)}">'
             f"{html.escape(text[start:end])}</mark>"
         )
         pos = end
-    out.append(html.escape(text[pos:]))
+    out.append(excluded_html(text, pos, len(text), excluded))
     return "".join(out)
 
 
@@ -140,6 +147,12 @@ def doc_body(d, pairs, ids: dict[str, int], linked: set, text_html: str | None) 
         head += (
             "<h2>Text</h2>"
             + (f"<p>Marked: passages shared with {legend}</p>" if legend else "")
+            + (
+                "<p id=excl-legend><span class=excl>greyed out</span>: text the index "
+                "excludes (template, quotation, reference list), not counted</p>"
+                if 'class="excl ' in text_html
+                else ""
+            )
             + f"<div id=text class=text>{text_html}</div>"
         )
     return head

@@ -1,10 +1,12 @@
-"""A report of a pair for people: both percentages in words, and the shared passages with a
-few words of each and where they are (``simdask report A B`` without options)."""
+"""A report of a pair for people: both percentages in words, the share of each text in the
+aligned passages, and the passages with their kind, a few words of each and where they are
+(``simdask report A B`` without options)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from simdask.evidence.pair_view import coverage_sentence
 from simdask.kernels.text import WORD_PATTERN
 from simdask.pairs import holds
 
@@ -36,17 +38,20 @@ def format_report(rep: dict[str, Any], a_text: str, b_text: str, k: int = 5) -> 
     ``k``: the index's words per chunk."""
     a, b = rep["doc"], rep["other"]
     passages = rep["passages"]
-    lines = [
-        f"{a} and {b}",
-        "  " + holds(a, b, rep["similarity"], rep["reverse_similarity"]),
+    lines = [f"{a} and {b}", "  " + holds(a, b, rep["similarity"], rep["reverse_similarity"])]
+    cover = coverage_sentence(rep)
+    if cover is not None:
+        lines.append(f"  {cover}")
+    lines.append(
         f"  {rep['shared']} shared chunks (a chunk is a run of {k} words, in any order); "
-        f"{len(passages)} matching passage{'' if len(passages) == 1 else 's'}"
-        + (":" if passages else "."),
-    ]
+        f"{len(passages)} {'' if cover is not None else 'exact '}matching "
+        f"passage{'' if len(passages) == 1 else 's'}" + (":" if passages else ".")
+    )
     for i, p in enumerate(passages[:SHOWN_PASSAGES], 1):
+        kind = f" ({p['kind']})" if p.get("kind") else ""
         lines.append(
             f"  {i}. {p['words']} words, at {_where(p['doc_start'], p['doc_end'], len(a_text))}"
-            f" of {a} and {_where(p['other_start'], p['other_end'], len(b_text))} of {b}:"
+            f" of {a} and {_where(p['other_start'], p['other_end'], len(b_text))} of {b}{kind}:"
         )
         lines.append(f'     "{snippet(a_text, p["doc_start"], p["doc_end"])}"')
     if len(passages) > SHOWN_PASSAGES:

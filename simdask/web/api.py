@@ -6,7 +6,8 @@
   ``results`` holds the row objects of ``simdask query --format jsonl``, in the same order.
 - ``GET /api/documents?search=S&limit=N&offset=M`` -> ``{"total", "documents"}``
 - ``GET /api/similar/{key}`` -> ``{"document", "similar"}`` (both directions)
-- ``GET /api/report?a=KEY&b=KEY`` -> the report of ``simdask report --format json``
+- ``GET /api/report?a=KEY&b=KEY[&exact=1]`` -> the report of ``simdask report --format json``
+  (``exact=1``: of ``--exact-only``)
 - ``GET /api/stats``, ``GET /api/errors``, ``GET /api/histogram``
 - ``POST /api/add`` (multipart ``file`` parts; only with ``--allow-upload-to-index``) ->
   ``{"job": {...}}``; ``GET /api/jobs`` and ``GET /api/jobs/{id}`` -> the jobs and progress.
@@ -29,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from simdask.errors import DocumentNotFoundError
+from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.ingest.sources import read_queries
 from simdask.queries import query_documents
 from simdask.web.auth import Sessions
@@ -157,10 +159,14 @@ async def similar(request: Request) -> Response:
 
 
 async def report(request: Request) -> Response:
-    """``GET /api/report?a=KEY&b=KEY``: exact similarity both ways and the passages."""
+    """``GET /api/report?a=KEY&b=KEY[&exact=1]``: exact similarity both ways and the
+    passages (aligned; ``exact=1``: the exact 5-word evidence)."""
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+    options = ViewOptions(exact_only=request.query_params.get("exact") == "1")
     try:
-        found = await server_of(request).reader.run(lambda idx: idx.report(a, b))
+        found = await server_of(request).reader.run(
+            lambda idx: index_report(idx, a, b, options=options)
+        )
     except DocumentNotFoundError as e:
         return _error(str(e), 404)
     return JSONResponse(found)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -29,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 
 from simdask.errors import DocumentNotFoundError
 from simdask.evidence import report_html
+from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site import histogram_bars
 from simdask.web import api
@@ -215,12 +217,27 @@ async def document_page(request: Request) -> Response:
     return server_of(request).page(request, "document.html", **found)
 
 
+def _evidence(request: Request) -> tuple[ViewOptions, tuple[tuple[str, str], ...]]:
+    """The view's options (``exact=1``: the exact 5-word evidence instead of the aligned
+    passages) and the link to the other kind of evidence (the same URL, ``exact`` toggled)."""
+    exact = request.query_params.get("exact") == "1"
+    params = {k: v for k, v in request.query_params.items() if k != "exact"}
+    if not exact:
+        params["exact"] = "1"
+    text = "show the aligned passages" if exact else "show exact 5-word matches only"
+    href = request.url.path + "?" + urlencode(params)
+    return ViewOptions(exact_only=exact), ((href, text),)
+
+
 async def report_page(request: Request) -> Response:
-    """``GET /report?a=KEY&b=KEY``: the side-by-side report of two indexed documents."""
+    """``GET /report?a=KEY&b=KEY[&exact=1]``: the side-by-side report of two indexed
+    documents (the aligned passages; ``exact=1``: the exact 5-word evidence)."""
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+    options, links = _evidence(request)
 
     def render(idx):
-        return render_pair_html(idx.report(a, b), idx.text(a), idx.text(b))
+        rep = index_report(idx, a, b, options=options)
+        return render_pair_html(rep, idx.text(a), idx.text(b), links)
 
     try:
         return HTMLResponse(await server_of(request).reader.run(render))
@@ -243,8 +260,11 @@ async def check_report_page(request: Request) -> Response:
             text="this checked document is no longer kept by the server: check it again",
         )
 
+    options, links = _evidence(request)
+
     def render(idx):
-        return render_pair_html(idx.report_text(qkey, text, key), text, idx.text(key))
+        rep = index_report(idx, qkey, key, text=text, options=options)
+        return render_pair_html(rep, text, idx.text(key), links)
 
     try:
         return HTMLResponse(await srv.reader.run(render))

@@ -1,0 +1,215 @@
+"""The passages every view of a pair shows (issue 28): one code path for ``report`` (text,
+``--html``, ``--format json``), ``query --html``, ``compare --html``, the site's pair and
+document pages and ``serve``'s side-by-side view.
+
+A view starts from the exact report of the pair (:func:`simdask.evidence.passages.compare_texts`
+through :meth:`Index.report_text <simdask.index.Index.report_text>`: both chunk
+containments, the hashed similarity the index holds, the text each side leaves out). By
+default its passages are then those of the text aligner (:func:`simdask.alignment.align`):
+merged passages robust to paraphrase, each with its kind, and the share of each text's words
+they cover. The excluded text of both sides (templates, quotations, reference lists: the
+``excluded`` spans of the report) and the shared chunks ``max_df`` leaves out are passed to
+the aligner, so that no passage is reported inside text the similarities do not count.
+``ViewOptions(exact_only=True)`` keeps the exact 5-word evidence instead (verbatim matches
+only), as every view had it before.
+
+Offsets are code points into each text as given; coverages are percent of each text's words.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from simdask.alignment import AlignConfig, align, aligned_coverage
+from simdask.doc_freq import common_filter
+from simdask.errors import ConfigError
+from simdask.evidence.common_spans import common_spans
+from simdask.evidence.excluded import PairExclusions
+from simdask.evidence.passages import compare_texts
+from simdask.kernels.exclusions import merge_spans
+from simdask.kernels.text import WORD_PATTERN
+from simdask.pairs import pct
+
+__all__ = [
+    "ViewOptions",
+    "coverage_sentence",
+    "index_report",
+    "texts_report",
+    "with_aligned_passages",
+]
+
+#: ``passages_method`` of a report: the aligner's passages, or the exact 5-word evidence
+METHODS = ("aligned", "exact")
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """What a view shows of a pair. ``exact_only``: the exact 5-word evidence (verbatim
+    matches, :func:`~simdask.evidence.passages.compare_texts`) instead of the aligner's
+    passages. ``min_words``: passages shorter than this many words (in the first text) are
+    not shown; the similarities and coverages are unchanged. ``min_chunks``: the exact
+    evidence's shortest passage, in shared chunks. ``align``: the aligner's settings (None:
+    its defaults)."""
+
+    exact_only: bool = False
+    min_words: int = 0
+    min_chunks: int = 2
+    align: AlignConfig | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("min_words", "min_chunks"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                raise ConfigError(f"{name} must be a whole number >= 0, found {value!r}")
+        if type(self.exact_only) is not bool:
+            raise ConfigError(f"exact_only must be True or False, found {self.exact_only!r}")
+        if self.align is not None and not isinstance(self.align, AlignConfig):
+            raise ConfigError(f"align must be an AlignConfig or None, found {self.align!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``align`` as its own dict, or None)."""
+        d = dataclasses.asdict(self)
+        d["align"] = None if self.align is None else self.align.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ViewOptions:
+        """Build from :meth:`to_dict`'s form; unknown keys are an error."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"unknown ViewOptions keys {unknown}; expected {sorted(names)}")
+        data = dict(data)
+        if data.get("align") is not None:
+            data["align"] = AlignConfig.from_dict(data["align"])
+        return cls(**data)
+
+
+def _excluded_spans(rep: dict, side: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` spans a report lists as excluded on ``side`` (``doc``/``other``)."""
+    return [(x["start"], x["end"]) for x in (rep.get("excluded") or {}).get(side, [])]
+
+
+def _words(text: str, start: int, end: int) -> int:
+    return sum(1 for _ in WORD_PATTERN.finditer(text, start, end))
+
+
+def with_aligned_passages(
+    rep: dict,
+    text_a: str,
+    text_b: str,
+    options: ViewOptions | None = None,
+    common: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], []),
+) -> dict:
+    """The exact report ``rep`` of ``text_a`` (``rep["doc"]``) and ``text_b``
+    (``rep["other"]``) with the aligner's passages in place of the exact ones.
+
+    The aligner is given the text ``rep`` lists as excluded and ``common`` (the spans of the
+    shared chunks ``max_df`` leaves out, per text) as excluded text. Each passage is
+    ``{doc_start, doc_end, other_start, other_end, words, other_words, kind, score}``
+    (offsets in code points, ``words`` in ``text_a``, ``other_words`` in ``text_b``);
+    ``aligned_coverage`` gives the percent of each text's words inside the passages (all of
+    them, ``min_words`` not applied) and ``passages_method`` is ``"aligned"``.
+    """
+    opts = options or ViewOptions()
+    excl_a = merge_spans(_excluded_spans(rep, "doc") + list(common[0]))
+    excl_b = merge_spans(_excluded_spans(rep, "other") + list(common[1]))
+    found = align(text_a, text_b, opts.align, excluded_a=excl_a, excluded_b=excl_b)
+    share_a, share_b = aligned_coverage(found, text_a, text_b)
+    passages = []
+    for p in found:
+        n = _words(text_a, p.a_start, p.a_end)
+        if n < opts.min_words:
+            continue
+        passages.append(
+            {
+                "doc_start": p.a_start,
+                "doc_end": p.a_end,
+                "other_start": p.b_start,
+                "other_end": p.b_end,
+                "words": n,
+                "other_words": _words(text_b, p.b_start, p.b_end),
+                "kind": p.kind,
+                "score": p.score,
+            }
+        )
+    out = dict(rep)
+    out.update(
+        passages=passages,
+        passages_method="aligned",
+        passages_truncated=False,
+        aligned_coverage={"doc": 100.0 * share_a, "other": 100.0 * share_b},
+    )
+    return out
+
+
+def _exact(rep: dict) -> dict:
+    return {**rep, "passages_method": "exact"}
+
+
+def index_report(
+    index,
+    key: str,
+    other: str,
+    *,
+    text: str | None = None,
+    other_text: str | None = None,
+    options: ViewOptions | None = None,
+) -> dict:
+    """The report of a pair as every view of an index shows it: ``key`` and ``other`` are
+    documents of ``index``, or names of the texts ``text`` / ``other_text`` when given (a
+    checked document, a file that is not indexed). The index's exclusions and ``max_df``
+    apply (:meth:`Index.report_text <simdask.index.Index.report_text>`); the passages are
+    the aligner's (:func:`with_aligned_passages`) unless ``options.exact_only``."""
+    opts = options or ViewOptions()
+    if text is None and other_text is None:
+        rep = index.report(key, other, opts.min_chunks, opts.min_words)
+    else:
+        text = index.text(key) if text is None else text
+        rep = index.report_text(
+            key, text, other, opts.min_chunks, min_words=opts.min_words, other_text=other_text
+        )
+    if opts.exact_only:
+        return _exact(rep)
+    a = index.text(key) if text is None else text
+    b = index.text(other) if other_text is None else other_text
+    common = common_spans(a, b, index.config.k, common_filter(index))
+    return with_aligned_passages(rep, a, b, opts, common)
+
+
+def texts_report(
+    key: str,
+    text: str,
+    other: str,
+    other_text: str,
+    k: int = 5,
+    exclusions: PairExclusions | None = None,
+    options: ViewOptions | None = None,
+) -> dict:
+    """The report of two texts without an index (``compare --html``): exact containment
+    under ``exclusions``, the aligner's passages unless ``options.exact_only``."""
+    opts = options or ViewOptions()
+    ev = compare_texts(text, other_text, k, opts.min_chunks, opts.min_words, exclusions=exclusions)
+    rep = ev.report(key, other, ev.similarity)
+    return _exact(rep) if opts.exact_only else with_aligned_passages(rep, text, other_text, opts)
+
+
+def coverage_sentence(rep: dict) -> str | None:
+    """The aligned coverage in a teacher's words: ``"62 % of smith.docx lies in passages
+    taken from jones.odt; they make up 30 % of jones.odt"`` (None for the exact evidence)."""
+    cov = rep.get("aligned_coverage")
+    if cov is None:
+        return None
+    a, b = rep["doc"], rep["other"]
+    return (
+        f"{pct(cov['doc'])} of {a} lies in passages taken from {b}; "
+        f"they make up {pct(cov['other'])} of {b}"
+    )
+
+
+def passage_label(p: dict) -> str:
+    """``"paraphrased, 120 words"`` (the exact evidence: ``"120 words"``)."""
+    kind = p.get("kind")
+    return f"{kind}, {p['words']} words" if kind else f"{p['words']} words"
