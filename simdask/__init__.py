@@ -21,6 +21,7 @@ from simdask.errors import (
 )
 
 if TYPE_CHECKING:
+    from simdask.alignment import AlignConfig, Passage, align, aligned_coverage
     from simdask.cluster.spec import ClusterSpec
     from simdask.engine.compare import CompareResult, CrossPair, compare_groups
     from simdask.engine.run import RunOptions
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
 #: where each public name lives; imported on first use (PEP 562), so that reading or querying
 #: an index does not import dask, distributed and zarr (about 1 s of a new process)
 _LAZY = {
+    "AlignConfig": "alignment",
+    "Passage": "alignment",
+    "align": "alignment",
+    "aligned_coverage": "alignment",
     "DocumentRow": "storage.catalog",
     "PairRow": "storage.catalog",
     "chunk_batch": "kernels.hashing",
@@ -73,6 +78,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "FORMAT_VERSION",
+    "AlignConfig",
     "Callback",
     "ClusterError",
     "ClusterSpec",
@@ -89,6 +95,7 @@ __all__ = [
     "IndexNotFoundError",
     "NotAnIndexError",
     "PairRow",
+    "Passage",
     "QueryMatch",
     "RunOptions",
     "RunSummary",
@@ -97,6 +104,8 @@ __all__ = [
     "TqdmCallback",
     "Writer",
     "__version__",
+    "align",
+    "aligned_coverage",
     "chunk_batch",
     "chunk_id",
     "compare_groups",

@@ -1,0 +1,196 @@
+"""The aligner: the passages of text A taken from text B (seed, extend, filter).
+
+1. Both texts are split into words and sentences (:mod:`.segment`); content words (not an
+   English stop word; for other languages every word) are stemmed (:mod:`.stemming`).
+2. Seeds (:mod:`.seeds`): sentence pairs similar by tf-isf cosine and Dice, sentences sharing
+   an exact sorted chunk, sentences sharing a stop-word n-gram (English only).
+3. Extension (:mod:`.extend`) with the normal gaps; when the passages found are
+   ``summary_ratio`` times longer in B than in A, again with the summary gaps.
+4. Filtering (:mod:`.filtering`): overlaps in A resolved, short passages dropped.
+5. Each passage gets a kind (verbatim when exact chunks cover most words of both spans,
+   summarised when the B span is ``summary_ratio`` times longer, else paraphrased) and its
+   validation cosine as score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from simdask.alignment.config import AlignConfig
+from simdask.alignment.extend import Fragment, integrate
+from simdask.alignment.filtering import drop_short, resolve_overlaps
+from simdask.alignment.passage import Passage
+from simdask.alignment.seeds import key_matches, sentence_pairs, window_keys
+from simdask.alignment.segment import Segmented, segment
+from simdask.alignment.stemming import stem_words
+from simdask.alignment.stopwords import CONTENT_STOPWORDS, NGRAM_STOPWORDS
+from simdask.alignment.vectors import (
+    SentenceVectors,
+    fragment_cosine,
+    sentence_similarity,
+    sentence_vectors,
+)
+
+__all__ = ["align"]
+
+_CONTENT_STOP = np.array(sorted(hash(w) for w in CONTENT_STOPWORDS), dtype=np.int64)
+_NGRAM_STOP = np.array(sorted(hash(w) for w in NGRAM_STOPWORDS), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _Text:
+    """One text's units and features."""
+
+    seg: Segmented
+    hashes: np.ndarray  # per kept word
+    content: np.ndarray  # per kept word: a content word
+    stems: np.ndarray  # hash of the stem of each content word
+    barriers: np.ndarray  # cumulative barrier count per sentence
+
+
+def _prepare(text: str, excluded: Sequence[tuple[int, int]], config: AlignConfig) -> _Text:
+    seg = segment(text, excluded, config.min_sentence_words)
+    hashes = np.fromiter(map(hash, seg.tokens), np.int64, len(seg.tokens))
+    english = config.language.lower() == "english"
+    content = ~np.isin(hashes, _CONTENT_STOP) if english else np.ones(len(hashes), bool)
+    idx = np.flatnonzero(content).tolist()
+    stems = stem_words([seg.tokens[i] for i in idx], config.language)
+    stem_hashes = np.fromiter(map(hash, stems), np.int64, len(stems))
+    return _Text(seg, hashes, content, stem_hashes, np.cumsum(seg.barrier))
+
+
+def _vectors(a: _Text, b: _Text) -> tuple[SentenceVectors, SentenceVectors]:
+    both = np.concatenate([a.stems, b.stems])
+    uniq, ids = np.unique(both, return_inverse=True)
+    na = len(a.stems)
+    sents = (a.seg.sentence[a.content], b.seg.sentence[b.content])
+    return sentence_vectors(
+        (ids[:na], ids[na:]), sents, (a.seg.n_sentences, b.seg.n_sentences), len(uniq)
+    )
+
+
+def _chunk_matches(a: _Text, b: _Text, config: AlignConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Word windows ``(i, j)`` of A and B with the same sorted chunk."""
+    k = config.chunk_words
+    return key_matches(
+        window_keys(a.hashes, k, True), window_keys(b.hashes, k, True), config.max_key_repeats
+    )
+
+
+def _stopword_seeds(a: _Text, b: _Text, config: AlignConfig) -> np.ndarray:
+    """Sentence pairs sharing a stop-word n-gram (English only)."""
+    if config.language.lower() != "english":
+        return np.zeros((0, 2), dtype=np.int64)
+    pa = np.flatnonzero(np.isin(a.hashes, _NGRAM_STOP))
+    pb = np.flatnonzero(np.isin(b.hashes, _NGRAM_STOP))
+    n = config.stopword_ngram
+    ia, ib = key_matches(
+        window_keys(a.hashes[pa], n, False),
+        window_keys(b.hashes[pb], n, False),
+        config.max_key_repeats,
+    )
+    mid = n // 2
+    return np.stack([a.seg.sentence[pa[ia + mid]], b.seg.sentence[pb[ib + mid]]], axis=1).astype(
+        np.int64
+    )
+
+
+def _seeds(a: _Text, b: _Text, cos, dice, chunks, config: AlignConfig) -> np.ndarray:
+    parts = [np.zeros((0, 2), dtype=np.int64)]
+    if config.sentence_seeds:
+        parts.append(sentence_pairs(cos, dice, config.cosine_threshold, config.dice_threshold))
+    if config.chunk_seeds:
+        ia, ib = chunks
+        parts.append(np.stack([a.seg.sentence[ia], b.seg.sentence[ib]], axis=1))
+    if config.stopword_seeds:
+        parts.append(_stopword_seeds(a, b, config))
+    return np.unique(np.concatenate(parts).astype(np.int64), axis=0)
+
+
+def _passages(found: list[Fragment], a: _Text, b: _Text, cos, config) -> list[Fragment]:
+    kept = resolve_overlaps(found, cos)
+    spans = [_spans(f, a, b) for f in kept]
+    ok = drop_short(spans, config.min_chars)
+    return [f for f, good in zip(kept, ok, strict=True) if good]
+
+
+def _spans(f: Fragment, a: _Text, b: _Text) -> tuple[int, int, int, int]:
+    return (*a.seg.span(f.a_first, f.a_last), *b.seg.span(f.b_first, f.b_last))
+
+
+def _extend(seeds, a: _Text, b: _Text, va, vb, gaps, config) -> list[Fragment]:
+    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
+        return fragment_cosine(va, ra, vb, rb)
+
+    return integrate(
+        seeds,
+        gaps,
+        (a.barriers, b.barriers),
+        similarity,
+        config.validation_threshold,
+        config.min_gap,
+        config.min_seeds,
+    )
+
+
+def _lengths(found: list[Fragment], a: _Text, b: _Text) -> tuple[int, int]:
+    spans = [_spans(f, a, b) for f in found]
+    return sum(s[1] - s[0] for s in spans), sum(s[3] - s[2] for s in spans)
+
+
+def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
+    a0, a1 = a.seg.sent_first[f.a_first], a.seg.sent_last[f.a_last]
+    b0, b1 = b.seg.sent_first[f.b_first], b.seg.sent_last[f.b_last]
+    if (b1 - b0 + 1) >= config.summary_ratio * (a1 - a0 + 1):
+        return "summarised"
+    ia, ib = chunks
+    hit = (ia >= a0) & (ia <= a1) & (ib >= b0) & (ib <= b1)
+    k = config.chunk_words
+    cover_a = np.zeros(a1 - a0 + 1 + k, dtype=bool)
+    cover_b = np.zeros(b1 - b0 + 1 + k, dtype=bool)
+    for off in range(k):
+        cover_a[ia[hit] - a0 + off] = True
+        cover_b[ib[hit] - b0 + off] = True
+    share_a = cover_a[: a1 - a0 + 1].mean()
+    share_b = cover_b[: b1 - b0 + 1].mean()
+    verbatim = min(share_a, share_b) >= config.verbatim_share
+    return "verbatim" if verbatim else "paraphrased"
+
+
+def align(
+    text_a: str,
+    text_b: str,
+    config: AlignConfig | None = None,
+    *,
+    excluded_a: Sequence[tuple[int, int]] = (),
+    excluded_b: Sequence[tuple[int, int]] = (),
+) -> list[Passage]:
+    """The passages of ``text_a`` taken from ``text_b``, sorted by ``a_start`` and not
+    overlapping in A (offsets: code points into the texts as given). ``excluded_a`` and
+    ``excluded_b`` are ``(start, end)`` spans no passage may cover (their words seed
+    nothing and passages stop at them)."""
+    config = config or AlignConfig()
+    a, b = _prepare(text_a, excluded_a, config), _prepare(text_b, excluded_b, config)
+    if a.seg.n_sentences == 0 or b.seg.n_sentences == 0:
+        return []
+    va, vb = _vectors(a, b)
+    cos, dice = sentence_similarity(va, vb)
+    chunks = _chunk_matches(a, b, config)
+    seeds = _seeds(a, b, cos, dice, chunks, config)
+    if len(seeds) == 0:
+        return []
+    gaps = (config.max_gap, config.max_gap)
+    found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+    len_a, len_b = _lengths(found, a, b)
+    if found and len_b >= config.summary_ratio * len_a:
+        gaps = (config.summary_suspicious_gap, config.summary_source_gap)
+        found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+    out = []
+    for f in found:
+        a0, a1, b0, b1 = _spans(f, a, b)
+        kind = _kind(f, a, b, chunks, config)
+        out.append(Passage(a0, a1, b0, b1, kind, min(max(f.score, 0.0), 1.0)))
+    return out

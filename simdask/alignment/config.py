@@ -1,0 +1,115 @@
+"""The aligner's settings: every threshold of seeding, extension and filtering is a field."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from simdask.errors import ConfigError
+
+__all__ = ["AlignConfig"]
+
+_UNIT = ("cosine_threshold", "dice_threshold", "validation_threshold", "verbatim_share")
+_COUNTS = (
+    "min_sentence_words",
+    "max_gap",
+    "min_gap",
+    "summary_source_gap",
+    "summary_suspicious_gap",
+    "min_seeds",
+    "min_chars",
+    "chunk_words",
+    "stopword_ngram",
+    "max_key_repeats",
+)
+
+
+@dataclass(frozen=True)
+class AlignConfig:
+    """Settings of :func:`simdask.alignment.align` (published values of Sanchez-Perez et al.
+    2014 where they exist).
+
+    ``language`` picks the PyStemmer stemmer (``"english"``, ``"czech"``, ...); a language
+    PyStemmer lacks leaves words unstemmed. Gaps are in sentences, sizes in words or
+    characters (code points) as named.
+    """
+
+    language: str = "english"
+    #: sentences of at most this many words are joined to the next sentence
+    min_sentence_words: int = 3
+    #: a sentence pair is a seed when its tf-isf cosine AND its Dice coefficient (over
+    #: stemmed content words) are at least these
+    cosine_threshold: float = 0.33
+    dice_threshold: float = 0.33
+    #: a passage's two fragments (sums of their sentence vectors) must have this cosine
+    validation_threshold: float = 0.34
+    #: seeds further apart than this many sentences (in either text) start a new fragment;
+    #: a fragment that fails validation is retried with gaps one smaller, down to min_gap
+    max_gap: int = 4
+    min_gap: int = 0
+    #: the summary variant's gaps (source side, suspicious side), chosen when the passages
+    #: of the normal variant are summary_ratio times longer in B than in A
+    summary_source_gap: int = 24
+    summary_suspicious_gap: int = 3
+    summary_ratio: float = 3.0
+    #: a fragment needs this many seeds
+    min_seeds: int = 1
+    #: passages shorter than this (characters, either text) are dropped
+    min_chars: int = 150
+    #: seeds from exact sorted chunks of this many words (DESIGN §1)
+    chunk_words: int = 5
+    #: seeds from sequences of this many consecutive stop words (Stamatatos 2011)
+    stopword_ngram: int = 8
+    #: chunk or stop-word n-gram keys occurring more often than this in either text seed nothing
+    max_key_repeats: int = 4
+    #: seed features (for ablation)
+    sentence_seeds: bool = True
+    chunk_seeds: bool = True
+    stopword_seeds: bool = True
+    #: a passage is "verbatim" when exact chunks cover this share of its words on both sides
+    verbatim_share: float = 0.8
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.language, str) or not self.language:
+            raise ConfigError(f"language must be a non-empty string, got {self.language!r}")
+        for name in _UNIT:
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise ConfigError(f"{name} must be a number in [0, 1], got {value!r}")
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], got {value}")
+        for name in _COUNTS:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"{name} must be a non-negative integer, got {value!r}")
+        for name in ("chunk_words", "stopword_ngram", "min_seeds", "max_key_repeats"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.min_gap > self.max_gap:
+            raise ConfigError(f"min_gap must be <= max_gap ({self.max_gap}), got {self.min_gap}")
+        ratio = self.summary_ratio
+        if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
+            raise ConfigError(f"summary_ratio must be a number >= 1, got {ratio!r}")
+        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AlignConfig:
+        """Build from a dict written by :meth:`to_dict`; unknown keys are an error."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(
+                f"unknown AlignConfig keys {unknown}; expected a subset of {sorted(names)}"
+            )
+        return cls(**data)
+
+    def replace(self, **changes: Any) -> AlignConfig:
+        """A copy with some settings changed (validated again)."""
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,83 @@
+"""Extension: seeds clustered into passages by their gaps in both texts, recursively
+(Sanchez-Perez et al. 2014, Algorithm 1). A fragment of one text is a run of sentences
+holding seeds with at most ``gap`` seedless sentences between them and no barrier (excluded
+text) inside; a passage is a pair of fragments whose summed tf-isf vectors pass the
+validation cosine, else its seeds are clustered again with gaps one smaller."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Fragment", "fragments", "integrate"]
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """Sentences ``a_first..a_last`` of A against ``b_first..b_last`` of B (inclusive), the
+    cosine ``score`` of the two, and the seeds that made it (int64 ``(n, 2)``)."""
+
+    a_first: int
+    a_last: int
+    b_first: int
+    b_last: int
+    score: float
+    seeds: np.ndarray
+
+
+def fragments(index: np.ndarray, gap: int, barriers: np.ndarray) -> list[tuple[int, int]]:
+    """Runs ``(first, last)`` of the sorted distinct sentence numbers in ``index`` split where
+    more than ``gap`` sentences lie between two or a barrier separates them (``barriers``:
+    cumulative count of barriers up to each sentence)."""
+    u = np.unique(index)
+    if len(u) == 0:
+        return []
+    cut = (np.diff(u) > gap + 1) | (barriers[u[1:]] != barriers[u[:-1]])
+    edges = np.flatnonzero(cut)
+    firsts = np.r_[u[0], u[edges + 1]]
+    lasts = np.r_[u[edges], u[-1]]
+    return list(zip(firsts.tolist(), lasts.tolist(), strict=True))
+
+
+def _inside(values: np.ndarray, first: int, last: int) -> np.ndarray:
+    return (values >= first) & (values <= last)
+
+
+def integrate(
+    seeds: np.ndarray,
+    gaps: tuple[int, int],
+    barriers: tuple[np.ndarray, np.ndarray],
+    similarity: Callable[[tuple[int, int], tuple[int, int]], float],
+    threshold: float,
+    min_gap: int = 0,
+    min_seeds: int = 1,
+) -> list[Fragment]:
+    """The passages the seeds (sentence pairs, int64 ``(n, 2)``) extend to with ``gaps``
+    (A, B) in sentences; ``similarity(a_range, b_range)`` validates each against
+    ``threshold``; a failed one is retried on its own seeds with gaps one smaller (not
+    below ``min_gap``)."""
+    out: list[Fragment] = []
+    for fa in fragments(seeds[:, 0], gaps[0], barriers[0]):
+        s1 = seeds[_inside(seeds[:, 0], *fa)]
+        if len(s1) < min_seeds:
+            continue
+        for fb in fragments(s1[:, 1], gaps[1], barriers[1]):
+            s2 = s1[_inside(s1[:, 1], *fb)]
+            if len(s2) < min_seeds:
+                continue
+            for fa2 in fragments(s2[:, 0], gaps[0], barriers[0]):
+                s3 = s2[_inside(s2[:, 0], *fa2)]
+                if len(s3) < min_seeds:
+                    continue
+                fb2 = (int(s3[:, 1].min()), int(s3[:, 1].max()))
+                score = similarity(fa2, fb2)
+                if score >= threshold:
+                    out.append(Fragment(*fa2, *fb2, score, s3))
+                elif max(gaps) > min_gap:
+                    smaller = (max(gaps[0] - 1, min_gap), max(gaps[1] - 1, min_gap))
+                    out += integrate(
+                        s3, smaller, barriers, similarity, threshold, min_gap, min_seeds
+                    )
+    return out

@@ -1,0 +1,137 @@
+"""Words and sentences of a text with code-point offsets into the text as given.
+
+A word is a maximal run of :data:`simdask.kernels.text.WORD_PATTERN` (letters or digits),
+normalised (NFKC, casefold) for matching but located in the original text. A sentence ends
+before a word when the gap before it holds ``.``, ``!``, ``?`` or a blank line and the word
+does not start in lower case; excluded spans (templates, quotations, ...) drop the words
+they touch and are hard breaks: no sentence, and no passage, reaches across one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from simdask.kernels.exclusions import merge_spans
+from simdask.kernels.text import WORD_PATTERN, normalize
+
+__all__ = ["Segmented", "segment", "word_spans"]
+
+_TERMINATOR = re.compile(r"[.!?]|\n[ \t\r\f\v]*\n")
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """A text split into words and sentences (units of the aligner).
+
+    ``starts``/``ends``: code-point spans of the kept words (int64); ``tokens``: their
+    normalised forms; ``sentence``: the sentence of each word (int64, non-decreasing);
+    ``sent_first``/``sent_last``: first and last word of each sentence; ``barrier``: per
+    sentence, whether an excluded span lies just before it.
+    """
+
+    starts: np.ndarray
+    ends: np.ndarray
+    tokens: list[str]
+    sentence: np.ndarray
+    sent_first: np.ndarray
+    sent_last: np.ndarray
+    barrier: np.ndarray
+
+    @property
+    def n_sentences(self) -> int:
+        """The number of sentences."""
+        return len(self.sent_first)
+
+    def span(self, first: int, last: int) -> tuple[int, int]:
+        """Code-point span ``[start, end)`` of sentences ``first..last`` (inclusive)."""
+        return int(self.starts[self.sent_first[first]]), int(self.ends[self.sent_last[last]])
+
+
+def word_spans(text: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Start and end code-point offsets (int64) and normalised forms of the words of
+    ``text`` (:data:`WORD_PATTERN` runs of the text as given)."""
+    found = WORD_PATTERN.findall(text)
+    if not found:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy(), []
+    spans = np.fromiter(
+        (x for m in WORD_PATTERN.finditer(text) for x in m.span()), np.int64, 2 * len(found)
+    )
+    lowered = [w.lower() for w in found] if text.isascii() else [normalize(w) for w in found]
+    return spans[0::2], spans[1::2], lowered
+
+
+def _touched(starts: np.ndarray, ends: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """Per word: whether it shares a character with one of ``spans`` (sorted, merged, int64
+    rows ``(start, end)``)."""
+    k = np.searchsorted(spans[:, 0], ends, side="left") - 1  # last span starting before its end
+    return (k >= 0) & (spans[np.maximum(k, 0), 1] > starts)
+
+
+def _sentence_starts(text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per word: whether a sentence starts at it (terminator in the gap before it)."""
+    n = len(starts)
+    flag = np.zeros(n, dtype=bool)
+    if n == 0:
+        return flag
+    flag[0] = True
+    pos = np.fromiter((m.start() for m in _TERMINATOR.finditer(text)), np.int64)
+    if len(pos):
+        k = np.searchsorted(starts, pos, side="right")  # the word after the terminator
+        ok = (k > 0) & (k < n)
+        k = k[ok]
+        k = k[pos[ok] >= ends[k - 1]]
+        k = np.unique(k)
+        upper = np.fromiter((not text[int(i)].islower() for i in starts[k]), bool, len(k))
+        flag[k[upper]] = True
+    return flag
+
+
+def _join_short(first: np.ndarray, barrier: np.ndarray, n_words: int, min_words: int):
+    """Sentence start flags after joining each sentence of at most ``min_words`` words to the
+    next one (repeatedly), never across a barrier."""
+    keep = np.ones(len(first), dtype=bool)
+    lengths = np.diff(np.append(first, n_words))
+    run = 0
+    for i in range(len(first)):
+        if i and run <= min_words and not barrier[i]:
+            keep[i] = False  # joined to the running sentence
+            run += int(lengths[i])
+        else:
+            run = int(lengths[i])
+    return keep
+
+
+def segment(
+    text: str, excluded: Sequence[tuple[int, int]] = (), min_sentence_words: int = 3
+) -> Segmented:
+    """Words and sentences of ``text`` (see the module doc); ``excluded`` are code-point
+    spans ``(start, end)`` whose words are dropped and which break sentences."""
+    starts, ends, tokens = word_spans(text)
+    new = _sentence_starts(text, starts, ends)
+    merged = merge_spans([(int(a), int(b)) for a, b in excluded if int(b) > int(a)])
+    spans = np.asarray(merged, dtype=np.int64).reshape(-1, 2)
+    hard = np.zeros(len(starts), dtype=bool)
+    if len(spans):
+        kept = ~_touched(starts, ends, spans)
+        # a span starts between kept word i-1 and i: a hard break before i
+        ks, ke = starts[kept], ends[kept]
+        before = np.searchsorted(spans[:, 0], ks, side="left")
+        prev = np.searchsorted(spans[:, 0], np.r_[0, ke[:-1]], side="left")
+        hard = before > prev
+        new = new[kept] | hard
+        starts, ends = ks, ke
+        tokens = [t for t, k in zip(tokens, kept.tolist(), strict=True) if k]
+    if len(starts):
+        new[0] = True
+    first = np.flatnonzero(new)
+    barrier = hard[first]
+    keep = _join_short(first, barrier, len(starts), min_sentence_words)
+    first, barrier = first[keep], barrier[keep]
+    sentence = np.cumsum(np.isin(np.arange(len(starts)), first)) - 1
+    last = np.append(first[1:], len(starts)) - 1
+    return Segmented(starts, ends, tokens, sentence.astype(np.int64), first, last, barrier)

@@ -1,0 +1,103 @@
+"""tf-isf sentence vectors of two texts over their own vocabulary (Sanchez-Perez et al.
+2014): each sentence of either text is a "document", the sentences of both texts the
+"collection"; a term's weight in a sentence is its count times ``log(|D| / sentences with
+the term)``. Pure numpy: sparse entries per text, dense matrices only over the shared terms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["SentenceVectors", "fragment_cosine", "sentence_similarity", "sentence_vectors"]
+
+
+@dataclass(frozen=True)
+class SentenceVectors:
+    """Sparse tf-isf vectors of one text's sentences: entries ``(term, weight)`` sorted by
+    sentence, sentence ``s`` owning ``offsets[s]:offsets[s + 1]``; ``norm`` (Euclidean) and
+    ``size`` (distinct terms) per sentence."""
+
+    term: np.ndarray
+    weight: np.ndarray
+    offsets: np.ndarray
+    norm: np.ndarray
+    size: np.ndarray
+    n_terms: int
+
+
+def _entries(term: np.ndarray, sent: np.ndarray, n_sent: int, n_terms: int):
+    key = sent * n_terms + term
+    uniq, counts = np.unique(key, return_counts=True)
+    return uniq // n_terms, uniq % n_terms, counts.astype(np.float64)
+
+
+def sentence_vectors(
+    terms: tuple[np.ndarray, np.ndarray],
+    sents: tuple[np.ndarray, np.ndarray],
+    n_sents: tuple[int, int],
+    n_terms: int,
+) -> tuple[SentenceVectors, SentenceVectors]:
+    """The vectors of texts A and B from their term IDs (``0 <= id < n_terms``, one per
+    content word) and the sentence of each word; isf over the sentences of both texts."""
+    parts = [_entries(t, s, n, n_terms) for t, s, n in zip(terms, sents, n_sents, strict=True)]
+    df = np.zeros(n_terms, dtype=np.float64)
+    for _, term, _ in parts:
+        df += np.bincount(term, minlength=n_terms)
+    isf = np.log(max(sum(n_sents), 1) / np.maximum(df, 1.0))
+    out = []
+    for (sent, term, tf), n in zip(parts, n_sents, strict=True):
+        weight = tf * isf[term]
+        offsets = np.searchsorted(sent, np.arange(n + 1))
+        norm = np.sqrt(np.bincount(sent, weight * weight, minlength=n))
+        size = np.bincount(sent, minlength=n).astype(np.float64)
+        out.append(SentenceVectors(term, weight, offsets, norm, size, n_terms))
+    return out[0], out[1]
+
+
+def _dense(v: SentenceVectors, column: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """Weights and 0/1 presence over the shared terms (``column[term]``, -1 if not shared)."""
+    n = len(v.norm)
+    col = column[v.term]
+    keep = col >= 0
+    row = np.repeat(np.arange(n), np.diff(v.offsets))[keep]
+    w = np.zeros((n, n_cols), dtype=np.float32)
+    g = np.zeros((n, n_cols), dtype=np.float32)
+    w[row, col[keep]] = v.weight[keep]
+    g[row, col[keep]] = 1.0
+    return w, g
+
+
+def sentence_similarity(a: SentenceVectors, b: SentenceVectors) -> tuple[np.ndarray, np.ndarray]:
+    """The cosine (tf-isf) and Dice (distinct terms) of every sentence of A with every
+    sentence of B: two float arrays of shape ``(sentences of A, sentences of B)``, in [0, 1]."""
+    shared = np.zeros(a.n_terms, dtype=bool)
+    shared[a.term] = True
+    in_b = np.zeros(a.n_terms, dtype=bool)
+    in_b[b.term] = True
+    shared &= in_b
+    column = np.full(a.n_terms, -1, dtype=np.int64)
+    column[shared] = np.arange(int(shared.sum()))
+    n_cols = int(shared.sum())
+    wa, ga = _dense(a, column, n_cols)
+    wb, gb = _dense(b, column, n_cols)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = (wa @ wb.T) / np.outer(a.norm, b.norm)
+        dice = 2.0 * (ga @ gb.T) / (a.size[:, None] + b.size[None, :])
+    return np.nan_to_num(cos, nan=0.0, posinf=0.0), np.nan_to_num(dice, nan=0.0, posinf=0.0)
+
+
+def _fragment(v: SentenceVectors, first: int, last: int) -> np.ndarray:
+    lo, hi = v.offsets[first], v.offsets[last + 1]
+    return np.bincount(v.term[lo:hi], v.weight[lo:hi], minlength=v.n_terms)
+
+
+def fragment_cosine(
+    a: SentenceVectors, a_range: tuple[int, int], b: SentenceVectors, b_range: tuple[int, int]
+) -> float:
+    """Cosine of the sums of the vectors of sentences ``a_range`` (first, last; inclusive)
+    of A and ``b_range`` of B (the validation of a passage), in [0, 1]."""
+    x, y = _fragment(a, *a_range), _fragment(b, *b_range)
+    denom = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(np.dot(x, y) / denom) if denom > 0 else 0.0
