@@ -72,9 +72,7 @@ def run(args) -> int:
     pairs = read_pairs_file(args.pairs)
     callback = run_progress(args)
     with connect(args.cluster.spec) as client, _output(args.out) as out:
-        results = align_pairs(
-            pairs, client=client, batch_pairs=args.batch_pairs, callback=callback
-        )
+        results = align_pairs(pairs, client=client, batch_pairs=args.batch_pairs, callback=callback)
         summary = write_alignments(results, out)
     print(
         f"aligned {summary.pairs - len(summary.errors)} of {summary.pairs} pairs: "

@@ -1,7 +1,8 @@
 """The side-by-side HTML report of one pair: both texts, passages highlighted in the same colour
 in both columns (one colour per passage, its number and kind at its start), a click on a
-passage scrolls its twin into view; a list of the passages links to each. One self-contained file (no
-network), printable, fast on 100-page documents (plain text with ``<mark>`` elements only)."""
+passage scrolls its twin into view; a list of the passages links to each. One self-contained
+file (no network), printable, fast on 100-page documents (plain text with ``<mark>`` elements
+only)."""
 
 from __future__ import annotations
 
