@@ -30,6 +30,8 @@ _CSS = (
     "text-align:left;vertical-align:top}td.n{text-align:right}details{margin:.2em 0}"
     "q{font-family:Georgia,serif}p.cover{margin:.2em 0;font-weight:600}"
 )
+#: a passage as a results page lists it: its text, its start and end in A's text
+Line = tuple[str, int, int]
 #: pairs whose passages are listed (the most similar first)
 DETAILED_PAIRS = 100
 
@@ -39,19 +41,22 @@ def render_results_html(
     pairs: Sequence[Pair],
     headers: tuple[str, str],
     notes: Sequence[tuple[str, str]] = (),
-    passages: Callable[[Pair], tuple[str | None, list[str]]] | None = None,
+    passages: Callable[[Pair], tuple[str | None, list[Line]]] | None = None,
 ) -> str:
     """The page: ``title``, a table of ``pairs`` (columns named by ``headers``: what A and B
     are, e.g. ``("checked document", "indexed document")``), for the first
     :data:`DETAILED_PAIRS` pairs what ``passages(pair)`` gives (None: nothing): a headline
-    (the aligned coverage in words, or None) and one line per passage; then ``notes`` as
-    ``(level, message)`` (``error`` or ``note``)."""
+    (the aligned coverage in words, or None) and one ``(text, start, end)`` line per passage
+    (``start``, ``end``: its span in A's text, as ``data-start``/``data-end``); then
+    ``notes`` as ``(level, message)`` (``error`` or ``note``)."""
     rows = []
     for i, p in enumerate(pairs):
         detail = ""
         if passages is not None and i < DETAILED_PAIRS:
             headline, lines = passages(p)
-            items = "".join(f"<li>{html.escape(x)}</li>" for x in lines)
+            items = "".join(
+                f"<li data-start={s} data-end={e}>{html.escape(x)}</li>" for x, s, e in lines
+            )
             detail = (
                 f"<p class=cover>{html.escape(headline)}</p>" if headline is not None else ""
             ) + (
@@ -87,11 +92,16 @@ def render_results_html(
     )
 
 
-def report_lines(rep: dict, text_a: str) -> tuple[str | None, list[str]]:
+def report_lines(rep: dict, text_a: str) -> tuple[str | None, list[Line]]:
     """A pair's report (:mod:`simdask.evidence.pair_view`) as a results page lists it: the
-    aligned coverage in words (None for the exact evidence) and one line per passage."""
+    aligned coverage in words (None for the exact evidence) and one ``(text, start, end)``
+    line per passage."""
     return coverage_sentence(rep), [
-        f"{passage_label(q)}: “{snippet(text_a, q['doc_start'], q['doc_end'])}”"
+        (
+            f"{passage_label(q)}: “{snippet(text_a, q['doc_start'], q['doc_end'])}”",
+            q["doc_start"],
+            q["doc_end"],
+        )
         for q in rep["passages"]
     ]
 
@@ -107,7 +117,7 @@ def query_page(
     B), each with its passages under the index's exclusions and ``max_df``; ``texts``: the
     checked documents' texts by key."""
 
-    def passages(p: Pair) -> tuple[str | None, list[str]]:
+    def passages(p: Pair) -> tuple[str | None, list[Line]]:
         a = texts[p.a_key]
         rep = index_report(index, p.a_key, p.b_key, text=a, options=options)
         return report_lines(rep, a)
@@ -136,7 +146,7 @@ def compare_page(
         texts_a = {key: t for key, t in read_queries([groups[0]]) if key in wanted_a}
         texts_b = {key: t for key, t in read_queries([groups[1]]) if key in wanted_b}
 
-    def passages(p: Pair) -> tuple[str | None, list[str]]:
+    def passages(p: Pair) -> tuple[str | None, list[Line]]:
         a, b = texts_a.get(p.a_key), texts_b.get(p.b_key)
         if not isinstance(a, str) or not isinstance(b, str):
             return None, []
