@@ -111,9 +111,7 @@ def test_paraphrased_sections_are_one_passage_each(pairs, aligned):
     assert len(got) == 2
     for q, (a0, a1), (b0, b1) in zip(got, para.spans_a, para.spans_b, strict=True):
         assert q["kind"] == "paraphrased"
-        assert a0 <= q["a_start"] < q["a_end"] <= a1 and q["a_end"] - q["a_start"] > 0.9 * (
-            a1 - a0
-        )
+        assert a0 <= q["a_start"] < q["a_end"] <= a1 and q["a_end"] - q["a_start"] > 0.9 * (a1 - a0)
         assert b0 <= q["b_start"] < q["b_end"] <= b1
 
 
@@ -129,10 +127,13 @@ def test_stdout_without_out_and_a_bad_pairs_file(pairs, aligned, tmp_path):
     one = tmp_path / "one.tsv"
     one.write_text(f"{root / 'docs' / 'essay.txt'}\t{root / 'docs' / 'source.txt'}\n")
     p = run("align", one, "--workers", 1, "--quiet")
-    assert [json.loads(x) for x in p.stdout.splitlines()] == [
-        {**aligned[1][0], "a": str(root / "docs" / "essay.txt"),
-         "b": str(root / "docs" / "source.txt")}
-    ]  # fmt: skip
+    [got] = [json.loads(x) for x in p.stdout.splitlines()]
+    assert (got["a"], got["b"]) == (
+        str(root / "docs" / "essay.txt"),
+        str(root / "docs" / "source.txt"),
+    )
+    want = aligned[1][0]["passages"]
+    assert got["passages"] == [{**q, "score": pytest.approx(q["score"])} for q in want]
     bad = tmp_path / "bad.tsv"
     bad.write_text("a.txt\tb.txt\nonly-one-path.txt\n")
     p = run("align", bad, "--workers", 1, "--quiet", check=False)

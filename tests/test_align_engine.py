@@ -65,7 +65,7 @@ def test_results_equal_the_aligner_pair_by_pair_with_stable_task_names(client, f
 
 
 def test_a_file_read_once_per_batch_and_errors_per_pair(files, monkeypatch):
-    root, texts = files
+    root, _ = files
     import simdask.engine.align as engine
 
     reads = []

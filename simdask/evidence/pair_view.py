@@ -8,7 +8,7 @@ containments, the hashed similarity the index holds, the text each side leaves o
 default its passages are then those of the text aligner (:func:`simdask.alignment.align`):
 merged passages robust to paraphrase, each with its kind, and the share of each text's words
 they cover. The excluded text of both sides (templates, quotations, reference lists: the
-``excluded`` spans of the report) and the shared chunks ``max_df`` leaves out are passed to
+``excluded`` spans of the report, with the shared chunks ``max_df`` leaves out) are passed to
 the aligner, so that no passage is reported inside text the similarities do not count.
 ``ViewOptions(exact_only=True)`` keeps the exact 5-word evidence instead (verbatim matches
 only), as every view had it before.
@@ -23,9 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simdask.alignment import AlignConfig, align, aligned_coverage
-from simdask.doc_freq import common_filter
 from simdask.errors import ConfigError
-from simdask.evidence.common_spans import common_spans
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
 from simdask.kernels.exclusions import merge_spans
@@ -40,6 +38,8 @@ __all__ = [
     "with_aligned_passages",
 ]
 
+#: decimals of a passage's score in a view (the same in every process)
+SCORE_DIGITS = 6
 #: ``passages_method`` of a report: the aligner's passages, or the exact 5-word evidence
 METHODS = ("aligned", "exact")
 
@@ -97,25 +97,21 @@ def _words(text: str, start: int, end: int) -> int:
 
 
 def with_aligned_passages(
-    rep: dict,
-    text_a: str,
-    text_b: str,
-    options: ViewOptions | None = None,
-    common: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], []),
+    rep: dict, text_a: str, text_b: str, options: ViewOptions | None = None
 ) -> dict:
     """The exact report ``rep`` of ``text_a`` (``rep["doc"]``) and ``text_b``
     (``rep["other"]``) with the aligner's passages in place of the exact ones.
 
-    The aligner is given the text ``rep`` lists as excluded and ``common`` (the spans of the
-    shared chunks ``max_df`` leaves out, per text) as excluded text. Each passage is
+    The aligner is given the text ``rep`` lists as excluded (the index's exclusions and the
+    shared chunks ``max_df`` leaves out, kind ``common``) as excluded text. Each passage is
     ``{doc_start, doc_end, other_start, other_end, words, other_words, kind, score}``
     (offsets in code points, ``words`` in ``text_a``, ``other_words`` in ``text_b``);
     ``aligned_coverage`` gives the percent of each text's words inside the passages (all of
     them, ``min_words`` not applied) and ``passages_method`` is ``"aligned"``.
     """
     opts = options or ViewOptions()
-    excl_a = merge_spans(_excluded_spans(rep, "doc") + list(common[0]))
-    excl_b = merge_spans(_excluded_spans(rep, "other") + list(common[1]))
+    excl_a = merge_spans(_excluded_spans(rep, "doc"))
+    excl_b = merge_spans(_excluded_spans(rep, "other"))
     found = align(text_a, text_b, opts.align, excluded_a=excl_a, excluded_b=excl_b)
     share_a, share_b = aligned_coverage(found, text_a, text_b)
     passages = []
@@ -132,7 +128,7 @@ def with_aligned_passages(
                 "words": n,
                 "other_words": _words(text_b, p.b_start, p.b_end),
                 "kind": p.kind,
-                "score": p.score,
+                "score": round(p.score, SCORE_DIGITS),
             }
         )
     out = dict(rep)
@@ -175,8 +171,7 @@ def index_report(
         return _exact(rep)
     a = index.text(key) if text is None else text
     b = index.text(other) if other_text is None else other_text
-    common = common_spans(a, b, index.config.k, common_filter(index))
-    return with_aligned_passages(rep, a, b, opts, common)
+    return with_aligned_passages(rep, a, b, opts)
 
 
 def texts_report(

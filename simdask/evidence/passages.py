@@ -6,6 +6,8 @@ one diagonal whose windows are at most ``2 k`` words apart are merged into one p
 copied passage with a word changed here and there stays one passage), and passages on
 different diagonals are reported separately (so reordered text is still found and paired).
 Offsets are character offsets into each document's text as indexed (``simdask text``).
+A passage never covers excluded text (:mod:`.trim`): the shared chunks ``max_df`` leaves out
+are listed as excluded text of kind ``common`` beside the index's exclusions.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from simdask.evidence.passages_np import (
     matched_runs,
     word_table,
 )
+from simdask.evidence.trim import common_marks, excluded_words, kept_runs
 from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.similarity import containment
 from simdask.kernels.text import WORD_PATTERN, normalize, words
@@ -179,8 +182,14 @@ def compare_texts(
     set_a = {c for c, kp in zip(ca, keep_a, strict=True) if kp}
     set_b = {c for c, kp in zip(cb, keep_b, strict=True) if kp}
     shared = set_a & set_b
+    dropped: set = set()
     if drop_shared is not None and shared:
-        shared -= drop_shared(shared)
+        dropped = drop_shared(shared)
+        shared -= dropped
+    bounds_a, bounds_b = _bounds(sa), _bounds(sb)
+    if dropped:  # shown as excluded text of kind "common"
+        marks_a = sorted(marks_a + common_marks(_hits(ca, dropped), *bounds_a, k))
+        marks_b = sorted(marks_b + common_marks(_hits(cb, dropped), *bounds_b, k))
     ev = PairEvidence(
         similarity=containment(len(shared), len(set_a)),
         reverse_similarity=containment(len(shared), len(set_b)),
@@ -199,17 +208,43 @@ def compare_texts(
     for i, c in enumerate(ca):
         for j in where_b.get(c, ()) if keep_a[i] else ():
             diagonals[i - j].append((i, j))
-    found = []
-    for (i0, j0), (i1, j1), count in sorted(_diagonal_runs(diagonals, k)):
-        if count < min_chunks:
-            continue
-        a_end, b_end = i1 + k - 1, j1 + k - 1
-        found.append(
-            Passage(sa[i0][0], sa[a_end][1], sb[j0][0], sb[b_end][1], a_end - i0 + 1, count)
-        )
+    runs = [(i0, j0, i1, n) for (i0, j0), (i1, _), n in sorted(_diagonal_runs(diagonals, k))]
+    ex_a = excluded_words(*bounds_a, marks_a)
+    ex_b = excluded_words(*bounds_b, marks_b)
+    found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
     kept = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
     ev.passages = [p for p in kept if p.words >= min_words]
     return ev
+
+
+def _bounds(spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Word starts and ends (character offsets) as int64 arrays."""
+    return (
+        np.array([s for s, _ in spans], dtype=np.int64),
+        np.array([e for _, e in spans], dtype=np.int64),
+    )
+
+
+def _hits(windows: list[tuple[str, ...]], chunks: set) -> np.ndarray:
+    return np.fromiter((c in chunks for c in windows), dtype=bool, count=len(windows))
+
+
+def _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k: int, min_chunks: int) -> list:
+    """Passages of the diagonal runs ``(i0, j0, i1, count)`` (window indexes) of at least
+    ``min_chunks`` matches, cut out of excluded words (:func:`~.trim.kept_runs`)."""
+    (a0, a1), (b0, b1) = bounds_a, bounds_b
+    found = []
+    for i0, j0, i1, count in runs:
+        if count < min_chunks:
+            continue
+        d = i0 - j0
+        for lo, hi in kept_runs(i0, j0, i1 + k - 1, ex_a, ex_b, k):
+            found.append(
+                Passage(
+                    int(a0[lo]), int(a1[hi]), int(b0[lo - d]), int(b1[hi - d]), hi - lo + 1, count
+                )
+            )
+    return found
 
 
 def _kept(text: str, spans, windows, k: int, excl: PairExclusions | None):
@@ -267,7 +302,11 @@ def _compare_large(
         ua, ub = distinct(ka), distinct(kb)
     shared = np.intersect1d(ua, ub, assume_unique=True)
     if ids_a is not None and len(shared):
-        shared = drop_common_keys(ka, ids_a, shared, common.common_ids)
+        before, shared = shared, drop_common_keys(ka, ids_a, shared, common.common_ids)
+        dropped = np.setdiff1d(before, shared, assume_unique=True)
+        if len(dropped):  # shown as excluded text of kind "common"
+            marks_a = sorted(marks_a + common_marks(np.isin(ka, dropped), sa0, sa1, k))
+            marks_b = sorted(marks_b + common_marks(np.isin(kb, dropped), sb0, sb1, k))
     ev = PairEvidence(
         similarity=containment(len(shared), len(ua)),
         reverse_similarity=containment(len(shared), len(ub)),
@@ -280,17 +319,9 @@ def _compare_large(
     )
     del ua, ub
     i0, j0, i1, count, ev.passages_truncated = matched_runs(ka, kb, shared, k, min_chunks)
-    found = [
-        Passage(
-            int(sa0[x0]),
-            int(sa1[x1 + k - 1]),
-            int(sb0[y0]),
-            int(sb1[y0 + x1 - x0 + k - 1]),
-            x1 - x0 + k,
-            c,
-        )
-        for x0, y0, x1, c in zip(i0.tolist(), j0.tolist(), i1.tolist(), count.tolist(), strict=True)
-    ]
+    runs = zip(i0.tolist(), j0.tolist(), i1.tolist(), count.tolist(), strict=True)
+    ex_a, ex_b = excluded_words(sa0, sa1, marks_a), excluded_words(sb0, sb1, marks_b)
+    found = _run_passages(runs, (sa0, sa1), (sb0, sb1), ex_a, ex_b, k, min_chunks)
     ev.passages = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
     return ev
 

@@ -10,7 +10,6 @@ import html
 import json
 
 from simdask.evidence.pair_view import coverage_sentence, passage_label
-from simdask.pairs import holds
 
 __all__ = ["excluded_html", "render_pair_html"]
 
@@ -36,7 +35,7 @@ nav.passages span.sw{display:inline-block;width:.9em;height:.9em;border-radius:2
 header p{margin:.2em 0}
 .excl{color:#777;background:repeating-linear-gradient(135deg,#eee 0 6px,#f7f7f7 6px 12px)}
 .excl-template{border-bottom:2px dotted #999}.excl-quote{font-style:italic}
-.excl-bibliography{text-decoration:line-through #bbb}
+.excl-bibliography{text-decoration:line-through #bbb}.excl-common{border-bottom:2px dashed #bbb}
 .legend span{padding:0 .4em;margin-right:.6em}
 @media print{header{position:static}main{display:block}section{break-inside:auto}}
 """
@@ -55,6 +54,7 @@ _KIND_TITLE = {
     "template": "template text (update --exclude): not counted",
     "quote": "quotation (--exclude-quotes): not counted",
     "bibliography": "reference list (--exclude-bibliography): not counted",
+    "common": "held by more than max_df documents of the index: not counted",
 }
 
 
@@ -119,47 +119,41 @@ def _coverage(spans: list[tuple[int, int]], length: int) -> float:
 
 
 def _summary(report: dict, text_a: str, text_b: str) -> list[tuple[str, str]]:
-    """The header's rows ``(label, value)``: the headline in words, then the details."""
+    """The header's rows ``(label, value)``: the headline in words (the aligned passages),
+    then the chunk containment both ways and the exact evidence's details."""
     ps = report["passages"]
     ka, kb = report["doc"], report["other"]  # raw keys: each summary cell is escaped once
+    longest = max((p["words"] for p in ps), default=0)
     rows = []
     cover = coverage_sentence(report)
     if cover is not None:
-        kinds = sorted({p["kind"] for p in ps})
-        rows.append(("in words", cover))
-        rows.append(
+        kinds = ", ".join(sorted({p["kind"] for p in ps})) or "none"
+        rows += [("in words", cover), ("passages", f"{len(ps)} ({kinds}); longest {longest} words")]
+    rows += [
+        (f"{ka} → {kb}", f"{report['similarity']:.2f} % of {ka}'s chunks are in {kb}"),
+        (f"{kb} → {ka}", f"{report['reverse_similarity']:.2f} % of {kb}'s chunks are in {ka}"),
+        (
+            "shared chunks",
+            f"{report['shared']} (exact, runs of 5 words in any order); index holds "
+            f"{report['hashed_similarity']:.2f} % (it compares chunks by a hash, "
+            "which rarely collides)",
+        ),
+    ]
+    if cover is None:
+        cov_a = _coverage([(p["doc_start"], p["doc_end"]) for p in ps], len(text_a))
+        cov_b = _coverage([(p["other_start"], p["other_end"]) for p in ps], len(text_b))
+        truncated = (
+            " (truncated: a large pair; the most repeated chunks and the shortest "
+            "passages are not shown, the similarities are complete)"
+        )
+        rows += [
             (
                 "passages",
-                f"{len(ps)} ({', '.join(kinds) or 'none'}); longest "
-                f"{max((p['words'] for p in ps), default=0)} words",
-            )
-        )
-    rows.append(
-        (
-            "5-word chunks",
-            holds(ka, kb, report["similarity"], report["reverse_similarity"])
-            + f" ({report['shared']} shared chunks, exact; the index holds "
-            f"{report['hashed_similarity']:.2f} % of {ka}: it compares chunks by a hash, "
-            "which rarely collides)",
-        )
-    )
-    if cover is None:
-        a_spans = [(p["doc_start"], p["doc_end"]) for p in ps]
-        b_spans = [(p["other_start"], p["other_end"]) for p in ps]
-        rows.append(
-            (
-                "exact passages",
-                f"{len(ps)}; longest {max((p['words'] for p in ps), default=0)} words"
-                + (
-                    " (truncated: a large pair; the most repeated chunks and the shortest "
-                    "passages are not shown, the similarities are complete)"
-                    if report.get("passages_truncated")
-                    else ""
-                )
-                + f"; they cover {_coverage(a_spans, len(text_a)):.1f} % of {ka}'s characters, "
-                f"{_coverage(b_spans, len(text_b)):.1f} % of {kb}'s",
-            )
-        )
+                f"{len(ps)} exact; longest {longest} words"
+                + (truncated if report.get("passages_truncated") else ""),
+            ),
+            ("text covered", f"{cov_a:.1f} % of {ka}, {cov_b:.1f} % of {kb}"),
+        ]
     return rows
 
 
