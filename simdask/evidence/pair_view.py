@@ -26,6 +26,7 @@ from simdask.alignment import AlignConfig, align, aligned_coverage
 from simdask.errors import ConfigError
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
+from simdask.evidence.passages_np import LARGE_CHARS
 from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.text import WORD_PATTERN
 from simdask.pairs import pct
@@ -38,6 +39,9 @@ __all__ = [
     "with_aligned_passages",
 ]
 
+#: texts longer than this (both together, characters) show the exact evidence: the aligner
+#: holds Python objects per sentence and word (a 50 MB pair takes minutes)
+ALIGN_MAX_CHARS = LARGE_CHARS
 #: decimals of a passage's score in a view (the same in every process)
 SCORE_DIGITS = 6
 #: ``passages_method`` of a report: the aligner's passages, or the exact 5-word evidence
@@ -141,8 +145,22 @@ def with_aligned_passages(
     return out
 
 
-def _exact(rep: dict) -> dict:
-    return {**rep, "passages_method": "exact"}
+def _exact(rep: dict, chars: int = 0) -> dict:
+    """``rep`` with the exact evidence's method; ``chars``: the pair's size when it was too
+    large for the aligner (said in ``passages_note``)."""
+    out = {**rep, "passages_method": "exact"}
+    if chars > ALIGN_MAX_CHARS:
+        out["passages_note"] = (
+            f"the texts are too large to align ({chars:,} characters together, at most "
+            f"{ALIGN_MAX_CHARS:,}): the passages are exact 5-word matches"
+        )
+    return out
+
+
+def _too_large(a: str, b: str) -> int:
+    """The pair's size in characters when it is over :data:`ALIGN_MAX_CHARS`, else 0."""
+    n = len(a) + len(b)
+    return n if n > ALIGN_MAX_CHARS else 0
 
 
 def index_report(
@@ -158,7 +176,9 @@ def index_report(
     documents of ``index``, or names of the texts ``text`` / ``other_text`` when given (a
     checked document, a file that is not indexed). The index's exclusions and ``max_df``
     apply (:meth:`Index.report_text <simdask.index.Index.report_text>`); the passages are
-    the aligner's (:func:`with_aligned_passages`) unless ``options.exact_only``."""
+    the aligner's (:func:`with_aligned_passages`) unless ``options.exact_only`` or the
+    texts are together longer than :data:`ALIGN_MAX_CHARS` (then ``passages_note`` says
+    so)."""
     opts = options or ViewOptions()
     if text is None and other_text is None:
         rep = index.report(key, other, opts.min_chunks, opts.min_words)
@@ -171,6 +191,8 @@ def index_report(
         return _exact(rep)
     a = index.text(key) if text is None else text
     b = index.text(other) if other_text is None else other_text
+    if _too_large(a, b):
+        return _exact(rep, _too_large(a, b))
     return with_aligned_passages(rep, a, b, opts)
 
 
@@ -188,7 +210,9 @@ def texts_report(
     opts = options or ViewOptions()
     ev = compare_texts(text, other_text, k, opts.min_chunks, opts.min_words, exclusions=exclusions)
     rep = ev.report(key, other, ev.similarity)
-    return _exact(rep) if opts.exact_only else with_aligned_passages(rep, text, other_text, opts)
+    if opts.exact_only or _too_large(text, other_text):
+        return _exact(rep, _too_large(text, other_text))
+    return with_aligned_passages(rep, text, other_text, opts)
 
 
 def coverage_sentence(rep: dict) -> str | None:

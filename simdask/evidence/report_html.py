@@ -154,6 +154,8 @@ def _summary(report: dict, text_a: str, text_b: str) -> list[tuple[str, str]]:
             ),
             ("text covered", f"{cov_a:.1f} % of {ka}, {cov_b:.1f} % of {kb}"),
         ]
+        if report.get("passages_note"):
+            rows.append(("note", report["passages_note"]))
     return rows
 
 

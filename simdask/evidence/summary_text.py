@@ -59,6 +59,8 @@ def format_report(rep: dict[str, Any], a_text: str, b_text: str, k: int = 5) -> 
             f"  ... and {len(passages) - SHOWN_PASSAGES} more passages "
             "(--format json lists all, --html shows them side by side)"
         )
+    if rep.get("passages_note"):
+        lines.append(f"  ({rep['passages_note']})")
     if rep.get("passages_truncated"):
         lines.append("  (very repetitive text: the shortest passages were left out)")
     return "\n".join(lines)
