@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from simdask.pairs import pct
 from tests.helpers.cli import run
 from tests.helpers.teacher import write_essays
 
@@ -189,11 +190,18 @@ def test_report_is_a_human_summary_by_default_and_takes_files(built, tmp_path):
         == f"{e.bailey} holds {a} % of {e.brown}; {e.brown} holds {b} % of {e.bailey}"
     )
     n = len(rep["passages"])
-    assert f"{rep['shared']} shared chunks" in out[2] and f"{n} matching passage" in out[2]
+    cov = rep["aligned_coverage"]  # the aligned passages: the share of each text, in words
+    assert out[2].strip() == (
+        f"{pct(cov['doc'])} of {e.brown} lies in passages taken from {e.bailey}; "
+        f"they make up {pct(cov['other'])} of {e.bailey}"
+    )
+    assert round(cov["doc"]) == 75 and round(cov["other"]) == 27
+    assert f"{rep['shared']} shared chunks" in out[3] and f"{n} matching passage" in out[3]
     first = rep["passages"][0]
-    assert out[3].startswith(f"  1. {first['words']} words, at 0-75 % of {e.brown}")
+    assert out[4].startswith(f"  1. {first['words']} words, at 0-75 % of {e.brown}")
+    assert out[4].endswith(f" ({first['kind']}):") and first["kind"] == "verbatim"
     brown_words = (e.essays / "brown.txt").read_text().split()
-    assert out[4].strip().startswith('"' + " ".join(w.strip(".") for w in brown_words[:3]))
+    assert out[5].strip().startswith('"' + " ".join(w.strip(".") for w in brown_words[:3]))
     # a file that is not in the index, as either side; a path as given on the command line
     last = e.last_year / "evans.txt"
     for args in ((last, "essays/evans.txt"), ("evans.txt", last)):

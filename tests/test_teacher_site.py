@@ -66,7 +66,8 @@ def test_site_in_chromium(site):
         marked = "".join(m.text for m in marks)
         expected = "".join(bailey[p["doc_start"] : p["doc_end"]] for p in report["passages"])
         assert marked == expected and len(marked) > 1000
-        assert marks[0].get_attribute("title") == f"shared with {e.brown}"
+        kind = report["passages"][0]["kind"]  # the aligned passages carry their kind
+        assert marks[0].get_attribute("title") == f"shared with {e.brown} ({kind})"
         driver.get((root / "site" / "index.html").as_uri())
         link = driver.find_element("link text", "essays/alone.txt")
         link.click()
