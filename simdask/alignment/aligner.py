@@ -33,6 +33,7 @@ from simdask.alignment.vectors import (
     sentence_similarity,
     sentence_vectors,
 )
+from simdask.alignment.verbatim import prefer_verbatim, verbatim_runs
 
 __all__ = ["align"]
 
@@ -73,11 +74,16 @@ def _vectors(a: _Text, b: _Text) -> tuple[SentenceVectors, SentenceVectors]:
 
 
 def _chunk_matches(a: _Text, b: _Text, config: AlignConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Word windows ``(i, j)`` of A and B with the same sorted chunk."""
+    """Word windows ``(i, j)`` of A and B with the same sorted chunk (no window reaching
+    across excluded text)."""
     k = config.chunk_words
-    return key_matches(
+    ia, ib = key_matches(
         window_keys(a.hashes, k, True), window_keys(b.hashes, k, True), config.max_key_repeats
     )
+    ok = (a.seg.breaks[ia] == a.seg.breaks[ia + k - 1]) & (
+        b.seg.breaks[ib] == b.seg.breaks[ib + k - 1]
+    )
+    return ia[ok], ib[ok]
 
 
 def _stopword_seeds(a: _Text, b: _Text, config: AlignConfig) -> np.ndarray:
@@ -141,23 +147,44 @@ def _lengths(found: list[Fragment], a: _Text, b: _Text) -> tuple[int, int]:
     return sum(s[1] - s[0] for s in spans), sum(s[3] - s[2] for s in spans)
 
 
-def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
-    a0, a1 = a.seg.sent_first[f.a_first], a.seg.sent_last[f.a_last]
-    b0, b1 = b.seg.sent_first[f.b_first], b.seg.sent_last[f.b_last]
-    if (b1 - b0 + 1) >= config.summary_ratio * (a1 - a0 + 1):
-        return "summarised"
+def _exact_share(words: tuple[int, int, int, int], chunks, k: int) -> float:
+    """The smaller of the shares of A's and B's words in the spans (first, last word of A
+    and of B) covered by chunk matches inside both spans."""
+    a0, a1, b0, b1 = words
     ia, ib = chunks
-    hit = (ia >= a0) & (ia <= a1) & (ib >= b0) & (ib <= b1)
-    k = config.chunk_words
-    cover_a = np.zeros(a1 - a0 + 1 + k, dtype=bool)
-    cover_b = np.zeros(b1 - b0 + 1 + k, dtype=bool)
+    hit = (ia >= a0) & (ia + k - 1 <= a1) & (ib >= b0) & (ib + k - 1 <= b1)
+    cover_a = np.zeros(a1 - a0 + k, dtype=bool)
+    cover_b = np.zeros(b1 - b0 + k, dtype=bool)
     for off in range(k):
         cover_a[ia[hit] - a0 + off] = True
         cover_b[ib[hit] - b0 + off] = True
-    share_a = cover_a[: a1 - a0 + 1].mean()
-    share_b = cover_b[: b1 - b0 + 1].mean()
-    verbatim = min(share_a, share_b) >= config.verbatim_share
+    return float(min(cover_a[: a1 - a0 + 1].mean(), cover_b[: b1 - b0 + 1].mean()))
+
+
+def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
+    words = (
+        int(a.seg.sent_first[f.a_first]),
+        int(a.seg.sent_last[f.a_last]),
+        int(b.seg.sent_first[f.b_first]),
+        int(b.seg.sent_last[f.b_last]),
+    )
+    if (words[3] - words[2] + 1) >= config.summary_ratio * (words[1] - words[0] + 1):
+        return "summarised"
+    verbatim = _exact_share(words, chunks, config.chunk_words) >= config.verbatim_share
     return "verbatim" if verbatim else "paraphrased"
+
+
+def _verbatim(a: _Text, b: _Text, chunks, config: AlignConfig) -> list[Passage]:
+    """The verbatim runs at least ``min_chars`` long on both sides, as passages."""
+    k = config.chunk_words
+    runs = verbatim_runs(*chunks, k, 2 * k, (a.seg.breaks, b.seg.breaks))
+    out = []
+    for a0, a1, b0, b1 in runs.tolist():
+        span = (a.seg.starts[a0], a.seg.ends[a1], b.seg.starts[b0], b.seg.ends[b1])
+        if span[1] - span[0] >= config.min_chars and span[3] - span[2] >= config.min_chars:
+            score = _exact_share((a0, a1, b0, b1), chunks, k)
+            out.append(Passage(*(int(x) for x in span), "verbatim", score))
+    return out
 
 
 def align(
@@ -181,7 +208,7 @@ def align(
     chunks = _chunk_matches(a, b, config)
     seeds = _seeds(a, b, cos, dice, chunks, config)
     if len(seeds) == 0:
-        return []
+        return prefer_verbatim([], _verbatim(a, b, chunks, config), config.verbatim_cover)
     gaps = (config.max_gap, config.max_gap)
     found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
     len_a, len_b = _lengths(found, a, b)
@@ -193,4 +220,4 @@ def align(
         a0, a1, b0, b1 = _spans(f, a, b)
         kind = _kind(f, a, b, chunks, config)
         out.append(Passage(a0, a1, b0, b1, kind, min(max(f.score, 0.0), 1.0)))
-    return out
+    return prefer_verbatim(out, _verbatim(a, b, chunks, config), config.verbatim_cover)

@@ -10,7 +10,13 @@ from simdask.errors import ConfigError
 
 __all__ = ["AlignConfig"]
 
-_UNIT = ("cosine_threshold", "dice_threshold", "validation_threshold", "verbatim_share")
+_UNIT = (
+    "cosine_threshold",
+    "dice_threshold",
+    "validation_threshold",
+    "verbatim_share",
+    "verbatim_cover",
+)
 _COUNTS = (
     "min_sentence_words",
     "max_gap",
@@ -69,6 +75,8 @@ class AlignConfig:
     stopword_seeds: bool = True
     #: a passage is "verbatim" when exact chunks cover this share of its words on both sides
     verbatim_share: float = 0.8
+    #: verbatim runs (exact chunks, word-exact spans) replace a passage they cover this much of
+    verbatim_cover: float = 0.5
 
     def __post_init__(self) -> None:
         if not isinstance(self.language, str) or not self.language:
