@@ -16,6 +16,7 @@ _UNIT = (
     "validation_threshold",
     "verbatim_share",
     "verbatim_cover",
+    "single_seed_threshold",
 )
 _COUNTS = (
     "min_sentence_words",
@@ -50,6 +51,8 @@ class AlignConfig:
     dice_threshold: float = 0.33
     #: a passage's two fragments (sums of their sentence vectors) must have this cosine
     validation_threshold: float = 0.34
+    #: a passage resting on a single seed (one sentence pair) needs this cosine instead
+    single_seed_threshold: float = 0.6
     #: seeds further apart than this many sentences (in either text) start a new fragment;
     #: a fragment that fails validation is retried with gaps one smaller, down to min_gap
     max_gap: int = 4
@@ -73,6 +76,8 @@ class AlignConfig:
     sentence_seeds: bool = True
     chunk_seeds: bool = True
     stopword_seeds: bool = True
+    #: passages narrowed to their consistent seeds (best match of each other) after extension
+    trim: bool = True
     #: a passage is "verbatim" when exact chunks cover this share of its words on both sides
     verbatim_share: float = 0.8
     #: verbatim runs (exact chunks, word-exact spans) replace a passage they cover this much of
@@ -99,7 +104,7 @@ class AlignConfig:
         ratio = self.summary_ratio
         if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
             raise ConfigError(f"summary_ratio must be a number >= 1, got {ratio!r}")
-        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds"):
+        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds", "trim"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
 

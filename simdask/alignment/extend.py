@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Fragment", "fragments", "integrate"]
+__all__ = ["Fragment", "fragments", "integrate", "trim"]
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,12 @@ def integrate(
     threshold: float,
     min_gap: int = 0,
     min_seeds: int = 1,
+    single_threshold: float = 0.0,
 ) -> list[Fragment]:
     """The passages the seeds (sentence pairs, int64 ``(n, 2)``) extend to with ``gaps``
     (A, B) in sentences; ``similarity(a_range, b_range)`` validates each against
     ``threshold``; a failed one is retried on its own seeds with gaps one smaller (not
-    below ``min_gap``)."""
+    below ``min_gap``). A passage of a single seed needs ``single_threshold`` too."""
     out: list[Fragment] = []
     for fa in fragments(seeds[:, 0], gaps[0], barriers[0]):
         s1 = seeds[_inside(seeds[:, 0], *fa)]
@@ -73,11 +74,40 @@ def integrate(
                     continue
                 fb2 = (int(s3[:, 1].min()), int(s3[:, 1].max()))
                 score = similarity(fa2, fb2)
-                if score >= threshold:
+                if score >= threshold and (len(s3) > 1 or score >= single_threshold):
                     out.append(Fragment(*fa2, *fb2, score, s3))
                 elif max(gaps) > min_gap:
                     smaller = (max(gaps[0] - 1, min_gap), max(gaps[1] - 1, min_gap))
                     out += integrate(
-                        s3, smaller, barriers, similarity, threshold, min_gap, min_seeds
+                        s3,
+                        smaller,
+                        barriers,
+                        similarity,
+                        threshold,
+                        min_gap,
+                        min_seeds,
+                        single_threshold,
                     )
     return out
+
+
+def trim(
+    f: Fragment,
+    cos: np.ndarray,
+    similarity: Callable[[tuple[int, int], tuple[int, int]], float],
+) -> Fragment:
+    """``f`` narrowed to its consistent seeds: those ``(i, j)`` where ``j`` is the sentence
+    of the B fragment most similar to ``i`` (by ``cos``, the sentence cosine matrix) or ``i``
+    the sentence of the A fragment most similar to ``j``. Drops the stray seeds at the ends
+    that widen a passage past the copied text; the score is recomputed."""
+    s = f.seeds
+    best_b = f.b_first + cos[s[:, 0], f.b_first : f.b_last + 1].argmax(axis=1)
+    best_a = f.a_first + cos[f.a_first : f.a_last + 1, s[:, 1]].argmax(axis=0)
+    kept = s[(s[:, 1] == best_b) | (s[:, 0] == best_a)]
+    if len(kept) == 0 or len(kept) == len(s):
+        return f
+    ra = (int(kept[:, 0].min()), int(kept[:, 0].max()))
+    rb = (int(kept[:, 1].min()), int(kept[:, 1].max()))
+    if ra == (f.a_first, f.a_last) and rb == (f.b_first, f.b_last):
+        return f
+    return Fragment(*ra, *rb, similarity(ra, rb), kept)
