@@ -8,7 +8,7 @@
    ``summary_ratio`` times longer in B than in A, again with the summary gaps.
 4. Filtering (:mod:`.filtering`): overlaps in A resolved, short passages dropped.
 5. Each passage gets a kind (verbatim when exact chunks cover most words of both spans,
-   summarised when the B span is ``summary_ratio`` times longer, else paraphrased) and its
+   summarised when the B span is ``summarised_ratio`` times longer, else paraphrased) and its
    validation cosine as score.
 """
 
@@ -173,7 +173,7 @@ def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
         int(b.seg.sent_first[f.b_first]),
         int(b.seg.sent_last[f.b_last]),
     )
-    if (words[3] - words[2] + 1) >= config.summary_ratio * (words[1] - words[0] + 1):
+    if (words[3] - words[2] + 1) >= config.summarised_ratio * (words[1] - words[0] + 1):
         return "summarised"
     verbatim = _exact_share(words, chunks, config.chunk_words) >= config.verbatim_share
     return "verbatim" if verbatim else "paraphrased"

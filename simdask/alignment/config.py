@@ -62,6 +62,8 @@ class AlignConfig:
     summary_source_gap: int = 24
     summary_suspicious_gap: int = 3
     summary_ratio: float = 3.0
+    #: a passage is "summarised" when its B span has this many times the words of its A span
+    summarised_ratio: float = 2.0
     #: a fragment needs this many seeds
     min_seeds: int = 1
     #: passages shorter than this (characters, either text) are dropped
@@ -101,9 +103,10 @@ class AlignConfig:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.min_gap > self.max_gap:
             raise ConfigError(f"min_gap must be <= max_gap ({self.max_gap}), got {self.min_gap}")
-        ratio = self.summary_ratio
-        if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
-            raise ConfigError(f"summary_ratio must be a number >= 1, got {ratio!r}")
+        for name in ("summary_ratio", "summarised_ratio"):
+            ratio = getattr(self, name)
+            if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
+                raise ConfigError(f"{name} must be a number >= 1, got {ratio!r}")
         for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds", "trim"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
