@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.alignment.config import AlignConfig
-from simdask.alignment.extend import Fragment, integrate, trim
+from simdask.alignment.extend import Fragment, integrate
 from simdask.alignment.filtering import drop_short, resolve_overlaps
 from simdask.alignment.passage import Passage
 from simdask.alignment.seeds import key_matches, sentence_pairs, window_keys
@@ -127,11 +127,11 @@ def _spans(f: Fragment, a: _Text, b: _Text) -> tuple[int, int, int, int]:
     return (*a.seg.span(f.a_first, f.a_last), *b.seg.span(f.b_first, f.b_last))
 
 
-def _extend(seeds, a: _Text, b: _Text, va, vb, cos, gaps, config) -> list[Fragment]:
+def _extend(seeds, a: _Text, b: _Text, va, vb, gaps, config) -> list[Fragment]:
     def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
         return fragment_cosine(va, ra, vb, rb)
 
-    found = integrate(
+    return integrate(
         seeds,
         gaps,
         (a.barriers, b.barriers),
@@ -141,10 +141,6 @@ def _extend(seeds, a: _Text, b: _Text, va, vb, cos, gaps, config) -> list[Fragme
         config.min_seeds,
         config.single_seed_threshold,
     )
-    if not config.trim:
-        return found
-    trimmed = [trim(f, cos, similarity) for f in found]
-    return [f for f in trimmed if f.score >= config.validation_threshold]
 
 
 def _lengths(found: list[Fragment], a: _Text, b: _Text) -> tuple[int, int]:
@@ -215,11 +211,11 @@ def align(
     if len(seeds) == 0:
         return prefer_verbatim([], _verbatim(a, b, chunks, config), config.verbatim_cover)
     gaps = (config.max_gap, config.max_gap)
-    found = _passages(_extend(seeds, a, b, va, vb, cos, gaps, config), a, b, cos, config)
+    found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
     len_a, len_b = _lengths(found, a, b)
     if found and len_b >= config.summary_ratio * len_a:
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
-        found = _passages(_extend(seeds, a, b, va, vb, cos, gaps, config), a, b, cos, config)
+        found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
     out = []
     for f in found:
         a0, a1, b0, b1 = _spans(f, a, b)

@@ -59,9 +59,9 @@ class AlignConfig:
     min_gap: int = 0
     #: the summary variant's gaps (source side, suspicious side), chosen when the passages
     #: of the normal variant are summary_ratio times longer in B than in A
-    summary_source_gap: int = 24
+    summary_source_gap: int = 40
     summary_suspicious_gap: int = 3
-    summary_ratio: float = 3.0
+    summary_ratio: float = 2.0
     #: a passage is "summarised" when its B span has this many times the words of its A span
     summarised_ratio: float = 2.0
     #: a fragment needs this many seeds
@@ -78,8 +78,6 @@ class AlignConfig:
     sentence_seeds: bool = True
     chunk_seeds: bool = True
     stopword_seeds: bool = True
-    #: passages narrowed to their consistent seeds (best match of each other) after extension
-    trim: bool = True
     #: a passage is "verbatim" when exact chunks cover this share of its words on both sides
     verbatim_share: float = 0.8
     #: verbatim runs (exact chunks, word-exact spans) replace a passage they cover this much of
@@ -107,7 +105,7 @@ class AlignConfig:
             ratio = getattr(self, name)
             if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
                 raise ConfigError(f"{name} must be a number >= 1, got {ratio!r}")
-        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds", "trim"):
+        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
 

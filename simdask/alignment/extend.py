@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Fragment", "fragments", "integrate", "trim"]
+__all__ = ["Fragment", "fragments", "integrate"]
 
 
 @dataclass(frozen=True)
@@ -89,25 +89,3 @@ def integrate(
                         single_threshold,
                     )
     return out
-
-
-def trim(
-    f: Fragment,
-    cos: np.ndarray,
-    similarity: Callable[[tuple[int, int], tuple[int, int]], float],
-) -> Fragment:
-    """``f`` narrowed to its consistent seeds: those ``(i, j)`` where ``j`` is the sentence
-    of the B fragment most similar to ``i`` (by ``cos``, the sentence cosine matrix) or ``i``
-    the sentence of the A fragment most similar to ``j``. Drops the stray seeds at the ends
-    that widen a passage past the copied text; the score is recomputed."""
-    s = f.seeds
-    best_b = f.b_first + cos[s[:, 0], f.b_first : f.b_last + 1].argmax(axis=1)
-    best_a = f.a_first + cos[f.a_first : f.a_last + 1, s[:, 1]].argmax(axis=0)
-    kept = s[(s[:, 1] == best_b) | (s[:, 0] == best_a)]
-    if len(kept) == 0 or len(kept) == len(s):
-        return f
-    ra = (int(kept[:, 0].min()), int(kept[:, 0].max()))
-    rb = (int(kept[:, 1].min()), int(kept[:, 1].max()))
-    if ra == (f.a_first, f.a_last) and rb == (f.b_first, f.b_last):
-        return f
-    return Fragment(*ra, *rb, similarity(ra, rb), kept)

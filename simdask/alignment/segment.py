@@ -55,16 +55,19 @@ class Segmented:
 
 def word_spans(text: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Start and end code-point offsets (int64) and normalised forms of the words of
-    ``text`` (:data:`WORD_PATTERN` runs of the text as given). ASCII text takes a numpy path
-    (byte offsets are code-point offsets; normalisation is ``lower``)."""
+    ``text`` (:data:`WORD_PATTERN` runs of the text as given). The spans are found in numpy
+    on the UTF-8 bytes (:func:`utf8_word_spans`), byte offsets turned into code points by
+    discounting continuation bytes; ASCII words are normalised by ``lower``."""
     if text.isascii():
         starts, ends = utf8_word_spans(np.frombuffer(text.encode("ascii"), dtype=np.uint8))
         return starts.astype(np.int64), ends.astype(np.int64), WORD_PATTERN.findall(text.lower())
+    buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    starts, ends = utf8_word_spans(buf)
+    before = np.zeros(len(buf) + 1, dtype=np.int64)  # continuation bytes before each offset
+    np.cumsum((buf & 0xC0) == 0x80, out=before[1:])
     found = WORD_PATTERN.findall(text)
-    spans = np.fromiter(
-        (x for m in WORD_PATTERN.finditer(text) for x in m.span()), np.int64, 2 * len(found)
-    )
-    return spans[0::2], spans[1::2], [normalize(w) for w in found]
+    tokens = [w.lower() if w.isascii() else normalize(w) for w in found]
+    return starts - before[starts], ends - before[ends], tokens
 
 
 def _touched(starts: np.ndarray, ends: np.ndarray, spans: np.ndarray) -> np.ndarray:
