@@ -184,6 +184,41 @@ def known_answer(corpus: Path, sp_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pages(paths: list[Path], chars: int) -> str:
+    text = ""
+    for path in paths:
+        text += read_text(path) + "\n\n"
+        if len(text) >= chars:
+            break
+    return text[:chars]
+
+
+def thesis_timing(corpus: Path, repeats: int = 9) -> str:
+    """Seconds to align a 20-page thesis (60,000 characters, about 10,000 words: suspicious
+    documents joined, 3,000 characters of a source planted in its middle) against one
+    typical source document and against a 20-page source (sources joined), in this process
+    (median and best of ``repeats``)."""
+    susp = sorted((corpus / "susp").iterdir())
+    src = sorted((corpus / "src").iterdir())
+    big = _pages(src[1:], 60_000)
+    thesis = _pages(susp, 60_000)
+    thesis = thesis[:30_000] + big[10_000:13_000] + thesis[30_000:57_000]
+    lines = []
+    for label, other in (("a source document", read_text(src[0])), ("a 20-page source", big)):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            align(thesis, other)
+            times.append(time.perf_counter() - t0)
+        times.sort()
+        lines.append(
+            f"- 20-page thesis ({len(thesis):,} characters) against {label} "
+            f"({len(other):,} characters): median {times[len(times) // 2] * 1000:.0f} ms, "
+            f"best {times[0] * 1000:.0f} ms"
+        )
+    return "\n".join(lines) + f"\n\nLoad: {load_average()}.\n"
+
+
 ABLATION = (
     ("all seed features", {}),
     ("without sentence seeds (tf-isf cosine + Dice)", {"sentence_seeds": False}),
@@ -211,6 +246,7 @@ def main() -> None:
     ap.add_argument("--set", nargs="*", default=[], help="AlignConfig overrides KEY=VALUE")
     ap.add_argument("--known-answer", action="store_true")
     ap.add_argument("--ablation", action="store_true")
+    ap.add_argument("--thesis", action="store_true", help="time a 20-page thesis pair")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args()
     sp_env = os.environ.get("SIMDASK_PAN_SANCHEZ_PEREZ")
@@ -229,6 +265,11 @@ def main() -> None:
                 "Known answer: the scorer on Sanchez-Perez et al.'s output",
                 text + "\n" + stamp,
             )
+    if args.thesis:
+        text = thesis_timing(args.corpus)
+        print(text)
+        if args.write_docs:
+            write_section(docs, "Speed: one long pair", text + "\n" + stamp)
     load0 = load_average()
     results, seconds = run(args.corpus, config, args.processes, args.limit)
     rows, negative = table(results)
