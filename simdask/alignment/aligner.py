@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.alignment.config import AlignConfig
-from simdask.alignment.extend import Fragment, integrate
+from simdask.alignment.extend import Fragment, integrate, join_in_order
 from simdask.alignment.filtering import drop_short, resolve_overlaps
 from simdask.alignment.passage import Passage
 from simdask.alignment.seeds import key_matches, sentence_pairs, window_keys
@@ -104,10 +104,14 @@ def _stopword_seeds(a: _Text, b: _Text, config: AlignConfig) -> np.ndarray:
     )
 
 
-def _seeds(a: _Text, b: _Text, cos, dice, chunks, config: AlignConfig) -> np.ndarray:
+def _seeds(a: _Text, b: _Text, cos, dice, chunks, config: AlignConfig, summary: bool = False):
+    """The seeds, int64 ``(n, 2)``, sorted and distinct (``summary``: the summary
+    variant's thresholds for the sentence pairs)."""
     parts = [np.zeros((0, 2), dtype=np.int64)]
     if config.sentence_seeds:
-        parts.append(sentence_pairs(cos, dice, config.cosine_threshold, config.dice_threshold))
+        low = (config.summary_cosine_threshold, config.summary_dice_threshold)
+        cut = low if summary else (config.cosine_threshold, config.dice_threshold)
+        parts.append(sentence_pairs(cos, dice, *cut))
     if config.chunk_seeds:
         ia, ib = chunks
         parts.append(np.stack([a.seg.sentence[ia], b.seg.sentence[ib]], axis=1))
@@ -140,6 +144,21 @@ def _extend(seeds, a: _Text, b: _Text, va, vb, gaps, config) -> list[Fragment]:
         config.min_gap,
         config.min_seeds,
         config.single_seed_threshold,
+    )
+
+
+def _join(found: list[Fragment], a: _Text, b: _Text, va, vb, config) -> list[Fragment]:
+    """Summary passages that follow each other in both texts joined (:func:`join_in_order`)."""
+
+    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
+        return fragment_cosine(va, ra, vb, rb)
+
+    return join_in_order(
+        found,
+        config.summary_suspicious_gap,
+        (a.barriers, b.barriers),
+        similarity,
+        config.validation_threshold,
     )
 
 
@@ -208,14 +227,20 @@ def align(
     cos, dice = sentence_similarity(va, vb)
     chunks = _chunk_matches(a, b, config)
     seeds = _seeds(a, b, cos, dice, chunks, config)
-    if len(seeds) == 0:
-        return prefer_verbatim([], _verbatim(a, b, chunks, config), config.verbatim_cover)
     gaps = (config.max_gap, config.max_gap)
     found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
     len_a, len_b = _lengths(found, a, b)
-    if found and len_b >= config.summary_ratio * len_a:
+    if not found or len_b >= config.summary_ratio * len_a:
+        # the summary variant (wider source gap, its own seed thresholds): taken when the
+        # normal variant's passages are long in B against A, or when that found none and
+        # the summary variant's passages are
+        seeds = _seeds(a, b, cos, dice, chunks, config, summary=True)
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
-        found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+        summary = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+        summary = _join(summary, a, b, va, vb, config)
+        sum_a, sum_b = _lengths(summary, a, b)
+        if found or (summary and sum_b >= config.summary_ratio * sum_a):
+            found = summary
     out = []
     for f in found:
         a0, a1, b0, b1 = _spans(f, a, b)

@@ -17,6 +17,8 @@ _UNIT = (
     "verbatim_share",
     "verbatim_cover",
     "single_seed_threshold",
+    "summary_cosine_threshold",
+    "summary_dice_threshold",
 )
 _COUNTS = (
     "min_sentence_words",
@@ -64,6 +66,9 @@ class AlignConfig:
     summary_ratio: float = 2.0
     #: a passage is "summarised" when its B span has this many times the words of its A span
     summarised_ratio: float = 2.0
+    #: the summary variant's seed thresholds (cosine, Dice)
+    summary_cosine_threshold: float = 0.2
+    summary_dice_threshold: float = 0.2
     #: a fragment needs this many seeds
     min_seeds: int = 1
     #: passages shorter than this (characters, either text) are dropped

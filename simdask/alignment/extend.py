@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Fragment", "fragments", "integrate"]
+__all__ = ["Fragment", "fragments", "integrate", "join_in_order"]
 
 
 @dataclass(frozen=True)
@@ -88,4 +88,35 @@ def integrate(
                         min_seeds,
                         single_threshold,
                     )
+    return out
+
+
+def join_in_order(
+    found: list[Fragment],
+    gap: int,
+    barriers: tuple[np.ndarray, np.ndarray],
+    similarity: Callable[[tuple[int, int], tuple[int, int]], float],
+    threshold: float,
+) -> list[Fragment]:
+    """Passages (not overlapping in A) joined with the next one in A when at most ``gap``
+    sentences of A lie between them, its B fragment starts after theirs (a summary runs
+    through its source in order), no barrier separates them and the joined pair still
+    validates (``similarity`` >= ``threshold``)."""
+    out: list[Fragment] = []
+    for f in sorted(found, key=lambda f: f.a_first):
+        if out:
+            p = out[-1]
+            ok = (
+                f.a_first - p.a_last - 1 <= gap
+                and f.b_first >= p.b_first
+                and barriers[0][f.a_first] == barriers[0][p.a_last]
+                and barriers[1][f.b_last] == barriers[1][p.b_first]
+            )
+            if ok:
+                ra, rb = (p.a_first, f.a_last), (p.b_first, max(p.b_last, f.b_last))
+                score = similarity(ra, rb)
+                if score >= threshold:
+                    out[-1] = Fragment(*ra, *rb, score, np.concatenate([p.seeds, f.seeds]))
+                    continue
+        out.append(f)
     return out
