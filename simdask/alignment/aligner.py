@@ -8,7 +8,7 @@
    ``summary_ratio`` times longer in B than in A, again with the summary gaps.
 4. Filtering (:mod:`.filtering`): overlaps in A resolved, short passages dropped.
 5. Each passage gets a kind (verbatim when exact chunks cover most words of both spans,
-   summarised when the B span is ``summary_ratio`` times longer, else paraphrased) and its
+   summarised when the B span is ``summarised_ratio`` times longer, else paraphrased) and its
    validation cosine as score.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.alignment.config import AlignConfig
-from simdask.alignment.extend import Fragment, integrate
+from simdask.alignment.extend import Fragment, integrate, join_in_order
 from simdask.alignment.filtering import drop_short, resolve_overlaps
 from simdask.alignment.passage import Passage
 from simdask.alignment.seeds import key_matches, sentence_pairs, window_keys
@@ -33,6 +33,7 @@ from simdask.alignment.vectors import (
     sentence_similarity,
     sentence_vectors,
 )
+from simdask.alignment.verbatim import prefer_verbatim, verbatim_runs
 
 __all__ = ["align"]
 
@@ -73,11 +74,16 @@ def _vectors(a: _Text, b: _Text) -> tuple[SentenceVectors, SentenceVectors]:
 
 
 def _chunk_matches(a: _Text, b: _Text, config: AlignConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Word windows ``(i, j)`` of A and B with the same sorted chunk."""
+    """Word windows ``(i, j)`` of A and B with the same sorted chunk (no window reaching
+    across excluded text)."""
     k = config.chunk_words
-    return key_matches(
+    ia, ib = key_matches(
         window_keys(a.hashes, k, True), window_keys(b.hashes, k, True), config.max_key_repeats
     )
+    ok = (a.seg.breaks[ia] == a.seg.breaks[ia + k - 1]) & (
+        b.seg.breaks[ib] == b.seg.breaks[ib + k - 1]
+    )
+    return ia[ok], ib[ok]
 
 
 def _stopword_seeds(a: _Text, b: _Text, config: AlignConfig) -> np.ndarray:
@@ -98,10 +104,14 @@ def _stopword_seeds(a: _Text, b: _Text, config: AlignConfig) -> np.ndarray:
     )
 
 
-def _seeds(a: _Text, b: _Text, cos, dice, chunks, config: AlignConfig) -> np.ndarray:
+def _seeds(a: _Text, b: _Text, cos, dice, chunks, config: AlignConfig, summary: bool = False):
+    """The seeds, int64 ``(n, 2)``, sorted and distinct (``summary``: the summary
+    variant's thresholds for the sentence pairs)."""
     parts = [np.zeros((0, 2), dtype=np.int64)]
     if config.sentence_seeds:
-        parts.append(sentence_pairs(cos, dice, config.cosine_threshold, config.dice_threshold))
+        low = (config.summary_cosine_threshold, config.summary_dice_threshold)
+        cut = low if summary else (config.cosine_threshold, config.dice_threshold)
+        parts.append(sentence_pairs(cos, dice, *cut))
     if config.chunk_seeds:
         ia, ib = chunks
         parts.append(np.stack([a.seg.sentence[ia], b.seg.sentence[ib]], axis=1))
@@ -133,6 +143,22 @@ def _extend(seeds, a: _Text, b: _Text, va, vb, gaps, config) -> list[Fragment]:
         config.validation_threshold,
         config.min_gap,
         config.min_seeds,
+        config.single_seed_threshold,
+    )
+
+
+def _join(found: list[Fragment], a: _Text, b: _Text, va, vb, config) -> list[Fragment]:
+    """Summary passages that follow each other in both texts joined (:func:`join_in_order`)."""
+
+    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
+        return fragment_cosine(va, ra, vb, rb)
+
+    return join_in_order(
+        found,
+        config.summary_suspicious_gap,
+        (a.barriers, b.barriers),
+        similarity,
+        config.validation_threshold,
     )
 
 
@@ -141,23 +167,44 @@ def _lengths(found: list[Fragment], a: _Text, b: _Text) -> tuple[int, int]:
     return sum(s[1] - s[0] for s in spans), sum(s[3] - s[2] for s in spans)
 
 
-def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
-    a0, a1 = a.seg.sent_first[f.a_first], a.seg.sent_last[f.a_last]
-    b0, b1 = b.seg.sent_first[f.b_first], b.seg.sent_last[f.b_last]
-    if (b1 - b0 + 1) >= config.summary_ratio * (a1 - a0 + 1):
-        return "summarised"
+def _exact_share(words: tuple[int, int, int, int], chunks, k: int) -> float:
+    """The smaller of the shares of A's and B's words in the spans (first, last word of A
+    and of B) covered by chunk matches inside both spans."""
+    a0, a1, b0, b1 = words
     ia, ib = chunks
-    hit = (ia >= a0) & (ia <= a1) & (ib >= b0) & (ib <= b1)
-    k = config.chunk_words
-    cover_a = np.zeros(a1 - a0 + 1 + k, dtype=bool)
-    cover_b = np.zeros(b1 - b0 + 1 + k, dtype=bool)
+    hit = (ia >= a0) & (ia + k - 1 <= a1) & (ib >= b0) & (ib + k - 1 <= b1)
+    cover_a = np.zeros(a1 - a0 + k, dtype=bool)
+    cover_b = np.zeros(b1 - b0 + k, dtype=bool)
     for off in range(k):
         cover_a[ia[hit] - a0 + off] = True
         cover_b[ib[hit] - b0 + off] = True
-    share_a = cover_a[: a1 - a0 + 1].mean()
-    share_b = cover_b[: b1 - b0 + 1].mean()
-    verbatim = min(share_a, share_b) >= config.verbatim_share
+    return float(min(cover_a[: a1 - a0 + 1].mean(), cover_b[: b1 - b0 + 1].mean()))
+
+
+def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
+    words = (
+        int(a.seg.sent_first[f.a_first]),
+        int(a.seg.sent_last[f.a_last]),
+        int(b.seg.sent_first[f.b_first]),
+        int(b.seg.sent_last[f.b_last]),
+    )
+    if (words[3] - words[2] + 1) >= config.summarised_ratio * (words[1] - words[0] + 1):
+        return "summarised"
+    verbatim = _exact_share(words, chunks, config.chunk_words) >= config.verbatim_share
     return "verbatim" if verbatim else "paraphrased"
+
+
+def _verbatim(a: _Text, b: _Text, chunks, config: AlignConfig) -> list[Passage]:
+    """The verbatim runs at least ``min_chars`` long on both sides, as passages."""
+    k = config.chunk_words
+    runs = verbatim_runs(*chunks, k, 2 * k, (a.seg.breaks, b.seg.breaks))
+    out = []
+    for a0, a1, b0, b1 in runs.tolist():
+        span = (a.seg.starts[a0], a.seg.ends[a1], b.seg.starts[b0], b.seg.ends[b1])
+        if span[1] - span[0] >= config.min_chars and span[3] - span[2] >= config.min_chars:
+            score = _exact_share((a0, a1, b0, b1), chunks, k)
+            out.append(Passage(*(int(x) for x in span), "verbatim", score))
+    return out
 
 
 def align(
@@ -180,17 +227,23 @@ def align(
     cos, dice = sentence_similarity(va, vb)
     chunks = _chunk_matches(a, b, config)
     seeds = _seeds(a, b, cos, dice, chunks, config)
-    if len(seeds) == 0:
-        return []
     gaps = (config.max_gap, config.max_gap)
     found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
     len_a, len_b = _lengths(found, a, b)
-    if found and len_b >= config.summary_ratio * len_a:
+    if not found or len_b >= config.summary_ratio * len_a:
+        # the summary variant (wider source gap, its own seed thresholds): taken when the
+        # normal variant's passages are long in B against A, or when that found none and
+        # the summary variant's passages are
+        seeds = _seeds(a, b, cos, dice, chunks, config, summary=True)
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
-        found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+        summary = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+        summary = _join(summary, a, b, va, vb, config)
+        sum_a, sum_b = _lengths(summary, a, b)
+        if found or (summary and sum_b >= config.summary_ratio * sum_a):
+            found = summary
     out = []
     for f in found:
         a0, a1, b0, b1 = _spans(f, a, b)
         kind = _kind(f, a, b, chunks, config)
         out.append(Passage(a0, a1, b0, b1, kind, min(max(f.score, 0.0), 1.0)))
-    return out
+    return prefer_verbatim(out, _verbatim(a, b, chunks, config), config.verbatim_cover)

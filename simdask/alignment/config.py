@@ -10,7 +10,16 @@ from simdask.errors import ConfigError
 
 __all__ = ["AlignConfig"]
 
-_UNIT = ("cosine_threshold", "dice_threshold", "validation_threshold", "verbatim_share")
+_UNIT = (
+    "cosine_threshold",
+    "dice_threshold",
+    "validation_threshold",
+    "verbatim_share",
+    "verbatim_cover",
+    "single_seed_threshold",
+    "summary_cosine_threshold",
+    "summary_dice_threshold",
+)
 _COUNTS = (
     "min_sentence_words",
     "max_gap",
@@ -44,15 +53,22 @@ class AlignConfig:
     dice_threshold: float = 0.33
     #: a passage's two fragments (sums of their sentence vectors) must have this cosine
     validation_threshold: float = 0.34
+    #: a passage resting on a single seed (one sentence pair) needs this cosine instead
+    single_seed_threshold: float = 0.6
     #: seeds further apart than this many sentences (in either text) start a new fragment;
     #: a fragment that fails validation is retried with gaps one smaller, down to min_gap
     max_gap: int = 4
     min_gap: int = 0
     #: the summary variant's gaps (source side, suspicious side), chosen when the passages
     #: of the normal variant are summary_ratio times longer in B than in A
-    summary_source_gap: int = 24
+    summary_source_gap: int = 40
     summary_suspicious_gap: int = 3
-    summary_ratio: float = 3.0
+    summary_ratio: float = 2.0
+    #: a passage is "summarised" when its B span has this many times the words of its A span
+    summarised_ratio: float = 2.0
+    #: the summary variant's seed thresholds (cosine, Dice)
+    summary_cosine_threshold: float = 0.2
+    summary_dice_threshold: float = 0.2
     #: a fragment needs this many seeds
     min_seeds: int = 1
     #: passages shorter than this (characters, either text) are dropped
@@ -69,6 +85,8 @@ class AlignConfig:
     stopword_seeds: bool = True
     #: a passage is "verbatim" when exact chunks cover this share of its words on both sides
     verbatim_share: float = 0.8
+    #: verbatim runs (exact chunks, word-exact spans) replace a passage they cover this much of
+    verbatim_cover: float = 0.5
 
     def __post_init__(self) -> None:
         if not isinstance(self.language, str) or not self.language:
@@ -88,9 +106,10 @@ class AlignConfig:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.min_gap > self.max_gap:
             raise ConfigError(f"min_gap must be <= max_gap ({self.max_gap}), got {self.min_gap}")
-        ratio = self.summary_ratio
-        if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
-            raise ConfigError(f"summary_ratio must be a number >= 1, got {ratio!r}")
+        for name in ("summary_ratio", "summarised_ratio"):
+            ratio = getattr(self, name)
+            if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
+                raise ConfigError(f"{name} must be a number >= 1, got {ratio!r}")
         for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")

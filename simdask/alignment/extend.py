@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Fragment", "fragments", "integrate"]
+__all__ = ["Fragment", "fragments", "integrate", "join_in_order"]
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,12 @@ def integrate(
     threshold: float,
     min_gap: int = 0,
     min_seeds: int = 1,
+    single_threshold: float = 0.0,
 ) -> list[Fragment]:
     """The passages the seeds (sentence pairs, int64 ``(n, 2)``) extend to with ``gaps``
     (A, B) in sentences; ``similarity(a_range, b_range)`` validates each against
     ``threshold``; a failed one is retried on its own seeds with gaps one smaller (not
-    below ``min_gap``)."""
+    below ``min_gap``). A passage of a single seed needs ``single_threshold`` too."""
     out: list[Fragment] = []
     for fa in fragments(seeds[:, 0], gaps[0], barriers[0]):
         s1 = seeds[_inside(seeds[:, 0], *fa)]
@@ -73,11 +74,49 @@ def integrate(
                     continue
                 fb2 = (int(s3[:, 1].min()), int(s3[:, 1].max()))
                 score = similarity(fa2, fb2)
-                if score >= threshold:
+                if score >= threshold and (len(s3) > 1 or score >= single_threshold):
                     out.append(Fragment(*fa2, *fb2, score, s3))
                 elif max(gaps) > min_gap:
                     smaller = (max(gaps[0] - 1, min_gap), max(gaps[1] - 1, min_gap))
                     out += integrate(
-                        s3, smaller, barriers, similarity, threshold, min_gap, min_seeds
+                        s3,
+                        smaller,
+                        barriers,
+                        similarity,
+                        threshold,
+                        min_gap,
+                        min_seeds,
+                        single_threshold,
                     )
+    return out
+
+
+def join_in_order(
+    found: list[Fragment],
+    gap: int,
+    barriers: tuple[np.ndarray, np.ndarray],
+    similarity: Callable[[tuple[int, int], tuple[int, int]], float],
+    threshold: float,
+) -> list[Fragment]:
+    """Passages (not overlapping in A) joined with the next one in A when at most ``gap``
+    sentences of A lie between them, its B fragment starts after theirs (a summary runs
+    through its source in order), no barrier separates them and the joined pair still
+    validates (``similarity`` >= ``threshold``)."""
+    out: list[Fragment] = []
+    for f in sorted(found, key=lambda f: f.a_first):
+        if out:
+            p = out[-1]
+            ok = (
+                f.a_first - p.a_last - 1 <= gap
+                and f.b_first >= p.b_first
+                and barriers[0][f.a_first] == barriers[0][p.a_last]
+                and barriers[1][f.b_last] == barriers[1][p.b_first]
+            )
+            if ok:
+                ra, rb = (p.a_first, f.a_last), (p.b_first, max(p.b_last, f.b_last))
+                score = similarity(ra, rb)
+                if score >= threshold:
+                    out[-1] = Fragment(*ra, *rb, score, np.concatenate([p.seeds, f.seeds]))
+                    continue
+        out.append(f)
     return out

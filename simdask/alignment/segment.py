@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.kernels.exclusions import merge_spans
-from simdask.kernels.text import WORD_PATTERN, normalize
+from simdask.kernels.text import WORD_PATTERN, normalize, utf8_word_spans
 
 __all__ = ["Segmented", "segment", "word_spans"]
 
@@ -30,7 +30,8 @@ class Segmented:
     ``starts``/``ends``: code-point spans of the kept words (int64); ``tokens``: their
     normalised forms; ``sentence``: the sentence of each word (int64, non-decreasing);
     ``sent_first``/``sent_last``: first and last word of each sentence; ``barrier``: per
-    sentence, whether an excluded span lies just before it.
+    sentence, whether an excluded span lies just before it; ``breaks``: per word, how many
+    excluded spans lie before it (two words with the same count have none between them).
     """
 
     starts: np.ndarray
@@ -40,6 +41,7 @@ class Segmented:
     sent_first: np.ndarray
     sent_last: np.ndarray
     barrier: np.ndarray
+    breaks: np.ndarray
 
     @property
     def n_sentences(self) -> int:
@@ -53,16 +55,19 @@ class Segmented:
 
 def word_spans(text: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Start and end code-point offsets (int64) and normalised forms of the words of
-    ``text`` (:data:`WORD_PATTERN` runs of the text as given)."""
+    ``text`` (:data:`WORD_PATTERN` runs of the text as given). The spans are found in numpy
+    on the UTF-8 bytes (:func:`utf8_word_spans`), byte offsets turned into code points by
+    discounting continuation bytes; ASCII words are normalised by ``lower``."""
+    if text.isascii():
+        starts, ends = utf8_word_spans(np.frombuffer(text.encode("ascii"), dtype=np.uint8))
+        return starts.astype(np.int64), ends.astype(np.int64), WORD_PATTERN.findall(text.lower())
+    buf = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    starts, ends = utf8_word_spans(buf)
+    before = np.zeros(len(buf) + 1, dtype=np.int64)  # continuation bytes before each offset
+    np.cumsum((buf & 0xC0) == 0x80, out=before[1:])
     found = WORD_PATTERN.findall(text)
-    if not found:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty.copy(), []
-    spans = np.fromiter(
-        (x for m in WORD_PATTERN.finditer(text) for x in m.span()), np.int64, 2 * len(found)
-    )
-    lowered = [w.lower() for w in found] if text.isascii() else [normalize(w) for w in found]
-    return spans[0::2], spans[1::2], lowered
+    tokens = [w.lower() if w.isascii() else normalize(w) for w in found]
+    return starts - before[starts], ends - before[ends], tokens
 
 
 def _touched(starts: np.ndarray, ends: np.ndarray, spans: np.ndarray) -> np.ndarray:
@@ -134,4 +139,6 @@ def segment(
     first, barrier = first[keep], barrier[keep]
     sentence = np.cumsum(np.isin(np.arange(len(starts)), first)) - 1
     last = np.append(first[1:], len(starts)) - 1
-    return Segmented(starts, ends, tokens, sentence.astype(np.int64), first, last, barrier)
+    return Segmented(
+        starts, ends, tokens, sentence.astype(np.int64), first, last, barrier, np.cumsum(hard)
+    )

@@ -1,7 +1,7 @@
 """tf-isf sentence vectors of two texts over their own vocabulary (Sanchez-Perez et al.
 2014): each sentence of either text is a "document", the sentences of both texts the
 "collection"; a term's weight in a sentence is its count times ``log(|D| / sentences with
-the term)``. Pure numpy: sparse entries per text, dense matrices only over the shared terms.
+the term)``. Pure numpy: sparse entries per text, joined on their shared terms.
 """
 
 from __future__ import annotations
@@ -56,35 +56,39 @@ def sentence_vectors(
     return out[0], out[1]
 
 
-def _dense(v: SentenceVectors, column: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
-    """Weights and 0/1 presence over the shared terms (``column[term]``, -1 if not shared)."""
-    n = len(v.norm)
-    col = column[v.term]
-    keep = col >= 0
-    row = np.repeat(np.arange(n), np.diff(v.offsets))[keep]
-    w = np.zeros((n, n_cols), dtype=np.float32)
-    g = np.zeros((n, n_cols), dtype=np.float32)
-    w[row, col[keep]] = v.weight[keep]
-    g[row, col[keep]] = 1.0
-    return w, g
+def _by_term(v: SentenceVectors, shared: np.ndarray):
+    """The entries of ``v`` whose term is shared, sorted by term: (term, sentence, weight)."""
+    sent = np.repeat(np.arange(len(v.norm)), np.diff(v.offsets))
+    keep = np.flatnonzero(shared[v.term])
+    order = keep[np.argsort(v.term[keep], kind="stable")]
+    return v.term[order], sent[order], v.weight[order]
 
 
 def sentence_similarity(a: SentenceVectors, b: SentenceVectors) -> tuple[np.ndarray, np.ndarray]:
     """The cosine (tf-isf) and Dice (distinct terms) of every sentence of A with every
-    sentence of B: two float arrays of shape ``(sentences of A, sentences of B)``, in [0, 1]."""
+    sentence of B: two float arrays of shape ``(sentences of A, sentences of B)``, in [0, 1].
+
+    Sparse: every pair of entries (one of A, one of B) with the same term adds its product
+    to its sentence pair (``bincount``), so the cost is the number of such entry pairs."""
+    na, nb = len(a.norm), len(b.norm)
     shared = np.zeros(a.n_terms, dtype=bool)
     shared[a.term] = True
     in_b = np.zeros(a.n_terms, dtype=bool)
     in_b[b.term] = True
     shared &= in_b
-    column = np.full(a.n_terms, -1, dtype=np.int64)
-    column[shared] = np.arange(int(shared.sum()))
-    n_cols = int(shared.sum())
-    wa, ga = _dense(a, column, n_cols)
-    wb, gb = _dense(b, column, n_cols)
+    ta, sa, wa = _by_term(a, shared)
+    tb, sb, wb = _by_term(b, shared)
+    lo = np.searchsorted(tb, ta, side="left")
+    count = np.searchsorted(tb, ta, side="right") - lo
+    total = int(count.sum())
+    ia = np.repeat(np.arange(len(ta)), count)
+    ib = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total)
+    pair = sa[ia] * nb + sb[ib]
+    dot = np.bincount(pair, wa[ia] * wb[ib], minlength=na * nb).reshape(na, nb)
+    inter = np.bincount(pair, minlength=na * nb).reshape(na, nb)
     with np.errstate(divide="ignore", invalid="ignore"):
-        cos = (wa @ wb.T) / np.outer(a.norm, b.norm)
-        dice = 2.0 * (ga @ gb.T) / (a.size[:, None] + b.size[None, :])
+        cos = dot / np.outer(a.norm, b.norm)
+        dice = 2.0 * inter / (a.size[:, None] + b.size[None, :])
     return np.nan_to_num(cos, nan=0.0, posinf=0.0), np.nan_to_num(dice, nan=0.0, posinf=0.0)
 
 

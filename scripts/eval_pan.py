@@ -1,0 +1,313 @@
+"""Text alignment on the PAN 2013 text-alignment training corpus (issue 28).
+
+Aligns every pair of the corpus (suspicious document = A, source = B) with
+:func:`simdask.alignment.align` in a pool of ``--processes`` processes and scores the passages
+with PAN's measures (:mod:`simdask.alignment.pan_measures`) per sub-corpus and over all pairs:
+precision, recall, granularity, plagdet, and the share of negative pairs (01-no-plagiarism)
+with any detection. Prints a table and the time.
+
+The corpus is not in this repository: it is folder ``data/train_corpus/`` of the public
+GitHub repository ``ArijanaBrlek/PlagiarismDetection`` (sub-folders ``01-no-plagiarism`` ..
+``05-summary-obfuscation`` with a ``pairs`` file and one XML ground truth per pair; ``src/``
+and ``susp/`` with the texts; offsets are code points). Point ``--corpus`` (or the
+environment variable ``SIMDASK_PAN_CORPUS``) at that folder; the default is
+``pan/data/train_corpus`` under the current directory. The same repository holds Sanchez-Perez
+et al.'s detections (``sanchez_perez/04-out``, ``05-out``: PAN XML, one file per pair);
+``--known-answer`` scores them with this scorer, which must give their paper's plagdet
+(0.88394 translation, 0.57727 summary) to within 0.002; ``--sanchez-perez`` (or
+``SIMDASK_PAN_SANCHEZ_PEREZ``) is that folder, by default ``sanchez_perez`` next to the
+corpus' ``data`` folder.
+
+    python scripts/eval_pan.py --corpus PATH [--known-answer] [--ablation] [--write-docs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import time
+from multiprocessing import Pool
+from pathlib import Path
+
+from simdask.alignment import AlignConfig, align
+from simdask.alignment.pan_measures import Annotation, PanScores, scores
+
+from _benchutil import load_average, machine, today, write_section
+
+SUBCORPORA = (
+    ("01-no-plagiarism", "no plagiarism"),
+    ("02-no-obfuscation", "no obfuscation"),
+    ("03-random-obfuscation", "random obfuscation"),
+    ("04-translation-obfuscation", "cyclic translation"),
+    ("05-summary-obfuscation", "summary"),
+)
+#: issue 28's columns: simdask before this aligner, PAN 2013 baseline, Suchomel et al. 2013,
+#: Sanchez-Perez et al. 2014 on this training corpus (their Table 2)
+PUBLISHED = {
+    "no obfuscation": (0.763, 0.934, 0.818, 0.894),
+    "random obfuscation": (0.204, 0.071, 0.753, 0.889),
+    "cyclic translation": (0.197, 0.106, 0.675, 0.884),
+    "summary": (0.061, 0.045, 0.610, 0.577),
+    "all pairs": (0.357, 0.422, 0.745, 0.877),
+}
+KNOWN = {"04-translation-obfuscation": 0.88394, "05-summary-obfuscation": 0.57727}
+_FEATURE = re.compile(r"<feature\b([^>]*)/>")
+_ATTR = re.compile(r'(\w+)="([^"]*)"')
+
+
+def read_text(path: Path) -> str:
+    """The file decoded as UTF-8 with line ends unchanged (offsets are code points)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def read_annotations(path: Path, pair: tuple[str, str], name: str) -> list[Annotation]:
+    """The ``<feature name=NAME>`` spans of one PAN XML file."""
+    if not path.exists():
+        return []
+    out = []
+    for m in _FEATURE.finditer(path.read_text(encoding="utf-8")):
+        attrs = dict(_ATTR.findall(m.group(1)))
+        if attrs.get("name") != name:
+            continue
+        a, b = int(attrs["this_offset"]), int(attrs["source_offset"])
+        out.append(
+            Annotation(pair, a, a + int(attrs["this_length"]), b, b + int(attrs["source_length"]))
+        )
+    return out
+
+
+def read_pairs(corpus: Path, sub: str, limit: int | None) -> list[tuple[str, str]]:
+    """The (suspicious, source) file names of a sub-corpus."""
+    lines = (corpus / sub / "pairs").read_text().split("\n")
+    pairs = [tuple(ln.split()) for ln in lines if ln.strip()]
+    return pairs[:limit] if limit else pairs
+
+
+def xml_name(pair: tuple[str, str]) -> str:
+    """The ground-truth file name of a pair."""
+    return f"{Path(pair[0]).stem}-{Path(pair[1]).stem}.xml"
+
+
+_WORKER: dict = {}
+
+
+def _init(corpus: str, config: dict) -> None:
+    _WORKER["corpus"] = Path(corpus)
+    _WORKER["config"] = AlignConfig.from_dict(config)
+
+
+def _align_pair(pair: tuple[str, str]) -> list[Annotation]:
+    corpus, config = _WORKER["corpus"], _WORKER["config"]
+    a = read_text(corpus / "susp" / pair[0])
+    b = read_text(corpus / "src" / pair[1])
+    return [Annotation(pair, p.a_start, p.a_end, p.b_start, p.b_end) for p in align(a, b, config)]
+
+
+def run(corpus: Path, config: AlignConfig, processes: int, limit: int | None):
+    """Align every pair; per sub-corpus (cases, detections, negative pairs with a
+    detection) and the seconds taken."""
+    work = {sub: read_pairs(corpus, sub, limit) for sub, _ in SUBCORPORA}
+    every = [p for sub, _ in SUBCORPORA for p in work[sub]]
+    t0 = time.perf_counter()
+    with Pool(processes, initializer=_init, initargs=(str(corpus), config.to_dict())) as pool:
+        found = pool.map(_align_pair, every, chunksize=8)
+    seconds = time.perf_counter() - t0
+    detections = dict(zip(every, found, strict=True))
+    out = {}
+    for sub, _ in SUBCORPORA:
+        cases = [
+            c
+            for p in work[sub]
+            for c in read_annotations(corpus / sub / xml_name(p), p, "plagiarism")
+        ]
+        dets = [d for p in work[sub] for d in detections[p]]
+        flagged = sum(1 for p in work[sub] if detections[p])
+        out[sub] = (cases, dets, flagged, len(work[sub]))
+    return out, seconds
+
+
+def table(results) -> tuple[list[tuple[str, PanScores]], float]:
+    """Scores per sub-corpus with plagiarism and over all pairs; share of negative pairs
+    with any detection."""
+    rows, all_cases, all_dets = [], [], []
+    negative = 0.0
+    for sub, label in SUBCORPORA:
+        cases, dets, flagged, n = results[sub]
+        all_cases += cases
+        all_dets += dets
+        if not cases:
+            negative = flagged / max(n, 1)
+            continue
+        rows.append((label, scores(cases, dets)))
+    rows.append(("all pairs", scores(all_cases, all_dets)))
+    return rows, negative
+
+
+def format_table(rows, negative: float) -> str:
+    """Markdown table with the published columns."""
+    head = (
+        "| sub-corpus | precision | recall | granularity | **plagdet** | simdask before | "
+        "PAN 2013 baseline | Suchomel 2013 | Sanchez-Perez 2014 |\n|---|---|---|---|---|---|---|---|---|\n"
+    )
+    body = "".join(
+        f"| {label} | {s.precision:.3f} | {s.recall:.3f} | {s.granularity:.3f} | "
+        f"**{s.plagdet:.3f}** | " + " | ".join(f"{x:.3f}" for x in PUBLISHED[label]) + " |\n"
+        for label, s in rows
+    )
+    return head + body + f"\nNegative pairs (01-no-plagiarism) with any detection: {negative:.1%}\n"
+
+
+def known_answer(corpus: Path, sp_dir: Path) -> str:
+    """Sanchez-Perez et al.'s detections scored by this scorer against their paper."""
+    lines = [
+        "| sub-corpus | P | R | gran | plagdet (this scorer) | paper | difference |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for sub, paper in KNOWN.items():
+        out_dir = sp_dir / f"{sub[:2]}-out"
+        pairs = read_pairs(corpus, sub, None)
+        cases = [
+            c for p in pairs for c in read_annotations(corpus / sub / xml_name(p), p, "plagiarism")
+        ]
+        dets = [
+            d
+            for p in pairs
+            for d in read_annotations(out_dir / xml_name(p), p, "detected-plagiarism")
+        ]
+        s = scores(cases, dets)
+        lines.append(
+            f"| {sub} | {s.precision:.5f} | {s.recall:.5f} | {s.granularity:.5f} | {s.plagdet:.5f} | "
+            f"{paper:.5f} | {s.plagdet - paper:+.5f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _pages(paths: list[Path], chars: int) -> str:
+    text = ""
+    for path in paths:
+        text += read_text(path) + "\n\n"
+        if len(text) >= chars:
+            break
+    return text[:chars]
+
+
+def thesis_timing(corpus: Path, repeats: int = 9) -> str:
+    """Seconds to align a 20-page thesis (60,000 characters, about 10,000 words: suspicious
+    documents joined, 3,000 characters of a source planted in its middle) against one
+    typical source document and against a 20-page source (sources joined), in this process
+    (median and best of ``repeats``)."""
+    susp = sorted((corpus / "susp").iterdir())
+    src = sorted((corpus / "src").iterdir())
+    big = _pages(src[1:], 60_000)
+    thesis = _pages(susp, 60_000)
+    thesis = thesis[:30_000] + big[10_000:13_000] + thesis[30_000:57_000]
+    lines = []
+    for label, other in (("a source document", read_text(src[0])), ("a 20-page source", big)):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            align(thesis, other)
+            times.append(time.perf_counter() - t0)
+        times.sort()
+        lines.append(
+            f"- 20-page thesis ({len(thesis):,} characters) against {label} "
+            f"({len(other):,} characters): median {times[len(times) // 2] * 1000:.0f} ms, "
+            f"best {times[0] * 1000:.0f} ms"
+        )
+    return "\n".join(lines) + f"\n\nLoad: {load_average()}.\n"
+
+
+ABLATION = (
+    ("all seed features", {}),
+    ("without sentence seeds (tf-isf cosine + Dice)", {"sentence_seeds": False}),
+    ("without exact chunk seeds", {"chunk_seeds": False}),
+    ("without stop-word n-gram seeds", {"stopword_seeds": False}),
+)
+
+
+def _overrides(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        default = getattr(AlignConfig(), key)
+        out[key] = (value == "true") if isinstance(default, bool) else type(default)(value)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    default_corpus = os.environ.get("SIMDASK_PAN_CORPUS", "pan/data/train_corpus")
+    ap.add_argument("--corpus", type=Path, default=Path(default_corpus))
+    ap.add_argument("--sanchez-perez", type=Path, default=None)
+    ap.add_argument("--processes", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=None, help="pairs per sub-corpus (tuning)")
+    ap.add_argument("--set", nargs="*", default=[], help="AlignConfig overrides KEY=VALUE")
+    ap.add_argument("--known-answer", action="store_true")
+    ap.add_argument("--ablation", action="store_true")
+    ap.add_argument("--thesis", action="store_true", help="time a 20-page thesis pair")
+    ap.add_argument("--write-docs", action="store_true")
+    args = ap.parse_args()
+    sp_env = os.environ.get("SIMDASK_PAN_SANCHEZ_PEREZ")
+    sp_dir = args.sanchez_perez or (
+        Path(sp_env) if sp_env else args.corpus.parent.parent / "sanchez_perez"
+    )
+    config = AlignConfig().replace(**_overrides(args.set))
+    docs = Path(__file__).resolve().parents[1] / "docs" / "alignment.md"
+    stamp = f"Machine: {machine()}. Date: {today()}."
+    if args.known_answer:
+        text = known_answer(args.corpus, sp_dir)
+        print(text)
+        if args.write_docs:
+            write_section(
+                docs,
+                "Known answer: the scorer on Sanchez-Perez et al.'s output",
+                text + "\n" + stamp,
+            )
+    if args.thesis:
+        text = thesis_timing(args.corpus)
+        print(text)
+        if args.write_docs:
+            write_section(docs, "Speed: one long pair", text + "\n" + stamp)
+    load0 = load_average()
+    results, seconds = run(args.corpus, config, args.processes, args.limit)
+    rows, negative = table(results)
+    n_pairs = sum(r[3] for r in results.values())
+    timing = (
+        f"{n_pairs} pairs aligned in {seconds:.1f} s with {args.processes} processes "
+        f"({n_pairs / seconds:.1f} pairs/s); load before {load0}, after {load_average()}."
+    )
+    text = format_table(rows, negative)
+    print(text)
+    print(timing)
+    if args.write_docs:
+        write_section(
+            docs, "Results on the PAN 2013 training corpus", text + "\n" + timing + "\n\n" + stamp
+        )
+    if args.ablation:
+        lines = [
+            "| seeds | " + " | ".join(label for label, _ in rows) + " | negatives flagged |",
+            "|---|" + "---|" * (len(rows) + 1),
+        ]
+        for label, change in ABLATION:
+            res, _ = run(args.corpus, config.replace(**change), args.processes, args.limit)
+            ab_rows, ab_neg = table(res)
+            lines.append(
+                f"| {label} | "
+                + " | ".join(f"{s.plagdet:.3f}" for _, s in ab_rows)
+                + f" | {ab_neg:.1%} |"
+            )
+            print(lines[-1], flush=True)
+        text = (
+            "Plagdet per sub-corpus with each seed feature switched off:\n\n"
+            + "\n".join(lines)
+            + "\n"
+        )
+        print(text)
+        if args.write_docs:
+            write_section(docs, "Ablation: what each seed feature adds", text + "\n" + stamp)
+
+
+if __name__ == "__main__":
+    main()
