@@ -32,7 +32,7 @@ nav.passages{max-height:3.3em;overflow:auto}
 nav.passages a{margin-right:.8em;white-space:nowrap;color:#222}
 nav.passages span.sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;
   vertical-align:middle;margin-right:.2em}
-header p{margin:.2em 0}
+header p{margin:.2em 0}header details summary{cursor:pointer;color:#555}
 .excl{color:#777;background:repeating-linear-gradient(135deg,#eee 0 6px,#f7f7f7 6px 12px)}
 .excl-template{border-bottom:2px dotted #999}.excl-quote{font-style:italic}
 .excl-bibliography{text-decoration:line-through #bbb}.excl-common{border-bottom:2px dashed #bbb}
@@ -118,18 +118,14 @@ def _coverage(spans: list[tuple[int, int]], length: int) -> float:
     return 100.0 * covered / length if length else 0.0
 
 
-def _summary(report: dict, text_a: str, text_b: str) -> list[tuple[str, str]]:
-    """The header's rows ``(label, value)``: the headline in words (the aligned passages),
-    then the chunk containment both ways and the exact evidence's details."""
+def _summary(report: dict, text_a: str, text_b: str) -> tuple[list, list]:
+    """The header's rows ``(label, value)``: the headline rows (the aligned passages in
+    words) and the detail rows (the chunk containment both ways, the hashed similarity),
+    shown folded; for the exact evidence every row is a headline row."""
     ps = report["passages"]
     ka, kb = report["doc"], report["other"]  # raw keys: each summary cell is escaped once
     longest = max((p["words"] for p in ps), default=0)
-    rows = []
-    cover = coverage_sentence(report)
-    if cover is not None:
-        kinds = ", ".join(sorted({p["kind"] for p in ps})) or "none"
-        rows += [("in words", cover), ("passages", f"{len(ps)} ({kinds}); longest {longest} words")]
-    rows += [
+    chunks = [
         (f"{ka} → {kb}", f"{report['similarity']:.2f} % of {ka}'s chunks are in {kb}"),
         (f"{kb} → {ka}", f"{report['reverse_similarity']:.2f} % of {kb}'s chunks are in {ka}"),
         (
@@ -139,24 +135,32 @@ def _summary(report: dict, text_a: str, text_b: str) -> list[tuple[str, str]]:
             "which rarely collides)",
         ),
     ]
-    if cover is None:
-        cov_a = _coverage([(p["doc_start"], p["doc_end"]) for p in ps], len(text_a))
-        cov_b = _coverage([(p["other_start"], p["other_end"]) for p in ps], len(text_b))
-        truncated = (
-            " (truncated: a large pair; the most repeated chunks and the shortest "
-            "passages are not shown, the similarities are complete)"
-        )
-        rows += [
-            (
-                "passages",
-                f"{len(ps)} exact; longest {longest} words"
-                + (truncated if report.get("passages_truncated") else ""),
-            ),
-            ("text covered", f"{cov_a:.1f} % of {ka}, {cov_b:.1f} % of {kb}"),
-        ]
-        if report.get("passages_note"):
-            rows.append(("note", report["passages_note"]))
-    return rows
+    cover = coverage_sentence(report)
+    if cover is not None:
+        kinds = ", ".join(sorted({p["kind"] for p in ps})) or "none"
+        head = [("in words", cover), ("passages", f"{len(ps)} ({kinds}); longest {longest} words")]
+        return head, chunks
+    cov_a = _coverage([(p["doc_start"], p["doc_end"]) for p in ps], len(text_a))
+    cov_b = _coverage([(p["other_start"], p["other_end"]) for p in ps], len(text_b))
+    truncated = (
+        " (truncated: a large pair; the most repeated chunks and the shortest "
+        "passages are not shown, the similarities are complete)"
+    )
+    chunks += [
+        (
+            "passages",
+            f"{len(ps)} exact; longest {longest} words"
+            + (truncated if report.get("passages_truncated") else ""),
+        ),
+        ("text covered", f"{cov_a:.1f} % of {ka}, {cov_b:.1f} % of {kb}"),
+    ]
+    if report.get("passages_note"):
+        chunks.append(("note", report["passages_note"]))
+    return chunks, []
+
+
+def _rows(rows: list[tuple[str, str]]) -> str:
+    return "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows)
 
 
 def _excluded(report: dict, side: str) -> list[tuple[int, int, str]]:
@@ -186,7 +190,7 @@ def render_pair_html(
     a_spans = [(p["doc_start"], p["doc_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
     b_spans = [(p["other_start"], p["other_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
     ka, kb = report["doc"], report["other"]
-    summary = _summary(report, text_a, text_b)
+    summary, details = _summary(report, text_a, text_b)
     ex_a, ex_b = _excluded(report, "doc"), _excluded(report, "other")
     if ex_a or ex_b:
         summary.append(
@@ -198,8 +202,12 @@ def render_pair_html(
                 + " (shown greyed out)",
             )
         )
-    rows = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in summary
+    rows = _rows(summary)
+    folded = (
+        f"<details><summary>5-word chunks (what the index stores)</summary>"
+        f"<table class=details>{_rows(details)}</table></details>"
+        if details
+        else ""
     )
     extra = "".join(f' <a href="{html.escape(h)}">{html.escape(t)}</a>' for h, t in links)
     a, b = html.escape(ka), html.escape(kb)
@@ -210,7 +218,7 @@ def render_pair_html(
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
         f"<title>{a} vs {b} — simdask</title><style>{_CSS}</style></head><body>"
         f"<header><h1>{a} and {b}{extra}</h1>"
-        f'<table class=sum data-report="{data}">{rows}</table>{_nav(ps)}'
+        f'<table class=sum data-report="{data}">{rows}</table>{folded}{_nav(ps)}'
         "</header><main>"
         f"<section id=doc><h2>{a}</h2><div class=text>{body_a}</div></section>"
         f"<section id=other><h2>{b}</h2><div class=text>{body_b}</div></section>"
