@@ -38,7 +38,8 @@ def test_use_block_names_the_documented_commands():
     cmds = use_commands()
     assert all(c.startswith("simdask ") for c in cmds), cmds
     verbs = [c.split()[1] for c in cmds]
-    for verb in ("update", "similar", "query", "remove", "text", "report", "export-html", "stats"):
+    for verb in ("update", "similar", "query", "remove", "text", "report", "export-html", "stats",
+                 "align"):  # fmt: skip
         assert verb in verbs, verb
 
 
@@ -55,6 +56,7 @@ def test_readme_use_examples_run_as_written(tmp_path):
             f.write(json.dumps({"id": f"thesis-{i}", "text": prose(400, seed=20 + i)}) + "\n")
     (tmp_path / "new-essay.txt").write_text(shared[:1500], encoding="utf-8")
     (tmp_path / "template.txt").write_text(shared[:600], encoding="utf-8")  # --exclude
+    (tmp_path / "pairs.tsv").write_text("essays/jones.txt\tessays/smith.txt\n", encoding="utf-8")
     (tmp_path / "cluster.toml").write_text("[cluster]\nworkers = 1\n", encoding="utf-8")
     env = {**os.environ, "SIMDASK_CONFIG": str(tmp_path / "cluster.toml")}
     program = f"{sys.executable} -m simdask.cli"
@@ -76,5 +78,8 @@ def test_readme_use_examples_run_as_written(tmp_path):
     with Index.open(tmp_path / "my-index") as idx:  # the exclusions are stored
         assert [t.name for t in idx.templates()] == ["template.txt"]
         assert idx.config.exclude_quotes and idx.config.exclude_bibliography
+    [aligned] = [json.loads(x) for x in (tmp_path / "passages.jsonl").read_text().splitlines()]
+    assert (aligned["a"], aligned["b"]) == ("essays/jones.txt", "essays/smith.txt")
+    assert aligned["passages"]  # the shared 300 words
     repeats = [json.loads(x) for x in (tmp_path / "repeats.jsonl").read_text().splitlines()]
     assert repeats and all(r["count"] >= 3 for r in repeats)
