@@ -101,9 +101,9 @@ def main() -> None:
     (work / "docs").mkdir()
     (work / "docs" / "thesis.txt").write_text(thesis, encoding="utf-8")
     (work / "docs" / "source.txt").write_text(source, encoding="utf-8")
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as lc, Client(lc) as c:
-        with Index.create(work / "idx") as idx:
-            idx.update([work / "docs"], client=c)
+    cluster = LocalCluster(n_workers=1, processes=False, dashboard_address=":0")
+    with cluster, Client(cluster) as c, Index.create(work / "idx") as idx:
+        idx.update([work / "docs"], client=c)
     load0 = os.getloadavg()
     rows, reps = [], {}
     with Index.open(work / "idx") as idx:
