@@ -5,8 +5,11 @@
 2. Seeds (:mod:`.seeds`): sentence pairs similar by tf-isf cosine and Dice, sentences sharing
    an exact sorted chunk, sentences sharing a stop-word n-gram (English only).
 3. Extension (:mod:`.extend`) with the normal gaps; when the passages found are
-   ``summary_ratio`` times longer in B than in A, again with the summary gaps.
-4. Filtering (:mod:`.filtering`): overlaps in A resolved, short passages dropped.
+   ``summary_ratio`` times longer in B than in A (or none is found), again with the summary
+   gaps and seed thresholds (taken in the second case only if its passages are that long).
+4. Filtering (:mod:`.filtering`): overlaps in A resolved, short passages dropped;
+   neighbours that follow each other in both texts joined (:func:`.extend.join_in_order`).
+   Verbatim runs (:mod:`.verbatim`) replace the passages they mostly cover.
 5. Each passage gets a kind (verbatim when exact chunks cover most words of both spans,
    summarised when the B span is ``summarised_ratio`` times longer, else paraphrased) and its
    validation cosine as score.
@@ -148,7 +151,7 @@ def _extend(seeds, a: _Text, b: _Text, va, vb, gaps, config) -> list[Fragment]:
 
 
 def _join(found: list[Fragment], a: _Text, b: _Text, va, vb, config) -> list[Fragment]:
-    """Summary passages that follow each other in both texts joined (:func:`join_in_order`)."""
+    """Passages that follow each other in both texts joined (:func:`join_in_order`)."""
 
     def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
         return fragment_cosine(va, ra, vb, rb)
@@ -229,6 +232,8 @@ def align(
     seeds = _seeds(a, b, cos, dice, chunks, config)
     gaps = (config.max_gap, config.max_gap)
     found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+    if config.join_passages:
+        found = _join(found, a, b, va, vb, config)
     len_a, len_b = _lengths(found, a, b)
     if not found or len_b >= config.summary_ratio * len_a:
         # the summary variant (wider source gap, its own seed thresholds): taken when the
@@ -237,7 +242,8 @@ def align(
         seeds = _seeds(a, b, cos, dice, chunks, config, summary=True)
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
         summary = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
-        summary = _join(summary, a, b, va, vb, config)
+        if config.join_passages:
+            summary = _join(summary, a, b, va, vb, config)
         sum_a, sum_b = _lengths(summary, a, b)
         if found or (summary and sum_b >= config.summary_ratio * sum_a):
             found = summary

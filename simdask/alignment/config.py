@@ -83,6 +83,9 @@ class AlignConfig:
     sentence_seeds: bool = True
     chunk_seeds: bool = True
     stopword_seeds: bool = True
+    #: neighbouring passages (at most summary_suspicious_gap sentences apart in A) whose B
+    #: spans follow in the same order are joined when the joined pair still validates
+    join_passages: bool = True
     #: a passage is "verbatim" when exact chunks cover this share of its words on both sides
     verbatim_share: float = 0.8
     #: verbatim runs (exact chunks, word-exact spans) replace a passage they cover this much of
@@ -110,7 +113,7 @@ class AlignConfig:
             ratio = getattr(self, name)
             if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
                 raise ConfigError(f"{name} must be a number >= 1, got {ratio!r}")
-        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds"):
+        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds", "join_passages"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
