@@ -212,3 +212,37 @@ def test_no_view_shows_a_passage_in_excluded_text(built, view):
             assert not hit, (view, side, text[s:e][:80], [text[x0:x1][:40] for x0, x1 in hit])
     copied = _extent(A_TEXT, COPIED)
     assert any(s < copied[1] and copied[0] < e for s, e in got["a"]), (view, got)
+
+
+def test_json_report_has_kinds_and_both_coverages_and_exact_only_the_old_evidence(built):
+    from simdask import Index
+    from simdask.alignment import align, aligned_coverage
+
+    root, _ = built
+    base = ("report", root / "idx", "a.txt", "b.txt", "--format", "json")
+    rep = json.loads(run(*base).stdout)
+    exact = json.loads(run(*base, "--exact-only").stdout)
+    with Index.open(root / "idx") as idx:
+        old = idx.report("class/a.txt", "class/b.txt")  # the exact evidence, as before
+    assert exact == {**old, "passages_method": "exact"}
+    assert rep["passages_method"] == "aligned" and exact["passages_method"] == "exact"
+    assert {k: v for k, v in rep.items() if k not in ("passages", "passages_method",
+            "aligned_coverage")} == {k: v for k, v in old.items() if k != "passages"}  # fmt: skip
+    # brute force: the aligner on the two texts, with the excluded text the report lists
+    spans = {
+        side: [(x["start"], x["end"]) for x in rep["excluded"][side]] for side in ("doc", "other")
+    }
+    want = align(A_TEXT, B_TEXT, excluded_a=spans["doc"], excluded_b=spans["other"])
+    assert [(p["doc_start"], p["doc_end"], p["other_start"], p["other_end"], p["kind"])
+            for p in rep["passages"]] == [
+        (p.a_start, p.a_end, p.b_start, p.b_end, p.kind) for p in want]  # fmt: skip
+    assert all(p["words"] == len(WORD_PATTERN.findall(A_TEXT[p["doc_start"] : p["doc_end"]]))
+               for p in rep["passages"])  # fmt: skip
+    share_a, share_b = aligned_coverage(want, A_TEXT, B_TEXT)
+    assert rep["aligned_coverage"] == {
+        "doc": pytest.approx(100 * share_a),
+        "other": pytest.approx(100 * share_b),
+    }
+    assert 0 < rep["aligned_coverage"]["doc"] < 100
+    kinds = {x["kind"] for x in rep["excluded"]["doc"]}
+    assert kinds == {"template", "quote", "bibliography", "common"}
