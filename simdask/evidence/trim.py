@@ -45,7 +45,7 @@ def kept_runs(
     n = last - i0 + 1
     bad = ex_a[i0 : last + 1] | ex_b[j0 : j0 + n]
     if not bad.any():
-        return [(i0, last)]
+        return [(i0, last)] if n >= k else []
     ok = np.concatenate([[False], ~bad, [False]])
     edges = np.flatnonzero(ok[1:] != ok[:-1])
     out = []
