@@ -209,7 +209,8 @@ def render_pair_html(
         if details
         else ""
     )
-    extra = "".join(f' <a href="{html.escape(h)}">{html.escape(t)}</a>' for h, t in links)
+    extra = "".join(f'<a href="{html.escape(h)}">{html.escape(t)}</a>' for h, t in links)
+    extra = f"<p class=links>{extra}</p>" if extra else ""
     a, b = html.escape(ka), html.escape(kb)
     data = html.escape(json.dumps({k: v for k, v in report.items() if k != "passages"}))
     body_a = _marked(text_a, a_spans, "a", "b", ex_a)
@@ -217,7 +218,7 @@ def render_pair_html(
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
         f"<title>{a} vs {b} — simdask</title><style>{_CSS}</style></head><body>"
-        f"<header><h1>{a} and {b}{extra}</h1>"
+        f"<header><h1>{a} and {b}</h1>{extra}"
         f'<table class=sum data-report="{data}">{rows}</table>{folded}{_nav(ps)}'
         "</header><main>"
         f"<section id=doc><h2>{a}</h2><div class=text>{body_a}</div></section>"
