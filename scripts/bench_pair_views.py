@@ -127,7 +127,7 @@ def main() -> None:
         ("this branch, default (aligned)", ROOT, ()),
     ]
     if args.before:
-        clis.insert(0, ("before the aligner", args.before, ()))
+        clis.insert(0, ("before the aligner (the `--before` checkout)", args.before, ()))
     cli_rows = [
         (label, _cli(work / "idx", path, extra, args.repeats)) for label, path, extra in clis
     ]
