@@ -9,7 +9,7 @@ from distributed import get_task_stream
 
 from simdask.alignment import align
 from simdask.engine.align import align_batch, align_pairs, read_pairs_file
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, ExtractionError
 from simdask.progress import RecordingCallback
 from tests.helpers.paraphrase import PARAGRAPHS, paraphrased_pair, verbatim_pair
 
@@ -91,3 +91,16 @@ def test_a_bad_line_of_the_pairs_file_is_named(tmp_path, content, found):
         read_pairs_file(f)
     with pytest.raises(ConfigError, match="expected a readable UTF-8 pairs file"):
         read_pairs_file(tmp_path / "none.tsv")
+
+
+def test_plain_utf8_with_a_stray_nul_is_text_binary_data_is_not(tmp_path):
+    from simdask.engine.align import read_pair_text
+
+    text = "Ünïcödé text\r\nwith a stray NUL byte, as a few PAN files have. " * 20 + "\0."
+    (tmp_path / "nul.txt").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert read_pair_text(str(tmp_path / "nul.txt")) == text  # unchanged, BOM not a char
+    for data in (b"\x00\x01\x02\x03" * 300, b"\x00\x00\xff\x81" * 300):  # valid UTF-8 or not
+        (tmp_path / "bin.txt").write_bytes(data)
+        with pytest.raises(ExtractionError) as e:
+            read_pair_text(str(tmp_path / "bin.txt"))
+        assert e.value.kind == "binary"

@@ -43,7 +43,9 @@ def test_paraphrased_pair_side_by_side_in_chromium(tmp_path):
         assert len(fragments) != 2  # the exact evidence sees them otherwise (or not at all)
         colours = [m.value_of_css_property("background-color") for m in marks_a]
         assert colours[0] != colours[1]
-        for i, (ma, mb) in enumerate(zip(marks_a, marks_b, strict=True)):
+        for i, ma in enumerate(marks_a):
+            mb = driver.find_element("id", ma.get_attribute("data-twin"))
+            assert mb.get_attribute("id") == f"b-{i}"
             assert ma.value_of_css_property("background-color") == colours[i]
             assert mb.value_of_css_property("background-color") == colours[i]
             assert driver.execute_script(LABEL, ma) == f'"{i + 1} paraphrased"'

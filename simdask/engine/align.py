@@ -9,16 +9,18 @@ Task names are deterministic (:func:`~simdask.engine.context.task_key`: stage ``
 tag hashed from the pairs and the aligner's settings, the batch number). The results are
 written in the order of the pairs file, as the batches complete.
 
-Offsets are code points into each file's text as read by
-:func:`~simdask.ingest.sources.read_document` (the text simdask indexes): for a plain-text
-file its decoded characters, unchanged (line ends included; a byte order mark is not a
-character of the text), for other formats the extracted text (``simdask text`` prints it).
+Offsets are code points into each file's text as read by :func:`read_pair_text` (the text
+simdask indexes, :func:`~simdask.ingest.sources.read_document`): for a plain-text file its
+decoded characters, unchanged (line ends included; a byte order mark is not a character of
+the text; valid UTF-8 with a stray NUL or control characters is text here), for other
+formats the extracted text (``simdask text`` prints it).
 A file that cannot be read gives its pair a line with ``"error"`` (the file's name and the
 reason) and the run goes on.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
@@ -32,6 +34,7 @@ from simdask.alignment import AlignConfig, align
 from simdask.cluster.workers import scheduler_workers
 from simdask.engine.context import task_key
 from simdask.errors import ConfigError, ExtractionError
+from simdask.ingest.extract import format_of
 from simdask.ingest.sources import read_document
 from simdask.progress import Callback
 
@@ -41,6 +44,7 @@ __all__ = [
     "PairPaths",
     "align_batch",
     "align_pairs",
+    "read_pair_text",
     "read_pairs_file",
     "write_alignments",
 ]
@@ -95,11 +99,31 @@ def read_pairs_file(path: str | os.PathLike) -> list[PairPaths]:
     return out
 
 
+def read_pair_text(path: str) -> str:
+    """The text of one file of a pair: :func:`~simdask.ingest.sources.read_document`'s text,
+    except that a plain-text file rejected as binary (a stray NUL byte or control characters,
+    as a few files of the PAN corpus have) is its UTF-8 text all the same when it is valid
+    UTF-8 with at most 1 % NUL bytes (a byte order mark is not a character of it). Raises
+    :class:`~simdask.errors.ExtractionError`."""
+    try:
+        return read_document(path)[1]
+    except ExtractionError as e:
+        if e.kind != "binary":
+            raise
+        data = Path(path).read_bytes()
+        if format_of(data, Path(path).name) != "plain" or data.count(0) > len(data) // 100:
+            raise
+        try:
+            return data.removeprefix(codecs.BOM_UTF8).decode("utf-8")
+        except UnicodeDecodeError:
+            raise e from None
+
+
 def _read(path: str, shown: str, cache: dict[str, str | ExtractionError]) -> str | None:
     """The text of ``path`` (cached per batch), or None with the reason in ``cache``."""
     if path not in cache:
         try:
-            cache[path] = read_document(path)[1]
+            cache[path] = read_pair_text(path)
         except ExtractionError as e:
             cache[path] = e
     got = cache[path]

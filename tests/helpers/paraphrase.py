@@ -100,11 +100,11 @@ def _join(parts: list[str]) -> tuple[str, list[tuple[int, int]]]:
 
 
 def paraphrased_pair() -> Paraphrased:
-    """The essay (own, paraphrase of 1, own, paraphrase of 4, own) and the source (all of
-    :data:`PARAGRAPHS`)."""
+    """The essay (own, paraphrase of 4, own, paraphrase of 1, own: the two sections in the
+    other order than in the source) and the source (all of :data:`PARAGRAPHS`)."""
     source, src_spans = _join(list(PARAGRAPHS))
-    essay, spans = _join([OWN[0], PARAPHRASES[1], OWN[1], PARAPHRASES[4], OWN[2]])
-    return Paraphrased(essay, source, (spans[1], spans[3]), (src_spans[1], src_spans[4]))
+    essay, spans = _join([OWN[0], PARAPHRASES[4], OWN[1], PARAPHRASES[1], OWN[2]])
+    return Paraphrased(essay, source, (spans[1], spans[3]), (src_spans[4], src_spans[1]))
 
 
 def verbatim_pair(which: int = 5) -> tuple[str, str, tuple[int, int], tuple[int, int]]:
