@@ -242,15 +242,15 @@ def _text_html(index, d, pairs, opts: ViewOptions) -> str | None:
     if d.text_pack is None:
         return None
     text = index.text(d.key)
-    spans, excluded = [], None
+    spans, excluded = [], set()
     for i, p in enumerate(pairs[:MARKED_MATCHES]):
         rep = index_report(index, d.key, p.b_key, options=opts)
-        excluded = excluded or [(x["start"], x["end"], x["kind"]) for x in rep["excluded"]["doc"]]
+        excluded |= {(x["start"], x["end"], x["kind"]) for x in rep["excluded"]["doc"]}
         spans += [
             (q["doc_start"], q["doc_end"], i, f"shared with {p.b_key}" + _kind(q))
             for q in rep["passages"]
         ]
-    return marked_text(text, spans, excluded or ())
+    return marked_text(text, spans, sorted(excluded))
 
 
 def _kind(q: dict) -> str:
