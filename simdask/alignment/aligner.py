@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.alignment.config import AlignConfig
-from simdask.alignment.extend import Fragment, integrate, join_in_order
+from simdask.alignment.extend import Fragment, integrate, join_in_order, trim
 from simdask.alignment.filtering import drop_short, resolve_overlaps
 from simdask.alignment.passage import Passage
 from simdask.alignment.seeds import key_matches, sentence_pairs, window_keys
@@ -150,6 +150,17 @@ def _extend(seeds, a: _Text, b: _Text, va, vb, gaps, config) -> list[Fragment]:
     )
 
 
+def _trim(found: list[Fragment], cos, va, vb, config) -> list[Fragment]:
+    """Passages narrowed to their mutually best seeds (:func:`.extend.trim`), those that no
+    longer validate dropped."""
+
+    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
+        return fragment_cosine(va, ra, vb, rb)
+
+    narrowed = [trim(f, cos, similarity, config.trim_keep_cosine) for f in found]
+    return [f for f in narrowed if f.score >= config.validation_threshold]
+
+
 def _join(found: list[Fragment], a: _Text, b: _Text, va, vb, config) -> list[Fragment]:
     """Passages that follow each other in both texts joined (:func:`join_in_order`)."""
 
@@ -231,7 +242,10 @@ def align(
     chunks = _chunk_matches(a, b, config)
     seeds = _seeds(a, b, cos, dice, chunks, config)
     gaps = (config.max_gap, config.max_gap)
-    found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+    found = _extend(seeds, a, b, va, vb, gaps, config)
+    if config.trim:
+        found = _trim(found, cos, va, vb, config)
+    found = _passages(found, a, b, cos, config)
     if config.join_passages:
         found = _join(found, a, b, va, vb, config)
     len_a, len_b = _lengths(found, a, b)

@@ -19,6 +19,7 @@ _UNIT = (
     "single_seed_threshold",
     "summary_cosine_threshold",
     "summary_dice_threshold",
+    "trim_keep_cosine",
 )
 _COUNTS = (
     "min_sentence_words",
@@ -86,6 +87,10 @@ class AlignConfig:
     #: neighbouring passages (at most summary_suspicious_gap sentences apart in A) whose B
     #: spans follow in the same order are joined when the joined pair still validates
     join_passages: bool = True
+    #: passages of the normal variant narrowed to their mutually best seeds
+    trim: bool = True
+    #: ... keeping every seed of at least this cosine
+    trim_keep_cosine: float = 0.5
     #: a passage is "verbatim" when exact chunks cover this share of its words on both sides
     verbatim_share: float = 0.8
     #: verbatim runs (exact chunks, word-exact spans) replace a passage they cover this much of
@@ -113,7 +118,7 @@ class AlignConfig:
             ratio = getattr(self, name)
             if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio < 1.0:
                 raise ConfigError(f"{name} must be a number >= 1, got {ratio!r}")
-        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds", "join_passages"):
+        for name in ("sentence_seeds", "chunk_seeds", "stopword_seeds", "join_passages", "trim"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
