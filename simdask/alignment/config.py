@@ -50,8 +50,8 @@ class AlignConfig:
     min_sentence_words: int = 3
     #: a sentence pair is a seed when its tf-isf cosine AND its Dice coefficient (over
     #: stemmed content words) are at least these
-    cosine_threshold: float = 0.33
-    dice_threshold: float = 0.33
+    cosine_threshold: float = 0.3
+    dice_threshold: float = 0.3
     #: a passage's two fragments (sums of their sentence vectors) must have this cosine
     validation_threshold: float = 0.34
     #: a passage resting on a single seed (one sentence pair) needs this cosine instead
