@@ -20,6 +20,7 @@ from simdask.alignment.segment import segment, word_spans
 from simdask.alignment.stemming import has_stemmer, stem_words
 from simdask.alignment.vectors import fragment_cosine, sentence_similarity, sentence_vectors
 from simdask.errors import ConfigError
+from tests.helpers.documents import prose
 
 pytestmark = pytest.mark.unit
 
@@ -176,6 +177,20 @@ def test_shared_set_phrases_are_no_passage():
     a = _join(COOK[:3], phrases, COOK[3:], [phrases[0] + " " + phrases[1]], CHESS)
     b = _join(VOLCANO[:4], phrases, RAIL, [phrases[1]], VOLCANO[4:])
     assert align(a, b) == []
+
+
+def test_texts_of_the_same_few_words_are_no_passage_but_their_copies_are():
+    """Generated prose of a 40-word vocabulary: every sentence resembles every other, which is
+    no evidence of copying (no passage); a copy between two such texts is still found."""
+    for s1, s2 in ((108, 109), (101, 102), (104, 105)):
+        assert align(prose(300, seed=s1), prose(300, seed=s2)) == []
+    brown = prose(400, seed=101)
+    copied = brown[: len(brown) * 3 // 4]
+    bailey = prose(450, seed=102) + " " + copied + " " + prose(350, seed=103)
+    found = align(bailey, brown)
+    at = bailey.index(copied)
+    assert [(p.a_start, p.b_start, p.kind) for p in found] == [(at, 0, "verbatim")]
+    assert at + len(copied) - 10 <= found[0].a_end <= at + len(copied)  # cut mid-word
 
 
 def test_unrelated_texts_are_no_passage():

@@ -20,6 +20,8 @@ _UNIT = (
     "summary_cosine_threshold",
     "summary_dice_threshold",
     "trim_keep_cosine",
+    "rare_share",
+    "max_seed_share",
 )
 _COUNTS = (
     "min_sentence_words",
@@ -54,6 +56,13 @@ class AlignConfig:
     dice_threshold: float = 0.3
     #: a passage's two fragments (sums of their sentence vectors) must have this cosine
     validation_threshold: float = 0.34
+    #: ... and the two sentences share a rare stem: one held by at most this share of all
+    #: sentences of both texts (or by 2). Text whose every sentence is made of the same few
+    #: words (lists, generated text) then seeds nothing; 1 switches the condition off
+    rare_share: float = 0.1
+    #: no sentence seeds when more than this share of (at least 400) sentence pairs pass the
+    #: thresholds: the texts are uniformly similar (the same few words throughout)
+    max_seed_share: float = 0.05
     #: a passage resting on a single seed (one sentence pair) needs this cosine instead
     single_seed_threshold: float = 0.6
     #: seeds further apart than this many sentences (in either text) start a new fragment;
