@@ -14,10 +14,13 @@ from hypothesis import strategies as st
 
 import simdask
 from simdask.alignment import AlignConfig, Passage, align, aligned_coverage
+from simdask.alignment.extend import Fragment, join_in_order
+from simdask.alignment.filtering import resolve_overlaps
 from simdask.alignment.segment import segment, word_spans
 from simdask.alignment.stemming import has_stemmer, stem_words
 from simdask.alignment.vectors import fragment_cosine, sentence_similarity, sentence_vectors
 from simdask.errors import ConfigError
+from tests.helpers.documents import prose
 
 pytestmark = pytest.mark.unit
 
@@ -96,6 +99,19 @@ def test_verbatim_copy_is_one_passage_with_exact_spans():
     ]
 
 
+def test_verbatim_copy_starting_mid_sentence_has_word_exact_spans():
+    """The copy starts mid-sentence in both texts: the sentence-level passage would begin at
+    the sentence starts; the verbatim run gives the exact words."""
+    k = PASSAGE.index("the location")
+    copy = PASSAGE[k:]
+    anchor = "Sourdough starters are cultures of wild yeast and"
+    a = _join(COOK, CHESS).replace(anchor, anchor + " " + copy + " ")
+    at = a.index(copy)
+    assert align(a, SOURCE) == [
+        Passage(at, at + len(copy) - 1, B_AT + k, B_AT + len(PASSAGE) - 1, "verbatim", 1.0)
+    ]
+
+
 def test_shuffled_sentences_are_one_passage():
     shuffled = BEES[:]
     random.Random(3).shuffle(shuffled)
@@ -163,6 +179,20 @@ def test_shared_set_phrases_are_no_passage():
     assert align(a, b) == []
 
 
+def test_texts_of_the_same_few_words_are_no_passage_but_their_copies_are():
+    """Generated prose of a 40-word vocabulary: every sentence resembles every other, which is
+    no evidence of copying (no passage); a copy between two such texts is still found."""
+    for s1, s2 in ((108, 109), (101, 102), (104, 105)):
+        assert align(prose(300, seed=s1), prose(300, seed=s2)) == []
+    brown = prose(400, seed=101)
+    copied = brown[: len(brown) * 3 // 4]
+    bailey = prose(450, seed=102) + " " + copied + " " + prose(350, seed=103)
+    found = align(bailey, brown)
+    at = bailey.index(copied)
+    assert [(p.a_start, p.b_start, p.kind) for p in found] == [(at, 0, "verbatim")]
+    assert at + len(copied) - 10 <= found[0].a_end <= at + len(copied)  # cut mid-word
+
+
 def test_unrelated_texts_are_no_passage():
     assert align(_join(COOK, CHESS), _join(VOLCANO, RAIL)) == []
     assert align("", SOURCE) == [] and align(SOURCE, "") == []
@@ -182,6 +212,42 @@ def test_excluded_text_is_never_covered():
     assert found_b
     for p in found_b:
         assert p.b_end <= B_AT + 300 or p.b_start >= B_AT + 301
+
+
+def _fragment(a0, a1, b0, b1, score=0.5):
+    return Fragment(a0, a1, b0, b1, score, np.array([[a0, b0], [a1, b1]], dtype=np.int64))
+
+
+def test_overlapping_passages_keep_the_better_one():
+    x, y = _fragment(0, 3, 0, 3), _fragment(2, 5, 10, 13)
+    cos = np.zeros((6, 14))
+    cos[np.arange(4), np.arange(4)] = 0.9  # x's sentences match their B fragment well
+    cos[np.arange(2, 6), np.arange(10, 14)] = 0.3
+    assert resolve_overlaps([y, x], cos) == [x]
+    cos[np.arange(2, 6), np.arange(10, 14)] = 1.0  # now y is the better one
+    cos[np.arange(4), np.arange(4)] = 0.2
+    assert resolve_overlaps([x, y], cos) == [y]
+    apart = _fragment(6, 7, 0, 1)
+    assert resolve_overlaps([apart, x], cos) == [x, apart]
+
+
+def test_neighbours_in_order_are_joined_when_the_join_validates():
+    no_barriers = (np.zeros(20, np.int64), np.zeros(20, np.int64))
+    f, g = _fragment(0, 2, 0, 3), _fragment(4, 6, 6, 9)
+    joined = join_in_order([g, f], 3, no_barriers, lambda ra, rb: 0.8, 0.34)
+    assert [(j.a_first, j.a_last, j.b_first, j.b_last, j.score) for j in joined] == [
+        (0, 6, 0, 9, 0.8)
+    ]
+    assert join_in_order([f, g], 3, no_barriers, lambda ra, rb: 0.2, 0.34) == [f, g]
+    assert join_in_order([f, g], 0, no_barriers, lambda ra, rb: 0.8, 0.34) == [f, g]  # gap
+    reversed_b = _fragment(4, 6, 0, 1)
+    late = _fragment(0, 2, 5, 9)
+    assert join_in_order([late, reversed_b], 3, no_barriers, lambda ra, rb: 0.8, 0.34) == [
+        late,
+        reversed_b,
+    ]
+    barrier = (np.array([0, 0, 0, 1, 1, 1, 1] + [1] * 13), np.zeros(20, np.int64))
+    assert join_in_order([f, g], 3, barrier, lambda ra, rb: 0.8, 0.34) == [f, g]
 
 
 # --- hypothesis properties -------------------------------------------------------------

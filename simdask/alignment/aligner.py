@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.alignment.config import AlignConfig
-from simdask.alignment.extend import Fragment, integrate, join_in_order
+from simdask.alignment.extend import Fragment, integrate, join_in_order, trim
 from simdask.alignment.filtering import drop_short, resolve_overlaps
 from simdask.alignment.passage import Passage
 from simdask.alignment.seeds import key_matches, sentence_pairs, window_keys
@@ -35,6 +35,7 @@ from simdask.alignment.vectors import (
     fragment_cosine,
     sentence_similarity,
     sentence_vectors,
+    shared_rare,
 )
 from simdask.alignment.verbatim import prefer_verbatim, verbatim_runs
 
@@ -107,14 +108,23 @@ def _stopword_seeds(a: _Text, b: _Text, config: AlignConfig) -> np.ndarray:
     )
 
 
-def _seeds(a: _Text, b: _Text, cos, dice, chunks, config: AlignConfig, summary: bool = False):
+def _uniform(cos: np.ndarray, dice: np.ndarray, config: AlignConfig) -> bool:
+    """Whether the texts are uniformly similar: more than ``max_seed_share`` of at least 400
+    sentence pairs pass the seed thresholds (texts made of the same few words, such as
+    generated text or lists). Their sentence pairs are no evidence of copying then; verbatim
+    runs still are."""
+    passing = (cos >= config.cosine_threshold) & (dice >= config.dice_threshold)
+    return cos.size >= 400 and passing.mean() > config.max_seed_share
+
+
+def _seeds(a: _Text, b: _Text, cos, dice, rare, chunks, config: AlignConfig, summary=False):
     """The seeds, int64 ``(n, 2)``, sorted and distinct (``summary``: the summary
     variant's thresholds for the sentence pairs)."""
     parts = [np.zeros((0, 2), dtype=np.int64)]
-    if config.sentence_seeds:
+    if config.sentence_seeds and not _uniform(cos, dice, config):
         low = (config.summary_cosine_threshold, config.summary_dice_threshold)
         cut = low if summary else (config.cosine_threshold, config.dice_threshold)
-        parts.append(sentence_pairs(cos, dice, *cut))
+        parts.append(sentence_pairs(cos, dice, *cut, rare))
     if config.chunk_seeds:
         ia, ib = chunks
         parts.append(np.stack([a.seg.sentence[ia], b.seg.sentence[ib]], axis=1))
@@ -148,6 +158,17 @@ def _extend(seeds, a: _Text, b: _Text, va, vb, gaps, config) -> list[Fragment]:
         config.min_seeds,
         config.single_seed_threshold,
     )
+
+
+def _trim(found: list[Fragment], cos, va, vb, config) -> list[Fragment]:
+    """Passages narrowed to their mutually best seeds (:func:`.extend.trim`), those that no
+    longer validate dropped."""
+
+    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
+        return fragment_cosine(va, ra, vb, rb)
+
+    narrowed = [trim(f, cos, similarity, config.trim_keep_cosine) for f in found]
+    return [f for f in narrowed if f.score >= config.validation_threshold]
 
 
 def _join(found: list[Fragment], a: _Text, b: _Text, va, vb, config) -> list[Fragment]:
@@ -228,10 +249,14 @@ def align(
         return []
     va, vb = _vectors(a, b)
     cos, dice = sentence_similarity(va, vb)
+    rare = shared_rare(va, vb, config.rare_share) if config.rare_share < 1 else None
     chunks = _chunk_matches(a, b, config)
-    seeds = _seeds(a, b, cos, dice, chunks, config)
+    seeds = _seeds(a, b, cos, dice, rare, chunks, config)
     gaps = (config.max_gap, config.max_gap)
-    found = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+    found = _extend(seeds, a, b, va, vb, gaps, config)
+    if config.trim:
+        found = _trim(found, cos, va, vb, config)
+    found = _passages(found, a, b, cos, config)
     if config.join_passages:
         found = _join(found, a, b, va, vb, config)
     len_a, len_b = _lengths(found, a, b)
@@ -239,7 +264,7 @@ def align(
         # the summary variant (wider source gap, its own seed thresholds): taken when the
         # normal variant's passages are long in B against A, or when that found none and
         # the summary variant's passages are
-        seeds = _seeds(a, b, cos, dice, chunks, config, summary=True)
+        seeds = _seeds(a, b, cos, dice, rare, chunks, config, summary=True)
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
         summary = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
         if config.join_passages:

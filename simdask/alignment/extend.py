@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Fragment", "fragments", "integrate", "join_in_order"]
+__all__ = ["Fragment", "fragments", "integrate", "join_in_order", "trim"]
 
 
 @dataclass(frozen=True)
@@ -120,3 +120,29 @@ def join_in_order(
                     continue
         out.append(f)
     return out
+
+
+def trim(
+    f: Fragment,
+    cos: np.ndarray,
+    similarity: Callable[[tuple[int, int], tuple[int, int]], float],
+    strong_cosine: float = 1.0,
+) -> Fragment:
+    """``f`` narrowed to its mutually best seeds: those ``(i, j)`` where ``j`` is the sentence
+    of the B fragment most similar to ``i`` (by ``cos``, the sentence cosine matrix) and ``i``
+    the sentence of the A fragment most similar to ``j``, or whose cosine is at least
+    ``strong_cosine``; stray seeds at the ends widen a
+    passage past the copied text. The score is recomputed; ``f`` itself when nothing
+    changes or no seed would be left."""
+    s = f.seeds
+    best_b = f.b_first + cos[s[:, 0], f.b_first : f.b_last + 1].argmax(axis=1)
+    best_a = f.a_first + cos[f.a_first : f.a_last + 1, s[:, 1]].argmax(axis=0)
+    strong = cos[s[:, 0], s[:, 1]] >= strong_cosine
+    kept = s[((s[:, 1] == best_b) & (s[:, 0] == best_a)) | strong]
+    if len(kept) == 0:
+        return f
+    ra = (int(kept[:, 0].min()), int(kept[:, 0].max()))
+    rb = (int(kept[:, 1].min()), int(kept[:, 1].max()))
+    if ra == (f.a_first, f.a_last) and rb == (f.b_first, f.b_last):
+        return f
+    return Fragment(*ra, *rb, similarity(ra, rb), kept)

@@ -52,9 +52,16 @@ def key_matches(
 
 
 def sentence_pairs(
-    cos: np.ndarray, dice: np.ndarray, cos_min: float, dice_min: float
+    cos: np.ndarray,
+    dice: np.ndarray,
+    cos_min: float,
+    dice_min: float,
+    rare: np.ndarray | None = None,
 ) -> np.ndarray:
     """The sentence pairs ``(i, j)`` (int64, shape ``(n, 2)``) with ``cos >= cos_min`` and
-    ``dice >= dice_min``."""
-    i, j = np.nonzero((cos >= cos_min) & (dice >= dice_min))
+    ``dice >= dice_min`` (and, given ``rare``, sharing a rare term: ``rare[i, j]``)."""
+    ok = (cos >= cos_min) & (dice >= dice_min)
+    if rare is not None:
+        ok &= rare
+    i, j = np.nonzero(ok)
     return np.stack([i, j], axis=1).astype(np.int64)
