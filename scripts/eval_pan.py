@@ -301,7 +301,9 @@ def main() -> None:
         )
     if args.ablation:
         lines = [
-            "| configuration | " + " | ".join(label for label, _ in rows) + " | negatives flagged |",
+            "| configuration | "
+            + " | ".join(label for label, _ in rows)
+            + " | negatives flagged |",
             "|---|" + "---|" * (len(rows) + 1),
         ]
         for label, change in ablation_rows(config):

@@ -1,7 +1,8 @@
 """tf-isf sentence vectors of two texts over their own vocabulary (Sanchez-Perez et al.
 2014): each sentence of either text is a "document", the sentences of both texts the
 "collection"; a term's weight in a sentence is its count times ``log(|D| / sentences with
-the term)``. Pure numpy: sparse entries per text, joined on their shared terms.
+the term)``. Pure numpy: sparse entries per text, joined on their shared terms; the results
+are dense ``(sentences of A, sentences of B)`` arrays (8 bytes a sentence pair each).
 """
 
 from __future__ import annotations
