@@ -459,7 +459,7 @@ class Index:
             "documents": counts["documents"],
             "too_short": counts["too_short"],
             # files currently failing (not indexed, or only an older version): `simdask errors`
-            "failed": sum(1 for f in self.failures() if f.kind != "too_short"),
+            "failed": sum(1 for f in self.failures() if not f.indexed),
             "words": counts["words"],
             "distinct_chunks": n_keys,
             "postings": n_post,

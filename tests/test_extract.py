@@ -16,7 +16,7 @@ from simdask.engine.chunk_stage import chunk_task
 from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.extract import KINDS, extract_text, format_of
 from simdask.ingest.extract.pdf import join_hyphenated
-from simdask.ingest.extract.plain import decode_text
+from simdask.ingest.extract.plain import STRAY_SHARE, decode_text
 from simdask.ingest.sources import (
     KnownHashes,
     content_hash,
@@ -107,6 +107,55 @@ def test_utf16_without_bom_and_damaged_utf8():
     assert extract_text(CZECH.encode("utf-16-le"), "a.txt") == CZECH
     cut = (CZECH + " už").encode("utf-8")[:-1]  # the last character cut in half
     assert extract_text(cut, "a.txt") == CZECH + " u\ufffd"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "stray"),
+    [
+        ("utf-8", "\x00"),
+        ("utf-8", "\x00\x00\x01\x07"),
+        ("cp1250", "\x00"),
+        ("utf-16", "\x00\x02"),  # with a BOM: decoded first, then the characters dropped
+    ],
+)
+def test_a_few_stray_control_bytes_are_dropped_with_a_note(encoding, stray):
+    text = CZECH * 4
+    at = len(text) // 3
+    data = (text[:at] + stray + text[at:] + stray[:1]).encode(encoding)
+    notes: list = []
+    assert extract_text(data, "web.txt", notes=notes) == text
+    [(kind, message)] = notes
+    assert kind == "control_bytes" and message.startswith("warning: dropped")
+    assert f"dropped {len(stray) + 1} stray control" in message
+    # in HTML too; and without a notes list the text is the same
+    assert extract_text(data, "web.html") == text
+    page = ("<html><body><p>" + text[:at] + stray + text[at:] + "</p></body></html>").encode(
+        encoding
+    )
+    notes = []
+    assert extract_text(page, "p.html", notes=notes) == text and len(notes) == 1
+    # clean text has no note
+    notes = []
+    assert extract_text(text.encode(encoding), "clean.txt", notes=notes) == text and not notes
+
+
+def _with_nuls(data: bytes, n: int, seed: int) -> bytes:
+    """``data`` with ``n`` NUL bytes inserted at random places (inside characters too)."""
+    out = bytearray(data)
+    for p in sorted(np.random.default_rng(seed).integers(0, len(data), n), reverse=True):
+        out[p:p] = b"\x00"
+    return bytes(out)
+
+
+def test_mostly_binary_data_is_still_rejected():
+    text = CZECH * 40
+    data = text.encode()
+    n = int(STRAY_SHARE * len(data))  # at most 5 % of the bytes: stray, dropped
+    notes: list = []
+    assert extract_text(_with_nuls(data, n - n // 10, 1), "ok.txt", notes=notes) == text
+    assert len(notes) == 1
+    heavy = _with_nuls(data, n + n // 5, 2)
+    fails(heavy, "h.txt", "binary", "expected text, found binary data", "NUL")
 
 
 def test_binary_and_implausible_bytes_are_rejected():

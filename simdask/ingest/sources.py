@@ -353,13 +353,15 @@ def parse_item(
     data: bytes,
     known: KnownHashes | None = None,
     max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+    notes: list | None = None,
 ) -> tuple[str, str | None, str]:
     """Key, text and content hash of one item from its raw bytes (see :func:`fetch_item`).
 
     The hash (of the raw file bytes; of the text for a JSONL line) comes first: a document
     that ``known`` holds with this key and hash is not extracted, and its text is None.
     ``max_bytes`` (the run's --max-file-size; None or 0: none) also bounds what a container
-    format inflates to (:func:`~simdask.ingest.extract.extract_text`).
+    format inflates to (:func:`~simdask.ingest.extract.extract_text`), which appends its
+    notes (warnings about a document still extracted) to ``notes``.
     Raises :class:`ExtractionError` (kinds in :data:`simdask.ingest.extract.KINDS`).
     """
     if item.key is not None:
@@ -367,7 +369,8 @@ def parse_item(
         digest = content_hash(data)
         if known is not None and known.unchanged(key, digest):
             return key, None, digest
-        return key, extract_text(data, key, 0 if max_bytes is None else max_bytes), digest
+        limit = 0 if max_bytes is None else max_bytes
+        return key, extract_text(data, key, limit, notes), digest
     label = _label(item)
     try:
         obj = json.loads(data)
