@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simdask import failpoints, snapshots
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.doc_freq import common_chunk_ids, common_filter
@@ -95,6 +97,11 @@ class Index:
         catalog = Catalog(path / _CATALOG)
         config = catalog.check_format()
         return cls(path, catalog, config)
+
+    def snapshot(self) -> AbstractContextManager[Index]:
+        """``with idx.snapshot():`` every read of the block sees one committed state, with its
+        settings (:func:`simdask.snapshots.snapshot`); a writer is never blocked."""
+        return snapshots.snapshot(self)
 
     @classmethod
     def open_or_create(
@@ -296,12 +303,17 @@ class Index:
         """
         if top is not None and top < 1:
             raise ConfigError(f"expected top >= 1 or None (all), found {top}")
+        with self.snapshot():  # one committed state, from the manifest to the matches' keys
+            return self._query_top(texts, min_similarity, top)
+
+    def _query_top(self, texts, min_similarity, top) -> list[tuple[list[QueryMatch], int]]:
         cfg = self.config
         cb = chunk_excluding(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
-        with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
-            manifest = self._reads.manifest()
-            tomb = self._reads.tombstones()
-            n_chunks = self._doc_chunks()
+        manifest, tomb, n_chunks = (
+            self._reads.manifest(),
+            self._reads.tombstones(),
+            self._doc_chunks(),
+        )
         if not manifest:
             return [([], 0) for _ in texts]
         shard_of = chunk_shards(cb.chunk_ids, cfg.shard_width)
@@ -315,6 +327,7 @@ class Index:
                 shards, q_ids, sid, tomb, cfg.max_df, len(n_chunks)
             )
             n_q = int(cb.n_chunks[qi])
+            failpoints.hit("query.keys")
             out.append(
                 query_matches(
                     docs, shared, n_q, n_chunks, min_similarity, top, self.catalog.keys_of

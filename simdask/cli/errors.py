@@ -44,7 +44,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Print the failures (none: a table says so on stderr)."""
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         if args.last_run:
             last = idx.catalog.last_run()
             errs = idx.catalog.errors_of_run(last["run_id"]) if last else []

@@ -66,7 +66,7 @@ def _side(idx: Index, typed: str) -> tuple[str, str, bool]:
 
 def run(args) -> int:
     """Print the summary or the JSON report, and/or write it as an HTML page."""
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         ka, ta, a_in = _side(idx, args.key)
         kb, tb, b_in = _side(idx, args.other)
         k = idx.config.k
