@@ -34,6 +34,7 @@ from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.failures import Failure, current_failures
 from simdask.storage.lookup import resolve_key
+from simdask.storage.remote import index_folder
 from simdask.storage.segments import migrate_legacy
 from simdask.storage.shards import ShardData, open_shard_store
 from simdask.storage.text_packs import TextStore
@@ -83,12 +84,15 @@ class Index:
         from simdask.update import create_catalog
 
         config = config or IndexConfig()
-        return cls(Path(path), create_catalog(Path(path), config, shard_store), config)
+        return cls(
+            index_folder(path), create_catalog(index_folder(path), config, shard_store), config
+        )
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> Index:
-        """Open an existing index; checks its format version and stored config."""
-        path = Path(path)
+        """Open an existing index (a folder, or a ``file://`` URL of one); checks its format
+        version and stored config."""
+        path = index_folder(path)
         if not (path / _CATALOG).exists():
             raise IndexNotFoundError(
                 f"no simdask index at {path}: expected {path / _CATALOG} "
@@ -112,7 +116,7 @@ class Index:
     ) -> Index:
         """Open the index at ``path``, creating it with ``config`` (and ``shard_store``) if
         there is none; an existing index must have been created with the same shard store."""
-        if (Path(path) / _CATALOG).exists():
+        if (index_folder(path) / _CATALOG).exists():
             idx = cls.open(path)
             if shard_store is not None and shard_store != idx.store.location:
                 found = idx.store.location
