@@ -317,7 +317,9 @@ def test_office_errors():
     fails(ole, "old.doc", "unsupported", "OLE compound file")
     fails(ole + "EncryptionInfo".encode("utf-16-le"), "p.docx", "encrypted", "password")
     deep = b"<w:document xmlns:w='x'>" + b"<a>" * 50_000 + b"</a>" * 50_000 + b"</w:document>"
-    fails(_zip({"word/document.xml": deep}), "deep.docx", "empty")  # no RecursionError
+    fails(
+        _zip({"word/document.xml": deep}), "deep.docx", "too_complex", "256 levels"
+    )  # no RecursionError
 
 
 def test_format_by_content_where_the_suffix_lies():
@@ -421,3 +423,34 @@ def test_parse_size():
 def test_decode_text_is_used_for_markdown():
     assert extract_text("# Nadpis\n\nŠťastný *text*".encode("cp1250"), "r.md").startswith("# N")
     assert decode_text(b"plain ascii") == "plain ascii"
+
+
+def _raw_docx(body: bytes) -> bytes:
+    """A minimal DOCX whose document body is ``body`` (raw XML)."""
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", b"<Types/>")
+        doc = f'<w:document xmlns:w="{w}"><w:body>'.encode() + body + b"</w:body></w:document>"
+        z.writestr("word/document.xml", doc)
+    return out.getvalue()
+
+
+def test_parsing_work_is_bounded_too_complex(monkeypatch):
+    """Issue 30 item 5: millions of empty paragraphs in a few kB, or elements nested
+    thousands deep, are ``too_complex`` instead of minutes of CPU and gigabytes."""
+    import time
+
+    from simdask.ingest.extract import package
+
+    words = b"<w:p><w:r><w:t>a few real words</w:t></w:r></w:p>"
+    monkeypatch.setattr(package, "MAX_ELEMENTS", 20_000, raising=False)
+    assert extract_text(_raw_docx(words * 4000), "ok.docx").count("a few real words") == 4000
+    many = _raw_docx(words + b"<w:p/>" * 20_000)  # 20,005 elements with the document's own
+    fails(many, "many.docx", "too_complex", "at most 20,000 XML elements", "word/document.xml")
+    deep = _raw_docx(b"<w:p>" * 100_000 + b"<w:r><w:t>x</w:t></w:r>" + b"</w:p>" * 100_000)
+    t = time.perf_counter()
+    fails(deep, "deep.docx", "too_complex", "at most 256 levels")
+    assert time.perf_counter() - t < 2.0
+    nested = b"<w:tbl><w:tr><w:tc>" * 20 + words + b"</w:tc></w:tr></w:tbl>" * 20
+    assert "a few real words" in extract_text(_raw_docx(nested), "tables.docx")  # 62 deep

@@ -71,6 +71,8 @@ KINDS: dict[str, str] = {
     "100 times its own size (a decompression bomb)",
     "control_bytes": "a warning, the document is indexed: a few stray control bytes (NUL and "
     "other non-whitespace C0 controls, at most 5 % of the text) were dropped from it",
+    "too_complex": "a DOCX or ODT file whose XML holds more than 1,000,000 elements or "
+    "nests them more than 256 deep (parsing it would cost minutes and gigabytes)",
     "jsonl": "a JSONL line that is not an object with an id and a string text",
     "too_short": "fewer words than a chunk needs (indexed, without chunks)",
     "duplicate_key": "the same key twice in one run (the first is kept)",
