@@ -141,3 +141,52 @@ def test_pair_report_escapes_keys_once():
     assert f"<h1>{esc_a} and {esc_b}</h1>" in page
     assert "&amp;amp;" not in page and "&amp;lt;" not in page and "&amp;#x27;" not in page
     assert "<i>" not in page
+
+
+def test_checks_at_once_are_bounded_and_the_next_is_told_busy(monkeypatch):
+    """Issue 30 item 6: at most CHECKS_AT_ONCE checks hold memory at a time; another waits
+    CHECK_WAIT seconds for a slot, then is answered 429 (BusyError)."""
+    from types import SimpleNamespace
+
+    from simdask.web import api
+
+    monkeypatch.setattr(api, "CHECK_WAIT", 0.2)
+
+    async def scenario():
+        srv = SimpleNamespace(checks=asyncio.Semaphore(api.CHECKS_AT_ONCE))
+        release = asyncio.Event()
+        inside = []
+
+        async def hold():
+            async with api.check_slot(srv):
+                inside.append(1)
+                await release.wait()
+
+        holders = [asyncio.create_task(hold()) for _ in range(api.CHECKS_AT_ONCE)]
+        while len(inside) < api.CHECKS_AT_ONCE:
+            await asyncio.sleep(0.01)
+        with pytest.raises(api.BusyError, match="busy"):
+            async with api.check_slot(srv):
+                pass
+        release.set()
+        await asyncio.gather(*holders)
+        async with api.check_slot(srv):  # free again
+            return True
+
+    assert asyncio.run(scenario())
+
+
+def test_text_budget_of_a_check(tmp_path):
+    from types import SimpleNamespace
+
+    from simdask.web import api
+
+    cfg = SimpleNamespace(max_files=50, max_file_bytes=100_000_000)
+    assert api.text_budget(cfg) == api.QUERY_TEXT_CAP == 200_000_000  # a 4 GB laptop
+    assert api.text_budget(SimpleNamespace(max_files=2, max_file_bytes=10)) == 20
+    for i in range(3):
+        (tmp_path / f"{i}.txt").write_text("word " * 200, encoding="utf-8")  # 1,000 chars
+    paths = sorted(tmp_path.glob("*.txt"))
+    assert len(api.read_bounded(paths, 3000)) == 3
+    with pytest.raises(TooLargeError, match=r"more than 2,999 characters of text \(by 2.txt\)"):
+        api.read_bounded(paths, 2999)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -54,6 +55,13 @@ __all__ = [
 READ_ONLY = (
     "this server is read-only: start it with --allow-upload-to-index to add documents to the index"
 )
+#: checks (``POST /api/query``) processed at once; another waits up to :data:`CHECK_WAIT`
+#: seconds for a slot, then is answered 429
+CHECKS_AT_ONCE = 2
+CHECK_WAIT = 30.0
+#: characters of extracted text one check holds at most, whatever its files (see
+#: :func:`text_budget`); with :data:`CHECKS_AT_ONCE` this bounds the server's memory
+QUERY_TEXT_CAP = 200_000_000
 _CSRF_MISSING = "missing or wrong CSRF token (header X-CSRF-Token or form field csrf)"
 #: the pasted text of a check is queried as a document of this name
 PASTED_NAME = "pasted-text.txt"
@@ -127,6 +135,50 @@ def file_parts(form) -> list:
     return parts
 
 
+class BusyError(Exception):
+    """Every check slot stayed taken for :data:`CHECK_WAIT` seconds (answered 429)."""
+
+
+def text_budget(settings) -> int:
+    """Characters of extracted text one check may hold: what its files may hold (``max_files``
+    of ``max_file_bytes``), at most :data:`QUERY_TEXT_CAP`, at least two files' worth."""
+    whole = settings.max_files * settings.max_file_bytes
+    return max(2 * settings.max_file_bytes, min(whole, QUERY_TEXT_CAP))
+
+
+def read_bounded(paths: list[Path], budget: int) -> list:
+    """:func:`~simdask.ingest.sources.read_queries` of ``paths`` one at a time, stopping with
+    :class:`TooLargeError` as soon as the texts read exceed ``budget`` characters."""
+    out: list = []
+    total = 0
+    for path in paths:
+        for key, text in read_queries([path]):
+            total += len(text) if isinstance(text, str) else 0
+            if total > budget:
+                raise TooLargeError(
+                    f"the documents of this check hold more than {budget:,} characters of text "
+                    f"(by {key}), more than the server reads for one check; send fewer files"
+                )
+            out.append((key, text))
+    return out
+
+
+@asynccontextmanager
+async def check_slot(srv):
+    """One of the server's :data:`CHECKS_AT_ONCE` check slots for the block; raises
+    :class:`BusyError` after waiting :data:`CHECK_WAIT` seconds for one."""
+    try:
+        await asyncio.wait_for(srv.checks.acquire(), CHECK_WAIT)
+    except asyncio.TimeoutError:  # not the builtin before Python 3.11
+        raise BusyError(
+            f"the server is busy with {CHECKS_AT_ONCE} checks; try again in a minute"
+        ) from None
+    try:
+        yield
+    finally:
+        srv.checks.release()
+
+
 def csrf_ok(request: Request, given: str | None) -> bool:
     """Whether a state-changing request may proceed: a bearer request, or the CSRF token of
     its session (form field ``csrf`` or header ``X-CSRF-Token``)."""
@@ -163,8 +215,17 @@ async def _form(request: Request, srv, extra_bytes: int = 1 << 16):
 
 
 async def query(request: Request) -> Response:
-    """``POST /api/query``: check uploaded files and/or pasted text against the index."""
+    """``POST /api/query``: check uploaded files and/or pasted text against the index (at most
+    :data:`CHECKS_AT_ONCE` at a time, each reading at most :func:`text_budget` characters)."""
     srv = server_of(request)
+    try:
+        async with check_slot(srv):
+            return await _check(request, srv)
+    except BusyError as e:
+        return _error(str(e), 429)
+
+
+async def _check(request: Request, srv) -> Response:
     started = time.perf_counter()
     try:
         form = await _form(request, srv)
@@ -181,7 +242,7 @@ async def query(request: Request) -> Response:
                 (Path(tmp) / "pasted").mkdir()
                 paths.append(Path(tmp) / "pasted" / PASTED_NAME)
                 paths[-1].write_text(text, encoding="utf-8")
-            docs = await asyncio.to_thread(read_queries, paths)
+            docs = await asyncio.to_thread(read_bounded, paths, text_budget(srv.settings))
     except TooLargeError as e:
         return _error(str(e), 413)
     except ValueError as e:

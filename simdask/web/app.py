@@ -12,6 +12,7 @@ a checked document and an indexed one, ``/stats`` statistics and the similarity 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import tempfile
@@ -75,6 +76,7 @@ class Server:
         self.reader = Reader(settings.index, settings.preload)
         self.sessions = Sessions(settings.secret)
         self.queries = QueryStore()
+        self.checks = asyncio.Semaphore(api.CHECKS_AT_ONCE)  # checks processed at once
         self.tmp = tempfile.TemporaryDirectory(prefix="simdask-serve-")
         self.jobs = (
             Jobs(settings.index, settings.cluster, settings.max_file_bytes, settings.retry_lock)
