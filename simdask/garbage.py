@@ -2,9 +2,9 @@
 segments, LSH generations, text packs and work files no committed state refers to.
 
 Only what simdask names as its own is removed (``gen-NNNNNN/shard-NNNN`` segments and
-``gen-NNNNNN`` generations, ``rNNNNNN-bNNNNNN.pack`` packs, ``work/run-NNNNNN`` and probe
-files; ``work/`` itself only if then empty). The failure point ``gc.<kind>`` is hit before
-each removal.
+``gen-NNNNNN`` generations, ``rNNNNNN-bNNNNNN.pack`` packs and the temporary files of packs a
+killed run was writing, ``work/run-NNNNNN`` and probe files; ``work/`` itself only if then
+empty). The failure point ``gc.<kind>`` is hit before each removal.
 """
 
 from __future__ import annotations
@@ -54,12 +54,17 @@ def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, in
     for p in dead:
         failpoints.hit("gc.pack")
         index.texts.remove(p)
+    temps = index.texts.temp_files()  # of packs a killed run was writing
+    for t in temps:
+        failpoints.hit("gc.pack")
+        index.texts.remove(t)
     work = _clear_work(index.path / "work")
     return {
         "segments": len(gone),
         "generations": len(stale),
         "lsh_generations": len(dead_lsh),
         "packs": len(dead),
+        "temp_files": len(temps),
         "work": work,
     }
 
