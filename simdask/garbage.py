@@ -17,6 +17,7 @@ from pathlib import Path
 
 from simdask import failpoints
 from simdask.segment_reads import segment_set
+from simdask.storage.kept_maps import kept_maps
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 from simdask.storage.segments import remove_segment, stored_segments
 
@@ -40,6 +41,8 @@ def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, in
     for g, s in gone:
         failpoints.hit("gc.generation")
         remove_segment(index.store, g, s)
+    if gone:  # maps of removed segments kept in this process would hold their files open
+        kept_maps().prune()
     live_gens = {g for _, g in live}
     stale = [g for g in index.store.generations() if g not in live_gens]
     for g in stale:  # e.g. an interrupted run's temporary files
