@@ -153,12 +153,17 @@ def _jsonl_items(path: Path, source: str, prefix: str = "") -> list[SourceItem]:
 def _folder_items(path: Path, source: str, prefix: str) -> list[SourceItem]:
     top = folder_key(path)
     skipped: list[tuple[str, str]] = []
-    files, failed = walk_folder(path, SUFFIXES, skipped)
+    odd: list[tuple[str, str, str]] = []
+    files, failed = walk_folder(path, SUFFIXES, skipped, odd)
     items = [SourceItem(source, f, top + safe_text(rel), prefix=prefix) for f, rel in files]
     for f, rel in skipped:  # reported, never dropped silently
         msg = unsupported_message(rel, TEXT_SUFFIXES)
         key = top + safe_text(rel)
         items.append(SourceItem(source, f, key, prefix=prefix, error=msg, error_kind="unsupported"))
+    for f, rel, what in odd:  # FIFOs, devices, dangling symlinks: reported, never read
+        msg = f"expected a regular file, found {what}: not read"
+        key = top + safe_text(rel)
+        items.append(SourceItem(source, f, key, prefix=prefix, error=msg, error_kind="unreadable"))
     for rel, reason in failed:
         where = os.path.join(path, rel) if rel else str(path)
         items.append(

@@ -199,6 +199,8 @@ class Package:
         :data:`MAX_ELEMENTS` in all or :data:`MAX_DEPTH` levels."""
         self.elements += 1
         if self.elements > MAX_ELEMENTS or depth > MAX_DEPTH:
+            if self.declared > self.limit:  # its parts say they inflate beyond the limit
+                self._over(self.declared, part)
             what = (
                 f"at most {MAX_DEPTH} levels of nested elements"
                 if depth > MAX_DEPTH
