@@ -190,3 +190,32 @@ def test_text_budget_of_a_check(tmp_path):
     assert len(api.read_bounded(paths, 3000)) == 3
     with pytest.raises(TooLargeError, match=r"more than 2,999 characters of text \(by 2.txt\)"):
         api.read_bounded(paths, 2999)
+
+
+def test_anonymous_traffic_never_evicts_a_logged_in_session(monkeypatch):
+    """Issue 30 item 7: 10,050 anonymous requests logged every user out."""
+    from simdask.web import auth
+
+    monkeypatch.setattr(auth, "MAX_SESSIONS", 50)
+    s = Sessions("the-secret")
+    sid, mine = s.new(authenticated=True)
+    first_anon, _ = s.new(authenticated=False)
+    for _ in range(3 * auth.MAX_SESSIONS):  # a flood of cookie-less requests
+        s.new(authenticated=False)
+    assert s.get(sid) is mine and mine.authenticated
+    assert s.get(first_anon) is None  # anonymous ones go, least recently seen first
+    kept = [s.new(authenticated=True)[0] for _ in range(auth.MAX_SESSIONS - 1)]
+    assert s.get(sid) is mine  # seen recently: the next logged-in one evicts another
+    s.new(authenticated=True)
+    assert s.get(sid) is mine and s.get(kept[0]) is None
+
+
+def test_failed_logins_are_limited_for_the_whole_server():
+    from simdask.web.auth import LoginLimiter
+
+    lim = LoginLimiter(failures=3, window=60.0)
+    for t in (0.0, 1.0, 2.0):
+        assert lim.wait(now=t) == 0.0
+        lim.failed(now=t)
+    assert lim.wait(now=3.0) == pytest.approx(57.0)  # the 4th guess waits for the window
+    assert lim.wait(now=60.5) == 0.0  # the first failure left the window
