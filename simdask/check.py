@@ -1,7 +1,8 @@
 """Full verification of an index (``simdask check INDEX``) and the damage messages readers use.
 
-:func:`check_index` reads everything once: the catalog (SQLite's ``quick_check``, format,
-config), every file recorded in the catalog's ``files`` table against its size and xxh3 (see
+:func:`check_index` reads everything once: the catalog (SQLite's ``integrity_check``, every
+JSON value parsed, format, config, the checksum table against its own checksum), every file
+recorded in the catalog's ``files`` table against its size and xxh3 (see
 :mod:`simdask.storage.checksums`), the text packs documents point to, and the values of the
 current shards and of the similarity table against their domains (doc IDs the catalog knows,
 offsets that fit, chunk IDs in the shard's range, similarity within [0, 100] percent, shared
@@ -11,6 +12,7 @@ chunks at most those of either document). It never raises for damage; it reports
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
@@ -25,7 +27,14 @@ from simdask.storage.lists import list_problems, reserve_rows
 from simdask.storage.reads import stored_similarities
 from simdask.storage.segments import current_tombstones
 
-__all__ = ["REPAIR_HINT", "CheckReport", "Damage", "check_index", "damaged"]
+__all__ = [
+    "REPAIR_HINT",
+    "CheckReport",
+    "Damage",
+    "catalog_value_problems",
+    "check_index",
+    "damaged",
+]
 
 #: what to do about a damaged index (ends every damage message)
 REPAIR_HINT = (
@@ -84,23 +93,73 @@ def check_index(path: str | os.PathLike) -> CheckReport:
     report = CheckReport(path)
     try:
         conn = sqlite3.connect(f"file:{cat_path}?mode=ro", uri=True)
-        problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+        problems = [r[0] for r in conn.execute("PRAGMA integrity_check(20)").fetchall()]
         if problems != ["ok"]:
-            report.add("catalog", "catalog.sqlite", "SQLite quick_check: " + "; ".join(problems))
+            report.add(
+                "catalog", "catalog.sqlite", "SQLite integrity_check: " + "; ".join(problems)
+            )
             return report
+        for name, problem in catalog_value_problems(conn):
+            report.add("catalog", name, problem)
         from simdask.index import Index
 
         with Index.open(path) as idx:
-            _check_files(idx, checksums.recorded(conn), report)
+            try:
+                recorded: dict[str, tuple[int, str]] | None = checksums.recorded(conn)
+            except IndexDamagedError as e:  # never taken for an index without checksums
+                report.add("catalog", "catalog.sqlite:files", str(e))
+                recorded = None
+            _check_files(idx, recorded, report)
             _check_values(idx, report)
     except (sqlite3.DatabaseError, IndexFormatError) as e:
         report.add("catalog", "catalog.sqlite", f"cannot be read: {e}")
     return report
 
 
-def _check_files(idx, recorded: dict[str, tuple[int, str]], report: CheckReport) -> None:
+#: ``meta`` rows holding an integer, and those holding JSON (any other value that starts as
+#: JSON does is parsed too)
+_INT_META = ("format_version", "generation", "key_scheme", "list_floors", "skipped_chunks")
+_JSON_META = ("config", "exclusions", "lsh")
+
+
+def catalog_value_problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """``(where, what)`` of catalog values that do not parse: every run summary and JSON
+    ``meta`` value as JSON, the integer ``meta`` values as integers (SQLite's own checks see
+    pages and indexes, not a flipped byte inside a text value)."""
+    out = []
+    for name, value in conn.execute("SELECT name, value FROM meta ORDER BY name"):
+        try:
+            if name in _INT_META:
+                int(value)
+            elif name in _JSON_META or str(value)[:1] in "{[":
+                json.loads(value)
+        except (TypeError, ValueError) as e:
+            out.append((f"catalog.sqlite:meta.{name}", f"expected {_form(name)}, found {e}"))
+    bad = []
+    for run_id, summary in conn.execute(
+        "SELECT run_id, summary FROM runs WHERE summary IS NOT NULL ORDER BY run_id"
+    ):
+        try:
+            json.loads(summary)
+        except (TypeError, ValueError):
+            bad.append(str(run_id))
+    if bad:
+        where = "catalog.sqlite:runs.summary"
+        out.append((where, f"expected JSON, found none that parses in runs {', '.join(bad[:5])}"))
+    return out
+
+
+def _form(name: str) -> str:
+    return "an integer" if name in _INT_META else "JSON"
+
+
+def _check_files(idx, recorded: dict[str, tuple[int, str]] | None, report: CheckReport) -> None:
+    """The recorded files against their sizes and checksums (``recorded`` None: the checksum
+    table is damaged, reported already: files are checked for presence only)."""
     root = idx.path
-    if not recorded:
+    if recorded is None:
+        recorded = {}
+    elif not recorded:
         report.notes.append(
             "no checksums recorded (index written before simdask recorded "
             "them): files checked for presence and values only"

@@ -2,9 +2,9 @@
 segments, LSH generations, text packs and work files no committed state refers to.
 
 Only what simdask names as its own is removed (``gen-NNNNNN/shard-NNNN`` segments and
-``gen-NNNNNN`` generations, ``rNNNNNN-bNNNNNN.pack`` packs, ``work/run-NNNNNN`` and probe
-files; ``work/`` itself only if then empty). The failure point ``gc.<kind>`` is hit before
-each removal.
+``gen-NNNNNN`` generations, ``rNNNNNN-bNNNNNN.pack`` packs and the temporary files of packs a
+killed run was writing, ``work/run-NNNNNN`` and probe files; ``work/`` itself only if then
+empty). The failure point ``gc.<kind>`` is hit before each removal.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from simdask import failpoints
 from simdask.segment_reads import segment_set
+from simdask.storage.kept_maps import kept_maps
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 from simdask.storage.segments import remove_segment, stored_segments
 
@@ -40,6 +41,8 @@ def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, in
     for g, s in gone:
         failpoints.hit("gc.generation")
         remove_segment(index.store, g, s)
+    if gone:  # maps of removed segments kept in this process would hold their files open
+        kept_maps().prune()
     live_gens = {g for _, g in live}
     stale = [g for g in index.store.generations() if g not in live_gens]
     for g in stale:  # e.g. an interrupted run's temporary files
@@ -54,12 +57,17 @@ def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, in
     for p in dead:
         failpoints.hit("gc.pack")
         index.texts.remove(p)
+    temps = index.texts.temp_files()  # of packs a killed run was writing
+    for t in temps:
+        failpoints.hit("gc.pack")
+        index.texts.remove(t)
     work = _clear_work(index.path / "work")
     return {
         "segments": len(gone),
         "generations": len(stale),
         "lsh_generations": len(dead_lsh),
         "packs": len(dead),
+        "temp_files": len(temps),
         "work": work,
     }
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simdask import failpoints, snapshots
 from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.doc_freq import common_chunk_ids, common_filter
@@ -32,6 +34,7 @@ from simdask.storage import checksums
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.failures import Failure, current_failures
 from simdask.storage.lookup import resolve_key
+from simdask.storage.remote import index_folder
 from simdask.storage.segments import migrate_legacy
 from simdask.storage.shards import ShardData, open_shard_store
 from simdask.storage.text_packs import TextStore
@@ -81,12 +84,15 @@ class Index:
         from simdask.update import create_catalog
 
         config = config or IndexConfig()
-        return cls(Path(path), create_catalog(Path(path), config, shard_store), config)
+        return cls(
+            index_folder(path), create_catalog(index_folder(path), config, shard_store), config
+        )
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> Index:
-        """Open an existing index; checks its format version and stored config."""
-        path = Path(path)
+        """Open an existing index (a folder, or a ``file://`` URL of one); checks its format
+        version and stored config."""
+        path = index_folder(path)
         if not (path / _CATALOG).exists():
             raise IndexNotFoundError(
                 f"no simdask index at {path}: expected {path / _CATALOG} "
@@ -95,6 +101,11 @@ class Index:
         catalog = Catalog(path / _CATALOG)
         config = catalog.check_format()
         return cls(path, catalog, config)
+
+    def snapshot(self) -> AbstractContextManager[Index]:
+        """``with idx.snapshot():`` every read of the block sees one committed state, with its
+        settings (:func:`simdask.snapshots.snapshot`); a writer is never blocked."""
+        return snapshots.snapshot(self)
 
     @classmethod
     def open_or_create(
@@ -105,7 +116,7 @@ class Index:
     ) -> Index:
         """Open the index at ``path``, creating it with ``config`` (and ``shard_store``) if
         there is none; an existing index must have been created with the same shard store."""
-        if (Path(path) / _CATALOG).exists():
+        if (index_folder(path) / _CATALOG).exists():
             idx = cls.open(path)
             if shard_store is not None and shard_store != idx.store.location:
                 found = idx.store.location
@@ -296,12 +307,17 @@ class Index:
         """
         if top is not None and top < 1:
             raise ConfigError(f"expected top >= 1 or None (all), found {top}")
+        with self.snapshot():  # one committed state, from the manifest to the matches' keys
+            return self._query_top(texts, min_similarity, top)
+
+    def _query_top(self, texts, min_similarity, top) -> list[tuple[list[QueryMatch], int]]:
         cfg = self.config
         cb = chunk_excluding(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
-        with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
-            manifest = self._reads.manifest()
-            tomb = self._reads.tombstones()
-            n_chunks = self._doc_chunks()
+        manifest, tomb, n_chunks = (
+            self._reads.manifest(),
+            self._reads.tombstones(),
+            self._doc_chunks(),
+        )
         if not manifest:
             return [([], 0) for _ in texts]
         shard_of = chunk_shards(cb.chunk_ids, cfg.shard_width)
@@ -315,6 +331,7 @@ class Index:
                 shards, q_ids, sid, tomb, cfg.max_df, len(n_chunks)
             )
             n_q = int(cb.n_chunks[qi])
+            failpoints.hit("query.keys")
             out.append(
                 query_matches(
                     docs, shared, n_q, n_chunks, min_similarity, top, self.catalog.keys_of
@@ -459,7 +476,7 @@ class Index:
             "documents": counts["documents"],
             "too_short": counts["too_short"],
             # files currently failing (not indexed, or only an older version): `simdask errors`
-            "failed": sum(1 for f in self.failures() if f.kind != "too_short"),
+            "failed": sum(1 for f in self.failures() if not f.indexed),
             "words": counts["words"],
             "distinct_chunks": n_keys,
             "postings": n_post,

@@ -205,3 +205,72 @@ def test_damaged_update_commits_nothing(built, tmp_path):
         else:
             assert p.returncode == 5, p.stderr
             assert idx.catalog.generation == gen
+
+
+def _flip(path, old: bytes, new: bytes) -> None:
+    """Overwrite the first ``old`` in the file with ``new`` (same length): one damaged spot."""
+    data = path.read_bytes()
+    at = data.index(old)
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(new)
+
+
+def _damage_is_reported(work, where: str, *readers) -> None:
+    """``check`` names the damage (exit 5), and the reading commands stop with exit 5."""
+    rep = check_index(work)
+    assert any(d.kind == "catalog" and where in d.name for d in rep.damage), rep.damage
+    p = run("check", work, check=False)
+    assert p.returncode == 5 and "DAMAGED catalog" in p.stdout, (p.stdout, p.stderr)
+    assert "clean" not in p.stdout
+    for cmd in readers:
+        p = run(*cmd, check=False)
+        assert p.returncode == 5, (cmd, p.stdout, p.stderr)
+        assert "Traceback" not in p.stderr and "simdask check" in p.stderr
+
+
+@pytest.mark.parametrize(
+    ("flips", "why"),
+    [
+        ([(b"TABLE files (", b"TABLE filfs (")], "cannot be read"),  # one byte: bad schema
+        (  # the table renamed throughout its schema rows: "no such table"
+            [
+                (b"tablefilesfiles", b"tablefilfsfilfs"),
+                (b"TABLE files (", b"TABLE filfs ("),
+                (b"sqlite_autoindex_files_1files", b"sqlite_autoindex_filfs_1filfs"),
+            ],
+            "is missing",
+        ),
+    ],
+)
+def test_a_checksum_table_that_cannot_be_read_is_damage_not_an_old_index(
+    built, tmp_path, flips, why
+):
+    """Issue 30 item 2: an unreadable table was taken for an index written before checksums:
+    `check` said clean and readers lost their size checks."""
+    work = _copy(built, tmp_path)
+    for old, new in flips:
+        _flip(work / "catalog.sqlite", old, new)
+    with pytest.raises(IndexDamagedError, match=f"table of file checksums {why}"):
+        _recorded(work)
+    _damage_is_reported(work, "", ("stats", work), ("query", work, built[1] / "d001.txt"))
+
+
+def test_a_changed_checksum_row_is_caught_by_the_tables_own_checksum(built, tmp_path):
+    work = _copy(built, tmp_path)
+    with sqlite3.connect(work / "catalog.sqlite") as c:  # a digit of one size flipped
+        c.execute("UPDATE files SET size = size + 1 WHERE name LIKE 'texts/%'")
+    with pytest.raises(IndexDamagedError, match="differs from the checksum recorded for it"):
+        _recorded(work)
+    _damage_is_reported(work, "files", ("stats", work))
+
+
+def test_malformed_json_in_the_catalog_is_damage(built, tmp_path):
+    work = _copy(built, tmp_path)
+    with sqlite3.connect(work / "catalog.sqlite") as c:
+        c.execute("UPDATE runs SET summary = substr(summary, 2) WHERE run_id = 1")
+    _damage_is_reported(work, "runs.summary")
+    work = _copy(built, tmp_path / "b")
+    with sqlite3.connect(work / "catalog.sqlite") as c:
+        c.execute("UPDATE meta SET value = 'x' || value WHERE name = 'generation'")
+    _damage_is_reported(work, "meta.generation")

@@ -228,3 +228,16 @@ def test_cluster_command_and_exit_codes(tmp_path):
     help_text = simdask("update", "--help").stdout
     for opt in ("--ssh HOST1,HOST2", "--ssh-known-hosts", "--workers-per-host", "--remote-python"):
         assert opt in help_text
+
+
+def test_cluster_check_is_non_zero_on_any_problem():
+    """Issue 30 item 11: a cluster without workers (and, started by hand, with the Active
+    Memory Manager on) is reported as problems with exit status 4, not 0."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, dashboard_address="127.0.0.1:0", host="127.0.0.1") as c:
+        p = simdask("cluster", "--check", "--scheduler", c.scheduler_address, "-o", "json")
+    assert p.returncode == 4, (p.stdout, p.stderr)
+    assert "simdask: problem: the cluster has no workers" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert json.loads(p.stdout)["check"]["workers"] == []

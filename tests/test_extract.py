@@ -16,7 +16,7 @@ from simdask.engine.chunk_stage import chunk_task
 from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.extract import KINDS, extract_text, format_of
 from simdask.ingest.extract.pdf import join_hyphenated
-from simdask.ingest.extract.plain import decode_text
+from simdask.ingest.extract.plain import STRAY_SHARE, decode_text
 from simdask.ingest.sources import (
     KnownHashes,
     content_hash,
@@ -107,6 +107,55 @@ def test_utf16_without_bom_and_damaged_utf8():
     assert extract_text(CZECH.encode("utf-16-le"), "a.txt") == CZECH
     cut = (CZECH + " už").encode("utf-8")[:-1]  # the last character cut in half
     assert extract_text(cut, "a.txt") == CZECH + " u\ufffd"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "stray"),
+    [
+        ("utf-8", "\x00"),
+        ("utf-8", "\x00\x00\x01\x07"),
+        ("cp1250", "\x00"),
+        ("utf-16", "\x00\x02"),  # with a BOM: decoded first, then the characters dropped
+    ],
+)
+def test_a_few_stray_control_bytes_are_dropped_with_a_note(encoding, stray):
+    text = CZECH * 4
+    at = len(text) // 3
+    data = (text[:at] + stray + text[at:] + stray[:1]).encode(encoding)
+    notes: list = []
+    assert extract_text(data, "web.txt", notes=notes) == text
+    [(kind, message)] = notes
+    assert kind == "control_bytes" and message.startswith("warning: dropped")
+    assert f"dropped {len(stray) + 1} stray control" in message
+    # in HTML too; and without a notes list the text is the same
+    assert extract_text(data, "web.html") == text
+    page = ("<html><body><p>" + text[:at] + stray + text[at:] + "</p></body></html>").encode(
+        encoding
+    )
+    notes = []
+    assert extract_text(page, "p.html", notes=notes) == text and len(notes) == 1
+    # clean text has no note
+    notes = []
+    assert extract_text(text.encode(encoding), "clean.txt", notes=notes) == text and not notes
+
+
+def _with_nuls(data: bytes, n: int, seed: int) -> bytes:
+    """``data`` with ``n`` NUL bytes inserted at random places (inside characters too)."""
+    out = bytearray(data)
+    for p in sorted(np.random.default_rng(seed).integers(0, len(data), n), reverse=True):
+        out[p:p] = b"\x00"
+    return bytes(out)
+
+
+def test_mostly_binary_data_is_still_rejected():
+    text = CZECH * 40
+    data = text.encode()
+    n = int(STRAY_SHARE * len(data))  # at most 5 % of the bytes: stray, dropped
+    notes: list = []
+    assert extract_text(_with_nuls(data, n - n // 10, 1), "ok.txt", notes=notes) == text
+    assert len(notes) == 1
+    heavy = _with_nuls(data, n + n // 5, 2)
+    fails(heavy, "h.txt", "binary", "expected text, found binary data", "NUL")
 
 
 def test_binary_and_implausible_bytes_are_rejected():
@@ -268,7 +317,9 @@ def test_office_errors():
     fails(ole, "old.doc", "unsupported", "OLE compound file")
     fails(ole + "EncryptionInfo".encode("utf-16-le"), "p.docx", "encrypted", "password")
     deep = b"<w:document xmlns:w='x'>" + b"<a>" * 50_000 + b"</a>" * 50_000 + b"</w:document>"
-    fails(_zip({"word/document.xml": deep}), "deep.docx", "empty")  # no RecursionError
+    fails(
+        _zip({"word/document.xml": deep}), "deep.docx", "too_complex", "256 levels"
+    )  # no RecursionError
 
 
 def test_format_by_content_where_the_suffix_lies():
@@ -372,3 +423,34 @@ def test_parse_size():
 def test_decode_text_is_used_for_markdown():
     assert extract_text("# Nadpis\n\nŠťastný *text*".encode("cp1250"), "r.md").startswith("# N")
     assert decode_text(b"plain ascii") == "plain ascii"
+
+
+def _raw_docx(body: bytes) -> bytes:
+    """A minimal DOCX whose document body is ``body`` (raw XML)."""
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", b"<Types/>")
+        doc = f'<w:document xmlns:w="{w}"><w:body>'.encode() + body + b"</w:body></w:document>"
+        z.writestr("word/document.xml", doc)
+    return out.getvalue()
+
+
+def test_parsing_work_is_bounded_too_complex(monkeypatch):
+    """Issue 30 item 5: millions of empty paragraphs in a few kB, or elements nested
+    thousands deep, are ``too_complex`` instead of minutes of CPU and gigabytes."""
+    import time
+
+    from simdask.ingest.extract import package
+
+    words = b"<w:p><w:r><w:t>a few real words</w:t></w:r></w:p>"
+    monkeypatch.setattr(package, "MAX_ELEMENTS", 20_000, raising=False)
+    assert extract_text(_raw_docx(words * 4000), "ok.docx").count("a few real words") == 4000
+    many = _raw_docx(words + b"<w:p/>" * 20_000)  # 20,005 elements with the document's own
+    fails(many, "many.docx", "too_complex", "at most 20,000 XML elements", "word/document.xml")
+    deep = _raw_docx(b"<w:p>" * 100_000 + b"<w:r><w:t>x</w:t></w:r>" + b"</w:p>" * 100_000)
+    t = time.perf_counter()
+    fails(deep, "deep.docx", "too_complex", "at most 256 levels")
+    assert time.perf_counter() - t < 2.0
+    nested = b"<w:tbl><w:tr><w:tc>" * 20 + words + b"</w:tc></w:tr></w:tbl>" * 20
+    assert "a few real words" in extract_text(_raw_docx(nested), "tables.docx")  # 62 deep

@@ -22,6 +22,7 @@ from simdask import Index, IndexConfig
 from simdask.cluster.workers import scheduler_workers
 from simdask.ingest.extract import KINDS
 from simdask.kernels.text import words
+from simdask.storage.failures import WARNING_KINDS
 from tests.helpers.documents import bomb_package, docx_bytes, html_bytes, odt_bytes, prose, text_pdf
 
 pytestmark = pytest.mark.integration
@@ -137,13 +138,14 @@ def test_bad_inputs_of_every_format_never_stop_the_run(
             for b in bombs:
                 assert errors[f"src/{b}"] == "bomb"
             assert set(errors.values()) <= set(KINDS)
-            for fname in files:  # each file: indexed, or reported (too_short is both)
+            for fname in files:  # each file: indexed, or reported (too_short, warnings: both)
                 key = f"src/{fname}"
-                assert (key in keys) != (key in errors) or errors.get(key) == "too_short"
+                both = errors.get(key) == "too_short" or errors.get(key) in WARNING_KINDS
+                assert (key in keys) != (key in errors) or both
             for key in keys:
                 key.encode("utf-8")
             n_items = len(files) + 1 + sum(1 for ln in lines if ln.strip())
-            too_short = sum(1 for kind in errors.values() if kind == "too_short")
+            too_short = sum(1 for _, kind, _ in run.errors if kind == "too_short")
             assert run.added + run.failed == n_items
             assert len(keys) == run.added and too_short == run.too_short
     assert set(scheduler_workers(small_client)) == set(first)  # no worker died

@@ -81,3 +81,19 @@ def test_rebuild_and_unknown_sources():
         documents=[],
     )
     assert [f.key for f in current_failures(c)] == ["old"]  # sources of run 1 unknown: kept
+
+
+def test_warnings_are_current_while_their_version_is_indexed():
+    c = _catalog(
+        runs=[(1, ["/w"], {}), (2, ["/w"], {}), (3, ["/w"], {})],
+        errors=[
+            (1, "w/nul.txt", "control_bytes", "warning: dropped 2"),  # still that version
+            (1, "w/fixed.txt", "control_bytes", "warning: dropped 1"),  # modified in run 3
+            (2, "w/gone.txt", "control_bytes", "warning: dropped 3"),  # deleted since
+        ],
+        documents=[("w/nul.txt", 300, "indexed", 1.0), ("w/fixed.txt", 300, "indexed", 3.0)],
+    )
+    got = {f.key: (f.kind, f.run_id, f.kept, f.warning, f.indexed) for f in current_failures(c)}
+    # runs 2 and 3 scanned /w without meeting nul.txt again (unchanged: not re-read): the
+    # warning stays, since the version it was found in is the one indexed
+    assert got == {"w/nul.txt": ("control_bytes", 1, True, True, True)}

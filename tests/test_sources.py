@@ -283,3 +283,22 @@ def test_migration_refuses_keys_that_would_collide(tmp_path):
 def test_new_index_records_the_key_scheme(tmp_path):
     with Index.create(tmp_path / "idx") as idx:
         assert idx.catalog.meta("key_scheme") == str(KEY_SCHEME)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_fifos_and_dangling_symlinks_in_a_folder_are_reported_not_dropped(tmp_path):
+    """Issue 30 item 15: README says never dropped silently; a FIFO is never opened (a read
+    would block)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text("one two three four five six", encoding="utf-8")
+    os.mkfifo(src / "pipe.txt")
+    (src / "gone.txt").symlink_to(tmp_path / "nowhere.txt")
+    (src / "link.txt").symlink_to(src / "a.txt")  # a symlinked file is read
+    items = {i.key: i for i in list_items([src])}
+    assert set(items) == {"src/a.txt", "src/pipe.txt", "src/gone.txt", "src/link.txt"}
+    for key, what in (("src/pipe.txt", "a FIFO"), ("src/gone.txt", "a symbolic link to nothing")):
+        with pytest.raises(ExtractionError, match=f"expected a regular file, found {what}") as e:
+            read_item(items[key])
+        assert e.value.kind == "unreadable"
+    assert read_item(items["src/link.txt"])[1] == "one two three four five six"

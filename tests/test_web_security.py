@@ -125,7 +125,7 @@ def test_oversized_upload_refused(index):
         assert r.status_code == 413 and "more than the server accepts" in r.json()["error"]
         three = [("file", (f"f{i}.txt", b"w " * 100)) for i in range(3)]
         r = requests.post(url + "/api/query", files=three, timeout=30)
-        assert r.status_code == 400 and "Maximum number of files is 2" in r.json()["error"]
+        assert r.status_code == 413 and "Maximum number of files is 2" in r.json()["error"]
         small = requests.post(url + "/api/query", files={"file": ("s.txt", b"word " * 100)})
         assert small.status_code == 200
         driver = chromium_driver()
@@ -244,3 +244,41 @@ def test_read_only_by_default(index):
         )
         assert r.status_code == 403 and "--allow-upload-to-index" in r.json()["error"]
         assert s.get(url + "/add", timeout=30).status_code == 403
+
+
+def test_api_inputs_of_the_wrong_type_or_range_are_4xx_with_a_message(index):
+    """Issue 30 items 4 and 7: never a silently different question, never a 500."""
+    import requests
+
+    with serving(index, "--max-files", "2", "--allow-upload-to-index") as (url, _):
+        q = url + "/api/query"
+        essay = b"Some words of an essay to check against the index " * 5
+
+        def bad(status: int, fragment: str, **kw) -> None:
+            r = requests.post(q, timeout=30, **kw) if "files" in kw or "data" in kw else None
+            r = r if r is not None else requests.get(url + kw["get"], timeout=30)
+            assert r.status_code == status, (kw, r.status_code, r.text)
+            assert fragment in r.json()["error"], (kw, r.text)
+
+        # pasted text sent as a file part (curl -F text=@file) was checked as "UploadFile(...)"
+        bad(400, "expected `text` as a form field, found a file part", files={"text": essay})
+        bad(400, "expected `min` as a form field", files={"file": ("a.txt", essay), "min": b"5"})
+        for value in ("nan", "inf", "-1", "100.5", "five"):
+            bad(400, "expected `min`", data={"text": essay.decode(), "min": value})
+        bad(400, "expected `file` parts holding files", data={"file": "not a file"})
+        many = [("file", (f"f{i}.txt", essay)) for i in range(3)]
+        bad(413, "Maximum number of files is 2", files=many)
+        for query in ("offset=-1", "offset=99999999999999999999", "limit=0", "limit=x"):
+            bad(400, "bad request: expected `", get=f"/api/documents?{query}")
+        ok = requests.post(q, data={"text": essay.decode(), "min": "0"}, timeout=30)
+        assert ok.status_code == 200 and ok.json()["queries"][0]["key"] == "pasted-text.txt"
+        # pages clamp instead: no 500 for a page number beyond any integer SQLite holds
+        assert requests.get(url + "/documents?page=99999999999999999999", timeout=30).ok
+        # /api/add: the documented form field `csrf` is honoured, like the header
+        s = requests.Session()
+        csrf = s.get(url + "/api/csrf", timeout=30).json()["csrf"]
+        up = {"file": ("added.txt", essay)}
+        r = s.post(url + "/api/add", files=up, data={"csrf": "wrong"}, timeout=30)
+        assert r.status_code == 403 and "CSRF" in r.json()["error"]
+        r = s.post(url + "/api/add", files=up, data={"csrf": csrf}, timeout=30)
+        assert r.status_code == 202, r.text

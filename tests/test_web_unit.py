@@ -141,3 +141,81 @@ def test_pair_report_escapes_keys_once():
     assert f"<h1>{esc_a} and {esc_b}</h1>" in page
     assert "&amp;amp;" not in page and "&amp;lt;" not in page and "&amp;#x27;" not in page
     assert "<i>" not in page
+
+
+def test_checks_at_once_are_bounded_and_the_next_is_told_busy(monkeypatch):
+    """Issue 30 item 6: at most CHECKS_AT_ONCE checks hold memory at a time; another waits
+    CHECK_WAIT seconds for a slot, then is answered 429 (BusyError)."""
+    from types import SimpleNamespace
+
+    from simdask.web import api
+
+    monkeypatch.setattr(api, "CHECK_WAIT", 0.2)
+
+    async def scenario():
+        srv = SimpleNamespace(checks=asyncio.Semaphore(api.CHECKS_AT_ONCE))
+        release = asyncio.Event()
+        inside = []
+
+        async def hold():
+            async with api.check_slot(srv):
+                inside.append(1)
+                await release.wait()
+
+        holders = [asyncio.create_task(hold()) for _ in range(api.CHECKS_AT_ONCE)]
+        while len(inside) < api.CHECKS_AT_ONCE:
+            await asyncio.sleep(0.01)
+        with pytest.raises(api.BusyError, match="busy"):
+            async with api.check_slot(srv):
+                pass
+        release.set()
+        await asyncio.gather(*holders)
+        async with api.check_slot(srv):  # free again
+            return True
+
+    assert asyncio.run(scenario())
+
+
+def test_text_budget_of_a_check(tmp_path):
+    from types import SimpleNamespace
+
+    from simdask.web import api
+
+    cfg = SimpleNamespace(max_files=50, max_file_bytes=100_000_000)
+    assert api.text_budget(cfg) == api.QUERY_TEXT_CAP == 200_000_000  # a 4 GB laptop
+    assert api.text_budget(SimpleNamespace(max_files=2, max_file_bytes=10)) == 20
+    for i in range(3):
+        (tmp_path / f"{i}.txt").write_text("word " * 200, encoding="utf-8")  # 1,000 chars
+    paths = sorted(tmp_path.glob("*.txt"))
+    assert len(api.read_bounded(paths, 3000)) == 3
+    with pytest.raises(TooLargeError, match=r"more than 2,999 characters of text \(by 2.txt\)"):
+        api.read_bounded(paths, 2999)
+
+
+def test_anonymous_traffic_never_evicts_a_logged_in_session(monkeypatch):
+    """Issue 30 item 7: 10,050 anonymous requests logged every user out."""
+    from simdask.web import auth
+
+    monkeypatch.setattr(auth, "MAX_SESSIONS", 50)
+    s = Sessions("the-secret")
+    sid, mine = s.new(authenticated=True)
+    first_anon, _ = s.new(authenticated=False)
+    for _ in range(3 * auth.MAX_SESSIONS):  # a flood of cookie-less requests
+        s.new(authenticated=False)
+    assert s.get(sid) is mine and mine.authenticated
+    assert s.get(first_anon) is None  # anonymous ones go, least recently seen first
+    kept = [s.new(authenticated=True)[0] for _ in range(auth.MAX_SESSIONS - 1)]
+    assert s.get(sid) is mine  # seen recently: the next logged-in one evicts another
+    s.new(authenticated=True)
+    assert s.get(sid) is mine and s.get(kept[0]) is None
+
+
+def test_failed_logins_are_limited_for_the_whole_server():
+    from simdask.web.auth import LoginLimiter
+
+    lim = LoginLimiter(failures=3, window=60.0)
+    for t in (0.0, 1.0, 2.0):
+        assert lim.wait(now=t) == 0.0
+        lim.failed(now=t)
+    assert lim.wait(now=3.0) == pytest.approx(57.0)  # the 4th guess waits for the window
+    assert lim.wait(now=60.5) == 0.0  # the first failure left the window

@@ -38,7 +38,7 @@ def run(args) -> int:
     from simdask.boilerplate import shared_passages
     from simdask.index import Index
 
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         rows = shared_passages(idx, args.top, args.min_documents)
     write_rows((r.to_dict() for r in rows), COLUMNS, args.format, sys.stdout)
     return EXIT_OK

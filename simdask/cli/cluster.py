@@ -8,7 +8,7 @@ import json
 import sys
 
 from simdask.cli._args import add_cluster_arguments
-from simdask.cli._common import EXIT_OK, EXIT_STATUS_HELP
+from simdask.cli._common import EXIT_CLUSTER, EXIT_OK, EXIT_STATUS_HELP
 
 __all__ = ["register", "run"]
 
@@ -40,7 +40,9 @@ def register(subparsers) -> None:
     p.add_argument(
         "--check",
         action="store_true",
-        help="connect (or start the cluster) and report workers, memory and versions",
+        help="connect (or start the cluster) and report workers, memory and versions; exit "
+        "status 4 on any problem (no workers, simdask missing or of another version on a "
+        "worker, other dask/distributed/numpy/Python versions, Active Memory Manager on)",
     )
     p.add_argument("-o", "--output", choices=("table", "json"), default="table")
     add_cluster_arguments(p)
@@ -73,9 +75,10 @@ def run(args) -> int:
         print(json.dumps(out, indent=2))
     else:
         _print_cluster(out)
-    for w in out.get("check", {}).get("warnings", []):
-        print(f"simdask: warning: {w}", file=sys.stderr)
-    return EXIT_OK
+    problems = out.get("check", {}).get("warnings", [])
+    for w in problems:
+        print(f"simdask: problem: {w}", file=sys.stderr)
+    return EXIT_CLUSTER if problems else EXIT_OK
 
 
 def _print_cluster(out: dict) -> None:

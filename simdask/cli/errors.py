@@ -16,8 +16,10 @@ from simdask.index import Index
 
 __all__ = ["register", "run"]
 
-#: columns: ``kept`` says whether an earlier version of the document is still indexed
+#: columns: ``kept`` says whether an earlier version of the document is still indexed (for a
+#: warning such as ``control_bytes``: the document itself is indexed)
 COLUMNS = ("key", "kind", "message", "run", "kept")
+_KEPT = {True: "earlier version", False: "no"}
 
 
 def register(subparsers) -> None:
@@ -28,8 +30,10 @@ def register(subparsers) -> None:
         description="The documents currently not indexed, and why: every file whose last "
         "reading failed (unsupported format, scanned PDF, damaged, ...) and has not been "
         "indexed or removed from its source since, and the documents too short to be "
-        "compared. `run` is the run that last reported it; `kept` says whether an earlier "
-        "version of the document is still indexed (and compared).",
+        "compared, and warnings about indexed documents (kind control_bytes: stray NUL or "
+        "other control bytes dropped from its text). `run` is the run that last reported "
+        "it; `kept` says whether an earlier version of the document is still indexed (and "
+        "compared).",
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument(
@@ -40,18 +44,19 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Print the failures (none: a table says so on stderr)."""
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         if args.last_run:
             last = idx.catalog.last_run()
             errs = idx.catalog.errors_of_run(last["run_id"]) if last else []
             rows = [{"key": k, "kind": kind, "message": m} for k, kind, m in errs]
             columns: tuple[str, ...] = ("key", "kind", "message")
         else:
-            rows = [f.to_dict() for f in idx.failures()]
+            failures = idx.failures()
+            rows = [f.to_dict() for f in failures]
             columns = COLUMNS
             if args.format == "table":
-                for r in rows:
-                    r["kept"] = "earlier version" if r["kept"] else "no"
+                for r, f in zip(rows, failures, strict=True):
+                    r["kept"] = "indexed (warning)" if f.warning else _KEPT[r["kept"]]
     write_rows(rows, columns, args.format, sys.stdout)
     if not rows and args.format == "table":
         print("simdask: every document is indexed", file=sys.stderr)

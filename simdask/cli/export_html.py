@@ -50,7 +50,7 @@ def run(args) -> int:
 
     pairs = _read_pairs(args.pairs) if args.pairs else None
     limits = SiteLimits(args.min, args.max_pairs, args.per_document, pairs)
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         n = export_site(
             idx,
             args.outdir,

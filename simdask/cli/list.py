@@ -35,7 +35,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Print the keys (nothing matching: a note on stderr)."""
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         keys = match_keys(idx.catalog, args.pattern)
         if args.format == "lines":
             for k in keys:

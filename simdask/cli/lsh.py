@@ -92,7 +92,7 @@ def run(args) -> int:
 def _pairs(args) -> int:
     from simdask.index import Index
 
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         pairs = idx.lsh_pairs(args.min, exact=args.exact)
     cols = (*PAIR_COLUMNS, "exact_jaccard") if args.exact else PAIR_COLUMNS
     write_rows((p.to_dict() for p in pairs), cols, args.format, sys.stdout)
@@ -105,7 +105,7 @@ def _query(args) -> int:
 
     docs = read_queries(args.files)
     good = [(k, t) for k, t in docs if isinstance(t, str)]
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         results = idx.lsh_query([t for _, t in good], args.min)
     rows = (
         {"query": key, **m.to_dict()}

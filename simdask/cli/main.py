@@ -57,6 +57,7 @@ from simdask.cli._logging import configure_logging
 from simdask.config import IndexConfig
 from simdask.errors import ClusterError, ConfigError, IndexDamagedError, SimdaskError
 from simdask.settings import INDEX_SETTINGS
+from simdask.storage.remote import index_folder, require_lasting
 
 __all__ = ["COMMAND_MODULES", "EXIT_CLUSTER", "build_parser", "main"]
 
@@ -132,10 +133,23 @@ def _bad_settings(args) -> str | None:
     return None
 
 
+def _locations(args) -> None:
+    """INDEX as a local folder (a ``file://`` URL taken as its path) and a ``--shard-store``
+    that outlives the command; :class:`ConfigError` (bad usage) otherwise."""
+    if isinstance(getattr(args, "index", None), str):
+        args.index = str(index_folder(args.index))
+    if getattr(args, "shard_store", None):
+        require_lasting(args.shard_store)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simdask`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, args.log_file)
+    try:
+        _locations(args)
+    except ConfigError as e:
+        return _error(e, EXIT_USAGE)
     if has_cluster_arguments(args):
         try:
             args.cluster = cluster_of(args)

@@ -84,7 +84,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Run ``simdask query``; returns the exit status."""
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         docs = read_queries(args.files)
         batch = query_documents(idx, docs, args.min, args.top)
         rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]

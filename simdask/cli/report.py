@@ -78,7 +78,7 @@ def run(args) -> int:
     options = ViewOptions(
         exact_only=args.exact_only, min_words=args.min_match, min_chunks=args.min_chunks
     )
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         ka, ta, a_in = _side(idx, args.key)
         kb, tb, b_in = _side(idx, args.other)
         k = idx.config.k

@@ -52,7 +52,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Print the pairs, best first."""
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         key = idx.resolve_key(args.key) if args.key else None
         if args.format == "table" or args.pairs:
             pairs = idx.pair_list(args.min, key)

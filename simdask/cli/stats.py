@@ -22,7 +22,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Print the statistics as ``name value`` lines (config as ``config.NAME``, the heavy
     chunks of the last run as ``heavy.NAME``) or JSON."""
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         st = idx.stats()
     if args.format == "json":
         print(json.dumps(st, indent=2))

@@ -21,6 +21,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Print the text on stdout, as stored (no newline added)."""
-    with Index.open(args.index) as idx:
+    with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         sys.stdout.write(idx.text(idx.resolve_key(args.key)))
     return EXIT_OK

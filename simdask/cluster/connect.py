@@ -20,6 +20,7 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster
 
+from simdask.cluster.listen import dashboard_link, local_network, ssh_network
 from simdask.cluster.spec import ClusterSpec, default_workers
 from simdask.cluster.workers import scheduler_workers
 from simdask.errors import ClusterError, SimdaskError
@@ -131,6 +132,7 @@ def ssh_cluster_kwargs(spec: ClusterSpec) -> dict[str, Any]:
         },
         "scheduler_options": {"port": 0, "dashboard_address": spec.dashboard_address},
         "remote_python": spec.remote_python or sys.executable,
+        **ssh_network(spec),
     }
 
 
@@ -142,6 +144,9 @@ def _start_ssh(spec: ClusterSpec):
     except ImportError:
         raise ClusterError("--ssh needs the asyncssh package: pip install 'simdask[ssh]'") from None
     kwargs = ssh_cluster_kwargs(spec)
+    network = kwargs.pop("network", {})
+    kwargs["scheduler_options"].update(network)
+    kwargs["worker_options"].update(network)
     try:
         # the remote processes inherit dask's config; SSHCluster waits for their INFO lines
         # ("Scheduler at: ..."), so their distributed logging stays at INFO whatever this
@@ -212,8 +217,8 @@ def connect(
                     threads_per_worker=spec.threads_per_worker,
                     processes=processes,
                     memory_limit=spec.memory_limit,
-                    dashboard_address=spec.dashboard_address,
                     silence_logs=level,
+                    **local_network(spec, processes),
                 )
         try:
             client = Client(cluster)
@@ -221,7 +226,8 @@ def connect(
             cluster.close()
             raise
     try:
-        yield client
+        with dask.config.set(dashboard_link(spec)):
+            yield client
     finally:
         with suppress(Exception):  # a lost scheduler must not hide the error of the run
             client.close(timeout=10)

@@ -26,7 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdask.cluster.addresses import scheduler_address
+from simdask.cluster.values import BadValue as _Bad
+from simdask.cluster.values import address_value as _address
+from simdask.cluster.values import describe_value as _describe
+from simdask.cluster.values import flag_value as _flag
+from simdask.cluster.values import hosts_value as _hosts
+from simdask.cluster.values import int_value as _int
+from simdask.cluster.values import kind_value
+from simdask.cluster.values import memory_value as _memory
+from simdask.cluster.values import seconds_value as _seconds
+from simdask.cluster.values import text_value as _text
 from simdask.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -49,6 +58,7 @@ __all__ = [
 ]
 
 KINDS = ("local", "scheduler", "ssh")
+_kind = kind_value(KINDS)
 
 
 def default_workers() -> int:
@@ -56,104 +66,6 @@ def default_workers() -> int:
     one per core this process may run on (``cpu_count`` where affinity is not known)."""
     get = getattr(os, "sched_getaffinity", None)
     return max(1, len(get(0)) if get else os.cpu_count() or 1)
-
-
-class _Bad(Exception):
-    """A value does not fit: ``expected`` says what would."""
-
-    def __init__(self, expected: str):
-        super().__init__(expected)
-        self.expected = expected
-
-
-def _describe(value: Any) -> str:
-    return f"{value!r} ({type(value).__name__})"
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _Bad("a non-empty string")
-    return value.strip()
-
-
-def _address(value: Any) -> str:
-    try:
-        return scheduler_address(value)
-    except ValueError as e:
-        raise _Bad(str(e)) from None
-
-
-def _kind(value: Any) -> str:
-    if value not in KINDS:
-        raise _Bad("one of " + ", ".join(repr(k) for k in KINDS))
-    return value
-
-
-def _int(lo: int, hi: int | None = None) -> Callable[[Any], int]:
-    what = f"an integer in {lo}..{hi}" if hi else f"an integer >= {lo}"
-
-    def parse(value: Any) -> int:
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            value = int(value)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise _Bad(what)
-        if value < lo or (hi is not None and value > hi):
-            raise _Bad(what)
-        return value
-
-    return parse
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise _Bad("a number of seconds > 0") from None
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
-        raise _Bad("a number of seconds > 0")
-    return float(value)
-
-
-def _hosts(value: Any) -> tuple[str, ...]:
-    what = "host names, comma-separated (a string) or a list of strings"
-    if isinstance(value, str):
-        value = value.replace(",", " ").split()
-    if not isinstance(value, (list, tuple)) or not all(
-        isinstance(h, str) and h.strip() for h in value
-    ):
-        raise _Bad(what)
-    return tuple(h.strip() for h in value)
-
-
-def _memory(value: Any) -> str:
-    """``auto``, a byte count (``4GiB``, ``500MB``, an integer) or a fraction of RAM (0, 1]."""
-    from dask.utils import parse_bytes
-
-    what = "'auto', a size such as '4GiB', a fraction of the machine's memory in (0, 1] or 0"
-    if isinstance(value, bool):
-        raise _Bad(what)
-    if isinstance(value, (int, float)):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
-        raise _Bad(what)
-    value = value.strip()
-    if value in ("auto", "0"):
-        return value
-    try:
-        number = float(value)
-    except ValueError:
-        number = None
-    if number is not None:
-        if 0 < number <= 1 or (number > 1 and number.is_integer()):
-            return value
-        raise _Bad(what)
-    try:
-        if parse_bytes(value) > 0:
-            return value
-    except ValueError:
-        pass
-    raise _Bad(what)
 
 
 @dataclass(frozen=True)
@@ -254,9 +166,35 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "dashboard_address",
         _text,
-        "where the scheduler serves the Dask dashboard (:8787; :0 for any free port)",
+        "where the scheduler serves the Dask dashboard (:8787; :0 for any free port; without "
+        "a host: on --listen for a local cluster, only this machine by default)",
         ("local", "ssh"),
         metavar="ADDR",
+    ),
+    Setting(
+        "listen",
+        _text,
+        "the address a local cluster's scheduler, workers and dashboards listen on (127.0.0.1: "
+        "only this machine; this machine's address or 0.0.0.0 opens them to the network, "
+        "without authentication)",
+        ("local",),
+        metavar="HOST",
+    ),
+    Setting(
+        "interface",
+        _text,
+        "the network interface an SSH cluster's scheduler and workers listen on, e.g. eth1 "
+        "(default: Dask's, every interface)",
+        _SSH,
+        metavar="IFACE",
+    ),
+    Setting(
+        "tls",
+        _flag,
+        "yes: an SSH cluster's connections use TLS with the certificates of Dask's "
+        "configuration (distributed.comm.tls.*, the same paths on every host)",
+        _SSH,
+        metavar="yes|no",
     ),
     Setting(
         "connect_timeout",
@@ -294,6 +232,9 @@ class ClusterSpec:
     threads_per_worker: int = 1
     memory_limit: str = "auto"
     dashboard_address: str = ":8787"
+    listen: str = "127.0.0.1"
+    interface: str | None = None
+    tls: bool = False
     connect_timeout: float = 30.0
 
     def __post_init__(self) -> None:

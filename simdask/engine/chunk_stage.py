@@ -59,7 +59,8 @@ class BatchResult:
 
     Per recomputed document (new content): ``prov_ids``, ``keys``, ``hashes``, ``n_words``,
     ``n_chunks``, ``spans`` (offset, length in ``pack``). ``unchanged``: ``(item, key)`` whose
-    content hash equals the catalog's. ``errors``: ``(item, key, kind, message)``.
+    content hash equals the catalog's. ``errors``: ``(item, key, kind, message)``;
+    ``warnings``: the same for recomputed documents indexed with a note (``control_bytes``).
     ``lsh``: in the MinHash LSH mode, signatures and band keys of the recomputed documents.
     """
 
@@ -74,6 +75,7 @@ class BatchResult:
     pack_data: bytes | None = None
     unchanged: list[tuple[int, str]] = field(default_factory=list)
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
+    warnings: list[tuple[int, str, str, str]] = field(default_factory=list)
     n_pairs: int = 0
     lsh: tuple[np.ndarray, np.ndarray] | None = None  # (signatures, band keys) per prov_id
 
@@ -106,7 +108,7 @@ class UnchangedPayload:
 @sizeof.register(BatchResult)
 def _sizeof_batch(res: BatchResult) -> int:
     """Dask's size estimate of a batch result: its lists and the pack's bytes."""
-    lists = (res.source_of, res.keys, res.hashes, res.unchanged, res.errors)
+    lists = (res.source_of, res.keys, res.hashes, res.unchanged, res.errors, res.warnings)
     lsh = sum(a.nbytes for a in res.lsh) if res.lsh else 0
     return sizeof(lists) + sizeof(res.spans) + len(res.pack_data or b"") + lsh + 200
 
@@ -144,13 +146,15 @@ def _read_batch(
             if isinstance(data, UnchangedPayload):  # the client found it unchanged
                 res.unchanged.append((index, data.key))
                 continue
-            key, text, digest = parse_item(item, data, known, max_file_bytes)
+            notes: list[tuple[str, str]] = []
+            key, text, digest = parse_item(item, data, known, max_file_bytes, notes)
         except ExtractionError as e:
             res.errors.append((index, e.key, e.kind, e.message))
             continue
         if text is None:  # known.unchanged(key, digest): not extracted
             res.unchanged.append((index, key))
             continue
+        res.warnings.extend((index, key, kind, message) for kind, message in notes)
         res.prov_ids.append(PROVISIONAL_BASE + index)
         res.keys.append(key)
         res.source_of.append(item.source)

@@ -34,6 +34,7 @@ from simdask.ingest.sources import list_items
 from simdask.kernels.similarity import containment
 from simdask.pairs import Pair as CrossPair  # a pair across the groups: A in B, B in A
 from simdask.progress import Callback
+from simdask.storage.failures import WARNING_KINDS
 
 __all__ = ["GROUP_PREFIXES", "CompareResult", "CrossPair", "compare_groups"]
 
@@ -66,8 +67,8 @@ class CompareResult:
     @property
     def unreadable(self) -> list[tuple[str, str, str, str]]:
         """:attr:`errors` other than ``too_short`` (documents of fewer than ``k`` words are
-        read and indexed, they just have no chunks)."""
-        return [e for e in self.errors if e[2] != "too_short"]
+        read and indexed, they just have no chunks) and warnings about indexed documents."""
+        return [e for e in self.errors if e[2] != "too_short" and e[2] not in WARNING_KINDS]
 
 
 def compare_groups(

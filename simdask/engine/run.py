@@ -1,9 +1,8 @@
 """One run as Dask tasks (DESIGN §3): chunk -> resolve IDs -> merge per range -> similarity.
 
-An incremental run that recomputes few documents writes, per range it touches, a delta
-segment and tombstones (:mod:`.delta_stage`; with ``max_df`` it also recomputes the documents
-holding a chunk whose count crossed it); a build, or a run recomputing many documents,
-rewrites each changed range as one segment.
+A run recomputing few documents writes, per range it touches, a delta segment and tombstones
+(:mod:`.delta_stage`; with ``max_df`` also recomputing the documents holding a chunk whose
+count crossed it); a build, or a run recomputing many, rewrites each changed range whole.
 
 :func:`run_update` lists the work, drives the stages (:mod:`.chunk_stage`, :mod:`.merge_stage`,
 :mod:`.similarity_stage`, all under the contract of :mod:`.stage`) with deterministic task
@@ -166,6 +165,7 @@ def run_update(
         delete_missing_from=delete_missing_from,
         id_limit=PROVISIONAL_BASE,
         sources=[i.source for i in items],
+        warnings=[w for r in chunked.results for w in r.warnings],
     )
     stats.words = resolved.words
     changes = _changes(resolved, config, replace_all)

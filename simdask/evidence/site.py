@@ -211,7 +211,7 @@ def _write_pages(
         for d in sorted(docs, key=lambda d: (-top.get(d.key, 0.0), d.key))
     )
     failures = index.failures()
-    n_failed = sum(1 for f in failures if f.kind != "too_short")
+    n_failed = sum(1 for f in failures if not f.indexed)
     shown = rows[:TOP_PAIRS]
     body = (
         f"<h1>simdask: {len(docs)} documents, {len(rows)} similar pairs</h1>"

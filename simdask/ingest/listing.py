@@ -16,6 +16,7 @@ File names that are not valid UTF-8 keep their bytes in keys written ``\\xNN``
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "FOLDER_SUFFIX",
     "folder_key",
     "jsonl_lines",
+    "not_regular",
     "safe_text",
     "source_id",
     "walk_folder",
@@ -63,8 +65,31 @@ def _listed(name: str, suffixes) -> bool:
     return not _hidden(name) and os.path.splitext(name)[1].lower() in suffixes
 
 
+def not_regular(path: str) -> str | None:
+    """What ``path`` is when it is not a regular file nor a folder (a FIFO, a device, a
+    socket, a symbolic link to nothing), said for a message; None for a file or folder."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return f"an entry that vanished ({e.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        if os.path.exists(path):
+            return None
+        return f"a symbolic link to nothing ({os.readlink(path)!r} does not exist)"
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    if stat.S_ISFIFO(st.st_mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket"
+    return "a device node"
+
+
 def walk_folder(
-    root: Path, suffixes, skipped: list[tuple[str, str]] | None = None
+    root: Path,
+    suffixes,
+    skipped: list[tuple[str, str]] | None = None,
+    irregular: list[tuple[str, str, str]] | None = None,
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The documents of a folder and the folders that could not be listed.
 
@@ -74,7 +99,9 @@ def walk_folder(
     for every folder (``root`` itself included: ``""``) that could not be read. Symlinked
     folders are not followed (symlinked files are read). ``skipped``, when given, receives
     the other files (not hidden, suffix not in ``suffixes``) the same way as ``files``, so
-    that a caller reports them instead of dropping them silently.
+    that a caller reports them instead of dropping them silently; ``irregular`` receives
+    ``(path, path inside root, what it is)`` of the entries that are neither files nor
+    folders (FIFOs, devices, sockets, dangling symlinks: :func:`not_regular`), never read.
     """
     files: list[tuple[tuple[str, ...], str]] = []
     failed: list[tuple[str, str]] = []
@@ -90,7 +117,10 @@ def walk_folder(
         rel_dir = Path(dirpath).relative_to(root).parts
         for name in filenames:
             full = os.path.join(dirpath, name)
-            if _listed(name, suffixes) and os.path.isfile(full):
+            odd = None if _hidden(name) or irregular is None else not_regular(full)
+            if odd is not None and irregular is not None:
+                irregular.append((full, "/".join((*rel_dir, name)), odd))
+            elif _listed(name, suffixes) and os.path.isfile(full):
                 files.append(((*rel_dir, name), full))
             elif skipped is not None and not _hidden(name) and os.path.isfile(full):
                 others.append(((*rel_dir, name), full))

@@ -153,12 +153,17 @@ def _jsonl_items(path: Path, source: str, prefix: str = "") -> list[SourceItem]:
 def _folder_items(path: Path, source: str, prefix: str) -> list[SourceItem]:
     top = folder_key(path)
     skipped: list[tuple[str, str]] = []
-    files, failed = walk_folder(path, SUFFIXES, skipped)
+    odd: list[tuple[str, str, str]] = []
+    files, failed = walk_folder(path, SUFFIXES, skipped, odd)
     items = [SourceItem(source, f, top + safe_text(rel), prefix=prefix) for f, rel in files]
     for f, rel in skipped:  # reported, never dropped silently
         msg = unsupported_message(rel, TEXT_SUFFIXES)
         key = top + safe_text(rel)
         items.append(SourceItem(source, f, key, prefix=prefix, error=msg, error_kind="unsupported"))
+    for f, rel, what in odd:  # FIFOs, devices, dangling symlinks: reported, never read
+        msg = f"expected a regular file, found {what}: not read"
+        key = top + safe_text(rel)
+        items.append(SourceItem(source, f, key, prefix=prefix, error=msg, error_kind="unreadable"))
     for rel, reason in failed:
         where = os.path.join(path, rel) if rel else str(path)
         items.append(
@@ -353,13 +358,15 @@ def parse_item(
     data: bytes,
     known: KnownHashes | None = None,
     max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+    notes: list | None = None,
 ) -> tuple[str, str | None, str]:
     """Key, text and content hash of one item from its raw bytes (see :func:`fetch_item`).
 
     The hash (of the raw file bytes; of the text for a JSONL line) comes first: a document
     that ``known`` holds with this key and hash is not extracted, and its text is None.
     ``max_bytes`` (the run's --max-file-size; None or 0: none) also bounds what a container
-    format inflates to (:func:`~simdask.ingest.extract.extract_text`).
+    format inflates to (:func:`~simdask.ingest.extract.extract_text`), which appends its
+    notes (warnings about a document still extracted) to ``notes``.
     Raises :class:`ExtractionError` (kinds in :data:`simdask.ingest.extract.KINDS`).
     """
     if item.key is not None:
@@ -367,7 +374,8 @@ def parse_item(
         digest = content_hash(data)
         if known is not None and known.unchanged(key, digest):
             return key, None, digest
-        return key, extract_text(data, key, 0 if max_bytes is None else max_bytes), digest
+        limit = 0 if max_bytes is None else max_bytes
+        return key, extract_text(data, key, limit, notes), digest
     label = _label(item)
     try:
         obj = json.loads(data)

@@ -259,6 +259,7 @@ def resolve_changes(
     delete_missing_from: Collection[str] = frozenset(),
     id_limit: int = 2**32,
     sources: Sequence[str] | None = None,
+    warnings: Iterable[tuple[int, str, str, str]] = (),
 ) -> ResolvedChanges:
     """Decide per document of a run: added, modified, unchanged, deleted or failed.
 
@@ -273,7 +274,9 @@ def resolve_changes(
     index; None: versions carry theirs, others count as unknown): a key read from two
     sources, in this run or held in the index by another source, is a ``duplicate_key``
     error, never a replacement; documents under a folder that could not be listed (an
-    ``unreadable`` error whose key ends with ``/``) are kept.
+    ``unreadable`` error whose key ends with ``/``) are kept. ``warnings``: ``(item, key,
+    kind, message)`` of versions indexed with a note; reported (with the errors) for the
+    items whose version is indexed.
     """
     counts = DocumentCounts()
     versions = list(versions)
@@ -299,6 +302,8 @@ def resolve_changes(
         raise ConfigError(f"doc IDs must stay below {id_limit}; this run needs {fresh[-1]}")
     final_of = dict(zip((v.item for v in new), fresh, strict=True))
     upserted = _rows(recomputed, known, final_of, counts, errors)
+    indexed = {v.item for v in recomputed}
+    errors.extend((key, kind, msg) for item, key, kind, msg in warnings if item in indexed)
     modified = {d.doc_id for d in upserted if d.key in known}
     return ResolvedChanges(
         upserted=upserted,

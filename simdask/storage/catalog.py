@@ -268,7 +268,11 @@ class Catalog(SegmentTables):
 
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:
-        """Reads inside see one committed state (a deferred transaction, no lock taken)."""
+        """Reads inside see one committed state (a deferred transaction, no lock taken); a
+        block nested in another shares the outer one's state."""
+        if self.conn.in_transaction:
+            yield
+            return
         self.conn.execute("BEGIN")
         try:
             yield

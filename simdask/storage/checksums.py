@@ -5,9 +5,11 @@ Each committed file has a row ``(name, size, xxh3)`` in the catalog's ``files`` 
 ``texts/r000003-b000001.pack``), ``size`` in bytes, ``xxh3`` the 64-bit XXH3 of the bytes as
 16 hex digits. The rows of a run are written in the run's commit transaction (step
 ``commit.file_checksums``), which also drops the rows of files no longer current (shards of
-replaced generations, packs no document points to). Readers compare sizes (a ``stat``, cheap);
-``simdask check`` compares full hashes. Shards kept under a URL (``--shard-store``) are not
-recorded. Kept in this module so that it can follow the shard storage format.
+replaced generations, packs no document points to), and records the table's own checksum
+(:data:`DIGEST_META`), so that a damaged table is never taken for an index without checksums.
+Readers compare sizes (a ``stat``, cheap); ``simdask check`` compares full hashes. Shards
+kept under a URL (``--shard-store``) are not recorded. Kept in this module so that it can
+follow the shard storage format.
 """
 
 from __future__ import annotations
@@ -19,21 +21,25 @@ from pathlib import Path
 
 import xxhash
 
+from simdask.errors import IndexDamagedError
 from simdask.storage.sql import connection
 
 __all__ = [
     "BLOCK",
+    "DIGEST_META",
     "FILES_TABLE",
     "PACK_INDEX",
     "digest",
     "drop_stale",
     "pack_name",
+    "record_digest",
     "recorded",
     "run_files",
     "segment_sizes",
     "shard_files",
     "shard_prefix",
     "size_problems",
+    "table_digest",
 ]
 
 #: the catalog table of checksums (created by the first commit that writes one)
@@ -43,6 +49,9 @@ FILES_TABLE = (
 )
 #: the documents' index by text pack (whether a pack is still used: one lookup)
 PACK_INDEX = "CREATE INDEX IF NOT EXISTS documents_pack ON documents (text_pack)"
+#: the ``meta`` row holding :func:`table_digest` of the ``files`` table (recorded by every
+#: commit; an index without it was written before the table had a checksum)
+DIGEST_META = "files_xxh3"
 #: bytes read at a time when hashing (memory stays bounded for any file size)
 BLOCK = 4 * 2**20
 
@@ -109,15 +118,57 @@ def drop_stale(c: sqlite3.Connection) -> None:
     )
 
 
+def table_digest(rows: Iterable[tuple[str, int, str]]) -> str:
+    """The checksum of the checksum table: xxh3-64 (16 hex digits) of its rows ``(name, size,
+    xxh3)`` in name order, kept in the catalog's ``meta`` as :data:`DIGEST_META`."""
+    h = xxhash.xxh3_64()
+    for name, size, xxh3 in sorted(rows):
+        h.update(f"{name}\0{int(size)}\0{xxh3}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def record_digest(c: sqlite3.Connection) -> None:
+    """Store :func:`table_digest` of the ``files`` table as it now is (inside the commit, after
+    its rows changed)."""
+    rows = c.execute("SELECT name, size, xxh3 FROM files").fetchall()
+    c.execute(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (DIGEST_META, table_digest(rows))
+    )
+
+
 def recorded(c: sqlite3.Connection) -> dict[str, tuple[int, str]]:
     """``{name: (size, xxh3)}`` of every recorded file (empty for an index written before
-    checksums were recorded)."""
+    checksums were recorded: no ``files`` table and no :data:`DIGEST_META`).
+
+    Raises :class:`~simdask.errors.IndexDamagedError` when the table cannot be read, is
+    missing while its digest is recorded, or differs from its recorded digest: a checksum
+    table that cannot be trusted is damage, never "an older index"."""
     c = connection(c)
     try:
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        want = c.execute("SELECT value FROM meta WHERE name = ?", (DIGEST_META,)).fetchone()
+        if "files" not in tables:
+            if want is None:
+                return {}  # an index written before checksums were recorded
+            raise _untrusted("its table of file checksums is missing")
         rows = c.execute("SELECT name, size, xxh3 FROM files").fetchall()
-    except sqlite3.OperationalError:  # no such table: an older index
-        return {}
-    return {name: (int(size), xxh3) for name, size, xxh3 in rows}
+        out = {str(name): (int(size), str(xxh3)) for name, size, xxh3 in rows}
+    except (sqlite3.DatabaseError, TypeError, ValueError) as e:
+        raise _untrusted(f"its table of file checksums cannot be read ({e})") from None
+    if want is not None and table_digest((n, s, x) for n, (s, x) in out.items()) != want[0]:
+        raise _untrusted(
+            f"its table of file checksums ({len(out)} rows) differs from the checksum "
+            f"recorded for it ({DIGEST_META} {want[0]})"
+        )
+    return out
+
+
+def _untrusted(what: str) -> IndexDamagedError:
+    return IndexDamagedError(
+        f"the catalog is damaged: {what}; run `simdask check INDEX` to list all damage, then "
+        "restore the index folder from a backup, or rebuild it with "
+        "`simdask update INDEX SOURCE... --rebuild`"
+    )
 
 
 def segment_sizes(recorded: dict[str, tuple[int, str]]) -> dict[str, list[tuple[str, int]]]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.kernels.changes import DocumentRow
-from simdask.storage.checksums import FILES_TABLE, drop_stale
+from simdask.storage.checksums import FILES_TABLE, drop_stale, record_digest
 from simdask.storage.chunk_table import update_chunk_table
 from simdask.storage.lists import RESERVE_INDEX, RESERVE_INDEX_NAME, rebalance, touched_lists
 from simdask.storage.lsh_store import LshManifest
@@ -287,6 +287,7 @@ def _file_checksums(c: sqlite3.Connection, run: CommitContext) -> None:
     c.execute(FILES_TABLE)
     c.executemany("INSERT OR REPLACE INTO files (name, size, xxh3) VALUES (?, ?, ?)", run.ch.files)
     drop_stale(c)
+    record_digest(c)  # the checksum table's own checksum
 
 
 def _errors(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -332,6 +333,7 @@ def _meta(c: sqlite3.Connection, run: CommitContext) -> None:
         live = man.file_names() if man is not None else set()
         names = [r[0] for r in c.execute("SELECT name FROM files WHERE name LIKE 'lsh/%'")]
         c.executemany("DELETE FROM files WHERE name = ?", ((n,) for n in names if n not in live))
+        record_digest(c)
 
 
 def _drop_temp_tables(c: sqlite3.Connection, run: CommitContext) -> None:

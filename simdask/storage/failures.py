@@ -10,7 +10,9 @@ for each key, its latest error, unless it was superseded:
   or it was a ``--rebuild``) and did not report the key: the file was removed or fixed.
 
 Too-short documents are indexed without chunks (never compared); they are listed from the
-documents table, which is always current. Reading only: no lock.
+documents table, which is always current. Warnings (:data:`WARNING_KINDS`: the document is
+indexed, e.g. with stray control bytes dropped) are current while the version the run that
+reported them indexed is the document's current one. Reading only: no lock.
 """
 
 from __future__ import annotations
@@ -21,20 +23,36 @@ from typing import Any
 
 from simdask.storage.sql import connection, rows_in
 
-__all__ = ["Failure", "current_failures"]
+__all__ = ["WARNING_KINDS", "Failure", "current_failures"]
+
+#: error kinds that are warnings: the document was indexed (``control_bytes``: stray control
+#: bytes dropped from its text); ``too_short`` documents are indexed too, without chunks
+WARNING_KINDS = frozenset({"control_bytes"})
 
 
 @dataclass(frozen=True)
 class Failure:
     """A document not indexed (or, ``too_short``, indexed without chunks): its key, the kind
     and message of its last error, the run that reported it, and whether an earlier version
-    of it is still indexed (``kept``: its last good content is what is compared)."""
+    of it is still indexed (``kept``: its last good content is what is compared; always true
+    for a warning, :attr:`warning`)."""
 
     key: str
     kind: str
     message: str
     run_id: int
     kept: bool
+
+    @property
+    def warning(self) -> bool:
+        """Whether this is a warning about an indexed document (:data:`WARNING_KINDS`)."""
+        return self.kind in WARNING_KINDS
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the document is indexed as reported (a warning, or ``too_short``: indexed
+        without chunks), not a document that failed to read."""
+        return self.warning or self.kind == "too_short"
 
     def to_dict(self) -> dict[str, Any]:
         """The row as ``simdask errors -o jsonl`` prints it."""
@@ -75,15 +93,18 @@ def current_failures(conn, k: int = 5) -> list[Failure]:
     at = {r[0]: r for r in runs}
     latest: dict[str, tuple[int, str, str]] = {}
     reported: dict[int, set[str]] = {}
+    warned: dict[str, list[tuple[int, str, str]]] = {}
     for run_id, key, kind, msg in conn.execute(
         "SELECT run_id, key, kind, message FROM errors WHERE kind != 'too_short' ORDER BY rowid"
     ):
-        if run_id in at:
+        if run_id in at and kind in WARNING_KINDS:
+            warned.setdefault(key, []).append((run_id, kind, msg))
+        elif run_id in at:
             latest[key] = (run_id, kind, msg)
             reported.setdefault(run_id, set()).add(key)
     # only the keys with an error: a look-up per batch, not the whole documents table
     sql = "SELECT key, updated_at FROM documents WHERE key IN {in}"
-    updated = dict(rows_in(conn, sql, list(latest)))
+    updated = dict(rows_in(conn, sql, list(latest.keys() | warned.keys())))
     out = []
     covering: dict[int, list[set[str]]] = {}  # run -> keys met by each later run covering it
     for key, (run_id, kind, msg) in latest.items():
@@ -102,6 +123,12 @@ def current_failures(conn, k: int = 5) -> list[Failure]:
         if any(key not in met for met in covering[run_id]):
             continue  # a later run over its sources no longer met it
         out.append(Failure(key, kind, msg, run_id, key in updated))
+    for key, notes in warned.items():  # current while the version they were found in is
+        out.extend(
+            Failure(key, kind, msg, run_id, True)
+            for run_id, kind, msg in notes
+            if key in updated and updated[key] == at[run_id][1]
+        )
     run_at = {finished: run_id for run_id, finished, _, _ in runs}
     for key, words, when in conn.execute(
         "SELECT key, n_words, updated_at FROM documents WHERE status = 'too_short'"

@@ -93,6 +93,7 @@ class KeptMaps:
         size = sum(i[2] for i in ident) if ident else 0
         if ident is None or size > self.budget:
             return arrays
+        self.prune()  # segments removed since (their maps hold deleted files open)
         with self._lock:
             old = self._kept.pop(key, None)
             if old is not None:
@@ -117,6 +118,17 @@ class KeptMaps:
             old = self._kept.pop(key, None)
             if old is not None:
                 self.nbytes -= old[3]
+
+    def prune(self) -> int:
+        """Forget the kept maps whose files changed or are gone (a segment garbage-collected
+        after a compaction or an update): their maps would hold the deleted files open, and
+        their disk space, for as long as the process lives. Returns how many went."""
+        with self._lock:
+            items = list(self._kept.items())
+        gone = [key for key, (paths, ident, _, _) in items if _identity(paths) != ident]
+        for key in gone:
+            self._drop(key)
+        return len(gone)
 
     def clear(self) -> None:
         """Forget every kept map."""

@@ -14,12 +14,56 @@ from __future__ import annotations
 
 import os
 import posixpath
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
+from simdask.errors import ConfigError
 from simdask.storage.shards import ShardStore
 
-__all__ = ["RemoteStore", "UrlShardStore", "is_url"]
+__all__ = [
+    "PROCESS_LOCAL",
+    "RemoteStore",
+    "UrlShardStore",
+    "index_folder",
+    "is_url",
+    "require_lasting",
+]
 
 _MARKER = ".complete"
+
+
+#: fsspec file systems that live in one process only: an index whose shards are there could be
+#: read by no other command (refused when an index is created)
+PROCESS_LOCAL = ("memory",)
+
+
+def index_folder(path: str | os.PathLike) -> Path:
+    """The local folder of an index given as a path or as a ``file://`` URL (``file:///srv/idx``,
+    ``file://localhost/srv/idx``); any other URL raises :class:`ConfigError`: the catalog is a
+    local SQLite file (the shards may live at a URL: ``--shard-store``)."""
+    if not is_url(path):
+        return Path(path)
+    parts = urlsplit(str(path))
+    if parts.scheme == "file" and parts.netloc in ("", "localhost"):
+        return Path(unquote(parts.path))
+    raise ConfigError(
+        f"INDEX must be a local folder (a path, or file:///path); found the URL {str(path)!r}. "
+        "The catalog is a local SQLite file; keep the shards at a URL with --shard-store"
+    )
+
+
+def require_lasting(url: str) -> str:
+    """``url`` itself when a shard store there outlives the process; :class:`ConfigError`
+    for one of :data:`PROCESS_LOCAL` (``memory://``: an index made from the command line
+    would have lost its shards when the next command opens it)."""
+    protocol = urlsplit(url).scheme.lower()
+    if protocol in PROCESS_LOCAL:
+        raise ConfigError(
+            f"--shard-store {url!r}: a {protocol}:// store lives in one process only, so no "
+            "later command could read the index; use a lasting URL (s3://bucket/prefix, "
+            "file:///nfs/path) or leave --shard-store out (shards in INDEX/shards)"
+        )
+    return url
 
 
 def is_url(root: str | os.PathLike) -> bool:

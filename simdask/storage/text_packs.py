@@ -15,10 +15,12 @@ from pathlib import Path
 
 from simdask.errors import IndexDamagedError
 
-__all__ = ["PACK_NAME", "TextStore"]
+__all__ = ["PACK_NAME", "TEMP_NAME", "TextStore"]
 
 #: the names simdask gives its packs: ``r<run>-b<batch>.pack`` (the chunking task names them)
 PACK_NAME = re.compile(r"r\d{6,}-b\d{6,}\.pack")
+#: the temporary file a pack is written to before its rename (left by a killed run)
+TEMP_NAME = re.compile(r"\.r\d{6,}-b\d{6,}\.pack\.[0-9a-f]{8}\.tmp")
 
 
 class TextStore:
@@ -79,6 +81,13 @@ class TextStore:
         if not self.root.exists():
             return []
         return sorted(p.name for p in self.root.iterdir() if PACK_NAME.fullmatch(p.name))
+
+    def temp_files(self) -> list[str]:
+        """Names of packs' temporary files (:data:`TEMP_NAME`): none outside a run; a run
+        killed while writing a pack leaves one (garbage collection removes it)."""
+        if not self.root.exists():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if TEMP_NAME.fullmatch(p.name))
 
     def remove(self, name: str) -> None:
         """Delete a pack (missing is fine)."""

@@ -14,7 +14,10 @@
 - ``GET /api/csrf`` -> ``{"csrf": token}`` of the caller's session (for scripts that use a
   cookie jar instead of a bearer token).
 
-Errors answer ``{"error": message}`` with 400, 401, 403, 404 or 413.
+Errors answer ``{"error": message}`` with 400, 401, 403, 404 or 413: every input is checked
+(``min`` a finite percent in 0..100, ``limit``/``offset`` integers in range, ``text``,
+``min`` and ``csrf`` form fields and ``file`` parts of the right kind: 400; more files or
+bytes than the server's limits: 413).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -37,11 +41,30 @@ from simdask.web.auth import Sessions
 from simdask.web.reader import last_errors, search_documents, similar_rows, similarity_histogram
 from simdask.web.uploads import TooLargeError, limited_receive, save_uploads
 
-__all__ = ["READ_ONLY", "csrf_ok", "int_param", "routes", "server_of"]
+__all__ = [
+    "MAX_OFFSET",
+    "READ_ONLY",
+    "csrf_ok",
+    "file_parts",
+    "int_arg",
+    "int_param",
+    "min_similarity",
+    "routes",
+    "server_of",
+    "text_field",
+]
 
 READ_ONLY = (
     "this server is read-only: start it with --allow-upload-to-index to add documents to the index"
 )
+#: checks (``POST /api/query``) processed at once; another waits up to :data:`CHECK_WAIT`
+#: seconds for a slot, then is answered 429
+CHECKS_AT_ONCE = 2
+CHECK_WAIT = 30.0
+#: characters of extracted text one check holds at most, whatever its files (see
+#: :func:`text_budget`); with :data:`CHECKS_AT_ONCE` this bounds the server's memory
+QUERY_TEXT_CAP = 200_000_000
+_CSRF_MISSING = "missing or wrong CSRF token (header X-CSRF-Token or form field csrf)"
 #: the pasted text of a check is queried as a document of this name
 PASTED_NAME = "pasted-text.txt"
 
@@ -51,12 +74,111 @@ def server_of(request: Request):
     return request.app.state.server
 
 
+#: the largest offset or page number a listing accepts (SQLite's integers are 64-bit)
+MAX_OFFSET = 10**12
+
+
 def int_param(text: str | None, default: int) -> int:
-    """An integer query parameter (``default`` when absent or not a number)."""
+    """An integer query parameter (``default`` when absent or not a number), at most
+    :data:`MAX_OFFSET` (for the HTML pages; the API refuses instead: :func:`int_arg`)."""
     try:
-        return int(text) if text is not None else default
+        return min(int(text), MAX_OFFSET) if text is not None else default
     except ValueError:
         return default
+
+
+def int_arg(params, name: str, default: int, low: int = 0, high: int = MAX_OFFSET) -> int:
+    """The integer parameter ``name`` of ``params`` (``default`` when absent); a
+    :class:`ValueError` (answered 400) naming it when it is not an integer in low..high."""
+    text = params.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected `{name}` to be an integer, found {text[:40]!r}") from None
+    if not low <= value <= high:
+        raise ValueError(f"expected `{name}` between {low} and {high}, found {value}")
+    return value
+
+
+def text_field(form, name: str) -> str | None:
+    """The form field ``name`` as text (None when absent); a :class:`ValueError` (answered
+    400) when it was sent as a file part (``curl -F name=@file``): never read as the string
+    of the upload object."""
+    value = form.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(
+            f"expected `{name}` as a form field, found a file part (curl -F {name}=@FILE "
+            f"sends a file; use -F {name}=<FILE to send its text, or send files as `file`)"
+        )
+    return value
+
+
+def min_similarity(form, params) -> float:
+    """The ``min`` of a check (form field, else query parameter; default 1): percent, a
+    finite number in 0..100, else :class:`ValueError` (answered 400)."""
+    text = text_field(form, "min") or params.get("min") or "1"
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected `min` to be a number of percent, found {text[:40]!r}") from None
+    if not 0.0 <= value <= 100.0:  # also false for nan
+        raise ValueError(f"expected `min` between 0 and 100 (percent), found {text[:40]!r}")
+    return value
+
+
+def file_parts(form) -> list:
+    """The uploaded ``file`` parts; a :class:`ValueError` (answered 400) for a ``file`` sent as
+    a plain form field (not silently left out)."""
+    parts = form.getlist("file")
+    if any(isinstance(f, str) for f in parts):
+        raise ValueError("expected `file` parts holding files, found a plain form field `file`")
+    return parts
+
+
+class BusyError(Exception):
+    """Every check slot stayed taken for :data:`CHECK_WAIT` seconds (answered 429)."""
+
+
+def text_budget(settings) -> int:
+    """Characters of extracted text one check may hold: what its files may hold (``max_files``
+    of ``max_file_bytes``), at most :data:`QUERY_TEXT_CAP`, at least two files' worth."""
+    whole = settings.max_files * settings.max_file_bytes
+    return max(2 * settings.max_file_bytes, min(whole, QUERY_TEXT_CAP))
+
+
+def read_bounded(paths: list[Path], budget: int) -> list:
+    """:func:`~simdask.ingest.sources.read_queries` of ``paths`` one at a time, stopping with
+    :class:`TooLargeError` as soon as the texts read exceed ``budget`` characters."""
+    out: list = []
+    total = 0
+    for path in paths:
+        for key, text in read_queries([path]):
+            total += len(text) if isinstance(text, str) else 0
+            if total > budget:
+                raise TooLargeError(
+                    f"the documents of this check hold more than {budget:,} characters of text "
+                    f"(by {key}), more than the server reads for one check; send fewer files"
+                )
+            out.append((key, text))
+    return out
+
+
+@asynccontextmanager
+async def check_slot(srv):
+    """One of the server's :data:`CHECKS_AT_ONCE` check slots for the block; raises
+    :class:`BusyError` after waiting :data:`CHECK_WAIT` seconds for one."""
+    try:
+        await asyncio.wait_for(srv.checks.acquire(), CHECK_WAIT)
+    except asyncio.TimeoutError:  # not the builtin before Python 3.11
+        raise BusyError(
+            f"the server is busy with {CHECKS_AT_ONCE} checks; try again in a minute"
+        ) from None
+    try:
+        yield
+    finally:
+        srv.checks.release()
 
 
 def csrf_ok(request: Request, given: str | None) -> bool:
@@ -88,19 +210,30 @@ async def _form(request: Request, srv, extra_bytes: int = 1 << 16):
             max_fields=20,
             max_part_size=srv.settings.max_file_bytes,
         )
-    except HTTPException as e:  # a malformed form, too many files or fields
+    except HTTPException as e:  # a malformed form, too many files or fields, a part too big
+        if "Too many files" in e.detail or "exceeded maximum size" in e.detail:
+            raise TooLargeError(f"{e.detail} (the server's --max-files, --max-file-size)") from None
         raise ValueError(e.detail) from None
 
 
 async def query(request: Request) -> Response:
-    """``POST /api/query``: check uploaded files and/or pasted text against the index."""
+    """``POST /api/query``: check uploaded files and/or pasted text against the index (at most
+    :data:`CHECKS_AT_ONCE` at a time, each reading at most :func:`text_budget` characters)."""
     srv = server_of(request)
+    try:
+        async with check_slot(srv):
+            return await _check(request, srv)
+    except BusyError as e:
+        return _error(str(e), 429)
+
+
+async def _check(request: Request, srv) -> Response:
     started = time.perf_counter()
     try:
         form = await _form(request, srv)
-        files = [f for f in form.getlist("file") if hasattr(f, "read")]
-        text = str(form.get("text") or "")
-        min_sim = float(form.get("min") or request.query_params.get("min") or 1.0)
+        files = file_parts(form)
+        text = text_field(form, "text") or ""
+        min_sim = min_similarity(form, request.query_params)
         if not files and not text.strip():
             return _error("nothing to check: send one or more parts named `file`, or `text`", 400)
         if len(text.encode("utf-8")) > srv.settings.max_file_bytes:
@@ -111,7 +244,7 @@ async def query(request: Request) -> Response:
                 (Path(tmp) / "pasted").mkdir()
                 paths.append(Path(tmp) / "pasted" / PASTED_NAME)
                 paths[-1].write_text(text, encoding="utf-8")
-            docs = await asyncio.to_thread(read_queries, paths)
+            docs = await asyncio.to_thread(read_bounded, paths, text_budget(srv.settings))
     except TooLargeError as e:
         return _error(str(e), 413)
     except ValueError as e:
@@ -142,9 +275,13 @@ async def query(request: Request) -> Response:
 async def documents(request: Request) -> Response:
     """``GET /api/documents?search=S&limit=N&offset=M`` (limit at most 1000)."""
     q = request.query_params
-    limit = min(1000, max(1, int_param(q.get("limit"), 100)))
+    try:
+        limit = int_arg(q, "limit", 100, 1, 1000)
+        offset = int_arg(q, "offset", 0)
+    except ValueError as e:
+        return _error(f"bad request: {e}", 400)
     found = await server_of(request).reader.run(
-        search_documents, q.get("search", ""), limit, max(0, int_param(q.get("offset"), 0))
+        search_documents, q.get("search", ""), limit, offset
     )
     return JSONResponse(found)
 
@@ -192,12 +329,14 @@ async def add(request: Request) -> Response:
     srv = server_of(request)
     if srv.jobs is None:
         return _error(READ_ONLY, 403)
-    if not csrf_ok(request, request.headers.get("x-csrf-token")):
-        return _error("missing or wrong CSRF token (header X-CSRF-Token or form field csrf)", 403)
+    header_ok = csrf_ok(request, request.headers.get("x-csrf-token"))
     folder = Path(tempfile.mkdtemp(prefix="job-", dir=srv.tmp.name))
     try:
         form = await _form(request, srv)
-        files = [f for f in form.getlist("file") if hasattr(f, "read")]
+        if not header_ok and not csrf_ok(request, text_field(form, "csrf")):
+            _rmtree(folder)
+            return _error(_CSRF_MISSING, 403)
+        files = file_parts(form)
         if not files:
             raise ValueError("no parts named `file`")
         (folder / "uploads").mkdir()

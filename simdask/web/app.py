@@ -12,6 +12,7 @@ a checked document and an indexed one, ``/stats`` statistics and the similarity 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import tempfile
@@ -35,7 +36,7 @@ from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site import histogram_bars
 from simdask.web import api
 from simdask.web.api import csrf_ok, int_param, server_of
-from simdask.web.auth import COOKIE, Sessions, cookie_header, is_loopback
+from simdask.web.auth import COOKIE, LoginLimiter, Sessions, cookie_header, is_loopback
 from simdask.web.jobs import Jobs
 from simdask.web.reader import (
     QueryStore,
@@ -76,7 +77,9 @@ class Server:
         self.settings = settings
         self.reader = Reader(settings.index, settings.preload)
         self.sessions = Sessions(settings.secret)
+        self.logins = LoginLimiter()  # failed logins of the whole server
         self.queries = QueryStore()
+        self.checks = asyncio.Semaphore(api.CHECKS_AT_ONCE)  # checks processed at once
         self.tmp = tempfile.TemporaryDirectory(prefix="simdask-serve-")
         self.jobs = (
             Jobs(settings.index, settings.cluster, settings.max_file_bytes, settings.retry_lock)
@@ -301,10 +304,15 @@ async def login_page(request: Request) -> Response:
     srv = server_of(request)
     if request.method == "GET":
         return srv.page(request, "login.html", error="")
+    wait = srv.logins.wait()
+    if wait > 0:
+        error = f"too many failed logins: try again in {wait:.0f} s"
+        return srv.page(request, "login.html", 429, error=error)
     form = await request.form(max_files=0, max_fields=4)
     if not csrf_ok(request, form.get("csrf")):
         return srv.page(request, "login.html", 403, error="the form expired: try again")
     if not srv.sessions.secret_ok(str(form.get("secret", ""))):
+        srv.logins.failed()
         return srv.page(request, "login.html", 403, error="wrong token or password")
     srv.sessions.drop(request.scope.get("simdask_sid"))
     sid, _ = srv.sessions.new(authenticated=True)

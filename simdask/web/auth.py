@@ -10,7 +10,11 @@
   (:meth:`Sessions.csrf_ok`). A bearer request needs none (the browser never adds the header by
   itself).
 
-Sessions live in the server's memory: a restart logs everyone out.
+Sessions live in the server's memory: a restart logs everyone out. Sessions that logged in
+and those that did not are kept apart, each at most :data:`MAX_SESSIONS` (least recently
+seen dropped first), so anonymous traffic never evicts a logged-in session. Failed logins are
+limited for the whole server (:class:`LoginLimiter`): beyond :data:`LOGIN_FAILURES` in
+:data:`LOGIN_WINDOW` seconds, every login is refused (429) until the window has passed.
 """
 
 from __future__ import annotations
@@ -20,16 +24,32 @@ import ipaddress
 import secrets
 import threading
 import time
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from simdask.errors import ConfigError
 
-__all__ = ["COOKIE", "Session", "Sessions", "check_bind", "is_loopback", "read_secret"]
+__all__ = [
+    "COOKIE",
+    "LOGIN_FAILURES",
+    "LOGIN_WINDOW",
+    "MAX_SESSIONS",
+    "LoginLimiter",
+    "Session",
+    "Sessions",
+    "check_bind",
+    "is_loopback",
+    "read_secret",
+]
 
 #: name of the session cookie
 COOKIE = "simdask_session"
-_MAX_SESSIONS = 10_000
+#: sessions kept of each kind (logged in; not logged in)
+MAX_SESSIONS = 10_000
+#: failed logins allowed in :data:`LOGIN_WINDOW` seconds, for the whole server
+LOGIN_FAILURES = 20
+LOGIN_WINDOW = 60.0
 _SESSION_SECONDS = 12 * 3600
 
 
@@ -85,7 +105,11 @@ class Sessions:
 
     def __init__(self, secret: str | None):
         self.secret = secret
-        self._sessions: dict[str, Session] = {}
+        # logged in / not: kept apart, least recently seen first
+        self._pools: dict[bool, OrderedDict[str, Session]] = {
+            True: OrderedDict(),
+            False: OrderedDict(),
+        }
         self._lock = threading.Lock()
 
     @property
@@ -113,29 +137,35 @@ class Sessions:
         if not sid:
             return None
         with self._lock:
-            s = self._sessions.get(sid)
+            pool = next((p for p in self._pools.values() if sid in p), None)
+            if pool is None:
+                return None
+            s = pool[sid]
             now = time.time()
-            if s is None or now - s.seen > _SESSION_SECONDS:
-                self._sessions.pop(sid, None)
+            if now - s.seen > _SESSION_SECONDS:
+                del pool[sid]
                 return None
             s.seen = now
+            pool.move_to_end(sid)
             return s
 
     def new(self, authenticated: bool) -> tuple[str, Session]:
-        """A new session (the oldest is dropped beyond 10,000); returns its id and itself."""
+        """A new session; beyond :data:`MAX_SESSIONS` of its kind (logged in or not) the least
+        recently seen of that kind is dropped. Returns its id and itself."""
         sid = secrets.token_urlsafe(32)
         s = Session(secrets.token_urlsafe(32), authenticated, time.time())
         with self._lock:
-            if len(self._sessions) >= _MAX_SESSIONS:
-                oldest = min(self._sessions, key=lambda k: self._sessions[k].seen)
-                del self._sessions[oldest]
-            self._sessions[sid] = s
+            pool = self._pools[authenticated]
+            while len(pool) >= MAX_SESSIONS:
+                pool.popitem(last=False)
+            pool[sid] = s
         return sid, s
 
     def drop(self, sid: str | None) -> None:
         """Log a session out."""
         with self._lock:
-            self._sessions.pop(sid or "", None)
+            for pool in self._pools.values():
+                pool.pop(sid or "", None)
 
     @staticmethod
     def csrf_ok(session: Session | None, given: str | None) -> bool:
@@ -143,6 +173,32 @@ class Sessions:
         if session is None or not given:
             return False
         return hmac.compare_digest(given.encode("utf-8"), session.csrf.encode("utf-8"))
+
+
+class LoginLimiter:
+    """Failed logins of the whole server: at most ``failures`` in ``window`` seconds; beyond,
+    :meth:`wait` says how long every login is refused (a guesser gets ``failures`` tries a
+    window, not hundreds a second)."""
+
+    def __init__(self, failures: int = LOGIN_FAILURES, window: float = LOGIN_WINDOW):
+        self.failures, self.window = failures, window
+        self._times: deque[float] = deque()
+        self._lock = threading.Lock()
+
+    def wait(self, now: float | None = None) -> float:
+        """Seconds until a login may be tried again (0: now)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            while self._times and now - self._times[0] > self.window:
+                self._times.popleft()
+            if len(self._times) < self.failures:
+                return 0.0
+            return self.window - (now - self._times[0])
+
+    def failed(self, now: float | None = None) -> None:
+        """Record a failed login."""
+        with self._lock:
+            self._times.append(time.monotonic() if now is None else now)
 
 
 def cookie_header(sid: str) -> str:

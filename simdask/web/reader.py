@@ -2,9 +2,10 @@
 
 Every read (queries, documents, reports, statistics) runs on that thread, so the SQLite
 connection and the cached shards are used by one thread only, and the event loop never blocks.
-Reads see the last committed state (a running update changes nothing a reader sees until it
-commits, and never waits for a reader). Texts of checked documents are kept for their pair
-reports (:class:`QueryStore`), bounded in count and bytes.
+Each read sees one committed state from start to end, with that state's settings (a running
+update changes nothing a reader sees until it commits, and never waits for a reader; a
+rebuild with other settings is followed at the next read). Texts of checked documents are
+kept for their pair reports (:class:`QueryStore`), bounded in count and bytes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from simdask.kernels.similarity import containment
+from simdask.snapshots import read_consistent
 from simdask.storage.reads import document_page, pair_histogram
 
 __all__ = [
@@ -51,9 +53,12 @@ class Reader:
         return idx
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(index, *args)`` on the reader thread."""
+        """``fn(index, *args)`` on the reader thread, all its reads in one committed state
+        with that state's settings (:func:`~simdask.snapshots.read_consistent`)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(self.index, *args))
+        return await loop.run_in_executor(
+            self._pool, lambda: read_consistent(self.index, fn, *args)
+        )
 
     def close(self) -> None:
         """Close the index and stop the thread."""

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 #: Extractor of each format.
-FORMATS: dict[str, Callable[[bytes, str], str]] = {
+FORMATS: dict[str, Callable[..., str]] = {
     "plain": extract_plain,
     "html": extract_html,
     "pdf": extract_pdf,
@@ -69,6 +69,10 @@ KINDS: dict[str, str] = {
     "content inflates beyond twice that (DOCX/ODT parts, PDF text)",
     "bomb": "a DOCX or ODT file whose parts inflate to over twice --max-file-size and over "
     "100 times its own size (a decompression bomb)",
+    "control_bytes": "a warning, the document is indexed: a few stray control bytes (NUL and "
+    "other non-whitespace C0 controls, at most 5 % of the text) were dropped from it",
+    "too_complex": "a DOCX or ODT file whose XML holds more than 1,000,000 elements or "
+    "nests them more than 256 deep (parsing it would cost minutes and gigabytes)",
     "jsonl": "a JSONL line that is not an object with an id and a string text",
     "too_short": "fewer words than a chunk needs (indexed, without chunks)",
     "duplicate_key": "the same key twice in one run (the first is kept)",
@@ -90,12 +94,15 @@ def format_of(data: bytes, name: str) -> str:
 _BOUNDED = frozenset({"pdf", "docx", "odt"})
 
 
-def extract_text(data: bytes, name: str, max_file_bytes: int | None = None) -> str:
+def extract_text(
+    data: bytes, name: str, max_file_bytes: int | None = None, notes: list | None = None
+) -> str:
     """The plain text of a document given as bytes; ``name`` (a key or file name) gives the
     suffix and labels errors. ``max_file_bytes``: the run's --max-file-size (None: the
     default, 0: none); what a DOCX or ODT file inflates to and the text of a PDF are bounded
     by :func:`~simdask.ingest.extract.package.uncompressed_limit` of it (``bomb``,
-    ``too_large``).
+    ``too_large``). ``notes`` (a list) receives ``(kind, message)`` of what was changed in a
+    document still extracted (stray control bytes dropped: ``control_bytes``).
 
     Raises :class:`~simdask.errors.ExtractionError` (``kind`` in :data:`KINDS`); never any
     other exception for bad input.
@@ -120,6 +127,8 @@ def extract_text(data: bytes, name: str, max_file_bytes: int | None = None) -> s
         )
     if fmt in _BOUNDED:
         text = FORMATS[fmt](data, name, uncompressed_limit(max_file_bytes))
+    elif fmt in ("plain", "html"):
+        text = FORMATS[fmt](data, name, notes)
     else:
         text = FORMATS[fmt](data, name)
     if not text.strip():

@@ -124,8 +124,10 @@ def html_encoding(data: bytes) -> str | None:
         return None
 
 
-def extract_html(data: bytes, name: str = "<html>") -> str:
-    """The visible text of an HTML document (see the module docstring).
+def extract_html(data: bytes, name: str = "<html>", notes: list | None = None) -> str:
+    """The visible text of an HTML document (see the module docstring); ``notes`` receives a
+    ``(kind, message)`` for stray control bytes dropped
+    (:func:`~simdask.ingest.extract.plain.decode_text`).
 
     Raises :class:`~simdask.errors.ExtractionError` of kind ``encoding`` or ``binary`` when
     the bytes are not text.
@@ -134,11 +136,11 @@ def extract_html(data: bytes, name: str = "<html>") -> str:
     text = None
     if enc is not None:
         try:
-            text = reject_control_heavy(data.decode(enc), name, enc)
+            text = reject_control_heavy(data.decode(enc), name, enc, notes)
         except UnicodeDecodeError:
             text = None  # the declaration lies: detect instead
     if text is None:
-        text = decode_text(data, name)
+        text = decode_text(data, name, notes)
     parser = _TextParser()
     try:
         parser.feed(text)

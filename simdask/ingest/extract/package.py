@@ -9,7 +9,10 @@ the ZIP declares: a decompression bomb) or ``too_large``.
 Parts are parsed by expat as a stream of pieces (:data:`PIECE` bytes) straight from the
 decompressor: no tree is built, memory stays the text extracted plus a piece, and deep
 nesting cannot overflow the stack. expat resolves no external entities and (>= 2.4.1)
-refuses entity-expansion bombs.
+refuses entity-expansion bombs. The work of parsing is bounded too: at most
+:data:`MAX_ELEMENTS` elements in all parts together and :data:`MAX_DEPTH` levels of nesting,
+beyond which the file fails with kind ``too_complex`` (a small file of millions of empty
+paragraphs, or of elements nested thousands deep, costs minutes of CPU and gigabytes).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from simdask.errors import ExtractionError
 __all__ = [
     "BOMB_RATIO",
     "DEFAULT_UNCOMPRESSED_LIMIT",
+    "MAX_DEPTH",
+    "MAX_ELEMENTS",
     "NO_LIMIT_CEILING",
     "PIECE",
     "Package",
@@ -39,6 +44,11 @@ NO_LIMIT_CEILING = 2 * 2**30
 #: Over the limit, a file whose parts inflate to more than this many times its own size is
 #: reported as ``bomb``, else as ``too_large``.
 BOMB_RATIO = 100
+#: Elements of one package's parts together at most (a 500-page thesis has a few 100,000;
+#: each costs about 20-70 us and a few 100 bytes while parsed): more is ``too_complex``.
+MAX_ELEMENTS = 1_000_000
+#: Levels of element nesting at most (real documents: a few dozen, tables in tables).
+MAX_DEPTH = 256
 #: Bytes decompressed and parsed at a time.
 PIECE = 1 << 20
 _ZIP_ERRORS = (
@@ -91,15 +101,19 @@ class _TextStream:
     :class:`~simdask.ingest.extract.blockquote.QuoteParagraphs`.
     """
 
-    def __init__(self, rules: Rules, tails: bool, roots: set[str] | None, spend, hook=None):
+    def __init__(
+        self, rules: Rules, tails: bool, roots: set[str] | None, spend, hook=None, count=None
+    ):
         self.rules, self.tails, self.roots, self.spend = rules, tails, roots, spend
-        self.hook = hook
+        self.hook, self.count = hook, count  # count(depth): one more element at that depth
         self.frames: list[list] = []  # [tag, mode, has a child yet] per open element
         self.active: list[_Capture] = []
         self.done: list[tuple[str, str]] = []
 
     def start(self, name: str, _attrs) -> None:
         tag = "{" + name if "}" in name else name
+        if self.count is not None:
+            self.count(len(self.frames) + 1)
         if self.frames:
             self.frames[-1][2] = True
         before, _, mode = self.rules.get(tag, _NO_RULE)
@@ -158,7 +172,7 @@ class Package:
         limit: int = DEFAULT_UNCOMPRESSED_LIMIT,
     ):
         self.name, self.fmt, self.size = name, fmt, len(data)
-        self.limit, self.used, self.made = limit, 0, 0
+        self.limit, self.used, self.made, self.elements = limit, 0, 0, 0
         try:
             self.zip = zipfile.ZipFile(io.BytesIO(data))
             self.names = set(self.zip.namelist())
@@ -180,6 +194,25 @@ class Package:
         if self.used > self.limit:
             self._over(self.used, part)
 
+    def _count(self, depth: int, part: str) -> None:
+        """One more element, ``depth`` levels deep, in ``part``: ``too_complex`` beyond
+        :data:`MAX_ELEMENTS` in all or :data:`MAX_DEPTH` levels."""
+        self.elements += 1
+        if self.elements > MAX_ELEMENTS or depth > MAX_DEPTH:
+            if self.declared > self.limit:  # its parts say they inflate beyond the limit
+                self._over(self.declared, part)
+            what = (
+                f"at most {MAX_DEPTH} levels of nested elements"
+                if depth > MAX_DEPTH
+                else f"at most {MAX_ELEMENTS:,} XML elements in all"
+            )
+            raise ExtractionError(
+                self.name,
+                "too_complex",
+                f"expected {what} in this {self.size:,}-byte {self.fmt} file, found more in "
+                f"{part} (parsing it would cost minutes of CPU and gigabytes of memory)",
+            )
+
     def _over(self, used: int, where: str) -> None:
         bomb = max(used, self.declared) > BOMB_RATIO * max(self.size, 1)
         raise ExtractionError(
@@ -197,7 +230,9 @@ class Package:
         root element), in document order of their ends; the part is decompressed and parsed
         piece by piece. ``corrupt`` if it is damaged or not well-formed XML. ``hook``: see
         :class:`_TextStream`."""
-        stream = _TextStream(rules, tails, roots, lambda n: self._made(n, part), hook)
+        stream = _TextStream(
+            rules, tails, roots, lambda n: self._made(n, part), hook, lambda d: self._count(d, part)
+        )
         parser = expat.ParserCreate(namespace_separator="}")
         parser.buffer_text = True
         parser.StartElementHandler = stream.start

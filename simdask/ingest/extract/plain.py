@@ -4,7 +4,9 @@ Order of decisions (DESIGN §3.1, docs/formats.md):
 
 1. A byte order mark decides: UTF-8, UTF-16 LE/BE or UTF-32 LE/BE.
 2. NUL bytes without a BOM: BOM-less UTF-16 if most bytes of one parity are NUL and few of
-   the other, else binary data.
+   the other. Otherwise a few stray control bytes (NUL and the other C0 controls that are not
+   whitespace, at most :data:`STRAY_SHARE` of the bytes) are dropped, the rest decoded as
+   below, and a ``control_bytes`` note says so (the document is indexed); more is binary data.
 3. Valid UTF-8 is UTF-8. UTF-8 with a few damaged bytes (a cut-off last character) is
    decoded with U+FFFD in their place; more than that is not UTF-8.
 4. Otherwise the detector (charset-normalizer) proposes encodings. For Latin text (few
@@ -14,7 +16,11 @@ Order of decisions (DESIGN §3.1, docs/formats.md):
    that Czech in iso-8859-2 and in cp1250 are told apart: the detector alone often confuses
    them on short texts. Other text takes the detector's first plausible candidate. Text
    that no encoding decodes plausibly is rejected (kind ``encoding``).
-5. Decoded text with many control characters is binary data (kind ``binary``).
+5. Decoded text with a few control characters (at most :data:`STRAY_SHARE` of it) loses them,
+   with a ``control_bytes`` note; with more it is binary data (kind ``binary``).
+
+Notes: the functions taking ``notes`` append ``(kind, message)`` to it for what they changed
+in a document that is still indexed (a warning, listed by ``simdask errors``).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from simdask.errors import ExtractionError
 
 __all__ = [
     "ALPHABETS",
+    "STRAY_SHARE",
     "decode_text",
     "extract_plain",
     "foreign_letters",
@@ -61,6 +68,13 @@ ALPHABETS = {
     "baltic": "āčēģīķļņšūžąęėįų",
 }
 _WS_CONTROLS = frozenset("\t\n\r\f\v\x1b")
+#: the control bytes / characters dropped as stray from text (C0 controls but whitespace)
+_CONTROL_BYTES = bytes(b for b in range(32) if chr(b) not in _WS_CONTROLS)
+_DROP_CONTROLS = dict.fromkeys(_CONTROL_BYTES)
+#: At most this share of a text's bytes (characters) may be stray control bytes: dropped with
+#: a note. Random binary data has about 10 % (26 of 256 byte values), executables and images
+#: more; web text with a few NUL bytes far less.
+STRAY_SHARE = 0.05
 _SAMPLE = 1 << 18  # characters scored per candidate encoding
 _MAX_COST = 1.0  # mean cost per non-ASCII character above which a decoding is rejected
 _LATIN_HIGH_SHARE = 0.5  # at most this share of bytes >= 0x80: Latin text in 8 bits
@@ -177,26 +191,50 @@ def _legacy(data: bytes, name: str) -> str:
     )
 
 
-def reject_control_heavy(text: str, name: str, encoding: str) -> str:
-    """``text`` itself, unless more than 1 % of it (at least 3) are control characters other
-    than whitespace: then :class:`~simdask.errors.ExtractionError` of kind ``binary``."""
-    sample = text[:_SAMPLE]
-    controls = sum(1 for ch in sample if ch < " " and ch not in _WS_CONTROLS)
-    if controls > max(2, len(sample) // 100):
+def _stray_limit(n: int) -> int:
+    """How many stray control bytes a text of ``n`` bytes or characters may have."""
+    return max(2, int(STRAY_SHARE * n))
+
+
+def reject_control_heavy(
+    text: str, name: str, encoding: str, notes: list[tuple[str, str]] | None = None
+) -> str:
+    """``text`` without its control characters other than whitespace when they are at most
+    :data:`STRAY_SHARE` of it (at least 2 allowed), with a ``control_bytes`` note in
+    ``notes``; more: :class:`~simdask.errors.ExtractionError` of kind ``binary``."""
+    cleaned = text.translate(_DROP_CONTROLS)
+    controls = len(text) - len(cleaned)
+    if not controls:
+        return text
+    if controls > _stray_limit(len(text)):
         raise ExtractionError(
             name,
             "binary",
-            f"expected text, found binary data ({controls} control characters in the first "
-            f"{len(sample)} characters decoded as {encoding})",
+            f"expected text, found binary data ({controls} control characters in "
+            f"{len(text)} characters decoded as {encoding})",
         )
-    return text
+    _note(notes, controls, "control characters", len(text), "characters", encoding)
+    return cleaned
 
 
-def decode_text(data: bytes, name: str = "<text>") -> str:
-    """Decode a text file's bytes (see the module docstring for the order of decisions).
+def _note(notes, count: int, what: str, total: int, unit: str, encoding: str) -> None:
+    if notes is not None:
+        notes.append(
+            (
+                "control_bytes",
+                f"warning: dropped {count} stray {what} in {total} {unit} of text "
+                f"decoded as {encoding}; the document is indexed without them",
+            )
+        )
 
-    Raises :class:`~simdask.errors.ExtractionError` of kind ``binary`` (NUL bytes or many
-    control characters) or ``encoding`` (invalid under its BOM, or plausible in no encoding).
+
+def decode_text(data: bytes, name: str = "<text>", notes: list | None = None) -> str:
+    """Decode a text file's bytes (see the module docstring for the order of decisions);
+    ``notes`` receives a ``(kind, message)`` for stray control bytes dropped.
+
+    Raises :class:`~simdask.errors.ExtractionError` of kind ``binary`` (NUL bytes or control
+    characters over :data:`STRAY_SHARE`) or ``encoding`` (invalid under its BOM, or plausible
+    in no encoding).
     """
     for bom, enc in _BOMS:
         if data.startswith(bom):
@@ -209,20 +247,26 @@ def decode_text(data: bytes, name: str = "<text>") -> str:
                     f"expected {enc.upper()} after its byte order mark, found an invalid "
                     f"sequence at byte {e.start + len(bom)}",
                 ) from e
-            return reject_control_heavy(text, name, enc)
+            return reject_control_heavy(text, name, enc, notes)
     nuls = data.count(0)
+    controls = 0  # stray control bytes dropped before decoding
     if nuls:
         even, odd = data[0::2].count(0), data[1::2].count(0)
         if len(data) % 2 == 0 and max(even, odd) >= 0.6 * (len(data) // 2) >= 6 * min(even, odd):
             enc = "utf-16-le" if odd > even else "utf-16-be"
             text = _strict(data, enc)
             if text is not None:
-                return reject_control_heavy(text, name, enc + " (no byte order mark)")
-        raise ExtractionError(
-            name,
-            "binary",
-            f"expected text, found binary data ({nuls} NUL bytes in {len(data)} bytes)",
-        )
+                return reject_control_heavy(text, name, enc + " (no byte order mark)", notes)
+        cleaned = data.translate(None, _CONTROL_BYTES)
+        controls = len(data) - len(cleaned)
+        if controls > _stray_limit(len(data)):
+            raise ExtractionError(
+                name,
+                "binary",
+                f"expected text, found binary data ({nuls} NUL bytes and {controls - nuls} "
+                f"other control bytes in {len(data)} bytes)",
+            )
+        size, data = len(data), cleaned
     text = _strict(data, "utf-8")
     if text is None:
         text = _damaged_utf8(data)
@@ -232,9 +276,12 @@ def decode_text(data: bytes, name: str = "<text>") -> str:
     if text is None:
         text = _legacy(data, name)
         enc = "a legacy encoding"
-    return reject_control_heavy(text, name, enc)
+    if controls:
+        _note(notes, controls, f"control bytes ({nuls} NUL)", size, "bytes", enc)
+    return reject_control_heavy(text, name, enc, notes)
 
 
-def extract_plain(data: bytes, name: str = "<text>") -> str:
-    """The text of a plain text or Markdown file (Markdown is indexed as it is written)."""
-    return decode_text(data, name)
+def extract_plain(data: bytes, name: str = "<text>", notes: list | None = None) -> str:
+    """The text of a plain text or Markdown file (Markdown is indexed as it is written);
+    ``notes``: see :func:`decode_text`."""
+    return decode_text(data, name, notes)
