@@ -142,7 +142,10 @@ class ResolvedChanges:
 
 
 def _collision(
-    key: str, source: str, seen: Mapping[str, str], known: Mapping[str, KnownDocument],
+    key: str,
+    source: str,
+    seen: Mapping[str, str],
+    known: Mapping[str, KnownDocument],
     remove_keys: Collection[str],
 ) -> str | None:
     """Why ``key`` read from ``source`` may not be indexed: it was read earlier in this run

@@ -43,9 +43,7 @@ def _narrow_dtype(top: int) -> type:
     return np.int64
 
 
-def _kept(
-    shard: ShardData, c0: int, c1: int, max_df: int | None
-) -> tuple[np.ndarray, np.ndarray]:
+def _kept(shard: ShardData, c0: int, c1: int, max_df: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Chunks ``[c0, c1)`` of the shard with ``2 <= df <= max_df``: their lists' starts in
     the shard and their lengths (int64)."""
     off, df = piece_offsets(shard.offsets, c0, c1)

@@ -144,10 +144,10 @@ def tune(
             if best_any is None or err < best_any[0]:
                 best_any = (err, b * r, b, r, fp, fn)
             ok = (max_fp is None or fp <= max_fp) and (max_fn is None or fn <= max_fn)
-            if ok and (max_fp is not None or max_fn is not None):
-                # fewest permutations first, then least weighted error
-                if best is None or (b * r, err) < (best[1], best[0]):
-                    best = (err, b * r, b, r, fp, fn)
+            bounded = ok and (max_fp is not None or max_fn is not None)
+            # fewest permutations first, then least weighted error
+            if bounded and (best is None or (b * r, err) < (best[1], best[0])):
+                best = (err, b * r, b, r, fp, fn)
     if best_any is None:  # unreachable: perms >= 1 tries 1 x 1
         raise ConfigError(f"expected a bands x rows within {perms} permutations, found none")
     if max_fp is None and max_fn is None:

@@ -202,7 +202,7 @@ class RowFold:
             return
         cols: Rows = (doc, other, shared, sim)
         if n_better < len(doc):
-            cols = _map_rows(lambda c: c[better], cols)
+            cols = (doc[better], other[better], shared[better], sim[better])
         del better
         part = cols[0] // self.part_docs
         if len(part) > 1 and not bool(np.all(part[1:] >= part[:-1])):
