@@ -47,7 +47,7 @@ PACK_INDEX = "CREATE INDEX IF NOT EXISTS documents_pack ON documents (text_pack)
 BLOCK = 4 * 2**20
 
 
-def digest(path: str | os.PathLike) -> tuple[int, str]:
+def digest(path: str | os.PathLike[str]) -> tuple[int, str]:
     """``(size in bytes, xxh3-64 as 16 hex digits)`` of a file, read in blocks of
     :data:`BLOCK` bytes."""
     h = xxhash.xxh3_64()

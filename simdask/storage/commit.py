@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -81,10 +82,10 @@ class RunChanges:
     meta: dict[str, str] = field(default_factory=dict)
     tombstones: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     dead: dict[int, float] = field(default_factory=dict)
-    reserve: tuple = field(
-        default_factory=lambda: (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)  # type: ignore
+    reserve: tuple[Any, ...] = field(
+        default_factory=lambda: (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
     )
-    floors: tuple = field(
+    floors: tuple[Any, ...] = field(
         default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
     )
     depth: int = 0
@@ -206,7 +207,9 @@ def _key_order(doc: np.ndarray, other: np.ndarray) -> tuple[np.ndarray | None, b
     return order, bool(np.all(key[1:] != key[:-1]))
 
 
-def _insert_sorted(c: sqlite3.Connection, head: str, cols: tuple, order) -> None:
+def _insert_sorted(
+    c: sqlite3.Connection, head: str, cols: tuple[Any, ...], order: np.ndarray | None
+) -> None:
     """Insert rows ``cols`` in ``order`` (None: as they are), one slice of
     ``_ROWS_PER_PASS`` rows gathered and turned into Python objects at a time."""
     for i in range(0, len(cols[0]), _ROWS_PER_PASS):

@@ -37,7 +37,9 @@ def chunk_total(db: Any, doc_ids: Sequence[int]) -> int:
     return int(sum(r[0] for r in rows_in(db, sql, [int(d) for d in doc_ids])))
 
 
-def document_page(db: Any, search: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
+def document_page(
+    db: Any, search: str, limit: int, offset: int
+) -> tuple[int, list[tuple[Any, ...]]]:
     """Documents whose key contains ``search`` (case-insensitive, taken literally; empty:
     all), by key: ``(total, rows)``, each row ``(key, words, chunks, status, best)`` where
     ``best`` is the document's highest stored similarity to another (percent, None: none)."""

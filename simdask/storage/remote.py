@@ -22,7 +22,7 @@ __all__ = ["RemoteStore", "UrlShardStore", "is_url"]
 _MARKER = ".complete"
 
 
-def is_url(root: str | os.PathLike) -> bool:
+def is_url(root: str | os.PathLike[str]) -> bool:
     """True for ``protocol://...`` strings (an fsspec URL), False for local paths."""
     return isinstance(root, str) and "://" in root
 

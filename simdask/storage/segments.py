@@ -14,6 +14,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +130,7 @@ def split_small(segs: list[tuple[int, int, int]]) -> tuple[list[int], list[int]]
     return [order[0][0]], sorted(g for g, _, _ in rest)
 
 
-def _open_arrays(store: ShardStore, generation: int, shard: int) -> dict:
+def _open_arrays(store: ShardStore, generation: int, shard: int) -> dict[str, Any]:
     return store.open_arrays(generation, shard)
 
 
@@ -150,10 +151,10 @@ class RangeReader:
         #: :meth:`ShardStore.open_arrays`; e.g. :meth:`~simdask.storage.kept_maps.KeptMaps.
         #: open_arrays`, which keeps them mapped for later runs)
         self.opener = opener or _open_arrays
-        self._open: dict[tuple[int, int], dict] = {}
+        self._open: dict[tuple[int, int], dict[str, Any]] = {}
         self._small: dict[tuple[int, tuple[int, ...]], ShardData] = {}
 
-    def opened(self, shard: int, generation: int, check=None) -> dict:
+    def opened(self, shard: int, generation: int, check=None) -> dict[str, Any]:
         """The stored arrays of one segment (opened once; see ShardStore.open_arrays);
         ``check``: instead of :attr:`check` (e.g. one that threads may call)."""
         key = (generation, shard)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -116,7 +117,7 @@ def take(arr, where: np.ndarray) -> np.ndarray:
     return arr.get_coordinate_selection(where)
 
 
-def group_attributes(path: Path) -> dict:
+def group_attributes(path: Path) -> dict[str, Any]:
     """The attributes of the zarr group at ``path``, read from its ``zarr.json``."""
     try:
         meta = json.loads((path / "zarr.json").read_text(encoding="utf-8"))
@@ -177,7 +178,7 @@ def _raw_arrays(data: ShardData):
     yield KEY_SAMPLE, sample
 
 
-def _raw_attributes(data: ShardData) -> dict:
+def _raw_attributes(data: ShardData) -> dict[str, Any]:
     """The group attributes of a raw shard: its range and the key sample's step."""
     return {"lo": data.lo, "hi": data.hi, "key_sample_step": KEY_SAMPLE_STEP}
 
@@ -209,6 +210,6 @@ def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
         return files
     import zarr
 
-    files: dict = {}
+    files: dict[str, Any] = {}
     write_group(zarr.storage.MemoryStore(files), data, compressed)
     return {name: buf.to_bytes() for name, buf in files.items()}

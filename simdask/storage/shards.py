@@ -28,6 +28,7 @@ import uuid
 import warnings
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ __all__ = [
 _WARNINGS = threading.Lock()
 
 
-def open_shard_store(root: str | os.PathLike, key_dtype=None) -> ShardStore:
+def open_shard_store(root: str | os.PathLike[str], key_dtype=None) -> ShardStore:
     """The store for ``root``: an fsspec URL (``protocol://...``) or a local directory.
     ``key_dtype``: the chunk-ID dtype of the index (uint32 or uint64; ``IndexConfig.
     chunk_dtype``): shards read whose ``chunk_keys`` differ raise :class:`IndexFormatError`."""
@@ -130,7 +131,7 @@ class ShardStore(ABC):
     def _open_group(self, generation: int, shard: int):
         """The shard's zarr group, opened for reading."""
 
-    def _raw_files(self, generation: int, shard: int) -> dict | None:
+    def _raw_files(self, generation: int, shard: int) -> dict[str, Any] | None:
         """``{name: RawArrayFile, "lo", "hi"}`` when the shard can be memory-mapped, else None."""
         return None
 
@@ -196,7 +197,7 @@ class ShardStore(ABC):
         where = f"shard {shard} of generation {generation} at {self.path(generation, shard)}"
         return check_keys(keys, self.key_dtype, where, hi)
 
-    def open_arrays(self, generation: int, shard: int) -> dict:
+    def open_arrays(self, generation: int, shard: int) -> dict[str, Any]:
         """One stored shard opened for :meth:`read_subset`, without reading its data:
         ``{name: array}`` plus ``"lo"``/``"hi"``. The arrays of a raw (local) shard are
         read-only memory maps (numpy), with their files under ``"files"`` (and
@@ -222,7 +223,11 @@ class ShardStore(ABC):
         return {**arrays, "lo": int(group.attrs["lo"]), "hi": hi}
 
     def read_subset(
-        self, arrays: dict, chunk_ids: np.ndarray, generation: int = 0, direct: bool = False
+        self,
+        arrays: dict[str, Any],
+        chunk_ids: np.ndarray,
+        generation: int = 0,
+        direct: bool = False,
     ) -> ShardData:
         """The postings of the given chunk IDs only (sorted, distinct, in the shard's range), as
         a :class:`ShardData` holding just those chunks that are present.
@@ -297,7 +302,7 @@ class LocalShardStore(ShardStore):
     compressed = False
     remote = False
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
 
     @property
@@ -350,7 +355,7 @@ class LocalShardStore(ShardStore):
         self._check(generation, shard)
         return zarr.open_group(str(self.path(generation, shard)), mode="r")
 
-    def _raw_files(self, generation: int, shard: int) -> dict | None:
+    def _raw_files(self, generation: int, shard: int) -> dict[str, Any] | None:
         self._check(generation, shard)
         path = self.path(generation, shard)
         files = {name: raw_array_file(path / name) for name, _ in ARRAYS}
@@ -380,7 +385,9 @@ class LocalShardStore(ShardStore):
         return _du(self.root / relative)
 
 
-def _raw_sample(path: Path, attrs: dict, keys: RawArrayFile) -> tuple[int, RawArrayFile] | None:
+def _raw_sample(
+    path: Path, attrs: dict[str, Any], keys: RawArrayFile
+) -> tuple[int, RawArrayFile] | None:
     """``(step, file)`` of the shard's stored key sample (``chunk_keys[::step]``), None for a
     shard written without one; checked against the keys' dtype and number."""
     step = attrs.get("key_sample_step")

@@ -24,7 +24,7 @@ PACK_NAME = re.compile(r"r\d{6,}-b\d{6,}\.pack")
 class TextStore:
     """Pack files under ``root``."""
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
 
     @staticmethod
