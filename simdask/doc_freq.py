@@ -38,12 +38,12 @@ def common_chunk_ids(index: Index, ids: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype)
     with index.catalog.read_snapshot():
         manifest = index.catalog.segments()
-        tomb = index._reads.tombstones()
+        tomb = index.reads.tombstones()
     if not manifest:
         return np.zeros(0, dtype)
     shard = shard_of(ids, cfg.shard_width)
     by = {s: ids[shard == s] for s in np.unique(shard).tolist()}
-    shards = index._reads.query_shards(manifest, tomb, by, merge=True)
+    shards = index.reads.query_shards(manifest, tomb, by, merge=True)
     out = [np.zeros(0, dtype)]
     for parts in shards.values():
         for seg in parts:

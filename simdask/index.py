@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simdask.check import damaged
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.doc_freq import common_chunk_ids, common_filter
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
@@ -29,11 +27,12 @@ from simdask.pairs import Pair, orient, undirected
 from simdask.query_matches import query_matches
 from simdask.segment_reads import SegmentReads
 from simdask.storage import checksums
+from simdask.storage.backends import open_shard_store
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.failures import Failure, current_failures
 from simdask.storage.lookup import resolve_key
 from simdask.storage.segments import migrate_legacy
-from simdask.storage.shards import ShardData, open_shard_store
+from simdask.storage.shards import ShardData
 from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
 
@@ -59,8 +58,8 @@ class Index:
         self.texts = TextStore(path / "texts")
         migrate_legacy(catalog, self.store)  # format 1 (one shard per range) -> segments
         self._doc_table: tuple[int, np.ndarray] | None = None
-        self._recorded: tuple[int, dict] | None = None  # recorded file sizes by segment
-        self._reads = SegmentReads(self)  # segments opened and read, tombstones
+        #: segments opened and read, tombstones, recorded file sizes
+        self.reads = SegmentReads(path, catalog, self.store, config)
         self._excl: tuple[tuple, Exclusions] | None = None  # by (generation, config)
 
     # --- opening ---------------------------------------------------------------------------
@@ -120,9 +119,8 @@ class Index:
     def drop_caches(self) -> None:
         """Forget cached segments, opened arrays, tombstones, the document table and the
         recorded file sizes (re-read on demand)."""
-        self._reads.clear()
+        self.reads.clear()
         self._doc_table = None
-        self._recorded = None
 
     def close(self) -> None:
         """Close the catalog and drop cached shards."""
@@ -222,7 +220,7 @@ class Index:
         """One range's live postings as last committed (its segments merged, tombstones
         applied), or the single segment of the given generation; segments are cached in this
         object."""
-        return self._reads.shard(shard, generation)
+        return self.reads.shard(shard, generation)
 
     def preload(self) -> int:
         """Make later queries independent of the disk (a query server calls it once).
@@ -234,33 +232,7 @@ class Index:
         after which a query takes tens of ms instead of seconds; a range's small (delta)
         segments are merged in memory once. Returns the bytes concerned.
         """
-        return self._reads.preload()
-
-    def _check_sizes(self, generation: int, shard: int, sizes: dict | None = None) -> None:
-        """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the shard is missing
-        or has another size than recorded at its commit (see
-        :mod:`simdask.storage.checksums`; full hashes: ``simdask check``). ``sizes``: the
-        recorded sizes as :meth:`size_check` read them (None: read them here)."""
-        if self.store.remote:
-            return
-        sizes = self._segment_sizes() if sizes is None else sizes
-        files = sizes.get(checksums.shard_prefix(generation, shard), ())
-        problems = checksums.size_problems(self.path, files)
-        if problems:
-            raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
-
-    def size_check(self):
-        """:meth:`_check_sizes` with the recorded sizes of the committed generation read now:
-        it reads no catalog, so threads may call it."""
-        return partial(self._check_sizes, sizes=self._segment_sizes())
-
-    def _segment_sizes(self) -> dict[str, list[tuple[str, int]]]:
-        """The committed shard files' recorded sizes by segment (see
-        :func:`~simdask.storage.checksums.segment_sizes`), cached per generation."""
-        gen = self.catalog.generation
-        if self._recorded is None or self._recorded[0] != gen:
-            self._recorded = (gen, checksums.segment_sizes(checksums.recorded(self.catalog)))
-        return self._recorded[1]
+        return self.reads.preload()
 
     def query(
         self, text: str, min_similarity: float = 0.0, top: int | None = None
@@ -299,19 +271,19 @@ class Index:
         cfg = self.config
         cb = chunk_excluding(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
         with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
-            manifest = self._reads.manifest()
-            tomb = self._reads.tombstones()
+            manifest = self.reads.manifest()
+            tomb = self.reads.tombstones()
             n_chunks = self._doc_chunks()
         if not manifest:
             return [([], 0) for _ in texts]
         shard_of = chunk_shards(cb.chunk_ids, cfg.shard_width)
         ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
-        shards = self._reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
+        shards = self.reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
         out = []
         for qi in range(len(texts)):
             mine = cb.doc == qi
             q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
-            docs, shared = self._reads.query_counts(
+            docs, shared = self.reads.query_counts(
                 shards, q_ids, sid, tomb, cfg.max_df, len(n_chunks)
             )
             n_q = int(cb.n_chunks[qi])
@@ -326,14 +298,14 @@ class Index:
         """Sorted doc IDs of the live documents holding any of ``chunk_ids`` (every posting,
         ``max_df`` not applied): what a query reads, for a change of the exclusions."""
         with self.catalog.read_snapshot():
-            manifest, tomb = self._reads.manifest(), self._reads.tombstones()
+            manifest, tomb = self.reads.manifest(), self.reads.tombstones()
         ids = np.unique(np.asarray(chunk_ids))
         if not manifest or not len(ids):
             return np.zeros(0, np.uint64)
         sid = chunk_shards(ids, self.config.shard_width)
         by_range = {s: ids[sid == s] for s in np.unique(sid).tolist()}
-        shards = self._reads.query_shards(manifest, tomb, by_range, merge=False)
-        parts = self._reads.query_live_postings(shards, ids, sid, tomb, None)
+        shards = self.reads.query_shards(manifest, tomb, by_range, merge=False)
+        parts = self.reads.query_live_postings(shards, ids, sid, tomb, None)
         return np.unique(np.concatenate([np.zeros(0, np.uint32), *parts])).astype(np.uint64)
 
     def templates(self) -> tuple[Template, ...]:
@@ -436,8 +408,8 @@ class Index:
         those recorded at its commit (:mod:`simdask.storage.checksums`; no walk of its
         files), measured on disk only where none are recorded (an older index, a URL store)."""
         recorded: dict[str, int] = {}
-        if not self.store.remote:
-            recorded = {p: sum(n for _, n in f) for p, f in self._segment_sizes().items()}
+        if self.store.local_root is not None:
+            recorded = {p: sum(n for _, n in f) for p, f in self.reads.recorded_sizes().items()}
         shards = sum(
             recorded.get(checksums.shard_prefix(g, s)) or self.store.shard_nbytes(g, s)
             for s, segs in self.catalog.segments().items()
@@ -449,7 +421,7 @@ class Index:
     def stats(self) -> dict[str, Any]:
         """Documents, distinct chunks, postings, similarity rows, shards, bytes, config."""
         gen = self.catalog.generation
-        n_keys, n_post, n_segments, n_tombstones = self._reads.counts()
+        n_keys, n_post, n_segments, n_tombstones = self.reads.counts()
         counts = self.catalog.counts()
         last = self.catalog.last_run()
         return {

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from simdask.check import damaged
+from simdask.errors import damaged
 from simdask.kernels.similarity import containment, top_either_way
 from simdask.summary import QueryMatch
 

@@ -25,20 +25,16 @@ import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simdask import failpoints, rechunk
-from simdask.check import damaged
 from simdask.config import IndexConfig
-from simdask.errors import (
-    ConfigError,
-    DocumentNotFoundError,
-)
+from simdask.errors import ConfigError, DocumentNotFoundError, damaged
 from simdask.garbage import collect_garbage
 from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
 from simdask.segment_reads import segment_set
+from simdask.settings import use_worker_cache
 from simdask.storage.changed import changed_keys
 from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
@@ -138,8 +134,7 @@ class Writer:
         without ``client``, called with the number of documents listed, returns the context
         manager of the run's client (e.g. in-process workers for a small run; None: a
         LocalCluster of worker processes)."""
-        from simdask.engine.run import RunOptions
-        from simdask.settings import use_worker_cache
+        from simdask.engine.run import RunOptions  # loads dask: not when reading
 
         options = options or RunOptions()
         if options.worker_cache is None:  # a client passed in outlives this run
@@ -248,7 +243,7 @@ class Writer:
     def _disk_full(self, error: BaseException, items: list[SourceItem], free_at_start: int):
         """A :class:`~simdask.errors.DiskFullError` if ``error`` means the disk is full."""
         idx = self.index
-        shards = 0 if idx.store.remote else idx.disk_bytes()
+        shards = 0 if idx.store.local_root is None else idx.disk_bytes()
         needed = estimate_run_bytes(shards, (i.path for i in items))
         gen = idx.catalog.generation
         unchanged = f"the index is unchanged (generation {gen})"
@@ -261,7 +256,7 @@ class Writer:
         store = self.index.store
         written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
         rows = run_files(
-            None if store.remote else Path(store.root),
+            store.local_root,
             self.index.path / "texts",
             written,
             {d.text_pack for d in ch.upserted if d.text_pack is not None},

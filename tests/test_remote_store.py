@@ -15,7 +15,8 @@ import pytest
 from simdask import ConfigError, Index, IndexConfig
 from simdask.engine.run import RunOptions
 from simdask.errors import IndexFormatError
-from simdask.storage.shards import ShardData, encode_shard, open_shard_store
+from simdask.storage.backends import open_shard_store
+from simdask.storage.shards import ShardData, encode_shard
 from tests.helpers.compare import assert_same_index, assert_same_similarity
 from tests.helpers.corpus import make_docs, write_txt
 

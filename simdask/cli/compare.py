@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_cluster_arguments, add_format
+from simdask.cli._args import add_cluster_arguments, add_format, config_of
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS, run_progress
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
@@ -101,17 +101,6 @@ def register(subparsers) -> None:
         help="leave the reference list (References, Bibliography, Literatura, ...) out",
     )
     add_cluster_arguments(p)
-
-
-def config_of(args) -> IndexConfig:
-    """The settings of the comparison's index (its exclusion settings included)."""
-    return IndexConfig(
-        hash_bits=args.hash_bits,
-        shards=args.shards,
-        max_df=getattr(args, "max_df", None),
-        exclude_quotes=args.exclude_quotes,
-        exclude_bibliography=args.exclude_bibliography,
-    )
 
 
 def run(args) -> int:

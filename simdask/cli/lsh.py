@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from simdask.cli._args import add_format
+from simdask.cli._args import add_format, config_of
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE
 from simdask.cli.output import write_rows
 
@@ -164,7 +164,6 @@ def _tune(args) -> int:
 def run_compare(args) -> int:
     """``simdask compare A B --lsh BxR``: cross-group pairs by estimated Jaccard, in memory
     (no index, no cluster); ``--min`` is then a fraction."""
-    from simdask.cli.compare import config_of
     from simdask.errors import ConfigError
     from simdask.exclude import index_exclusions, read_templates
     from simdask.ingest.sources import read_queries

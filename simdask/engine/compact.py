@@ -89,7 +89,7 @@ def run_compaction(
             *ranges[s],
             tuple(gens),
             run_id,
-            str(store.root) if shared else None,
+            store.location if shared else None,
             index_id,
             config.shard_layout,
             use_cache,
@@ -184,8 +184,9 @@ def compact_index(writer, client: Client, options, cb: Callback, force=False, us
     plan = plan_compaction(index.catalog, options.merge_policy, force)
     if not plan:
         return {}
-    remote = index.store.location if index.store.remote else None
-    transfer, _ = choose_transfer(options.transfer, client, index.path / "work", [], remote)
+    transfer, _ = choose_transfer(
+        options.transfer, client, index.path / "work", [], index.store.url
+    )
     run_id = index.catalog.start_run()
     try:
         changes, stats = run_compaction(

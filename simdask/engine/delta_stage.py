@@ -189,7 +189,7 @@ def run_delta(
     refill = np.setdiff1d(inp.members, inp.changed)
     probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs, inp.exclusions)
-    if config.max_df is None and ctx.shared and not store.remote:
+    if config.max_df is None and ctx.shared and store.can_mmap:
         # each range's task reads its probed lists itself, from the memory-mapped segments
         probes = None
         befores = [_range_probe(sp, stored[s], config) for s, sp in enumerate(specs)]

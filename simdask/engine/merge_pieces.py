@@ -31,8 +31,8 @@ from simdask.kernels.merge_pieces import (
     sample_step,
 )
 from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
+from simdask.storage.backends import open_shard_store
 from simdask.storage.segments import merge_shards
-from simdask.storage.shards import open_shard_store
 
 __all__ = [
     "PieceResult",

@@ -16,6 +16,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import xxhash
 
@@ -109,7 +110,7 @@ def drop_stale(c: sqlite3.Connection) -> None:
     )
 
 
-def recorded(c: sqlite3.Connection) -> dict[str, tuple[int, str]]:
+def recorded(c: Any) -> dict[str, tuple[int, str]]:
     """``{name: (size, xxh3)}`` of every recorded file (empty for an index written before
     checksums were recorded)."""
     c = connection(c)

@@ -11,9 +11,7 @@ is what queries and the similarity of changed documents need.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -209,16 +207,7 @@ class RangeReader:
 
 def remove_segment(store: ShardStore, generation: int, shard: int) -> None:
     """Delete one segment (missing is fine); its generation's directory goes when empty."""
-    if store.remote:  # a UrlShardStore: its files under an fsspec URL
-        path = f"{store.files.base}/gen-{generation:06d}/shard-{shard:04d}"
-        if store.files.fs.exists(path):
-            store.files.fs.rm(path, recursive=True)
-        return
-    path = Path(store.path(generation, shard))
-    shutil.rmtree(path, ignore_errors=True)
-    parent = path.parent
-    if parent.exists() and not any(parent.iterdir()):
-        parent.rmdir()
+    store.remove_shard(generation, shard)
 
 
 def migrate_legacy(catalog, store: ShardStore) -> bool:
@@ -234,14 +223,4 @@ def migrate_legacy(catalog, store: ShardStore) -> bool:
 
 def stored_segments(store: ShardStore) -> list[tuple[int, int]]:
     """``(generation, range)`` of every segment directory in the store, committed or not."""
-    out = []
-    for g in store.generations():
-        if store.remote:
-            base = f"{store.files.base}/gen-{g:06d}"
-            names = [
-                p.rstrip("/").rsplit("/", 1)[-1] for p in store.files.fs.ls(base, detail=False)
-            ]
-        else:
-            names = [p.name for p in (Path(store.root) / f"gen-{g:06d}").iterdir()]
-        out += [(g, int(n[6:])) for n in names if n.startswith("shard-") and n[6:].isdigit()]
-    return sorted(out)
+    return sorted((g, s) for g in store.generations() for s in store.stored_ranges(g))
