@@ -34,7 +34,7 @@ def _shard(gen: int) -> ShardData:
 def test_store_operations_under_a_url(tmp_path, scheme):
     url = f"file://{tmp_path}/s" if scheme == "file" else f"memory://t-{uuid.uuid4().hex}/s"
     store = open_shard_store(url)
-    assert store.remote and store.generations() == [] and not store.exists(3, 0)
+    assert store.url is not None and store.generations() == [] and not store.exists(3, 0)
     data = _shard(3)
     store.write(3, 0, data)
     store.write_encoded(3, 1, encode_shard(data))
