@@ -17,15 +17,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simdask.config import FORMAT_VERSION, IndexConfig
-from simdask.doc_freq import common_chunk_ids, common_filter
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
-from simdask.exclude import META_NAME, Template, index_exclusions, templates_from_meta
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.kernels.similarity import containment
-from simdask.pairs import Pair, orient, undirected
-from simdask.query_matches import query_matches
-from simdask.segment_reads import SegmentReads
+from simdask.read.doc_freq import common_chunk_ids, common_filter
+from simdask.read.pairs import Pair, orient, undirected
+from simdask.read.query_matches import query_matches
+from simdask.read.segment_reads import SegmentReads
 from simdask.storage import checksums
 from simdask.storage.backends import open_shard_store
 from simdask.storage.catalog import Catalog, PairRow
@@ -35,9 +34,10 @@ from simdask.storage.segments import migrate_legacy
 from simdask.storage.shards import ShardData
 from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
+from simdask.write.exclude import META_NAME, Template, index_exclusions, templates_from_meta
 
 if TYPE_CHECKING:
-    from simdask.lsh_search import LshMatch, LshPair
+    from simdask.read.lsh_search import LshMatch, LshPair
     from simdask.update import Writer
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
@@ -168,7 +168,7 @@ class Index:
         of every count, stored in the index (None: keep the stored ones; ``[]``: none). A
         change of them, or of ``config.exclude_quotes`` / ``exclude_bibliography`` (allowed
         without ``rebuild``), first re-chunks every document from its stored text
-        (:mod:`simdask.rechunk`): the index then equals a full build with the new exclusions.
+        (:mod:`simdask.write.rechunk`): the index then equals a full build with the new exclusions.
         """
         return self.writer(wait).update(sources, **kwargs)
 
@@ -211,7 +211,7 @@ class Index:
 
     def pair_list(self, min_similarity: float = 0.0, key: str | None = None) -> list[Pair]:
         """The stored similarities as unordered pairs, each once with both percentages
-        (:func:`simdask.pairs.undirected`), the larger first; with ``key``: that document's
+        (:func:`simdask.read.pairs.undirected`), the larger first; with ``key``: that document's
         pairs, seen from it (``a_key == key``), whichever direction was stored."""
         pairs = undirected(self.catalog.pair_rows(min_similarity, key), min_similarity)
         return orient(pairs, key) if key is not None else pairs
@@ -323,7 +323,7 @@ class Index:
 
     def exclusions(self) -> Exclusions:
         """What every chunk set of the index leaves out (templates' chunk IDs, quotations,
-        reference lists; :mod:`simdask.exclude`), cached per generation."""
+        reference lists; :mod:`simdask.write.exclude`), cached per generation."""
         key = (self.catalog.generation, self.config)
         if self._excl is None or self._excl[0] != key:
             self._excl = (key, index_exclusions(self.config, self.templates()))
@@ -338,15 +338,16 @@ class Index:
 
     def lsh_pairs(self, min_jaccard: float = 0.0, exact: bool = False) -> list[LshPair]:
         """MinHash LSH: all candidate pairs with estimated Jaccard >= ``min_jaccard``
-        (fraction 0..1), each unordered pair once (see :func:`simdask.lsh_search.index_pairs`)."""
-        from simdask import lsh_search  # MinHash LSH only: not imported by queries
+        (fraction 0..1), each unordered pair once (see
+        :func:`simdask.read.lsh_search.index_pairs`)."""
+        from simdask.read import lsh_search  # MinHash LSH only: not imported by queries
 
         return lsh_search.index_pairs(self, min_jaccard, exact)
 
     def lsh_query(self, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
         """MinHash LSH: indexed documents near each text (read-only; see
-        :func:`simdask.lsh_search.index_query`)."""
-        from simdask import lsh_search
+        :func:`simdask.read.lsh_search.index_query`)."""
+        from simdask.read import lsh_search
 
         return lsh_search.index_query(self, texts, min_jaccard)
 

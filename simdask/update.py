@@ -6,7 +6,7 @@ for one call) and runs updates under it. A run: record it as ``running``; comput
 (:func:`simdask.engine.run.run_update`: new segments as generation ``run_id``, text packs
 ``r<run_id>-*``); commit everything in one catalog transaction
 (:meth:`~simdask.storage.catalog.Catalog.commit_run`); then compact if the merge policy says
-so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.garbage`).
+so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.write.garbage`).
 Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; once
 COMMIT has happened the run is committed, whatever arrives afterwards (an interrupt, an error while
 cleaning up): the catalog, not the control flow, says which (:meth:`Writer._settle`).
@@ -30,11 +30,9 @@ from typing import TYPE_CHECKING, Any
 from simdask import failpoints, rechunk
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, damaged
-from simdask.garbage import collect_garbage
 from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
-from simdask.segment_reads import segment_set
-from simdask.settings import use_worker_cache
+from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
 from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
@@ -45,6 +43,8 @@ from simdask.storage.keys import migrate_keys
 from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
+from simdask.write.garbage import collect_garbage
+from simdask.write.settings import use_worker_cache
 
 if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
@@ -82,7 +82,7 @@ class _Request:
     delete_missing: bool
     rebuild: bool
     connector: Any = None
-    keep_hashes: dict[str, str] | None = None  # re-chunking stored texts (simdask.rechunk)
+    keep_hashes: dict[str, str] | None = None  # re-chunking stored texts (simdask.write.rechunk)
 
 
 class Writer:
@@ -412,9 +412,9 @@ class Writer:
     # --- garbage collection -----------------------------------------------------------------
     def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
         """Delete segments, shard generations, LSH generations, text packs and work files no
-        committed state refers to (:func:`simdask.garbage.collect_garbage`). Segments ``(range,
-        generation)`` in ``keep`` (those committed before the last commit) are kept one run
-        longer, for readers that opened them."""
+        committed state refers to (:func:`simdask.write.garbage.collect_garbage`). Segments
+        ``(range, generation)`` in ``keep`` (those committed before the last commit) are kept
+        one run longer, for readers that opened them."""
         with self._locked():
             return collect_garbage(self.index, keep)
 

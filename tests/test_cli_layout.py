@@ -1,8 +1,8 @@
 """The CLI as a package of command modules, and the API decisions moved out of it (issue 11):
 every command module has ``register``/``run``; importing the CLI loads neither dask,
 distributed nor zarr; ``COMMAND --help`` works for every command; exceptions map to the
-documented exit statuses; :func:`simdask.settings.update_config`,
-:func:`simdask.settings.use_worker_cache` and :func:`simdask.queries.query_files` against
+documented exit statuses; :func:`simdask.write.settings.update_config`,
+:func:`simdask.write.settings.use_worker_cache` and :func:`simdask.queries.query_files` against
 brute-force expectations."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from simdask.errors import ClusterError, ConfigError, DocumentNotFoundError, Sim
 from simdask.index import Index
 from simdask.kernels.text import words
 from simdask.queries import query_files
-from simdask.settings import INDEX_SETTINGS, update_config, use_worker_cache
+from simdask.write.settings import INDEX_SETTINGS, update_config, use_worker_cache
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, write_txt
 

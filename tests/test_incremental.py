@@ -342,7 +342,7 @@ configs = st.builds(
     ),
     # per run: keep the exclusions, or exclude these EXCLUDABLE texts and (quotes?,
     # references?) or keep those two (None: only templates change, the affected documents
-    # alone are recomputed when templates are added, simdask.rechunk)
+    # alone are recomputed when templates are added, simdask.write.rechunk)
     exclusions=st.lists(
         st.one_of(
             st.none(),

@@ -206,7 +206,7 @@ def test_query_process_imports_neither_dask_nor_zarr(tmp_path, client):
         "from simdask.cli import main\n"
         f"rc = main(['query', {str(tmp_path / 'idx')!r}, {str(q)!r}, '-o', 'jsonl'])\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed', "
-        "'zarr', 'pandas', 'tqdm', 'fsspec'} | {'simdask.lsh_search'} & set(sys.modules))\n"
+        "'zarr', 'pandas', 'tqdm', 'fsspec'} | {'simdask.read.lsh_search'} & set(sys.modules))\n"
         "print('HEAVY', heavy, rc, file=sys.stderr)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -1,7 +1,8 @@
 """What several commands share: exit statuses, progress on stderr, the run summary, a run.
 
-Only printing and wiring: the decisions (settings, shard cache) are in :mod:`simdask.settings`,
-the work in :class:`~simdask.index.Index` and :mod:`simdask.cluster.connect`.
+Only printing and wiring: the decisions (settings, shard cache) are in
+:mod:`simdask.write.settings`, the work in :class:`~simdask.index.Index` and
+:mod:`simdask.cluster.connect`.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ NOTE_KINDS = frozenset({"too_short", "image_only"})
 
 #: columns of ``similar`` and ``demo``: stored directed pairs
 PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
-#: columns of the tables of unordered pairs (``similar``, ``demo``): see :mod:`simdask.pairs`
+#: columns of the tables of unordered pairs (``similar``, ``demo``): see :mod:`simdask.read.pairs`
 PAIR_TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words")
 
 

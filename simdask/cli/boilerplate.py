@@ -1,6 +1,6 @@
 """``simdask boilerplate INDEX``: the most widely shared passages, to see what to exclude.
 
-Thin over :func:`simdask.boilerplate.shared_passages`.
+Thin over :func:`simdask.read.boilerplate.shared_passages`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Print the shared passages."""
-    from simdask.boilerplate import shared_passages
     from simdask.index import Index
+    from simdask.read.boilerplate import shared_passages
 
     with Index.open(args.index) as idx:
         rows = shared_passages(idx, args.top, args.min_documents)

@@ -13,7 +13,7 @@ import sys
 
 from simdask.cli._args import add_cluster_arguments
 from simdask.index import Index
-from simdask.settings import use_worker_cache
+from simdask.write.settings import use_worker_cache
 
 __all__ = ["register", "run"]
 

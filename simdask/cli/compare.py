@@ -14,7 +14,7 @@ from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS, run_progre
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
 from simdask.ingest.sources import TEXT_SUFFIXES
-from simdask.pairs import Pair, holds
+from simdask.read.pairs import Pair, holds
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 

@@ -123,7 +123,7 @@ def _dedup(args) -> int:
     from simdask.config import IndexConfig
     from simdask.ingest.sources import read_queries
     from simdask.kernels.lsh import LshParams
-    from simdask.lsh_search import text_pairs
+    from simdask.read.lsh_search import text_pairs
 
     params = LshParams.parse(args.lsh)
     docs = read_queries(args.files)
@@ -165,10 +165,10 @@ def run_compare(args) -> int:
     """``simdask compare A B --lsh BxR``: cross-group pairs by estimated Jaccard, in memory
     (no index, no cluster); ``--min`` is then a fraction."""
     from simdask.errors import ConfigError
-    from simdask.exclude import index_exclusions, read_templates
     from simdask.ingest.sources import read_queries
     from simdask.kernels.lsh import LshParams
-    from simdask.lsh_search import group_pairs
+    from simdask.read.lsh_search import group_pairs
+    from simdask.write.exclude import index_exclusions, read_templates
 
     params = LshParams.parse(args.lsh)
     if not 0.0 <= args.min <= 1.0:

@@ -55,7 +55,7 @@ from simdask.cli._common import (
 from simdask.cli._logging import configure_logging
 from simdask.config import IndexConfig
 from simdask.errors import ClusterError, ConfigError, IndexDamagedError, SimdaskError
-from simdask.settings import INDEX_SETTINGS
+from simdask.write.settings import INDEX_SETTINGS
 
 __all__ = ["COMMAND_MODULES", "EXIT_CLUSTER", "build_parser", "main"]
 

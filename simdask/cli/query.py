@@ -15,8 +15,8 @@ from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
 from simdask.index import Index
 from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
-from simdask.pairs import Pair, holds
 from simdask.queries import query_documents
+from simdask.read.pairs import Pair, holds
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -131,10 +131,10 @@ def _notes(batch) -> list[tuple[str, str]]:
 
 def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes) -> None:
     """The results as one HTML page, each pair with its matching passages."""
-    from simdask.doc_freq import common_filter
     from simdask.evidence.passages import compare_texts
     from simdask.evidence.results_html import render_results_html, write_page
     from simdask.evidence.summary_text import snippet
+    from simdask.read.doc_freq import common_filter
 
     pairs = [
         Pair(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
-from simdask.pairs import Pair
+from simdask.read.pairs import Pair
 
 __all__ = ["render_results_html", "write_page"]
 

@@ -230,8 +230,8 @@ def _text_html(index, d, pairs) -> str | None:
     """The text of document ``d`` escaped, the passages it shares with its
     :data:`MARKED_MATCHES` best matches marked (None: no stored text). Passages are found
     exactly as ``simdask report`` finds them."""
-    from simdask.doc_freq import common_filter
     from simdask.evidence.passages import compare_texts
+    from simdask.read.doc_freq import common_filter
 
     if d.text_pack is None:
         return None

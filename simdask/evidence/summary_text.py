@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from simdask.kernels.text import WORD_PATTERN
-from simdask.pairs import holds
+from simdask.read.pairs import holds
 
 __all__ = ["format_report", "snippet"]
 

@@ -40,7 +40,9 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
-from simdask.exclude import (
+from simdask.ingest.sources import SourceItem
+from simdask.kernels.exclusions import Exclusions
+from simdask.write.exclude import (
     META_NAME,
     Template,
     index_exclusions,
@@ -49,8 +51,6 @@ from simdask.exclude import (
     templates_from_meta,
     templates_to_meta,
 )
-from simdask.ingest.sources import SourceItem
-from simdask.kernels.exclusions import Exclusions
 
 __all__ = [
     "AFFECTED_MAX_FRACTION",
