@@ -18,9 +18,12 @@ import numpy as np
 
 from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
+from simdask.evidence.excluded import PairExclusions
+from simdask.evidence.passages import compare_texts
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
 from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.kernels.similarity import containment
+from simdask.read import lsh_search
 from simdask.read.doc_freq import common_chunk_ids, common_filter
 from simdask.read.pairs import Pair, orient, undirected
 from simdask.read.query_matches import query_matches
@@ -34,11 +37,11 @@ from simdask.storage.segments import migrate_legacy
 from simdask.storage.shards import ShardData
 from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
+from simdask.update import Writer, create_catalog
 from simdask.write.exclude import META_NAME, Template, index_exclusions, templates_from_meta
 
 if TYPE_CHECKING:
     from simdask.read.lsh_search import LshMatch, LshPair
-    from simdask.update import Writer
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
@@ -77,7 +80,6 @@ class Index:
         ``shard_store``: an fsspec URL (``s3://bucket/prefix``, ``file:///nfs/x``) where the
         shards are kept instead of ``path/shards``; the catalog and texts stay at ``path``.
         """
-        from simdask.update import create_catalog
 
         config = config or IndexConfig()
         return cls(Path(path), create_catalog(Path(path), config, shard_store), config)
@@ -138,7 +140,6 @@ class Index:
         """The write side of this index (:class:`simdask.update.Writer`): ``with
         idx.writer(wait) as w:`` holds the writer lock for the block (taken once; ``wait``:
         seconds to wait for another writer, 0: fail at once)."""
-        from simdask.update import Writer
 
         return Writer(self, wait)
 
@@ -315,7 +316,6 @@ class Index:
     def pair_exclusions(self):
         """The index's exclusions as a pair report applies them to true chunks
         (:class:`~simdask.evidence.excluded.PairExclusions`)."""
-        from simdask.evidence.excluded import PairExclusions
 
         cfg = self.config
         texts = tuple(t.text for t in self.templates())
@@ -340,14 +340,12 @@ class Index:
         """MinHash LSH: all candidate pairs with estimated Jaccard >= ``min_jaccard``
         (fraction 0..1), each unordered pair once (see
         :func:`simdask.read.lsh_search.index_pairs`)."""
-        from simdask.read import lsh_search  # MinHash LSH only: not imported by queries
 
         return lsh_search.index_pairs(self, min_jaccard, exact)
 
     def lsh_query(self, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
         """MinHash LSH: indexed documents near each text (read-only; see
         :func:`simdask.read.lsh_search.index_query`)."""
-        from simdask.read import lsh_search
 
         return lsh_search.index_query(self, texts, min_jaccard)
 
@@ -388,7 +386,6 @@ class Index:
         index holds for the pair, None: computed from the hashed chunk IDs of both texts. The
         index's exclusions apply (excluded text is listed under ``excluded``, not counted), and
         so does ``max_df`` (the chunks the stored similarities leave out)."""
-        from simdask.evidence.passages import compare_texts
 
         b = self.text(other) if other_text is None else other_text
         cfg = self.config

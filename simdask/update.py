@@ -28,6 +28,8 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from simdask import failpoints, rechunk
+from simdask.cluster.placement import runs_in_process
+from simdask.cluster.spec import ClusterSpec
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, damaged
 from simdask.ingest.sources import SourceItem, list_items, source_id
@@ -439,7 +441,5 @@ def _default_connector(n_items: int):
     :func:`~simdask.cluster.placement.runs_in_process`: same tasks, same results, without
     the seconds of starting processes)."""
     from simdask.cluster.connect import connect
-    from simdask.cluster.placement import runs_in_process
-    from simdask.cluster.spec import ClusterSpec
 
     return connect(processes=not runs_in_process(ClusterSpec(), n_items))

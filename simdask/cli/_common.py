@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from simdask.cli.output import table_cell
+from simdask.cluster.placement import runs_in_process
 from simdask.config import IndexConfig
 from simdask.index import Index
 from simdask.ingest.sources import require_sources
@@ -112,7 +113,6 @@ def run_update(
     worker processes.
     """
     from simdask.cluster.connect import connect  # dask and distributed: only for runs
-    from simdask.cluster.placement import runs_in_process
 
     place = Path(index_path)
     if not place.exists() or (place.is_dir() and not any(place.iterdir())):

@@ -11,6 +11,7 @@ from simdask.cli._common import EXIT_OK, PAIR_TABLE_COLUMNS, print_summary, run_
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
 from simdask.index import Index
+from simdask.ingest.synth import generate_corpus, write_corpus
 
 __all__ = ["register", "run"]
 
@@ -30,7 +31,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Generate, index, print the most similar pairs and the reuse the generator planted."""
-    from simdask.ingest.synth import generate_corpus, write_corpus
 
     with tempfile.TemporaryDirectory(prefix="simdask-demo-") as tmp:
         base = Path(args.out) if args.out else Path(tmp)

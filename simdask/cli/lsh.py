@@ -14,6 +14,14 @@ import sys
 from simdask.cli._args import add_format, config_of
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE
 from simdask.cli.output import write_rows
+from simdask.config import IndexConfig
+from simdask.errors import ConfigError
+from simdask.index import Index
+from simdask.ingest.sources import read_queries
+from simdask.kernels.lsh import LshParams, s_curve, tune
+from simdask.lsh_plot import plot_curves
+from simdask.read.lsh_search import group_pairs, text_pairs
+from simdask.write.exclude import index_exclusions, read_templates
 
 __all__ = ["EXIT_UNREADABLE", "register", "run", "run_compare"]
 
@@ -90,7 +98,6 @@ def run(args) -> int:
 
 
 def _pairs(args) -> int:
-    from simdask.index import Index
 
     with Index.open(args.index) as idx:
         pairs = idx.lsh_pairs(args.min, exact=args.exact)
@@ -100,8 +107,6 @@ def _pairs(args) -> int:
 
 
 def _query(args) -> int:
-    from simdask.index import Index
-    from simdask.ingest.sources import read_queries
 
     docs = read_queries(args.files)
     good = [(k, t) for k, t in docs if isinstance(t, str)]
@@ -120,10 +125,6 @@ def _query(args) -> int:
 
 
 def _dedup(args) -> int:
-    from simdask.config import IndexConfig
-    from simdask.ingest.sources import read_queries
-    from simdask.kernels.lsh import LshParams
-    from simdask.read.lsh_search import text_pairs
 
     params = LshParams.parse(args.lsh)
     docs = read_queries(args.files)
@@ -140,7 +141,6 @@ def _dedup(args) -> int:
 
 
 def _tune(args) -> int:
-    from simdask.kernels.lsh import s_curve, tune
 
     params, fp, fn = tune(args.threshold, args.perms, args.max_fp, args.max_fn)
     b, r = params.bands, params.rows
@@ -154,8 +154,6 @@ def _tune(args) -> int:
     ]
     write_rows(rows, ("jaccard", "candidate_probability"), "table", sys.stdout)
     if args.plot:
-        from simdask.lsh_plot import plot_curves
-
         plot_curves(args.plot, [params], args.threshold)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return EXIT_OK
@@ -164,11 +162,6 @@ def _tune(args) -> int:
 def run_compare(args) -> int:
     """``simdask compare A B --lsh BxR``: cross-group pairs by estimated Jaccard, in memory
     (no index, no cluster); ``--min`` is then a fraction."""
-    from simdask.errors import ConfigError
-    from simdask.ingest.sources import read_queries
-    from simdask.kernels.lsh import LshParams
-    from simdask.read.lsh_search import group_pairs
-    from simdask.write.exclude import index_exclusions, read_templates
 
     params = LshParams.parse(args.lsh)
     if not 0.0 <= args.min <= 1.0:

@@ -20,6 +20,7 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster
 
+import simdask
 from simdask.cluster.spec import ClusterSpec, default_workers
 from simdask.cluster.workers import scheduler_workers
 from simdask.errors import ClusterError, SimdaskError
@@ -386,7 +387,6 @@ def cluster_errors(client: Any, note: str = "") -> Iterator[None]:
 
 
 def _simdask_origin() -> str:
-    import simdask
 
     return f"{simdask.__version__} ({os.path.dirname(simdask.__file__)})"
 

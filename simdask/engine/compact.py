@@ -20,6 +20,7 @@ import xxhash
 from distributed import Client, as_completed
 
 from simdask import failpoints
+from simdask.cluster.placement import choose_transfer
 from simdask.cluster.transfer import Traffic
 from simdask.config import IndexConfig
 from simdask.engine.merge_stage import cache_retain, cached_shards
@@ -178,7 +179,6 @@ def compact_index(writer, client: Client, options, cb: Callback, force=False, us
     it as its own run, with the checksums of the segments it wrote. Returns its statistics
     with ``run_id`` (``{}`` when nothing was due). On failure before the commit the
     compaction's generation is removed and the previous one stays current."""
-    from simdask.cluster.placement import choose_transfer
 
     index = writer.index
     plan = plan_compaction(index.catalog, options.merge_policy, force)

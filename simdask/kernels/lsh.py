@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.errors import ConfigError
-from simdask.kernels.minhash import EMPTY, MAX_PERMS
+from simdask.kernels.minhash import EMPTY, MAX_PERMS, signatures
 
 __all__ = [
     "LshParams",
@@ -241,7 +241,6 @@ def batch_lsh(
     """``(signatures, band keys)`` of a batch's ``(chunk ID, doc)`` pairs: ``(n_docs, perms)``
     uint32 and ``(n_docs, bands)`` uint64 (rows of documents without chunks are meaningless;
     :func:`is_empty` finds them)."""
-    from simdask.kernels.minhash import signatures
 
     sigs = signatures(chunk_ids, doc, n_docs, params.perms, seed)
     return sigs, band_keys(sigs, params)
