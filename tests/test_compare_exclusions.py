@@ -10,7 +10,7 @@ import random
 import pytest
 
 from simdask import IndexConfig
-from simdask.engine.compare import compare_groups
+from simdask.compare import compare_groups
 from simdask.kernels.lsh import LshParams
 from simdask.read.lsh_search import group_pairs
 from simdask.write.exclude import index_exclusions, read_templates

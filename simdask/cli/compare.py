@@ -112,7 +112,7 @@ def run(args) -> int:
     from simdask.cluster.connect import (
         connect,  # dask and distributed: imported by the commands that run
     )
-    from simdask.engine.compare import compare_groups
+    from simdask.compare import compare_groups
     from simdask.engine.run import RunOptions
 
     callback = run_progress(args)
