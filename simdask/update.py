@@ -27,8 +27,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from simdask import failpoints, rechunk
-from simdask.cluster.placement import runs_in_process
+from simdask import failpoints
+from simdask.cluster.placement import choose_transfer, runs_in_process
 from simdask.cluster.spec import ClusterSpec
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, damaged
@@ -45,6 +45,7 @@ from simdask.storage.keys import migrate_keys
 from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
+from simdask.write import rechunk
 from simdask.write.garbage import collect_garbage
 from simdask.write.settings import use_worker_cache
 
@@ -271,7 +272,7 @@ class Writer:
         the exit stack ``cluster``: it stays for the compaction after the commit)."""
         # imported here: reading and querying an index needs neither dask nor distributed
         from simdask.cluster.connect import cluster_errors
-        from simdask.engine.run import run_update
+        from simdask.engine.run import run_update  # loads dask: only when a run needs it
 
         idx = self.index
         unchanged = f"the index at {idx.path} is unchanged (generation {idx.catalog.generation})"
@@ -381,9 +382,8 @@ class Writer:
         ``force``, every range into one segment without tombstoned postings. A run of its own
         (a generation, one commit), then garbage collection. Returns its statistics (``{}``
         when nothing was due)."""
-        from simdask.cluster.connect import connect
-        from simdask.engine.compact import compact_index
-        from simdask.engine.run import RunOptions
+        from simdask.cluster.connect import connect  # loads dask: only when a run needs it
+        from simdask.engine.run import RunOptions  # loads dask: only when a run needs it
 
         options = options or RunOptions()
         with self._locked():
@@ -391,7 +391,7 @@ class Writer:
             before = segment_set(self.index.catalog.segments())
             with nullcontext(client) if client is not None else connect() as cl:
                 cache = client is not None if options.worker_cache is None else options.worker_cache
-                out = compact_index(self, cl, options, callback or Callback(), force, cache)
+                out = self._compact_run(cl, options, callback or Callback(), force, cache)
             self.index.drop_caches()
             self.collect_garbage(keep=before)
         return out
@@ -399,17 +399,54 @@ class Writer:
     def _auto_compact(self, req: _Request, summary: RunSummary) -> None:
         """After a committed run: compact if the merge policy says so (in the summary); a
         failure is recorded there (the run stands; the next run compacts again)."""
-        from simdask.engine.compact import compact_index
-
         opts = req.options
         try:
-            out = compact_index(self, self._client, opts, req.cb, False, bool(opts.worker_cache))
+            out = self._compact_run(self._client, opts, req.cb, False, bool(opts.worker_cache))
         except Exception as e:
             summary.stats.compaction_error = f"{type(e).__name__}: {e}"
             return
         if out:
             summary.stats.compaction = out
             summary.seconds["compaction"] = out["seconds"]
+
+    def _compact_run(
+        self, client, options: RunOptions, cb: Callback, force: bool, use_cache: bool
+    ) -> dict[str, Any]:
+        """Plan and run one compaction with ``options.merge_policy`` (lock held): a run of its
+        own, committed here like every run, with the checksums of the segments it wrote.
+        Returns its statistics with ``run_id`` (``{}`` when nothing was due). On failure
+        before the commit its generation is removed and the previous one stays current."""
+        # loads dask: only when a run needs it
+        from simdask.engine.compact import plan_compaction, run_compaction
+
+        idx = self.index
+        plan = plan_compaction(idx.catalog, options.merge_policy, force)
+        if not plan:
+            return {}
+        transfer, _ = choose_transfer(
+            options.transfer, client, idx.path / "work", [], idx.store.url
+        )
+        run_id = idx.catalog.start_run()
+        try:
+            changes, stats = run_compaction(
+                client,
+                idx.catalog,
+                idx.store,
+                idx.config,
+                plan,
+                run_id=run_id,
+                shared=transfer == "shared",
+                use_cache=use_cache,
+                cb=cb,
+            )
+            failpoints.hit("before_compaction_commit")
+            changes.files = self._checksums(changes, run_id)
+            idx.catalog.commit_run(run_id, run_id, changes, {"compaction": stats})
+        except BaseException as e:
+            if not self._settle(run_id, e):  # committed: the error came after COMMIT
+                raise
+        failpoints.hit("after_compaction_commit")
+        return {"run_id": run_id, **stats}
 
     # --- garbage collection -----------------------------------------------------------------
     def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
@@ -440,6 +477,6 @@ def _default_connector(n_items: int):
     processes, or of threads in this process for a small run (as the command line does,
     :func:`~simdask.cluster.placement.runs_in_process`: same tasks, same results, without
     the seconds of starting processes)."""
-    from simdask.cluster.connect import connect
+    from simdask.cluster.connect import connect  # loads dask: only when a run needs it
 
     return connect(processes=not runs_in_process(ClusterSpec(), n_items))

@@ -43,7 +43,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Run ``simdask repeats``; returns the exit status (3 if some documents were unreadable)."""
-    from simdask.cluster.connect import connect
+    from simdask.cluster.connect import connect  # loads dask: only when a run needs it
 
     config = RepeatsConfig(n=args.n, min_count=args.min_count, method=args.method)
     callback = run_progress(args)

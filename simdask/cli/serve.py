@@ -62,9 +62,9 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Serve until interrupted."""
     try:
-        import uvicorn
+        import uvicorn  # optional (web extra)
 
-        from simdask.web.app import Settings, create_app
+        from simdask.web.app import Settings, create_app  # optional (web extra)
     except ImportError as e:
         print(
             f"simdask: error: `serve` needs the web extra ({e.name} is missing): "

@@ -328,8 +328,8 @@ def _write_output(rows_dir: Path, n_ranges: int, out: Path) -> None:
 
 
 def _write_parquet(parts: list[Path], path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # optional (parquet extra)
+    import pyarrow.parquet as pq  # optional (parquet extra)
 
     loc = pa.list_(pa.struct([("key", pa.string()), ("offset", pa.int64())]))
     schema = pa.schema(

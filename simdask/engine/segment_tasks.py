@@ -111,7 +111,7 @@ def probe_maps():
     memory), :data:`~simdask.storage.kept_maps.KEPT_MAP_BYTES` at most."""
     budget = KEPT_MAP_BYTES
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # loads dask: only when a run needs it
 
         limit = get_worker().memory_manager.memory_limit
     except (ImportError, ValueError, AttributeError):

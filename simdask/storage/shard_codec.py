@@ -139,9 +139,9 @@ def disk_dtype(name: str, arr: np.ndarray) -> np.dtype:
 def write_group(store, data: ShardData, compressed: bool) -> None:
     """Write ``data`` as a zarr group into ``store`` (a path or a zarr store): raw arrays in a
     single chunk each, or delta + zstd in chunks of 1 Mi elements (``compressed``)."""
-    import zarr
-    from zarr.codecs import BytesCodec, ZstdCodec
-    from zarr.codecs.numcodecs import Delta
+    import zarr  # heavy (0.4 s): only compressed data needs it
+    from zarr.codecs import BytesCodec, ZstdCodec  # heavy (0.4 s): only compressed data needs it
+    from zarr.codecs.numcodecs import Delta  # heavy (0.4 s): only compressed data needs it
 
     group = zarr.open_group(store, mode="w", attributes={"lo": data.lo, "hi": data.hi})
     for name, _ in ARRAYS:
@@ -208,7 +208,7 @@ def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
             if len(arr):
                 files[f"{name}/c/0"] = arr.tobytes()
         return files
-    import zarr
+    import zarr  # heavy (0.4 s): only compressed data needs it
 
     files: dict[str, Any] = {}
     write_group(zarr.storage.MemoryStore(files), data, compressed)

@@ -30,7 +30,7 @@ class TextStore:
     @staticmethod
     def encode_pack(texts: list[str]) -> tuple[bytes, list[tuple[int, int]]]:
         """The bytes of a pack holding ``texts`` and each text's ``(offset, length)`` in bytes."""
-        from numcodecs import Zstd
+        from numcodecs import Zstd  # heavy: only compressed data needs it
 
         codec = Zstd(level=1)
         blobs = [codec.encode(t.encode("utf-8")) for t in texts]
@@ -58,7 +58,7 @@ class TextStore:
 
     def read(self, pack: str, offset: int, length: int) -> str:
         """One document's text."""
-        from numcodecs import Zstd
+        from numcodecs import Zstd  # heavy: only compressed data needs it
 
         path = self.root / pack
         try:
