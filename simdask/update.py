@@ -276,7 +276,7 @@ class Writer:
 
         idx = self.index
         unchanged = f"the index at {idx.path} is unchanged (generation {idx.catalog.generation})"
-        delete_from = frozenset()
+        delete_from: frozenset[str] = frozenset()
         if req.delete_missing:
             delete_from = frozenset(i.source for i in items) | {source_id(s) for s in req.sources}
         if req.client is not None:

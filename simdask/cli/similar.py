@@ -65,6 +65,6 @@ def run(args) -> int:
             else:
                 write_rows((p.to_dict() for p in pairs), PAIR_FIELDS, args.format, sys.stdout)
             return EXIT_OK
-        rows = idx.similar(key, args.min) if key else idx.pairs(args.min)
-        write_rows((r.to_dict() for r in rows), PAIR_COLUMNS, args.format, sys.stdout)
+        stored = idx.similar(key, args.min) if key else idx.pairs(args.min)
+        write_rows((r.to_dict() for r in stored), PAIR_COLUMNS, args.format, sys.stdout)
     return EXIT_OK

@@ -14,6 +14,8 @@ ascending runs) is its reference and its fallback for keys not grouped by member
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from simdask.kernels.arrays import run_lengths
@@ -31,7 +33,7 @@ def count_runs(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def count_member_keys(
-    parts: list[np.ndarray | tuple[np.ndarray, np.ndarray]], mode: str
+    parts: Sequence[np.ndarray | tuple[np.ndarray, np.ndarray]], mode: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Count per-range member keys; ``parts`` holds ``(light keys, heavy keys)`` tuples (or
     plain light keys). Returns sorted distinct keys and their count over all chunks (uint32):
@@ -57,7 +59,7 @@ DENSE_MIN = 1 / 64
 
 
 def count_member_candidates(
-    parts: list[np.ndarray | tuple[np.ndarray, np.ndarray]],
+    parts: Sequence[np.ndarray | tuple[np.ndarray, np.ndarray]],
     n_docs: int,
     n_rows: int,
     mode: str,

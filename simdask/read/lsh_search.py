@@ -118,7 +118,7 @@ def index_pairs(idx: Index, min_jaccard: float = 0.0, exact: bool = False) -> li
         names = idx.catalog.keys_of(np.union1d(a, b).tolist())
     ex = _exact_of(idx, names, a, b) if exact else [None] * len(a)
     pairs = [
-        LshPair(*sorted((names[x], names[y])), j, e)
+        LshPair(min(names[x], names[y]), max(names[x], names[y]), j, e)
         for x, y, j, e in zip(a.tolist(), b.tolist(), est.tolist(), ex, strict=True)
     ]
     pairs.sort(key=lambda p: (-p.jaccard, p.doc, p.other))

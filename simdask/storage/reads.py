@@ -4,7 +4,7 @@ no SQL is written outside it. Each takes the catalog (or its SQLite connection,
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from simdask.storage.sql import connection, rows_in
@@ -31,7 +31,7 @@ def text_locations(db: Any, doc_ids: Sequence[int]) -> list[tuple[int, str, int,
     )
 
 
-def chunk_total(db: Any, doc_ids: Sequence[int]) -> int:
+def chunk_total(db: Any, doc_ids: Iterable[int]) -> int:
     """The sum of ``|A|`` (distinct chunks) over the committed documents ``doc_ids``."""
     sql = "SELECT COALESCE(SUM(n_chunks), 0) FROM documents WHERE doc_id IN {in}"
     return int(sum(r[0] for r in rows_in(db, sql, [int(d) for d in doc_ids])))

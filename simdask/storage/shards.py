@@ -195,7 +195,7 @@ class ShardStore(ABC):
             arrays["chunk_keys"] = load_array(raw["chunk_keys"])
         else:
             group = self._open_group(generation, shard)
-            lo, hi, arrays = int(group.attrs["lo"]), int(group.attrs["hi"]), read_group(group)
+            lo, hi, arrays = _attr_int(group, "lo"), _attr_int(group, "hi"), read_group(group)
         arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
         return ShardData(lo, hi, **arrays, generation=generation)
 
@@ -240,9 +240,9 @@ class ShardStore(ABC):
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
             arrays = {name: group[name] for name, _ in ARRAYS}
-        hi = int(group.attrs["hi"])
+        hi = _attr_int(group, "hi")
         arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
-        return {**arrays, "lo": int(group.attrs["lo"]), "hi": hi}
+        return {**arrays, "lo": _attr_int(group, "lo"), "hi": hi}
 
     def read_subset(
         self,
@@ -306,7 +306,8 @@ class ShardStore(ABC):
         with _WARNINGS, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
-            return group["chunk_keys"].shape[0], group["doc_ids"].shape[0]
+            keys, docs = group["chunk_keys"], group["doc_ids"]
+        return _length(keys), _length(docs)
 
     def nbytes(self, generation: int) -> int:
         """Bytes stored for one generation."""
@@ -395,11 +396,12 @@ class LocalShardStore(ShardStore):
     def _raw_files(self, generation: int, shard: int) -> dict[str, Any] | None:
         self._check(generation, shard)
         path = self.path(generation, shard)
-        files = {name: raw_array_file(path / name) for name, _ in ARRAYS}
-        if any(f is None for f in files.values()):
+        maybe = {name: raw_array_file(path / name) for name, _ in ARRAYS}
+        files = {name: f for name, f in maybe.items() if f is not None}
+        if len(files) < len(maybe):
             return None  # an older, compressed shard: zarr reads it
         attrs = group_attributes(path)
-        out = {**files, "lo": int(attrs["lo"]), "hi": int(attrs["hi"])}
+        out: dict[str, Any] = {**files, "lo": int(attrs["lo"]), "hi": int(attrs["hi"])}
         sample = _raw_sample(path, attrs, files["chunk_keys"])
         if sample is not None:
             out["key_sample"] = sample
@@ -439,6 +441,22 @@ def _raw_sample(
             f"(chunk_keys[::{step}]), found {found}"
         )
     return int(step), raw
+
+
+def _attr_int(group: zarr.Group, name: str) -> int:
+    """The integer attribute ``name`` of a shard's zarr group."""
+    value = group.attrs.get(name)
+    if not isinstance(value, int):
+        raise IndexFormatError(f"{group.store_path}: expected an integer {name!r}, found {value!r}")
+    return value
+
+
+def _length(array: zarr.Array[Any] | zarr.Group) -> int:
+    """The length of a shard's 1-d array (a group where an array belongs: damage)."""
+    shape = getattr(array, "shape", None)
+    if not shape:
+        raise IndexFormatError(f"{array.store_path}: expected a 1-d array, found {shape!r}")
+    return int(shape[0])
 
 
 def _du(path: Path) -> int:
