@@ -146,25 +146,23 @@ class Writer:
         if max_file_bytes is not None:
             options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
         req = _Request(
-            tuple(sources),
-            tuple(items),
-            client,
-            options,
-            callback or Callback(),
-            frozenset(remove),
-            delete_missing,
-            rebuild,
-            connector,
+            sources=tuple(sources),
+            items=tuple(items),
+            client=client,
+            options=options,
+            cb=callback or Callback(),
+            remove=frozenset(remove),
+            delete_missing=delete_missing,
+            rebuild=rebuild,
+            connector=connector,
         )
         with self._locked():
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
             try:
                 self._set_config(config, rebuild)
-                done, again = None, lambda r: self._run(r, plan)
-                if plan.rechunk:  # every document chunked again from its stored text, first
-                    done = rechunk.run_rechunk(self.index, req, again)
-                elif len(plan.affected):  # only the documents the change affects
-                    done = rechunk.run_affected(self.index, req, plan.affected, again)
+                done = None
+                if plan.rechunk or len(plan.affected):  # first: the stored texts chunked again
+                    done = self._rechunk(req, plan)
                 if done is not None and not (req.sources or req.items or req.remove):
                     return done
                 return self._run(req, plan)
@@ -196,6 +194,24 @@ class Writer:
                 "pass rebuild=True (CLI: --rebuild) to rebuild it with the new settings"
             )
         idx.config = config
+
+    def _rechunk(self, req: _Request, plan: rechunk.ExclusionPlan) -> RunSummary:
+        """The run applying changed exclusions: every document (``plan.rechunk``: the run
+        replaces the index) or only those the change affects, read from their stored texts
+        with no size limit, their content hashes kept."""
+        doc_ids = None if plan.rechunk else plan.affected
+        with rechunk.stored_texts(self.index, doc_ids, req.cb) as stored:
+            sub = dataclasses.replace(
+                req,
+                sources=(),
+                items=stored.items,
+                remove=frozenset(),
+                options=dataclasses.replace(req.options, max_file_bytes=None),
+                delete_missing=False,
+                rebuild=stored.replace_all,
+                keep_hashes=stored.hashes,
+            )
+            return self._run(sub, plan)
 
     def _run(self, req: _Request, plan: rechunk.ExclusionPlan) -> RunSummary:
         """List, compute, commit, clean up: one run under the lock."""
