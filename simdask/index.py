@@ -21,8 +21,8 @@ from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundErro
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
 from simdask.kernels.exclusions import Exclusions, chunk_excluding
+from simdask.kernels.measures import containment
 from simdask.kernels.postings import shard_of as chunk_shards
-from simdask.kernels.similarity import containment
 from simdask.read import lsh_search
 from simdask.read.doc_freq import common_chunk_ids, common_filter
 from simdask.read.pairs import Pair, orient, undirected

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.measures import containment
 from simdask.kernels.member_counts import count_member_candidates
 from simdask.kernels.postings import ShardData, doc_mask
-from simdask.kernels.similarity import containment
 from simdask.kernels.top_rows import Rows, top_k_rows
 
 __all__ = [

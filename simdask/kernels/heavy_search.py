@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.kernels.heavy import HeavyBits
-from simdask.kernels.similarity import containment
+from simdask.kernels.measures import containment
 from simdask.kernels.top_rows import Rows
 
 __all__ = ["HeavyGroups", "heavy_only_rows"]

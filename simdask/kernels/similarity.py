@@ -9,16 +9,16 @@ emitted pairs (:func:`pair_work`) stay under a budget, which bounds the memory i
 
 from __future__ import annotations
 
-from typing import overload
-
 import numpy as np
 
 from simdask.kernels.arrays import add_grown, expand_ranges, run_lengths, run_starts
+from simdask.kernels.measures import CONTAINMENT, NEVER, containment
 from simdask.kernels.postings import ShardData, doc_mask, find_keys
 from simdask.kernels.range_pieces import VIEW_PIECE_POSTINGS, chunk_pieces, piece_offsets
 from simdask.kernels.top_rows import Rows, top_k_rows
 
 __all__ = [
+    "NEVER",
     "block_pair_keys",
     "candidate_mask",
     "containment",
@@ -42,54 +42,13 @@ __all__ = [
 ]
 
 
-@overload
-def containment(shared: int | float, size: int | float) -> float: ...
-@overload
-def containment(shared: np.ndarray, size: np.ndarray | int) -> np.ndarray: ...
-@overload
-def containment(shared: np.ndarray | int, size: np.ndarray) -> np.ndarray: ...
-def containment(
-    shared: np.ndarray | int | float, size: np.ndarray | int | float
-) -> np.ndarray | float:
-    """How much of a chunk set is found in another one, in percent (0..100, float64):
-    ``100 * shared / size``, ``size`` being the set's number of distinct chunks and ``shared``
-    the number it has in common with the other set. Not symmetric: the similarity of ``A`` to
-    ``B`` is ``containment(|A & B|, |A|)`` (DESIGN §1). An empty set (``size`` 0) is 0 %
-    contained. Scalars give a float, arrays (broadcast together) an array.
-    """
-    if np.ndim(shared) == 0 and np.ndim(size) == 0:
-        return 100.0 * float(shared) / float(size) if size else 0.0
-    size = np.asarray(size)
-    top = 100.0 * np.asarray(shared)
-    out = np.zeros(np.broadcast(top, size).shape)
-    np.divide(top, size, out=out, where=size != 0)
-    return out
-
-
-#: :func:`need_counts` of a document no shared count lets pass (empty, threshold > 0)
-NEVER = np.iinfo(np.int64).max // 4
-
-
 def need_counts(n_chunks: np.ndarray, threshold: float) -> np.ndarray:
     """Per document ``d``: the fewest shared chunks ``s`` with ``containment(s, |d|) >=
-    threshold`` (int64; ``|d| = n_chunks[d]``), by the same float expression as the rows
-    (:func:`directed_rows`), so ``shared >= need[d]`` exactly when the row ``d -> o`` passes
-    (containment grows with ``shared``). An empty document passes only at ``threshold <= 0``
-    (need 0), else never (:data:`NEVER`)."""
-    n = np.asarray(n_chunks, np.int64)
-    s = np.maximum(np.ceil(threshold * n.astype(np.float64) / 100.0), 0).astype(np.int64)
-    full = n > 0
-    s[~full] = 0 if threshold <= 0 else NEVER
-    m = np.flatnonzero(full)
-    sm, nm = s[m], n[m]
-    while True:  # the ceil is off by one at most where the division rounds
-        down = (sm > 0) & (containment(sm - 1, nm) >= threshold)
-        up = ~down & (containment(sm, nm) < threshold)
-        if not (down.any() or up.any()):
-            break
-        sm = sm - down + up
-    s[m] = sm
-    return s
+    threshold`` (int64; ``|d| = n_chunks[d]``): :meth:`CONTAINMENT.need
+    <simdask.kernels.measures.Containment.need>`, so ``shared >= need[d]`` exactly when the
+    row ``d -> o`` passes. An empty document passes only at ``threshold <= 0`` (need 0), else
+    never (:data:`NEVER`)."""
+    return CONTAINMENT.need(n_chunks, threshold)
 
 
 def _posting_ends(shard: ShardData, max_df: int | None) -> tuple[np.ndarray, np.ndarray]:

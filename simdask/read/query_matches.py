@@ -9,7 +9,8 @@ from collections.abc import Callable
 import numpy as np
 
 from simdask.errors import damaged
-from simdask.kernels.similarity import containment, top_either_way
+from simdask.kernels.measures import containment
+from simdask.kernels.similarity import top_either_way
 from simdask.summary import QueryMatch
 
 __all__ = ["query_matches"]

@@ -33,6 +33,7 @@ from simdask.storage.commit import (
 )
 from simdask.storage.lists import FLOORS_META, ensure_floors, ensure_list_tables
 from simdask.storage.lists import refill_candidates as _refill
+from simdask.storage.reads import REVERSE
 from simdask.storage.segment_catalog import SegmentTables
 from simdask.storage.sql import rows_in
 
@@ -485,7 +486,7 @@ class Catalog(SegmentTables):
         """Stored directed rows of which either direction is at least ``min_similarity``
         percent (the reverse from the shared count), all or those touching ``key`` (as ``doc``
         or as ``other``): what :func:`simdask.read.pairs.undirected` makes pairs of."""
-        where = " WHERE (s.similarity >= ? OR 100.0 * s.shared / b.n_chunks >= ?)"
+        where = f" WHERE (s.similarity >= ? OR {REVERSE} >= ?)"
         args: tuple[Any, ...] = (min_similarity, min_similarity)
         if key is not None:
             doc = self.document(key)

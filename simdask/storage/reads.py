@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from simdask.kernels.measures import CONTAINMENT
 from simdask.storage.sql import connection, rows_in
 
 __all__ = [
@@ -16,6 +17,9 @@ __all__ = [
     "stored_similarities",
     "text_locations",
 ]
+
+#: a stored row's reverse similarity (``other -> doc``) from its shared count, in SQL
+REVERSE = CONTAINMENT.sql("s.shared", "b.n_chunks")
 
 
 def text_locations(db: Any, doc_ids: Sequence[int]) -> list[tuple[int, str, int, int]]:
@@ -64,7 +68,7 @@ def pair_histogram(db: Any, bins: int) -> list[int]:
         connection(db)
         .execute(
             "SELECT MIN(CAST(m * ? / 100.0 AS INTEGER), ?), COUNT(*) FROM ("
-            " SELECT MAX(MAX(s.similarity, 100.0 * s.shared / b.n_chunks)) AS m FROM similarity s"
+            f" SELECT MAX(MAX(s.similarity, {REVERSE})) AS m FROM similarity s"
             " JOIN documents b ON b.doc_id = s.other"
             " GROUP BY MIN(s.doc, s.other), MAX(s.doc, s.other)) GROUP BY 1",
             (bins, bins - 1),
