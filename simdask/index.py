@@ -20,7 +20,8 @@ from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
-from simdask.kernels.exclusions import Exclusions, chunk_excluding
+from simdask.kernels.exclusions import Exclusions
+from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.measures import containment
 from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.read import lsh_search
@@ -270,7 +271,7 @@ class Index:
         if top is not None and top < 1:
             raise ConfigError(f"expected top >= 1 or None (all), found {top}")
         cfg = self.config
-        cb = chunk_excluding(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
+        cb = SORTED_CHUNK.chunk(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
         with self.catalog.read_snapshot():  # manifest, tombstones and documents agree
             manifest = self.reads.manifest()
             tomb = self.reads.tombstones()
@@ -393,7 +394,7 @@ class Index:
         drop = common_filter(self)
         ev = compare_texts(text, b, cfg.k, min_chunks, min_words, exclusions=excl, drop_shared=drop)
         if hashed is None:
-            ids = chunk_excluding([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
+            ids = SORTED_CHUNK.chunk([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
             ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded
             ib = ids.chunk_ids[ids.doc == 1]
             both = np.intersect1d(ia, ib, assume_unique=True)

@@ -54,7 +54,8 @@ from simdask.engine.similarity_stage import (
     run_blocks,
 )
 from simdask.engine.stage import drive
-from simdask.kernels.exclusions import Exclusions, chunk_excluding
+from simdask.kernels.exclusions import Exclusions
+from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.postings import pack_pairs, pair_chunks, sort_pairs, split_sorted_by_shard
 from simdask.storage.catalog import Catalog
 from simdask.storage.reads import text_locations
@@ -109,7 +110,7 @@ def stored_chunk_ids(
     if not rows:
         return empty
     docs = np.array([r[0] for r in rows], np.uint32)
-    cb = chunk_excluding(
+    cb = SORTED_CHUNK.chunk(
         [texts.read(p, o, n) for _, p, o, n in rows],
         config.k,
         config.hash_bits,

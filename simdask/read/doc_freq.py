@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simdask.kernels.hashing import chunk_id
+from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.postings import shard_of
 
 if TYPE_CHECKING:
@@ -73,7 +73,8 @@ class CommonChunks:
     def __call__(self, shared: set[Chunk]) -> set[Chunk]:
         chunks = list(shared)
         dtype = self._index.config.chunk_dtype
-        ids = np.array([chunk_id(c, self.hash_bits, self.seed) for c in chunks], dtype)
+        feature = SORTED_CHUNK
+        ids = np.array([feature.feature_id(c, self.hash_bits, self.seed) for c in chunks], dtype)
         common = set(self.common_ids(ids).tolist())
         return {c for c, i in zip(chunks, ids.tolist(), strict=True) if i in common}
 
