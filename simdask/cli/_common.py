@@ -34,7 +34,7 @@ __all__ = [
     "print_summary",
     "progress",
     "run_progress",
-    "run_update",
+    "update_index",
 ]
 
 #: success (a run committed, even if some files failed)
@@ -100,7 +100,7 @@ def run_progress(args) -> Callback:
 #: cluster (no ``--workers`` or ``--memory-limit`` given) runs its Dask workers as threads of
 #: this process: starting worker processes costs
 #: seconds, more than such a run computes (docs/benchmarks.md, "Incremental runs")
-def run_update(
+def update_index(
     args, index_path: str | os.PathLike, config: IndexConfig | None, **update_kwargs
 ) -> RunSummary:
     """One update of the index at ``index_path`` on the cluster ``args.cluster`` names.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
-from simdask.cli._common import EXIT_OK, print_summary, run_update
+from simdask.cli._common import EXIT_OK, print_summary, update_index
 from simdask.config import DEFAULT_SLACK, SIMILARITY_MODES, IndexConfig
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
@@ -187,7 +187,7 @@ def run(args) -> int:
         ),
         max_file_bytes=args.max_file_size or None,
     )
-    summary = run_update(
+    summary = update_index(
         args,
         args.index,
         config,
