@@ -58,7 +58,7 @@ def test_modules_and_functions_stay_small():
     import ast
 
     root = Path(simdask.cli.__file__).parent
-    files = [*root.glob("*.py"), root.parent / "settings.py", root.parent / "queries.py"]
+    files = [*root.glob("*.py"), root.parent / "write" / "settings.py", root.parent / "queries.py"]
     for f in files:
         source = f.read_text(encoding="utf-8")
         assert source.count("\n") <= 500, f
