@@ -24,6 +24,8 @@ from simdask.errors import ClusterError, ConfigError, DocumentNotFoundError, Sim
 from simdask.index import Index
 from simdask.kernels.text import words
 from simdask.queries import query_files
+from simdask.storage.catalog import Catalog
+from simdask.write import settings as settings_module
 from simdask.write.settings import INDEX_SETTINGS, update_config, use_worker_cache
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, write_txt
@@ -96,14 +98,14 @@ def test_bad_cluster_settings_exit_2_before_the_command_runs(monkeypatch, capsys
 
 
 def test_update_config_merges_given_settings_into_the_stored_ones(tmp_path, monkeypatch):
-    opened: list[Index] = []
-    real_open = Index.open.__func__
+    opened: list[Catalog] = []
 
-    def spy(cls, path):
-        opened.append(real_open(cls, path))
-        return opened[-1]
+    class Spy(Catalog):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            opened.append(self)
 
-    monkeypatch.setattr(Index, "open", classmethod(spy))
+    monkeypatch.setattr(settings_module, "Catalog", Spy)
     stored = IndexConfig(
         hash_bits=30, shards=5, threshold=7.5, top_k=9, max_df=40, seed=3, lsh="8x2"
     )
@@ -125,9 +127,9 @@ def test_update_config_merges_given_settings_into_the_stored_ones(tmp_path, monk
                 expected if changed else None
             ), given
     assert len(opened) == 2 ** len(INDEX_SETTINGS) - 1  # opened for its settings, then closed:
-    for idx in opened:
+    for catalog in opened:
         with pytest.raises(sqlite3.ProgrammingError, match="closed"):
-            idx.catalog.conn.execute("SELECT 1")
+            catalog.conn.execute("SELECT 1")
     assert not (tmp_path / "none").exists()  # reading settings creates nothing
     with pytest.raises(ConfigError, match=r"hash_bits must be in 16\.\.64, got 65"):
         update_config(tmp_path / "idx", {"hash_bits": 65})
