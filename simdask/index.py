@@ -24,7 +24,6 @@ from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.measures import containment
 from simdask.kernels.postings import shard_of as chunk_shards
-from simdask.read import lsh_search
 from simdask.read.doc_freq import common_chunk_ids, common_filter
 from simdask.read.pairs import Pair, orient, undirected
 from simdask.read.query_matches import query_matches
@@ -342,11 +341,15 @@ class Index:
         (fraction 0..1), each unordered pair once (see
         :func:`simdask.read.lsh_search.index_pairs`)."""
 
+        from simdask.read import lsh_search  # the MinHash LSH mode only: a query's cold start
+
         return lsh_search.index_pairs(self, min_jaccard, exact)
 
     def lsh_query(self, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
         """MinHash LSH: indexed documents near each text (read-only; see
         :func:`simdask.read.lsh_search.index_query`)."""
+
+        from simdask.read import lsh_search  # the MinHash LSH mode only: a query's cold start
 
         return lsh_search.index_query(self, texts, min_jaccard)
 

@@ -31,14 +31,14 @@ from simdask import failpoints
 from simdask.cluster.placement import choose_transfer, runs_in_process
 from simdask.cluster.spec import ClusterSpec
 from simdask.config import IndexConfig
-from simdask.errors import ConfigError, DocumentNotFoundError, damaged
+from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
 from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
-from simdask.storage.commit import RunChanges
+from simdask.storage.commit import RunChanges, check_rows
 from simdask.storage.create import CATALOG_NAME, create_catalog
 from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.keys import migrate_keys
@@ -53,7 +53,13 @@ if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
     from simdask.index import Index
 
-__all__ = ["CATALOG_NAME", "COMMIT_FAILPOINTS", "Writer", "create_catalog"]
+__all__ = [
+    "CATALOG_NAME",
+    "COMMIT_FAILPOINTS",
+    "COMPACTION_FAILPOINTS",
+    "Writer",
+    "create_catalog",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -68,6 +74,11 @@ COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
     ("gc.lsh", True),
     ("gc.pack", True),
     ("gc.work", True),
+)
+#: the failure points of a compaction's commit (:meth:`Writer.compact`), with the same meaning
+COMPACTION_FAILPOINTS: tuple[tuple[str, bool], ...] = (
+    ("before_compaction_commit", False),
+    ("after_compaction_commit", True),
 )
 
 
@@ -242,7 +253,7 @@ class Writer:
                 )
                 summary.rebuild = req.rebuild
                 summary.changed = changed_keys(idx.catalog, out.changes)
-                _check_rows(out.changes)
+                check_rows(out.changes)
                 out.changes.files = self._checksums(out.changes, run_id)
                 idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
                 cb.end_stage()
@@ -472,20 +483,6 @@ class Writer:
         one run longer, for readers that opened them."""
         with self._locked():
             return collect_garbage(self.index, keep)
-
-
-def _check_rows(ch: RunChanges) -> None:
-    """Refuse to commit similarity rows outside their domain (0..100 percent, shared chunks
-    >= 0): computed from damaged shards (:class:`IndexDamagedError`, the index unchanged)."""
-    _, _, shared, sim = ch.rows
-    bad = (sim < 0) | (sim > 100.0 + 1e-9) | (shared < 0)
-    if len(sim) and bad.any():
-        i = int(bad.argmax())
-        raise damaged(
-            f"this run computed {int(bad.sum())} similarities outside 0..100 % (e.g. "
-            f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
-            "nothing was committed"
-        )
 
 
 def _default_connector(n_items: int):

@@ -39,6 +39,9 @@ HEAVY = {
     "uvicorn": "web extra",
     "zarr": "only compressed data (0.4 s to import)",
 }
+#: simdask modules a function may import although they load nothing heavy: a query process
+#: never reads nor compiles them (its cold start, test_shard_layout.py)
+DEFERRED = {"simdask.read.lsh_search": "the MinHash LSH mode only"}
 #: modules another branch restructures this round: their function-level imports are hoisted
 #: after the merge (issue 27); the cycle test covers them already
 NOT_YET_HOISTED = (
@@ -224,7 +227,7 @@ def test_function_level_imports_only_defer_heavy_modules_and_say_why():
             if not in_function:
                 continue
             for t in _targets(node, mods):
-                if t.split(".")[0] not in HEAVY and t not in heavy:
+                if t.split(".")[0] not in HEAVY and t not in heavy and t not in DEFERRED:
                     bad.append(f"{rel}:{node.lineno} imports {t} in a function")
             text = lines[node.lineno - 1 : node.end_lineno]
             if not any("#" in x for x in text) and not lines[node.lineno - 2].strip().startswith(

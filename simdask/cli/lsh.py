@@ -20,7 +20,6 @@ from simdask.index import Index
 from simdask.ingest.sources import read_queries
 from simdask.kernels.lsh import LshParams, s_curve, tune
 from simdask.lsh_plot import plot_curves
-from simdask.read.lsh_search import group_pairs, text_pairs
 from simdask.write.exclude import index_exclusions, read_templates
 
 __all__ = ["EXIT_UNREADABLE", "register", "run", "run_compare"]
@@ -130,6 +129,8 @@ def _dedup(args) -> int:
     docs = read_queries(args.files)
     good = [(k, t) for k, t in docs if isinstance(t, str)]
     config = IndexConfig() if args.hash_bits is None else IndexConfig(hash_bits=args.hash_bits)
+    from simdask.read.lsh_search import text_pairs  # the LSH mode only: a query's cold start
+
     pairs = text_pairs([t for _, t in good], params, config, args.min, threads=args.threads)
     rows = ({"doc": good[i][0], "other": good[j][0], "jaccard": s} for i, j, s in pairs)
     write_rows(rows, PAIR_COLUMNS, args.format, sys.stdout)
@@ -171,6 +172,8 @@ def run_compare(args) -> int:
     config = config_of(args)
     excl = index_exclusions(config, read_templates(args.exclude or ()))
     texts = [t for _, t in good[0]], [t for _, t in good[1]]
+    from simdask.read.lsh_search import group_pairs  # the LSH mode only: a query's cold start
+
     pairs = group_pairs(*texts, params, config, args.min, excl=excl)
     rows = ({"a_key": good[0][i][0], "b_key": good[1][j][0], "jaccard": s} for i, j, s in pairs)
     write_rows(rows, GROUP_COLUMNS, args.format, sys.stdout)

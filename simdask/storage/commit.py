@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from simdask.config import IndexConfig
+from simdask.errors import damaged
 from simdask.kernels.changes import DocumentRow
 from simdask.storage.checksums import FILES_TABLE, drop_stale
 from simdask.storage.chunk_table import update_chunk_table
@@ -33,6 +34,7 @@ __all__ = [
     "SIMILARITY_INDEX",
     "CommitContext",
     "RunChanges",
+    "check_rows",
     "commit_cache",
     "temp_ids",
 ]
@@ -378,3 +380,17 @@ COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
     ("commit.before_COMMIT", False),
     ("commit.after_COMMIT", True),
 )
+
+
+def check_rows(ch: RunChanges) -> None:
+    """Refuse to commit similarity rows outside their domain (0..100 percent, shared chunks
+    >= 0): computed from damaged shards (:class:`IndexDamagedError`, the index unchanged)."""
+    _, _, shared, sim = ch.rows
+    bad = (sim < 0) | (sim > 100.0 + 1e-9) | (shared < 0)
+    if len(sim) and bad.any():
+        i = int(bad.argmax())
+        raise damaged(
+            f"this run computed {int(bad.sum())} similarities outside 0..100 % (e.g. "
+            f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
+            "nothing was committed"
+        )
