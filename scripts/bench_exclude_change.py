@@ -47,9 +47,9 @@ def one(base: Path, work: Path, template: Path, mode: str, client) -> dict:
     shutil.copytree(base, path)
     idx = Index.open(path)
     if mode == "all":  # the affected-only path off
-        patch = mock.patch("simdask.rechunk.affected_documents", return_value=None)
+        patch = mock.patch("simdask.write.rechunk.affected_documents", return_value=None)
     else:  # taken for any number of affected documents (not only up to the 2% policy)
-        patch = mock.patch("simdask.rechunk.AFFECTED_MAX_FRACTION", 1.0)
+        patch = mock.patch("simdask.write.rechunk.AFFECTED_MAX_FRACTION", 1.0)
     with patch:
         t = time.perf_counter()
         s = idx.update(client=client, exclude=[template])

@@ -42,7 +42,8 @@ from pathlib import Path
 from simdask import Index, IndexConfig
 from simdask.cluster.connect import connect
 from simdask.ingest.synth import generate_corpus
-from simdask.storage.shards import encode_shard, open_shard_store
+from simdask.storage.backends import open_shard_store
+from simdask.storage.shards import encode_shard
 
 from _benchutil import PeakRSS, machine, today, write_section
 

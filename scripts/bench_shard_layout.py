@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 from simdask import Index
-from simdask.storage.shards import encode_shard, open_shard_store
+from simdask.storage.backends import open_shard_store
+from simdask.storage.shards import encode_shard
 
 from _benchutil import machine, today, write_section
 

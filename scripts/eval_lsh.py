@@ -44,7 +44,7 @@ from simdask import Index, IndexConfig
 from simdask.ingest.synth import generate_corpus
 from simdask.kernels.hashing import chunk_batch
 from simdask.kernels.lsh import LshParams
-from simdask.lsh_search import group_pairs, text_pairs
+from simdask.read.lsh_search import group_pairs, text_pairs
 
 from _benchutil import machine, today, write_section
 

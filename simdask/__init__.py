@@ -23,7 +23,7 @@ from simdask.errors import (
 if TYPE_CHECKING:
     from simdask.alignment import AlignConfig, Passage, align, aligned_coverage
     from simdask.cluster.spec import ClusterSpec
-    from simdask.engine.compare import CompareResult, CrossPair, compare_groups
+    from simdask.compare import CompareResult, CrossPair, compare_groups
     from simdask.engine.run import RunOptions
     from simdask.index import Index
     from simdask.kernels.hashing import chunk_batch, chunk_id, hash_chunks, word_hashes
@@ -47,9 +47,9 @@ _LAZY = {
     "hash_chunks": "kernels.hashing",
     "word_hashes": "kernels.hashing",
     "ClusterSpec": "cluster.spec",
-    "CompareResult": "engine.compare",
-    "CrossPair": "engine.compare",
-    "compare_groups": "engine.compare",
+    "CompareResult": "compare",
+    "CrossPair": "compare",
+    "compare_groups": "compare",
     "Index": "index",
     "RunOptions": "engine.run",
     "Callback": "progress",

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from simdask.errors import ConfigError
+from simdask.kernels.lsh import LshParams
 from simdask.kernels.postings import chunk_dtype, shard_width
 
 __all__ = [
@@ -172,8 +173,6 @@ class IndexConfig:
                 getattr(self, name),
             )
         if self.lsh is not None:
-            from simdask.kernels.lsh import LshParams
-
             object.__setattr__(self, "lsh", str(LshParams.parse(self.lsh)))
 
     @property
@@ -187,7 +186,6 @@ class IndexConfig:
         """The :class:`~simdask.kernels.lsh.LshParams` of ``lsh``, or None."""
         if self.lsh is None:
             return None
-        from simdask.kernels.lsh import LshParams
 
         return LshParams.parse(self.lsh)
 

@@ -8,6 +8,7 @@ that do not know simdask.
 from __future__ import annotations
 
 __all__ = [
+    "REPAIR_HINT",
     "ClusterError",
     "ConfigError",
     "DiskFullError",
@@ -22,7 +23,14 @@ __all__ = [
     "ShardNotCachedError",
     "SimdaskError",
     "SourceError",
+    "damaged",
 ]
+
+#: what to do about a damaged index (ends every damage message)
+REPAIR_HINT = (
+    "restore the index folder from a backup, or rebuild it with "
+    "`simdask update INDEX SOURCE... --rebuild`"
+)
 
 
 class SimdaskError(Exception):
@@ -48,6 +56,14 @@ class IndexDamagedError(IndexFormatError):
     outside its domain (a similarity above 100 %, a doc ID the catalog does not know). Never
     answered around: ``simdask check INDEX`` lists the damage (exit status 5); restore the
     index from a backup or rebuild it (``simdask update INDEX SOURCE... --rebuild``)."""
+
+
+def damaged(what: str) -> IndexDamagedError:
+    """The error a reader raises on damage: ``what`` was found, then how to see all damage and
+    how to repair it."""
+    return IndexDamagedError(
+        f"{what}; run `simdask check INDEX` to list all damage, then {REPAIR_HINT}"
+    )
 
 
 class IndexNotFoundError(SimdaskError, FileNotFoundError):

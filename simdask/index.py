@@ -12,37 +12,40 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simdask import failpoints, snapshots
-from simdask.check import damaged
+from simdask import failpoints
 from simdask.config import FORMAT_VERSION, IndexConfig
-from simdask.doc_freq import common_chunk_ids, common_filter
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
-from simdask.exclude import META_NAME, Template, index_exclusions, templates_from_meta
-from simdask.kernels.exclusions import Exclusions, chunk_excluding
+from simdask.evidence.excluded import PairExclusions
+from simdask.evidence.passages import compare_texts
+from simdask.kernels.exclusions import Exclusions
+from simdask.kernels.features import SORTED_CHUNK
+from simdask.kernels.measures import containment
 from simdask.kernels.postings import shard_of as chunk_shards
-from simdask.kernels.similarity import containment
-from simdask.pairs import Pair, orient, undirected
-from simdask.query_matches import query_matches
-from simdask.segment_reads import SegmentReads
+from simdask.read import snapshots
+from simdask.read.doc_freq import common_chunk_ids, common_filter
+from simdask.read.pairs import Pair, orient, undirected
+from simdask.read.query_matches import query_matches
+from simdask.read.segment_reads import SegmentReads
 from simdask.storage import checksums
+from simdask.storage.backends import open_shard_store
 from simdask.storage.catalog import Catalog, PairRow
 from simdask.storage.failures import Failure, current_failures
 from simdask.storage.lookup import resolve_key
 from simdask.storage.remote import index_folder
 from simdask.storage.segments import migrate_legacy
-from simdask.storage.shards import ShardData, open_shard_store
+from simdask.storage.shards import ShardData
 from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
+from simdask.update import Writer, create_catalog
+from simdask.write.exclude import META_NAME, Template, index_exclusions, templates_from_meta
 
 if TYPE_CHECKING:
-    from simdask.lsh_search import LshMatch, LshPair
-    from simdask.update import Writer
+    from simdask.read.lsh_search import LshMatch, LshPair
 
 __all__ = ["Index", "QueryMatch", "RunSummary"]
 
@@ -62,8 +65,8 @@ class Index:
         self.texts = TextStore(path / "texts")
         migrate_legacy(catalog, self.store)  # format 1 (one shard per range) -> segments
         self._doc_table: tuple[int, np.ndarray] | None = None
-        self._recorded: tuple[int, dict] | None = None  # recorded file sizes by segment
-        self._reads = SegmentReads(self)  # segments opened and read, tombstones
+        #: segments opened and read, tombstones, recorded file sizes
+        self.reads = SegmentReads(path, catalog, self.store, config)
         self._excl: tuple[tuple, Exclusions] | None = None  # by (generation, config)
 
     # --- opening ---------------------------------------------------------------------------
@@ -81,7 +84,6 @@ class Index:
         ``shard_store``: an fsspec URL (``s3://bucket/prefix``, ``file:///nfs/x``) where the
         shards are kept instead of ``path/shards``; the catalog and texts stay at ``path``.
         """
-        from simdask.update import create_catalog
 
         config = config or IndexConfig()
         return cls(
@@ -104,7 +106,7 @@ class Index:
 
     def snapshot(self) -> AbstractContextManager[Index]:
         """``with idx.snapshot():`` every read of the block sees one committed state, with its
-        settings (:func:`simdask.snapshots.snapshot`); a writer is never blocked."""
+        settings (:func:`simdask.read.snapshots.snapshot`); a writer is never blocked."""
         return snapshots.snapshot(self)
 
     @classmethod
@@ -131,9 +133,8 @@ class Index:
     def drop_caches(self) -> None:
         """Forget cached segments, opened arrays, tombstones, the document table and the
         recorded file sizes (re-read on demand)."""
-        self._reads.clear()
+        self.reads.clear()
         self._doc_table = None
-        self._recorded = None
 
     def close(self) -> None:
         """Close the catalog and drop cached shards."""
@@ -151,7 +152,6 @@ class Index:
         """The write side of this index (:class:`simdask.update.Writer`): ``with
         idx.writer(wait) as w:`` holds the writer lock for the block (taken once; ``wait``:
         seconds to wait for another writer, 0: fail at once)."""
-        from simdask.update import Writer
 
         return Writer(self, wait)
 
@@ -181,7 +181,7 @@ class Index:
         of every count, stored in the index (None: keep the stored ones; ``[]``: none). A
         change of them, or of ``config.exclude_quotes`` / ``exclude_bibliography`` (allowed
         without ``rebuild``), first re-chunks every document from its stored text
-        (:mod:`simdask.rechunk`): the index then equals a full build with the new exclusions.
+        (:mod:`simdask.write.rechunk`): the index then equals a full build with the new exclusions.
         """
         return self.writer(wait).update(sources, **kwargs)
 
@@ -224,7 +224,7 @@ class Index:
 
     def pair_list(self, min_similarity: float = 0.0, key: str | None = None) -> list[Pair]:
         """The stored similarities as unordered pairs, each once with both percentages
-        (:func:`simdask.pairs.undirected`), the larger first; with ``key``: that document's
+        (:func:`simdask.read.pairs.undirected`), the larger first; with ``key``: that document's
         pairs, seen from it (``a_key == key``), whichever direction was stored."""
         pairs = undirected(self.catalog.pair_rows(min_similarity, key), min_similarity)
         return orient(pairs, key) if key is not None else pairs
@@ -233,7 +233,7 @@ class Index:
         """One range's live postings as last committed (its segments merged, tombstones
         applied), or the single segment of the given generation; segments are cached in this
         object."""
-        return self._reads.shard(shard, generation)
+        return self.reads.shard(shard, generation)
 
     def preload(self) -> int:
         """Make later queries independent of the disk (a query server calls it once).
@@ -245,33 +245,7 @@ class Index:
         after which a query takes tens of ms instead of seconds; a range's small (delta)
         segments are merged in memory once. Returns the bytes concerned.
         """
-        return self._reads.preload()
-
-    def _check_sizes(self, generation: int, shard: int, sizes: dict | None = None) -> None:
-        """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the shard is missing
-        or has another size than recorded at its commit (see
-        :mod:`simdask.storage.checksums`; full hashes: ``simdask check``). ``sizes``: the
-        recorded sizes as :meth:`size_check` read them (None: read them here)."""
-        if self.store.remote:
-            return
-        sizes = self._segment_sizes() if sizes is None else sizes
-        files = sizes.get(checksums.shard_prefix(generation, shard), ())
-        problems = checksums.size_problems(self.path, files)
-        if problems:
-            raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
-
-    def size_check(self):
-        """:meth:`_check_sizes` with the recorded sizes of the committed generation read now:
-        it reads no catalog, so threads may call it."""
-        return partial(self._check_sizes, sizes=self._segment_sizes())
-
-    def _segment_sizes(self) -> dict[str, list[tuple[str, int]]]:
-        """The committed shard files' recorded sizes by segment (see
-        :func:`~simdask.storage.checksums.segment_sizes`), cached per generation."""
-        gen = self.catalog.generation
-        if self._recorded is None or self._recorded[0] != gen:
-            self._recorded = (gen, checksums.segment_sizes(checksums.recorded(self.catalog)))
-        return self._recorded[1]
+        return self.reads.preload()
 
     def query(
         self, text: str, min_similarity: float = 0.0, top: int | None = None
@@ -312,22 +286,22 @@ class Index:
 
     def _query_top(self, texts, min_similarity, top) -> list[tuple[list[QueryMatch], int]]:
         cfg = self.config
-        cb = chunk_excluding(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
+        cb = SORTED_CHUNK.chunk(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
         manifest, tomb, n_chunks = (
-            self._reads.manifest(),
-            self._reads.tombstones(),
+            self.reads.manifest(),
+            self.reads.tombstones(),
             self._doc_chunks(),
         )
         if not manifest:
             return [([], 0) for _ in texts]
         shard_of = chunk_shards(cb.chunk_ids, cfg.shard_width)
         ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
-        shards = self._reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
+        shards = self.reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
         out = []
         for qi in range(len(texts)):
             mine = cb.doc == qi
             q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
-            docs, shared = self._reads.query_counts(
+            docs, shared = self.reads.query_counts(
                 shards, q_ids, sid, tomb, cfg.max_df, len(n_chunks)
             )
             n_q = int(cb.n_chunks[qi])
@@ -343,14 +317,14 @@ class Index:
         """Sorted doc IDs of the live documents holding any of ``chunk_ids`` (every posting,
         ``max_df`` not applied): what a query reads, for a change of the exclusions."""
         with self.catalog.read_snapshot():
-            manifest, tomb = self._reads.manifest(), self._reads.tombstones()
+            manifest, tomb = self.reads.manifest(), self.reads.tombstones()
         ids = np.unique(np.asarray(chunk_ids))
         if not manifest or not len(ids):
             return np.zeros(0, np.uint64)
         sid = chunk_shards(ids, self.config.shard_width)
         by_range = {s: ids[sid == s] for s in np.unique(sid).tolist()}
-        shards = self._reads.query_shards(manifest, tomb, by_range, merge=False)
-        parts = self._reads.query_live_postings(shards, ids, sid, tomb, None)
+        shards = self.reads.query_shards(manifest, tomb, by_range, merge=False)
+        parts = self.reads.query_live_postings(shards, ids, sid, tomb, None)
         return np.unique(np.concatenate([np.zeros(0, np.uint32), *parts])).astype(np.uint64)
 
     def templates(self) -> tuple[Template, ...]:
@@ -360,7 +334,6 @@ class Index:
     def pair_exclusions(self):
         """The index's exclusions as a pair report applies them to true chunks
         (:class:`~simdask.evidence.excluded.PairExclusions`)."""
-        from simdask.evidence.excluded import PairExclusions
 
         cfg = self.config
         texts = tuple(t.text for t in self.templates())
@@ -368,7 +341,7 @@ class Index:
 
     def exclusions(self) -> Exclusions:
         """What every chunk set of the index leaves out (templates' chunk IDs, quotations,
-        reference lists; :mod:`simdask.exclude`), cached per generation."""
+        reference lists; :mod:`simdask.write.exclude`), cached per generation."""
         key = (self.catalog.generation, self.config)
         if self._excl is None or self._excl[0] != key:
             self._excl = (key, index_exclusions(self.config, self.templates()))
@@ -383,15 +356,18 @@ class Index:
 
     def lsh_pairs(self, min_jaccard: float = 0.0, exact: bool = False) -> list[LshPair]:
         """MinHash LSH: all candidate pairs with estimated Jaccard >= ``min_jaccard``
-        (fraction 0..1), each unordered pair once (see :func:`simdask.lsh_search.index_pairs`)."""
-        from simdask import lsh_search  # MinHash LSH only: not imported by queries
+        (fraction 0..1), each unordered pair once (see
+        :func:`simdask.read.lsh_search.index_pairs`)."""
+
+        from simdask.read import lsh_search  # the MinHash LSH mode only: a query's cold start
 
         return lsh_search.index_pairs(self, min_jaccard, exact)
 
     def lsh_query(self, texts: Sequence[str], min_jaccard: float = 0.0) -> list[list[LshMatch]]:
         """MinHash LSH: indexed documents near each text (read-only; see
-        :func:`simdask.lsh_search.index_query`)."""
-        from simdask import lsh_search
+        :func:`simdask.read.lsh_search.index_query`)."""
+
+        from simdask.read import lsh_search  # the MinHash LSH mode only: a query's cold start
 
         return lsh_search.index_query(self, texts, min_jaccard)
 
@@ -432,7 +408,6 @@ class Index:
         index holds for the pair, None: computed from the hashed chunk IDs of both texts. The
         index's exclusions apply (excluded text is listed under ``excluded``, not counted), and
         so does ``max_df`` (the chunks the stored similarities leave out)."""
-        from simdask.evidence.passages import compare_texts
 
         b = self.text(other) if other_text is None else other_text
         cfg = self.config
@@ -440,7 +415,7 @@ class Index:
         drop = common_filter(self)
         ev = compare_texts(text, b, cfg.k, min_chunks, min_words, exclusions=excl, drop_shared=drop)
         if hashed is None:
-            ids = chunk_excluding([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
+            ids = SORTED_CHUNK.chunk([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
             ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded
             ib = ids.chunk_ids[ids.doc == 1]
             both = np.intersect1d(ia, ib, assume_unique=True)
@@ -453,8 +428,8 @@ class Index:
         those recorded at its commit (:mod:`simdask.storage.checksums`; no walk of its
         files), measured on disk only where none are recorded (an older index, a URL store)."""
         recorded: dict[str, int] = {}
-        if not self.store.remote:
-            recorded = {p: sum(n for _, n in f) for p, f in self._segment_sizes().items()}
+        if self.store.local_root is not None:
+            recorded = {p: sum(n for _, n in f) for p, f in self.reads.recorded_sizes().items()}
         shards = sum(
             recorded.get(checksums.shard_prefix(g, s)) or self.store.shard_nbytes(g, s)
             for s, segs in self.catalog.segments().items()
@@ -466,7 +441,7 @@ class Index:
     def stats(self) -> dict[str, Any]:
         """Documents, distinct chunks, postings, similarity rows, shards, bytes, config."""
         gen = self.catalog.generation
-        n_keys, n_post, n_segments, n_tombstones = self._reads.counts()
+        n_keys, n_post, n_segments, n_tombstones = self.reads.counts()
         counts = self.catalog.counts()
         last = self.catalog.last_run()
         return {

@@ -16,10 +16,10 @@ def plot_curves(path: str, params: Sequence[LshParams], threshold: float | None 
     """Write a PNG of the candidate probability ``1-(1-s^r)^b`` against Jaccard ``s``
     (fraction) for each setting, with the threshold as a vertical line."""
     try:
-        import matplotlib
+        import matplotlib  # optional (plot extra)
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional (plot extra)
     except ImportError as e:
         raise ConfigError(
             "--plot needs matplotlib: pip install 'simdask[plot]' (or matplotlib)"

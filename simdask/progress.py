@@ -56,7 +56,7 @@ class TqdmCallback(Callback):
         self._bar = None
 
     def stage(self, name: str, total: int | None) -> None:
-        from tqdm import tqdm
+        from tqdm import tqdm  # only a progress bar needs it
 
         self.end_stage()
         self._bar = tqdm(total=total, desc=f"{name:<10}", unit="task", file=self.file, leave=True)

@@ -133,7 +133,7 @@ class RunStats:
     was used), ``heavy`` (:class:`HeavyStats`: the heavy-chunk cutoff and mode, and what a
     build measured), ``segments_written`` (delta segments of an incremental run, one per range
     changed), ``delta_seconds`` (seconds per step of the delta path), ``compaction`` (what the
-    automatic compaction after the commit merged, :func:`simdask.engine.compact.compact_index`)
+    automatic compaction after the commit merged, :meth:`simdask.update.Writer.compact`)
     or ``compaction_error`` (why it failed; the run stands).
     """
 

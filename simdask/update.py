@@ -6,7 +6,7 @@ for one call) and runs updates under it. A run: record it as ``running``; comput
 (:func:`simdask.engine.run.run_update`: new segments as generation ``run_id``, text packs
 ``r<run_id>-*``); commit everything in one catalog transaction
 (:meth:`~simdask.storage.catalog.Catalog.commit_run`); then compact if the merge policy says
-so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.garbage`).
+so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.write.garbage`).
 Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; once
 COMMIT has happened the run is committed, whatever arrives afterwards (an interrupt, an error while
 cleaning up): the catalog, not the control flow, says which (:meth:`Writer._settle`).
@@ -25,36 +25,41 @@ import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simdask import failpoints, rechunk
-from simdask.check import damaged
+from simdask import failpoints
+from simdask.cluster.placement import choose_transfer, runs_in_process
+from simdask.cluster.spec import ClusterSpec
 from simdask.config import IndexConfig
-from simdask.errors import (
-    ConfigError,
-    DocumentNotFoundError,
-)
-from simdask.garbage import collect_garbage
+from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
-from simdask.segment_reads import segment_set
+from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
 from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
-from simdask.storage.commit import RunChanges
+from simdask.storage.commit import RunChanges, check_rows
 from simdask.storage.create import CATALOG_NAME, create_catalog
 from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.keys import migrate_keys
 from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
+from simdask.write import rechunk
+from simdask.write.garbage import collect_garbage
+from simdask.write.settings import use_worker_cache
 
 if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
     from simdask.index import Index
 
-__all__ = ["CATALOG_NAME", "COMMIT_FAILPOINTS", "Writer", "create_catalog"]
+__all__ = [
+    "CATALOG_NAME",
+    "COMMIT_FAILPOINTS",
+    "COMPACTION_FAILPOINTS",
+    "Writer",
+    "create_catalog",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +74,11 @@ COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
     ("gc.lsh", True),
     ("gc.pack", True),
     ("gc.work", True),
+)
+#: the failure points of a compaction's commit (:meth:`Writer.compact`), with the same meaning
+COMPACTION_FAILPOINTS: tuple[tuple[str, bool], ...] = (
+    ("before_compaction_commit", False),
+    ("after_compaction_commit", True),
 )
 
 
@@ -86,7 +96,7 @@ class _Request:
     delete_missing: bool
     rebuild: bool
     connector: Any = None
-    keep_hashes: dict[str, str] | None = None  # re-chunking stored texts (simdask.rechunk)
+    keep_hashes: dict[str, str] | None = None  # re-chunking stored texts (simdask.write.rechunk)
 
 
 class Writer:
@@ -138,8 +148,7 @@ class Writer:
         without ``client``, called with the number of documents listed, returns the context
         manager of the run's client (e.g. in-process workers for a small run; None: a
         LocalCluster of worker processes)."""
-        from simdask.engine.run import RunOptions
-        from simdask.settings import use_worker_cache
+        from simdask.engine.run import RunOptions  # loads dask: not when reading
 
         options = options or RunOptions()
         if options.worker_cache is None:  # a client passed in outlives this run
@@ -148,25 +157,23 @@ class Writer:
         if max_file_bytes is not None:
             options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
         req = _Request(
-            tuple(sources),
-            tuple(items),
-            client,
-            options,
-            callback or Callback(),
-            frozenset(remove),
-            delete_missing,
-            rebuild,
-            connector,
+            sources=tuple(sources),
+            items=tuple(items),
+            client=client,
+            options=options,
+            cb=callback or Callback(),
+            remove=frozenset(remove),
+            delete_missing=delete_missing,
+            rebuild=rebuild,
+            connector=connector,
         )
         with self._locked():
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
             try:
                 self._set_config(config, rebuild)
-                done, again = None, lambda r: self._run(r, plan)
-                if plan.rechunk:  # every document chunked again from its stored text, first
-                    done = rechunk.run_rechunk(self.index, req, again)
-                elif len(plan.affected):  # only the documents the change affects
-                    done = rechunk.run_affected(self.index, req, plan.affected, again)
+                done = None
+                if plan.rechunk or len(plan.affected):  # first: the stored texts chunked again
+                    done = self._rechunk(req, plan)
                 if done is not None and not (req.sources or req.items or req.remove):
                     return done
                 return self._run(req, plan)
@@ -199,6 +206,24 @@ class Writer:
             )
         idx.config = config
 
+    def _rechunk(self, req: _Request, plan: rechunk.ExclusionPlan) -> RunSummary:
+        """The run applying changed exclusions: every document (``plan.rechunk``: the run
+        replaces the index) or only those the change affects, read from their stored texts
+        with no size limit, their content hashes kept."""
+        doc_ids = None if plan.rechunk else plan.affected
+        with rechunk.stored_texts(self.index, doc_ids, req.cb) as stored:
+            sub = dataclasses.replace(
+                req,
+                sources=(),
+                items=stored.items,
+                remove=frozenset(),
+                options=dataclasses.replace(req.options, max_file_bytes=None),
+                delete_missing=False,
+                rebuild=stored.replace_all,
+                keep_hashes=stored.hashes,
+            )
+            return self._run(sub, plan)
+
     def _run(self, req: _Request, plan: rechunk.ExclusionPlan) -> RunSummary:
         """List, compute, commit, clean up: one run under the lock."""
         idx, cb = self.index, req.cb
@@ -228,7 +253,7 @@ class Writer:
                 )
                 summary.rebuild = req.rebuild
                 summary.changed = changed_keys(idx.catalog, out.changes)
-                _check_rows(out.changes)
+                check_rows(out.changes)
                 out.changes.files = self._checksums(out.changes, run_id)
                 idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
                 cb.end_stage()
@@ -248,7 +273,7 @@ class Writer:
     def _disk_full(self, error: BaseException, items: list[SourceItem], free_at_start: int):
         """A :class:`~simdask.errors.DiskFullError` if ``error`` means the disk is full."""
         idx = self.index
-        shards = 0 if idx.store.remote else idx.disk_bytes()
+        shards = 0 if idx.store.local_root is None else idx.disk_bytes()
         needed = estimate_run_bytes(shards, (i.path for i in items))
         gen = idx.catalog.generation
         unchanged = f"the index is unchanged (generation {gen})"
@@ -261,7 +286,7 @@ class Writer:
         store = self.index.store
         written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
         rows = run_files(
-            None if store.remote else Path(store.root),
+            store.local_root,
             self.index.path / "texts",
             written,
             {d.text_pack for d in ch.upserted if d.text_pack is not None},
@@ -274,11 +299,11 @@ class Writer:
         the exit stack ``cluster``: it stays for the compaction after the commit)."""
         # imported here: reading and querying an index needs neither dask nor distributed
         from simdask.cluster.connect import cluster_errors
-        from simdask.engine.run import run_update
+        from simdask.engine.run import run_update  # loads dask: only when a run needs it
 
         idx = self.index
         unchanged = f"the index at {idx.path} is unchanged (generation {idx.catalog.generation})"
-        delete_from = frozenset()
+        delete_from: frozenset[str] = frozenset()
         if req.delete_missing:
             delete_from = frozenset(i.source for i in items) | {source_id(s) for s in req.sources}
         if req.client is not None:
@@ -384,9 +409,8 @@ class Writer:
         ``force``, every range into one segment without tombstoned postings. A run of its own
         (a generation, one commit), then garbage collection. Returns its statistics (``{}``
         when nothing was due)."""
-        from simdask.cluster.connect import connect
-        from simdask.engine.compact import compact_index
-        from simdask.engine.run import RunOptions
+        from simdask.cluster.connect import connect  # loads dask: only when a run needs it
+        from simdask.engine.run import RunOptions  # loads dask: only when a run needs it
 
         options = options or RunOptions()
         with self._locked():
@@ -394,7 +418,7 @@ class Writer:
             before = segment_set(self.index.catalog.segments())
             with nullcontext(client) if client is not None else connect() as cl:
                 cache = client is not None if options.worker_cache is None else options.worker_cache
-                out = compact_index(self, cl, options, callback or Callback(), force, cache)
+                out = self._compact_run(cl, options, callback or Callback(), force, cache)
             self.index.drop_caches()
             self.collect_garbage(keep=before)
         return out
@@ -402,11 +426,9 @@ class Writer:
     def _auto_compact(self, req: _Request, summary: RunSummary) -> None:
         """After a committed run: compact if the merge policy says so (in the summary); a
         failure is recorded there (the run stands; the next run compacts again)."""
-        from simdask.engine.compact import compact_index
-
         opts = req.options
         try:
-            out = compact_index(self, self._client, opts, req.cb, False, bool(opts.worker_cache))
+            out = self._compact_run(self._client, opts, req.cb, False, bool(opts.worker_cache))
         except Exception as e:
             summary.stats.compaction_error = f"{type(e).__name__}: {e}"
             return
@@ -414,28 +436,53 @@ class Writer:
             summary.stats.compaction = out
             summary.seconds["compaction"] = out["seconds"]
 
+    def _compact_run(
+        self, client, options: RunOptions, cb: Callback, force: bool, use_cache: bool
+    ) -> dict[str, Any]:
+        """Plan and run one compaction with ``options.merge_policy`` (lock held): a run of its
+        own, committed here like every run, with the checksums of the segments it wrote.
+        Returns its statistics with ``run_id`` (``{}`` when nothing was due). On failure
+        before the commit its generation is removed and the previous one stays current."""
+        # loads dask: only when a run needs it
+        from simdask.engine.compact import plan_compaction, run_compaction
+
+        idx = self.index
+        plan = plan_compaction(idx.catalog, options.merge_policy, force)
+        if not plan:
+            return {}
+        transfer, _ = choose_transfer(
+            options.transfer, client, idx.path / "work", [], idx.store.url
+        )
+        run_id = idx.catalog.start_run()
+        try:
+            changes, stats = run_compaction(
+                client,
+                idx.catalog,
+                idx.store,
+                idx.config,
+                plan,
+                run_id=run_id,
+                shared=transfer == "shared",
+                use_cache=use_cache,
+                cb=cb,
+            )
+            failpoints.hit("before_compaction_commit")
+            changes.files = self._checksums(changes, run_id)
+            idx.catalog.commit_run(run_id, run_id, changes, {"compaction": stats})
+        except BaseException as e:
+            if not self._settle(run_id, e):  # committed: the error came after COMMIT
+                raise
+        failpoints.hit("after_compaction_commit")
+        return {"run_id": run_id, **stats}
+
     # --- garbage collection -----------------------------------------------------------------
     def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
         """Delete segments, shard generations, LSH generations, text packs and work files no
-        committed state refers to (:func:`simdask.garbage.collect_garbage`). Segments ``(range,
-        generation)`` in ``keep`` (those committed before the last commit) are kept one run
-        longer, for readers that opened them."""
+        committed state refers to (:func:`simdask.write.garbage.collect_garbage`). Segments
+        ``(range, generation)`` in ``keep`` (those committed before the last commit) are kept
+        one run longer, for readers that opened them."""
         with self._locked():
             return collect_garbage(self.index, keep)
-
-
-def _check_rows(ch: RunChanges) -> None:
-    """Refuse to commit similarity rows outside their domain (0..100 percent, shared chunks
-    >= 0): computed from damaged shards (:class:`IndexDamagedError`, the index unchanged)."""
-    _, _, shared, sim = ch.rows
-    bad = (sim < 0) | (sim > 100.0 + 1e-9) | (shared < 0)
-    if len(sim) and bad.any():
-        i = int(bad.argmax())
-        raise damaged(
-            f"this run computed {int(bad.sum())} similarities outside 0..100 % (e.g. "
-            f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
-            "nothing was committed"
-        )
 
 
 def _default_connector(n_items: int):
@@ -443,8 +490,6 @@ def _default_connector(n_items: int):
     processes, or of threads in this process for a small run (as the command line does,
     :func:`~simdask.cluster.placement.runs_in_process`: same tasks, same results, without
     the seconds of starting processes)."""
-    from simdask.cluster.connect import connect
-    from simdask.cluster.placement import runs_in_process
-    from simdask.cluster.spec import ClusterSpec
+    from simdask.cluster.connect import connect  # loads dask: only when a run needs it
 
     return connect(processes=not runs_in_process(ClusterSpec(), n_items))

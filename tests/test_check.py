@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.check import check_index
 from simdask.errors import IndexDamagedError
 from simdask.storage import checksums
+from simdask.storage.verify import check_index
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, write_txt
 

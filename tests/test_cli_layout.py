@@ -1,8 +1,8 @@
 """The CLI as a package of command modules, and the API decisions moved out of it (issue 11):
 every command module has ``register``/``run``; importing the CLI loads neither dask,
 distributed nor zarr; ``COMMAND --help`` works for every command; exceptions map to the
-documented exit statuses; :func:`simdask.settings.update_config`,
-:func:`simdask.settings.use_worker_cache` and :func:`simdask.queries.query_files` against
+documented exit statuses; :func:`simdask.write.settings.update_config`,
+:func:`simdask.write.settings.use_worker_cache` and :func:`simdask.queries.query_files` against
 brute-force expectations."""
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from simdask.errors import ClusterError, ConfigError, DocumentNotFoundError, Sim
 from simdask.index import Index
 from simdask.kernels.text import words
 from simdask.queries import query_files
-from simdask.settings import INDEX_SETTINGS, update_config, use_worker_cache
+from simdask.storage.catalog import Catalog
+from simdask.write import settings as settings_module
+from simdask.write.settings import INDEX_SETTINGS, update_config, use_worker_cache
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, write_txt
 
@@ -58,7 +60,7 @@ def test_modules_and_functions_stay_small():
     import ast
 
     root = Path(simdask.cli.__file__).parent
-    files = [*root.glob("*.py"), root.parent / "settings.py", root.parent / "queries.py"]
+    files = [*root.glob("*.py"), root.parent / "write" / "settings.py", root.parent / "queries.py"]
     for f in files:
         source = f.read_text(encoding="utf-8")
         assert source.count("\n") <= 500, f
@@ -96,14 +98,14 @@ def test_bad_cluster_settings_exit_2_before_the_command_runs(monkeypatch, capsys
 
 
 def test_update_config_merges_given_settings_into_the_stored_ones(tmp_path, monkeypatch):
-    opened: list[Index] = []
-    real_open = Index.open.__func__
+    opened: list[Catalog] = []
 
-    def spy(cls, path):
-        opened.append(real_open(cls, path))
-        return opened[-1]
+    class Spy(Catalog):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            opened.append(self)
 
-    monkeypatch.setattr(Index, "open", classmethod(spy))
+    monkeypatch.setattr(settings_module, "Catalog", Spy)
     stored = IndexConfig(
         hash_bits=30, shards=5, threshold=7.5, top_k=9, max_df=40, seed=3, lsh="8x2"
     )
@@ -125,9 +127,9 @@ def test_update_config_merges_given_settings_into_the_stored_ones(tmp_path, monk
                 expected if changed else None
             ), given
     assert len(opened) == 2 ** len(INDEX_SETTINGS) - 1  # opened for its settings, then closed:
-    for idx in opened:
+    for catalog in opened:
         with pytest.raises(sqlite3.ProgrammingError, match="closed"):
-            idx.catalog.conn.execute("SELECT 1")
+            catalog.conn.execute("SELECT 1")
     assert not (tmp_path / "none").exists()  # reading settings creates nothing
     with pytest.raises(ConfigError, match=r"hash_bits must be in 16\.\.64, got 65"):
         update_config(tmp_path / "idx", {"hash_bits": 65})

@@ -10,10 +10,10 @@ import random
 import pytest
 
 from simdask import IndexConfig
-from simdask.engine.compare import compare_groups
-from simdask.exclude import index_exclusions, read_templates
+from simdask.compare import compare_groups
 from simdask.kernels.lsh import LshParams
-from simdask.lsh_search import group_pairs
+from simdask.read.lsh_search import group_pairs
+from simdask.write.exclude import index_exclusions, read_templates
 from tests.helpers.corpus import write_txt
 
 pytestmark = pytest.mark.integration

@@ -273,7 +273,7 @@ def test_check_reports_broken_lists(tmp_path, client):
     """``simdask check`` (:func:`~simdask.storage.lists.list_problems`) reports each broken
     invariant of the stored lists: a reserve row ranking within the shown ones, a shown row
     pushed into the reserve, a row after the floor, a list longer than the stored depth."""
-    from simdask.check import check_index
+    from simdask.storage.verify import check_index
 
     rng = random.Random(11)
     docs = {f"d{i:02d}": _doc(rng) for i in range(12)}

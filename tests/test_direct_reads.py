@@ -18,7 +18,7 @@ from simdask.errors import IndexFormatError
 from simdask.kernels.key_lookup import coalesce_ranges, sample_windows, window_positions
 from simdask.kernels.postings import ShardData, find_keys
 from simdask.storage import direct_reads, shard_codec
-from simdask.storage.shards import open_shard_store
+from simdask.storage.backends import open_shard_store
 from simdask.storage.zarr_raw import RawArrayFile, load_array, raw_array_file
 from tests.helpers.corpus import make_docs, write_txt
 

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from simdask import Index, IndexConfig, RunOptions, rechunk
+from simdask import Index, IndexConfig, RunOptions
 from simdask.errors import DocumentNotFoundError, IndexLockedError
+from simdask.write import rechunk
 from tests.helpers.compare import assert_same_index, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.waiting import wait_until
@@ -342,7 +343,7 @@ configs = st.builds(
     ),
     # per run: keep the exclusions, or exclude these EXCLUDABLE texts and (quotes?,
     # references?) or keep those two (None: only templates change, the affected documents
-    # alone are recomputed when templates are added, simdask.rechunk)
+    # alone are recomputed when templates are added, simdask.write.rechunk)
     exclusions=st.lists(
         st.one_of(
             st.none(),

@@ -13,9 +13,10 @@ import pytest
 
 from simdask import Index, IndexConfig
 from simdask.kernels.postings import build_postings, pack_pairs, sort_pairs
+from simdask.storage.backends import open_shard_store
 from simdask.storage.kept_maps import KeptMaps
 from simdask.storage.segments import remove_segment
-from simdask.storage.shards import ShardData, open_shard_store
+from simdask.storage.shards import ShardData
 from tests.helpers.compare import assert_same_index
 from tests.helpers.corpus import make_docs, write_txt
 

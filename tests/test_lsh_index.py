@@ -16,7 +16,7 @@ from simdask.errors import ConfigError
 from simdask.failpoints import FailpointError
 from simdask.kernels.lsh import LshParams, band_keys
 from simdask.kernels.text import chunks
-from simdask.lsh_search import text_pairs
+from simdask.read.lsh_search import text_pairs
 from simdask.storage.lsh_store import LshManifest, LshStore
 from tests.helpers.corpus import make_docs, write_txt
 
@@ -187,8 +187,8 @@ def test_setting_changes_only_with_rebuild(tmp_path, client):
 def test_lsh_files_are_checksummed_and_checked(tmp_path, client):
     """The LSH files a run writes get checksums in its commit (rows of files the manifest no
     longer reads are dropped), and ``simdask check`` finds a damaged one."""
-    from simdask.check import check_index
     from simdask.storage import checksums
+    from simdask.storage.verify import check_index
 
     folder = write_txt(corpus(6), tmp_path / "src")
     idx = Index.create(tmp_path / "i", IndexConfig(**CFG))

@@ -15,7 +15,7 @@ from simdask.errors import ConfigError
 from simdask.kernels.hashing import window_chunks
 from simdask.kernels.lsh import LshParams, band_keys
 from simdask.kernels.minhash import EMPTY, signatures_csr
-from simdask.lsh_search import _TEXT_BLOCK, default_threads, group_pairs, text_pairs
+from simdask.read.lsh_search import _TEXT_BLOCK, default_threads, group_pairs, text_pairs
 
 pytestmark = pytest.mark.unit
 

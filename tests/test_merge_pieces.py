@@ -22,7 +22,7 @@ from simdask.engine.segment_tasks import CompactSpec, compact_task
 from simdask.kernels import merge_pieces as mp
 from simdask.kernels.postings import ShardData, pack_pairs, shard_ranges, sort_pairs
 from simdask.storage import segment_writer
-from simdask.storage.shards import open_shard_store
+from simdask.storage.backends import open_shard_store
 
 pytestmark = pytest.mark.unit
 

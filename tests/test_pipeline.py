@@ -137,9 +137,9 @@ def test_large_text_evidence_leaves_out_what_max_df_leaves_out(tmp_path, client,
     the numpy path's character offsets are exact only there)."""
     import unicodedata
 
-    from simdask.doc_freq import common_filter
     from simdask.errors import ConfigError
     from simdask.evidence.passages import compare_texts
+    from simdask.read.doc_freq import common_filter
     from tests.helpers.documents import prose
 
     def ascii_prose(n: int, seed: int) -> str:

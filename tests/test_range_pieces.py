@@ -252,7 +252,7 @@ def test_stored_offsets_are_mapped_not_copied(tmp_path):
     as stored (uint32 for a small range), without the uint64 copy on_shard makes; the passes
     give the same results on either."""
     from simdask.engine.segment_ref import SegmentRef, on_shard, on_stored_shard
-    from simdask.storage.shards import open_shard_store
+    from simdask.storage.backends import open_shard_store
 
     rng = np.random.default_rng(3)
     shard = shard_of([rng.choice(N_DOCS, rng.integers(1, 6), replace=False) for _ in range(500)])

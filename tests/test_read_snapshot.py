@@ -12,7 +12,7 @@ import pytest
 
 from simdask import Index, IndexConfig
 from simdask.errors import IndexDamagedError
-from simdask.snapshots import read_consistent
+from simdask.read.snapshots import read_consistent
 from tests.helpers.corpus import make_docs, write_txt
 
 pytestmark = pytest.mark.integration

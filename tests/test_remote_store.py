@@ -15,7 +15,8 @@ import pytest
 from simdask import ConfigError, Index, IndexConfig
 from simdask.engine.run import RunOptions
 from simdask.errors import IndexFormatError
-from simdask.storage.shards import ShardData, encode_shard, open_shard_store
+from simdask.storage.backends import open_shard_store
+from simdask.storage.shards import ShardData, encode_shard
 from tests.helpers.compare import assert_same_index, assert_same_similarity
 from tests.helpers.corpus import make_docs, write_txt
 
@@ -33,7 +34,7 @@ def _shard(gen: int) -> ShardData:
 def test_store_operations_under_a_url(tmp_path, scheme):
     url = f"file://{tmp_path}/s" if scheme == "file" else f"memory://t-{uuid.uuid4().hex}/s"
     store = open_shard_store(url)
-    assert store.remote and store.generations() == [] and not store.exists(3, 0)
+    assert store.url is not None and store.generations() == [] and not store.exists(3, 0)
     data = _shard(3)
     store.write(3, 0, data)
     store.write_encoded(3, 1, encode_shard(data))

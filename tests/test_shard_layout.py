@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig
 from simdask.errors import IndexFormatError
-from simdask.storage.shards import ShardData, encode_shard, open_shard_store
+from simdask.storage.backends import open_shard_store
+from simdask.storage.shards import ShardData, encode_shard
 from simdask.storage.zarr_raw import array_shape, load_array, map_array, raw_array_file
 from tests.helpers.corpus import make_docs, write_txt
 
@@ -173,7 +174,7 @@ def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
     with Index.open(tmp_path / "idx") as idx:
         want = idx.query_many(queries, 0.0)
         assert want[0] and want[1] and not want[2]
-        assert idx.preload() > 0 and idx._reads._shards == {}  # mapped: nothing copied
+        assert idx.preload() > 0 and idx.reads._shards == {}  # mapped: nothing copied
         assert idx.query_many(queries, 0.0) == want
         gens = idx.catalog.shard_generations()
         for s, g in gens.items():  # the same shards, compressed, in place
@@ -184,8 +185,8 @@ def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
         with Index.open(tmp_path / "idx") as idx:
             assert raw_array_file(idx.store.path(gens[0], 0) / "chunk_keys") is None
             if preload:
-                assert idx.preload() == sum(d.nbytes for d in idx._reads._shards.values()) > 0
-                assert len(idx._reads._shards) == len(gens)
+                assert idx.preload() == sum(d.nbytes for d in idx.reads._shards.values()) > 0
+                assert len(idx.reads._shards) == len(gens)
             assert idx.query_many(queries, 0.0) == want
 
 
@@ -205,7 +206,7 @@ def test_query_process_imports_neither_dask_nor_zarr(tmp_path, client):
         "from simdask.cli import main\n"
         f"rc = main(['query', {str(tmp_path / 'idx')!r}, {str(q)!r}, '-o', 'jsonl'])\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed', "
-        "'zarr', 'pandas', 'tqdm', 'fsspec'} | {'simdask.lsh_search'} & set(sys.modules))\n"
+        "'zarr', 'pandas', 'tqdm', 'fsspec'} | {'simdask.read.lsh_search'} & set(sys.modules))\n"
         "print('HEAVY', heavy, rc, file=sys.stderr)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from simdask.errors import IndexFormatError
 from simdask.kernels.postings import ShardData, build_postings, pack_pairs, sorted_unique
+from simdask.storage.backends import open_shard_store
 from simdask.storage.remote import UrlShardStore
-from simdask.storage.shards import LocalShardStore, ShardStore, encode_shard, open_shard_store
+from simdask.storage.shards import LocalShardStore, ShardStore, encode_shard
 
 pytestmark = pytest.mark.unit
 
@@ -52,7 +53,8 @@ def test_backend_kind_and_layout(kind, tmp_path):
     store = _store(kind, tmp_path)
     expected = LocalShardStore if kind == "local" else UrlShardStore
     assert type(store) is expected
-    assert store.compressed is (kind != "local") and store.remote is (kind != "local")
+    assert store.compressed is (kind != "local") and (store.url is None) is (kind == "local")
+    assert store.can_mmap is (kind == "local") and (store.local_root is None) is (kind != "local")
     assert store.location.startswith("file://" if kind == "file-url" else "")
 
 
@@ -70,6 +72,22 @@ def test_write_read_roundtrip_and_missing(kind, tmp_path):
     assert back.offsets.dtype == np.uint64 and back.doc_ids.dtype == np.uint32
     assert _as_dict(back) == {c: sorted(d) for c, d in sorted(PAIRS.items())}
     assert store.counts(1, 0) == (len(PAIRS), sum(len(d) for d in PAIRS.values()))
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_stored_ranges_and_remove_shard(kind, tmp_path):
+    """What garbage collection asks of every backend: the ranges stored in a generation, and
+    one shard removed (the others and other generations stay; missing is fine)."""
+    store = _store(kind, tmp_path)
+    assert store.stored_ranges(1) == []
+    for gen, shard in [(1, 0), (1, 2), (2, 0)]:
+        store.write(gen, shard, _shard(PAIRS))
+    assert store.stored_ranges(1) == [0, 2] and store.stored_ranges(2) == [0]
+    store.remove_shard(1, 0)
+    store.remove_shard(1, 5)  # missing: nothing happens
+    assert store.stored_ranges(1) == [2] and not store.exists(1, 0)
+    assert store.exists(1, 2) and store.exists(2, 0)
+    assert _as_dict(store.read(1, 2)) == {c: sorted(d) for c, d in sorted(PAIRS.items())}
 
 
 @pytest.mark.parametrize("kind", BACKENDS)

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from simdask.kernels.text import WORD_PATTERN
-from simdask.pairs import pct
+from simdask.read.pairs import pct
 from tests.helpers.cli import run
 from tests.helpers.teacher import write_essays
 

@@ -205,7 +205,7 @@ def test_query_equals_full_index_rows(base, client, tmp_path, preload):
     with Index.open(tmp / "idx") as idx:
         got = _check_query_vs_full(idx, q, src, client, tmp_path, preload)
         assert got["docs/short_inside.txt"].reverse_similarity == 100.0  # wholly inside the query
-        assert idx._reads.preloaded is preload
+        assert idx.reads.preloaded is preload
         # several texts at once give the same as one by one
         many = idx.query_many([q, docs["d007"], "too short"], 1.0)
         assert {m.key: m for m in many[0]} == got and many[2] == []  # got: checked above

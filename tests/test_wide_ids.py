@@ -32,7 +32,8 @@ from simdask.kernels.postings import (
 )
 from simdask.kernels.segments import merge_segments, restrict
 from simdask.kernels.text import chunks
-from simdask.storage.shards import encode_shard, open_shard_store
+from simdask.storage.backends import open_shard_store
+from simdask.storage.shards import encode_shard
 
 pytestmark = pytest.mark.unit
 

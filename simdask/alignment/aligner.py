@@ -221,13 +221,15 @@ def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
 def _verbatim(a: _Text, b: _Text, chunks, config: AlignConfig) -> list[Passage]:
     """The verbatim runs at least ``min_chars`` long on both sides, as passages."""
     k = config.chunk_words
-    runs = verbatim_runs(*chunks, k, 2 * k, (a.seg.breaks, b.seg.breaks))
+    ia, ib = chunks
+    runs = verbatim_runs(ia, ib, k, 2 * k, (a.seg.breaks, b.seg.breaks))
     out = []
     for a0, a1, b0, b1 in runs.tolist():
         span = (a.seg.starts[a0], a.seg.ends[a1], b.seg.starts[b0], b.seg.ends[b1])
         if span[1] - span[0] >= config.min_chars and span[3] - span[2] >= config.min_chars:
             score = _exact_share((a0, a1, b0, b1), chunks, k)
-            out.append(Passage(*(int(x) for x in span), "verbatim", score))
+            a_start, a_end, b_start, b_end = (int(x) for x in span)
+            out.append(Passage(a_start, a_end, b_start, b_end, "verbatim", score))
     return out
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from simdask.cli.output import FORMATS
 from simdask.cluster.placement import TRANSFER_MODES
 from simdask.cluster.spec import SETTINGS, ResolvedCluster, parse_values, resolve_cluster
+from simdask.config import IndexConfig
 from simdask.errors import ConfigError
 from simdask.ingest.sources import parse_size
 
@@ -24,6 +25,7 @@ __all__ = [
     "add_format",
     "cli_values",
     "cluster_of",
+    "config_of",
     "has_cluster_arguments",
     "size",
 ]
@@ -121,4 +123,16 @@ def add_data_placement(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="keep shards cached in the workers' memory for the next run (default: on with "
         "--scheduler, whose workers outlive the run; off for a cluster started for this run)",
+    )
+
+
+def config_of(args: argparse.Namespace) -> IndexConfig:
+    """The settings of the index a comparison (``simdask compare``, with or without
+    ``--lsh``) builds for its groups, its exclusion settings included."""
+    return IndexConfig(
+        hash_bits=args.hash_bits,
+        shards=args.shards,
+        max_df=getattr(args, "max_df", None),
+        exclude_quotes=args.exclude_quotes,
+        exclude_bibliography=args.exclude_bibliography,
     )

@@ -1,7 +1,8 @@
 """What several commands share: exit statuses, progress on stderr, the run summary, a run.
 
-Only printing and wiring: the decisions (settings, shard cache) are in :mod:`simdask.settings`,
-the work in :class:`~simdask.index.Index` and :mod:`simdask.cluster.connect`.
+Only printing and wiring: the decisions (settings, shard cache) are in
+:mod:`simdask.write.settings`, the work in :class:`~simdask.index.Index` and
+:mod:`simdask.cluster.connect`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 from simdask.cli.output import table_cell
+from simdask.cluster.placement import runs_in_process
 from simdask.config import IndexConfig
 from simdask.index import Index
 from simdask.ingest.sources import require_sources
@@ -32,7 +34,7 @@ __all__ = [
     "print_summary",
     "progress",
     "run_progress",
-    "run_update",
+    "update_index",
 ]
 
 #: success (a run committed, even if some files failed)
@@ -68,7 +70,7 @@ NOTE_KINDS = frozenset({"too_short", "image_only"})
 
 #: columns of ``similar`` and ``demo``: stored directed pairs
 PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
-#: columns of the tables of unordered pairs (``similar``, ``demo``): see :mod:`simdask.pairs`
+#: columns of the tables of unordered pairs (``similar``, ``demo``): see :mod:`simdask.read.pairs`
 PAIR_TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words")
 
 
@@ -99,7 +101,7 @@ def run_progress(args) -> Callback:
 #: cluster (no ``--workers`` or ``--memory-limit`` given) runs its Dask workers as threads of
 #: this process: starting worker processes costs
 #: seconds, more than such a run computes (docs/benchmarks.md, "Incremental runs")
-def run_update(
+def update_index(
     args, index_path: str | os.PathLike, config: IndexConfig | None, **update_kwargs
 ) -> RunSummary:
     """One update of the index at ``index_path`` on the cluster ``args.cluster`` names.
@@ -112,7 +114,6 @@ def run_update(
     worker processes.
     """
     from simdask.cluster.connect import connect  # dask and distributed: only for runs
-    from simdask.cluster.placement import runs_in_process
 
     place = Path(index_path)
     if not place.exists() or (place.is_dir() and not any(place.iterdir())):

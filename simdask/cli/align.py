@@ -67,7 +67,11 @@ def _output(path: str | None):
 def run(args) -> int:
     """Run ``simdask align``; returns the exit status."""
     from simdask.cluster.connect import connect  # dask and distributed: only for runs
-    from simdask.engine.align import align_pairs, read_pairs_file, write_alignments
+    from simdask.engine.align import (  # the engine imports dask: only for runs
+        align_pairs,
+        read_pairs_file,
+        write_alignments,
+    )
 
     pairs = read_pairs_file(args.pairs)
     callback = run_progress(args)

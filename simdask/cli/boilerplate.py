@@ -1,6 +1,6 @@
 """``simdask boilerplate INDEX``: the most widely shared passages, to see what to exclude.
 
-Thin over :func:`simdask.boilerplate.shared_passages`.
+Thin over :func:`simdask.read.boilerplate.shared_passages`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import sys
 from simdask.cli._args import add_format
 from simdask.cli._common import EXIT_OK
 from simdask.cli.output import write_rows
+from simdask.index import Index
+from simdask.read.boilerplate import shared_passages
 
 __all__ = ["COLUMNS", "register", "run"]
 
@@ -35,8 +37,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Print the shared passages."""
-    from simdask.boilerplate import shared_passages
-    from simdask.index import Index
 
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         rows = shared_passages(idx, args.top, args.min_documents)

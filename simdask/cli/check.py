@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import sys
 
-from simdask.check import REPAIR_HINT, check_index
 from simdask.cli._common import EXIT_DAMAGED, EXIT_OK
+from simdask.errors import REPAIR_HINT
+from simdask.storage.verify import check_index
 
 __all__ = ["register", "run"]
 

@@ -82,7 +82,7 @@ def run(args) -> int:
 
 
 def _print_cluster(out: dict) -> None:
-    from dask.utils import format_bytes
+    from dask.utils import format_bytes  # loads dask: only when a run needs it
 
     print(f"cluster: {out['cluster']}")
     print(f"config file: {out['config_file'] or '(none)'}")

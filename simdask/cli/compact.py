@@ -13,7 +13,7 @@ import sys
 
 from simdask.cli._args import add_cluster_arguments
 from simdask.index import Index
-from simdask.settings import use_worker_cache
+from simdask.write.settings import use_worker_cache
 
 __all__ = ["register", "run"]
 
@@ -40,8 +40,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Compact the index; prints what was merged to stderr. Exit status 0."""
-    from simdask.cluster.connect import connect
-    from simdask.engine.run import RunOptions
+    from simdask.cluster.connect import connect  # loads dask: only when a run needs it
+    from simdask.engine.run import RunOptions  # loads dask: only when a run needs it
 
     spec = args.cluster.spec
     cache = use_worker_cache(None, cluster_outlives_run=spec.outlives_run)

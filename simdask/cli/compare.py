@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_cluster_arguments, add_exact_only, add_format
+from simdask.cli._args import add_cluster_arguments, add_exact_only, add_format, config_of
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS, run_progress
+from simdask.cli.lsh import run_compare
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
+from simdask.evidence.pair_view import ViewOptions
+from simdask.evidence.results_html import compare_page, write_page
 from simdask.ingest.sources import TEXT_SUFFIXES
-from simdask.pairs import Pair, holds
+from simdask.read.pairs import Pair, holds
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -104,28 +107,15 @@ def register(subparsers) -> None:
     add_cluster_arguments(p)
 
 
-def config_of(args) -> IndexConfig:
-    """The settings of the comparison's index (its exclusion settings included)."""
-    return IndexConfig(
-        hash_bits=args.hash_bits,
-        shards=args.shards,
-        max_df=getattr(args, "max_df", None),
-        exclude_quotes=args.exclude_quotes,
-        exclude_bibliography=args.exclude_bibliography,
-    )
-
-
 def run(args) -> int:
     """Run ``simdask compare``; returns the exit status."""
     if args.lsh:
-        from simdask.cli.lsh import run_compare
-
         return run_compare(args)
     from simdask.cluster.connect import (
         connect,  # dask and distributed: imported by the commands that run
     )
-    from simdask.engine.compare import compare_groups
-    from simdask.engine.run import RunOptions
+    from simdask.compare import compare_groups  # builds an index with dask: only for runs
+    from simdask.engine.run import RunOptions  # the engine imports dask: only for runs
 
     callback = run_progress(args)
     config = config_of(args)
@@ -172,9 +162,6 @@ def run(args) -> int:
 def _write_html(args, res, notes, k: int) -> None:
     """The pairs as one HTML page (both groups are read again for the passages; the
     comparison's exclusions apply to them)."""
-    from simdask.evidence.pair_view import ViewOptions
-    from simdask.evidence.results_html import compare_page, write_page
-
     pairs = [
         Pair(p.a_key, p.b_key, p.a_in_b, p.b_in_a, p.shared, p.a_chunks, p.b_chunks)
         for p in res.pairs

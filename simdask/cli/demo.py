@@ -7,10 +7,11 @@ import tempfile
 from pathlib import Path
 
 from simdask.cli._args import add_cluster_arguments
-from simdask.cli._common import EXIT_OK, PAIR_TABLE_COLUMNS, print_summary, run_update
+from simdask.cli._common import EXIT_OK, PAIR_TABLE_COLUMNS, print_summary, update_index
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
 from simdask.index import Index
+from simdask.ingest.synth import generate_corpus, write_corpus
 
 __all__ = ["register", "run"]
 
@@ -30,7 +31,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Generate, index, print the most similar pairs and the reuse the generator planted."""
-    from simdask.ingest.synth import generate_corpus, write_corpus
 
     with tempfile.TemporaryDirectory(prefix="simdask-demo-") as tmp:
         base = Path(args.out) if args.out else Path(tmp)
@@ -38,7 +38,7 @@ def run(args) -> int:
         print(f"generating {args.docs} documents of ~{args.words} words ...", file=sys.stderr)
         corpus = generate_corpus(args.docs, mean_words=args.words, seed=1)
         src = write_corpus(corpus, base / "corpus.jsonl", fmt="jsonl")
-        summary = run_update(args, base / "index", IndexConfig(), sources=[src], rebuild=True)
+        summary = update_index(args, base / "index", IndexConfig(), sources=[src], rebuild=True)
         print_summary(summary, getattr(args, "verbose", False))
         with Index.open(base / "index") as idx:
             rows = [p.table_row() for p in idx.pair_list()[: args.top]]

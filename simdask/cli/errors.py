@@ -56,7 +56,7 @@ def run(args) -> int:
             columns = COLUMNS
             if args.format == "table":
                 for r, f in zip(rows, failures, strict=True):
-                    r["kept"] = "indexed (warning)" if f.warning else _KEPT[r["kept"]]
+                    r["kept"] = "indexed (warning)" if f.warning else _KEPT[bool(r["kept"])]
     write_rows(rows, columns, args.format, sys.stdout)
     if not rows and args.format == "table":
         print("simdask: every document is indexed", file=sys.stderr)

@@ -7,6 +7,8 @@ import sys
 from simdask.cli._args import add_exact_only
 from simdask.cli._common import EXIT_OK, progress
 from simdask.errors import ConfigError
+from simdask.evidence.pair_view import ViewOptions
+from simdask.evidence.site import SiteLimits, export_site
 from simdask.index import Index
 
 __all__ = ["register", "run"]
@@ -45,9 +47,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Write the site; say on stderr how many documents and pair reports it has."""
-    from simdask.evidence.pair_view import ViewOptions
-    from simdask.evidence.site import SiteLimits, export_site
-
     pairs = _read_pairs(args.pairs) if args.pairs else None
     limits = SiteLimits(args.min, args.max_pairs, args.per_document, pairs)
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state

@@ -11,9 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from simdask.cli._args import add_format
+from simdask.cli._args import add_format, config_of
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE
 from simdask.cli.output import write_rows
+from simdask.config import IndexConfig
+from simdask.errors import ConfigError
+from simdask.index import Index
+from simdask.ingest.sources import read_queries
+from simdask.kernels.lsh import LshParams, s_curve, tune
+from simdask.lsh_plot import plot_curves
+from simdask.write.exclude import index_exclusions, read_templates
 
 __all__ = ["EXIT_UNREADABLE", "register", "run", "run_compare"]
 
@@ -90,7 +97,6 @@ def run(args) -> int:
 
 
 def _pairs(args) -> int:
-    from simdask.index import Index
 
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         pairs = idx.lsh_pairs(args.min, exact=args.exact)
@@ -100,8 +106,6 @@ def _pairs(args) -> int:
 
 
 def _query(args) -> int:
-    from simdask.index import Index
-    from simdask.ingest.sources import read_queries
 
     docs = read_queries(args.files)
     good = [(k, t) for k, t in docs if isinstance(t, str)]
@@ -120,15 +124,13 @@ def _query(args) -> int:
 
 
 def _dedup(args) -> int:
-    from simdask.config import IndexConfig
-    from simdask.ingest.sources import read_queries
-    from simdask.kernels.lsh import LshParams
-    from simdask.lsh_search import text_pairs
 
     params = LshParams.parse(args.lsh)
     docs = read_queries(args.files)
     good = [(k, t) for k, t in docs if isinstance(t, str)]
     config = IndexConfig() if args.hash_bits is None else IndexConfig(hash_bits=args.hash_bits)
+    from simdask.read.lsh_search import text_pairs  # the LSH mode only: a query's cold start
+
     pairs = text_pairs([t for _, t in good], params, config, args.min, threads=args.threads)
     rows = ({"doc": good[i][0], "other": good[j][0], "jaccard": s} for i, j, s in pairs)
     write_rows(rows, PAIR_COLUMNS, args.format, sys.stdout)
@@ -140,7 +142,6 @@ def _dedup(args) -> int:
 
 
 def _tune(args) -> int:
-    from simdask.kernels.lsh import s_curve, tune
 
     params, fp, fn = tune(args.threshold, args.perms, args.max_fp, args.max_fn)
     b, r = params.bands, params.rows
@@ -154,8 +155,6 @@ def _tune(args) -> int:
     ]
     write_rows(rows, ("jaccard", "candidate_probability"), "table", sys.stdout)
     if args.plot:
-        from simdask.lsh_plot import plot_curves
-
         plot_curves(args.plot, [params], args.threshold)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return EXIT_OK
@@ -164,12 +163,6 @@ def _tune(args) -> int:
 def run_compare(args) -> int:
     """``simdask compare A B --lsh BxR``: cross-group pairs by estimated Jaccard, in memory
     (no index, no cluster); ``--min`` is then a fraction."""
-    from simdask.cli.compare import config_of
-    from simdask.errors import ConfigError
-    from simdask.exclude import index_exclusions, read_templates
-    from simdask.ingest.sources import read_queries
-    from simdask.kernels.lsh import LshParams
-    from simdask.lsh_search import group_pairs
 
     params = LshParams.parse(args.lsh)
     if not 0.0 <= args.min <= 1.0:
@@ -179,6 +172,8 @@ def run_compare(args) -> int:
     config = config_of(args)
     excl = index_exclusions(config, read_templates(args.exclude or ()))
     texts = [t for _, t in good[0]], [t for _, t in good[1]]
+    from simdask.read.lsh_search import group_pairs  # the LSH mode only: a query's cold start
+
     pairs = group_pairs(*texts, params, config, args.min, excl=excl)
     rows = ({"a_key": good[0][i][0], "b_key": good[1][j][0], "jaccard": s} for i, j, s in pairs)
     write_rows(rows, GROUP_COLUMNS, args.format, sys.stdout)

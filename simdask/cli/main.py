@@ -56,8 +56,8 @@ from simdask.cli._common import (
 from simdask.cli._logging import configure_logging
 from simdask.config import IndexConfig
 from simdask.errors import ClusterError, ConfigError, IndexDamagedError, SimdaskError
-from simdask.settings import INDEX_SETTINGS
 from simdask.storage.remote import index_folder, require_lasting
+from simdask.write.settings import INDEX_SETTINGS
 
 __all__ = ["COMMAND_MODULES", "EXIT_CLUSTER", "build_parser", "main"]
 

@@ -13,10 +13,12 @@ import sys
 from simdask.cli._args import add_exact_only, add_format
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
+from simdask.evidence.pair_view import ViewOptions
+from simdask.evidence.results_html import query_page, write_page
 from simdask.index import Index
 from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
-from simdask.pairs import Pair, holds
 from simdask.queries import query_documents
+from simdask.read.pairs import Pair, holds
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -133,9 +135,6 @@ def _notes(batch) -> list[tuple[str, str]]:
 
 def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, exact: bool) -> None:
     """The results as one HTML page, each pair with its passages."""
-    from simdask.evidence.pair_view import ViewOptions
-    from simdask.evidence.results_html import query_page, write_page
-
     pairs = [
         Pair(
             r["query"],

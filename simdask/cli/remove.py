@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from simdask.cli._args import add_cluster_arguments
-from simdask.cli._common import EXIT_OK, print_summary, run_update
+from simdask.cli._common import EXIT_OK, print_summary, update_index
 from simdask.index import Index
 
 __all__ = ["register", "run", "still_in_source"]
@@ -64,7 +64,9 @@ def run(args) -> int:
             note = still_in_source(key, idx.catalog.document(key).source)
             if note:
                 notes.append(note)
-    print_summary(run_update(args, args.index, None, remove=keys), getattr(args, "verbose", False))
+    print_summary(
+        update_index(args, args.index, None, remove=keys), getattr(args, "verbose", False)
+    )
     for note in notes:
         print(f"simdask: note: {note}", file=sys.stderr)
     return EXIT_OK

@@ -9,13 +9,13 @@ import sys
 
 from simdask.cli._args import add_cluster_arguments
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, run_progress
+from simdask.engine.repeats import METHODS, RepeatsConfig, find_repeats
 
 __all__ = ["register", "run"]
 
 
 def register(subparsers) -> None:
     """Declare ``repeats``."""
-    from simdask.engine.repeats import METHODS, RepeatsConfig
 
     d = RepeatsConfig()
     p = subparsers.add_parser(
@@ -43,8 +43,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     """Run ``simdask repeats``; returns the exit status (3 if some documents were unreadable)."""
-    from simdask.cluster.connect import connect
-    from simdask.engine.repeats import RepeatsConfig, find_repeats
+    from simdask.cluster.connect import connect  # loads dask: only when a run needs it
 
     config = RepeatsConfig(n=args.n, min_count=args.min_count, method=args.method)
     callback = run_progress(args)

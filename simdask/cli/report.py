@@ -16,6 +16,9 @@ from pathlib import Path
 from simdask.cli._args import add_exact_only
 from simdask.cli._common import EXIT_OK
 from simdask.errors import DocumentNotFoundError
+from simdask.evidence.pair_view import ViewOptions, index_report
+from simdask.evidence.report_html import render_pair_html
+from simdask.evidence.summary_text import format_report
 from simdask.index import Index
 from simdask.ingest.sources import read_document
 
@@ -73,8 +76,6 @@ def _side(idx: Index, typed: str) -> tuple[str, str, bool]:
 
 def run(args) -> int:
     """Print the summary or the JSON report, and/or write it as an HTML page."""
-    from simdask.evidence.pair_view import ViewOptions, index_report
-
     options = ViewOptions(
         exact_only=args.exact_only, min_words=args.min_match, min_chunks=args.min_chunks
     )
@@ -91,14 +92,10 @@ def run(args) -> int:
             options=options,
         )
     if args.html:
-        from simdask.evidence.report_html import render_pair_html
-
         Path(args.html).write_text(render_pair_html(rep, ta, tb), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(rep, ensure_ascii=False))
     elif args.format == "text" or not args.html:
-        from simdask.evidence.summary_text import format_report
-
         print(format_report(rep, ta, tb, k))
     return EXIT_OK

@@ -14,6 +14,7 @@ from simdask.cli._args import add_cluster_arguments, size
 from simdask.cli._common import EXIT_OK, EXIT_USAGE
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES
+from simdask.web.auth import check_bind, read_secret
 
 __all__ = ["register", "run"]
 
@@ -61,9 +62,9 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Serve until interrupted."""
     try:
-        import uvicorn
+        import uvicorn  # optional (web extra)
 
-        from simdask.web.app import Settings, create_app
+        from simdask.web.app import Settings, create_app  # optional (web extra)
     except ImportError as e:
         print(
             f"simdask: error: `serve` needs the web extra ({e.name} is missing): "
@@ -71,7 +72,6 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    from simdask.web.auth import check_bind, read_secret
 
     try:
         secret = read_secret(args.token, args.password_file)

@@ -1,8 +1,8 @@
 """``simdask similar INDEX [KEY]``: the stored similar pairs, all or of one document.
 
 The table shows one row per unordered pair, both percentages and their plain wording
-(:mod:`simdask.pairs`); JSONL and CSV print the stored directed rows (``doc -> other``), or
-with ``--pairs`` the undirected rows (:data:`simdask.pairs.PAIR_FIELDS`).
+(:mod:`simdask.read.pairs`); JSONL and CSV print the stored directed rows (``doc -> other``), or
+with ``--pairs`` the undirected rows (:data:`simdask.read.pairs.PAIR_FIELDS`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from simdask.cli._args import add_format
 from simdask.cli._common import EXIT_OK, PAIR_COLUMNS, PAIR_TABLE_COLUMNS
 from simdask.cli.output import write_rows
 from simdask.index import Index
-from simdask.pairs import PAIR_FIELDS
+from simdask.read.pairs import PAIR_FIELDS
 
 __all__ = ["register", "run"]
 
@@ -65,6 +65,6 @@ def run(args) -> int:
             else:
                 write_rows((p.to_dict() for p in pairs), PAIR_FIELDS, args.format, sys.stdout)
             return EXIT_OK
-        rows = idx.similar(key, args.min) if key else idx.pairs(args.min)
-        write_rows((r.to_dict() for r in rows), PAIR_COLUMNS, args.format, sys.stdout)
+        stored = idx.similar(key, args.min) if key else idx.pairs(args.min)
+        write_rows((r.to_dict() for r in stored), PAIR_COLUMNS, args.format, sys.stdout)
     return EXIT_OK

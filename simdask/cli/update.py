@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
-from simdask.cli._common import EXIT_OK, print_summary, run_update
+from simdask.cli._common import EXIT_OK, print_summary, update_index
 from simdask.config import DEFAULT_SLACK, SIMILARITY_MODES, IndexConfig
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
-from simdask.settings import INDEX_SETTINGS, update_config, use_worker_cache
+from simdask.write.settings import INDEX_SETTINGS, update_config, use_worker_cache
 
 __all__ = ["register", "run"]
 
@@ -63,7 +63,7 @@ def register(subparsers) -> None:
 
 
 def _index_settings(p) -> None:
-    """The options of :data:`simdask.settings.INDEX_SETTINGS` and ``--shard-store``."""
+    """The options of :data:`simdask.write.settings.INDEX_SETTINGS` and ``--shard-store``."""
     d = IndexConfig()
     g = p.add_argument_group(
         "index settings (fixed when the index is created; change them with --rebuild)"
@@ -187,7 +187,7 @@ def run(args) -> int:
         ),
         max_file_bytes=args.max_file_size or None,
     )
-    summary = run_update(
+    summary = update_index(
         args,
         args.index,
         config,

@@ -20,6 +20,7 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster
 
+import simdask
 from simdask.cluster.listen import dashboard_link, local_network, ssh_network
 from simdask.cluster.spec import ClusterSpec, default_workers
 from simdask.cluster.workers import scheduler_workers
@@ -137,7 +138,7 @@ def ssh_cluster_kwargs(spec: ClusterSpec) -> dict[str, Any]:
 
 
 def _start_ssh(spec: ClusterSpec):
-    from distributed.deploy.ssh import SSHCluster
+    from distributed.deploy.ssh import SSHCluster  # optional (ssh extra)
 
     try:
         import asyncssh  # noqa: F401
@@ -264,7 +265,7 @@ def _workers(client: Any) -> dict[str, int | None] | None:
 
 
 def _memory_text(limits: Any) -> str:
-    from dask.utils import format_bytes
+    from dask.utils import format_bytes  # loads dask: only when a run needs it
 
     limits = sorted({m for m in limits if m})
     if not limits:
@@ -318,7 +319,7 @@ def cluster_failure(
     scheduler went away; None if ``error`` is something else. ``note`` is appended. ``since``
     (the run's start, ``time.time()``): memory restarts after it name memory as the cause;
     none name a kill or crash instead."""
-    from distributed.scheduler import KilledWorker
+    from distributed.scheduler import KilledWorker  # loads dask: only when a run needs it
 
     tail = f"; {note}" if note else ""
     if isinstance(error, KilledWorker):
@@ -350,7 +351,7 @@ def cluster_failure(
         return None
     before = workers_before or {}
     gone = sorted(set(before) - set(now))
-    from distributed.comm.core import CommClosedError
+    from distributed.comm.core import CommClosedError  # loads dask: only when a run needs it
 
     changed = set(now) != set(before)  # a worker died and came back under a new address
     if not changed and now and not isinstance(error, CommClosedError):
@@ -392,7 +393,6 @@ def cluster_errors(client: Any, note: str = "") -> Iterator[None]:
 
 
 def _simdask_origin() -> str:
-    import simdask
 
     return f"{simdask.__version__} ({os.path.dirname(simdask.__file__)})"
 

@@ -56,7 +56,7 @@ def ssh_network(spec: ClusterSpec) -> dict[str, Any]:
     from distributed.security import Security  # only for --tls: not needed otherwise
 
     security = Security()
-    if not security.tls_ca_file:
+    if not getattr(security, "tls_ca_file", None):  # set from Dask's configuration
         raise ClusterError(
             "--tls yes: expected Dask's TLS settings (distributed.comm.tls.ca-file, "
             "...scheduler.cert/key, ...worker.cert/key, ...client.cert/key in a Dask config "

@@ -46,7 +46,7 @@ def _probe(
     """Run on each worker: '' when it sees the client's files (and the shard store, when that
     is a URL: ``store_token`` is the URL of a token file there), else the reason it does not."""
     if store_token is not None:
-        import fsspec
+        import fsspec  # optional: only a URL needs it
 
         try:
             with fsspec.open(store_token, "rb") as f:
@@ -91,7 +91,7 @@ def probe_workers(
     token_path.write_text(token, encoding="utf-8")
     store_token = None
     if store_url is not None:
-        import fsspec
+        import fsspec  # optional: only a URL needs it
 
         store_token = f"{store_url.rstrip('/')}/probe-{token[:12]}.txt"
         fs, path = fsspec.core.url_to_fs(store_token)

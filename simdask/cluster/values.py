@@ -98,7 +98,7 @@ def hosts_value(value: Any) -> tuple[str, ...]:
 
 def memory_value(value: Any) -> str:
     """``auto``, a byte count (``4GiB``, ``500MB``, an integer) or a fraction of RAM (0, 1]."""
-    from dask.utils import parse_bytes
+    from dask.utils import parse_bytes  # loads dask: only when a run needs it
 
     what = "'auto', a size such as '4GiB', a fraction of the machine's memory in (0, 1] or 0"
     if isinstance(value, bool):

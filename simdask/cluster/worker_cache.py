@@ -126,7 +126,7 @@ def cache_limit_bytes() -> int:
     if os.environ.get(_ENV_LIMIT):
         return int(os.environ[_ENV_LIMIT])
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # loads dask: only when a run needs it
 
         limit = get_worker().memory_manager.memory_limit
     except (ImportError, ValueError, AttributeError):

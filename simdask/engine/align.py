@@ -144,15 +144,15 @@ def align_batch(pairs: list[PairPaths], config: dict[str, Any] | None = None) ->
     once per batch."""
     cfg = None if config is None else AlignConfig.from_dict(config)
     cache: dict[str, str | ExtractionError] = {}
-    out = []
+    out: list[dict[str, Any]] = []
     for pr in pairs:
         ta = _read(pr.a_path, pr.a, cache)
         tb = _read(pr.b_path, pr.b, cache)
         if ta is None or tb is None:
             bad = [
-                _reason(shown, cache[path])
+                _reason(shown, err)
                 for shown, path, t in ((pr.a, pr.a_path, ta), (pr.b, pr.b_path, tb))
-                if t is None
+                if t is None and isinstance(err := cache[path], ExtractionError)
             ]
             out.append({"a": pr.a, "b": pr.b, "error": "; ".join(dict.fromkeys(bad))})
             continue

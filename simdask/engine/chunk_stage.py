@@ -32,7 +32,8 @@ from simdask.ingest.sources import (
     parse_item,
 )
 from simdask.kernels.changes import NewVersion
-from simdask.kernels.exclusions import Exclusions, chunk_excluding
+from simdask.kernels.exclusions import Exclusions
+from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.lsh import batch_lsh
 from simdask.kernels.postings import pack_pairs, split_sorted_by_shard
 from simdask.storage.text_packs import TextStore
@@ -192,7 +193,7 @@ def chunk_task(
     texts are stored whole.
     """
     res, texts = _read_batch(items, first_item, known, payloads, max_file_bytes)
-    cb = chunk_excluding(texts, config.k, config.hash_bits, config.seed, exclusions)
+    cb = SORTED_CHUNK.chunk(texts, config.k, config.hash_bits, config.seed, exclusions)
     res.n_words = cb.n_words.tolist()
     res.n_chunks = cb.n_chunks.tolist()
     ids = np.asarray(res.prov_ids, dtype=np.uint32)

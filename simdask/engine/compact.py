@@ -5,7 +5,8 @@ A compaction is a run that changes no document: each range the policy picks
 (:func:`~simdask.kernels.merge_policy.plan_merges`) gets one
 :func:`~simdask.engine.segment_tasks.compact_task` that merges some of its segments into a
 segment of the compaction's generation, dropping the postings tombstones hide. The new
-manifests are committed in one catalog transaction, like any run: a crash before it leaves
+manifests are committed by the writer (:class:`~simdask.update.Writer`, the one owner of every
+commit) in one catalog transaction, like any run: a crash before it leaves
 the previous generation current, and the next run or compaction redoes the work. The old
 segments are deleted by garbage collection once no committed generation lists them.
 """
@@ -30,7 +31,7 @@ from simdask.storage.catalog import Catalog, RunChanges
 from simdask.storage.segments import Manifest, current_tombstones
 from simdask.storage.shards import ShardStore, encode_shard, shard_ranges
 
-__all__ = ["CompactionPlan", "compact_index", "plan_compaction", "run_compaction"]
+__all__ = ["CompactionPlan", "plan_compaction", "run_compaction"]
 
 
 @dataclass
@@ -89,7 +90,7 @@ def run_compaction(
             *ranges[s],
             tuple(gens),
             run_id,
-            str(store.root) if shared else None,
+            store.location if shared else None,
             index_id,
             config.shard_layout,
             use_cache,
@@ -170,40 +171,3 @@ def _changes(catalog, config, plan: CompactionPlan, heads: dict, run_id: int):
         "postings_written": written,
     }
     return changes, stats
-
-
-def compact_index(writer, client: Client, options, cb: Callback, force=False, use_cache=False):
-    """Plan and run one compaction of the index of ``writer`` (a
-    :class:`~simdask.update.Writer` holding the lock) with ``options.merge_policy``; commits
-    it as its own run, with the checksums of the segments it wrote. Returns its statistics
-    with ``run_id`` (``{}`` when nothing was due). On failure before the commit the
-    compaction's generation is removed and the previous one stays current."""
-    from simdask.cluster.placement import choose_transfer
-
-    index = writer.index
-    plan = plan_compaction(index.catalog, options.merge_policy, force)
-    if not plan:
-        return {}
-    remote = index.store.location if index.store.remote else None
-    transfer, _ = choose_transfer(options.transfer, client, index.path / "work", [], remote)
-    run_id = index.catalog.start_run()
-    try:
-        changes, stats = run_compaction(
-            client,
-            index.catalog,
-            index.store,
-            index.config,
-            plan,
-            run_id=run_id,
-            shared=transfer == "shared",
-            use_cache=use_cache,
-            cb=cb,
-        )
-        failpoints.hit("before_compaction_commit")
-        changes.files = writer._checksums(changes, run_id)
-        index.catalog.commit_run(run_id, run_id, changes, {"compaction": stats})
-    except BaseException as e:
-        if not writer._settle(run_id, e):  # committed: the error came after COMMIT
-            raise
-    failpoints.hit("after_compaction_commit")
-    return {"run_id": run_id, **stats}

@@ -11,6 +11,7 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.kernels.similarity import split_lists
+from simdask.kernels.top_rows import Rows
 from simdask.storage.commit import RunChanges
 
 __all__ = ["deep_config", "split_rows"]
@@ -21,7 +22,7 @@ def deep_config(config: IndexConfig) -> IndexConfig:
     return config.replace(top_k=config.stored_depth + 1)
 
 
-def split_rows(changes: RunChanges, rows: tuple, config: IndexConfig) -> None:
+def split_rows(changes: RunChanges, rows: Rows, config: IndexConfig) -> None:
     """Set the rows to commit: the lists computed whole (of ``changes.rows_replaced``, or
     all in a full build) cut into shown rows, reserve and floors
     (:func:`~simdask.kernels.similarity.split_lists`); the reverse rows added to other
@@ -34,12 +35,14 @@ def split_rows(changes: RunChanges, rows: tuple, config: IndexConfig) -> None:
     )
     if whole.all():  # a full build: no copy of every row for the mask, none for the rest
         del whole
-        shown, reserve, floors = split_lists(*rows, config.top_k, config.stored_depth)
+        shown, reserve, floors = split_lists(*rows, top_k=config.top_k, depth=config.stored_depth)
         changes.rows, changes.reserve, changes.floors = shown, reserve, floors
         return
+    doc, other, shared, sim = rows
     shown, reserve, floors = split_lists(
-        *(c[whole] for c in rows), config.top_k, config.stored_depth
+        doc[whole], other[whole], shared[whole], sim[whole], config.top_k, config.stored_depth
     )
     rest = ~whole
-    changes.rows = tuple(np.concatenate([a, c[rest]]) for a, c in zip(shown, rows, strict=True))
+    d, o, sh, si = (np.concatenate([a, c[rest]]) for a, c in zip(shown, rows, strict=True))
+    changes.rows = (d, o, sh, si)
     changes.reserve, changes.floors = reserve, floors

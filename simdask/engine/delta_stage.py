@@ -54,7 +54,8 @@ from simdask.engine.similarity_stage import (
     run_blocks,
 )
 from simdask.engine.stage import drive
-from simdask.kernels.exclusions import Exclusions, chunk_excluding
+from simdask.kernels.exclusions import Exclusions
+from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.postings import pack_pairs, pair_chunks, sort_pairs, split_sorted_by_shard
 from simdask.storage.catalog import Catalog
 from simdask.storage.reads import text_locations
@@ -109,7 +110,7 @@ def stored_chunk_ids(
     if not rows:
         return empty
     docs = np.array([r[0] for r in rows], np.uint32)
-    cb = chunk_excluding(
+    cb = SORTED_CHUNK.chunk(
         [texts.read(p, o, n) for _, p, o, n in rows],
         config.k,
         config.hash_bits,
@@ -189,7 +190,7 @@ def run_delta(
     refill = np.setdiff1d(inp.members, inp.changed)
     probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs, inp.exclusions)
-    if config.max_df is None and ctx.shared and not store.remote:
+    if config.max_df is None and ctx.shared and store.can_mmap:
         # each range's task reads its probed lists itself, from the memory-mapped segments
         probes = None
         befores = [_range_probe(sp, stored[s], config) for s, sp in enumerate(specs)]

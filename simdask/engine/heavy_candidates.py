@@ -41,7 +41,8 @@ from simdask.kernels.heavy_overlap import (
     member_rows_of,
     sum_overlaps,
 )
-from simdask.kernels.similarity import containment, member_pair_keys
+from simdask.kernels.measures import containment
+from simdask.kernels.similarity import member_pair_keys
 
 __all__ = [
     "HeavyPass",

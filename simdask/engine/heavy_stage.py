@@ -109,8 +109,8 @@ def heavy_only(
         for i, (lo, hi) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
     ]
     found = ctx.client.gather(futs)
-    extra = tuple(np.concatenate([f[i] for f in found]) for i in range(4))
-    return merge_rows(rows, extra, config.top_k)
+    doc, other, shared, sim = (np.concatenate([f[i] for f in found]) for i in range(4))
+    return merge_rows(rows, (doc, other, shared, sim), config.top_k)
 
 
 def decide_mode(heavy: HeavyStats, open_docs: int, config: IndexConfig) -> str:

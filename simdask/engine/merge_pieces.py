@@ -31,8 +31,9 @@ from simdask.kernels.merge_pieces import (
     sample_step,
 )
 from simdask.kernels.postings import ShardData, crossed_docs, doc_mask, merge_shard, remap_docs
+from simdask.storage.backends import open_shard_store
+from simdask.storage.segment_writer import PieceCollector
 from simdask.storage.segments import merge_shards
-from simdask.storage.shards import open_shard_store
 
 __all__ = [
     "PieceResult",
@@ -193,7 +194,6 @@ def write_pieces(spec, generation: int, shard: int, merge) -> tuple[ShardData | 
     returned as a :class:`ShardData` (the caller writes it; no store: ``spec.store_root``
     None). ``merge`` returns whether the result is to be kept; when not, nothing is written
     and ``(None, -1, -1)`` is returned."""
-    from simdask.storage.segment_writer import PieceCollector
 
     store = None if spec.store_root is None else open_shard_store(spec.store_root)
     writer = None if store is None else store.writer(generation, shard, spec.lo, spec.hi)

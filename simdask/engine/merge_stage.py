@@ -24,8 +24,9 @@ from simdask.engine.segment_ref import SegmentRef
 from simdask.errors import ShardNotCachedError
 from simdask.kernels.merge_pieces import MERGE_PIECE_POSTINGS
 from simdask.kernels.postings import ShardData, remap_docs
+from simdask.storage.backends import open_shard_store
 from simdask.storage.segments import merge_shards, read_range
-from simdask.storage.shards import ShardStore, open_shard_store
+from simdask.storage.shards import ShardStore
 
 __all__ = [
     "MergeSpec",

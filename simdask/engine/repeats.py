@@ -43,9 +43,11 @@ from simdask.engine.repeats_tasks import (
     pass2_task,
     select_task,
 )
-from simdask.errors import ConfigError, IndexNotFoundError
+from simdask.errors import ConfigError
 from simdask.ingest.sources import SourceItem, list_items
 from simdask.kernels.ngrams import RECORD
+from simdask.storage.catalog import Catalog
+from simdask.storage.create import CATALOG_NAME
 
 __all__ = ["METHODS", "RepeatsConfig", "RepeatsResult", "find_repeats", "list_documents"]
 
@@ -122,22 +124,24 @@ class RepeatsResult:
 def list_documents(sources: list[str | os.PathLike]) -> list[SourceItem | IndexText]:
     """The documents of ``sources``: an index folder gives its stored texts, anything else is a
     source as for ``update`` (file, folder, ``.jsonl``)."""
-    from simdask.index import Index
-
     refs: list[SourceItem | IndexText] = []
     for src in sources:
-        try:
-            idx = Index.open(src)
-        except IndexNotFoundError:
+        catalog_path = Path(src) / CATALOG_NAME
+        if not catalog_path.is_file():  # not an index: a source
             refs.extend(list_items([src]))
             continue
-        with idx:
-            root = str(idx.texts.root)
+        catalog = Catalog(catalog_path)
+        try:
+            catalog.check_format()
+            root = str(Path(src) / "texts")
             refs.extend(
                 IndexText(d.key, root, d.text_pack, d.text_offset, d.text_length)
-                for d in idx.catalog.documents()
-                if d.text_pack is not None
+                for d in catalog.documents()
+                if d.text_pack is not None and d.text_offset is not None
+                if d.text_length is not None
             )
+        finally:
+            catalog.close()
     return refs
 
 
@@ -324,8 +328,8 @@ def _write_output(rows_dir: Path, n_ranges: int, out: Path) -> None:
 
 
 def _write_parquet(parts: list[Path], path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # optional (parquet extra)
+    import pyarrow.parquet as pq  # optional (parquet extra)
 
     loc = pa.list_(pa.struct([("key", pa.string()), ("offset", pa.int64())]))
     schema = pa.schema(

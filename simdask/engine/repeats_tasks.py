@@ -36,6 +36,7 @@ from simdask.kernels.ngrams import (
     split_by_range,
     tokenize,
 )
+from simdask.storage.text_packs import TextStore
 
 __all__ = [
     "IndexText",
@@ -108,7 +109,6 @@ def _remove(paths: list[Path]) -> None:
 def read_batch(refs: list) -> tuple[list[str], list[str], list[tuple[str, str, str]]]:
     """Keys, texts and read errors ``(key or path, kind, message)`` of a batch of documents
     (:class:`SourceItem` or :class:`IndexText`); unreadable documents are left out."""
-    from simdask.storage.text_packs import TextStore
 
     keys, texts, errors = [], [], []
     for ref in refs:

@@ -218,14 +218,14 @@ def _run_keys(chunked: ChunkOutput) -> set[str]:
 
 def _start(client, store, work_dir, items, run_id, options, cb) -> RunContext:
     """The run's context: its task-name tag and the data placement chosen."""
-    location = store.location if store.remote else str(Path(store.root).resolve())
+    location = store.url or str(Path(store.location).resolve())
     tag = f"{xxhash.xxh3_64_hexdigest(location.encode())[:8]}-r{run_id}"
     transfer, why = choose_transfer(
         options.transfer,
         client,
         work_dir,
         [i.path for i in items],
-        store.location if store.remote else None,
+        store.url,
     )
     cb.message(f"data transfer: {transfer} ({why})")
     return RunContext.start(client, run_id, tag, cb, transfer, options)
@@ -335,7 +335,7 @@ def _merge_specs(ctx: RunContext, job: _Job) -> list[MergeSpec]:
             hi=hi,
             old_generations=tuple(g for g, _, _ in job.manifest.get(s, [])),
             generation=ctx.run_id,
-            store_root=str(job.store.root) if ctx.shared else None,
+            store_root=job.store.location if ctx.shared else None,
             bucket_dir=job.bucket_dir if ctx.shared else None,
             index_id=index_id,
             layout=job.config.shard_layout,

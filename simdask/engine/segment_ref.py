@@ -20,7 +20,7 @@ from dask.sizeof import sizeof
 
 from simdask.errors import IndexFormatError
 from simdask.kernels.postings import ShardData
-from simdask.storage.shards import open_shard_store
+from simdask.storage.backends import open_shard_store
 
 __all__ = ["SegmentRef", "on_shard", "on_stored_shard", "open_shard"]
 

@@ -28,9 +28,10 @@ from simdask.kernels.heavy import member_keys
 from simdask.kernels.merge_pieces import MERGE_PIECE_POSTINGS
 from simdask.kernels.postings import build_postings, crossed_docs
 from simdask.kernels.similarity import skipped_chunks
+from simdask.storage.backends import open_shard_store
 from simdask.storage.kept_maps import KEPT_MAP_BYTES, kept_maps
 from simdask.storage.segments import RangeReader, add_delta, merge_shards
-from simdask.storage.shards import ShardData, open_shard_store
+from simdask.storage.shards import ShardData
 
 __all__ = [
     "CompactSpec",
@@ -110,7 +111,7 @@ def probe_maps():
     memory), :data:`~simdask.storage.kept_maps.KEPT_MAP_BYTES` at most."""
     budget = KEPT_MAP_BYTES
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # loads dask: only when a run needs it
 
         limit = get_worker().memory_manager.memory_limit
     except (ImportError, ValueError, AttributeError):

@@ -128,7 +128,8 @@ def block_rows_task(
     del keys, shared
     if not out:
         return top_k_rows(*EMPTY_ROWS, top_k)
-    return top_k_rows(*(np.concatenate([o[i] for o in out]) for i in range(4)), top_k)
+    doc, other, shared, sim = (np.concatenate([o[i] for o in out]) for i in range(4))
+    return top_k_rows(doc, other, shared, sim, top_k)
 
 
 def _slice_rows(keys, shared, doc_lo, n_chunks, need, threshold, heavy, sizes):

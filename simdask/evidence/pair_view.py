@@ -29,7 +29,7 @@ from simdask.evidence.passages import compare_texts
 from simdask.evidence.passages_np import LARGE_CHARS
 from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.text import WORD_PATTERN
-from simdask.pairs import pct
+from simdask.read.pairs import pct
 
 __all__ = [
     "ViewOptions",

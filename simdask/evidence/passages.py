@@ -157,9 +157,9 @@ def compare_texts(
     count in neither text nor in any passage, and are listed as excluded text.
     ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
     count and the passages, e.g. chunks held by more than ``max_df`` documents of the index
-    (:func:`simdask.doc_freq.common_filter`). The numpy path for large texts has no word
+    (:func:`simdask.read.doc_freq.common_filter`). The numpy path for large texts has no word
     tuples: it needs a filter on chunk IDs, an object with ``common_ids(ids) -> ids``,
-    ``hash_bits`` and ``seed`` (what :func:`~simdask.doc_freq.common_filter` returns);
+    ``hash_bits`` and ``seed`` (what :func:`~simdask.read.doc_freq.common_filter` returns);
     given a plain function there, it raises :class:`~simdask.errors.ConfigError`.
     """
     if exclusions is not None and not exclusions.active:
@@ -168,7 +168,7 @@ def compare_texts(
         if drop_shared is not None and not hasattr(drop_shared, "common_ids"):
             raise ConfigError(
                 "texts this large are compared on hashed chunk keys: expected a max_df filter "
-                "with common_ids(ids), hash_bits and seed (simdask.doc_freq.common_filter), "
+                "with common_ids(ids), hash_bits and seed (simdask.read.doc_freq.common_filter), "
                 f"found {type(drop_shared).__name__}"
             )
         ev = _compare_large(a, b, k, min_chunks, exclusions, drop_shared)

@@ -20,7 +20,7 @@ from simdask.evidence.pair_view import (
 )
 from simdask.evidence.summary_text import snippet
 from simdask.ingest.sources import read_queries
-from simdask.pairs import Pair
+from simdask.read.pairs import Pair
 
 __all__ = ["compare_page", "query_page", "render_results_html", "report_lines", "write_page"]
 

@@ -44,7 +44,7 @@ def _pair_link(a_id: int, b_id: int, linked: set, prefix: str, text: str) -> str
 
 
 def pairs_table(pairs, ids: dict[str, int], linked: set, prefix: str = "", table_id="") -> str:
-    """A table of pairs (:class:`~simdask.pairs.Pair`), one row each: both keys (linking
+    """A table of pairs (:class:`~simdask.read.pairs.Pair`), one row each: both keys (linking
     their pages), both percentages, the wording, the report link when it was written."""
     rows = []
     for p in pairs:

@@ -8,7 +8,7 @@ from typing import Any
 
 from simdask.evidence.pair_view import coverage_sentence
 from simdask.kernels.text import WORD_PATTERN
-from simdask.pairs import holds
+from simdask.read.pairs import holds
 
 __all__ = ["format_report", "snippet"]
 

@@ -48,7 +48,7 @@ class DocumentRow:
     text_offset: int | None = None
     text_length: int | None = None
 
-    def columns(self) -> tuple:
+    def columns(self) -> tuple[object, ...]:
         """The fields in the order of the catalog's ``documents`` columns."""
         return (
             self.doc_id,
@@ -142,7 +142,11 @@ class ResolvedChanges:
 
 
 def _collision(
-    key: str, source: str, seen: Mapping[str, str], known: Mapping[str, KnownDocument], remove_keys
+    key: str,
+    source: str,
+    seen: Mapping[str, str],
+    known: Mapping[str, KnownDocument],
+    remove_keys: Collection[str],
 ) -> str | None:
     """Why ``key`` read from ``source`` may not be indexed: it was read earlier in this run
     (``seen``: key -> source), or another source's document holds it in the index (and it
@@ -181,21 +185,23 @@ def _first_claims(
     that failed to read keeps its old version; a folder that could not be listed keeps the
     documents under it); otherwise the first item of a key claims it, and a later one, or one
     whose key another source's document holds, is a ``duplicate_key`` error."""
-    events: list[tuple[int, str, object]] = [(i, "error", (k, kind, m)) for i, k, kind, m in failed]
-    events += [(i, "same", key) for i, key in unchanged]
-    events += [(v.item, "new", v) for v in versions]
+    events: list[tuple[int, tuple[str, str, str] | str | NewVersion]] = [
+        (i, (k, kind, m)) for i, k, kind, m in failed
+    ]
+    events += [(i, key) for i, key in unchanged]
+    events += [(v.item, v) for v in versions]
     events.sort(key=lambda e: e[0])
     out = _Claims([], {}, [], [])
-    for item, what, data in events:
-        if what == "error":
-            key, kind, _ = data  # type: ignore[misc]
-            out.errors.append(data)  # type: ignore[arg-type]
+    for item, data in events:
+        if isinstance(data, tuple):  # an error
+            key, kind, _ = data
+            out.errors.append(data)
             counts.failed += 1
             out.seen.setdefault(key, source_of(item))
             if kind == "unreadable" and key.endswith(FOLDER_SUFFIX):
                 out.kept_folders.append(key)
             continue
-        key = data if what == "same" else data.key  # type: ignore[union-attr]
+        key = data if isinstance(data, str) else data.key
         source = source_of(item)
         why = _collision(key, source, out.seen, known, remove_keys)
         if why is not None:
@@ -203,10 +209,10 @@ def _first_claims(
             counts.failed += 1
             continue
         out.seen[key] = source
-        if what == "same":
+        if isinstance(data, str):
             counts.unchanged += 1
         else:
-            out.recomputed.append(data)  # type: ignore[arg-type]
+            out.recomputed.append(data)
     return out
 
 

@@ -43,7 +43,7 @@ def _narrow_dtype(top: int) -> type:
     return np.int64
 
 
-def _kept(shard: ShardData, c0: int, c1: int, max_df: int | None):
+def _kept(shard: ShardData, c0: int, c1: int, max_df: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Chunks ``[c0, c1)`` of the shard with ``2 <= df <= max_df``: their lists' starts in
     the shard and their lengths (int64)."""
     off, df = piece_offsets(shard.offsets, c0, c1)
@@ -106,7 +106,7 @@ class DocPostings:
         del counts
         doc_ids = np.empty(n_kept, np.uint32)
         pos = np.empty(int(ends[-1]) if len(ends) else 0, width)
-        later = np.empty(len(pos), _narrow_dtype(top))
+        later: np.ndarray = np.empty(len(pos), _narrow_dtype(top))
         del ends
         k = 0  # kept postings copied so far
         for c0, c1 in pieces:

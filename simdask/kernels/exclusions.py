@@ -232,7 +232,8 @@ def chunk_excluding(
     (None or nothing active: plain chunking)."""
     if exclusions is None or not exclusions.active:
         return chunk_batch(texts, k, hash_bits, seed)
-    return chunk_batch(texts, k, hash_bits, seed, **_exclusion_args(texts, exclusions))
+    spans, drop = _exclusion_args(texts, exclusions)
+    return chunk_batch(texts, k, hash_bits, seed, excluded_spans=spans, drop_ids=drop)
 
 
 def window_chunks_excluding(
@@ -243,13 +244,16 @@ def window_chunks_excluding(
     :func:`chunk_excluding`, unsorted."""
     if exclusions is None or not exclusions.active:
         return window_chunks(texts, k, hash_bits, seed)
-    return window_chunks(texts, k, hash_bits, seed, **_exclusion_args(texts, exclusions))
+    spans, drop = _exclusion_args(texts, exclusions)
+    return window_chunks(texts, k, hash_bits, seed, excluded_spans=spans, drop_ids=drop)
 
 
-def _exclusion_args(texts: list[str], exclusions: Exclusions) -> dict:
+def _exclusion_args(
+    texts: list[str], exclusions: Exclusions
+) -> tuple[list[list[tuple[int, int]]] | None, np.ndarray | None]:
     """The chunking kernels' ``excluded_spans`` (quotations, reference lists; None when
     neither is excluded) and ``drop_ids`` (template chunk IDs) for ``texts``."""
     spans = None
     if exclusions.quotes or exclusions.bibliography:
         spans = [exclusions.spans(t) for t in texts]
-    return {"excluded_spans": spans, "drop_ids": exclusions.chunk_ids}
+    return spans, exclusions.chunk_ids

@@ -284,7 +284,9 @@ class ChunkedBatch:
 
     __slots__ = ("chunk_ids", "doc", "n_chunks", "n_words")
 
-    def __init__(self, chunk_ids, doc, n_words, n_chunks):
+    def __init__(
+        self, chunk_ids: np.ndarray, doc: np.ndarray, n_words: np.ndarray, n_chunks: np.ndarray
+    ) -> None:
         self.chunk_ids = chunk_ids
         self.doc = doc
         self.n_words = n_words
@@ -342,7 +344,12 @@ BLOCK_BYTES = 1 << 18
 
 
 def _window_block(
-    parts: list[bytes], first_part: np.ndarray, inside: np.ndarray | None, k, hash_bits, seed
+    parts: list[bytes],
+    first_part: np.ndarray,
+    inside: np.ndarray | None,
+    k: int,
+    hash_bits: int,
+    seed: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`window_chunks` of the texts whose parts are ``parts`` (text ``i``: parts
     ``first_part[i]:first_part[i+1]``; ``inside``: per part, whether it is excluded)."""

@@ -41,6 +41,7 @@ from simdask.kernels.similarity import (
     member_pair_keys,
     top_k_rows,
 )
+from simdask.kernels.top_rows import Rows
 
 __all__ = [
     "MODES",
@@ -269,7 +270,14 @@ def _row_popcounts(counts: np.ndarray) -> np.ndarray:
     return ((acc * _LANES) >> np.uint64(48)).astype(np.int64)
 
 
-def add_heavy_overlap(d, o, shared, need, bits: HeavyBits, sizes: np.ndarray | None = None):
+def add_heavy_overlap(
+    d: np.ndarray,
+    o: np.ndarray,
+    shared: np.ndarray,
+    need: np.ndarray,
+    bits: HeavyBits,
+    sizes: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Light counted pairs ``(d[i], o[i])`` (int64 doc IDs; ``shared``: their light counts,
     int64) with their exact heavy overlap added, for the pairs that can pass with it.
 
@@ -294,7 +302,9 @@ def search_docs(sizes: np.ndarray, n_chunks: np.ndarray, threshold: float) -> np
     return np.flatnonzero(ok & (containment(sizes, n_chunks) >= threshold))
 
 
-def still_open(queries, rows, sizes, n_chunks, top_k: int) -> np.ndarray:
+def still_open(
+    queries: np.ndarray, rows: Rows, sizes: np.ndarray, n_chunks: np.ndarray, top_k: int
+) -> np.ndarray:
     """The documents of ``queries`` whose stored list could still take a heavy-only partner.
 
     ``rows``: the light rows ``(doc, other, shared, similarity)`` after the top-k cut. A
@@ -327,7 +337,7 @@ def auto_mode(open_docs: int, heavy_docs: int, budget: int) -> tuple[str, int]:
     return ("exact" if pairs <= budget else "informative"), pairs
 
 
-def merge_rows(a, b, top_k: int):
+def merge_rows(a: Rows, b: Rows, top_k: int) -> Rows:
     """Rows of ``a`` and ``b`` (each ``(doc, other, shared, similarity)``); where both hold a
     ``(doc, other)``, the larger shared count (the exact one) is kept; best ``top_k`` per doc."""
     doc, other, shared, sim = (np.concatenate([x, y]) for x, y in zip(a, b, strict=True))

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.measures import containment
 from simdask.kernels.member_counts import count_member_candidates
 from simdask.kernels.postings import ShardData, doc_mask
-from simdask.kernels.similarity import containment, top_k_rows
+from simdask.kernels.top_rows import Rows, top_k_rows
 
 __all__ = [
     "HeavyHold",
@@ -154,7 +155,9 @@ def heavy_overlap(
     return nz, counts[nz]
 
 
-def _overlap_bits(hold: HeavyHold, rows, o, n_docs: int, n_words: int) -> np.ndarray:
+def _overlap_bits(
+    hold: HeavyHold, rows: np.ndarray, o: np.ndarray, n_docs: int, n_words: int
+) -> np.ndarray:
     """Per candidate ``(rows[k], o[k])``: popcount of the AND of the member's bitset over the
     held chunks and document ``o``'s (built here from ``hold.lists``, one scatter a held
     chunk). int64 counts."""
@@ -179,7 +182,7 @@ def _overlap_bits(hold: HeavyHold, rows, o, n_docs: int, n_words: int) -> np.nda
     return counts
 
 
-def _overlap_search(hold: HeavyHold, rows, o, step: int) -> np.ndarray:
+def _overlap_search(hold: HeavyHold, rows: np.ndarray, o: np.ndarray, step: int) -> np.ndarray:
     """Per candidate ``(rows[k], o[k])``: for every heavy chunk ``j`` its member holds, one
     binary search of ``j << 32 | o`` into ``hold.lists``, issued per (member, chunk) with the
     member's candidates in key order: ascending runs, which numpy's search takes ~5x faster
@@ -215,7 +218,9 @@ def sum_overlaps(n_keys: int, parts: list[tuple[np.ndarray, np.ndarray]]) -> np.
     return out
 
 
-def light_candidates(parts: list[np.ndarray], n_docs: int, n_rows: int):
+def light_candidates(
+    parts: list[np.ndarray], n_docs: int, n_rows: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Every distinct light pair key of ``parts`` (member keys ``i * n_docs + o`` grouped by
     row, :func:`~simdask.kernels.similarity.member_pair_keys`) with its light count: sorted
     uint32 keys and uint32 counts (:func:`~simdask.kernels.member_counts.count_member_candidates`
@@ -224,7 +229,13 @@ def light_candidates(parts: list[np.ndarray], n_docs: int, n_rows: int):
     return count_member_candidates(list(parts), n_docs, n_rows, "informative", every)
 
 
-def keep_candidates(keys, counts, n_docs: int, single_rows, single_docs) -> np.ndarray:
+def keep_candidates(
+    keys: np.ndarray,
+    counts: np.ndarray,
+    n_docs: int,
+    single_rows: np.ndarray,
+    single_docs: np.ndarray,
+) -> np.ndarray:
     """Which counted pairs (counts over all chunks) can give a row, as
     :func:`~simdask.kernels.member_counts.count_member_candidates` keeps them: counted at least
     twice, or with ``single_rows[i]`` or ``single_docs[o]`` (bool masks)."""
@@ -232,7 +243,16 @@ def keep_candidates(keys, counts, n_docs: int, single_rows, single_docs) -> np.n
     return (counts >= 2) | single_rows[keys // n] | single_docs[keys % n]
 
 
-def member_rows_of(keys, shared, block, n_chunks, changed, members, threshold: float, top_k: int):
+def member_rows_of(
+    keys: np.ndarray,
+    shared: np.ndarray,
+    block: np.ndarray,
+    n_chunks: np.ndarray,
+    changed: np.ndarray,
+    members: np.ndarray,
+    threshold: float,
+    top_k: int,
+) -> tuple[Rows, Rows]:
     """Rows of counted member pairs ``keys`` (``i * n_docs + o`` pairing ``block[i]`` with
     ``o``; ``shared``: their counts over all chunks): ``(forward, reverse)`` as
     :func:`~simdask.engine.similarity_stage.member_rows_task` returns them. Forward rows

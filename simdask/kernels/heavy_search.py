@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.kernels.heavy import HeavyBits
-from simdask.kernels.similarity import containment
+from simdask.kernels.measures import containment
+from simdask.kernels.top_rows import Rows
 
 __all__ = ["HeavyGroups", "heavy_only_rows"]
 
@@ -88,7 +89,7 @@ def heavy_only_rows(
     top_k: int,
     cells: int = 1 << 22,
     groups: HeavyGroups | None = None,
-):
+) -> Rows:
     """Rows ``q -> o`` through heavy chunks only, for documents ``q`` of ``queries`` (each
     holding a heavy chunk): every ``o != q`` with ``100 |heavy(q) ∩ heavy(o)| / |q| >=
     threshold`` percent, best ``top_k`` per ``q`` (largest overlap, then lowest ``o``).
@@ -141,7 +142,19 @@ def _histograms(counts: np.ndarray, mult: np.ndarray, top: int) -> np.ndarray:
     return h
 
 
-def _select(counts, hist, local, pos, queries, qrow, g, need, top_k, bits, cells):
+def _select(
+    counts: np.ndarray,
+    hist: np.ndarray,
+    local: np.ndarray,
+    pos: np.ndarray,
+    queries: np.ndarray,
+    qrow: np.ndarray,
+    g: HeavyGroups,
+    need: np.ndarray,
+    top_k: int,
+    bits: HeavyBits,
+    cells: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The best ``top_k`` rows of the queries at positions ``pos`` (their distinct set:
     row ``local`` of ``counts`` and ``hist``) as ``(position, other, overlap)`` int64 arrays."""
     own = g.sizes[g.set_of[qrow[pos]]]  # a query's overlap with itself
@@ -167,4 +180,5 @@ def _select(counts, hist, local, pos, queries, qrow, g, need, top_k, bits, cells
         ok = ~tie | (rank < room[sl][i])
         i, j, c = i[ok], j[ok], c[ok]
         out.append((pos[sl][i], bits.docs[j].astype(np.int64), c))
-    return tuple(np.concatenate([x[k] for x in out]) for k in range(3))
+    p, other, overlap = (np.concatenate([x[k] for x in out]) for k in range(3))
+    return p, other, overlap

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.errors import ConfigError
-from simdask.kernels.minhash import EMPTY, MAX_PERMS
+from simdask.kernels.minhash import EMPTY, MAX_PERMS, signatures
 
 __all__ = [
     "LshParams",
@@ -99,7 +99,7 @@ def band_keys(sigs: np.ndarray, params: LshParams) -> np.ndarray:
     return h
 
 
-def s_curve(s, bands: int, rows: int):
+def s_curve(s: float | np.ndarray, bands: int, rows: int) -> np.ndarray:
     """Probability (fraction) that a pair of Jaccard similarity ``s`` (fraction) becomes a
     candidate: ``1 - (1 - s**rows)**bands``."""
     s = np.asarray(s, dtype=np.float64)
@@ -135,7 +135,8 @@ def tune(
         raise ConfigError(f"perms must be an integer in 1..{MAX_PERMS}, got {perms!r}")
     if not 0.0 <= fp_weight <= 1.0:
         raise ConfigError(f"fp_weight must be a fraction in [0, 1], got {fp_weight!r}")
-    best, best_any = None, None
+    best: tuple[float, int, int, int, float, float] | None = None
+    best_any: tuple[float, int, int, int, float, float] | None = None
     for b in range(1, perms + 1):
         for r in range(1, perms // b + 1):
             fp, fn = error_areas(threshold, b, r, grid=401)
@@ -143,10 +144,12 @@ def tune(
             if best_any is None or err < best_any[0]:
                 best_any = (err, b * r, b, r, fp, fn)
             ok = (max_fp is None or fp <= max_fp) and (max_fn is None or fn <= max_fn)
-            if ok and (max_fp is not None or max_fn is not None):
-                cand = (b * r, err, b, r, fp, fn)
-                if best is None or cand[:2] < best[:2]:
-                    best = cand
+            bounded = ok and (max_fp is not None or max_fn is not None)
+            # fewest permutations first, then least weighted error
+            if bounded and (best is None or (b * r, err) < (best[1], best[0])):
+                best = (err, b * r, b, r, fp, fn)
+    if best_any is None:  # unreachable: perms >= 1 tries 1 x 1
+        raise ConfigError(f"expected a bands x rows within {perms} permutations, found none")
     if max_fp is None and max_fn is None:
         _, _, b, r, _, _ = best_any
     elif best is None:
@@ -238,7 +241,6 @@ def batch_lsh(
     """``(signatures, band keys)`` of a batch's ``(chunk ID, doc)`` pairs: ``(n_docs, perms)``
     uint32 and ``(n_docs, bands)`` uint64 (rows of documents without chunks are meaningless;
     :func:`is_empty` finds them)."""
-    from simdask.kernels.minhash import signatures
 
     sigs = signatures(chunk_ids, doc, n_docs, params.perms, seed)
     return sigs, band_keys(sigs, params)

@@ -14,6 +14,8 @@ ascending runs) is its reference and its fallback for keys not grouped by member
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from simdask.kernels.arrays import run_lengths
@@ -30,7 +32,9 @@ def count_runs(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return run_lengths(keys)
 
 
-def count_member_keys(parts: list, mode: str) -> tuple[np.ndarray, np.ndarray]:
+def count_member_keys(
+    parts: Sequence[np.ndarray | tuple[np.ndarray, np.ndarray]], mode: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Count per-range member keys; ``parts`` holds ``(light keys, heavy keys)`` tuples (or
     plain light keys). Returns sorted distinct keys and their count over all chunks (uint32):
     in ``informative`` mode only keys that occur among the light keys, in ``exact`` mode all.
@@ -55,7 +59,7 @@ DENSE_MIN = 1 / 64
 
 
 def count_member_candidates(
-    parts: list,
+    parts: Sequence[np.ndarray | tuple[np.ndarray, np.ndarray]],
     n_docs: int,
     n_rows: int,
     mode: str,
@@ -85,10 +89,12 @@ def count_member_candidates(
     bounds = [_row_bounds(p, n_rows, n_docs) for p in light + heavy]
     if any(b is None for b in bounds):  # not grouped by row: count by sorting
         return _candidates(*count_member_keys(parts, mode), n_docs, single_rows, single_docs)
-    lb, hb = bounds[: len(light)], bounds[len(light) :]
+    known = [b for b in bounds if b is not None]
+    lb, hb = known[: len(light)], known[len(light) :]
     step = max(1, DENSE_SLOTS // n_docs)
     single_ids = np.zeros(0, np.int64) if single_docs is None else np.flatnonzero(single_docs)
-    keys, counts = [], []
+    keys: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
     for a in range(0, n_rows, step):
         b = min(n_rows, a + step)
         lo, hi = a * n_docs, b * n_docs
@@ -128,13 +134,23 @@ def _within(x: np.ndarray, lo: int, hi: int) -> bool:
     return len(x) == 0 or (int(x.min()) >= lo and int(x.max()) < hi)
 
 
-def _batch(parts: list, bounds: list, a: int, b: int) -> np.ndarray:
+def _batch(parts: list[np.ndarray], bounds: list[np.ndarray], a: int, b: int) -> np.ndarray:
     """The keys of rows ``a..b-1`` of all ``parts``."""
     xs = [p[int(bd[a]) : int(bd[b])] for p, bd in zip(parts, bounds, strict=True)]
     return np.concatenate(xs) if xs else np.zeros(0, np.uint32)
 
 
-def _dense(xl, xh, lo, hi, n_docs, mode, a, single_rows, single_ids):
+def _dense(
+    xl: np.ndarray,
+    xh: np.ndarray,
+    lo: int,
+    hi: int,
+    n_docs: int,
+    mode: str,
+    a: int,
+    single_rows: np.ndarray | None,
+    single_ids: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Candidates of one batch of rows ``a..`` (keys ``lo..hi-1``) by ``bincount``: one pass
     over the counters for ``count >= 2``, the few single-chunk rows and documents apart."""
     c = np.bincount(xl - np.uint32(lo), minlength=hi - lo)
@@ -156,7 +172,13 @@ def _dense(xl, xh, lo, hi, n_docs, mode, a, single_rows, single_ids):
     return (k + lo).astype(np.uint32), c[k].astype(np.uint32)
 
 
-def _candidates(keys, counts, n_docs, single_rows, single_docs):
+def _candidates(
+    keys: np.ndarray,
+    counts: np.ndarray,
+    n_docs: int,
+    single_rows: np.ndarray | None,
+    single_docs: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The sorted ``(keys, counts)`` at least 2, or with a single row or document."""
     keep = counts >= 2
     if single_rows is not None:

@@ -42,7 +42,7 @@ def sample_step(piece: int, n_inputs: int) -> int:
     return max(1, piece // (4 * max(1, n_inputs)))
 
 
-def _run_chunks(run: np.ndarray, rows) -> np.ndarray:
+def _run_chunks(run: np.ndarray, rows: slice) -> np.ndarray:
     """Chunk IDs (uint64) of the rows ``rows`` (a slice) of a run of pair keys."""
     if run.ndim == 2:
         return np.asarray(run[rows, 0], dtype=np.uint64)

@@ -109,7 +109,9 @@ def _windows(word_offsets: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return word_offsets[:-1][doc] + _ranges(nwin), doc
 
 
-def _hash_windows(hashes: np.ndarray, first: np.ndarray, n: int, bits: int, seed: int):
+def _hash_windows(
+    hashes: np.ndarray, first: np.ndarray, n: int, bits: int, seed: int
+) -> np.ndarray:
     h = np.full(len(first), (seed * 0x9E3779B97F4A7C15 ^ _SEED_TAG ^ n) & (2**64 - 1), np.uint64)
     for j in range(n):
         h = _step(h, hashes[first + j])
@@ -242,7 +244,7 @@ class Groups:
     def __len__(self) -> int:
         return len(self.texts)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[bytes, np.ndarray]]:
         """``(text, member indices)`` of each group, in text order."""
         for g, t in enumerate(self.texts):
             yield t, self.members[self.bounds[g] : self.bounds[g + 1]]
@@ -324,7 +326,9 @@ def _json_str(text: bytes) -> bytes:
     return json.dumps(text.decode("utf-8"), ensure_ascii=False).encode("utf-8")
 
 
-def _locations(docs: np.ndarray, offs: np.ndarray, last: np.ndarray, keys: list) -> tuple:
+def _locations(
+    docs: np.ndarray, offs: np.ndarray, last: np.ndarray, keys: list[str]
+) -> tuple[bytes, np.ndarray]:
     """The ``["key", offset]`` items of locations as one byte string, each followed by
     ``", "`` unless ``last``; returns ``(bytes, end of each item)`` (int64).
 
@@ -341,8 +345,8 @@ def _locations(docs: np.ndarray, offs: np.ndarray, last: np.ndarray, keys: list)
     rows[:, :wk] = kmat[inv]
     x = offs.astype(np.int64)
     nd = 1 + np.searchsorted(10 ** np.arange(1, 10), x, side="right")  # decimal digits
-    for k in range(wk + 9, wk - 1, -1):
-        rows[:, k] = 48 + x % 10
+    for col in range(wk + 9, wk - 1, -1):
+        rows[:, col] = 48 + x % 10
         x //= 10
     rows[:, wk : wk + 10][np.arange(10) < (10 - nd)[:, None]] = 0  # no leading zeros
     rows[:, wk + 10] = ord("]")
@@ -352,7 +356,7 @@ def _locations(docs: np.ndarray, offs: np.ndarray, last: np.ndarray, keys: list)
 
 
 def jsonl_rows(
-    groups: Groups, doc: np.ndarray, off: np.ndarray, keys: list, rows_per_piece: int = 50_000
+    groups: Groups, doc: np.ndarray, off: np.ndarray, keys: list[str], rows_per_piece: int = 50_000
 ) -> Iterator[bytes]:
     """The rows of ``groups`` as JSON lines (UTF-8 bytes, ``rows_per_piece`` rows a piece).
 

@@ -75,7 +75,7 @@ def _pair_keys(seg: Postings, universe: np.ndarray | None = None) -> np.ndarray:
     ``universe`` (sorted distinct uint64 chunk IDs holding the segment's), the chunk's rank
     in it stands for the chunk (64-bit IDs do not fit beside a doc ID; ranks do)."""
     keys, offsets, docs = seg
-    df = np.diff(np.asarray(offsets, dtype=np.int64))
+    df: np.ndarray = np.diff(np.asarray(offsets, dtype=np.int64))
     if universe is not None:
         keys = np.searchsorted(universe, np.asarray(keys))
     chunk = np.repeat(np.asarray(keys, dtype=np.uint64), df)
@@ -156,8 +156,8 @@ def concat_disjoint(a: Postings, b: Postings) -> Postings:
     ka, oa, da = (np.asarray(x) for x in a)
     kb, ob, db = (np.asarray(x) for x in b)
     keys = np.union1d(ka, kb).astype(np.result_type(ka.dtype, kb.dtype), copy=False)
-    dfa = np.diff(oa.astype(np.int64))
-    dfb = np.diff(ob.astype(np.int64))
+    dfa: np.ndarray = np.diff(oa.astype(np.int64))
+    dfb: np.ndarray = np.diff(ob.astype(np.int64))
     ia = np.searchsorted(keys, ka)
     ib = np.searchsorted(keys, kb)
     from_a = np.zeros(len(keys), np.int64)

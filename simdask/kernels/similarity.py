@@ -12,11 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from simdask.kernels.arrays import add_grown, expand_ranges, run_lengths, run_starts
+from simdask.kernels.measures import CONTAINMENT, NEVER, containment
 from simdask.kernels.postings import ShardData, doc_mask, find_keys
 from simdask.kernels.range_pieces import VIEW_PIECE_POSTINGS, chunk_pieces, piece_offsets
-from simdask.kernels.top_rows import top_k_rows
+from simdask.kernels.top_rows import Rows, top_k_rows
 
 __all__ = [
+    "NEVER",
     "block_pair_keys",
     "candidate_mask",
     "containment",
@@ -40,46 +42,13 @@ __all__ = [
 ]
 
 
-def containment(shared, size):
-    """How much of a chunk set is found in another one, in percent (0..100, float64):
-    ``100 * shared / size``, ``size`` being the set's number of distinct chunks and ``shared``
-    the number it has in common with the other set. Not symmetric: the similarity of ``A`` to
-    ``B`` is ``containment(|A & B|, |A|)`` (DESIGN §1). An empty set (``size`` 0) is 0 %
-    contained. Scalars give a float, arrays (broadcast together) an array.
-    """
-    if np.ndim(shared) == 0 and np.ndim(size) == 0:
-        return 100.0 * shared / size if size else 0.0
-    size = np.asarray(size)
-    top = 100.0 * np.asarray(shared)
-    out = np.zeros(np.broadcast(top, size).shape)
-    np.divide(top, size, out=out, where=size != 0)
-    return out
-
-
-#: :func:`need_counts` of a document no shared count lets pass (empty, threshold > 0)
-NEVER = np.iinfo(np.int64).max // 4
-
-
 def need_counts(n_chunks: np.ndarray, threshold: float) -> np.ndarray:
     """Per document ``d``: the fewest shared chunks ``s`` with ``containment(s, |d|) >=
-    threshold`` (int64; ``|d| = n_chunks[d]``), by the same float expression as the rows
-    (:func:`directed_rows`), so ``shared >= need[d]`` exactly when the row ``d -> o`` passes
-    (containment grows with ``shared``). An empty document passes only at ``threshold <= 0``
-    (need 0), else never (:data:`NEVER`)."""
-    n = np.asarray(n_chunks, np.int64)
-    s = np.maximum(np.ceil(threshold * n.astype(np.float64) / 100.0), 0).astype(np.int64)
-    full = n > 0
-    s[~full] = 0 if threshold <= 0 else NEVER
-    m = np.flatnonzero(full)
-    sm, nm = s[m], n[m]
-    while True:  # the ceil is off by one at most where the division rounds
-        down = (sm > 0) & (containment(sm - 1, nm) >= threshold)
-        up = ~down & (containment(sm, nm) < threshold)
-        if not (down.any() or up.any()):
-            break
-        sm = sm - down + up
-    s[m] = sm
-    return s
+    threshold`` (int64; ``|d| = n_chunks[d]``): :meth:`CONTAINMENT.need
+    <simdask.kernels.measures.Containment.need>`, so ``shared >= need[d]`` exactly when the
+    row ``d -> o`` passes. An empty document passes only at ``threshold <= 0`` (need 0), else
+    never (:data:`NEVER`)."""
+    return CONTAINMENT.need(n_chunks, threshold)
 
 
 def _posting_ends(shard: ShardData, max_df: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -251,7 +220,8 @@ def count_block_keys(
     sizes = np.diff(cuts, axis=1).sum(axis=0)
     span = np.minimum(np.append(rows[1:], last) - rows, step) * n_docs
     dense = sizes >= density * span
-    keys, counts = [], []
+    keys: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
     r, n_runs = 0, len(rows)
     while r < n_runs:
         if sizes[r] == 0:
@@ -279,7 +249,9 @@ def count_block_keys(
     return np.concatenate(keys), np.concatenate(counts)
 
 
-def _member_postings(shard: ShardData, members: np.ndarray, max_df: int | None):
+def _member_postings(
+    shard: ShardData, members: np.ndarray, max_df: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions of the members' postings, their list starts and ends (int64 arrays)."""
     p = np.flatnonzero(doc_mask(members, shard.doc_ids))
     ci = np.searchsorted(shard.offsets, p.astype(shard.offsets.dtype), side="right") - 1
@@ -333,7 +305,14 @@ def group_order(row: np.ndarray, n_rows: int) -> np.ndarray:
     return np.argsort(row, kind="stable")
 
 
-def list_pair_keys(doc_ids, p, starts, cnt, row, n_docs: int) -> np.ndarray:
+def list_pair_keys(
+    doc_ids: np.ndarray,
+    p: np.ndarray,
+    starts: np.ndarray,
+    cnt: np.ndarray,
+    row: np.ndarray,
+    n_docs: int,
+) -> np.ndarray:
     """uint32 keys ``row[j] * n_docs + o`` for every ``o`` of the list ``starts[j] ..
     starts[j] + cnt[j]`` of ``doc_ids`` but the posting ``p[j]`` itself (in uint32: the keys
     of a block fit, :func:`max_block_docs`)."""
@@ -420,7 +399,9 @@ def top_either_way(fwd: np.ndarray, rev: np.ndarray, top: int) -> np.ndarray:
     return np.union1d(order[:top], np.flatnonzero(tied))
 
 
-def split_lists(doc, other, shared, sim, top_k: int, depth: int):
+def split_lists(
+    doc: np.ndarray, other: np.ndarray, shared: np.ndarray, sim: np.ndarray, top_k: int, depth: int
+) -> tuple[Rows, Rows, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Cut complete lists into what is shown, the reserve and the floors.
 
     ``doc, other, shared, sim``: every row of some documents down to rank ``depth + 1`` at
@@ -437,9 +418,9 @@ def split_lists(doc, other, shared, sim, top_k: int, depth: int):
         new = run_starts(doc)
         idx = np.arange(len(doc))
         rank = idx - np.maximum.accumulate(np.where(new, idx, 0))
-    cols = (doc, other, shared, sim)
-    shown = tuple(c[rank < top_k] for c in cols)
+    top = rank < top_k
+    shown = doc[top], other[top], shared[top], sim[top]
     mid = (rank >= top_k) & (rank < depth)
-    reserve = tuple(c[mid] for c in cols)
+    reserve = doc[mid], other[mid], shared[mid], sim[mid]
     last = rank == depth
     return shown, reserve, (doc[last], sim[last], other[last])

@@ -17,10 +17,15 @@ import numpy as np
 from simdask.errors import ConfigError
 from simdask.kernels.arrays import run_starts
 
-__all__ = ["PART_DOCS", "RowFold", "is_ranked", "list_bars", "narrow", "top_k_rows"]
+__all__ = ["PART_DOCS", "RowFold", "Rows", "is_ranked", "list_bars", "narrow", "top_k_rows"]
+
+#: similarity rows as four columns ``(doc, other, shared, similarity)``
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def top_k_rows(doc, other, shared, sim, k: int):
+def top_k_rows(
+    doc: np.ndarray, other: np.ndarray, shared: np.ndarray, sim: np.ndarray, k: int
+) -> Rows:
     """Keep each doc's best ``k`` rows: highest similarity, then lowest ``other`` (deterministic).
 
     Returns the four arrays filtered and sorted by ``(doc, -similarity, other)`` (equal rows
@@ -37,8 +42,8 @@ def top_k_rows(doc, other, shared, sim, k: int):
         rank = _ranks(doc)
         if int(rank.max()) < k:
             return doc, other, shared, sim
-        keep = rank < k
-        return doc[keep], other[keep], shared[keep], sim[keep]
+        cut = rank < k
+        return doc[cut], other[cut], shared[cut], sim[cut]
     order = _counted_order(doc, other, shared, sim)
     if order is None:
         order = np.lexsort((other, -sim, doc))
@@ -52,7 +57,7 @@ def _ranks(sdoc: np.ndarray) -> np.ndarray:
     return idx - np.maximum.accumulate(np.where(run_starts(sdoc), idx, 0))
 
 
-def is_ranked(doc, other, sim) -> bool:
+def is_ranked(doc: np.ndarray, other: np.ndarray, sim: np.ndarray) -> bool:
     """Whether the rows are in :func:`top_k_rows` order already: ascending ``doc``, then
     descending ``sim``, then ascending ``other`` (ties allowed: a stable sort leaves them).
     Costs a few bytes a row (boolean temporaries), none of the sort's index arrays."""
@@ -67,7 +72,9 @@ def is_ranked(doc, other, sim) -> bool:
     return bool(np.all(ok | ~same))
 
 
-def _counted_order(doc, other, shared, sim) -> np.ndarray | None:
+def _counted_order(
+    doc: np.ndarray, other: np.ndarray, shared: np.ndarray, sim: np.ndarray
+) -> np.ndarray | None:
     """The stable order by ``(doc, -similarity, other)`` from a stable argsort of one uint64
     key ``doc | max - shared | other``, or None when that key does not give it: widths over 64
     bits, negative values, or a document whose similarity does not rank as ``shared`` (checked
@@ -102,7 +109,9 @@ def narrow(a: np.ndarray) -> np.ndarray:
     return a.astype(np.uint32)
 
 
-def list_bars(doc, other, sim, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def list_bars(
+    doc: np.ndarray, other: np.ndarray, sim: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For rows ranked and cut to ``k`` a document (:func:`top_k_rows` output): the documents
     holding ``k`` rows and their ``k``-th row's ``(sim, other)``, the bar a new row of that
     document must pass to enter its list. Returns ``(docs, sim, other)``."""
@@ -120,15 +129,20 @@ def list_bars(doc, other, sim, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 PART_DOCS = 1 << 15
 
 
+def _map_rows(f: Callable[[np.ndarray], np.ndarray], rows: Rows) -> Rows:
+    """``f`` applied to each of the four columns."""
+    return f(rows[0]), f(rows[1]), f(rows[2]), f(rows[3])
+
+
 class _Part:
     """A range of documents' kept rows (ranked, cut) and the rows waiting to be folded in."""
 
     __slots__ = ("kept", "n_kept", "n_waiting", "waiting")
 
-    def __init__(self):
-        self.kept: tuple | None = None
+    def __init__(self) -> None:
+        self.kept: Rows | None = None
         self.n_kept = 0
-        self.waiting: list[tuple] = []
+        self.waiting: list[Rows] = []
         self.n_waiting = 0
 
 
@@ -158,7 +172,7 @@ class RowFold:
         self.parts: dict[int, _Part] = {}
         self.bar_sim = np.zeros(0)
         self.bar_other = np.zeros(0, np.int64)
-        self.dtypes: list | None = None
+        self.dtypes: list[np.dtype] | None = None
         self.folds = self.dropped = 0
 
     @property
@@ -171,7 +185,7 @@ class RowFold:
         """Rows kept (ranked and cut), all parts."""
         return sum(p.n_kept for p in self.parts.values())
 
-    def add(self, rows: tuple) -> None:
+    def add(self, rows: Rows) -> None:
         """Take one block's rows ``(doc, other, shared, similarity)`` (doc IDs >= 0)."""
         dts = [c.dtype for c in rows]
         self.dtypes = dts if self.dtypes is None else list(map(np.result_type, self.dtypes, dts))
@@ -186,21 +200,22 @@ class RowFold:
         self.dropped += len(doc) - n_better
         if n_better == 0:
             return
-        cols = (doc, other, shared, sim)
+        cols: Rows = (doc, other, shared, sim)
         if n_better < len(doc):
-            cols = tuple(c[better] for c in cols)
+            cols = (doc[better], other[better], shared[better], sim[better])
         del better
         part = cols[0] // self.part_docs
         if len(part) > 1 and not bool(np.all(part[1:] >= part[:-1])):
             order = np.argsort(part, kind="stable")
             part = part[order]
-            cols = tuple(c[order] for c in cols)
-        cols = tuple(narrow(c) for c in cols)
+            cols = _map_rows(lambda c: c[order], cols)
+        cols = _map_rows(narrow, cols)
         starts = np.flatnonzero(run_starts(part))
         ends = np.append(starts[1:], len(part))
         for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
             p = self.parts.setdefault(int(part[lo]), _Part())
-            p.waiting.append(tuple(c[lo:hi].copy() for c in cols))  # copies: the block goes
+            d, o, sh, si = (c[lo:hi].copy() for c in cols)  # copies: the block goes
+            p.waiting.append((d, o, sh, si))
             p.n_waiting += hi - lo
             if p.n_waiting >= max(self.min_rows, p.n_kept // 2):
                 self._fold(p)
@@ -218,17 +233,17 @@ class RowFold:
     def _fold(self, p: _Part) -> None:
         parts = ([p.kept] if p.kept is not None else []) + p.waiting
         p.kept, p.waiting, p.n_waiting = None, [], 0
-        cols = tuple(np.concatenate([x[i] for x in parts]) for i in range(4))
+        doc, other, shared, sim = (np.concatenate([x[i] for x in parts]) for i in range(4))
         del parts
-        p.kept = top_k_rows(*cols, self.top_k)
-        p.n_kept = len(p.kept[0])
-        del cols
-        d, s, o = list_bars(p.kept[0], p.kept[1], p.kept[3], self.top_k)
+        kept = top_k_rows(doc, other, shared, sim, self.top_k)
+        p.kept, p.n_kept = kept, len(kept[0])
+        del doc, other, shared, sim
+        d, s, o = list_bars(kept[0], kept[1], kept[3], self.top_k)
         self.bar_sim[d] = s
         self.bar_other[d] = o
         self.folds += 1
 
-    def result(self, release: Callable[[], object] | None = None) -> tuple | None:
+    def result(self, release: Callable[[], object] | None = None) -> Rows | None:
         """The folded rows ``(doc, other, shared, similarity)``, ranked and cut as
         :func:`top_k_rows` gives them (the same values; integer columns as uint32 where they
         fit, :func:`narrow`). None: no row came. Empties the fold, one column at a time: at
@@ -243,7 +258,9 @@ class RowFold:
                 self._fold(p)
         kept = [self.parts[key].kept for key in sorted(self.parts)]
         self.parts = {}
-        columns = [[k[i] for k in kept] for i in range(4)]
+        columns: list[list[np.ndarray] | None] = [
+            [k[i] for k in kept if k is not None] for i in range(4)
+        ]
         del kept
         out = []
         for i, dt in enumerate(self.dtypes):
@@ -252,4 +269,4 @@ class RowFold:
             columns[i] = None  # this column's parts go
             if release is not None:
                 release()
-        return tuple(out)
+        return out[0], out[1], out[2], out[3]

@@ -33,6 +33,7 @@ from simdask.storage.commit import (
 )
 from simdask.storage.lists import FLOORS_META, ensure_floors, ensure_list_tables
 from simdask.storage.lists import refill_candidates as _refill
+from simdask.storage.reads import REVERSE
 from simdask.storage.segment_catalog import SegmentTables
 from simdask.storage.sql import rows_in
 
@@ -220,6 +221,8 @@ class Catalog(SegmentTables):
             cur = c.execute(
                 "INSERT INTO runs (started_at, status) VALUES (?, 'running')", (time.time(),)
             )
+            if cur.lastrowid is None:  # sqlite3 sets it after an INSERT
+                raise IndexFormatError("expected the new run's row ID, found none")
             return int(cur.lastrowid)
 
     def fail_run(self, run_id: int, message: str) -> None:
@@ -231,7 +234,9 @@ class Catalog(SegmentTables):
                 (time.time(), json.dumps({"error": message}), run_id),
             )
 
-    def commit_run(self, run_id: int, generation: int, ch: RunChanges, summary: dict) -> None:
+    def commit_run(
+        self, run_id: int, generation: int, ch: RunChanges, summary: dict[str, Any]
+    ) -> None:
         """Commit everything a run changed in one transaction (see :class:`RunChanges`).
 
         The statements are the steps of :data:`COMMIT_STEPS`, with the failure point
@@ -458,7 +463,7 @@ class Catalog(SegmentTables):
         ).fetchall()
         return [self._pair(r) for r in rows]
 
-    def _pair(self, r: tuple) -> PairRow:
+    def _pair(self, r: tuple[Any, ...]) -> PairRow:
         """A stored row as a :class:`PairRow`; a value outside its domain (similarity outside
         0..100 percent, more shared chunks than the document has) is damage, never output."""
         row = PairRow(*r)
@@ -484,9 +489,9 @@ class Catalog(SegmentTables):
     def pair_rows(self, min_similarity: float = 0.0, key: str | None = None) -> list[PairRow]:
         """Stored directed rows of which either direction is at least ``min_similarity``
         percent (the reverse from the shared count), all or those touching ``key`` (as ``doc``
-        or as ``other``): what :func:`simdask.pairs.undirected` makes pairs of."""
-        where = " WHERE (s.similarity >= ? OR 100.0 * s.shared / b.n_chunks >= ?)"
-        args: tuple = (min_similarity, min_similarity)
+        or as ``other``): what :func:`simdask.read.pairs.undirected` makes pairs of."""
+        where = f" WHERE (s.similarity >= ? OR {REVERSE} >= ?)"
+        args: tuple[Any, ...] = (min_similarity, min_similarity)
         if key is not None:
             doc = self.document(key)
             where += " AND (s.doc = ? OR s.other = ?)"

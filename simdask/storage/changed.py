@@ -3,12 +3,17 @@ the catalog before the run commits."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from simdask.storage.sql import connection, rows_in
+
+if TYPE_CHECKING:
+    from simdask.storage.commit import RunChanges
 
 __all__ = ["changed_keys"]
 
 
-def changed_keys(conn, changes) -> dict[str, list[str]]:
+def changed_keys(conn: Any, changes: RunChanges) -> dict[str, list[str]]:
     """``{"added": [...], "modified": [...], "deleted": [...]}``: keys of the documents the
     uncommitted run ``changes`` (a :class:`~simdask.storage.commit.RunChanges`) adds (key not
     in the catalog), modifies (content hash differs) and deletes, each sorted. ``conn``: the

@@ -18,6 +18,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import xxhash
 
@@ -56,7 +57,7 @@ DIGEST_META = "files_xxh3"
 BLOCK = 4 * 2**20
 
 
-def digest(path: str | os.PathLike) -> tuple[int, str]:
+def digest(path: str | os.PathLike[str]) -> tuple[int, str]:
     """``(size in bytes, xxh3-64 as 16 hex digits)`` of a file, read in blocks of
     :data:`BLOCK` bytes."""
     h = xxhash.xxh3_64()
@@ -136,7 +137,7 @@ def record_digest(c: sqlite3.Connection) -> None:
     )
 
 
-def recorded(c: sqlite3.Connection) -> dict[str, tuple[int, str]]:
+def recorded(c: Any) -> dict[str, tuple[int, str]]:
     """``{name: (size, xxh3)}`` of every recorded file (empty for an index written before
     checksums were recorded: no ``files`` table and no :data:`DIGEST_META`).
 

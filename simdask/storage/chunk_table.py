@@ -15,6 +15,7 @@ disagrees with it.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterable
 
 import numpy as np
@@ -58,8 +59,13 @@ def read_chunk_table(c: sqlite3.Connection, generation: int) -> np.ndarray:
     stored = _stored(c)
     if stored is None or stored[0] != generation:
         return _from_documents(c)
-    with c.blobopen("chunk_table", "data", 0, readonly=True) as blob:
-        data = blob.read(stored[1] * _DTYPE.itemsize)
+    n_bytes = stored[1] * _DTYPE.itemsize
+    if sys.version_info >= (3, 11):
+        with c.blobopen("chunk_table", "data", 0, readonly=True) as blob:
+            data = blob.read(n_bytes)
+    else:  # no incremental BLOB I/O before Python 3.11
+        row = c.execute("SELECT substr(data, 1, ?) FROM chunk_table WHERE id = 0", (n_bytes,))
+        data = row.fetchone()[0]
     return np.frombuffer(data, dtype=_DTYPE).astype(np.int64)
 
 
@@ -92,13 +98,14 @@ def update_chunk_table(
         return
     _, length, capacity = stored
     new_length = max(length, int(changed[:, 0].max()) + 1 if len(changed) else 0)
-    if new_length * _DTYPE.itemsize > capacity or len(changed) * _REWRITE_SHARE > new_length:
+    whole = new_length * _DTYPE.itemsize > capacity or len(changed) * _REWRITE_SHARE > new_length
+    if whole or sys.version_info < (3, 11):  # no incremental BLOB I/O before Python 3.11
         arr = np.zeros(new_length, dtype=np.int64)
         arr[:length] = read_chunk_table(c, previous)
         arr[changed[:, 0]] = changed[:, 1]
         _write_whole(c, arr, generation)
         return
-    with c.blobopen("chunk_table", "data", 0) as blob:
+    with c.blobopen("chunk_table", "data", 0) as blob:  # Python >= 3.11 here
         for d, n in changed.tolist():
             blob.seek(d * _DTYPE.itemsize)
             blob.write(np.array([n], dtype=_DTYPE).tobytes())

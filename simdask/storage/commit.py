@@ -13,10 +13,12 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from simdask.config import IndexConfig
+from simdask.errors import damaged
 from simdask.kernels.changes import DocumentRow
 from simdask.storage.checksums import FILES_TABLE, drop_stale, record_digest
 from simdask.storage.chunk_table import update_chunk_table
@@ -32,6 +34,7 @@ __all__ = [
     "SIMILARITY_INDEX",
     "CommitContext",
     "RunChanges",
+    "check_rows",
     "commit_cache",
     "temp_ids",
 ]
@@ -81,10 +84,10 @@ class RunChanges:
     meta: dict[str, str] = field(default_factory=dict)
     tombstones: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     dead: dict[int, float] = field(default_factory=dict)
-    reserve: tuple = field(
-        default_factory=lambda: (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)  # type: ignore
+    reserve: tuple[Any, ...] = field(
+        default_factory=lambda: (np.zeros(0, np.int64),) * 3 + (np.zeros(0),)
     )
-    floors: tuple = field(
+    floors: tuple[Any, ...] = field(
         default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
     )
     depth: int = 0
@@ -206,7 +209,9 @@ def _key_order(doc: np.ndarray, other: np.ndarray) -> tuple[np.ndarray | None, b
     return order, bool(np.all(key[1:] != key[:-1]))
 
 
-def _insert_sorted(c: sqlite3.Connection, head: str, cols: tuple, order) -> None:
+def _insert_sorted(
+    c: sqlite3.Connection, head: str, cols: tuple[Any, ...], order: np.ndarray | None
+) -> None:
     """Insert rows ``cols`` in ``order`` (None: as they are), one slice of
     ``_ROWS_PER_PASS`` rows gathered and turned into Python objects at a time."""
     for i in range(0, len(cols[0]), _ROWS_PER_PASS):
@@ -377,3 +382,17 @@ COMMIT_FAILPOINTS: tuple[tuple[str, bool], ...] = (
     ("commit.before_COMMIT", False),
     ("commit.after_COMMIT", True),
 )
+
+
+def check_rows(ch: RunChanges) -> None:
+    """Refuse to commit similarity rows outside their domain (0..100 percent, shared chunks
+    >= 0): computed from damaged shards (:class:`IndexDamagedError`, the index unchanged)."""
+    _, _, shared, sim = ch.rows
+    bad = (sim < 0) | (sim > 100.0 + 1e-9) | (shared < 0)
+    if len(sim) and bad.any():
+        i = int(bad.argmax())
+        raise damaged(
+            f"this run computed {int(bad.sum())} similarities outside 0..100 % (e.g. "
+            f"{float(sim[i]):.2f} % from {int(shared[i])} shared chunks) from the stored shards; "
+            "nothing was committed"
+        )

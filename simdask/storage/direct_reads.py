@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def gather(
             f"found a range up to {int(r_end.max())}"
         )
     buf = np.empty(int((r_end - r_start).sum()), raw.dtype)
-    view = memoryview(buf).cast("B")
+    view = memoryview(buf.data).cast("B")
     fd = os.open(raw.path, os.O_RDONLY)
     try:
         _read_ranges(fd, raw.path, view, (r_start * size).tolist(), (r_end * size).tolist())
@@ -72,7 +73,9 @@ def gather(
     return buf[expand_ranges(first, lengths)]
 
 
-def _read_ranges(fd: int, path, view: memoryview, starts: list[int], ends: list[int]) -> None:
+def _read_ranges(
+    fd: int, path: str | os.PathLike[str], view: memoryview, starts: list[int], ends: list[int]
+) -> None:
     """Read the byte ranges ``[starts[i], ends[i])`` of the file ``fd`` into ``view``, one
     after the other. Ranges the page cache holds are read at once (``RWF_NOWAIT``); the
     others are first all announced to the kernel (``POSIX_FADV_WILLNEED``: it starts
@@ -111,7 +114,7 @@ def _read_cached(fd: int, view: memoryview, offset: int) -> int:
         return 0
 
 
-def stored_sample(arrays: dict) -> tuple[int, np.ndarray] | None:
+def stored_sample(arrays: dict[str, Any]) -> tuple[int, np.ndarray] | None:
     """``(step, keys[::step])`` of a raw shard opened by
     :meth:`~simdask.storage.shards.ShardStore.open_arrays` that stores a key sample (read
     once, then kept in ``arrays``), else None."""
@@ -124,13 +127,18 @@ def stored_sample(arrays: dict) -> tuple[int, np.ndarray] | None:
     return arrays["key_sample_loaded"]
 
 
-def read_subset_direct(arrays: dict, ids: np.ndarray):
+def read_subset_direct(
+    arrays: dict[str, Any], ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(chunk IDs present, offsets (uint64), doc IDs (uint32))`` of the sorted, distinct
     ``ids`` in a raw shard with a stored key sample (see the module docstring), read with
     ``pread``; ``ids`` in the dtype of the shard's keys."""
     files = arrays["files"]
     keys_raw: RawArrayFile = files["chunk_keys"]
-    step, sample = stored_sample(arrays)
+    stored = stored_sample(arrays)
+    if stored is None:
+        raise IndexFormatError("expected a raw shard with a stored key sample, found none")
+    step, sample = stored
     ids, w_start, w_len = sample_windows(sample, step, keys_raw.length, ids)
     window_keys = gather(keys_raw, w_start, w_len, gap_bytes=0)
     present, at = find_keys(window_keys, ids)

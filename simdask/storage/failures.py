@@ -65,7 +65,7 @@ class Failure:
         }
 
 
-def _runs(conn) -> list[tuple[int, float, frozenset[str] | None, bool]]:
+def _runs(conn: Any) -> list[tuple[int, float, frozenset[str] | None, bool]]:
     """Committed indexing runs in order: id, commit time, sources (None: unknown), rebuild."""
     out = []
     for run_id, finished, summary in conn.execute(
@@ -85,7 +85,7 @@ def _runs(conn) -> list[tuple[int, float, frozenset[str] | None, bool]]:
     return out
 
 
-def current_failures(conn, k: int = 5) -> list[Failure]:
+def current_failures(conn: Any, k: int = 5) -> list[Failure]:
     """The current failures of the index whose catalog (or its connection) is ``conn``, by key
     (``k``: the index's words per chunk, named in the message of too-short documents)."""
     conn = connection(conn)

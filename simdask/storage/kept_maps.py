@@ -27,6 +27,7 @@ import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ KEPT_MAP_BYTES = 4 << 30
 SAMPLE_MIN_KEYS = 1 << 16
 
 
-def _identity(paths: list[Path]) -> tuple | None:
+def _identity(paths: list[Path]) -> tuple[Any, ...] | None:
     """``(device, inode, size, mtime_ns)`` of each file, None if one is missing."""
     out = []
     for p in paths:
@@ -63,12 +64,14 @@ class KeptMaps:
         self.budget = int(budget)
         self.nbytes = 0
         self._lock = threading.Lock()
-        self._kept: OrderedDict[tuple, tuple[list[Path], tuple, dict, int]] = OrderedDict()
+        self._kept: OrderedDict[
+            tuple[Any, ...], tuple[list[Path], tuple[Any, ...], dict[str, Any], int]
+        ] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    def open_arrays(self, store: ShardStore, generation: int, shard: int) -> dict:
+    def open_arrays(self, store: ShardStore, generation: int, shard: int) -> dict[str, Any]:
         """``store.open_arrays(generation, shard)``, from the kept maps when the segment's
         files are those mapped before."""
         seg = Path(store.path(generation, shard))
@@ -86,19 +89,22 @@ class KeptMaps:
             self._drop(key)
         arrays = store.open_arrays(generation, shard)
         maps = [arrays.get(name) for name in ("chunk_keys", "offsets", "doc_ids")]
-        if not all(isinstance(m, np.memmap) and m.filename for m in maps):
+        files = [m.filename for m in maps if isinstance(m, np.memmap) and m.filename]
+        if len(files) < len(maps):
             return arrays  # compressed, remote or an empty array: read as it is, not kept
-        paths = [seg / "zarr.json"] + [Path(m.filename) for m in maps]
-        ident = _identity(paths)
-        size = sum(i[2] for i in ident) if ident else 0
-        if ident is None or size > self.budget:
+        paths = [seg / "zarr.json"] + [Path(f) for f in files]
+        now = _identity(paths)
+        if now is None:
+            return arrays
+        size = sum(i[2] for i in now)
+        if size > self.budget:
             return arrays
         self.prune()  # segments removed since (their maps hold deleted files open)
         with self._lock:
             old = self._kept.pop(key, None)
             if old is not None:
                 self.nbytes -= old[3]
-            self._kept[key] = (paths, ident, arrays, size)
+            self._kept[key] = (paths, now, arrays, size)
             self.nbytes += size
             while self.nbytes > self.budget and self._kept:
                 _, (_, _, _, n) = self._kept.popitem(last=False)
@@ -106,14 +112,14 @@ class KeptMaps:
         return arrays
 
     @staticmethod
-    def _add_sample(arrays: dict) -> None:
+    def _add_sample(arrays: dict[str, Any]) -> None:
         keys = arrays["chunk_keys"]
         if "key_sample" in arrays or not isinstance(keys, np.ndarray):
             return
         if len(keys) >= SAMPLE_MIN_KEYS:
             arrays["key_sample"] = (SAMPLE_STEP, key_sample(keys, SAMPLE_STEP))
 
-    def _drop(self, key: tuple) -> None:
+    def _drop(self, key: tuple[Any, ...]) -> None:
         with self._lock:
             old = self._kept.pop(key, None)
             if old is not None:

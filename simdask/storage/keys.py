@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simdask.errors import IndexFormatError
 from simdask.kernels.keys import FOLDER_SUFFIX, safe_text
+
+if TYPE_CHECKING:
+    from simdask.storage.catalog import Catalog
 
 __all__ = ["KEY_SCHEME", "migrate_keys", "set_current_scheme"]
 
@@ -26,7 +30,7 @@ __all__ = ["KEY_SCHEME", "migrate_keys", "set_current_scheme"]
 KEY_SCHEME = 2
 
 
-def set_current_scheme(catalog) -> None:
+def set_current_scheme(catalog: Catalog) -> None:
     """Record :data:`KEY_SCHEME` in a new index's catalog."""
     catalog.set_meta("key_scheme", str(KEY_SCHEME))
 
@@ -43,7 +47,7 @@ def _is_folder_source(source: str, keys: list[str]) -> bool:
     return not (len(keys) == 1 and keys[0] == path.name)
 
 
-def migrate_keys(catalog) -> int:
+def migrate_keys(catalog: Catalog) -> int:
     """Bring a scheme-1 index to :data:`KEY_SCHEME` (see the module docstring): the number of
     documents renamed (0 when the index is already current). Call with the writer lock held.
     Raises :class:`IndexFormatError` when a renamed key would equal another document's key

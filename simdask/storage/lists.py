@@ -23,6 +23,7 @@ full list, which keeps today's refill rule for it.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -284,7 +285,7 @@ def list_problems(db: Any, top_k: int, depth: int) -> list[str]:
     return problems
 
 
-def reserve_rows(db: Any):
+def reserve_rows(db: Any) -> Iterator[tuple[Any, ...]]:
     """Every reserve row as ``(doc, other, shared, similarity)`` (doc IDs, distinct shared
     chunks, percent), streamed in no particular order; none in an index without the table."""
     c = connection(db)

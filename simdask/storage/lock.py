@@ -24,7 +24,7 @@ class WriterLock:
     second attempt — from another process or from this one — waits or fails like any other.
     """
 
-    def __init__(self, index_dir: str | os.PathLike, wait: float = 0.0):
+    def __init__(self, index_dir: str | os.PathLike[str], wait: float = 0.0):
         self.path = (Path(index_dir) / "writer.lock").resolve()
         self.wait = wait
         self._fd: int | None = None
@@ -51,7 +51,7 @@ class WriterLock:
         self._fd = fd
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._fd is not None:
             os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)

@@ -15,6 +15,7 @@ import difflib
 import fnmatch
 import os
 from pathlib import Path
+from typing import Any
 
 from simdask.errors import DocumentNotFoundError
 from simdask.storage.sql import connection
@@ -24,7 +25,7 @@ __all__ = ["closest_keys", "match_keys", "resolve_key"]
 _MAX_NAMED = 5
 
 
-def _exists(conn, key: str) -> bool:
+def _exists(conn: Any, key: str) -> bool:
     return conn.execute("SELECT 1 FROM documents WHERE key = ?", (key,)).fetchone() is not None
 
 
@@ -49,7 +50,7 @@ def _stem(key: str) -> str:
     return os.path.splitext(key.rsplit("/", 1)[-1])[0]
 
 
-def closest_keys(conn, typed: str, n: int = 3) -> list[str]:
+def closest_keys(conn: Any, typed: str, n: int = 3) -> list[str]:
     """The keys most like ``typed`` (difflib ratio over whole keys and over their last part)."""
     conn = connection(conn)
     keys = [r[0] for r in conn.execute("SELECT key FROM documents")]
@@ -63,7 +64,7 @@ def closest_keys(conn, typed: str, n: int = 3) -> list[str]:
     return near[:n]
 
 
-def resolve_key(conn, typed: str, *, ends: bool = True) -> str:
+def resolve_key(conn: Any, typed: str, *, ends: bool = True) -> str:
     """The key of the document ``typed`` names (``conn``: the catalog, or its SQLite connection).
 
     Raises :class:`DocumentNotFoundError` when no document fits (naming the closest keys)
@@ -103,7 +104,7 @@ def resolve_key(conn, typed: str, *, ends: bool = True) -> str:
     raise DocumentNotFoundError(f"no document with key {typed!r} in the index{hint}")
 
 
-def match_keys(conn, pattern: str | None = None) -> list[str]:
+def match_keys(conn: Any, pattern: str | None = None) -> list[str]:
     """Keys in order: all, those matching a shell pattern (``*``, ``?``, ``[...]``; against the
     whole key), or those containing ``pattern`` (case-insensitive) when it has no wildcard."""
     conn = connection(conn)

@@ -23,6 +23,7 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,12 +39,12 @@ LSH_DIR = "lsh"
 SIG_BLOCK = 65536
 #: memory maps kept open for reuse (oldest dropped first)
 _MAX_MAPS = 512
-_MAPS: dict[tuple, np.ndarray] = {}
+_MAPS: dict[tuple[Any, ...], np.ndarray] = {}
 #: a generation folder's name (what garbage collection may remove)
 _GENERATION = re.compile(r"gen-(\d{6,})")
 
 
-def lsh_root(index_dir: str | os.PathLike) -> Path:
+def lsh_root(index_dir: str | os.PathLike[str]) -> Path:
     """The LSH store's folder of the index in ``index_dir``."""
     return Path(index_dir) / LSH_DIR
 
@@ -114,7 +115,7 @@ class LshManifest:
 class LshStore:
     """Reads and writes the files of one index's LSH store (see the module docstring)."""
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
 
     def _path(self, gen: int, name: str) -> Path:

@@ -4,9 +4,10 @@ no SQL is written outside it. Each takes the catalog (or its SQLite connection,
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from simdask.kernels.measures import CONTAINMENT
 from simdask.storage.sql import connection, rows_in
 
 __all__ = [
@@ -16,6 +17,9 @@ __all__ = [
     "stored_similarities",
     "text_locations",
 ]
+
+#: a stored row's reverse similarity (``other -> doc``) from its shared count, in SQL
+REVERSE = CONTAINMENT.sql("s.shared", "b.n_chunks")
 
 
 def text_locations(db: Any, doc_ids: Sequence[int]) -> list[tuple[int, str, int, int]]:
@@ -31,13 +35,15 @@ def text_locations(db: Any, doc_ids: Sequence[int]) -> list[tuple[int, str, int,
     )
 
 
-def chunk_total(db: Any, doc_ids: Sequence[int]) -> int:
+def chunk_total(db: Any, doc_ids: Iterable[int]) -> int:
     """The sum of ``|A|`` (distinct chunks) over the committed documents ``doc_ids``."""
     sql = "SELECT COALESCE(SUM(n_chunks), 0) FROM documents WHERE doc_id IN {in}"
     return int(sum(r[0] for r in rows_in(db, sql, [int(d) for d in doc_ids])))
 
 
-def document_page(db: Any, search: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
+def document_page(
+    db: Any, search: str, limit: int, offset: int
+) -> tuple[int, list[tuple[Any, ...]]]:
     """Documents whose key contains ``search`` (case-insensitive, taken literally; empty:
     all), by key: ``(total, rows)``, each row ``(key, words, chunks, status, best)`` where
     ``best`` is the document's highest stored similarity to another (percent, None: none)."""
@@ -62,7 +68,7 @@ def pair_histogram(db: Any, bins: int) -> list[int]:
         connection(db)
         .execute(
             "SELECT MIN(CAST(m * ? / 100.0 AS INTEGER), ?), COUNT(*) FROM ("
-            " SELECT MAX(MAX(s.similarity, 100.0 * s.shared / b.n_chunks)) AS m FROM similarity s"
+            f" SELECT MAX(MAX(s.similarity, {REVERSE})) AS m FROM similarity s"
             " JOIN documents b ON b.doc_id = s.other"
             " GROUP BY MIN(s.doc, s.other), MAX(s.doc, s.other)) GROUP BY 1",
             (bins, bins - 1),

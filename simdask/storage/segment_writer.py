@@ -14,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from simdask.errors import IndexFormatError
 from simdask.storage.shard_codec import KEY_SAMPLE, KEY_SAMPLE_STEP
@@ -42,22 +44,22 @@ class _Appender:
         self.length = 0
         self.dtype: np.dtype | None = None
 
-    def append(self, arr: np.ndarray, dtype) -> None:
-        dtype = np.dtype(dtype).newbyteorder("<")
+    def append(self, arr: np.ndarray, dtype: npt.DTypeLike) -> None:
+        little = np.dtype(dtype).newbyteorder("<")
         if self.dtype is None:
-            self.dtype = dtype
+            self.dtype = little
         if len(arr):
-            np.ascontiguousarray(arr, dtype=dtype).tofile(self.file)
+            np.ascontiguousarray(arr, dtype=little).tofile(self.file)
         self.length += len(arr)
 
-    def finish(self, dtype) -> None:
+    def finish(self, dtype: npt.DTypeLike) -> None:
         """Close the file and write the metadata (no data file for an empty array)."""
         if not self.file.closed:
             self.file.close()
         if self.length == 0:
             os.remove(self.path)
             os.rmdir(self.dir / "c")
-        (self.dir / "zarr.json").write_bytes(raw_array_metadata(dtype, self.length))
+        (self.dir / "zarr.json").write_bytes(raw_array_metadata(np.dtype(dtype), self.length))
 
 
 class SegmentWriter:
@@ -69,12 +71,12 @@ class SegmentWriter:
     :func:`~simdask.storage.shard_codec.disk_dtype` stores them): the piece whose offsets
     pass :data:`OFFSET32_LIMIT` first widens the file written so far to uint64."""
 
-    def __init__(self, tmp: Path, lo: int, hi: int, publish):
+    def __init__(self, tmp: Path, lo: int, hi: int, publish: Callable[[Path], int]) -> None:
         tmp.mkdir(parents=True)
         self.tmp, self.lo, self.hi, self.publish = tmp, lo, hi, publish
         self.arrays = {n: _Appender(tmp, n) for n in ("chunk_keys", "offsets", "doc_ids")}
         self.sample = _Appender(tmp, KEY_SAMPLE)
-        self.off_dtype = np.dtype(np.uint32)
+        self.off_dtype: np.dtype = np.dtype(np.uint32)
         self.key_dtype: np.dtype | None = None
         self.n_keys = 0
         self.n_postings = 0
@@ -140,7 +142,7 @@ class PieceCollector:
     """:class:`SegmentWriter`'s interface, the pieces put together in memory:
     :meth:`close` returns the range's CSR arrays ``(chunk_keys, offsets, doc_ids)``."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.keys: list[np.ndarray] = []
         self.offsets: list[np.ndarray] = [np.zeros(1, np.uint64)]
         self.docs: list[np.ndarray] = []

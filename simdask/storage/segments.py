@@ -11,9 +11,8 @@ is what queries and the similarity of changed documents need.
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +25,9 @@ from simdask.kernels.segments import (
     tombstone_table,
 )
 from simdask.storage.shards import ShardData, ShardStore
+
+if TYPE_CHECKING:
+    from simdask.storage.catalog import Catalog
 
 __all__ = [
     "Manifest",
@@ -41,11 +43,14 @@ __all__ = [
     "stored_segments",
 ]
 
+#: called with ``(generation, range)`` before a segment is opened (e.g. the size check)
+SizeCheck = Callable[[int, int], None]
+
 #: ``{range: [(generation, keys, postings)]}``, oldest segment first (Catalog.segments())
 Manifest = dict[int, list[tuple[int, int, int]]]
 
 
-def current_tombstones(catalog, size: int = 0) -> np.ndarray:
+def current_tombstones(catalog: Catalog, size: int = 0) -> np.ndarray:
     """``tomb[d]`` (int64): newest committed tombstone generation of each doc ID."""
     docs, gens = catalog.tombstones()
     return tombstone_table(docs, gens, size)
@@ -79,7 +84,7 @@ def add_delta(before: ShardData, delta: ShardData, tomb: np.ndarray) -> ShardDat
         return merge_shards([before, delta], tomb, delta.lo, delta.hi)
     keys, offsets, doc_ids = before.chunk_keys, before.offsets, before.doc_ids
     if not live.all():
-        df = np.diff(np.asarray(offsets, np.int64))
+        df: np.ndarray = np.diff(np.asarray(offsets, np.int64))
         chunk = np.repeat(np.arange(len(df)), df)[live]
         kept = np.bincount(chunk, minlength=len(df))
         offsets = np.zeros(len(df) + 1, np.uint64)
@@ -129,7 +134,7 @@ def split_small(segs: list[tuple[int, int, int]]) -> tuple[list[int], list[int]]
     return [order[0][0]], sorted(g for g, _, _ in rest)
 
 
-def _open_arrays(store: ShardStore, generation: int, shard: int) -> dict:
+def _open_arrays(store: ShardStore, generation: int, shard: int) -> dict[str, Any]:
     return store.open_arrays(generation, shard)
 
 
@@ -141,7 +146,12 @@ class RangeReader:
     whole once and kept merged in memory, so a query costs about two lookups per range
     however many runs have added segments since the last compaction."""
 
-    def __init__(self, store: ShardStore, check=None, opener=None):
+    def __init__(
+        self,
+        store: ShardStore,
+        check: SizeCheck | None = None,
+        opener: Callable[[ShardStore, int, int], dict[str, Any]] | None = None,
+    ) -> None:
         self.store = store
         #: called with ``(generation, range)`` before a segment is first opened or read (e.g.
         #: the size check against the recorded checksums)
@@ -150,10 +160,10 @@ class RangeReader:
         #: :meth:`ShardStore.open_arrays`; e.g. :meth:`~simdask.storage.kept_maps.KeptMaps.
         #: open_arrays`, which keeps them mapped for later runs)
         self.opener = opener or _open_arrays
-        self._open: dict[tuple[int, int], dict] = {}
+        self._open: dict[tuple[int, int], dict[str, Any]] = {}
         self._small: dict[tuple[int, tuple[int, ...]], ShardData] = {}
 
-    def opened(self, shard: int, generation: int, check=None) -> dict:
+    def opened(self, shard: int, generation: int, check: SizeCheck | None = None) -> dict[str, Any]:
         """The stored arrays of one segment (opened once; see ShardStore.open_arrays);
         ``check``: instead of :attr:`check` (e.g. one that threads may call)."""
         key = (generation, shard)
@@ -169,7 +179,13 @@ class RangeReader:
         self._small = {k: v for k, v in self._small.items() if all((g, k[0]) in live for g in k[1])}
 
     def combined(
-        self, shard: int, gens: list[int], tomb: np.ndarray, lo: int, hi: int, check=None
+        self,
+        shard: int,
+        gens: list[int],
+        tomb: np.ndarray,
+        lo: int,
+        hi: int,
+        check: SizeCheck | None = None,
     ) -> ShardData:
         """The live postings of the segments ``gens`` of a range, merged in memory and kept
         (its generation: the newest of them; later tombstones still apply to it as to each
@@ -208,19 +224,10 @@ class RangeReader:
 
 def remove_segment(store: ShardStore, generation: int, shard: int) -> None:
     """Delete one segment (missing is fine); its generation's directory goes when empty."""
-    if store.remote:  # a UrlShardStore: its files under an fsspec URL
-        path = f"{store.files.base}/gen-{generation:06d}/shard-{shard:04d}"
-        if store.files.fs.exists(path):
-            store.files.fs.rm(path, recursive=True)
-        return
-    path = Path(store.path(generation, shard))
-    shutil.rmtree(path, ignore_errors=True)
-    parent = path.parent
-    if parent.exists() and not any(parent.iterdir()):
-        parent.rmdir()
+    store.remove_shard(generation, shard)
 
 
-def migrate_legacy(catalog, store: ShardStore) -> bool:
+def migrate_legacy(catalog: Catalog, store: ShardStore) -> bool:
     """Give an index written before segments (a ``shards`` table) its manifest: one segment
     per range, sizes read from the stored metadata. Returns True if it migrated."""
     if catalog.meta("format_version") != "1":
@@ -233,14 +240,4 @@ def migrate_legacy(catalog, store: ShardStore) -> bool:
 
 def stored_segments(store: ShardStore) -> list[tuple[int, int]]:
     """``(generation, range)`` of every segment directory in the store, committed or not."""
-    out = []
-    for g in store.generations():
-        if store.remote:
-            base = f"{store.files.base}/gen-{g:06d}"
-            names = [
-                p.rstrip("/").rsplit("/", 1)[-1] for p in store.files.fs.ls(base, detail=False)
-            ]
-        else:
-            names = [p.name for p in (Path(store.root) / f"gen-{g:06d}").iterdir()]
-        out += [(g, int(n[6:])) for n in names if n.startswith("shard-") and n[6:].isdigit()]
-    return sorted(out)
+    return sorted((g, s) for g in store.generations() for s in store.stored_ranges(g))

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from simdask.errors import IndexFormatError
 from simdask.kernels.postings import ShardData, find_keys
 from simdask.storage.zarr_raw import group_metadata, raw_array_metadata
+
+if TYPE_CHECKING:
+    from zarr.core.array_spec import ArrayConfigParams
 
 __all__ = [
     "ARRAYS",
@@ -48,9 +54,12 @@ _CHUNK = 1 << 20  # elements per zarr chunk of a compressed array
 #: are nearly random within a shard and only zstd-compressed, at level 1
 _DELTA = {"chunk_keys", "offsets"}
 NOT_IN_SPEC = "Numcodecs codecs are not in the Zarr version 3 specification"
+#: zarr's array config for the raw layout: an empty array's chunk file is written too (zarr
+#: takes the keys given; its TypedDict names them all)
+_ALWAYS_WRITE = cast("ArrayConfigParams", {"write_empty_chunks": True})
 
 
-def check_keys(keys, expected: np.dtype | None, where: str, hi: int | None = None):
+def check_keys(keys: Any, expected: np.dtype | None, where: str, hi: int | None = None) -> Any:
     """``keys`` (a shard's ``chunk_keys``, numpy or zarr) checked against the index's chunk-ID
     dtype ``expected`` (None: uint32 or uint64, and uint64 where the range ``[lo, hi)`` passes
     2**32); an empty array is given the expected dtype. Raises :class:`IndexFormatError`."""
@@ -74,7 +83,7 @@ def check_keys(keys, expected: np.dtype | None, where: str, hi: int | None = Non
     return keys
 
 
-def read_group(group) -> dict[str, np.ndarray]:
+def read_group(group: Any) -> dict[str, np.ndarray]:
     """The three arrays of an open zarr group, decoded into memory (offsets as uint64;
     ``chunk_keys`` in their stored dtype, see :func:`check_keys`)."""
     with warnings.catch_warnings():
@@ -85,18 +94,19 @@ def read_group(group) -> dict[str, np.ndarray]:
         }
 
 
-def _memory_dtype(name: str, stored) -> np.dtype:
+def _memory_dtype(name: str, stored: npt.DTypeLike) -> np.dtype:
     """The in-memory dtype of a stored array: the stored one for ``chunk_keys``."""
     if name == "chunk_keys":
         return np.dtype(stored).newbyteorder("=")
     return np.dtype(dict(ARRAYS)[name])
 
 
-def search_chunked(keys_arr, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def search_chunked(keys_arr: Any, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(present ids, their positions)`` in a compressed ``chunk_keys`` zarr array, decoded
     one zarr chunk at a time (``ids`` sorted and distinct)."""
     step = keys_arr.chunks[0]
-    found_ids, found_pos = [], []
+    found_ids: list[np.ndarray] = []
+    found_pos: list[np.ndarray] = []
     for start in range(0, keys_arr.shape[0] if len(ids) else 0, step):
         keys = np.asarray(keys_arr[start : start + step])
         a = np.searchsorted(ids, keys[0], side="left")
@@ -109,14 +119,14 @@ def search_chunked(keys_arr, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(found_ids), np.concatenate(found_pos)
 
 
-def take(arr, where: np.ndarray) -> np.ndarray:
+def take(arr: Any, where: np.ndarray) -> np.ndarray:
     """``arr[where]`` for a numpy array or a ``zarr.Array``."""
     if isinstance(arr, np.ndarray):
         return arr[where]
     return arr.get_coordinate_selection(where)
 
 
-def group_attributes(path: Path) -> dict:
+def group_attributes(path: Path) -> dict[str, Any]:
     """The attributes of the zarr group at ``path``, read from its ``zarr.json``."""
     try:
         meta = json.loads((path / "zarr.json").read_text(encoding="utf-8"))
@@ -135,12 +145,12 @@ def disk_dtype(name: str, arr: np.ndarray) -> np.dtype:
     return np.dtype(dict(ARRAYS)[name])
 
 
-def write_group(store, data: ShardData, compressed: bool) -> None:
+def write_group(store: Any, data: ShardData, compressed: bool) -> None:
     """Write ``data`` as a zarr group into ``store`` (a path or a zarr store): raw arrays in a
     single chunk each, or delta + zstd in chunks of 1 Mi elements (``compressed``)."""
-    import zarr
-    from zarr.codecs import BytesCodec, ZstdCodec
-    from zarr.codecs.numcodecs import Delta
+    import zarr  # heavy (0.4 s): only compressed data needs it
+    from zarr.codecs import BytesCodec, ZstdCodec  # heavy (0.4 s): only compressed data needs it
+    from zarr.codecs.numcodecs import Delta  # heavy (0.4 s): only compressed data needs it
 
     group = zarr.open_group(store, mode="w", attributes={"lo": data.lo, "hi": data.hi})
     for name, _ in ARRAYS:
@@ -149,23 +159,29 @@ def write_group(store, data: ShardData, compressed: bool) -> None:
         arr = np.ascontiguousarray(src, dtype=dtype)
         with warnings.catch_warnings():  # Delta is a numcodecs codec: zarr warns about it
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
+            serializer = BytesCodec(endian="little")
             if compressed:
-                layout = {
-                    "chunks": (max(1, min(len(arr), _CHUNK)),),
-                    "filters": [Delta(dtype=dtype.str)] if name in _DELTA else None,
-                    "compressors": ZstdCodec(level=1),
-                }
+                group.create_array(
+                    name,
+                    data=arr,
+                    serializer=serializer,
+                    chunks=(max(1, min(len(arr), _CHUNK)),),
+                    filters=[Delta(dtype=dtype.str)] if name in _DELTA else None,
+                    compressors=ZstdCodec(level=1),
+                )
             else:
-                layout = {
-                    "chunks": (max(1, len(arr)),),
-                    "filters": None,
-                    "compressors": None,
-                    "config": {"write_empty_chunks": True},  # the chunk file always exists
-                }
-            group.create_array(name, data=arr, serializer=BytesCodec(endian="little"), **layout)
+                group.create_array(
+                    name,
+                    data=arr,
+                    serializer=serializer,
+                    chunks=(max(1, len(arr)),),
+                    filters=None,
+                    compressors=None,
+                    config=_ALWAYS_WRITE,  # the chunk file always exists
+                )
 
 
-def _raw_arrays(data: ShardData):
+def _raw_arrays(data: ShardData) -> Iterator[tuple[str, np.ndarray]]:
     """``(name, little-endian array)`` of a shard in the raw layout (as :func:`write_group`
     stores them uncompressed), then its :data:`KEY_SAMPLE`."""
     for name, _ in ARRAYS:
@@ -177,7 +193,7 @@ def _raw_arrays(data: ShardData):
     yield KEY_SAMPLE, sample
 
 
-def _raw_attributes(data: ShardData) -> dict:
+def _raw_attributes(data: ShardData) -> dict[str, Any]:
     """The group attributes of a raw shard: its range and the key sample's step."""
     return {"lo": data.lo, "hi": data.hi, "key_sample_step": KEY_SAMPLE_STEP}
 
@@ -207,8 +223,8 @@ def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
             if len(arr):
                 files[f"{name}/c/0"] = arr.tobytes()
         return files
-    import zarr
+    import zarr  # heavy (0.4 s): only compressed data needs it
 
-    files: dict = {}
-    write_group(zarr.storage.MemoryStore(files), data, compressed)
-    return {name: buf.to_bytes() for name, buf in files.items()}
+    buffers: dict[str, Any] = {}
+    write_group(zarr.storage.MemoryStore(buffers), data, compressed)
+    return {name: buf.to_bytes() for name, buf in buffers.items()}

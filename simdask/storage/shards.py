@@ -9,14 +9,17 @@ A shard of range ``[lo, hi)`` holds three 1-d arrays (little-endian on disk):
   postings, else uint64; uint64 in memory): where each chunk's postings start in ``doc_ids``;
 * ``doc_ids`` (uint32): the documents holding each chunk, ascending within a chunk.
 
-:class:`ShardStore` is the small interface every backend implements; :func:`open_shard_store`
-picks one for a root. :class:`LocalShardStore` (an index directory) writes the raw layout that
+:class:`ShardStore` is the small interface every backend implements;
+:func:`~simdask.storage.backends.open_shard_store` picks one for a root (the backends import
+only this contract). :class:`LocalShardStore` (an index directory) writes the raw layout that
 queries memory-map, into a temporary directory renamed into place; :class:`UrlShardStore`
 (an fsspec URL, :mod:`simdask.storage.remote`) writes the compressed layout, uploads the files
 and a completion marker last (object stores have no rename). Either way only completely
 written shards are read. How the arrays are encoded is :mod:`simdask.storage.shard_codec`'s
-business. The sparse form (keys present + offsets) is the "sparse keys" encoding of
-docs/design.md §2.
+business. Callers ask the store what it can do (:attr:`ShardStore.local_root`,
+:attr:`~ShardStore.can_mmap`, :attr:`~ShardStore.url`, :meth:`~ShardStore.remove_shard`,
+:meth:`~ShardStore.stored_ranges`) rather than which backend it is. The sparse form (keys
+present + offsets) is the "sparse keys" encoding of docs/design.md §2.
 """
 
 from __future__ import annotations
@@ -28,14 +31,17 @@ import uuid
 import warnings
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simdask import failpoints
 from simdask.errors import IndexFormatError
 from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.key_lookup import find_keys_sampled
 from simdask.kernels.postings import ShardData, find_keys, shard_ranges
 from simdask.storage.direct_reads import read_subset_direct, stored_sample
+from simdask.storage.segment_writer import SegmentWriter
 from simdask.storage.shard_codec import (
     ARRAYS,
     KEY_SAMPLE,
@@ -63,24 +69,15 @@ __all__ = [
     "ShardData",
     "ShardStore",
     "encode_shard",
-    "open_shard_store",
     "shard_ranges",
 ]
 
 
+if TYPE_CHECKING:
+    import zarr
+
 #: held around ``warnings.catch_warnings`` blocks, which threads must not interleave
 _WARNINGS = threading.Lock()
-
-
-def open_shard_store(root: str | os.PathLike, key_dtype=None) -> ShardStore:
-    """The store for ``root``: an fsspec URL (``protocol://...``) or a local directory.
-    ``key_dtype``: the chunk-ID dtype of the index (uint32 or uint64; ``IndexConfig.
-    chunk_dtype``): shards read whose ``chunk_keys`` differ raise :class:`IndexFormatError`."""
-    from simdask.storage.remote import UrlShardStore, is_url
-
-    store = UrlShardStore(str(root)) if is_url(root) else LocalShardStore(root)
-    store.key_dtype = None if key_dtype is None else np.dtype(key_dtype)
-    return store
 
 
 class ShardStore(ABC):
@@ -89,13 +86,39 @@ class ShardStore(ABC):
     Backends implement where files go (:meth:`exists`, :meth:`_store_files`,
     :meth:`generations`, :meth:`remove_generation`, :meth:`_nbytes`, :meth:`_open_group`);
     reading, subsets and counts are shared. ``compressed``: the layout this backend writes
-    (what :func:`encode_shard` must produce for :meth:`write_encoded`); ``remote``: True for
-    a URL store (workers need their own access to it).
+    (what :func:`encode_shard` must produce for :meth:`write_encoded`). What a caller may do
+    with the store is asked of it: :attr:`local_root`, :attr:`url`, :attr:`can_mmap`.
     """
 
     compressed: bool = False
-    remote: bool = False
     key_dtype: np.dtype | None = None
+
+    @property
+    def local_root(self) -> Path | None:
+        """The store's directory on this machine (its files may be read, hashed and measured
+        there; workers sharing the filesystem open it by this path); None when the shards
+        are not local files (a URL store)."""
+        return None
+
+    @property
+    def url(self) -> str | None:
+        """The URL workers with their own access open the store at (an fsspec URL); None for
+        a local directory (reached by path, or through Dask)."""
+        return None
+
+    @property
+    def can_mmap(self) -> bool:
+        """True when shards written by this store can be memory-mapped (the raw layout on a
+        local filesystem)."""
+        return False
+
+    @abstractmethod
+    def remove_shard(self, generation: int, shard: int) -> None:
+        """Delete one shard (missing is fine); its generation's directory goes when empty."""
+
+    @abstractmethod
+    def stored_ranges(self, generation: int) -> list[int]:
+        """The shard ranges with a directory in ``generation`` (complete or not)."""
 
     @property
     @abstractmethod
@@ -127,10 +150,10 @@ class ShardStore(ABC):
         """Bytes stored under ``relative`` (0 if missing)."""
 
     @abstractmethod
-    def _open_group(self, generation: int, shard: int):
+    def _open_group(self, generation: int, shard: int) -> zarr.Group:
         """The shard's zarr group, opened for reading."""
 
-    def _raw_files(self, generation: int, shard: int) -> dict | None:
+    def _raw_files(self, generation: int, shard: int) -> dict[str, Any] | None:
         """``{name: RawArrayFile, "lo", "hi"}`` when the shard can be memory-mapped, else None."""
         return None
 
@@ -138,7 +161,7 @@ class ShardStore(ABC):
         """Write a shard atomically in this store's layout; returns bytes stored."""
         return self._store_files(generation, shard, encode_shard(data, self.compressed))
 
-    def writer(self, generation: int, shard: int, lo: int, hi: int):
+    def writer(self, generation: int, shard: int, lo: int, hi: int) -> SegmentWriter | None:
         """A :class:`~simdask.storage.segment_writer.SegmentWriter` that writes a shard of
         range ``[lo, hi)`` piece by piece, in the raw layout, atomically; None when this store
         does not write the raw layout (collect the pieces and :meth:`write` them)."""
@@ -172,7 +195,7 @@ class ShardStore(ABC):
             arrays["chunk_keys"] = load_array(raw["chunk_keys"])
         else:
             group = self._open_group(generation, shard)
-            lo, hi, arrays = int(group.attrs["lo"]), int(group.attrs["hi"]), read_group(group)
+            lo, hi, arrays = _attr_int(group, "lo"), _attr_int(group, "hi"), read_group(group)
         arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
         return ShardData(lo, hi, **arrays, generation=generation)
 
@@ -190,13 +213,13 @@ class ShardStore(ABC):
         maps["chunk_keys"] = self._keys(maps["chunk_keys"], generation, shard, raw["hi"])
         return ShardData(raw["lo"], raw["hi"], **maps, generation=generation)
 
-    def _keys(self, keys, generation: int, shard: int, hi: int):
+    def _keys(self, keys: Any, generation: int, shard: int, hi: int) -> Any:
         """``chunk_keys`` checked against :attr:`key_dtype` (see
         :func:`~simdask.storage.shard_codec.check_keys`)."""
         where = f"shard {shard} of generation {generation} at {self.path(generation, shard)}"
         return check_keys(keys, self.key_dtype, where, hi)
 
-    def open_arrays(self, generation: int, shard: int) -> dict:
+    def open_arrays(self, generation: int, shard: int) -> dict[str, Any]:
         """One stored shard opened for :meth:`read_subset`, without reading its data:
         ``{name: array}`` plus ``"lo"``/``"hi"``. The arrays of a raw (local) shard are
         read-only memory maps (numpy), with their files under ``"files"`` (and
@@ -217,12 +240,16 @@ class ShardStore(ABC):
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
             arrays = {name: group[name] for name, _ in ARRAYS}
-        hi = int(group.attrs["hi"])
+        hi = _attr_int(group, "hi")
         arrays["chunk_keys"] = self._keys(arrays["chunk_keys"], generation, shard, hi)
-        return {**arrays, "lo": int(group.attrs["lo"]), "hi": hi}
+        return {**arrays, "lo": _attr_int(group, "lo"), "hi": hi}
 
     def read_subset(
-        self, arrays: dict, chunk_ids: np.ndarray, generation: int = 0, direct: bool = False
+        self,
+        arrays: dict[str, Any],
+        chunk_ids: np.ndarray,
+        generation: int = 0,
+        direct: bool = False,
     ) -> ShardData:
         """The postings of the given chunk IDs only (sorted, distinct, in the shard's range), as
         a :class:`ShardData` holding just those chunks that are present.
@@ -279,7 +306,8 @@ class ShardStore(ABC):
         with _WARNINGS, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=NOT_IN_SPEC)
             group = self._open_group(generation, shard)
-            return group["chunk_keys"].shape[0], group["doc_ids"].shape[0]
+            keys, docs = group["chunk_keys"], group["doc_ids"]
+        return _length(keys), _length(docs)
 
     def nbytes(self, generation: int) -> int:
         """Bytes stored for one generation."""
@@ -295,14 +323,33 @@ class LocalShardStore(ShardStore):
     directory and renamed into place."""
 
     compressed = False
-    remote = False
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
 
     @property
     def location(self) -> str:
         return str(self.root)
+
+    @property
+    def local_root(self) -> Path:
+        return self.root
+
+    @property
+    def can_mmap(self) -> bool:
+        return True
+
+    def remove_shard(self, generation: int, shard: int) -> None:
+        path = self.path(generation, shard)
+        shutil.rmtree(path, ignore_errors=True)
+        parent = path.parent
+        if parent.exists() and not any(parent.iterdir()):
+            parent.rmdir()
+
+    def stored_ranges(self, generation: int) -> list[int]:
+        folder = self.root / f"gen-{generation:06d}"
+        names = [p.name for p in folder.iterdir()] if folder.is_dir() else []
+        return sorted(int(n[6:]) for n in names if n.startswith("shard-") and n[6:].isdigit())
 
     def path(self, generation: int, shard: int) -> Path:
         return self.root / f"gen-{generation:06d}" / f"shard-{shard:04d}"
@@ -315,9 +362,7 @@ class LocalShardStore(ShardStore):
         write_raw(tmp, data)  # straight to disk, no copy in memory
         return self._publish(final, tmp)
 
-    def writer(self, generation: int, shard: int, lo: int, hi: int):
-        from simdask.storage.segment_writer import SegmentWriter
-
+    def writer(self, generation: int, shard: int, lo: int, hi: int) -> SegmentWriter:
         final, tmp = self._paths(generation, shard)
         return SegmentWriter(tmp, lo, hi, lambda t: self._publish(final, t))
 
@@ -336,28 +381,27 @@ class LocalShardStore(ShardStore):
 
     @staticmethod
     def _publish(final: Path, tmp: Path) -> int:
-        from simdask import failpoints
-
         failpoints.hit("shard_write")
         if final.exists():  # an earlier, interrupted attempt at the same work
             shutil.rmtree(final)
         os.replace(tmp, final)
         return _du(final)
 
-    def _open_group(self, generation: int, shard: int):
-        import zarr
+    def _open_group(self, generation: int, shard: int) -> zarr.Group:
+        import zarr  # heavy (0.4 s to import): only a compressed shard needs it
 
         self._check(generation, shard)
         return zarr.open_group(str(self.path(generation, shard)), mode="r")
 
-    def _raw_files(self, generation: int, shard: int) -> dict | None:
+    def _raw_files(self, generation: int, shard: int) -> dict[str, Any] | None:
         self._check(generation, shard)
         path = self.path(generation, shard)
-        files = {name: raw_array_file(path / name) for name, _ in ARRAYS}
-        if any(f is None for f in files.values()):
+        maybe = {name: raw_array_file(path / name) for name, _ in ARRAYS}
+        files = {name: f for name, f in maybe.items() if f is not None}
+        if len(files) < len(maybe):
             return None  # an older, compressed shard: zarr reads it
         attrs = group_attributes(path)
-        out = {**files, "lo": int(attrs["lo"]), "hi": int(attrs["hi"])}
+        out: dict[str, Any] = {**files, "lo": int(attrs["lo"]), "hi": int(attrs["hi"])}
         sample = _raw_sample(path, attrs, files["chunk_keys"])
         if sample is not None:
             out["key_sample"] = sample
@@ -380,7 +424,9 @@ class LocalShardStore(ShardStore):
         return _du(self.root / relative)
 
 
-def _raw_sample(path: Path, attrs: dict, keys: RawArrayFile) -> tuple[int, RawArrayFile] | None:
+def _raw_sample(
+    path: Path, attrs: dict[str, Any], keys: RawArrayFile
+) -> tuple[int, RawArrayFile] | None:
     """``(step, file)`` of the shard's stored key sample (``chunk_keys[::step]``), None for a
     shard written without one; checked against the keys' dtype and number."""
     step = attrs.get("key_sample_step")
@@ -395,6 +441,22 @@ def _raw_sample(path: Path, attrs: dict, keys: RawArrayFile) -> tuple[int, RawAr
             f"(chunk_keys[::{step}]), found {found}"
         )
     return int(step), raw
+
+
+def _attr_int(group: zarr.Group, name: str) -> int:
+    """The integer attribute ``name`` of a shard's zarr group."""
+    value = group.attrs.get(name)
+    if not isinstance(value, int):
+        raise IndexFormatError(f"{group.store_path}: expected an integer {name!r}, found {value!r}")
+    return value
+
+
+def _length(array: zarr.Array[Any] | zarr.Group) -> int:
+    """The length of a shard's 1-d array (a group where an array belongs: damage)."""
+    shape = getattr(array, "shape", None)
+    if not shape:
+        raise IndexFormatError(f"{array.store_path}: expected a 1-d array, found {shape!r}")
+    return int(shape[0])
 
 
 def _du(path: Path) -> int:

@@ -26,7 +26,7 @@ def connection(db: Any) -> sqlite3.Connection:
     return getattr(db, "conn", db)
 
 
-def rows_in(db: Any, sql: str, values: Sequence[Any]) -> Iterator[tuple]:
+def rows_in(db: Any, sql: str, values: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
     """The rows of ``sql`` run once per batch of ``values``, where ``sql`` holds one ``{in}``
     that becomes ``(?, ?, ...)`` for the batch: ``"SELECT key FROM documents WHERE doc_id IN
     {in}"``. Like one ``IN`` over all values, a value given twice matches once. Rows come
@@ -37,7 +37,7 @@ def rows_in(db: Any, sql: str, values: Sequence[Any]) -> Iterator[tuple]:
         yield from conn.execute(sql.format(**{"in": f"({','.join('?' * len(part))})"}), part)
 
 
-def insert_values(db: Any, head: str, columns: Sequence[list], row: str | None = None) -> int:
+def insert_values(db: Any, head: str, columns: Sequence[list[Any]], row: str | None = None) -> int:
     """Insert the rows ``zip(*columns)`` with ``head`` (``"INSERT INTO t (a, b)"``), as
     multi-row ``VALUES`` statements of up to ``VARIABLES // len(columns)`` rows each. Like
     ``executemany`` over the rows, in their order (under ``OR REPLACE`` a later row of a key

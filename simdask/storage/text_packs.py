@@ -26,13 +26,13 @@ TEMP_NAME = re.compile(r"\.r\d{6,}-b\d{6,}\.pack\.[0-9a-f]{8}\.tmp")
 class TextStore:
     """Pack files under ``root``."""
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
 
     @staticmethod
     def encode_pack(texts: list[str]) -> tuple[bytes, list[tuple[int, int]]]:
         """The bytes of a pack holding ``texts`` and each text's ``(offset, length)`` in bytes."""
-        from numcodecs import Zstd
+        from numcodecs import Zstd  # heavy: only compressed data needs it
 
         codec = Zstd(level=1)
         blobs = [codec.encode(t.encode("utf-8")) for t in texts]
@@ -60,7 +60,7 @@ class TextStore:
 
     def read(self, pack: str, offset: int, length: int) -> str:
         """One document's text."""
-        from numcodecs import Zstd
+        from numcodecs import Zstd  # heavy: only compressed data needs it
 
         path = self.root / pack
         try:

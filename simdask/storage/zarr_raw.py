@@ -19,6 +19,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class RawArrayFile:
     fill: int
 
 
-def _metadata(array_dir: Path) -> dict:
+def _metadata(array_dir: Path) -> dict[str, Any]:
     meta_path = array_dir / "zarr.json"
     try:
         return json.loads(meta_path.read_text(encoding="utf-8"))
@@ -62,13 +63,13 @@ def _metadata(array_dir: Path) -> dict:
         raise IndexFormatError(f"cannot read zarr array metadata {meta_path}: {e}") from e
 
 
-def array_shape(array_dir: str | os.PathLike) -> tuple[int, ...]:
+def array_shape(array_dir: str | os.PathLike[str]) -> tuple[int, ...]:
     """The shape of the zarr v3 array at ``array_dir``, from its metadata only."""
     meta = _metadata(Path(array_dir))
     return tuple(int(n) for n in meta.get("shape", ()))
 
 
-def raw_array_file(array_dir: str | os.PathLike) -> RawArrayFile | None:
+def raw_array_file(array_dir: str | os.PathLike[str]) -> RawArrayFile | None:
     """The data file of the zarr v3 array at ``array_dir`` if it is 1-d, uint32 or uint64,
     uncompressed, little-endian and in a single chunk (see the module docstring); None for any
     other layout (read that array through zarr)."""
@@ -144,7 +145,7 @@ def raw_array_metadata(dtype: np.dtype, length: int) -> bytes:
     return json.dumps(meta, indent=2).encode("utf-8")
 
 
-def group_metadata(attributes: dict) -> bytes:
+def group_metadata(attributes: dict[str, Any]) -> bytes:
     """The ``zarr.json`` of a zarr v3 group with these attributes."""
     meta = {"attributes": attributes, "zarr_format": 3, "node_type": "group"}
     return json.dumps(meta, indent=2).encode("utf-8")

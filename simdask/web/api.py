@@ -23,6 +23,7 @@ bytes than the server's limits: 413).
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 import time
 from contextlib import asynccontextmanager
@@ -370,8 +371,6 @@ async def csrf(request: Request) -> Response:
 
 
 def _rmtree(folder: Path) -> None:
-    import shutil
-
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -16,6 +16,7 @@ import asyncio
 import base64
 import hashlib
 import tempfile
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -347,8 +348,6 @@ def create_app(settings: Settings) -> Starlette:
         *api.routes(),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
     ]
-
-    from contextlib import asynccontextmanager
 
     @asynccontextmanager
     async def lifespan(app):

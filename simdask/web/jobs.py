@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from simdask.errors import IndexLockedError
+from simdask.index import Index
 from simdask.progress import Callback
 
 __all__ = ["Job", "Jobs"]
@@ -131,9 +132,8 @@ class Jobs:
 
     def _run(self, job: Job) -> bool:
         """Try the job once; False when the writer lock is busy (to be retried)."""
-        from simdask.cluster.connect import connect
-        from simdask.engine.run import RunOptions
-        from simdask.index import Index
+        from simdask.cluster.connect import connect  # dask and distributed: only for runs
+        from simdask.engine.run import RunOptions  # the engine imports dask: only for runs
 
         job.attempts += 1
         try:

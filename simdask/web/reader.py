@@ -19,8 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from simdask.index import Index
 from simdask.kernels.similarity import containment
-from simdask.snapshots import read_consistent
+from simdask.read.snapshots import read_consistent
 from simdask.storage.reads import document_page, pair_histogram
 
 __all__ = [
@@ -45,8 +46,6 @@ class Reader:
 
     @staticmethod
     def _open(path: Path, preload: bool):
-        from simdask.index import Index
-
         idx = Index.open(path)
         if preload:
             idx.preload()
@@ -54,7 +53,7 @@ class Reader:
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(index, *args)`` on the reader thread, all its reads in one committed state
-        with that state's settings (:func:`~simdask.snapshots.read_consistent`)."""
+        with that state's settings (:func:`~simdask.read.snapshots.read_consistent`)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._pool, lambda: read_consistent(self.index, fn, *args)

@@ -23,6 +23,7 @@ import zlib
 from xml.parsers import expat
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.sniff import describe
 
 __all__ = [
     "BOMB_RATIO",
@@ -260,6 +261,5 @@ class Package:
 
 
 def _what(data: bytes) -> str:
-    from simdask.ingest.extract.sniff import describe
 
     return describe(data)

@@ -47,7 +47,7 @@ def join_hyphenated(text: str) -> str:
 
 def _load(data: bytes, name: str):
     try:
-        import pypdfium2 as pdfium
+        import pypdfium2 as pdfium  # optional (pdf extra)
     except ImportError as e:
         raise ExtractionError(
             name,

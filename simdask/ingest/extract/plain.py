@@ -145,7 +145,7 @@ def _latin_like(data: bytes) -> bool:
 
 def _legacy(data: bytes, name: str) -> str:
     try:
-        from charset_normalizer import from_bytes
+        from charset_normalizer import from_bytes  # heavy: only text not in UTF-8 needs it
     except ImportError as e:  # a dependency of simdask itself; only a broken install lacks it
         raise ExtractionError(
             name,

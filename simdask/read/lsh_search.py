@@ -18,7 +18,7 @@ import numpy as np
 from simdask.cluster.spec import default_workers
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
-from simdask.kernels.exclusions import chunk_excluding, window_chunks_excluding
+from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.lsh import LshParams, band_keys, candidate_pairs, cross_pairs, is_empty
 from simdask.kernels.minhash import agreement, signatures_csr
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
@@ -118,7 +118,7 @@ def index_pairs(idx: Index, min_jaccard: float = 0.0, exact: bool = False) -> li
         names = idx.catalog.keys_of(np.union1d(a, b).tolist())
     ex = _exact_of(idx, names, a, b) if exact else [None] * len(a)
     pairs = [
-        LshPair(*sorted((names[x], names[y])), j, e)
+        LshPair(min(names[x], names[y]), max(names[x], names[y]), j, e)
         for x, y, j, e in zip(a.tolist(), b.tolist(), est.tolist(), ex, strict=True)
     ]
     pairs.sort(key=lambda p: (-p.jaccard, p.doc, p.other))
@@ -137,7 +137,7 @@ def _exact_of(idx: Index, names: dict[int, str], a: np.ndarray, b: np.ndarray) -
 
 
 def _chunk_sets(texts: Sequence[str], config: IndexConfig, excl=None) -> list[np.ndarray]:
-    cb = chunk_excluding(list(texts), config.k, config.hash_bits, config.seed, excl)
+    cb = SORTED_CHUNK.chunk(list(texts), config.k, config.hash_bits, config.seed, excl)
     order = np.argsort(cb.doc, kind="stable")
     ids, doc = cb.chunk_ids[order], cb.doc[order]
     cut = np.searchsorted(doc, np.arange(len(texts) + 1))
@@ -170,7 +170,7 @@ def _text_lsh(
     def one(lo: int) -> tuple[np.ndarray, np.ndarray]:
         part = list(texts[lo : lo + block])
         # every window's chunk ID in document order: a signature needs no sorted distinct set
-        ids, doc, _ = window_chunks_excluding(part, config.k, config.hash_bits, config.seed, excl)
+        ids, doc, _ = SORTED_CHUNK.windows(part, config.k, config.hash_bits, config.seed, excl)
         offsets = np.searchsorted(doc, np.arange(len(part) + 1))
         s = signatures_csr(ids, offsets, params.perms, config.seed)
         return s, band_keys(s, params)

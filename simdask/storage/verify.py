@@ -20,35 +20,19 @@ from pathlib import Path
 
 import numpy as np
 
+from simdask.config import IndexConfig
 from simdask.errors import IndexDamagedError, IndexFormatError, IndexNotFoundError
+from simdask.kernels.postings import ShardData
 from simdask.kernels.segments import live_mask
 from simdask.storage import checksums
+from simdask.storage.backends import index_shard_store
+from simdask.storage.catalog import Catalog
 from simdask.storage.lists import list_problems, reserve_rows
 from simdask.storage.reads import stored_similarities
-from simdask.storage.segments import current_tombstones
+from simdask.storage.segments import current_tombstones, migrate_legacy
+from simdask.storage.shards import ShardStore
 
-__all__ = [
-    "REPAIR_HINT",
-    "CheckReport",
-    "Damage",
-    "catalog_value_problems",
-    "check_index",
-    "damaged",
-]
-
-#: what to do about a damaged index (ends every damage message)
-REPAIR_HINT = (
-    "restore the index folder from a backup, or rebuild it with "
-    "`simdask update INDEX SOURCE... --rebuild`"
-)
-
-
-def damaged(what: str) -> IndexDamagedError:
-    """The error a reader raises on damage: ``what`` was found, then how to see all damage and
-    how to repair it."""
-    return IndexDamagedError(
-        f"{what}; run `simdask check INDEX` to list all damage, then {REPAIR_HINT}"
-    )
+__all__ = ["CheckReport", "Damage", "catalog_value_problems", "check_index"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +67,17 @@ class CheckReport:
         self.damage.append(Damage(kind, name, message))
 
 
-def check_index(path: str | os.PathLike) -> CheckReport:
+@dataclass(frozen=True)
+class _Index:
+    """What the check reads of an open index: its folder, catalog, shard store, settings."""
+
+    path: Path
+    catalog: Catalog
+    store: ShardStore
+    config: IndexConfig
+
+
+def check_index(path: str | os.PathLike[str]) -> CheckReport:
     """Verify the whole index at ``path`` (reads every recorded file once; memory bounded by
     the largest shard). Raises :class:`IndexNotFoundError` when there is no catalog at all."""
     path = Path(path)
@@ -101,9 +95,12 @@ def check_index(path: str | os.PathLike) -> CheckReport:
             return report
         for name, problem in catalog_value_problems(conn):
             report.add("catalog", name, problem)
-        from simdask.index import Index
-
-        with Index.open(path) as idx:
+        catalog = Catalog(cat_path)
+        try:
+            config = catalog.check_format()
+            store = index_shard_store(path, catalog.meta("shard_store"), config.chunk_dtype)
+            migrate_legacy(catalog, store)  # format 1 (one shard per range) -> segments
+            idx = _Index(path, catalog, store, config)
             try:
                 recorded: dict[str, tuple[int, str]] | None = checksums.recorded(conn)
             except IndexDamagedError as e:  # never taken for an index without checksums
@@ -111,6 +108,8 @@ def check_index(path: str | os.PathLike) -> CheckReport:
                 recorded = None
             _check_files(idx, recorded, report)
             _check_values(idx, report)
+        finally:
+            catalog.close()
     except (sqlite3.DatabaseError, IndexFormatError) as e:
         report.add("catalog", "catalog.sqlite", f"cannot be read: {e}")
     return report
@@ -153,7 +152,9 @@ def _form(name: str) -> str:
     return "an integer" if name in _INT_META else "JSON"
 
 
-def _check_files(idx, recorded: dict[str, tuple[int, str]] | None, report: CheckReport) -> None:
+def _check_files(
+    idx: _Index, recorded: dict[str, tuple[int, str]] | None, report: CheckReport
+) -> None:
     """The recorded files against their sizes and checksums (``recorded`` None: the checksum
     table is damaged, reported already: files are checked for presence only)."""
     root = idx.path
@@ -181,14 +182,14 @@ def _check_files(idx, recorded: dict[str, tuple[int, str]] | None, report: Check
         name = checksums.pack_name(pack)
         if name not in recorded and not (root / name).is_file():
             report.add("missing", name, "a text pack documents point to is not there")
-    if not idx.store.remote:
+    if idx.store.local_root is not None:
         for shard, gen in _segments(idx):
             prefix = checksums.shard_prefix(gen, shard)
             if not idx.store.exists(gen, shard) and not any(n.startswith(prefix) for n in recorded):
                 report.add("missing", prefix.rstrip("/"), "a current segment is not there")
 
 
-def _check_values(idx, report: CheckReport) -> None:
+def _check_values(idx: _Index, report: CheckReport) -> None:
     """Shard arrays and similarity rows against their domains."""
     docs = idx.catalog.documents()
     n_chunks = {d.doc_id: d.n_chunks for d in docs}
@@ -230,12 +231,12 @@ def _check_values(idx, report: CheckReport) -> None:
         report.add("similarity", "catalog.sqlite:similarity+reserve", problem)
 
 
-def _segments(idx) -> list[tuple[int, int]]:
+def _segments(idx: _Index) -> list[tuple[int, int]]:
     """``(range, generation)`` of every committed segment."""
     return [(s, g) for s, segs in sorted(idx.catalog.segments().items()) for g, _, _ in segs]
 
 
-def _shard_problems(data, known: np.ndarray, tomb: np.ndarray) -> list[str]:
+def _shard_problems(data: ShardData, known: np.ndarray, tomb: np.ndarray) -> list[str]:
     """What is wrong with one segment's arrays (empty: nothing); postings that tombstones
     ``tomb`` hide may name doc IDs removed since."""
     out = []

@@ -8,7 +8,7 @@ settings are compared at the start of each snapshot: an ``update --rebuild`` wit
 settings takes effect in a long-running reader (``serve``) at its next read.
 
 Segment files a snapshot names are kept by the writer for one more commit (see
-:mod:`simdask.garbage`); a reader held across two commits may find one gone:
+:mod:`simdask.write.garbage`); a reader held across two commits may find one gone:
 :func:`read_consistent` then reads again in a newer snapshot.
 """
 

@@ -10,12 +10,19 @@ Read-only, like :mod:`simdask.index` (no dask, distributed or zarr imported).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 
+from simdask.config import IndexConfig
+from simdask.errors import damaged
 from simdask.kernels.segments import live_doc_counts, live_mask
 from simdask.kernels.similarity import query_postings
+from simdask.storage import checksums
+from simdask.storage.catalog import Catalog
 from simdask.storage.segments import (
     Manifest,
     RangeReader,
@@ -24,7 +31,7 @@ from simdask.storage.segments import (
     restrict_shard,
     split_small,
 )
-from simdask.storage.shards import ShardData, shard_ranges
+from simdask.storage.shards import ShardData, ShardStore, shard_ranges
 
 __all__ = ["IO_THREADS", "SegmentReads", "segment_set", "threads"]
 
@@ -50,35 +57,66 @@ def threads(fn, items: list, n: int | None = None) -> list:
 
 
 class SegmentReads:
-    """The segment reads of one open index (``index``: its ``store``, ``catalog``,
-    ``config`` and ``_check_sizes``, the size check of a segment's files)."""
+    """The segment reads of one open index: its folder ``path`` (where the files recorded in
+    the catalog are measured), ``catalog``, shard ``store`` and ``config``; the size check of
+    a segment's files before it is read (:meth:`check_sizes`)."""
 
-    def __init__(self, index):
-        self.index = index
+    def __init__(self, path: Path, catalog: Catalog, store: ShardStore, config: IndexConfig):
+        self.path, self.catalog, self.store, self.config = path, catalog, store, config
+        self._recorded: tuple[int, dict[str, list[tuple[str, int]]]] | None = None
         self._shards: dict[tuple[int, int], ShardData] = {}  # (generation, range): a segment
         self._tomb: tuple[int, np.ndarray] | None = None
-        self._reader = RangeReader(index.store, index._check_sizes)
+        self._reader = RangeReader(store, self.check_sizes)
         self.preloaded = False
         # per committed generation: the manifest and each range's split (split_small)
         self._manifest: tuple[int, Manifest, dict] | None = None
 
     def clear(self) -> None:
-        """Forget cached segments, opened arrays and tombstones."""
+        """Forget cached segments, opened arrays, tombstones and recorded file sizes."""
         self._shards.clear()
         self._reader.clear()
         self._tomb = None
         self._manifest = None
+        self._recorded = None
+
+    def check_sizes(
+        self, generation: int, shard: int, sizes: dict[str, list[tuple[str, int]]] | None = None
+    ) -> None:
+        """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the segment is
+        missing or has another size than recorded at its commit (see
+        :mod:`simdask.storage.checksums`; full hashes: ``simdask check``). ``sizes``: the
+        recorded sizes as :meth:`size_check` read them (None: read them here)."""
+        if self.store.local_root is None:  # a URL store: no local files to measure
+            return
+        sizes = self.recorded_sizes() if sizes is None else sizes
+        files = sizes.get(checksums.shard_prefix(generation, shard), ())
+        problems = checksums.size_problems(self.path, files)
+        if problems:
+            raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
+
+    def size_check(self) -> Callable[[int, int], None]:
+        """:meth:`check_sizes` with the recorded sizes of the committed generation read now:
+        it reads no catalog, so threads may call it."""
+        return partial(self.check_sizes, sizes=self.recorded_sizes())
+
+    def recorded_sizes(self) -> dict[str, list[tuple[str, int]]]:
+        """The committed shard files' recorded sizes (bytes) by segment (see
+        :func:`~simdask.storage.checksums.segment_sizes`), cached per generation."""
+        gen = self.catalog.generation
+        if self._recorded is None or self._recorded[0] != gen:
+            self._recorded = (gen, checksums.segment_sizes(checksums.recorded(self.catalog)))
+        return self._recorded[1]
 
     def _ranges(self) -> list[tuple[int, int]]:
-        cfg = self.index.config
+        cfg = self.config
         return shard_ranges(cfg.hash_bits, cfg.shards)
 
     def manifest(self) -> Manifest:
         """The committed manifest (cached per generation; call inside a read snapshot to
         read it with what else the snapshot reads)."""
-        gen = self.index.catalog.generation
+        gen = self.catalog.generation
         if self._manifest is None or self._manifest[0] != gen:
-            manifest = self.index.catalog.segments()
+            manifest = self.catalog.segments()
             self._reader.retain(manifest)  # forget segments no longer listed, once
             split = {s: split_small(segs) for s, segs in manifest.items()}
             self._manifest = (gen, manifest, split)
@@ -93,9 +131,9 @@ class SegmentReads:
 
     def tombstones(self) -> np.ndarray:
         """``tomb[d]`` of the committed generation (cached per generation)."""
-        gen = self.index.catalog.generation
+        gen = self.catalog.generation
         if self._tomb is None or self._tomb[0] != gen:
-            self._tomb = (gen, current_tombstones(self.index.catalog))
+            self._tomb = (gen, current_tombstones(self.catalog))
         return self._tomb[1]
 
     def shard(self, shard: int, generation: int | None = None) -> ShardData:
@@ -103,8 +141,8 @@ class SegmentReads:
         applied), or the single segment of the given generation."""
         if generation is not None:
             return self.segments_of({shard: [generation]})[(generation, shard)]
-        with self.index.catalog.read_snapshot():  # manifest and tombstones agree
-            manifest = self.index.catalog.segments()
+        with self.catalog.read_snapshot():  # manifest and tombstones agree
+            manifest = self.catalog.segments()
             tomb = self.tombstones()
         gens = [g for g, _, _ in manifest.get(shard, [])]
         lo, hi = self._ranges()[shard]
@@ -123,16 +161,17 @@ class SegmentReads:
             live = {gs for gs in self._shards if gs[1] not in gens} | wanted
             self._shards = {gs: d for gs, d in self._shards.items() if gs in live}
             for gs in missing:
-                self.index._check_sizes(*gs)
-            loaded = threads(lambda gs: self.index.store.read(*gs), missing)
+                self.check_sizes(*gs)
+            loaded = threads(lambda gs: self.store.read(*gs), missing)
             self._shards.update(zip(missing, loaded, strict=True))
         return {gs: self._shards[gs] for gs in wanted}
 
     def preload(self) -> int:
         """See :meth:`simdask.index.Index.preload`; returns the bytes concerned."""
-        manifest = self.index.catalog.segments()
+        manifest = self.catalog.segments()
         self._reader.retain(manifest)
-        nbytes, streamed = 0, {}
+        nbytes = 0
+        streamed: dict[int, list[int]] = {}
         for s, segs in manifest.items():
             for g, _, _ in segs:
                 arrays = self._reader.opened(s, g)
@@ -165,7 +204,7 @@ class SegmentReads:
         ranges = self._ranges()
         splits = self._split(manifest)
         split = {s: splits.get(s, ([], [])) for s in ids}
-        check = self.index.size_check()  # the catalog read here: threads may not use it
+        check = self.size_check()  # the catalog read here: threads may not use it
         whole: dict[int, list[int]] = {}
         if self.preloaded:  # compressed segments were read whole by preload
             for s, (look, _) in split.items():
@@ -173,7 +212,7 @@ class SegmentReads:
                     if not _mapped(self._reader.opened(s, g, check)):
                         whole.setdefault(s, []).append(g)
         loaded = self.segments_of(whole) if whole else {}
-        store = self.index.store
+        store = self.store
         direct = not self.preloaded  # pread, nothing mapped; preloaded: the mapped pages
 
         def subset(s: int) -> list[ShardData]:
@@ -219,13 +258,13 @@ class SegmentReads:
 
     def counts(self) -> tuple[int, int, int, int]:
         """``(distinct chunks, postings, segments, tombstones)`` of the live index."""
-        with self.index.catalog.read_snapshot():
-            manifest = self.index.catalog.segments()
+        with self.catalog.read_snapshot():
+            manifest = self.catalog.segments()
             tomb = self.tombstones()
         n_keys = n_post = 0
         for s, segs in manifest.items():
             if len(segs) == 1 and int(tomb.max(initial=0)) <= segs[0][0]:
-                keys, postings = self.index.store.counts(segs[0][0], s)  # metadata only
+                keys, postings = self.store.counts(segs[0][0], s)  # metadata only
             else:  # live postings: the segments merged
                 data = self.shard(s)
                 keys, postings = len(data.chunk_keys), data.n_postings

@@ -31,9 +31,9 @@ from simdask.errors import ConfigError, IndexExistsError
 from simdask.evidence.excluded import PairExclusions
 from simdask.index import Index, RunSummary
 from simdask.ingest.sources import list_items
-from simdask.kernels.similarity import containment
-from simdask.pairs import Pair as CrossPair  # a pair across the groups: A in B, B in A
+from simdask.kernels.measures import containment
 from simdask.progress import Callback
+from simdask.read.pairs import Pair as CrossPair  # a pair across the groups: A in B, B in A
 from simdask.storage.failures import WARNING_KINDS
 
 __all__ = ["GROUP_PREFIXES", "CompareResult", "CrossPair", "compare_groups"]

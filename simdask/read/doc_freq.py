@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simdask.kernels.hashing import chunk_id
+from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.postings import shard_of
 
 if TYPE_CHECKING:
@@ -38,12 +38,12 @@ def common_chunk_ids(index: Index, ids: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype)
     with index.catalog.read_snapshot():
         manifest = index.catalog.segments()
-        tomb = index._reads.tombstones()
+        tomb = index.reads.tombstones()
     if not manifest:
         return np.zeros(0, dtype)
     shard = shard_of(ids, cfg.shard_width)
     by = {s: ids[shard == s] for s in np.unique(shard).tolist()}
-    shards = index._reads.query_shards(manifest, tomb, by, merge=True)
+    shards = index.reads.query_shards(manifest, tomb, by, merge=True)
     out = [np.zeros(0, dtype)]
     for parts in shards.values():
         for seg in parts:
@@ -73,7 +73,8 @@ class CommonChunks:
     def __call__(self, shared: set[Chunk]) -> set[Chunk]:
         chunks = list(shared)
         dtype = self._index.config.chunk_dtype
-        ids = np.array([chunk_id(c, self.hash_bits, self.seed) for c in chunks], dtype)
+        feature = SORTED_CHUNK
+        ids = np.array([feature.feature_id(c, self.hash_bits, self.seed) for c in chunks], dtype)
         common = set(self.common_ids(ids).tolist())
         return {c for c, i in zip(chunks, ids.tolist(), strict=True) if i in common}
 

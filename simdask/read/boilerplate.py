@@ -44,7 +44,9 @@ class SharedPassage:
 def heavy_chunks(idx: Index, min_documents: int, limit: int) -> dict[int, np.ndarray]:
     """``{chunk ID: sorted doc IDs}`` of the ``limit`` chunks held by the most documents (at
     least ``min_documents``); ties broken by chunk ID."""
-    keys, dfs, where = [], [], []
+    keys: list[np.ndarray] = []
+    dfs: list[np.ndarray] = []
+    where: list[tuple[int, int]] = []
     for s in range(idx.config.shards):
         sd = idx.shard(s)
         df = np.diff(sd.offsets.astype(np.int64))

@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from simdask.check import damaged
-from simdask.kernels.similarity import containment, top_either_way
+from simdask.errors import damaged
+from simdask.kernels.measures import containment
+from simdask.kernels.similarity import top_either_way
 from simdask.summary import QueryMatch
 
 __all__ = ["query_matches"]

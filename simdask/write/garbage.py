@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from simdask import failpoints
-from simdask.segment_reads import segment_set
+from simdask.read.segment_reads import segment_set
 from simdask.storage.kept_maps import kept_maps
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 from simdask.storage.segments import remove_segment, stored_segments

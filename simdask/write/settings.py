@@ -19,10 +19,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from simdask.config import IndexConfig
-from simdask.errors import ConfigError, IndexNotFoundError
+from simdask.errors import ConfigError
+from simdask.storage.catalog import Catalog
+from simdask.storage.create import CATALOG_NAME
 
 __all__ = ["INDEX_SETTINGS", "update_config", "use_worker_cache"]
 
@@ -62,13 +65,14 @@ def update_config(path: str | os.PathLike, given: Mapping[str, Any]) -> IndexCon
     changes = {k: v for k, v in given.items() if v is not None}
     if not changes:
         return None
-    from simdask.index import Index  # not at import: simdask.index loads numpy and the catalog
-
-    try:
-        with Index.open(path) as idx:
-            base = idx.config
-    except IndexNotFoundError:
-        base = IndexConfig()
+    base = IndexConfig()
+    catalog_path = Path(path) / CATALOG_NAME
+    if catalog_path.exists():
+        catalog = Catalog(catalog_path)
+        try:
+            base = catalog.check_format()
+        finally:
+            catalog.close()
     return base.replace(**changes)
 
 

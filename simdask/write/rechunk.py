@@ -28,19 +28,23 @@ No dask here.
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import json
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
-from simdask.exclude import (
+from simdask.ingest.sources import SourceItem
+from simdask.kernels.exclusions import Exclusions
+from simdask.progress import Callback
+from simdask.write.exclude import (
     META_NAME,
     Template,
     index_exclusions,
@@ -49,18 +53,19 @@ from simdask.exclude import (
     templates_from_meta,
     templates_to_meta,
 )
-from simdask.ingest.sources import SourceItem
-from simdask.kernels.exclusions import Exclusions
+
+if TYPE_CHECKING:
+    from simdask.index import Index
 
 __all__ = [
     "AFFECTED_MAX_FRACTION",
     "ExclusionPlan",
+    "StoredTexts",
     "affected_documents",
     "only_exclusions_differ",
     "plan_exclusions",
-    "run_affected",
-    "run_rechunk",
     "stored_items",
+    "stored_texts",
 ]
 
 
@@ -168,42 +173,28 @@ def stored_items(
     return items, hashes, path
 
 
-def run_rechunk(index, req, run):
-    """The run applying changed exclusions: ``run(request)`` (the writer's ``_run``) with the
-    writer's request ``req`` made to read every document of ``index`` from its stored text
-    (:func:`stored_items`), with no size limit, replacing the index, the content hashes kept.
-    Returns what ``run`` returns; the JSONL file is removed afterwards."""
-    return _run_stored(index, req, run, None)
+@dataclass(frozen=True)
+class StoredTexts:
+    """Documents to chunk again from their stored texts: the run's ``items`` (lines of a
+    JSONL file in the index's work folder), their content ``hashes`` by key (kept: the texts
+    did not change) and whether they are every document (``replace_all``: the run replaces
+    the index) or only those the change affects (modified documents of an incremental run)."""
+
+    items: tuple[SourceItem, ...]
+    hashes: dict[str, str]
+    replace_all: bool
 
 
-def run_affected(index, req, doc_ids: np.ndarray, run):
-    """The run applying changed exclusions to the documents ``doc_ids`` only:
-    ``run(request)`` with the writer's request ``req`` made to read those documents from
-    their stored texts (:func:`stored_items`) as modified documents of an incremental run,
-    the content hashes kept. Returns what ``run`` returns; the JSONL file is removed
-    afterwards."""
-    return _run_stored(index, req, run, doc_ids)
-
-
-def _run_stored(index, req, run, doc_ids: np.ndarray | None):
-    """``run`` over the stored texts of ``doc_ids`` (None: every document, replacing the
-    index; else as modified documents of an incremental run)."""
+@contextlib.contextmanager
+def stored_texts(index: Index, doc_ids: np.ndarray | None, cb: Callback) -> Iterator[StoredTexts]:
+    """The stored texts of ``doc_ids`` (None: every document) as a run's items
+    (:func:`stored_items`), for the block; the JSONL file is removed afterwards."""
     items, hashes, path = stored_items(index, index.path / "work", doc_ids)
     if doc_ids is None:
-        req.cb.message(f"exclusions changed: re-chunking {len(items)} documents' stored texts")
+        cb.message(f"exclusions changed: re-chunking {len(items)} documents' stored texts")
     else:
-        req.cb.message(f"exclusions changed: re-chunking the {len(items)} documents they affect")
-    sub = dataclasses.replace(
-        req,
-        sources=(),
-        items=tuple(items),
-        remove=frozenset(),
-        options=dataclasses.replace(req.options, max_file_bytes=None),
-        delete_missing=False,
-        rebuild=doc_ids is None,
-        keep_hashes=hashes,
-    )
+        cb.message(f"exclusions changed: re-chunking the {len(items)} documents they affect")
     try:
-        return run(sub)
+        yield StoredTexts(tuple(items), hashes, doc_ids is None)
     finally:
         path.unlink(missing_ok=True)

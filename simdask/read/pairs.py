@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from simdask.kernels.similarity import containment
+from simdask.kernels.measures import CONTAINMENT, containment
 from simdask.storage.catalog import PairRow
 
 __all__ = ["PAIR_FIELDS", "Pair", "holds", "orient", "pct", "undirected"]
@@ -27,20 +27,16 @@ PAIR_FIELDS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "a_chunks", "b_ch
 
 
 def pct(value: float) -> str:
-    """A percentage for a sentence: ``62 %``, ``4.4 %``, ``0.3 %`` (whole numbers from 10 %;
-    never rounded to 0 or to 100 when it is not)."""
-    if 99.5 <= value < 100.0:
-        return f"{value:.1f} %"
-    text = f"{value:.0f}" if value >= 10 else f"{value:.1f}"
-    if text == "0.0" and value > 0:
-        text = f"{value:.2f}" if value >= 0.005 else "<0.01"
-    return f"{text} %"
+    """A percentage for a sentence: ``62 %``, ``4.4 %``, ``0.3 %``
+    (:meth:`~simdask.kernels.measures.Measure.say` of the stored measure)."""
+    return CONTAINMENT.say(value)
 
 
 def holds(a: str, b: str, a_in_b: float, b_in_a: float) -> str:
     """The plain wording of a pair: ``"B holds 62 % of A; A holds 18 % of B"`` (``a_in_b``:
-    percent of A's chunks found in B; ``b_in_a`` the reverse)."""
-    return f"{b} holds {pct(a_in_b)} of {a}; {a} holds {pct(b_in_a)} of {b}"
+    percent of A's chunks found in B; ``b_in_a`` the reverse;
+    :meth:`~simdask.kernels.measures.Measure.holds` of the stored measure)."""
+    return CONTAINMENT.holds(a, b, a_in_b, b_in_a)
 
 
 @dataclass(frozen=True)

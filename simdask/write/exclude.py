@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, ExtractionError, SourceError
+from simdask.ingest.extract import extract_text
 from simdask.ingest.sources import content_hash
 from simdask.kernels.exclusions import Exclusions, template_chunk_ids
 
@@ -54,7 +55,6 @@ def read_templates(paths: Iterable[str | os.PathLike]) -> tuple[Template, ...]:
 
     Raises :class:`SourceError` for a file that is missing or cannot be read or extracted,
     naming it: an exclusion that silently failed would leave the template counted."""
-    from simdask.ingest.extract import extract_text  # the format libraries: only when needed
 
     out: dict[str, Template] = {}
     for p in paths:
