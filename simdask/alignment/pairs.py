@@ -23,7 +23,7 @@ products are always summed in increasing term order starting from 0.0, sequentia
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -112,8 +112,10 @@ def _tile(x: SentenceVectors, y: _Side, rows: np.ndarray, cols: tuple[int, int],
         if shared_rare is not None:
             shared_rare += np.bincount(cell[rare[term[k]]], minlength=size)
     shape = (len(rows), width)
-    return dot.reshape(shape), inter.reshape(shape), (
-        None if shared_rare is None else shared_rare.reshape(shape)
+    return (
+        dot.reshape(shape),
+        inter.reshape(shape),
+        (None if shared_rare is None else shared_rare.reshape(shape)),
     )
 
 
@@ -230,45 +232,73 @@ def _best(x: SentenceVectors, y: _Side, rows: np.ndarray, first: int, last: int,
 @dataclass(frozen=True)
 class SentenceCosine:
     """The tf-isf cosine of sentence pairs of A and B, computed on demand in tiles of at most
-    ``block`` pairs (build with :meth:`of`)."""
+    ``block`` pairs (build with :meth:`of`). When all sentence pairs fit in one tile, the
+    whole matrix is computed once, at the first lookup, and kept."""
 
     a: _Side
     b: _Side
     block: int
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, a: SentenceVectors, b: SentenceVectors, block: int = DEFAULT_BLOCK):
         """The cosine of the sentences of A and B (tiles of ``block`` pairs)."""
         return cls(_side(a), _side(b), block)
 
+    def _dense(self) -> np.ndarray | None:
+        a, b = self.a.vectors, self.b.vectors
+        na, nb = len(a.norm), len(b.norm)
+        if na * nb > self.block or len(a.term) > self.block:
+            return None
+        if "cos" not in self.cache:
+            dot, _, _ = _tile(a, self.b, np.arange(na), (0, nb), self.block, None)
+            self.cache["cos"] = _cosine(dot, a.norm, b.norm)
+        return self.cache["cos"]
+
     def best_in_b(self, rows: np.ndarray, first: int, last: int):
         """Per A sentence in ``rows``: the largest cosine with B's sentences ``first..last``
         (inclusive) and the first B sentence with it (float64 and int64 arrays)."""
+        dense = self._dense()
+        if dense is not None:
+            part = dense[np.asarray(rows), first : last + 1]
+            return part.max(axis=1), first + part.argmax(axis=1)
         return _best(self.a.vectors, self.b, np.asarray(rows), first, last, self.block)
 
     def best_in_a(self, cols: np.ndarray, first: int, last: int):
         """Per B sentence in ``cols``: the largest cosine with A's sentences ``first..last``
         and the first A sentence with it."""
+        dense = self._dense()
+        if dense is not None:
+            part = dense[first : last + 1, np.asarray(cols)]
+            return part.max(axis=0), first + part.argmax(axis=0)
         return _best(self.b.vectors, self.a, np.asarray(cols), first, last, self.block)
 
     def pairs(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The cosine of the sentence pairs ``(i[k], j[k])`` (float64)."""
-        a, b = self.a.vectors, self.b.vectors
-        out = np.zeros(len(i))
-        lengths = a.offsets[np.asarray(i) + 1] - a.offsets[np.asarray(i)]
-        ends = np.cumsum(lengths)
-        k0 = 0
-        while k0 < len(i):
-            before = ends[k0] - lengths[k0]
-            k1 = max(int(np.searchsorted(ends, before + self.block, side="right")), k0 + 1)
-            term, pos, weight = _entries(a, np.asarray(i[k0:k1]))
-            target = term * len(b.norm) + np.asarray(j[k0:k1])[pos]
-            at = np.minimum(np.searchsorted(self.b.key, target), len(self.b.key) - 1)
-            hit = (self.b.key[at] == target) if len(self.b.key) else np.zeros(len(at), bool)
-            dot = np.bincount(pos[hit], weight[hit] * self.b.weight[at[hit]], minlength=k1 - k0)
-            rows, cols = np.asarray(i[k0:k1]), np.asarray(j[k0:k1])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cos = dot / (a.norm[rows] * b.norm[cols])
-            out[k0:k1] = np.nan_to_num(cos, nan=0.0, posinf=0.0)
-            k0 = k1
-        return out
+        dense = self._dense()
+        if dense is not None:
+            return dense[np.asarray(i), np.asarray(j)]
+        return _pair_cosine(self.a.vectors, self.b, np.asarray(i), np.asarray(j), self.block)
+
+
+def _pair_cosine(a: SentenceVectors, y: _Side, i: np.ndarray, j: np.ndarray, block: int):
+    """The cosine of the pairs ``(i[k], j[k])``, in pieces of at most ``block`` entries of A."""
+    b = y.vectors
+    out = np.zeros(len(i))
+    lengths = a.offsets[i + 1] - a.offsets[i]
+    ends = np.cumsum(lengths)
+    k0 = 0
+    while k0 < len(i):
+        before = ends[k0] - lengths[k0]
+        k1 = max(int(np.searchsorted(ends, before + block, side="right")), k0 + 1)
+        rows, cols = i[k0:k1], j[k0:k1]
+        term, pos, weight = _entries(a, rows)
+        target = term * len(b.norm) + cols[pos]
+        at = np.minimum(np.searchsorted(y.key, target), max(len(y.key) - 1, 0))
+        hit = (y.key[at] == target) if len(y.key) else np.zeros(len(at), bool)
+        dot = np.bincount(pos[hit], weight[hit] * y.weight[at[hit]], minlength=k1 - k0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cos = dot / (a.norm[rows] * b.norm[cols])
+        out[k0:k1] = np.nan_to_num(cos, nan=0.0, posinf=0.0)
+        k0 = k1
+    return out
