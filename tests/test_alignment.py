@@ -18,8 +18,8 @@ from simdask.alignment.extend import Fragment, join_in_order
 from simdask.alignment.filtering import resolve_overlaps
 from simdask.alignment.segment import segment, word_spans
 from simdask.alignment.stemming import has_stemmer, stem_words
-from simdask.alignment.vectors import fragment_cosine, sentence_similarity, sentence_vectors
 from simdask.errors import ConfigError
+from tests.helpers.dense_alignment import DenseCosine
 from tests.helpers.documents import prose
 
 pytestmark = pytest.mark.unit
@@ -220,15 +220,15 @@ def _fragment(a0, a1, b0, b1, score=0.5):
 
 def test_overlapping_passages_keep_the_better_one():
     x, y = _fragment(0, 3, 0, 3), _fragment(2, 5, 10, 13)
-    cos = np.zeros((6, 14))
+    cos = np.zeros((8, 14))
     cos[np.arange(4), np.arange(4)] = 0.9  # x's sentences match their B fragment well
     cos[np.arange(2, 6), np.arange(10, 14)] = 0.3
-    assert resolve_overlaps([y, x], cos) == [x]
+    assert resolve_overlaps([y, x], DenseCosine(cos)) == [x]
     cos[np.arange(2, 6), np.arange(10, 14)] = 1.0  # now y is the better one
     cos[np.arange(4), np.arange(4)] = 0.2
-    assert resolve_overlaps([x, y], cos) == [y]
+    assert resolve_overlaps([x, y], DenseCosine(cos)) == [y]
     apart = _fragment(6, 7, 0, 1)
-    assert resolve_overlaps([apart, x], cos) == [x, apart]
+    assert resolve_overlaps([apart, x], DenseCosine(cos)) == [x, apart]
 
 
 def test_neighbours_in_order_are_joined_when_the_join_validates():
@@ -381,64 +381,6 @@ def test_word_spans_are_the_pattern_runs_in_code_points(text):
     ref = [m.span() for m in re.finditer(r"[^\W_]+", text)]
     assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == ref
     assert tokens == [simdask.normalize(text[s:e]) for s, e in ref]
-
-
-def _dense_reference(terms, sents, n_sents, n_terms):
-    """tf-isf by the definition, with dense matrices and Python loops."""
-    counts = [np.zeros((n, n_terms)) for n in n_sents]
-    for c, t, s in zip(counts, terms, sents, strict=True):
-        for term, sent in zip(t.tolist(), s.tolist(), strict=True):
-            c[sent, term] += 1
-    both = np.vstack(counts)
-    df = (both > 0).sum(axis=0)
-    isf = np.log(max(len(both), 1) / np.maximum(df, 1))
-    wa, wb = counts[0] * isf, counts[1] * isf
-    cos = np.zeros((n_sents[0], n_sents[1]))
-    dice = np.zeros_like(cos)
-    for i in range(n_sents[0]):
-        for j in range(n_sents[1]):
-            norm = np.linalg.norm(wa[i]) * np.linalg.norm(wb[j])
-            cos[i, j] = wa[i] @ wb[j] / norm if norm else 0.0
-            ga, gb = counts[0][i] > 0, counts[1][j] > 0
-            size = ga.sum() + gb.sum()
-            dice[i, j] = 2 * (ga & gb).sum() / size if size else 0.0
-    return cos, dice, wa, wb
-
-
-@st.composite
-def term_texts(draw):
-    n_terms = draw(st.integers(1, 8))
-    out = []
-    for _ in range(2):
-        n = draw(st.integers(1, 5))
-        words = draw(st.lists(st.tuples(st.integers(0, n_terms - 1), st.integers(0, n - 1))))
-        words.sort(key=lambda w: w[1])
-        out.append(
-            (
-                np.array([w[0] for w in words], np.int64),
-                np.array([w[1] for w in words], np.int64),
-                n,
-            )
-        )
-    return out, n_terms
-
-
-@settings(max_examples=150, deadline=None)
-@given(term_texts(), st.data())
-def test_sentence_similarity_matches_the_dense_definition(texts, data):
-    (ta, sa, na), (tb, sb, nb) = texts[0]
-    n_terms = texts[1]
-    va, vb = sentence_vectors((ta, tb), (sa, sb), (na, nb), n_terms)
-    cos, dice = sentence_similarity(va, vb)
-    ref_cos, ref_dice, wa, wb = _dense_reference((ta, tb), (sa, sb), (na, nb), n_terms)
-    np.testing.assert_allclose(cos, ref_cos, atol=1e-9)
-    np.testing.assert_allclose(dice, ref_dice, atol=1e-12)
-    fa = sorted(data.draw(st.tuples(st.integers(0, na - 1), st.integers(0, na - 1))))
-    fb = sorted(data.draw(st.tuples(st.integers(0, nb - 1), st.integers(0, nb - 1))))
-    x, y = wa[fa[0] : fa[1] + 1].sum(axis=0), wb[fb[0] : fb[1] + 1].sum(axis=0)
-    norm = np.linalg.norm(x) * np.linalg.norm(y)
-    expected = x @ y / norm if norm else 0.0
-    assert fragment_cosine(va, tuple(fa), vb, tuple(fb)) == pytest.approx(expected, abs=1e-9)
 
 
 def test_short_sentences_are_joined_to_the_next():

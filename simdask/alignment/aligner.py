@@ -25,18 +25,13 @@ import numpy as np
 from simdask.alignment.config import AlignConfig
 from simdask.alignment.extend import Fragment, integrate, join_in_order, trim
 from simdask.alignment.filtering import drop_short, resolve_overlaps
+from simdask.alignment.pairs import SentenceCosine, SentencePairs, rare_terms, similar_pairs
 from simdask.alignment.passage import Passage
-from simdask.alignment.seeds import key_matches, sentence_pairs, window_keys
+from simdask.alignment.seeds import key_matches, window_keys
 from simdask.alignment.segment import Segmented, segment
 from simdask.alignment.stemming import stem_words
 from simdask.alignment.stopwords import CONTENT_STOPWORDS, NGRAM_STOPWORDS
-from simdask.alignment.vectors import (
-    SentenceVectors,
-    fragment_cosine,
-    sentence_similarity,
-    sentence_vectors,
-    shared_rare,
-)
+from simdask.alignment.vectors import SentenceVectors, fragment_cosine, sentence_vectors
 from simdask.alignment.verbatim import prefer_verbatim, verbatim_runs
 
 __all__ = ["align"]
@@ -108,23 +103,44 @@ def _stopword_seeds(a: _Text, b: _Text, config: AlignConfig) -> np.ndarray:
     )
 
 
-def _uniform(cos: np.ndarray, dice: np.ndarray, config: AlignConfig) -> bool:
-    """Whether the texts are uniformly similar: more than ``max_seed_share`` of at least 400
-    sentence pairs pass the seed thresholds (texts made of the same few words, such as
-    generated text or lists). Their sentence pairs are no evidence of copying then; verbatim
-    runs still are."""
-    passing = (cos >= config.cosine_threshold) & (dice >= config.dice_threshold)
-    return cos.size >= 400 and passing.mean() > config.max_seed_share
+def _uniform_count(n_pairs: int, config: AlignConfig) -> int | None:
+    """The number of sentence pairs passing the seed thresholds from which the texts are
+    uniformly similar: the least ``c`` with ``c / n_pairs > max_seed_share``, for at least 400
+    sentence pairs (texts made of the same few words, such as generated text or lists; their
+    sentence pairs are no evidence of copying then, verbatim runs still are); None below 400."""
+    if n_pairs < 400:
+        return None
+    c = int(config.max_seed_share * n_pairs)
+    while c / n_pairs <= config.max_seed_share:
+        c += 1
+    while c > 0 and (c - 1) / n_pairs > config.max_seed_share:
+        c -= 1
+    return c
 
 
-def _seeds(a: _Text, b: _Text, cos, dice, rare, chunks, config: AlignConfig, summary=False):
+def _sentence_pairs(va, vb, config: AlignConfig) -> SentencePairs | None:
+    """The sentence pairs that can be sentence seeds (passing the lower of the normal and
+    the summary thresholds and sharing a rare stem), in blocks of ``config.pair_block``; None
+    when the texts are uniformly similar (or sentence seeds are off)."""
+    if not config.sentence_seeds:
+        return None
+    normal = (config.cosine_threshold, config.dice_threshold)
+    summary = (config.summary_cosine_threshold, config.summary_dice_threshold)
+    keep = (min(normal[0], summary[0]), min(normal[1], summary[1]))
+    rare = rare_terms(va, vb, config.rare_share) if config.rare_share < 1 else None
+    limit = _uniform_count(len(va.norm) * len(vb.norm), config)
+    pairs = similar_pairs(va, vb, keep, normal, rare, limit, config.pair_block)
+    return None if pairs.stopped else pairs
+
+
+def _seeds(a: _Text, b: _Text, pairs, chunks, config: AlignConfig, summary=False):
     """The seeds, int64 ``(n, 2)``, sorted and distinct (``summary``: the summary
     variant's thresholds for the sentence pairs)."""
     parts = [np.zeros((0, 2), dtype=np.int64)]
-    if config.sentence_seeds and not _uniform(cos, dice, config):
+    if pairs is not None:
         low = (config.summary_cosine_threshold, config.summary_dice_threshold)
         cut = low if summary else (config.cosine_threshold, config.dice_threshold)
-        parts.append(sentence_pairs(cos, dice, *cut, rare))
+        parts.append(pairs.passing(*cut))
     if config.chunk_seeds:
         ia, ib = chunks
         parts.append(np.stack([a.seg.sentence[ia], b.seg.sentence[ib]], axis=1))
@@ -250,10 +266,10 @@ def align(
     if a.seg.n_sentences == 0 or b.seg.n_sentences == 0:
         return []
     va, vb = _vectors(a, b)
-    cos, dice = sentence_similarity(va, vb)
-    rare = shared_rare(va, vb, config.rare_share) if config.rare_share < 1 else None
+    cos = SentenceCosine.of(va, vb, config.pair_block)
+    pairs = _sentence_pairs(va, vb, config)
     chunks = _chunk_matches(a, b, config)
-    seeds = _seeds(a, b, cos, dice, rare, chunks, config)
+    seeds = _seeds(a, b, pairs, chunks, config)
     gaps = (config.max_gap, config.max_gap)
     found = _extend(seeds, a, b, va, vb, gaps, config)
     if config.trim:
@@ -266,7 +282,7 @@ def align(
         # the summary variant (wider source gap, its own seed thresholds): taken when the
         # normal variant's passages are long in B against A, or when that found none and
         # the summary variant's passages are
-        seeds = _seeds(a, b, cos, dice, rare, chunks, config, summary=True)
+        seeds = _seeds(a, b, pairs, chunks, config, summary=True)
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
         summary = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
         if config.join_passages:

@@ -34,6 +34,7 @@ _COUNTS = (
     "chunk_words",
     "stopword_ngram",
     "max_key_repeats",
+    "pair_block",
 )
 
 
@@ -102,6 +103,9 @@ class AlignConfig:
     trim: bool = True
     #: ... keeping every seed of at least this cosine
     trim_keep_cosine: float = 0.5
+    #: sentence pairs (and joined entry pairs) per block of the sentence-pair similarity
+    #: (:mod:`.pairs`): memory, not results, depends on it
+    pair_block: int = 1 << 18
     #: a passage is "verbatim" when exact chunks cover this share of its words on both sides
     verbatim_share: float = 0.8
     #: verbatim runs (exact chunks, word-exact spans) replace a passage they cover this much of
@@ -120,7 +124,7 @@ class AlignConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{name} must be a non-negative integer, got {value!r}")
-        for name in ("chunk_words", "stopword_ngram", "min_seeds", "max_key_repeats"):
+        for name in ("chunk_words", "stopword_ngram", "min_seeds", "max_key_repeats", "pair_block"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.min_gap > self.max_gap:

@@ -8,10 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-__all__ = ["Fragment", "fragments", "integrate", "join_in_order", "trim"]
+__all__ = ["CosineLookup", "Fragment", "fragments", "integrate", "join_in_order", "trim"]
+
+
+class CosineLookup(Protocol):
+    """The sentence cosine of A and B on demand (:class:`.pairs.SentenceCosine`)."""
+
+    def best_in_b(self, rows: np.ndarray, first: int, last: int) -> tuple[np.ndarray, ...]:
+        """Per A sentence in ``rows``: the largest cosine with B's sentences ``first..last``
+        and the first B sentence with it."""
+        ...
+
+    def best_in_a(self, cols: np.ndarray, first: int, last: int) -> tuple[np.ndarray, ...]:
+        """Per B sentence in ``cols``: the same over A's sentences ``first..last``."""
+        ...
+
+    def pairs(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The cosine of the sentence pairs ``(i[k], j[k])``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -124,20 +142,19 @@ def join_in_order(
 
 def trim(
     f: Fragment,
-    cos: np.ndarray,
+    cos: CosineLookup,
     similarity: Callable[[tuple[int, int], tuple[int, int]], float],
     strong_cosine: float = 1.0,
 ) -> Fragment:
     """``f`` narrowed to its mutually best seeds: those ``(i, j)`` where ``j`` is the sentence
-    of the B fragment most similar to ``i`` (by ``cos``, the sentence cosine matrix) and ``i``
-    the sentence of the A fragment most similar to ``j``, or whose cosine is at least
-    ``strong_cosine``; stray seeds at the ends widen a
-    passage past the copied text. The score is recomputed; ``f`` itself when nothing
-    changes or no seed would be left."""
+    of the B fragment most similar to ``i`` (by ``cos``, the sentence cosine; the first on a
+    tie) and ``i`` the sentence of the A fragment most similar to ``j``, or whose cosine is
+    at least ``strong_cosine``; stray seeds at the ends widen a passage past the copied text.
+    The score is recomputed; ``f`` itself when nothing changes or no seed would be left."""
     s = f.seeds
-    best_b = f.b_first + cos[s[:, 0], f.b_first : f.b_last + 1].argmax(axis=1)
-    best_a = f.a_first + cos[f.a_first : f.a_last + 1, s[:, 1]].argmax(axis=0)
-    strong = cos[s[:, 0], s[:, 1]] >= strong_cosine
+    _, best_b = cos.best_in_b(s[:, 0], f.b_first, f.b_last)
+    _, best_a = cos.best_in_a(s[:, 1], f.a_first, f.a_last)
+    strong = cos.pairs(s[:, 0], s[:, 1]) >= strong_cosine
     kept = s[((s[:, 1] == best_b) & (s[:, 0] == best_a)) | strong]
     if len(kept) == 0:
         return f

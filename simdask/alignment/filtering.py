@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdask.alignment.extend import Fragment
+from simdask.alignment.extend import CosineLookup, Fragment
 
 __all__ = ["drop_short", "resolve_overlaps"]
 
 
-def _sim(cos: np.ndarray, a_first: int, a_last: int, b: Fragment) -> float:
+def _sim(cos: CosineLookup, a_first: int, a_last: int, b: Fragment) -> float:
     """Mean over sentences ``a_first..a_last`` of A of their best cosine within ``b``'s
     B fragment (0 for an empty range)."""
-    if a_last < a_first:
+    if a_last < a_first or b.b_last < b.b_first:
         return 0.0
-    block = cos[a_first : a_last + 1, b.b_first : b.b_last + 1]
-    return float(block.max(axis=1).mean()) if block.size else 0.0
+    best, _ = cos.best_in_b(np.arange(a_first, a_last + 1), b.b_first, b.b_last)
+    return float(best.mean())
 
 
-def _quality(x: Fragment, y: Fragment, cos: np.ndarray) -> float:
+def _quality(x: Fragment, y: Fragment, cos: CosineLookup) -> float:
     """q_y(x): similarity of x's part overlapping y plus the rest weighted by what is left."""
     lo, hi = max(x.a_first, y.a_first), min(x.a_last, y.a_last)
     overlap = _sim(cos, lo, hi, x)
@@ -35,10 +35,10 @@ def _overlaps(x: Fragment, y: Fragment) -> bool:
     return x.a_first <= y.a_last and y.a_first <= x.a_last
 
 
-def resolve_overlaps(found: list[Fragment], cos: np.ndarray) -> list[Fragment]:
+def resolve_overlaps(found: list[Fragment], cos: CosineLookup) -> list[Fragment]:
     """Passages no two of which share a sentence of A, sorted by their start in A: while a
     passage (the first in A) overlaps others, of it and those only the best by quality
-    survives (``cos``: the sentence cosine matrix)."""
+    survives (``cos``: the sentence cosine, :class:`.pairs.SentenceCosine`)."""
     cases = sorted(found, key=lambda f: (f.a_first, f.a_last, f.b_first))
     while True:
         pivot = next((p for p in cases if any(o is not p and _overlaps(p, o) for o in cases)), None)

@@ -1,9 +1,10 @@
 """Seeds: pairs (sentence of A, sentence of B) that look taken from one another.
 
 Three features: sentence pairs whose tf-isf cosine and Dice both pass their thresholds
-(robust to reordering and synonyms); exact sorted ``k``-word chunks (DESIGN §1: verbatim
-copies); stop-word n-grams (Stamatatos 2011: the skeleton of function words survives when
-content words are replaced). Keys are 64-bit mixes of per-process word hashes.
+(robust to reordering and synonyms; computed by :mod:`.pairs`); exact sorted ``k``-word
+chunks (DESIGN §1: verbatim copies); stop-word n-grams (Stamatatos 2011: the skeleton of
+function words survives when content words are replaced). Keys are 64-bit mixes of
+per-process word hashes.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["key_matches", "sentence_pairs", "window_keys"]
+__all__ = ["key_matches", "window_keys"]
 
 _MIX = np.random.default_rng(20261127).integers(1, 2**63, size=64, dtype=np.uint64) | np.uint64(1)
 
@@ -49,19 +50,3 @@ def key_matches(
     first = np.repeat(lo[ia] - (np.cumsum(n) - n), n)
     ib = order[first + np.arange(int(n.sum()))]
     return np.repeat(ia, n), ib.astype(np.int64)
-
-
-def sentence_pairs(
-    cos: np.ndarray,
-    dice: np.ndarray,
-    cos_min: float,
-    dice_min: float,
-    rare: np.ndarray | None = None,
-) -> np.ndarray:
-    """The sentence pairs ``(i, j)`` (int64, shape ``(n, 2)``) with ``cos >= cos_min`` and
-    ``dice >= dice_min`` (and, given ``rare``, sharing a rare term: ``rare[i, j]``)."""
-    ok = (cos >= cos_min) & (dice >= dice_min)
-    if rare is not None:
-        ok &= rare
-    i, j = np.nonzero(ok)
-    return np.stack([i, j], axis=1).astype(np.int64)

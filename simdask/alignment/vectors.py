@@ -1,8 +1,8 @@
 """tf-isf sentence vectors of two texts over their own vocabulary (Sanchez-Perez et al.
 2014): each sentence of either text is a "document", the sentences of both texts the
 "collection"; a term's weight in a sentence is its count times ``log(|D| / sentences with
-the term)``. Pure numpy: sparse entries per text, joined on their shared terms; the results
-are dense ``(sentences of A, sentences of B)`` arrays (8 bytes a sentence pair each).
+the term)``. Pure numpy: sparse entries per text; the similarity of sentence pairs is
+:mod:`.pairs` (blocked, bounded memory).
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import numpy as np
 __all__ = [
     "SentenceVectors",
     "fragment_cosine",
-    "sentence_similarity",
     "sentence_vectors",
-    "shared_rare",
 ]
 
 
@@ -61,64 +59,6 @@ def sentence_vectors(
         size = np.bincount(sent, minlength=n).astype(np.float64)
         out.append(SentenceVectors(term, weight, offsets, norm, size, n_terms))
     return out[0], out[1]
-
-
-def _by_term(v: SentenceVectors, shared: np.ndarray):
-    """The entries of ``v`` whose term is shared, sorted by term: (term, sentence, weight)."""
-    sent = np.repeat(np.arange(len(v.norm)), np.diff(v.offsets))
-    keep = np.flatnonzero(shared[v.term])
-    order = keep[np.argsort(v.term[keep], kind="stable")]
-    return v.term[order], sent[order], v.weight[order]
-
-
-def _joined(a: SentenceVectors, b: SentenceVectors, keep: np.ndarray):
-    """Every pair of entries (one of A, one of B) with the same term, for the terms ``keep``
-    (bool per term): the sentence-pair index (``i * sentences of B + j``) and the product of
-    the two weights of each."""
-    nb = len(b.norm)
-    ta, sa, wa = _by_term(a, keep)
-    tb, sb, wb = _by_term(b, keep)
-    lo = np.searchsorted(tb, ta, side="left")
-    count = np.searchsorted(tb, ta, side="right") - lo
-    total = int(count.sum())
-    ia = np.repeat(np.arange(len(ta)), count)
-    ib = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total)
-    return sa[ia] * nb + sb[ib], wa[ia] * wb[ib]
-
-
-def _shared(a: SentenceVectors, b: SentenceVectors) -> np.ndarray:
-    shared = np.zeros(a.n_terms, dtype=bool)
-    shared[a.term] = True
-    in_b = np.zeros(a.n_terms, dtype=bool)
-    in_b[b.term] = True
-    return shared & in_b
-
-
-def sentence_similarity(a: SentenceVectors, b: SentenceVectors) -> tuple[np.ndarray, np.ndarray]:
-    """The cosine (tf-isf) and Dice (distinct terms) of every sentence of A with every
-    sentence of B: two float arrays of shape ``(sentences of A, sentences of B)``, in [0, 1].
-
-    Sparse: every pair of entries (one of A, one of B) with the same term adds its product
-    to its sentence pair (``bincount``), so the cost is the number of such entry pairs."""
-    na, nb = len(a.norm), len(b.norm)
-    pair, product = _joined(a, b, _shared(a, b))
-    dot = np.bincount(pair, product, minlength=na * nb).reshape(na, nb)
-    inter = np.bincount(pair, minlength=na * nb).reshape(na, nb)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cos = dot / np.outer(a.norm, b.norm)
-        dice = 2.0 * inter / (a.size[:, None] + b.size[None, :])
-    return np.nan_to_num(cos, nan=0.0, posinf=0.0), np.nan_to_num(dice, nan=0.0, posinf=0.0)
-
-
-def shared_rare(a: SentenceVectors, b: SentenceVectors, max_share: float) -> np.ndarray:
-    """Per sentence pair (A, B), how many terms the two share that are rare: held by at most
-    ``max_share`` of all sentences of both texts, or by 2 (bool array, shape as
-    :func:`sentence_similarity`'s: whether any)."""
-    na, nb = len(a.norm), len(b.norm)
-    df = np.bincount(a.term, minlength=a.n_terms) + np.bincount(b.term, minlength=b.n_terms)
-    rare = _shared(a, b) & (df <= max(2.0, max_share * (na + nb)))
-    pair, _ = _joined(a, b, rare)
-    return np.bincount(pair, minlength=na * nb).reshape(na, nb) > 0
 
 
 def _fragment(v: SentenceVectors, first: int, last: int) -> np.ndarray:
