@@ -89,7 +89,7 @@ def _tile(x: SentenceVectors, y: _Side, rows: np.ndarray, cols: tuple[int, int],
     count = np.searchsorted(y.key, base + c1) - lo
     ends = np.cumsum(count)
     total = int(ends[-1]) if len(ends) else 0
-    dot = np.zeros(size)
+    dot: np.ndarray = np.zeros(size)
     inter = np.zeros(size, dtype=np.int64)
     shared_rare = np.zeros(size, dtype=np.int64) if rare is not None else None
     for p0 in range(0, total, block):
