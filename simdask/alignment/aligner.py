@@ -17,10 +17,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from xxhash import xxh3_64_intdigest
 
 from simdask.alignment.config import AlignConfig
 from simdask.alignment.extend import Fragment, integrate, join_in_order, trim
@@ -34,10 +35,19 @@ from simdask.alignment.stopwords import CONTENT_STOPWORDS, NGRAM_STOPWORDS
 from simdask.alignment.vectors import SentenceVectors, fragment_cosine, sentence_vectors
 from simdask.alignment.verbatim import prefer_verbatim, verbatim_runs
 
-__all__ = ["align"]
+__all__ = ["align", "word_ids"]
 
-_CONTENT_STOP = np.array(sorted(hash(w) for w in CONTENT_STOPWORDS), dtype=np.int64)
-_NGRAM_STOP = np.array(sorted(hash(w) for w in NGRAM_STOPWORDS), dtype=np.int64)
+
+def word_ids(words: Iterable[str], n: int) -> np.ndarray:
+    """int64 IDs of ``n`` words: xxh3-64 of their UTF-8 bytes, the same in every process and
+    on every machine (Python's ``hash()`` of a string is salted per process, which made ties
+    between equal similarities, and so the passages, differ from run to run)."""
+    ids = (xxh3_64_intdigest(w.encode("utf-8", "surrogatepass")) for w in words)
+    return np.fromiter(ids, np.uint64, n).view(np.int64)
+
+
+_CONTENT_STOP = np.sort(word_ids(CONTENT_STOPWORDS, len(CONTENT_STOPWORDS)))
+_NGRAM_STOP = np.sort(word_ids(NGRAM_STOPWORDS, len(NGRAM_STOPWORDS)))
 
 
 @dataclass(frozen=True)
@@ -53,12 +63,12 @@ class _Text:
 
 def _prepare(text: str, excluded: Sequence[tuple[int, int]], config: AlignConfig) -> _Text:
     seg = segment(text, excluded, config.min_sentence_words)
-    hashes = np.fromiter(map(hash, seg.tokens), np.int64, len(seg.tokens))
+    hashes = word_ids(seg.tokens, len(seg.tokens))
     english = config.language.lower() == "english"
     content = ~np.isin(hashes, _CONTENT_STOP) if english else np.ones(len(hashes), bool)
     idx = np.flatnonzero(content).tolist()
     stems = stem_words([seg.tokens[i] for i in idx], config.language)
-    stem_hashes = np.fromiter(map(hash, stems), np.int64, len(stems))
+    stem_hashes = word_ids(stems, len(stems))
     return _Text(seg, hashes, content, stem_hashes, np.cumsum(seg.barrier))
 
 
