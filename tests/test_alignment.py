@@ -21,6 +21,7 @@ from simdask.alignment.stemming import has_stemmer, stem_words
 from simdask.errors import ConfigError
 from tests.helpers.dense_alignment import DenseCosine
 from tests.helpers.documents import prose
+from tests.helpers.paraphrase import paraphrased_pair
 
 pytestmark = pytest.mark.unit
 
@@ -133,6 +134,21 @@ SYNONYMS = {
     "researchers": "scientists",
     "follow": "track",
 }
+
+
+@pytest.mark.parametrize("in_order", [False, True])
+def test_own_paragraph_between_two_copied_sections_is_not_marked(in_order):
+    """Two paraphrased sections with the student's own paragraph between them are two
+    passages, whether they follow the source's order or not: joining in order is for
+    summaries only, and never marks the own paragraph as taken."""
+    p = paraphrased_pair(in_order)
+    found = align(p.essay, p.source)
+    assert len(found) == 2
+    own = (p.spans_a[0][1], p.spans_a[1][0])  # the own paragraph between the sections
+    for f, span_a, span_b in zip(found, p.spans_a, p.spans_b, strict=True):
+        assert f.a_end <= own[0] + 2 or f.a_start >= own[1] - 2
+        assert abs(f.a_start - span_a[0]) <= 2 and abs(f.a_end - span_a[1]) <= 2
+        assert abs(f.b_start - span_b[0]) <= 2 and abs(f.b_end - span_b[1]) <= 2
 
 
 def test_synonym_swaps_are_one_paraphrased_passage():

@@ -8,7 +8,8 @@
    ``summary_ratio`` times longer in B than in A (or none is found), again with the summary
    gaps and seed thresholds (taken in the second case only if its passages are that long).
 4. Filtering (:mod:`.filtering`): overlaps in A resolved, short passages dropped;
-   neighbours that follow each other in both texts joined (:func:`.extend.join_in_order`).
+   in a summary, neighbours that follow each other in both texts joined
+   (:func:`.extend.join_in_order`; their joined lengths also decide step 3's second variant).
    Verbatim runs (:mod:`.verbatim`) replace the passages they mostly cover.
 5. Each passage gets a kind (verbatim when exact chunks cover most words of both spans,
    summarised when the B span is ``summarised_ratio`` times longer, else paraphrased) and its
@@ -285,9 +286,11 @@ def align(
     if config.trim:
         found = _trim(found, cos, va, vb, config)
     found = _passages(found, a, b, cos, config)
-    if config.join_passages:
-        found = _join(found, a, b, va, vb, config)
-    len_a, len_b = _lengths(found, a, b)
+    # joined passages decide whether this is a summary, and are kept only for one: joining
+    # in order across seedless sentences would mark a student's own paragraph between two
+    # copied sections as taken
+    joined = _join(found, a, b, va, vb, config) if config.join_passages else found
+    len_a, len_b = _lengths(joined, a, b)
     if not found or len_b >= config.summary_ratio * len_a:
         # the summary variant (wider source gap, its own seed thresholds): taken when the
         # normal variant's passages are long in B against A, or when that found none and

@@ -97,7 +97,8 @@ class AlignConfig:
     chunk_seeds: bool = False
     stopword_seeds: bool = True
     #: neighbouring passages (at most summary_suspicious_gap sentences apart in A) whose B
-    #: spans follow in the same order are joined when the joined pair still validates
+    #: spans follow in the same order are joined when the joined pair still validates: this
+    #: decides whether the summary variant is tried, and is kept for its passages only
     join_passages: bool = True
     #: passages of the normal variant narrowed to their mutually best seeds
     trim: bool = True

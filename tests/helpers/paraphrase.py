@@ -99,12 +99,14 @@ def _join(parts: list[str]) -> tuple[str, list[tuple[int, int]]]:
     return text, spans
 
 
-def paraphrased_pair() -> Paraphrased:
+def paraphrased_pair(in_order: bool = False) -> Paraphrased:
     """The essay (own, paraphrase of 4, own, paraphrase of 1, own: the two sections in the
-    other order than in the source) and the source (all of :data:`PARAGRAPHS`)."""
+    other order than in the source; ``in_order``: 1 before 4, as in the source) and the
+    source (all of :data:`PARAGRAPHS`)."""
     source, src_spans = _join(list(PARAGRAPHS))
-    essay, spans = _join([OWN[0], PARAPHRASES[4], OWN[1], PARAPHRASES[1], OWN[2]])
-    return Paraphrased(essay, source, (spans[1], spans[3]), (src_spans[4], src_spans[1]))
+    first, second = (1, 4) if in_order else (4, 1)
+    essay, spans = _join([OWN[0], PARAPHRASES[first], OWN[1], PARAPHRASES[second], OWN[2]])
+    return Paraphrased(essay, source, (spans[1], spans[3]), (src_spans[first], src_spans[second]))
 
 
 def verbatim_pair(which: int = 5) -> tuple[str, str, tuple[int, int], tuple[int, int]]:
