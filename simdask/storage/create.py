@@ -11,6 +11,7 @@ from pathlib import Path
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, IndexExistsError, NotAnIndexError
 from simdask.storage.catalog import Catalog
+from simdask.storage.durable import fsync_file, sync_dirs_up_to
 from simdask.storage.keys import set_current_scheme
 from simdask.storage.remote import RemoteStore, is_url
 
@@ -54,6 +55,8 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
             catalog.set_meta("shard_store", shard_store)
         catalog.close()
         _link_new(tmp, final)
+        fsync_file(final)  # the new index's name durable too (docs/formats.md, Durability)
+        sync_dirs_up_to(path, path.parent)
     finally:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{tmp}{suffix}").unlink(missing_ok=True)
