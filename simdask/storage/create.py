@@ -42,6 +42,7 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
     if shard_store is not None:
         RemoteStore(shard_store)  # an unknown protocol or missing library fails here
     _check_new_folder(path)
+    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
     path.mkdir(parents=True, exist_ok=True)
     for old in path.glob(".catalog-*"):  # left by an interrupted creation
         if _OWN_BEFORE_CATALOG.fullmatch(old.name):
@@ -56,7 +57,7 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
         catalog.close()
         _link_new(tmp, final)
         fsync_file(final)  # the new index's name durable too (docs/formats.md, Durability)
-        sync_dirs_up_to(path, path.parent)
+        sync_dirs_up_to(path, existing)  # up to the folder that existed before
     finally:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{tmp}{suffix}").unlink(missing_ok=True)
