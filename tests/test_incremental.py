@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from simdask import Index, IndexConfig, RunOptions, rechunk
 from simdask.errors import DocumentNotFoundError, IndexLockedError
 from tests.helpers.compare import assert_same_index, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.properties import examples
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -318,7 +318,7 @@ configs = st.builds(
 
 
 @settings(
-    max_examples=int(os.environ.get("SIMDASK_PROPERTY_EXAMPLES", "25")),
+    max_examples=examples(default=25, ci=50),  # CI: derandomised (tests/conftest.py)
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
