@@ -289,6 +289,7 @@ def test_second_writer_fails_or_waits(tmp_path, client, monkeypatch):
     s = idx.update([folder], client=client, wait=60)  # waits until the holder exits
     releaser.join()
     assert holder.wait(timeout=60) == 0
+    holder.stdout.close()  # filterwarnings = error: an unclosed pipe fails the test
     assert s.added == 4
 
 
