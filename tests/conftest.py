@@ -1,9 +1,45 @@
-"""Shared fixtures: a real Dask cluster (worker processes) and small generated corpora."""
+"""Shared fixtures (a real Dask cluster with worker processes), the hypothesis profiles, and
+the check that a ``unit`` test keeps its tier's promise: no process, no cluster (its setup and
+its call start none; docs/testing.md, Tiers)."""
 
 from __future__ import annotations
 
+import multiprocessing.process
+import os
+import signal
+import subprocess
+from contextlib import contextmanager
+
 import pytest
 from distributed import Client, LocalCluster
+from distributed.deploy.spec import SpecCluster
+from hypothesis import HealthCheck, settings
+
+# Hypothesis: under CI=true a derandomised profile (the same examples every run, so a property
+# that passed keeps passing and one that failed fails again) that prints the failing example
+# and the blob to reproduce it; locally the default random draw. The data-guarding properties
+# take their example counts from tests.helpers.properties.examples().
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    print_blob=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile(
+    os.environ.get("SIMDASK_HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI") == "true" else "dev")
+)
+
+
+def pytest_configure(config):
+    # A pytest started under `nohup` or as `cmd &` of a non-interactive shell inherits SIGINT
+    # ignored, and every child inherits that in turn: the tests that interrupt a simdask
+    # process with SIGINT would see it ignored. Python's own default handler is put back in
+    # this process (not inherited across exec: children start with SIGINT at its default).
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +52,64 @@ def client():
     yield c
     c.close()
     cluster.close()
+
+
+def _unit_only(item) -> bool:
+    names = {m.name for m in item.iter_markers()}
+    return "unit" in names and not names & {"integration", "system"}
+
+
+def _forbidden(what: str):
+    def refuse(*args, **kwargs):
+        raise RuntimeError(
+            f"a `unit` test started {what}: the unit tier runs no process and no cluster "
+            "(mark the test or its module `integration` or `system`, docs/testing.md)"
+        )
+
+    return refuse
+
+
+#: what a unit test may not start: (owner, attribute, what it starts)
+_STARTERS = (
+    (subprocess.Popen, "__init__", "a subprocess"),
+    (multiprocessing.process.BaseProcess, "start", "a multiprocessing process"),
+    (SpecCluster, "__init__", "a Dask cluster (LocalCluster, threads or processes)"),
+)
+
+
+@contextmanager
+def _no_processes():
+    """Starting a subprocess, a multiprocessing process or a Dask cluster raises."""
+    saved = [(owner, name, owner.__dict__[name]) for owner, name, _ in _STARTERS]
+    for owner, name, what in _STARTERS:
+        setattr(owner, name, _forbidden(what))
+    try:
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    """A ``unit`` test's setup (its fixtures, module-scoped ones included) starts nothing."""
+    if not _unit_only(item):
+        yield
+        return
+    if "client" in getattr(item, "fixturenames", ()):
+        raise RuntimeError(
+            f"{item.nodeid} is a `unit` test using the `client` fixture (a LocalCluster with "
+            "worker processes): mark it `integration`"
+        )
+    with _no_processes():
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Nor does the test itself."""
+    if not _unit_only(item):
+        yield
+        return
+    with _no_processes():
+        yield

@@ -13,6 +13,7 @@ import pytest
 from simdask.cluster.connect import WORKER_MALLOC_ENV
 from simdask.cluster.heap import _malloc_trim
 from simdask.engine import similarity_stage
+from tests.helpers.components import need
 from tests.test_heavy import brute_rows as brute_heavy_rows
 from tests.test_heavy import kernel_rows, light_set, templated_corpus
 
@@ -44,11 +45,11 @@ print(trim_heap())
 """
 
 
+@pytest.mark.system  # starts a subprocess (the unit tier starts none)
 def test_trim_heap_returns_freed_heap_under_the_workers_malloc_settings():
     """With the worker processes' settings (4 GiB trim threshold) freed heap memory stays
     resident; trim_heap gives it back."""
-    if _malloc_trim() is None:
-        pytest.skip("no glibc malloc_trim here")
+    need(_malloc_trim() is not None, "glibc's malloc_trim", "a glibc-based Linux")
     env = {**os.environ, **WORKER_MALLOC_ENV}
     out = subprocess.run(
         [sys.executable, "-c", _TRIM_SCRIPT], env=env, capture_output=True, text=True, check=True

@@ -159,6 +159,7 @@ def test_clusters_simdask_starts_keep_broadcast_copies():
         assert len(client.who_has([f])[f.key]) == 2
 
 
+@pytest.mark.integration  # starts a cluster (the unit tier starts none)
 def test_local_cluster_leaves_the_callers_environment_as_it_was(monkeypatch):
     """The workers' malloc settings reach the workers (set before they start), but not the
     processes the caller starts after the run (distributed's nannies set them in the caller's

@@ -3,7 +3,6 @@ compactions equal one full build; queries, stats and garbage collection see base
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 
@@ -15,6 +14,7 @@ from simdask import Index, IndexConfig, RunOptions
 from simdask.kernels.merge_policy import MergePolicy
 from tests.helpers.compare import assert_same_index, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.properties import examples
 
 pytestmark = pytest.mark.integration
 
@@ -101,7 +101,7 @@ def test_policy_compacts_at_the_end_of_a_run(tmp_path, client):
 
 
 @settings(
-    max_examples=int(os.environ.get("SIMDASK_PROPERTY_EXAMPLES", "25")),
+    max_examples=examples(default=25, ci=50),  # CI: derandomised (tests/conftest.py)
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

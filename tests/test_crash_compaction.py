@@ -122,12 +122,20 @@ def test_compaction_worker_killed_once_completes(setup, tmp_path):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_compaction_killed_at_random_moment(setup, tmp_path, seed):
     _tmp, base, ref = setup
-    work = tmp_path / "work"
-    shutil.copytree(base, work)
-    p = cli("compact", work, "--force", "--workers", 2)
-    time.sleep(random.Random(seed).uniform(0.5, 3.0))
-    os.killpg(p.pid, signal.SIGKILL)
-    p.communicate(timeout=60)
+    delay = random.Random(seed).uniform(0.5, 3.0)
+    for attempt in range(5):
+        work = tmp_path / f"work{attempt}"
+        shutil.copytree(base, work)
+        p = cli("compact", work, "--force", "--workers", 2)
+        time.sleep(delay)
+        running = p.poll() is None  # the kill must hit a running compaction
+        if running:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.communicate(timeout=60)
+        if running:
+            break
+        delay /= 2  # it ended before the kill: try again earlier on a fresh copy
+    assert running, f"the compaction always ended before the kill (last delay {delay:.2f} s)"
     with Index.open(work) as idx:
         committed = {len(v) for v in idx.catalog.segments().values()} == {1}
     _check_recovers(base, ref, work, committed)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from simdask.errors import DocumentNotFoundError, IndexLockedError
 from simdask.write import rechunk
 from tests.helpers.compare import assert_same_index, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.properties import examples
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -290,6 +290,7 @@ def test_second_writer_fails_or_waits(tmp_path, client, monkeypatch):
     s = idx.update([folder], client=client, wait=60)  # waits until the holder exits
     releaser.join()
     assert holder.wait(timeout=60) == 0
+    holder.stdout.close()  # filterwarnings = error: an unclosed pipe fails the test
     assert s.added == 4
 
 
@@ -319,7 +320,7 @@ configs = st.builds(
 
 
 @settings(
-    max_examples=int(os.environ.get("SIMDASK_PROPERTY_EXAMPLES", "25")),
+    max_examples=examples(default=25, ci=50),  # CI: derandomised (tests/conftest.py)
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -109,6 +109,7 @@ def test_row_popcounts_at_full_words(words):
     assert _row_popcounts(counts).tolist() == [64 * width] * 3
 
 
+@pytest.mark.slow  # 20-75 s: left out of the quick unit run (docs/testing.md)
 @settings(max_examples=100, deadline=None)
 @given(seed=st.integers(0, 10**6), threshold=THRESHOLDS, narrow=st.booleans())
 def test_add_heavy_overlap_keeps_every_pair_that_can_pass(seed, threshold, narrow):

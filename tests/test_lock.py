@@ -53,5 +53,6 @@ def test_killed_holder_releases_the_lock(tmp_path):
         WriterLock(tmp_path, wait=0.3).__enter__()
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
+    holder.stdout.close()  # filterwarnings = error: an unclosed pipe fails the test
     with WriterLock(tmp_path, wait=0):  # free at once: no waiting allowed
         pass

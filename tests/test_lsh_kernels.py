@@ -135,6 +135,7 @@ print(hashlib.sha256(signatures(ids, doc, 500, 100, seed=77).tobytes()).hexdiges
 """
 
 
+@pytest.mark.system  # starts a subprocess (the unit tier starts none)
 def test_signatures_deterministic_across_processes_and_pinned():
     """Two fresh interpreters give the same signatures; the permutation coefficients are
     pinned (a change of numpy's PCG64 stream would silently change stored signatures)."""

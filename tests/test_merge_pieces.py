@@ -125,6 +125,7 @@ def _same_tree(a: Path, b: Path) -> None:
             assert filecmp.cmp(a / rel, b / rel, shallow=False), rel
 
 
+@pytest.mark.slow  # 20-75 s: left out of the quick unit run (docs/testing.md)
 @settings(max_examples=150, deadline=None)
 @given(inputs=range_inputs(), piece=st.integers(1, 12))
 def test_pieces_write_the_one_piece_segment(inputs, piece):
@@ -175,6 +176,7 @@ def test_pieces_in_memory_without_a_store(inputs, piece):
         assert _pairs_of(results[0]) == _expected(inputs)
 
 
+@pytest.mark.slow  # 20-75 s: left out of the quick unit run (docs/testing.md)
 @settings(max_examples=100, deadline=None)
 @given(inputs=range_inputs(), piece=st.integers(1, 12))
 def test_compaction_in_pieces(inputs, piece):

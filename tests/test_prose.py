@@ -170,6 +170,7 @@ for n in (BLOCK_DOCS, 6 * BLOCK_DOCS):
 """
 
 
+@pytest.mark.system  # starts a subprocess (the unit tier starts none)
 def test_constant_memory_whatever_the_corpus_size(model, tmp_path):
     """Peak traced memory of generating 6 blocks of documents is that of one block. Measured
     in a fresh interpreter: tracemalloc also counts the allocations of other threads (the

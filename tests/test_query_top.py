@@ -64,6 +64,7 @@ def index(tmp_path_factory):
     return tmp / "idx", query
 
 
+@pytest.mark.integration  # the index fixture builds with a LocalCluster (threads)
 def test_cut_equals_the_full_list_sorted_either_way(index):
     path, query = index
     with Index.open(path) as idx:
@@ -91,6 +92,7 @@ def test_cut_equals_the_full_list_sorted_either_way(index):
             idx.query_top([query], 1.0, 0)
 
 
+@pytest.mark.integration  # the index fixture builds with a LocalCluster (threads)
 def test_query_documents_defaults_to_the_index_top_k(index):
     path, query = index
     with Index.open(path) as idx:

@@ -12,6 +12,7 @@ from simdask.engine.repeats import RepeatsConfig, find_repeats
 from simdask.errors import ConfigError
 from simdask.index import Index
 from simdask.kernels.text import words
+from tests.helpers.components import need_module
 from tests.helpers.corpus import make_docs, write_jsonl, write_txt
 
 pytestmark = pytest.mark.integration
@@ -102,7 +103,7 @@ def test_index_as_source(tmp_path, corpus, client):
 
 
 def test_parquet_output(tmp_path, corpus, client):
-    pa = pytest.importorskip("pyarrow.parquet")
+    pa = need_module("pyarrow.parquet", "the parquet extra, in the test extra")
     docs, folder = corpus
     cfg = RepeatsConfig(n=3, min_count=3, **SMALL)
     find_repeats([folder], tmp_path / "out.parquet", cfg, client=client)

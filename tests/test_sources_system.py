@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run
+from tests.helpers.components import need
 from tests.helpers.documents import bomb_package, prose
 
 pytestmark = pytest.mark.system
@@ -31,8 +32,12 @@ def _as_unprivileged() -> list[str]:
     root, setpriv dropping the capabilities that bypass them."""
     if os.geteuid() != 0:
         return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: permissions cannot be enforced")
+    need(
+        shutil.which("setpriv") is not None,
+        "setpriv, as the tests run as root (file permissions are enforced only without the "
+        "capabilities that bypass them)",
+        "Debian's util-linux",
+    )
     return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 

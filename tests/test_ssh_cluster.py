@@ -17,19 +17,15 @@ import pytest
 from simdask import Index, IndexConfig
 from tests.helpers.cluster import Sshd, sshd_usable
 from tests.helpers.compare import postings_by_key, table_by_doc
+from tests.helpers.components import need
 from tests.helpers.corpus import make_docs, write_txt
 
 pytestmark = pytest.mark.system
 
 
-if not sshd_usable():
-    if os.environ.get("CI") == "true":
-        raise RuntimeError("CI must run the SSH tests: needs /usr/sbin/sshd, ssh-keygen, root")
-    pytest.skip("needs /usr/sbin/sshd, ssh-keygen and root", allow_module_level=True)
-
-
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory):
+    need(sshd_usable(), "/usr/sbin/sshd, ssh-keygen and root", ".ci/run installs openssh-server")
     d = Sshd(tmp_path_factory.mktemp("sshd"))
     yield d
     d.stop()

@@ -11,6 +11,7 @@ from pathlib import Path
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, IndexExistsError, NotAnIndexError
 from simdask.storage.catalog import Catalog
+from simdask.storage.durable import fsync_file, sync_dirs_up_to
 from simdask.storage.keys import set_current_scheme
 from simdask.storage.remote import RemoteStore, is_url
 
@@ -41,6 +42,7 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
     if shard_store is not None:
         RemoteStore(shard_store)  # an unknown protocol or missing library fails here
     _check_new_folder(path)
+    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
     path.mkdir(parents=True, exist_ok=True)
     for old in path.glob(".catalog-*"):  # left by an interrupted creation
         if _OWN_BEFORE_CATALOG.fullmatch(old.name):
@@ -54,6 +56,8 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
             catalog.set_meta("shard_store", shard_store)
         catalog.close()
         _link_new(tmp, final)
+        fsync_file(final)  # the new index's name durable too (docs/formats.md, Durability)
+        sync_dirs_up_to(path, existing)  # up to the folder that existed before
     finally:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{tmp}{suffix}").unlink(missing_ok=True)

@@ -29,6 +29,7 @@ import numpy as np
 
 from simdask.errors import IndexFormatError
 from simdask.kernels.minhash import EMPTY
+from simdask.storage.durable import publish
 
 __all__ = ["LSH_DIR", "SIG_BLOCK", "LshManifest", "LshStore", "band_part_of", "lsh_root"]
 
@@ -127,7 +128,7 @@ class LshStore:
         tmp = path.with_name(f".{name}.{uuid.uuid4().hex[:8]}.tmp")
         with open(tmp, "wb") as f:
             np.save(f, arr)
-        os.replace(tmp, path)
+        publish(tmp, path, self.root.parent)  # durable before the catalog names it
 
     def _load(self, gen: int, name: str) -> np.ndarray:
         """A file memory-mapped; maps are reused while the file is the same (inode, size and

@@ -41,6 +41,7 @@ from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.key_lookup import find_keys_sampled
 from simdask.kernels.postings import ShardData, find_keys, shard_ranges
 from simdask.storage.direct_reads import read_subset_direct, stored_sample
+from simdask.storage.durable import publish
 from simdask.storage.segment_writer import SegmentWriter
 from simdask.storage.shard_codec import (
     ARRAYS,
@@ -379,12 +380,14 @@ class LocalShardStore(ShardStore):
         final.parent.mkdir(parents=True, exist_ok=True)
         return final, final.parent / f".tmp-{final.name}-{uuid.uuid4().hex[:8]}"
 
-    @staticmethod
-    def _publish(final: Path, tmp: Path) -> int:
+    def _publish(self, final: Path, tmp: Path) -> int:
+        """Put the finished segment ``tmp`` in place at ``final``, durably (its files and
+        their names fsynced up to the index folder: :func:`~simdask.storage.durable.publish`);
+        returns bytes stored."""
         failpoints.hit("shard_write")
         if final.exists():  # an earlier, interrupted attempt at the same work
             shutil.rmtree(final)
-        os.replace(tmp, final)
+        publish(tmp, final, self.root.parent)
         return _du(final)
 
     def _open_group(self, generation: int, shard: int) -> zarr.Group:

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 from simdask.errors import IndexDamagedError
+from simdask.storage.durable import publish
 
 __all__ = ["PACK_NAME", "TEMP_NAME", "TextStore"]
 
@@ -43,14 +44,14 @@ class TextStore:
         return b"".join(blobs), spans
 
     def write_pack_bytes(self, name: str, data: bytes) -> None:
-        """Write a pack encoded by :meth:`encode_pack` atomically (temp file + fsync + rename)."""
+        """Write a pack encoded by :meth:`encode_pack` atomically and durably (temp file,
+        fsync, rename, fsync of the folders up to the index folder:
+        :func:`~simdask.storage.durable.publish`)."""
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.root / name)
+        publish(tmp, self.root / name, self.root.parent)
 
     def write_pack(self, name: str, texts: list[str]) -> list[tuple[int, int]]:
         """Write ``texts`` as pack ``name``; returns ``(offset, length)`` in bytes of each."""
