@@ -120,8 +120,7 @@ class Catalog(SegmentTables):
         self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
         try:
             self.conn.execute("PRAGMA journal_mode=WAL")
-            # FULL: a COMMIT is on disk on return; GC never deletes what it still names
-            self.conn.execute("PRAGMA synchronous=FULL")
+            self.conn.execute("PRAGMA synchronous=FULL")  # durable COMMIT: GC follows it
             if create:
                 self.conn.executescript(_SCHEMA)
             self._ensure_segment_tables(create)
