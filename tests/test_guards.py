@@ -11,9 +11,9 @@ import json
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.check import check_index
-from simdask.segment_reads import segment_set
+from simdask.read.segment_reads import segment_set
 from simdask.storage.segments import stored_segments
+from simdask.storage.verify import check_index
 from tests.helpers.corpus import make_docs
 
 pytestmark = pytest.mark.integration
