@@ -69,8 +69,8 @@ def test_a_file_read_once_per_batch_and_errors_per_pair(files, monkeypatch):
     import simdask.engine.align as engine
 
     reads = []
-    real = engine.read_document
-    monkeypatch.setattr(engine, "read_document", lambda p: reads.append(p) or real(p))
+    real = engine.read_pair_text
+    monkeypatch.setattr(engine, "read_pair_text", lambda p: reads.append(p) or real(p))
     (root / "pairs.tsv").write_text(
         "essay.txt\tsource.txt\nnope.txt\tsource.txt\nessay.txt\tnope.txt\n", encoding="utf-8"
     )

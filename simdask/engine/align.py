@@ -100,23 +100,22 @@ def read_pairs_file(path: str | os.PathLike) -> list[PairPaths]:
 
 
 def read_pair_text(path: str) -> str:
-    """The text of one file of a pair: :func:`~simdask.ingest.sources.read_document`'s text,
-    except that a plain-text file rejected as binary (a stray NUL byte or control characters,
-    as a few files of the PAN corpus have) is its UTF-8 text all the same when it is valid
-    UTF-8 with at most 1 % NUL bytes (a byte order mark is not a character of it). Raises
+    """The text of one file of a pair, as offsets into it must count: a plain-text file of
+    valid UTF-8 with at most 1 % NUL bytes is its decoded characters, unchanged (a byte order
+    mark is not a character of it; stray NUL or control characters, as a few files of the PAN
+    corpus have, are kept, where indexing drops them); any other file is
+    :func:`~simdask.ingest.sources.read_document`'s text. Raises
     :class:`~simdask.errors.ExtractionError`."""
     try:
-        return read_document(path)[1]
-    except ExtractionError as e:
-        if e.kind != "binary":
-            raise
         data = Path(path).read_bytes()
-        if format_of(data, Path(path).name) != "plain" or data.count(0) > len(data) // 100:
-            raise
+    except OSError:
+        data = b""  # read_document names the reason
+    if data and format_of(data, Path(path).name) == "plain" and data.count(0) <= len(data) // 100:
         try:
             return data.removeprefix(codecs.BOM_UTF8).decode("utf-8")
         except UnicodeDecodeError:
-            raise e from None
+            pass  # another encoding: read_document detects it
+    return read_document(path)[1]
 
 
 def _read(path: str, shown: str, cache: dict[str, str | ExtractionError]) -> str | None:
