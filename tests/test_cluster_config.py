@@ -231,6 +231,7 @@ def test_cluster_command_and_exit_codes(tmp_path):
         assert opt in help_text
 
 
+@pytest.mark.integration  # starts a cluster (the unit tier starts none)
 def test_cluster_check_is_non_zero_on_any_problem():
     """Issue 30 item 11: a cluster without workers (and, started by hand, with the Active
     Memory Manager on) is reported as problems with exit status 4, not 0."""
