@@ -332,6 +332,7 @@ async def add(request: Request) -> Response:
         return _error(READ_ONLY, 403)
     header_ok = csrf_ok(request, request.headers.get("x-csrf-token"))
     folder = Path(tempfile.mkdtemp(prefix="job-", dir=srv.tmp.name))
+    form = None
     try:
         form = await _form(request, srv)
         if not header_ok and not csrf_ok(request, text_field(form, "csrf")):
@@ -348,6 +349,9 @@ async def add(request: Request) -> Response:
     except ValueError as e:
         _rmtree(folder)
         return _error(f"bad request: {e}", 400)
+    finally:
+        if form is not None:  # its spooled upload files, refused or saved
+            await form.close()
     job = srv.jobs.submit(folder, [f"uploads/{p.name}" for p in paths])
     return JSONResponse({"job": job.to_dict()}, 202)
 
