@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from simdask import Index, IndexConfig
 from simdask.errors import IndexFormatError
 from simdask.storage.backends import open_shard_store
+from simdask.storage.checksums import DIGEST_META
 from simdask.storage.shards import ShardData, encode_shard
 from simdask.storage.zarr_raw import array_shape, load_array, map_array, raw_array_file
 from tests.helpers.corpus import make_docs, write_txt
@@ -180,7 +181,8 @@ def test_query_and_preload_on_raw_and_compressed_shards(tmp_path, client):
         for s, g in gens.items():  # the same shards, compressed, in place
             idx.store.write_encoded(g, s, encode_shard(idx.store.read(g, s), compressed=True))
         # as an older simdask wrote them: no checksums recorded (else their sizes differ)
-        idx.catalog.conn.execute("DELETE FROM files")
+        idx.catalog.conn.execute("DELETE FROM files")  # as an index before checksums
+        idx.catalog.conn.execute("DELETE FROM meta WHERE name = ?", (DIGEST_META,))
     for preload in (False, True):
         with Index.open(tmp_path / "idx") as idx:
             assert raw_array_file(idx.store.path(gens[0], 0) / "chunk_keys") is None
