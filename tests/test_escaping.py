@@ -273,6 +273,8 @@ def test_results_page_escapes_passage_lines(site):
 
     with Index.open(site["idx"]) as index:
         pairs = index.pair_list()[:1]
-    html = render_results_html(NASTY, pairs, (BREAKER, "B"), [("note", NASTY)], lambda p: [NASTY])
+    html = render_results_html(
+        NASTY, pairs, (BREAKER, "B"), [("note", NASTY)], lambda p: (NASTY, [(NASTY, 0, 5)])
+    )
     assert_inert(html, [NASTY, BREAKER])
-    assert html_text(html).count(NASTY) >= 4  # title, heading, passage line, note
+    assert html_text(html).count(NASTY) >= 5  # title, heading, headline, passage line, note

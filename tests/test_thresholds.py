@@ -19,7 +19,9 @@ import pytest
 
 from simdask import Index, IndexConfig
 from simdask.cli.main import main
+from simdask.evidence.pair_view import ViewOptions, texts_report
 from simdask.evidence.passages import compare_texts
+from tests.helpers.paraphrase import paraphrased_pair
 
 pytestmark = pytest.mark.integration
 
@@ -112,9 +114,12 @@ def test_compare_min_at_its_value(index, capsys):
 
 
 def test_report_min_match_keeps_a_passage_of_exactly_that_many_words(index, capsys):
+    """``report --min-match N`` keeps a passage of exactly N words, in the exact evidence
+    (``--exact-only``: the constructed pair's shared run is too short for the aligner)."""
+
     def passages(min_match: int) -> list[dict]:
         capsys.readouterr()
-        args = ["report", str(index / "idx"), "d1", "d2", "--format", "json"]
+        args = ["report", str(index / "idx"), "d1", "d2", "--format", "json", "--exact-only"]
         assert main([*args, "--min-match", str(min_match)]) == 0
         return json.loads(capsys.readouterr().out)["passages"]
 
@@ -122,6 +127,24 @@ def test_report_min_match_keeps_a_passage_of_exactly_that_many_words(index, caps
     kept = passages(shared_words)
     assert len(kept) == 1
     assert passages(shared_words + 1) == []
+
+
+def test_aligned_passages_keep_a_passage_of_exactly_min_words():
+    """The aligned view's ``min_words`` (``report --min-match``) keeps a passage of exactly
+    that many words and drops it one word above."""
+    p = paraphrased_pair()
+    base = texts_report("essay", p.essay, "source", p.source)
+    sizes = sorted(x["words"] for x in base["passages"])
+    assert len(sizes) == 2 and sizes[0] < sizes[1]
+
+    def kept(min_words: int) -> list[int]:
+        rep = texts_report(
+            "essay", p.essay, "source", p.source, options=ViewOptions(min_words=min_words)
+        )
+        return sorted(x["words"] for x in rep["passages"])
+
+    assert kept(sizes[0]) == sizes
+    assert kept(sizes[0] + 1) == sizes[1:]
 
 
 @pytest.mark.parametrize("large", [False, True])
