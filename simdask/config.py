@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, check_keys
 from simdask.kernels.lsh import LshParams
 from simdask.kernels.postings import chunk_dtype, shard_width
 
@@ -209,12 +209,7 @@ class IndexConfig:
         without ``slack`` (an index written before it existed, whose lists are cut at
         ``top_k``) reads as ``slack`` 0."""
         data = {"slack": 0, **data}
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(
-                f"unknown IndexConfig keys {unknown}; expected a subset of {sorted(names)}"
-            )
+        check_keys("IndexConfig", data, (f.name for f in dataclasses.fields(cls)))
         return cls(**data)
 
     def replace(self, **changes: Any) -> IndexConfig:

@@ -7,6 +7,8 @@ that do not know simdask.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
     "REPAIR_HINT",
     "ClusterError",
@@ -23,6 +25,7 @@ __all__ = [
     "ShardNotCachedError",
     "SimdaskError",
     "SourceError",
+    "check_keys",
     "damaged",
 ]
 
@@ -116,3 +119,12 @@ class ExtractionError(SimdaskError, ValueError):
 class ShardNotCachedError(SimdaskError, LookupError):
     """A merge task was sent to a worker for its cached shard, which is no longer there (the
     worker restarted or evicted it); the client then sends the shard itself."""
+
+
+def check_keys(kind: str, keys: Iterable[str], allowed: Iterable[str]) -> None:
+    """Raise :class:`ConfigError` when ``keys`` (of a dict read back by ``kind``'s
+    ``from_dict``, e.g. ``"IndexConfig"``) hold any not in ``allowed`` (its fields)."""
+    names = sorted(allowed)
+    unknown = sorted(set(keys) - set(names))
+    if unknown:
+        raise ConfigError(f"unknown {kind} keys {unknown}; expected a subset of {names}")

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, check_keys
 
 __all__ = ["AlignConfig"]
 
@@ -145,12 +145,7 @@ class AlignConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AlignConfig:
         """Build from a dict written by :meth:`to_dict`; unknown keys are an error."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(
-                f"unknown AlignConfig keys {unknown}; expected a subset of {sorted(names)}"
-            )
+        check_keys("AlignConfig", data, (f.name for f in dataclasses.fields(cls)))
         return cls(**data)
 
     def replace(self, **changes: Any) -> AlignConfig:

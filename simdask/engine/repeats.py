@@ -43,7 +43,7 @@ from simdask.engine.repeats_tasks import (
     pass2_task,
     select_task,
 )
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, check_keys
 from simdask.ingest.sources import SourceItem, list_items
 from simdask.kernels.ngrams import RECORD
 from simdask.storage.catalog import Catalog
@@ -96,10 +96,7 @@ class RepeatsConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RepeatsConfig:
         """Build from a dict written by :meth:`to_dict`; unknown keys are an error."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(f"unknown RepeatsConfig keys {unknown}; expected {sorted(names)}")
+        check_keys("RepeatsConfig", data, (f.name for f in dataclasses.fields(cls)))
         return cls(**data)
 
 

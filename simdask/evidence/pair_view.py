@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simdask.alignment import AlignConfig, align, aligned_coverage
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, check_keys
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
 from simdask.evidence.passages_np import LARGE_CHARS
@@ -81,10 +81,7 @@ class ViewOptions:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ViewOptions:
         """Build from :meth:`to_dict`'s form; unknown keys are an error."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(f"unknown ViewOptions keys {unknown}; expected {sorted(names)}")
+        check_keys("ViewOptions", data, (f.name for f in dataclasses.fields(cls)))
         data = dict(data)
         if data.get("align") is not None:
             data["align"] = AlignConfig.from_dict(data["align"])

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, check_keys
 
 __all__ = ["MergePolicy", "plan_merges"]
 
@@ -75,10 +75,7 @@ class MergePolicy:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MergePolicy:
         """Inverse of :meth:`to_dict`; unknown keys are an error."""
-        names = {f.name for f in fields(cls)}
-        unknown = set(data) - names
-        if unknown:
-            raise ConfigError(f"merge policy: unknown settings {sorted(unknown)}")
+        check_keys("MergePolicy", data, (f.name for f in fields(cls)))
         return cls(**data)
 
 
