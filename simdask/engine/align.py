@@ -35,7 +35,14 @@ from simdask.cluster.workers import scheduler_workers
 from simdask.engine.context import task_key
 from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.extract import format_of
-from simdask.ingest.sources import read_document
+from simdask.ingest.sources import (
+    SourceItem,
+    fetch_item,
+    parse_item,
+    read_document,
+    safe_text,
+    source_id,
+)
 from simdask.progress import Callback
 
 __all__ = [
@@ -100,22 +107,23 @@ def read_pairs_file(path: str | os.PathLike) -> list[PairPaths]:
 
 
 def read_pair_text(path: str) -> str:
-    """The text of one file of a pair, as offsets into it must count: a plain-text file of
-    valid UTF-8 with at most 1 % NUL bytes is its decoded characters, unchanged (a byte order
-    mark is not a character of it; stray NUL or control characters, as a few files of the PAN
-    corpus have, are kept, where indexing drops them); any other file is
-    :func:`~simdask.ingest.sources.read_document`'s text. Raises
-    :class:`~simdask.errors.ExtractionError`."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        data = b""  # read_document names the reason
-    if data and format_of(data, Path(path).name) == "plain" and data.count(0) <= len(data) // 100:
+    """The text of one file of a pair, as offsets into it must count, read once and within
+    the usual size limit: a plain-text file of valid UTF-8 with at most 1 % NUL bytes is its
+    decoded characters, unchanged (a byte order mark is not a character of it; stray NUL or
+    control characters, as a few files of the PAN corpus have, are kept, where indexing drops
+    them); any other file is extracted as :func:`~simdask.ingest.sources.read_document`
+    extracts it. Raises :class:`~simdask.errors.ExtractionError`."""
+    p = Path(path)
+    if not p.is_file():
+        return read_document(p)[1]  # raises: missing, naming what is there instead
+    item = SourceItem(source_id(p), str(p), safe_text(p.name))
+    data = fetch_item(item)
+    if format_of(data, p.name) == "plain" and data.count(0) <= len(data) // 100:
         try:
             return data.removeprefix(codecs.BOM_UTF8).decode("utf-8")
         except UnicodeDecodeError:
-            pass  # another encoding: read_document detects it
-    return read_document(path)[1]
+            pass  # another encoding: extraction detects it
+    return parse_item(item, data)[1] or ""
 
 
 def _read(path: str, shown: str, cache: dict[str, str | ExtractionError]) -> str | None:
