@@ -376,6 +376,7 @@ class Index:
         doc = self.catalog.document(key)
         if doc.text_pack is None:
             raise DocumentNotFoundError(f"no stored text for {key!r}")
+        self.reads.check_pack(doc.text_pack)
         return self.texts.read(doc.text_pack, doc.text_offset, doc.text_length)
 
     def report(
