@@ -21,6 +21,7 @@ from simdask.config import IndexConfig
 from simdask.errors import damaged
 from simdask.kernels.segments import live_doc_counts, live_mask
 from simdask.kernels.similarity import query_postings
+from simdask.read.segment_damage import check_counts, segment_damage
 from simdask.storage import checksums
 from simdask.storage.catalog import Catalog
 from simdask.storage.segments import (
@@ -85,20 +86,32 @@ class SegmentReads:
         generation: int,
         shard: int,
         files: dict[str, list[tuple[str, int, str]]] | None = None,
+        counts: dict[tuple[int, int], tuple[int, int]] | None = None,
     ) -> None:
         """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the segment is
         missing, has another size or other contents than recorded at its commit (see
         :mod:`simdask.storage.checksums`): hashed whole the first time this process opens it,
-        then remembered while the file is unchanged (:mod:`simdask.storage.verified`).
-        ``files``: the recorded files as :meth:`size_check` read them (None: read them here)."""
-        if self.store.local_root is None:  # a URL store: no local files to measure
-            return
-        files = self.recorded_files() if files is None else files
-        problems = verify_problems(
-            self.path, files.get(checksums.shard_prefix(generation, shard), ())
-        )
-        if problems:
-            raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
+        then remembered while the file is unchanged (:mod:`simdask.storage.verified`); or
+        when its metadata declares other sizes than the catalog's (any store, URLs included:
+        :func:`~simdask.read.segment_damage.check_counts`). ``files``, ``counts``: as
+        :meth:`size_check` read them (None: read them here)."""
+        if self.store.local_root is not None:  # a URL store: no local files to hash
+            files = self.recorded_files() if files is None else files
+            prefix = checksums.shard_prefix(generation, shard)
+            problems = verify_problems(self.path, files.get(prefix, ()))
+            if problems:
+                raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
+        want = (self.segment_counts() if counts is None else counts).get((generation, shard))
+        if want is not None:
+            where = self.store.location
+            with segment_damage(where):
+                found = self.store.counts(generation, shard)
+            check_counts(where, generation, shard, want, found)
+
+    def segment_counts(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """``{(generation, range): (distinct chunks, postings)}`` of the committed segments,
+        as the catalog recorded them."""
+        return {(g, s): (k, n) for s, segs in self.manifest().items() for g, k, n in segs}
 
     def check_metadata(self, generation: int, shard: int) -> None:
         """:meth:`check_sizes` of the segment's metadata files only (``zarr.json``: what
@@ -110,7 +123,7 @@ class SegmentReads:
     def size_check(self) -> Callable[[int, int], None]:
         """:meth:`check_sizes` with the recorded files of the committed generation read now:
         it reads no catalog, so threads may call it."""
-        return partial(self.check_sizes, files=self.recorded_files())
+        return partial(self.check_sizes, files=self.recorded_files(), counts=self.segment_counts())
 
     def recorded_files(self) -> dict[str, list[tuple[str, int, str]]]:
         """The committed shard files' recorded ``(name, size in bytes, xxh3)`` by segment
@@ -125,10 +138,14 @@ class SegmentReads:
         return self._recorded
 
     def check_pack(self, pack: str) -> None:
-        """Raise :class:`~simdask.errors.IndexDamagedError` when the text pack ``pack`` is
-        missing or differs from the size and checksum recorded at its commit (hashed whole
-        the first time this process reads it; not checked when none is recorded)."""
-        name = checksums.pack_name(pack)
+        """:meth:`check_file` of the text pack ``pack``."""
+        self.check_file(checksums.pack_name(pack))
+
+    def check_file(self, name: str) -> None:
+        """Raise :class:`~simdask.errors.IndexDamagedError` when the file ``name`` (relative
+        to the index folder: a text pack, an LSH file) is missing or differs from the size
+        and checksum recorded at its commit (hashed whole the first time this process reads
+        it; not checked when none is recorded)."""
         want = self._recorded_now()[1].get(name)
         if want is not None:
             problems = verify_problems(self.path, [(name, *want)])
@@ -181,7 +198,8 @@ class SegmentReads:
         if not gens:
             return ShardData.empty(lo, hi)
         parts = self.segments_of({shard: gens})
-        return merge_shards([parts[(g, shard)] for g in gens], tomb, lo, hi)
+        with segment_damage(self.store.location):  # offsets that decrease, IDs out of range
+            return merge_shards([parts[(g, shard)] for g in gens], tomb, lo, hi)
 
     def segments_of(self, gens: dict[int, list[int]]) -> dict[tuple[int, int], ShardData]:
         """Whole segments ``{(generation, range): data}`` of the ranges ``gens`` (range ->
@@ -196,7 +214,8 @@ class SegmentReads:
 
             def read(gs: tuple[int, int]) -> ShardData:
                 check(*gs)
-                return self.store.read(*gs)
+                with segment_damage(self.store.location):
+                    return self.store.read(*gs)
 
             loaded = threads(read, missing)
             self._shards.update(zip(missing, loaded, strict=True))
@@ -204,6 +223,10 @@ class SegmentReads:
 
     def preload(self) -> int:
         """See :meth:`simdask.index.Index.preload`; returns the bytes concerned."""
+        with segment_damage(self.store.location):
+            return self._preload()
+
+    def _preload(self) -> int:
         manifest = self.catalog.segments()
         self._reader.retain(manifest)
         nbytes = 0
@@ -252,6 +275,10 @@ class SegmentReads:
         direct = not self.preloaded  # pread, nothing mapped; preloaded: the mapped pages
 
         def subset(s: int) -> list[ShardData]:
+            with segment_damage(store.location):
+                return _subset(s)
+
+        def _subset(s: int) -> list[ShardData]:
             look, small = split[s]
             parts = [
                 restrict_shard(loaded[(g, s)], ids[s])
@@ -300,8 +327,8 @@ class SegmentReads:
         n_keys = n_post = 0
         for s, segs in manifest.items():
             if len(segs) == 1 and int(tomb.max(initial=0)) <= segs[0][0]:
-                self.check_metadata(segs[0][0], s)
-                keys, postings = self.store.counts(segs[0][0], s)  # metadata only
+                self.check_metadata(segs[0][0], s)  # declares the catalog's counts
+                keys, postings = segs[0][1], segs[0][2]
             else:  # live postings: the segments merged
                 data = self.shard(s)
                 keys, postings = len(data.chunk_keys), data.n_postings

@@ -22,6 +22,7 @@ from simdask import failpoints
 from simdask.config import FORMAT_VERSION, READABLE_VERSIONS, IndexConfig
 from simdask.errors import DocumentNotFoundError, IndexDamagedError, IndexFormatError
 from simdask.kernels.changes import DocumentRow, KnownDocument
+from simdask.storage.catalog_values import stored_config, stored_int, stored_json
 from simdask.storage.chunk_table import read_chunk_table
 from simdask.storage.commit import (
     COMMIT_STEPS,
@@ -191,9 +192,7 @@ class Catalog(SegmentTables):
                 f"index at {self.path.parent} has format version {version!r}; "
                 f"this simdask reads versions {', '.join(map(str, READABLE_VERSIONS))}"
             )
-        if raw is None:
-            raise IndexFormatError(f"index at {self.path.parent} has no stored config")
-        return IndexConfig.from_dict(json.loads(raw))
+        return stored_config(raw, self.path)
 
     @property
     def index_id(self) -> str:
@@ -212,7 +211,7 @@ class Catalog(SegmentTables):
     @property
     def generation(self) -> int:
         """The current (last committed) generation."""
-        return int(self.meta("generation") or 0)
+        return stored_int(self.meta("generation") or None, "meta.generation", self.path)
 
     # --- runs -----------------------------------------------------------------------------
     def start_run(self) -> int:
@@ -385,7 +384,7 @@ class Catalog(SegmentTables):
             "started_at": row[1],
             "finished_at": row[2],
             "generation": row[3],
-            "summary": json.loads(row[4] or "{}"),
+            "summary": stored_json(row[4] or "{}", "runs.summary", self.path),
         }
 
     def errors_of_run(self, run_id: int) -> list[tuple[str, str, str]]:
