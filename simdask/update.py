@@ -36,7 +36,7 @@ from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
-from simdask.storage.checksums import digest, run_files
+from simdask.storage.checksums import digest, run_files, uploaded_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
 from simdask.storage.commit import RunChanges, check_rows
 from simdask.storage.create import CATALOG_NAME, create_catalog
@@ -291,6 +291,7 @@ class Writer:
             written,
             {d.text_pack for d in ch.upserted if d.text_pack is not None},
         )
+        rows += uploaded_files(store, written)  # a URL store's: hashed at upload
         lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
         return rows + [(name, *digest(p)) for name, p in lsh]
 

@@ -29,14 +29,13 @@ DOCS = make_docs(30, seed=21)
 KEYS = sorted(DOCS)
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, client):
+def _build(tmp: Path, client, shard_store: str | None = None) -> tuple[Path, Path]:
     """An index of 20 documents, then 10 more (a delta segment per range, a second text
     pack), with LSH data; a query file of two documents' passages."""
-    tmp = tmp_path_factory.mktemp("sweep")
     src = tmp / "src"
     write_txt({k: DOCS[k] for k in KEYS[:20]}, src)
-    with Index.create(tmp / "base", IndexConfig(hash_bits=28, shards=4, lsh="8x2")) as idx:
+    cfg = IndexConfig(hash_bits=28, shards=4, lsh="8x2")
+    with Index.create(tmp / "base", cfg, shard_store=shard_store) as idx:
         idx.update([src], client=client)
         write_txt({k: DOCS[k] for k in KEYS[20:]}, src)
         idx.update([src], client=client)
@@ -44,6 +43,34 @@ def built(tmp_path_factory, client):
     q = tmp / "q.txt"
     q.write_text(DOCS[KEYS[3]][:3000] + "\n\n" + DOCS[KEYS[25]][1000:4000], encoding="utf-8")
     return tmp / "base", q
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, client):
+    return _build(tmp_path_factory.mktemp("sweep"), client)
+
+
+@pytest.fixture(scope="module")
+def built_url(tmp_path_factory, client):
+    """The same index with its shards under a ``file://`` URL (``--shard-store``: the
+    compressed layout, uploaded files and a completion marker)."""
+    tmp = tmp_path_factory.mktemp("sweep-url")
+    return _build(tmp, client, f"file://{tmp}/url-shards")
+
+
+def _copy(built, work: Path) -> Path:
+    """A copy of the built index at ``work`` (with a copy of its URL shards, if any, at
+    ``work-url``, which the copy's catalog names); returns the folder holding the copy's
+    shards."""
+    shutil.copytree(built[0], work)
+    url = Path(str(built[0].parent / "url-shards"))
+    if not url.exists():
+        return work / "shards"
+    shutil.copytree(url, f"{work}-url")
+    with sqlite3.connect(work / "catalog.sqlite") as c:
+        c.execute("UPDATE meta SET value = ? WHERE name = 'shard_store'", (f"file://{work}-url",))
+    c.close()
+    return Path(f"{work}-url")
 
 
 def _commands(index: Path, q: Path, out: Path) -> list[list[str]]:
@@ -87,22 +114,20 @@ def _answers(index: Path, q: Path, site: Path) -> list[tuple[int, str, str]]:
     return res
 
 
-def _flip_file(work: Path, pick, rng: random.Random) -> str:
-    """Flip one byte (XOR 0xFF) at a random position of the file ``pick(work)``; its name."""
-    target = pick(work)
+def _flip_file(target: Path, rng: random.Random) -> None:
+    """Flip one byte (XOR 0xFF) at a random position of the file ``target``."""
     data = bytearray(target.read_bytes())
     at = rng.randrange(len(data))
     data[at] ^= 0xFF
     target.write_bytes(bytes(data))
-    return target.relative_to(work).as_posix()
 
 
 def _segment_file(gen_rank: int, array: str, part: str):
-    """A file of range 1's base (``gen_rank`` 0) or delta (1) segment: ``array`` ("" for the
-    group) and ``part`` (``c/0`` data, ``zarr.json`` metadata)."""
+    """A file of range 1's base (``gen_rank`` 0) or delta (1) segment under a shard folder:
+    ``array`` ("" for the group) and ``part`` (``c/0`` data, ``zarr.json`` metadata)."""
 
-    def pick(work: Path) -> Path:
-        gens = sorted((work / "shards").glob("gen-*/shard-0001"))
+    def pick(shards: Path) -> Path:
+        gens = sorted(shards.glob("gen-*/shard-0001"))
         seg = gens[gen_rank]
         return seg / array / part if array else seg / part
 
@@ -116,17 +141,20 @@ def _largest(pattern: str):
     return pick
 
 
-FILE_KINDS = {
+SEGMENT_KINDS = {
     f"{rank}-{array or 'group'}-{part}": _segment_file(r, array, part)
     for r, rank in enumerate(("base", "delta"))
     for array in ("chunk_keys", "offsets", "doc_ids", "key_sample", "")
     for part in (("c/0", "zarr.json") if array else ("zarr.json",))
-} | {
+}
+OTHER_KINDS = {
     "text-pack": _largest("texts/*.pack"),
     "lsh-signatures": _largest("lsh/gen-*/sig-*.npy"),
     "lsh-band-keys": _largest("lsh/gen-*/bkey-*.npy"),
     "lsh-band-docs": _largest("lsh/gen-*/bdoc-*.npy"),
 }
+#: a URL store's segments hold no key sample (the compressed layout)
+URL_KINDS = {k: v for k, v in SEGMENT_KINDS.items() if "key_sample" not in k}
 
 #: catalog values damaged in place: (name, SQL)
 CATALOG_DAMAGE = {
@@ -161,29 +189,52 @@ def _sweep(work: Path, built, base_answers, tmp_path) -> None:
             assert "simdask check" in err and "Traceback" not in err, (argv, err)
 
 
-@pytest.fixture(scope="module")
-def base_answers(built, tmp_path_factory):
+def _baseline(built, tmp_path_factory):
     """The answers of the undamaged index (copied to another path, as the damaged ones)."""
     work = tmp_path_factory.mktemp("clean") / "i"
-    shutil.copytree(built[0], work)
+    _copy(built, work)
     res = _answers(work, built[1], work.parent / "site")
     assert all(rc == 0 for rc, _, _ in res), res
     return res
 
 
-@pytest.mark.parametrize("kind", sorted(FILE_KINDS))
+@pytest.fixture(scope="module")
+def base_answers(built, tmp_path_factory):
+    return _baseline(built, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def url_answers(built_url, tmp_path_factory):
+    return _baseline(built_url, tmp_path_factory)
+
+
+@pytest.mark.parametrize("kind", sorted(SEGMENT_KINDS) + sorted(OTHER_KINDS))
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_flipped_byte_in_any_index_file(built, base_answers, tmp_path, kind, seed):
     work = tmp_path / "i"
-    shutil.copytree(built[0], work)
-    _flip_file(work, FILE_KINDS[kind], random.Random(f"{kind}-{seed}"))
+    shards = _copy(built, work)
+    target = SEGMENT_KINDS[kind](shards) if kind in SEGMENT_KINDS else OTHER_KINDS[kind](work)
+    _flip_file(target, random.Random(f"{kind}-{seed}"))
     _sweep(work, built, base_answers, tmp_path)
+
+
+@pytest.mark.parametrize("kind", sorted(URL_KINDS))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_flipped_byte_in_a_url_shard_file(built_url, url_answers, tmp_path, kind, seed):
+    """Issue 30 item 9: shards under a --shard-store URL (compressed; no hashing on read):
+    a damaged chunk fails its zstd checksum, damaged metadata does not parse or declares
+    other sizes than the catalog; `check` hashes them against the checksums recorded at
+    the commit."""
+    work = tmp_path / "i"
+    shards = _copy(built_url, work)
+    _flip_file(URL_KINDS[kind](shards), random.Random(f"{kind}-{seed}"))
+    _sweep(work, built_url, url_answers, tmp_path)
 
 
 @pytest.mark.parametrize("kind", sorted(CATALOG_DAMAGE))
 def test_a_damaged_catalog_value(built, base_answers, tmp_path, kind):
     work = tmp_path / "i"
-    shutil.copytree(built[0], work)
+    _copy(built, work)
     with sqlite3.connect(work / "catalog.sqlite") as c:
         assert c.execute(CATALOG_DAMAGE[kind]).rowcount == 1
     c.close()

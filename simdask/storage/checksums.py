@@ -41,6 +41,7 @@ __all__ = [
     "shard_files",
     "shard_prefix",
     "table_digest",
+    "uploaded_files",
 ]
 
 #: the catalog table of checksums (created by the first commit that writes one)
@@ -102,6 +103,18 @@ def run_files(
             d = shard_root / f"gen-{gen:06d}" / f"shard-{shard:04d}"
             rows += [(name, *digest(p)) for name, p in shard_files(d, gen, shard)]
     rows += [(pack_name(p), *digest(text_root / p)) for p in sorted(set(packs))]
+    return rows
+
+
+def uploaded_files(store: Any, shards: dict[int, int]) -> list[tuple[str, int, str]]:
+    """The ``(name, size, xxh3)`` rows of the segments ``{range: generation}`` of a URL shard
+    store, as the store recorded them at upload (``store.recorded_files``; hashed from the
+    bytes sent, none for a local store), named as local shard files are."""
+    rows = []
+    for shard, gen in sorted(shards.items()):
+        prefix = shard_prefix(gen, shard)
+        files = store.recorded_files(gen, shard)
+        rows += [(prefix + name, size, x) for name, (size, x) in sorted(files.items())]
     return rows
 
 

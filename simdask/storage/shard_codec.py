@@ -167,7 +167,9 @@ def write_group(store: Any, data: ShardData, compressed: bool) -> None:
                     serializer=serializer,
                     chunks=(max(1, min(len(arr), _CHUNK)),),
                     filters=[Delta(dtype=dtype.str)] if name in _DELTA else None,
-                    compressors=ZstdCodec(level=1),
+                    # a content checksum in every zstd frame: a damaged chunk fails to
+                    # decode instead of decoding into other values (issue 30 item 9)
+                    compressors=ZstdCodec(level=1, checksum=True),
                 )
             else:
                 group.create_array(
