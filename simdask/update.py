@@ -454,7 +454,7 @@ class Writer:
         transfer, _ = choose_transfer(
             options.transfer, client, idx.path / "work", [], idx.store.url
         )
-        run_id = idx.catalog.start_run()
+        run_id, free_at_start = idx.catalog.start_run(), free_bytes(idx.path)
         try:
             changes, stats = run_compaction(
                 client,
@@ -472,6 +472,9 @@ class Writer:
             idx.catalog.commit_run(run_id, run_id, changes, {"compaction": stats})
         except BaseException as e:
             if not self._settle(run_id, e):  # committed: the error came after COMMIT
+                full = self._disk_full(e, [], free_at_start)
+                if full is not None:  # one line naming the path and the space needed
+                    raise full from None
                 raise
         failpoints.hit("after_compaction_commit")
         return {"run_id": run_id, **stats}

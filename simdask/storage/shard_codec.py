@@ -210,7 +210,7 @@ def write_raw(tmp: Path, data: ShardData) -> None:
         (tmp / name / "zarr.json").write_bytes(raw_array_metadata(arr.dtype, len(arr)))
         if len(arr):
             (tmp / name / "c").mkdir()
-            arr.tofile(tmp / name / "c" / "0")
+            (tmp / name / "c" / "0").write_bytes(np.ascontiguousarray(arr))  # ENOSPC if full
 
 
 def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:

@@ -21,12 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from simdask.config import IndexConfig
-from simdask.errors import IndexDamagedError, IndexFormatError, IndexNotFoundError
+from simdask.errors import DiskFullError, IndexDamagedError, IndexFormatError, IndexNotFoundError
 from simdask.kernels.postings import ShardData
 from simdask.kernels.segments import live_mask
 from simdask.storage import checksums
 from simdask.storage.backends import index_shard_store
 from simdask.storage.catalog import Catalog
+from simdask.storage.diskspace import catalog_error
 from simdask.storage.lists import list_problems, reserve_rows
 from simdask.storage.reads import stored_similarities
 from simdask.storage.segments import current_tombstones, migrate_legacy
@@ -110,7 +111,12 @@ def check_index(path: str | os.PathLike[str]) -> CheckReport:
             _check_values(idx, report)
         finally:
             catalog.close()
-    except (sqlite3.DatabaseError, IndexFormatError) as e:
+    except sqlite3.DatabaseError as e:
+        error = catalog_error(cat_path, e)
+        if isinstance(error, DiskFullError):  # not damage: say what is wrong and stop
+            raise error from None
+        report.add("catalog", "catalog.sqlite", f"cannot be read: {e}")
+    except IndexFormatError as e:
         report.add("catalog", "catalog.sqlite", f"cannot be read: {e}")
     return report
 
