@@ -410,7 +410,7 @@ class Writer:
         ``force``, every range into one segment without tombstoned postings. A run of its own
         (a generation, one commit), then garbage collection. Returns its statistics (``{}``
         when nothing was due)."""
-        from simdask.cluster.connect import connect  # loads dask: only when a run needs it
+        from simdask.cluster.connect import cluster_errors, connect  # loads dask: only a run
         from simdask.engine.run import RunOptions  # loads dask: only when a run needs it
 
         options = options or RunOptions()
@@ -419,7 +419,8 @@ class Writer:
             before = segment_set(self.index.catalog.segments())
             with nullcontext(client) if client is not None else connect() as cl:
                 cache = client is not None if options.worker_cache is None else options.worker_cache
-                out = self._compact_run(cl, options, callback or Callback(), force, cache)
+                with cluster_errors(cl, "the index is unchanged"):  # a worker lost: exit 4
+                    out = self._compact_run(cl, options, callback or Callback(), force, cache)
             self.index.drop_caches()
             self.collect_garbage(keep=before)
         return out
