@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,7 @@ from pathlib import Path
 from simdask import Index, IndexConfig
 from simdask.cluster.connect import connect
 from simdask.ingest.synth import generate_corpus
+from simdask.storage import checksums
 from simdask.storage.backends import open_shard_store
 from simdask.storage.shards import encode_shard
 
@@ -128,7 +130,7 @@ def compressed_twin(index_path: Path, twin: Path) -> None:
     """A copy of the index whose shards are in the compressed layout (catalog copied, shards
     re-encoded with ``encode_shard(compressed=True)``); kept while the index is unchanged."""
     with Index.open(index_path) as idx:
-        stamp = json.dumps(sorted(idx.catalog.shard_generations().items()))
+        stamp = json.dumps(["checksums", sorted(idx.catalog.shard_generations().items())])
     if (twin / "made-from.json").exists() and (twin / "made-from.json").read_text() == stamp:
         return
     shutil.rmtree(twin, ignore_errors=True)
@@ -136,8 +138,17 @@ def compressed_twin(index_path: Path, twin: Path) -> None:
     shutil.copy2(index_path / "catalog.sqlite", twin / "catalog.sqlite")
     with Index.open(index_path) as idx:
         target = open_shard_store(twin / "shards")
-        for s, g in sorted(idx.catalog.shard_generations().items()):
+        gens = dict(sorted(idx.catalog.shard_generations().items()))
+        for s, g in gens.items():
             target.write_encoded(g, s, encode_shard(idx.store.read(g, s), compressed=True))
+    # the twin's shard files are not the index's: their checksums recorded in its catalog
+    # (readers verify what they read against them)
+    with sqlite3.connect(twin / "catalog.sqlite") as c:
+        c.execute("DELETE FROM files WHERE name LIKE 'shards/%'")
+        rows = checksums.run_files(twin / "shards", twin / "texts", gens, [])
+        c.executemany("INSERT INTO files (name, size, xxh3) VALUES (?, ?, ?)", rows)
+        checksums.record_digest(c)
+    c.close()
     (twin / "made-from.json").write_text(stamp)
 
 

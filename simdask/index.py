@@ -34,6 +34,7 @@ from simdask.read.segment_reads import SegmentReads
 from simdask.storage import checksums
 from simdask.storage.backends import open_shard_store
 from simdask.storage.catalog import Catalog, PairRow
+from simdask.storage.catalog_values import meta_int
 from simdask.storage.failures import Failure, current_failures
 from simdask.storage.lookup import resolve_key
 from simdask.storage.remote import index_folder
@@ -376,6 +377,7 @@ class Index:
         doc = self.catalog.document(key)
         if doc.text_pack is None:
             raise DocumentNotFoundError(f"no stored text for {key!r}")
+        self.reads.check_pack(doc.text_pack)
         return self.texts.read(doc.text_pack, doc.text_offset, doc.text_length)
 
     def report(
@@ -456,7 +458,7 @@ class Index:
             "distinct_chunks": n_keys,
             "postings": n_post,
             "similarity_rows": counts["similarity_rows"],
-            "skipped_chunks": int(self.catalog.meta("skipped_chunks") or 0),
+            "skipped_chunks": meta_int(self.catalog, "skipped_chunks"),
             # heavy chunks of the last run (simdask.kernels.heavy): cutoff, mode, work share
             "heavy": (heavy := ((last or {}).get("summary", {}).get("extra") or {}).get("heavy")),
             # the similarity mode used and why (auto: the heavy-only search against its budget)

@@ -36,7 +36,7 @@ from simdask.ingest.sources import SourceItem, list_items, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
-from simdask.storage.checksums import digest, run_files
+from simdask.storage.checksums import digest, run_files, uploaded_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
 from simdask.storage.commit import RunChanges, check_rows
 from simdask.storage.create import CATALOG_NAME, create_catalog
@@ -291,6 +291,7 @@ class Writer:
             written,
             {d.text_pack for d in ch.upserted if d.text_pack is not None},
         )
+        rows += uploaded_files(store, written)  # a URL store's: hashed at upload
         lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
         return rows + [(name, *digest(p)) for name, p in lsh]
 
@@ -409,7 +410,7 @@ class Writer:
         ``force``, every range into one segment without tombstoned postings. A run of its own
         (a generation, one commit), then garbage collection. Returns its statistics (``{}``
         when nothing was due)."""
-        from simdask.cluster.connect import connect  # loads dask: only when a run needs it
+        from simdask.cluster.connect import cluster_errors, connect  # loads dask: only a run
         from simdask.engine.run import RunOptions  # loads dask: only when a run needs it
 
         options = options or RunOptions()
@@ -418,7 +419,8 @@ class Writer:
             before = segment_set(self.index.catalog.segments())
             with nullcontext(client) if client is not None else connect() as cl:
                 cache = client is not None if options.worker_cache is None else options.worker_cache
-                out = self._compact_run(cl, options, callback or Callback(), force, cache)
+                with cluster_errors(cl, "the index is unchanged"):  # a worker lost: exit 4
+                    out = self._compact_run(cl, options, callback or Callback(), force, cache)
             self.index.drop_caches()
             self.collect_garbage(keep=before)
         return out
@@ -453,7 +455,7 @@ class Writer:
         transfer, _ = choose_transfer(
             options.transfer, client, idx.path / "work", [], idx.store.url
         )
-        run_id = idx.catalog.start_run()
+        run_id, free_at_start = idx.catalog.start_run(), free_bytes(idx.path)
         try:
             changes, stats = run_compaction(
                 client,
@@ -471,6 +473,9 @@ class Writer:
             idx.catalog.commit_run(run_id, run_id, changes, {"compaction": stats})
         except BaseException as e:
             if not self._settle(run_id, e):  # committed: the error came after COMMIT
+                full = self._disk_full(e, [], free_at_start)
+                if full is not None:  # one line naming the path and the space needed
+                    raise full from None
                 raise
         failpoints.hit("after_compaction_commit")
         return {"run_id": run_id, **stats}

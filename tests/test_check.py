@@ -131,7 +131,8 @@ def test_shard_doc_ids_beyond_catalog(built, tmp_path):
     rep = check_index(work)
     msgs = [d.message for d in rep.damage if d.kind == "shard"]
     assert any("doc IDs the catalog does not know" in m for m in msgs), rep.damage
-    with Index.open(work) as idx, pytest.raises(IndexDamagedError, match="doc IDs"):
+    # the reader hashes the segment's files before it opens them (issue 30 item 3)
+    with Index.open(work) as idx, pytest.raises(IndexDamagedError, match="other contents"):
         idx.query(DOCS[sorted(DOCS)[5]])
 
 

@@ -119,6 +119,20 @@ def test_compaction_worker_killed_once_completes(setup, tmp_path):
         assert_same_index(a, b)
 
 
+def test_compaction_whose_workers_keep_dying_is_one_line_and_exit_4(setup, tmp_path):
+    """Issue 30 item 11: it ended in a FutureCancelledError traceback (exit 1) where an update
+    says in one line that workers died (exit 4)."""
+    _tmp, base, ref = setup
+    work = tmp_path / "work"
+    shutil.copytree(base, work)
+    rc, err = compact(work, failpoints="compact_task:kill")
+    assert rc == 4 and "Traceback" not in err, err
+    line = [x for x in err.splitlines() if x.startswith("simdask: error:")]
+    assert len(line) == 1 and "died during the run" in line[0], err
+    assert line[0].endswith("the index is unchanged"), err
+    _check_recovers(base, ref, work, committed=False)
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_compaction_killed_at_random_moment(setup, tmp_path, seed):
     _tmp, base, ref = setup

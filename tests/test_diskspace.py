@@ -45,3 +45,26 @@ def test_estimate(tmp_path):
     (tmp_path / "a").write_bytes(b"x" * 1000)
     assert estimate_run_bytes(500, [str(tmp_path / "a"), str(tmp_path / "a")]) == 3500
     assert estimate_run_bytes(500, [str(tmp_path / "gone")]) == 500
+
+
+def test_an_io_error_on_the_catalog_of_a_full_disk_is_not_damage(tmp_path, monkeypatch):
+    """Issue 30 item 10: opening a WAL catalog creates files beside it; on a full disk SQLite
+    says "disk I/O error", which every command reported as a damaged catalog."""
+    from simdask.errors import IndexDamagedError
+    from simdask.storage import diskspace
+
+    cat = tmp_path / "catalog.sqlite"
+    io = sqlite3.OperationalError("disk I/O error")
+    monkeypatch.setattr(diskspace, "free_bytes", lambda path: 12 * 1024)
+    err = diskspace.catalog_error(cat, io)
+    assert isinstance(err, DiskFullError) and "\n" not in str(err)
+    assert str(err).startswith(f"disk full: SQLite cannot use the catalog {cat} (disk I/O error)")
+    assert "with 12.0 KiB free on the filesystem of" in str(err)
+    assert "needs about 1.0 MiB free there" in str(err) and "damaged" not in str(err)
+    full = sqlite3.OperationalError("database or disk is full")
+    monkeypatch.setattr(diskspace, "free_bytes", lambda path: 50 * 2**30)
+    assert isinstance(diskspace.catalog_error(cat, full), DiskFullError)
+    # with room on the disk, an I/O error or a malformed file is damage
+    for e in (io, sqlite3.DatabaseError("database disk image is malformed")):
+        err = diskspace.catalog_error(cat, e)
+        assert isinstance(err, IndexDamagedError) and "simdask check" in str(err)

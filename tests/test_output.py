@@ -45,7 +45,17 @@ def test_csv_and_jsonl_keep_keys_exact():
 
 @pytest.mark.parametrize(
     ("value", "cell"),
-    [("a\nb", "a\\nb"), ("\x00", "\\x00"), ("\x85", "\\x85"), ("ü/ß", "ü/ß"), (1.0, "1.00")],
+    [
+        ("a\nb", "a\\nb"),
+        ("\x00", "\\x00"),
+        ("\x85", "\\x85"),
+        ("ü/ß", "ü/ß"),
+        (1.0, "1.00"),
+        # bidirectional controls (issue 30 item 15): an RTL override would reverse the row
+        ("evil\u202etxt.exe", "evil\\u202etxt.exe"),
+        ("\u2066a\u2069\u200f", "\\u2066a\\u2069\\u200f"),
+        ("עברית", "עברית"),  # right-to-left text itself is kept
+    ],
 )
 def test_table_cell(value, cell):
     assert table_cell(value) == cell

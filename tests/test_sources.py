@@ -302,3 +302,27 @@ def test_fifos_and_dangling_symlinks_in_a_folder_are_reported_not_dropped(tmp_pa
             read_item(items[key])
         assert e.value.kind == "unreadable"
     assert read_item(items["src/link.txt"])[1] == "one two three four five six"
+
+
+def test_an_index_inside_its_source_folder_is_said_and_not_read(tmp_path):
+    """Issue 30 item 15: an index kept in the folder it indexes had its own files listed (its
+    upload staging folder's documents indexed, its catalog and packs reported as unsupported
+    files on every run) without a word."""
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.txt").write_text("one two three four five six", encoding="utf-8")
+    (src / "sub" / "b.txt").write_text("seven eight nine ten eleven", encoding="utf-8")
+    idx = src / "my-index"
+    (idx / "uploads").mkdir(parents=True)
+    (idx / "catalog.sqlite").write_bytes(b"SQLite format 3\x00")
+    (idx / "uploads" / "essay.txt").write_text("an uploaded essay", encoding="utf-8")
+    (idx / "texts").mkdir()
+    (idx / "texts" / "r000001-b000000.pack").write_bytes(b"\x28\xb5")
+    items = {i.key: i for i in list_items([src])}
+    assert set(items) == {"src/a.txt", "src/sub/b.txt", "src/my-index/"}
+    said = items["src/my-index/"]
+    with pytest.raises(ExtractionError, match="holds a simdask index") as e:
+        read_item(said)
+    assert e.value.kind == "unsupported" and str(idx) in str(e.value)
+    # the index folder given as the source itself
+    assert [i.key for i in list_items([idx])] == ["my-index/"]

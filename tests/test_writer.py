@@ -146,6 +146,7 @@ def test_the_lock_is_taken_once(tmp_path):
             "packs": 0,
             "temp_files": 0,
             "work": 0,
+            "catalog_bytes_freed": 0,
         }  # held: ok
         with pytest.raises(IndexLockedError, match="another update is running"):
             idx.collect_garbage()  # a second writer, even in this process, is refused
@@ -232,6 +233,7 @@ def test_garbage_collection_removes_only_its_own_files(tmp_path):
         "packs": 1,
         "temp_files": 0,
         "work": 3,
+        "catalog_bytes_freed": 0,
     }
     for rel in own:
         assert not (idx.path / rel).exists(), rel

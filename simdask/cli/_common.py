@@ -17,6 +17,7 @@ from simdask.config import IndexConfig
 from simdask.index import Index
 from simdask.ingest.sources import require_sources
 from simdask.progress import Callback, TqdmCallback
+from simdask.storage.create import CATALOG_NAME, discard_uncommitted
 from simdask.summary import RunSummary
 
 __all__ = [
@@ -120,6 +121,8 @@ def update_index(
         require_sources(update_kwargs.get("sources") or ())  # before an index is created
     cb = run_progress(args)
     spec = args.cluster.spec
+    fresh = not (place / CATALOG_NAME).exists()
+    made_folder = not place.exists()
     idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
 
     def connector(n_items: int):
@@ -129,9 +132,16 @@ def update_index(
         cb.message(f"using {spec.describe()}")
         return connect(spec)
 
-    with idx, idx.writer(wait=getattr(args, "wait", 0.0)) as writer:
-        summary = writer.update(callback=cb, config=config, connector=connector, **update_kwargs)
-        cb.end_stage()
+    try:
+        with idx, idx.writer(wait=getattr(args, "wait", 0.0)) as writer:
+            summary = writer.update(
+                callback=cb, config=config, connector=connector, **update_kwargs
+            )
+            cb.end_stage()
+    except BaseException:
+        if fresh:  # e.g. the cluster could not be reached: no empty index left behind
+            discard_uncommitted(place, made_folder)
+        raise
     return summary
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
+from pathlib import Path
 
 from simdask import __version__
 from simdask.cli import (
@@ -56,6 +57,7 @@ from simdask.cli._common import (
 from simdask.cli._logging import configure_logging
 from simdask.config import IndexConfig
 from simdask.errors import ClusterError, ConfigError, IndexDamagedError, SimdaskError
+from simdask.storage.diskspace import catalog_error
 from simdask.storage.remote import index_folder, require_lasting
 from simdask.write.settings import INDEX_SETTINGS
 
@@ -165,11 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     except IndexDamagedError as e:
         return _error(e, EXIT_DAMAGED)
     except sqlite3.DatabaseError as e:  # a catalog damaged beyond what opening it reads
-        return _error(
-            f"the index catalog (catalog.sqlite) is damaged: SQLite: {e}; run `simdask check "
-            "INDEX`, then restore the index from a backup or rebuild it with --rebuild",
-            EXIT_DAMAGED,
-        )
+        error = catalog_error(Path(getattr(args, "index", ".")) / "catalog.sqlite", e)
+        return _error(error, EXIT_DAMAGED if isinstance(error, IndexDamagedError) else EXIT_ERROR)
     except SimdaskError as e:
         return _error(e, EXIT_ERROR)
     except KeyboardInterrupt:

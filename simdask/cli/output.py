@@ -24,8 +24,10 @@ def _escape_char(ch: str) -> str:
 
 
 #: characters that would break a table's lines or columns: C0/C1 controls and the Unicode
-#: line/paragraph separators (a key may hold them; JSONL and CSV keep them as they are)
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: line/paragraph separators, and the bidirectional controls (an RTL override in a key
+#: would show the rest of its row reversed: issue 30 item 15); a key may hold them; JSONL and
+#: CSV keep them as they are
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def table_cell(v: Any) -> str:

@@ -28,6 +28,7 @@ from simdask.engine.segment_tasks import CompactSpec, compact_task, segment_head
 from simdask.kernels.merge_policy import MergePolicy, plan_merges
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
+from simdask.storage.catalog_values import meta_int
 from simdask.storage.segments import Manifest, current_tombstones
 from simdask.storage.shards import ShardStore, encode_shard, shard_ranges
 
@@ -161,7 +162,7 @@ def _changes(catalog, config, plan: CompactionPlan, heads: dict, run_id: int):
         top_k=config.top_k,
         manifests=manifests,
         errors=[],
-        skipped_chunks=int(catalog.meta("skipped_chunks") or 0),
+        skipped_chunks=meta_int(catalog, "skipped_chunks"),
         dead=dead,
     )
     stats = {

@@ -85,11 +85,16 @@ def not_regular(path: str) -> str | None:
     return "a device node"
 
 
+#: the file that makes a folder a simdask index (its catalog): not walked as a source
+INDEX_MARK = "catalog.sqlite"
+
+
 def walk_folder(
     root: Path,
     suffixes,
     skipped: list[tuple[str, str]] | None = None,
     irregular: list[tuple[str, str, str]] | None = None,
+    indexes: list[tuple[str, str]] | None = None,
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The documents of a folder and the folders that could not be listed.
 
@@ -102,6 +107,9 @@ def walk_folder(
     that a caller reports them instead of dropping them silently; ``irregular`` receives
     ``(path, path inside root, what it is)`` of the entries that are neither files nor
     folders (FIFOs, devices, sockets, dangling symlinks: :func:`not_regular`), never read.
+    Folders holding a simdask index (a ``catalog.sqlite`` file: e.g. an index kept inside its
+    own source folder, with its upload staging folder) are not walked; ``indexes``, when
+    given, receives ``(path, path inside root)`` of each (``root`` itself: ``""``).
     """
     files: list[tuple[tuple[str, ...], str]] = []
     failed: list[tuple[str, str]] = []
@@ -113,8 +121,12 @@ def walk_folder(
         failed.append((rel + FOLDER_SUFFIX if rel else "", e.strerror or str(e)))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel_dir = Path(dirpath).relative_to(root).parts
+        if INDEX_MARK in filenames and indexes is not None:  # an index's own files
+            indexes.append((dirpath, "/".join(rel_dir)))
+            dirnames[:] = []
+            continue
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         for name in filenames:
             full = os.path.join(dirpath, name)
             odd = None if _hidden(name) or irregular is None else not_regular(full)

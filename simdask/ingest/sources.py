@@ -154,8 +154,17 @@ def _folder_items(path: Path, source: str, prefix: str) -> list[SourceItem]:
     top = folder_key(path)
     skipped: list[tuple[str, str]] = []
     odd: list[tuple[str, str, str]] = []
-    files, failed = walk_folder(path, SUFFIXES, skipped, odd)
-    items = [SourceItem(source, f, top + safe_text(rel), prefix=prefix) for f, rel in files]
+    indexes: list[tuple[str, str]] = []
+    items: list[SourceItem] = []
+    files, failed = walk_folder(path, SUFFIXES, skipped, odd, indexes)
+    for f, rel in indexes:  # an index inside its sources: said, its files never read
+        msg = (
+            f"the folder {safe_text(f)} holds a simdask index (catalog.sqlite): its files are "
+            "not documents and are not read; keep an index outside the folders it indexes"
+        )
+        key = (top + safe_text(rel) + FOLDER_SUFFIX) if rel else top or FOLDER_SUFFIX
+        items.append(SourceItem(source, f, key, prefix=prefix, error=msg, error_kind="unsupported"))
+    items += [SourceItem(source, f, top + safe_text(rel), prefix=prefix) for f, rel in files]
     for f, rel in skipped:  # reported, never dropped silently
         msg = unsupported_message(rel, TEXT_SUFFIXES)
         key = top + safe_text(rel)

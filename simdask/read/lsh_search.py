@@ -107,7 +107,7 @@ def index_pairs(idx: Index, min_jaccard: float = 0.0, exact: bool = False) -> li
     (from the stored texts)."""
     with idx.catalog.read_snapshot():  # one read snapshot: manifest and documents agree
         man, params = _manifest(idx)
-        store = LshStore(lsh_root(idx.path))
+        store = LshStore(lsh_root(idx.path), idx.reads.check_file)
         keys, docs = store.all_bands(man)
         a, b = candidate_pairs(keys, docs)
         ids = np.union1d(a, b)
@@ -191,7 +191,7 @@ def index_query(idx: Index, texts: Sequence[str], min_jaccard: float = 0.0) -> l
     with estimated Jaccard >= ``min_jaccard`` (fraction), best first. Read-only."""
     with idx.catalog.read_snapshot():
         man, params = _manifest(idx)
-        store = LshStore(lsh_root(idx.path))
+        store = LshStore(lsh_root(idx.path), idx.reads.check_file)
         sigs, keys = _text_lsh(texts, idx.config, params, excl=idx.exclusions())
         keys = keys[~is_empty(sigs)] if len(sigs) else keys
         rows = np.flatnonzero(~is_empty(sigs))

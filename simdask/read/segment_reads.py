@@ -21,6 +21,7 @@ from simdask.config import IndexConfig
 from simdask.errors import damaged
 from simdask.kernels.segments import live_doc_counts, live_mask
 from simdask.kernels.similarity import query_postings
+from simdask.read.segment_damage import check_counts, segment_damage
 from simdask.storage import checksums
 from simdask.storage.catalog import Catalog
 from simdask.storage.segments import (
@@ -32,6 +33,7 @@ from simdask.storage.segments import (
     split_small,
 )
 from simdask.storage.shards import ShardData, ShardStore, shard_ranges
+from simdask.storage.verified import verify_problems
 
 __all__ = ["IO_THREADS", "SegmentReads", "segment_set", "threads"]
 
@@ -63,7 +65,7 @@ class SegmentReads:
 
     def __init__(self, path: Path, catalog: Catalog, store: ShardStore, config: IndexConfig):
         self.path, self.catalog, self.store, self.config = path, catalog, store, config
-        self._recorded: tuple[int, dict[str, list[tuple[str, int]]]] | None = None
+        self._recorded: tuple[int, dict, dict] | None = None  # generation, rows, by segment
         self._shards: dict[tuple[int, int], ShardData] = {}  # (generation, range): a segment
         self._tomb: tuple[int, np.ndarray] | None = None
         self._reader = RangeReader(store, self.check_sizes)
@@ -80,32 +82,79 @@ class SegmentReads:
         self._recorded = None
 
     def check_sizes(
-        self, generation: int, shard: int, sizes: dict[str, list[tuple[str, int]]] | None = None
+        self,
+        generation: int,
+        shard: int,
+        files: dict[str, list[tuple[str, int, str]]] | None = None,
+        counts: dict[tuple[int, int], tuple[int, int]] | None = None,
     ) -> None:
         """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the segment is
-        missing or has another size than recorded at its commit (see
-        :mod:`simdask.storage.checksums`; full hashes: ``simdask check``). ``sizes``: the
-        recorded sizes as :meth:`size_check` read them (None: read them here)."""
-        if self.store.local_root is None:  # a URL store: no local files to measure
-            return
-        sizes = self.recorded_sizes() if sizes is None else sizes
-        files = sizes.get(checksums.shard_prefix(generation, shard), ())
-        problems = checksums.size_problems(self.path, files)
-        if problems:
-            raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
+        missing, has another size or other contents than recorded at its commit (see
+        :mod:`simdask.storage.checksums`): hashed whole the first time this process opens it,
+        then remembered while the file is unchanged (:mod:`simdask.storage.verified`); or
+        when its metadata declares other sizes than the catalog's (any store, URLs included:
+        :func:`~simdask.read.segment_damage.check_counts`). ``files``, ``counts``: as
+        :meth:`size_check` read them (None: read them here)."""
+        if self.store.local_root is not None:  # a URL store: no local files to hash
+            files = self.recorded_files() if files is None else files
+            prefix = checksums.shard_prefix(generation, shard)
+            problems = verify_problems(self.path, files.get(prefix, ()))
+            if problems:
+                raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
+        want = (self.segment_counts() if counts is None else counts).get((generation, shard))
+        if want is not None:
+            where = self.store.location
+            with segment_damage(where):
+                found = self.store.counts(generation, shard)
+            check_counts(where, generation, shard, want, found)
+
+    def segment_counts(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """``{(generation, range): (distinct chunks, postings)}`` of the committed segments,
+        as the catalog recorded them."""
+        return {(g, s): (k, n) for s, segs in self.manifest().items() for g, k, n in segs}
+
+    def check_metadata(self, generation: int, shard: int) -> None:
+        """:meth:`check_sizes` of the segment's metadata files only (``zarr.json``: what
+        :meth:`~simdask.storage.shards.ShardStore.counts` reads)."""
+        files = self.recorded_files().get(checksums.shard_prefix(generation, shard), [])
+        meta = [f for f in files if f[0].endswith("zarr.json")]
+        self.check_sizes(generation, shard, {checksums.shard_prefix(generation, shard): meta})
 
     def size_check(self) -> Callable[[int, int], None]:
-        """:meth:`check_sizes` with the recorded sizes of the committed generation read now:
+        """:meth:`check_sizes` with the recorded files of the committed generation read now:
         it reads no catalog, so threads may call it."""
-        return partial(self.check_sizes, sizes=self.recorded_sizes())
+        return partial(self.check_sizes, files=self.recorded_files(), counts=self.segment_counts())
 
-    def recorded_sizes(self) -> dict[str, list[tuple[str, int]]]:
-        """The committed shard files' recorded sizes (bytes) by segment (see
-        :func:`~simdask.storage.checksums.segment_sizes`), cached per generation."""
+    def recorded_files(self) -> dict[str, list[tuple[str, int, str]]]:
+        """The committed shard files' recorded ``(name, size in bytes, xxh3)`` by segment
+        (see :func:`~simdask.storage.checksums.segment_files`), cached per generation."""
+        return self._recorded_now()[2]
+
+    def _recorded_now(self) -> tuple[int, dict[str, tuple[int, str]], dict]:
         gen = self.catalog.generation
         if self._recorded is None or self._recorded[0] != gen:
-            self._recorded = (gen, checksums.segment_sizes(checksums.recorded(self.catalog)))
-        return self._recorded[1]
+            rec = checksums.recorded(self.catalog)
+            self._recorded = (gen, rec, checksums.segment_files(rec))
+        return self._recorded
+
+    def check_pack(self, pack: str) -> None:
+        """:meth:`check_file` of the text pack ``pack``."""
+        self.check_file(checksums.pack_name(pack))
+
+    def check_file(self, name: str) -> None:
+        """Raise :class:`~simdask.errors.IndexDamagedError` when the file ``name`` (relative
+        to the index folder: a text pack, an LSH file) is missing or differs from the size
+        and checksum recorded at its commit (hashed whole the first time this process reads
+        it; not checked when none is recorded)."""
+        want = self._recorded_now()[1].get(name)
+        if want is not None:
+            problems = verify_problems(self.path, [(name, *want)])
+            if problems:
+                raise damaged(f"index at {self.path}: " + "; ".join(problems))
+
+    def recorded_sizes(self) -> dict[str, list[tuple[str, int]]]:
+        """The committed shard files' recorded sizes (bytes) by segment."""
+        return {p: [(n, size) for n, size, _ in f] for p, f in self.recorded_files().items()}
 
     def _ranges(self) -> list[tuple[int, int]]:
         cfg = self.config
@@ -149,7 +198,8 @@ class SegmentReads:
         if not gens:
             return ShardData.empty(lo, hi)
         parts = self.segments_of({shard: gens})
-        return merge_shards([parts[(g, shard)] for g in gens], tomb, lo, hi)
+        with segment_damage(self.store.location):  # offsets that decrease, IDs out of range
+            return merge_shards([parts[(g, shard)] for g in gens], tomb, lo, hi)
 
     def segments_of(self, gens: dict[int, list[int]]) -> dict[tuple[int, int], ShardData]:
         """Whole segments ``{(generation, range): data}`` of the ranges ``gens`` (range ->
@@ -160,14 +210,23 @@ class SegmentReads:
         if missing:
             live = {gs for gs in self._shards if gs[1] not in gens} | wanted
             self._shards = {gs: d for gs, d in self._shards.items() if gs in live}
-            for gs in missing:
-                self.check_sizes(*gs)
-            loaded = threads(lambda gs: self.store.read(*gs), missing)
+            check = self.size_check()  # the catalog read here: threads may not use it
+
+            def read(gs: tuple[int, int]) -> ShardData:
+                check(*gs)
+                with segment_damage(self.store.location):
+                    return self.store.read(*gs)
+
+            loaded = threads(read, missing)
             self._shards.update(zip(missing, loaded, strict=True))
         return {gs: self._shards[gs] for gs in wanted}
 
     def preload(self) -> int:
         """See :meth:`simdask.index.Index.preload`; returns the bytes concerned."""
+        with segment_damage(self.store.location):
+            return self._preload()
+
+    def _preload(self) -> int:
         manifest = self.catalog.segments()
         self._reader.retain(manifest)
         nbytes = 0
@@ -216,6 +275,10 @@ class SegmentReads:
         direct = not self.preloaded  # pread, nothing mapped; preloaded: the mapped pages
 
         def subset(s: int) -> list[ShardData]:
+            with segment_damage(store.location):
+                return _subset(s)
+
+        def _subset(s: int) -> list[ShardData]:
             look, small = split[s]
             parts = [
                 restrict_shard(loaded[(g, s)], ids[s])
@@ -264,7 +327,8 @@ class SegmentReads:
         n_keys = n_post = 0
         for s, segs in manifest.items():
             if len(segs) == 1 and int(tomb.max(initial=0)) <= segs[0][0]:
-                keys, postings = self.store.counts(segs[0][0], s)  # metadata only
+                self.check_metadata(segs[0][0], s)  # declares the catalog's counts
+                keys, postings = segs[0][1], segs[0][2]
             else:  # live postings: the segments merged
                 data = self.shard(s)
                 keys, postings = len(data.chunk_keys), data.n_postings

@@ -20,8 +20,9 @@ import numpy as np
 
 from simdask import failpoints
 from simdask.config import FORMAT_VERSION, READABLE_VERSIONS, IndexConfig
-from simdask.errors import DocumentNotFoundError, IndexDamagedError, IndexFormatError
+from simdask.errors import DiskFullError, DocumentNotFoundError, IndexDamagedError, IndexFormatError
 from simdask.kernels.changes import DocumentRow, KnownDocument
+from simdask.storage.catalog_values import stored_config, stored_int, stored_json
 from simdask.storage.chunk_table import read_chunk_table
 from simdask.storage.commit import (
     COMMIT_STEPS,
@@ -31,6 +32,7 @@ from simdask.storage.commit import (
     commit_cache,
     temp_ids,
 )
+from simdask.storage.diskspace import catalog_error
 from simdask.storage.lists import FLOORS_META, ensure_floors, ensure_list_tables
 from simdask.storage.lists import refill_candidates as _refill
 from simdask.storage.reads import REVERSE
@@ -129,13 +131,10 @@ class Catalog(SegmentTables):
             self.conn.close()
             raise self.damaged(e) from None
 
-    def damaged(self, error: sqlite3.DatabaseError) -> IndexDamagedError:
-        """The error for a catalog SQLite cannot read (truncated, overwritten)."""
-        return IndexDamagedError(
-            f"the catalog {self.path} is damaged (SQLite: {error}); run `simdask check "
-            f"{self.path.parent}`, then restore the index folder from a backup or rebuild it "
-            "with `simdask update INDEX SOURCE... --rebuild`"
-        )
+    def damaged(self, error: sqlite3.DatabaseError) -> IndexDamagedError | DiskFullError:
+        """The error for a catalog SQLite cannot read (truncated, overwritten), or cannot use
+        for want of disk space (not damage: :func:`~simdask.storage.diskspace.catalog_error`)."""
+        return catalog_error(self.path, error)
 
     def close(self) -> None:
         """Close the connection."""
@@ -191,9 +190,7 @@ class Catalog(SegmentTables):
                 f"index at {self.path.parent} has format version {version!r}; "
                 f"this simdask reads versions {', '.join(map(str, READABLE_VERSIONS))}"
             )
-        if raw is None:
-            raise IndexFormatError(f"index at {self.path.parent} has no stored config")
-        return IndexConfig.from_dict(json.loads(raw))
+        return stored_config(raw, self.path)
 
     @property
     def index_id(self) -> str:
@@ -212,7 +209,7 @@ class Catalog(SegmentTables):
     @property
     def generation(self) -> int:
         """The current (last committed) generation."""
-        return int(self.meta("generation") or 0)
+        return stored_int(self.meta("generation") or None, "meta.generation", self.path)
 
     # --- runs -----------------------------------------------------------------------------
     def start_run(self) -> int:
@@ -385,7 +382,7 @@ class Catalog(SegmentTables):
             "started_at": row[1],
             "finished_at": row[2],
             "generation": row[3],
-            "summary": json.loads(row[4] or "{}"),
+            "summary": stored_json(row[4] or "{}", "runs.summary", self.path),
         }
 
     def errors_of_run(self, run_id: int) -> list[tuple[str, str, str]]:

@@ -7,7 +7,8 @@ Each committed file has a row ``(name, size, xxh3)`` in the catalog's ``files`` 
 ``commit.file_checksums``), which also drops the rows of files no longer current (shards of
 replaced generations, packs no document points to), and records the table's own checksum
 (:data:`DIGEST_META`), so that a damaged table is never taken for an index without checksums.
-Readers compare sizes (a ``stat``, cheap); ``simdask check`` compares full hashes. Shards
+Readers hash a file the first time a process opens it (:mod:`simdask.storage.verified`;
+then one ``stat`` while it is unchanged); ``simdask check`` hashes everything. Shards
 kept under a URL (``--shard-store``) are not recorded. Kept in this module so that it can
 follow the shard storage format.
 """
@@ -36,11 +37,11 @@ __all__ = [
     "record_digest",
     "recorded",
     "run_files",
-    "segment_sizes",
+    "segment_files",
     "shard_files",
     "shard_prefix",
-    "size_problems",
     "table_digest",
+    "uploaded_files",
 ]
 
 #: the catalog table of checksums (created by the first commit that writes one)
@@ -102,6 +103,18 @@ def run_files(
             d = shard_root / f"gen-{gen:06d}" / f"shard-{shard:04d}"
             rows += [(name, *digest(p)) for name, p in shard_files(d, gen, shard)]
     rows += [(pack_name(p), *digest(text_root / p)) for p in sorted(set(packs))]
+    return rows
+
+
+def uploaded_files(store: Any, shards: dict[int, int]) -> list[tuple[str, int, str]]:
+    """The ``(name, size, xxh3)`` rows of the segments ``{range: generation}`` of a URL shard
+    store, as the store recorded them at upload (``store.recorded_files``; hashed from the
+    bytes sent, none for a local store), named as local shard files are."""
+    rows = []
+    for shard, gen in sorted(shards.items()):
+        prefix = shard_prefix(gen, shard)
+        files = store.recorded_files(gen, shard)
+        rows += [(prefix + name, size, x) for name, (size, x) in sorted(files.items())]
     return rows
 
 
@@ -172,29 +185,15 @@ def _untrusted(what: str) -> IndexDamagedError:
     )
 
 
-def segment_sizes(recorded: dict[str, tuple[int, str]]) -> dict[str, list[tuple[str, int]]]:
-    """The recorded shard files grouped by segment: ``{shard_prefix: [(name, size in
-    bytes)]}`` (one pass over the rows; a reader checks a segment's few files without
+def segment_files(
+    recorded: dict[str, tuple[int, str]],
+) -> dict[str, list[tuple[str, int, str]]]:
+    """The recorded shard files grouped by segment: ``{shard_prefix: [(name, size in bytes,
+    xxh3)]}`` (one pass over the rows; a reader checks a segment's few files without
     scanning every recorded file)."""
-    out: dict[str, list[tuple[str, int]]] = {}
-    for name, (size, _) in recorded.items():
+    out: dict[str, list[tuple[str, int, str]]] = {}
+    for name, (size, xxh3) in recorded.items():
         if name.startswith("shards/"):
             cut = name.find("/", name.find("/", 7) + 1) + 1  # after shards/gen-G/shard-S/
-            out.setdefault(name[:cut], []).append((name, size))
-    return out
-
-
-def size_problems(root: Path, files: Iterable[tuple[str, int]]) -> list[str]:
-    """The files ``(name relative to root, recorded size in bytes)`` that are missing under
-    ``root`` or have another size than recorded (one ``stat`` each; the cheap check readers
-    make, e.g. on one segment's files of :func:`segment_sizes`)."""
-    out = []
-    for name, size in files:
-        try:
-            found = (root / name).stat().st_size
-        except FileNotFoundError:
-            out.append(f"{name} is missing (expected {size} bytes)")
-            continue
-        if found != size:
-            out.append(f"{name} has {found} bytes, expected {size}")
+            out.setdefault(name[:cut], []).append((name, size, xxh3))
     return out

@@ -15,7 +15,7 @@ from simdask.storage.durable import fsync_file, sync_dirs_up_to
 from simdask.storage.keys import set_current_scheme
 from simdask.storage.remote import RemoteStore, is_url
 
-__all__ = ["CATALOG_NAME", "create_catalog"]
+__all__ = ["CATALOG_NAME", "create_catalog", "discard_uncommitted"]
 
 CATALOG_NAME = "catalog.sqlite"
 
@@ -93,3 +93,33 @@ def _link_new(tmp: Path, final: Path) -> None:
         if final.exists():
             raise IndexExistsError(f"an index already exists at {final.parent}") from None
         os.replace(tmp, final)
+
+
+#: what a new index holds before its first commit (a run that failed before it committed:
+#: the catalog, its SQLite side files, the writer lock; nothing else to lose)
+_OWN_BEFORE_COMMIT = re.compile(r"catalog\.sqlite(-wal|-shm|-journal)?|writer\.lock")
+
+
+def discard_uncommitted(path: Path, made_folder: bool) -> bool:
+    """Remove the index this command created at ``path`` when nothing was ever committed to
+    it (its catalog at generation 0, no other files than :data:`_OWN_BEFORE_COMMIT`): an
+    update that could not reach its cluster leaves no empty index behind (issue 30 item 11).
+    ``made_folder``: the folder did not exist before (removed too). Returns True if removed."""
+    try:
+        names = {p.name for p in path.iterdir()}
+        if not names or not all(_OWN_BEFORE_COMMIT.fullmatch(n) for n in names):
+            return False
+        catalog = Catalog(path / CATALOG_NAME)
+        try:
+            generation = catalog.generation
+        finally:
+            catalog.close()
+    except Exception:  # whatever is there cannot be read: leave it as it is
+        return False
+    if generation != 0:
+        return False
+    for n in names:
+        (path / n).unlink(missing_ok=True)
+    if made_folder:
+        path.rmdir()
+    return True

@@ -10,9 +10,21 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from simdask.errors import DiskFullError
+from simdask.errors import REPAIR_HINT, DiskFullError, IndexDamagedError
 
-__all__ = ["disk_full", "estimate_run_bytes", "free_bytes", "is_disk_full"]
+__all__ = [
+    "CATALOG_ROOM",
+    "catalog_error",
+    "disk_full",
+    "estimate_run_bytes",
+    "free_bytes",
+    "is_disk_full",
+]
+
+#: bytes SQLite needs free beside the catalog to open it (its ``-wal`` and ``-shm`` files,
+#: created even by a reader; 32 KiB of shared memory and the log's first pages): below this,
+#: an I/O error from the catalog means a full disk, not damage
+CATALOG_ROOM = 1 << 20
 
 
 def is_disk_full(error: BaseException | None) -> bool:
@@ -76,4 +88,25 @@ def disk_full(
         f"disk full writing {where}: the run filled the {_fmt(free_at_start)} free on the "
         f"filesystem of {index_path} and needs {need}: free space or put the index on another "
         f"disk; {unchanged}"
+    )
+
+
+def catalog_error(catalog: Path, error: sqlite3.DatabaseError) -> DiskFullError | IndexDamagedError:
+    """The error for an SQLite failure on the catalog file ``catalog``: a full disk (SQLite
+    says so, or an I/O error while less than :data:`CATALOG_ROOM` bytes are free on its
+    filesystem: opening a WAL database creates files beside it) is :class:`DiskFullError`,
+    one line naming the path and the space needed, never "damaged"; anything else is
+    :class:`IndexDamagedError`."""
+    free = free_bytes(catalog.parent)
+    io = isinstance(error, sqlite3.OperationalError) and "disk I/O error" in str(error)
+    if is_disk_full(error) or (io and free < CATALOG_ROOM):
+        return DiskFullError(
+            f"disk full: SQLite cannot use the catalog {catalog} ({error}) with {_fmt(free)} "
+            f"free on the filesystem of {catalog.parent}: it needs about {_fmt(CATALOG_ROOM)} "
+            "free there (for its write-ahead log and shared-memory files); free space on that "
+            "disk and run the command again (nothing was changed)"
+        )
+    return IndexDamagedError(
+        f"the catalog {catalog} is damaged (SQLite: {error}); run `simdask check "
+        f"{catalog.parent}`, then {REPAIR_HINT}"
     )

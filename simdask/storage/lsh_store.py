@@ -21,13 +21,14 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from simdask.errors import IndexFormatError
+from simdask.errors import IndexFormatError, damaged
 from simdask.kernels.minhash import EMPTY
 from simdask.storage.durable import publish
 
@@ -99,7 +100,7 @@ class LshManifest:
                 [int(g) for g in d.get("prev", [])],
             )
         except (ValueError, KeyError, TypeError) as e:
-            raise IndexFormatError(f"damaged LSH manifest in the catalog: {e}") from e
+            raise damaged(f"damaged LSH manifest in the catalog (meta.lsh): {e}") from None
 
     def file_names(self) -> set[str]:
         """Names (relative to the index folder) of the files this manifest reads."""
@@ -116,8 +117,11 @@ class LshManifest:
 class LshStore:
     """Reads and writes the files of one index's LSH store (see the module docstring)."""
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str], verify: Callable[[str], None] | None = None):
         self.root = Path(root)
+        #: called with a file's name relative to the index folder before it is mapped (e.g.
+        #: :meth:`~simdask.read.segment_reads.SegmentReads.check_file`: its recorded checksum)
+        self.verify = verify
 
     def _path(self, gen: int, name: str) -> Path:
         return self.root / f"gen-{gen:06d}" / name
@@ -140,10 +144,15 @@ class LshStore:
             raise IndexFormatError(
                 f"LSH file {path} named by the catalog is missing (index damaged?)"
             ) from e
-        key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+        key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if self.verify is not None:
+            self.verify(_name(gen, name))
         arr = _MAPS.get(key)
         if arr is None:
-            arr = np.load(path, mmap_mode="r")
+            try:
+                arr = np.load(path, mmap_mode="r")
+            except (ValueError, OSError, EOFError) as e:  # a header that does not parse
+                raise damaged(f"LSH file {path} cannot be read ({e})") from None
             if len(_MAPS) >= _MAX_MAPS:
                 _MAPS.pop(next(iter(_MAPS)))
             _MAPS[key] = arr

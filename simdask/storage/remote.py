@@ -12,14 +12,18 @@ at most an unmarked, uncommitted generation, which garbage collection removes.
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+import xxhash
+
 from simdask import failpoints
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, damaged
+from simdask.storage.checksums import BLOCK
 from simdask.storage.shards import ShardStore
 
 if TYPE_CHECKING:
@@ -102,8 +106,34 @@ class RemoteStore:
             self.fs.makedirs(posixpath.dirname(f"{target}/{name}"), exist_ok=True)
         self.fs.pipe({f"{target}/{name}": blob for name, blob in files.items()})
         failpoints.hit("shard_write")
-        self.fs.pipe_file(f"{target}/{_MARKER}", b"")
+        # the marker holds each file's size and xxh3 (recorded in the catalog at the commit;
+        # `simdask check` hashes the files against them)
+        sums = {name: [len(b), xxhash.xxh3_64_hexdigest(b)] for name, b in sorted(files.items())}
+        self.fs.pipe_file(f"{target}/{_MARKER}", json.dumps(sums).encode())
         return sum(len(b) for b in files.values())
+
+    def recorded(self, generation: int, shard: int) -> dict[str, tuple[int, str]]:
+        """``{name: (size in bytes, xxh3)}`` of a complete shard's files as uploaded (empty
+        for a shard uploaded before markers held them); a marker that does not parse is
+        damage."""
+        marker = f"{self._dir(generation, shard)}/{_MARKER}"
+        raw = self.fs.cat_file(marker)
+        if not raw:
+            return {}
+        try:
+            return {str(n): (int(v[0]), str(v[1])) for n, v in json.loads(raw).items()}
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+            raise damaged(f"the completion marker {self.url}/{marker} is damaged ({e})") from None
+
+    def digest(self, relative: str) -> tuple[int, str]:
+        """``(size in bytes, xxh3)`` of the file ``relative`` (read in blocks)."""
+        h = xxhash.xxh3_64()
+        size = 0
+        with self.fs.open(f"{self.base}/{relative}", "rb") as f:
+            while block := f.read(BLOCK):
+                h.update(block)
+                size += len(block)
+        return size, h.hexdigest()
 
     def generations(self) -> list[int]:
         """Generations that have a directory under the URL."""
@@ -170,6 +200,12 @@ class UrlShardStore(ShardStore):
 
     def _store_files(self, generation: int, shard: int, files: dict[str, bytes]) -> int:
         return self.files.write(generation, shard, files)
+
+    def recorded_files(self, generation: int, shard: int) -> dict[str, tuple[int, str]]:
+        return self.files.recorded(generation, shard)
+
+    def file_digest(self, relative: str) -> tuple[int, str]:
+        return self.files.digest(relative)
 
     def _open_group(self, generation: int, shard: int) -> zarr.Group:
         import zarr  # heavy (0.4 s to import): only a compressed shard needs it

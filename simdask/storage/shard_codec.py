@@ -167,7 +167,9 @@ def write_group(store: Any, data: ShardData, compressed: bool) -> None:
                     serializer=serializer,
                     chunks=(max(1, min(len(arr), _CHUNK)),),
                     filters=[Delta(dtype=dtype.str)] if name in _DELTA else None,
-                    compressors=ZstdCodec(level=1),
+                    # a content checksum in every zstd frame: a damaged chunk fails to
+                    # decode instead of decoding into other values (issue 30 item 9)
+                    compressors=ZstdCodec(level=1, checksum=True),
                 )
             else:
                 group.create_array(
@@ -208,7 +210,7 @@ def write_raw(tmp: Path, data: ShardData) -> None:
         (tmp / name / "zarr.json").write_bytes(raw_array_metadata(arr.dtype, len(arr)))
         if len(arr):
             (tmp / name / "c").mkdir()
-            arr.tofile(tmp / name / "c" / "0")
+            (tmp / name / "c" / "0").write_bytes(np.ascontiguousarray(arr))  # ENOSPC if full
 
 
 def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:

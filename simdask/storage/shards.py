@@ -40,6 +40,7 @@ from simdask.errors import IndexFormatError
 from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.key_lookup import find_keys_sampled
 from simdask.kernels.postings import ShardData, find_keys, shard_ranges
+from simdask.storage.checksums import digest
 from simdask.storage.direct_reads import read_subset_direct, stored_sample
 from simdask.storage.durable import publish
 from simdask.storage.segment_writer import SegmentWriter
@@ -309,6 +310,16 @@ class ShardStore(ABC):
             group = self._open_group(generation, shard)
             keys, docs = group["chunk_keys"], group["doc_ids"]
         return _length(keys), _length(docs)
+
+    def recorded_files(self, generation: int, shard: int) -> dict[str, tuple[int, str]]:
+        """``{name inside the shard: (size, xxh3)}`` as the store recorded them when the shard
+        was written (a URL store, in its completion marker); empty: none recorded (a local
+        store's files are hashed before the commit instead)."""
+        return {}
+
+    def file_digest(self, relative: str) -> tuple[int, str]:
+        """``(size in bytes, xxh3)`` of the file ``relative`` to the store's root."""
+        return digest(Path(self.location) / relative)
 
     def nbytes(self, generation: int) -> int:
         """Bytes stored for one generation."""

@@ -21,12 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from simdask.config import IndexConfig
-from simdask.errors import IndexDamagedError, IndexFormatError, IndexNotFoundError
+from simdask.errors import DiskFullError, IndexDamagedError, IndexFormatError, IndexNotFoundError
 from simdask.kernels.postings import ShardData
 from simdask.kernels.segments import live_mask
 from simdask.storage import checksums
 from simdask.storage.backends import index_shard_store
 from simdask.storage.catalog import Catalog
+from simdask.storage.diskspace import catalog_error
 from simdask.storage.lists import list_problems, reserve_rows
 from simdask.storage.reads import stored_similarities
 from simdask.storage.segments import current_tombstones, migrate_legacy
@@ -110,7 +111,12 @@ def check_index(path: str | os.PathLike[str]) -> CheckReport:
             _check_values(idx, report)
         finally:
             catalog.close()
-    except (sqlite3.DatabaseError, IndexFormatError) as e:
+    except sqlite3.DatabaseError as e:
+        error = catalog_error(cat_path, e)
+        if isinstance(error, DiskFullError):  # not damage: say what is wrong and stop
+            raise error from None
+        report.add("catalog", "catalog.sqlite", f"cannot be read: {e}")
+    except IndexFormatError as e:
         report.add("catalog", "catalog.sqlite", f"cannot be read: {e}")
     return report
 
@@ -157,7 +163,6 @@ def _check_files(
 ) -> None:
     """The recorded files against their sizes and checksums (``recorded`` None: the checksum
     table is damaged, reported already: files are checked for presence only)."""
-    root = idx.path
     if recorded is None:
         recorded = {}
     elif not recorded:
@@ -166,12 +171,12 @@ def _check_files(
             "them): files checked for presence and values only"
         )
     for name, (size, xxh3) in sorted(recorded.items()):
-        p = root / name
         report.files_checked += 1
-        if not p.is_file():
+        got = _digest(idx, name)
+        if got is None:
             report.add("missing", name, f"expected a file of {size} bytes, found none")
             continue
-        found_size, found = checksums.digest(p)
+        found_size, found = got
         report.bytes_hashed += found_size
         if found_size != size:
             report.add("size", name, f"expected {size} bytes, found {found_size}")
@@ -180,13 +185,24 @@ def _check_files(
     packs = {d.text_pack for d in idx.catalog.documents() if d.text_pack is not None}
     for pack in sorted(packs):
         name = checksums.pack_name(pack)
-        if name not in recorded and not (root / name).is_file():
+        if name not in recorded and not (idx.path / name).is_file():
             report.add("missing", name, "a text pack documents point to is not there")
-    if idx.store.local_root is not None:
-        for shard, gen in _segments(idx):
-            prefix = checksums.shard_prefix(gen, shard)
-            if not idx.store.exists(gen, shard) and not any(n.startswith(prefix) for n in recorded):
-                report.add("missing", prefix.rstrip("/"), "a current segment is not there")
+    for shard, gen in _segments(idx):
+        prefix = checksums.shard_prefix(gen, shard)
+        if not idx.store.exists(gen, shard) and not any(n.startswith(prefix) for n in recorded):
+            report.add("missing", prefix.rstrip("/"), "a current segment is not there")
+
+
+def _digest(idx: _Index, name: str) -> tuple[int, str] | None:
+    """``(size, xxh3)`` of the recorded file ``name`` (a shard file of a URL store read
+    there), None when it is missing."""
+    if name.startswith("shards/") and idx.store.local_root is None:
+        try:
+            return idx.store.file_digest(name.removeprefix("shards/"))
+        except FileNotFoundError:
+            return None
+    p = idx.path / name
+    return checksums.digest(p) if p.is_file() else None
 
 
 def _check_values(idx: _Index, report: CheckReport) -> None:

@@ -1,5 +1,6 @@
 """Garbage collection of an index (part of the writer, :mod:`simdask.update`): delete the
-segments, LSH generations, text packs and work files no committed state refers to.
+segments, LSH generations, text packs and work files no committed state refers to, and
+give the catalog's free pages back when that pays (:mod:`simdask.storage.vacuum`).
 
 Only what simdask names as its own is removed (``gen-NNNNNN/shard-NNNN`` segments and
 ``gen-NNNNNN`` generations, ``rNNNNNN-bNNNNNN.pack`` packs and the temporary files of packs a
@@ -10,6 +11,7 @@ empty). The failure point ``gc.<kind>`` is hit before each removal.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import shutil
 from collections.abc import Iterable
@@ -20,8 +22,11 @@ from simdask.read.segment_reads import segment_set
 from simdask.storage.kept_maps import kept_maps
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 from simdask.storage.segments import remove_segment, stored_segments
+from simdask.storage.vacuum import vacuum_if_it_pays
 
 __all__ = ["collect_garbage"]
+
+_log = logging.getLogger(__name__)
 
 # what simdask itself puts in work/
 _OWN_WORK = re.compile(
@@ -62,6 +67,11 @@ def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, in
         failpoints.hit("gc.pack")
         index.texts.remove(t)
     work = _clear_work(index.path / "work")
+    freed = vacuum_if_it_pays(index.catalog, index.catalog.path)
+    if freed:  # said with -v (simdask's INFO messages)
+        _log.info(
+            "catalog %s: %.1f MiB of free pages given back", index.catalog.path, freed / 2**20
+        )
     return {
         "segments": len(gone),
         "generations": len(stale),
@@ -69,6 +79,7 @@ def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, in
         "packs": len(dead),
         "temp_files": len(temps),
         "work": work,
+        "catalog_bytes_freed": freed,
     }
 
 
