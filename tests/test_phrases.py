@@ -21,6 +21,8 @@ from simdask.ingest.phrases import (
 from simdask.ingest.prose import BLOCK_DOCS, ProseParams
 from simdask.kernels.text import words
 
+pytestmark = pytest.mark.unit
+
 SMALL = ProseParams(mean_words=150, sigma=0.3, min_words=30, reuse_fraction=0.05)
 BANK = PhraseParams(vocab_words=2_000, n_phrases=5_000)
 

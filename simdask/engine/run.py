@@ -316,17 +316,8 @@ def _index(
         stats.heavy = res.heavy
     else:
         m = targets
-        res = member_rows(
-            ctx,
-            shards,
-            m.n_chunks_f,
-            m.n_docs,
-            m.config(config),
-            m.members,
-            m.changed,
-            m.cutoff,
-            m.bounded,
-        )
+        args = (m.n_chunks_f, m.n_docs, m.config(config), m.members, m.changed, m.cutoff)
+        res = member_rows(ctx, shards, *args, m.bounded)
         changes.trim = res.trim
     ctx.traffic.received(res.rows)
     split_rows(changes, res.rows, job.config)
@@ -375,8 +366,8 @@ def _targets(
     changes.rows_replaced = np.union1d(resolved.touched, members)
     stats.refilled = len(refill)
     stats.heavy = kept = _kept_heavy(job.catalog, job.config)
-    bounded = bool(kept.bounded)
-    return _Targets(False, members, changed, n_chunks_f, n_docs, kept.cutoff, kept.mode, bounded)
+    heavy = (kept.cutoff, kept.mode, bool(kept.bounded))
+    return _Targets(False, members, changed, n_chunks_f, n_docs, *heavy)
 
 
 def _kept_heavy(catalog: Catalog, config: IndexConfig) -> HeavyStats:
@@ -390,13 +381,8 @@ def _merge(
     ctx, job: _Job, specs, buckets, common, targets: _Targets, changes: RunChanges, stats: RunStats
 ) -> list:
     """Merge every shard; write back the rewritten ones if the workers cannot. Returns the
-    merged shards' futures (they stay on the workers for the similarity stage).
-
-    An incremental run with ``max_df`` also recomputes the documents holding a chunk whose
-    document count crossed ``max_df`` (by adds or deletions; :func:`merge_crossed_task`), and
-    one on a bounded index those holding a chunk whose count crossed its cutoff
-    (:func:`~.delta_stage.cross_counts`): they join ``targets.members`` and the rows
-    replaced."""
+    merged shards' futures (kept on the workers). An incremental run also recomputes the holders
+    of chunks crossing ``max_df`` or a bounded cutoff (:func:`~.delta_stage.cross_counts`)."""
     cross = cross_counts(job.config.max_df, targets.cutoff, targets.bounded)
     crossing = not targets.full and cross is not None
     if crossing:
@@ -436,8 +422,7 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     dropped = np.asarray(resolved.dropped)
     tomb_new = _tombstones_after(job.tomb, dropped, ctx.run_id)
     inp = DeltaInputs(
-        common[0],
-        common[1],
+        *common[:2],
         targets.members,
         targets.changed,
         dropped,
@@ -454,7 +439,6 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     cfg = targets.config(deep_config(job.config))
     out = run_delta(ctx, job.store, job.catalog, job.texts, cfg, specs, buckets, inp)
     changes.trim = out.rows.trim
-    # holders of a chunk whose count crossed max_df or a bounded index's cutoff
     if cross_counts(job.config.max_df, targets.cutoff, targets.bounded) is not None:
         changes.rows_replaced = np.union1d(changes.rows_replaced, out.crossed)
         stats.df_crossed = len(out.crossed)
