@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from distributed import Client, LocalCluster
 
 from simdask import Index, IndexConfig
 from simdask.ingest.phrases import PhraseBank, iter_phrase_documents
@@ -46,19 +47,24 @@ def corpus(args, folder: Path) -> tuple[Path, set[tuple[str, str]]]:
     return path, {(r.source, r.target) for r in truth}
 
 
-def build(client, folder: Path, name: str, files: list[Path], cfg: IndexConfig) -> dict:
-    """One full build; its rows ``{(doc key, other key): (shared, similarity)}`` and figures."""
-    idx = Index.create(folder / name, cfg)
+def build(folder: Path, name: str, files: list[Path], cfg: IndexConfig) -> dict:
+    """One full build (``simdask update`` in its own process, its own LocalCluster, on an index
+    created with ``cfg``); its rows ``{(doc key, other key): (shared, similarity)}`` and
+    figures."""
+    Index.create(folder / name, cfg).close()
+    cmd = [sys.executable, "-m", "simdask.cli", "update", str(folder / name), *map(str, files)]
     t = time.perf_counter()
-    summary = idx.update(files, client=client)
+    subprocess.run([*cmd, "--quiet"], check=True)
     wall = time.perf_counter() - t
+    idx = Index.open(folder / name)
     rows = {(r.doc, r.other): (r.shared, r.similarity) for r in idx.pairs()}
     heavy = idx.stats()["heavy"]
+    seconds = idx.catalog.last_run()["summary"].get("seconds", {})
     idx.close()
     return {
         "rows": rows,
         "wall": wall,
-        "similarity_s": summary.seconds.get("similarity"),
+        "similarity_s": seconds.get("similarity"),
         "heavy": {k: heavy.get(k) for k in ("mode", "cutoff", "bounded", "pair_work_light")},
     }
 
@@ -98,20 +104,14 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
     args = ap.parse_args()
     load = load_average()
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         path, planted = corpus(args, folder)
         base = (
             IndexConfig(similarity_mode="exact") if args.exact else IndexConfig(light_budget=None)
         )
-        ref = build(client, folder, "reference", [path], base)
-        bounded = build(client, folder, "bounded", [path], IndexConfig(light_floor=0))
+        ref = build(folder, "reference", [path], base)
+        bounded = build(folder, "bounded", [path], IndexConfig(light_floor=0))
     res = {
         "docs": args.docs,
         "generator": args.generator,
