@@ -5,7 +5,9 @@ plot.
 
 The corpus comes from :mod:`simdask.ingest.prose`: a word-bigram model trained on real text of
 this machine (default: the `docs` and `pydocs` corpora of scripts/build_corpora.py), ~1,500
-words a document, 5 % with a copied passage. It is written once, streamed, as JSONL files of
+words a document, 5 % with a copied passage; or, with `--generator phrases`, from the
+phrase-rich bank of :mod:`simdask.ingest.phrases` (issue 33), the same lengths and reuse.
+Each result records how many planted pairs have a stored row (`planted`). It is written once, streamed, as JSONL files of
 10,000 documents; a corpus of n documents is the first n / 10,000 files (documents are
 deterministic by seed and number, so every size is a prefix of the largest).
 
@@ -37,6 +39,7 @@ from pathlib import Path
 
 import psutil
 
+from simdask.ingest.phrases import PhraseBank, iter_phrase_documents
 from simdask.ingest.prose import (
     ProseModel,
     ProseParams,
@@ -69,10 +72,13 @@ def get_model(path: Path, train: list[str], max_words: int) -> ProseModel:
     return model
 
 
-def corpus_files(model: ProseModel, data: Path, n: int, seed: int) -> list[Path]:
+def corpus_files(model: ProseModel | PhraseBank, data: Path, n: int, seed: int) -> list[Path]:
     """The first ``ceil(n / PER_FILE)`` files of the corpus, generated where missing (each
-    file apart, so that a larger size extends a smaller one)."""
-    out = data / f"corpus-seed{seed}"
+    file apart, so that a larger size extends a smaller one), each with the reuse planted in
+    it (``truth-NNNNN.jsonl``). ``model``: the bigram model (``corpus-seed*``) or the phrase
+    bank (``phrases-seed*``, :mod:`simdask.ingest.phrases`)."""
+    phrases = isinstance(model, PhraseBank)
+    out = data / f"{'phrases' if phrases else 'corpus'}-seed{seed}"
     out.mkdir(parents=True, exist_ok=True)
     files = []
     for part in range((n + PER_FILE - 1) // PER_FILE):
@@ -80,13 +86,40 @@ def corpus_files(model: ProseModel, data: Path, n: int, seed: int) -> list[Path]
         if not path.exists():
             t = time.perf_counter()
             tmp = path.with_name(path.name + ".tmp")
+            truth: list = []
+            docs = (iter_phrase_documents if phrases else iter_documents)(
+                model, PER_FILE, seed=seed, start=part * PER_FILE, truth=truth
+            )
             with open(tmp, "w", encoding="utf-8") as f:
-                for d in iter_documents(model, PER_FILE, seed=seed, start=part * PER_FILE):
+                for d in docs:
                     f.write(json.dumps({"id": d.key, "text": d.text}) + "\n")
+            (out / f"truth-{part:05d}.jsonl").write_text(
+                "".join(json.dumps(r.__dict__) + "\n" for r in truth)
+            )
             os.replace(tmp, path)
             print(f"wrote {path} in {time.perf_counter() - t:.1f} s", flush=True)
         files.append(path)
     return files
+
+
+def planted_found(index: Path, files: list[Path]) -> dict:
+    """Planted (source, target) pairs of ``files`` (their ``truth-*.jsonl``) with a stored row
+    in either direction: ``{"planted", "found"}``."""
+    import sqlite3
+
+    pairs = set()
+    for f in files:
+        t = f.with_name(f.name.replace("part-", "truth-"))
+        if t.exists():
+            pairs |= {(r["source"], r["target"]) for r in map(json.loads, t.open())}
+    con = sqlite3.connect(f"file:{index / 'catalog.sqlite'}?mode=ro", uri=True)
+    ids = dict(con.execute("SELECT key, doc_id FROM documents"))
+    rows = set(con.execute("SELECT doc, other FROM similarity"))
+    con.close()
+    found = sum(
+        1 for a, b in pairs if (ids.get(a), ids.get(b)) in rows or (ids.get(b), ids.get(a)) in rows
+    )
+    return {"planted": len(pairs), "found": found}
 
 
 def _hwm(pid: int) -> int:
@@ -173,10 +206,11 @@ def run_sampled(
     }
 
 
-def query_doc(model: ProseModel, files: list[Path], path: Path) -> Path:
+def query_doc(model: ProseModel | PhraseBank, files: list[Path], path: Path) -> Path:
     """A 20-page document (~10,000 words): new prose with two passages of an indexed one."""
     params = ProseParams(mean_words=10_000, sigma=0.0, min_words=10_000, reuse_fraction=0.0)
-    text = next(iter_documents(model, 1, seed=987_654, params=params)).text
+    gen = iter_phrase_documents if isinstance(model, PhraseBank) else iter_documents
+    text = next(gen(model, 1, seed=987_654, params=params)).text
     with open(files[0], encoding="utf-8") as f:
         src = json.loads(f.readline())["text"]
     cut = len(text) // 3
@@ -184,7 +218,7 @@ def query_doc(model: ProseModel, files: list[Path], path: Path) -> Path:
     return path
 
 
-def measure(args, model: ProseModel, n: int) -> dict:
+def measure(args, model: ProseModel | PhraseBank, n: int) -> dict:
     """One size: the update, the index's figures, a cold query."""
     data = Path(args.data).resolve()
     files = corpus_files(model, data, n, args.seed)
@@ -244,6 +278,8 @@ def measure(args, model: ProseModel, n: int) -> dict:
         "bytes_on_disk": st["bytes_on_disk"],
         "shard_bytes": shard_bytes,
         "extra": {k: v for k, v in summary.get("extra", {}).items() if k != "heavy"},
+        "planted": planted_found(index, files),
+        "generator": args.generator,
         "query_cold_s": q["wall"],
         "query_peak": q["peak_single"],
         "query_words": len(qdoc.read_text().split()),
@@ -275,6 +311,12 @@ def main() -> None:
     )
     ap.add_argument("--train-words", type=int, default=20_000_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--generator",
+        choices=("prose", "phrases"),
+        default="prose",
+        help="prose: the bigram model; phrases: the phrase-rich bank (simdask.ingest.phrases)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the indexes")
     ap.add_argument(
         "--update-args", default="", help="more `simdask update` options, e.g. '--memory-limit 0'"
@@ -293,9 +335,14 @@ def main() -> None:
     data.mkdir(parents=True, exist_ok=True)
     args.results = args.results or str(data / "results.jsonl")
     if not args.report_only:
-        model = get_model(
-            Path(args.model or data / "prose-model.npz"), args.train.split(","), args.train_words
-        )
+        if args.generator == "phrases":
+            model = PhraseBank.build()
+        else:
+            model = get_model(
+                Path(args.model or data / "prose-model.npz"),
+                args.train.split(","),
+                args.train_words,
+            )
         sizes = [int(s) for s in args.sizes.split(",")]
         if any(n % PER_FILE for n in sizes):
             raise SystemExit(f"sizes must be multiples of {PER_FILE:,} (whole corpus files)")

@@ -15,6 +15,8 @@ from simdask.kernels.postings import chunk_dtype, shard_width
 __all__ = [
     "DEFAULT_AUTO_BUDGET",
     "DEFAULT_HASH_BITS",
+    "DEFAULT_LIGHT_BUDGET",
+    "DEFAULT_LIGHT_FLOOR",
     "FORMAT_VERSION",
     "MAX_HASH_BITS",
     "SIMILARITY_MODES",
@@ -36,6 +38,11 @@ SIMILARITY_MODES = ("auto", "informative", "exact")
 #: (query document, document) pairs the ``auto`` mode lets the heavy-only search cost
 #: (docs/realtext.md: man pages need ~1e8, generated prose of 30k documents ~1e9)
 DEFAULT_AUTO_BUDGET = 500_000_000
+#: light pair emissions per posting a full build may cost before it is bounded
+#: (:mod:`simdask.kernels.heavy_bounded`; docs/scale.md "Phrase-rich text", issue 33)
+DEFAULT_LIGHT_BUDGET = 4
+#: light pair emissions below which a full build is never bounded (~50 s of one core's work)
+DEFAULT_LIGHT_FLOOR = 500_000_000
 
 
 #: reserve rows per document beyond ``top_k`` when ``IndexConfig.slack`` is None
@@ -71,6 +78,11 @@ class IndexConfig:
     documents are heavy (``None``: chosen per full build, see
     :func:`~simdask.kernels.heavy.choose_cutoff`; ``0``: every chunk). ``max_heavy``: most
     heavy chunks the adaptive cutoff makes (bounds the per-document bitsets: 1 bit each).
+    ``light_budget``: pair emissions per posting the light chunks of an ``informative`` or
+    ``auto`` full build may cost at the adaptive cutoff; above it, and above ``light_floor``
+    pair emissions in all, the build is *bounded* (:mod:`simdask.kernels.heavy_bounded`: the
+    cutoff lowered to fit the larger of the two, only pairs whose light chunks alone reach the
+    threshold stored, with exact counts; None: never).
     ``lsh``: MinHash LSH setting ``"BANDSxROWS"`` such as ``"20x5"`` (``None``: no LSH mode;
     see :mod:`simdask.kernels.lsh`). ``exclude_quotes`` / ``exclude_bibliography``: chunks
     whose words all lie inside a quotation / the reference list are left out of every chunk
@@ -90,6 +102,8 @@ class IndexConfig:
     auto_budget: int = DEFAULT_AUTO_BUDGET
     heavy_df: int | None = None
     max_heavy: int = 1024
+    light_budget: int | None = DEFAULT_LIGHT_BUDGET
+    light_floor: int = DEFAULT_LIGHT_FLOOR
     lsh: str | None = None
     exclude_quotes: bool = False
     exclude_bibliography: bool = False
@@ -158,12 +172,13 @@ class IndexConfig:
             "similarity_mode must be 'auto', 'informative' or 'exact'",
             self.similarity_mode,
         )
-        for name in ("heavy_df", "max_heavy", "auto_budget"):
+        for name in ("heavy_df", "max_heavy", "auto_budget", "light_budget", "light_floor"):
             value = getattr(self, name)
             need(
-                (value is None and name == "heavy_df")
+                (value is None and name in ("heavy_df", "light_budget"))
                 or (isinstance(value, int) and not isinstance(value, bool) and value >= 0),
-                f"{name} must be {'None or ' if name == 'heavy_df' else ''}an integer >= 0",
+                f"{name} must be {'None or ' if name in ('heavy_df', 'light_budget') else ''}"
+                "an integer >= 0",
                 value,
             )
         for name in self.EXCLUSION_SETTINGS:

@@ -60,6 +60,9 @@ class HeavyStats:
     chunks alone could give a row, ``heavy_only_searched`` whether they were searched
     (``exact``) and ``heavy_only_docs_searched`` how many still needed it; ``seconds`` per
     step (``heavy_sets``, ``light_pairs``, ``heavy_only``). None: not measured in this run.
+    ``bounded``: the build's light work was over ``light_budget`` pair emissions per posting,
+    so ``cutoff`` was lowered to fit it and only pairs whose light chunks alone reach the
+    threshold were counted (:mod:`simdask.kernels.heavy_bounded`); incremental runs keep it.
     """
 
     mode: str = "informative"
@@ -75,6 +78,7 @@ class HeavyStats:
     heavy_only_docs_searched: int | None = None
     seconds: dict[str, float] | None = None
     auto: dict[str, Any] | None = None
+    bounded: bool | None = None
 
     def describe(self) -> str:
         """One line for the run summary: the mode used and why, e.g. ``similarity mode exact
@@ -82,7 +86,12 @@ class HeavyStats:
         5e+08); heavy cutoff df > 385``."""
         out = f"similarity mode {self.mode}"
         a = self.auto
-        if a:
+        if self.bounded:
+            out += (
+                " (bounded: light work over its budget; pairs stored when their light chunks "
+                "alone reach the threshold)"
+            )
+        elif a:
             kept = ", kept from the last full build" if a.get("kept") else ""
             op = "<=" if a["pairs"] <= a["budget"] else ">"
             out += (

@@ -75,7 +75,8 @@ class DeltaInputs:
     (``tomb_new``), ``|A|`` by doc ID after the run (``n_chunks_f`` broadcast, ``n_docs``),
     and the heavy-chunk ``cutoff`` the index was built with (None: no chunk is heavy), the
     index's ``exclusions`` (for re-chunking stored texts) and ``tomb_old`` broadcast
-    (``tomb_old_f``: tasks reading their probed lists themselves apply it)."""
+    (``tomb_old_f``: tasks reading their probed lists themselves apply it); ``bounded``: the
+    index was built bounded (:mod:`simdask.kernels.heavy_bounded`)."""
 
     prov_f: object
     final_f: object
@@ -90,6 +91,17 @@ class DeltaInputs:
     cutoff: int | None = None
     exclusions: Exclusions | None = None
     tomb_old_f: object = None
+    bounded: bool = False
+
+
+def cross_counts(
+    max_df: int | None, cutoff: int | None, bounded: bool
+) -> int | tuple[int, ...] | None:
+    """The document counts whose crossing changes other documents' rows in an incremental
+    run: ``max_df`` (a chunk counted or not), and the cutoff of a bounded index (a chunk
+    giving light evidence or not, :mod:`simdask.kernels.heavy_bounded`); None: neither."""
+    marks = tuple(m for m in (max_df, cutoff if bounded else None) if m is not None)
+    return None if not marks else marks[0] if len(marks) == 1 else marks
 
 
 def stored_chunk_ids(
@@ -188,9 +200,10 @@ def run_delta(
     t1 = time.perf_counter()
     ranges = [(sp.lo, sp.hi) for sp in specs]
     refill = np.setdiff1d(inp.members, inp.changed)
-    probe_docs = refill if config.max_df is None else np.union1d(refill, inp.dropped)
+    cross = cross_counts(config.max_df, inp.cutoff, inp.bounded)
+    probe_docs = refill if cross is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs, inp.exclusions)
-    if config.max_df is None and ctx.shared and store.can_mmap:
+    if cross is None and ctx.shared and store.can_mmap:
         # each range's task reads its probed lists itself, from the memory-mapped segments
         probes = None
         befores = [_range_probe(sp, stored[s], config) for s, sp in enumerate(specs)]
@@ -204,7 +217,7 @@ def run_delta(
     t2 = time.perf_counter()
     tomb_f, members_f, changed_f = ctx.broadcast(inp.tomb_new, inp.members, inp.changed)
     crossed = np.zeros(0, np.uint32)
-    if config.max_df is None:
+    if cross is None:
         res, skipped = _member_pairs(
             ctx, config, inp, delta_f, befores, tomb_f, members_f, changed_f
         )
@@ -300,6 +313,7 @@ def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, membe
             overlap_args=lambda block: emit_args(block)[:1],
             rows_args=rows_args,
             n_docs=inp.n_docs,
+            bounded=inp.bounded,
         )
         out = run_heavy_blocks(ctx, blocks, hp)
     else:
@@ -323,6 +337,7 @@ def _crossing_pairs(
             befores[s],
             tomb_f,
             config.max_df,
+            cross_counts(config.max_df, inp.cutoff, inp.bounded),
             key=ctx.key("deltaafter", s=s),
         )
         for s in range(len(befores))
@@ -347,6 +362,14 @@ def _crossing_pairs(
         shards = ctx.map_shards("deltaafter2", crossed_after, after_f)
     members = np.union1d(inp.members, extra).astype(np.uint32)
     res = member_rows(
-        ctx, shards, inp.n_chunks_f, inp.n_docs, config, members, inp.changed, inp.cutoff
+        ctx,
+        shards,
+        inp.n_chunks_f,
+        inp.n_docs,
+        config,
+        members,
+        inp.changed,
+        inp.cutoff,
+        inp.bounded,
     )
     return res, int(sum(h[0] for h in heads)), extra

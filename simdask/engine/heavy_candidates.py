@@ -32,6 +32,7 @@ from distributed import Future
 from simdask import failpoints
 from simdask.engine.context import RunContext
 from simdask.engine.stage import drive
+from simdask.kernels.heavy_bounded import light_evidence
 from simdask.kernels.heavy_overlap import (
     HeavyHold,
     heavy_hold,
@@ -42,7 +43,7 @@ from simdask.kernels.heavy_overlap import (
     sum_overlaps,
 )
 from simdask.kernels.measures import containment
-from simdask.kernels.similarity import member_pair_keys
+from simdask.kernels.similarity import member_pair_keys, need_counts
 
 __all__ = [
     "HeavyPass",
@@ -108,11 +109,28 @@ def delta_overlap(result: tuple, cand: tuple, n_docs: int, lo: int = 0):
     return held_overlap(result[1], cand, n_docs, lo)
 
 
-def candidates_task(parts: list[np.ndarray], n_rows: int, n_docs: int):
+def candidates_task(
+    parts: list[np.ndarray],
+    n_rows: int,
+    n_docs: int,
+    block: np.ndarray | None = None,
+    n_chunks: np.ndarray | None = None,
+    threshold: float = 0.0,
+):
     """The block's candidates: every distinct light pair key of the ranges' ``parts`` and its
     light count (sorted uint32 both;
-    :func:`~simdask.kernels.heavy_overlap.light_candidates`)."""
-    return light_candidates(parts, n_docs, n_rows)
+    :func:`~simdask.kernels.heavy_overlap.light_candidates`). With ``block`` (a bounded
+    index), only those whose light count reaches the threshold in one direction
+    (:func:`~simdask.kernels.heavy_bounded.light_evidence`), as a bounded full build keeps
+    them."""
+    keys, light = light_candidates(parts, n_docs, n_rows)
+    if block is None or n_chunks is None:
+        return keys, light
+    need = need_counts(n_chunks, threshold)
+    n = keys.dtype.type(max(1, n_docs))
+    r = np.asarray(block)[(keys // n).astype(np.int64)].astype(np.int64)
+    keep = light_evidence(r, (keys % n).astype(np.int64), light.astype(np.int64), need)
+    return keys[keep], light[keep]
 
 
 def candidate_rows_task(
@@ -146,7 +164,8 @@ class HeavyPass:
     holding the block's light keys and hold; ``light(h, *light_args(block))`` cuts the light
     keys, ``overlap(h, cand, n_docs, *overlap_args(block))`` the candidates' overlap in a
     range; :func:`candidate_rows_task` takes ``rows_args``: ``(n_chunks, changed, members,
-    threshold, top_k)``."""
+    threshold, top_k)``; ``bounded``: the candidates are cut to those with light evidence
+    (:func:`candidates_task`)."""
 
     held: Callable[[int, Any], Sequence[Future]]
     light: Callable
@@ -155,6 +174,7 @@ class HeavyPass:
     overlap_args: Callable[[Any], tuple]
     rows_args: tuple
     n_docs: int
+    bounded: bool = False
 
 
 class _HeavyStage:
@@ -177,7 +197,9 @@ class _HeavyStage:
             submit(p.light, h, *p.light_args(block), key=key("hlight", b=b, s=s))
             for s, h in enumerate(held)
         ]
-        cand = submit(candidates_task, light, len(block), p.n_docs, key=key("hcand", b=b))
+        # a bounded index: (block, n_chunks, threshold) for the light-evidence test
+        more = (block, p.rows_args[0], p.rows_args[3]) if p.bounded else ()
+        cand = submit(candidates_task, light, len(block), p.n_docs, *more, key=key("hcand", b=b))
         ov = [
             submit(p.overlap, h, cand, p.n_docs, *p.overlap_args(block), key=key("hover", b=b, s=s))
             for s, h in enumerate(held)
@@ -200,7 +222,13 @@ def run_heavy_blocks(ctx: RunContext, blocks: Sequence, p: HeavyPass) -> list:
 
 
 def held_pass(
-    ctx: RunContext, shards: Sequence, n_docs: int, max_df: int | None, cutoff: int, rows_args
+    ctx: RunContext,
+    shards: Sequence,
+    n_docs: int,
+    max_df: int | None,
+    cutoff: int,
+    rows_args,
+    bounded: bool = False,
 ) -> HeavyPass:
     """The pass over merged ranges ``shards``: per block, :func:`held_emit` where each range
     is (task ``simdask-pairs-...-b-s``), then the steps of :class:`HeavyPass`."""
@@ -208,7 +236,8 @@ def held_pass(
     def held(b: int, block) -> list[Future]:
         return ctx.map_shards("pairs", held_emit, shards, block, n_docs, max_df, cutoff, b=b)
 
-    return HeavyPass(held, held_light, _none, held_overlap, _none, tuple(rows_args), n_docs)
+    rows = tuple(rows_args)
+    return HeavyPass(held, held_light, _none, held_overlap, _none, rows, n_docs, bounded)
 
 
 def _none(block) -> tuple:

@@ -1,6 +1,7 @@
 """The heavy-chunk part of a full build's similarity stage (:mod:`simdask.kernels.heavy`,
 :mod:`simdask.kernels.heavy_search`), wired on Dask: the cutoff from the shards' df
-histograms and the broadcast heavy bitsets (:func:`heavy_bits`), then, after the light pass,
+histograms and the broadcast heavy bitsets (:func:`heavy_bits`; the sorted heavy ranks of a
+bounded build, :mod:`simdask.kernels.heavy_bounded`), then, after the light pass,
 the documents whose heavy chunks alone could give rows: searched in the ``exact`` mode (or
 ``auto`` under its budget) or counted as not searched (:func:`heavy_only`).
 """
@@ -27,23 +28,27 @@ from simdask.kernels.heavy import (
     search_docs,
     still_open,
 )
+from simdask.kernels.heavy_bounded import bounded_cutoff
 from simdask.kernels.heavy_search import HeavyGroups, heavy_only_rows
 from simdask.summary import HeavyStats
 
-__all__ = ["decide_mode", "heavy_bits", "heavy_only"]
+__all__ = ["bounded", "decide_mode", "heavy_bits", "heavy_only"]
 
 
 def heavy_bits(
     ctx: RunContext, shards: Sequence, n_docs: int, config: IndexConfig, heavy: HeavyStats
 ) -> Future | None:
     """Choose the cutoff (into ``heavy``); broadcast the heavy bitsets (None when no chunk is
-    heavy)."""
+    heavy), or for a bounded build (:func:`bounded`) the heavy sets as sorted ranks."""
     parts = ctx.gather_shards("dfhist", df_histogram, shards, config.max_df, stored=True)
     values, counts = merge_histograms(parts)
     postings = int((values * counts).sum())
     heavy.cutoff = choose_cutoff(
         values, counts, postings, fixed=config.heavy_df, max_heavy=config.max_heavy
     )
+    lowered = bounded(values, counts, postings, heavy.cutoff, config)
+    if lowered is not None:
+        heavy.cutoff, heavy.bounded, heavy.mode = lowered, True, "informative"
     is_heavy = np.zeros(len(values), bool) if heavy.cutoff is None else values > heavy.cutoff
     heavy.heavy_chunks = int(counts[is_heavy].sum())
     heavy.heavy_postings = int((values * counts)[is_heavy].sum())
@@ -55,13 +60,25 @@ def heavy_bits(
     posts = ctx.gather_shards(
         "heavy", heavy_postings, shards, heavy.cutoff, config.max_df, stored=True
     )
-    bits = HeavySets.build(posts, n_docs).bits()
-    heavy.heavy_docs = len(bits.docs)
-    [bits_f] = ctx.broadcast(bits)
+    sets = HeavySets.build(posts, n_docs)
+    del posts
+    heavy.heavy_docs = int(np.count_nonzero(sets.sizes))
+    [bits_f] = ctx.broadcast(sets if heavy.bounded else sets.bits())
     return bits_f
 
 
-def _sizes(bits: HeavyBits) -> np.ndarray:
+def bounded(
+    values: np.ndarray, counts: np.ndarray, postings: int, cutoff: int | None, config: IndexConfig
+) -> int | None:
+    """The lowered cutoff when this full build is bounded
+    (:func:`~simdask.kernels.heavy_bounded.bounded_cutoff`), else None: never with a fixed
+    ``heavy_df`` or in the ``exact`` mode (which counts every pair)."""
+    if config.heavy_df is not None or config.similarity_mode == "exact":
+        return None
+    return bounded_cutoff(values, counts, postings, cutoff, config.light_budget, config.light_floor)
+
+
+def _sizes(bits: HeavyBits | HeavySets) -> np.ndarray:
     return bits.sizes
 
 
@@ -76,7 +93,7 @@ def heavy_only(
         search_docs, sizes_f, n_chunks_f, config.threshold, key=ctx.key("hq")
     ).result()
     heavy.heavy_only_docs = len(queries)
-    mode = config.similarity_mode
+    mode = "informative" if heavy.bounded else config.similarity_mode
     if mode != "informative" and len(queries):
         sizes, n_chunks = ctx.client.gather([sizes_f, n_chunks_f])
         queries = still_open(queries, rows, sizes, n_chunks, config.top_k)

@@ -28,7 +28,7 @@ from simdask.config import IndexConfig
 from simdask.engine.chunk_stage import PROVISIONAL_BASE, ChunkOutput, run_chunk_stage
 from simdask.engine.context import RunContext, RunOptions
 from simdask.engine.deep_lists import deep_config, split_rows
-from simdask.engine.delta_stage import DeltaInputs, run_delta
+from simdask.engine.delta_stage import DeltaInputs, cross_counts, run_delta
 from simdask.engine.lsh_stage import lsh_meta
 from simdask.engine.merge_stage import (
     MergeSpec,
@@ -91,7 +91,7 @@ class _Targets:
     build). ``n_chunks_f``: the future of ``|A|`` by doc ID on every worker; ``n_docs``: its
     length; ``cutoff`` and ``mode``: the heavy cutoff and the similarity mode (``informative``
     or ``exact``) the index was built with (incremental runs keep them; a build chooses its
-    own)."""
+    own); ``bounded``: whether that build was bounded (kernels/heavy_bounded)."""
 
     full: bool
     members: np.ndarray
@@ -100,6 +100,7 @@ class _Targets:
     n_docs: int
     cutoff: int | None = None
     mode: str = "informative"
+    bounded: bool = False
 
     def config(self, config: IndexConfig) -> IndexConfig:
         """``config`` with the kept similarity mode, for the member rows of this run."""
@@ -315,9 +316,8 @@ def _index(
         stats.heavy = res.heavy
     else:
         m = targets
-        res = member_rows(
-            ctx, shards, m.n_chunks_f, m.n_docs, m.config(config), m.members, m.changed, m.cutoff
-        )
+        args = (m.n_chunks_f, m.n_docs, m.config(config), m.members, m.changed, m.cutoff)
+        res = member_rows(ctx, shards, *args, m.bounded)
         changes.trim = res.trim
     ctx.traffic.received(res.rows)
     split_rows(changes, res.rows, job.config)
@@ -366,7 +366,8 @@ def _targets(
     changes.rows_replaced = np.union1d(resolved.touched, members)
     stats.refilled = len(refill)
     stats.heavy = kept = _kept_heavy(job.catalog, job.config)
-    return _Targets(False, members, changed, n_chunks_f, n_docs, kept.cutoff, kept.mode)
+    heavy = (kept.cutoff, kept.mode, bool(kept.bounded))
+    return _Targets(False, members, changed, n_chunks_f, n_docs, *heavy)
 
 
 def _kept_heavy(catalog: Catalog, config: IndexConfig) -> HeavyStats:
@@ -380,14 +381,12 @@ def _merge(
     ctx, job: _Job, specs, buckets, common, targets: _Targets, changes: RunChanges, stats: RunStats
 ) -> list:
     """Merge every shard; write back the rewritten ones if the workers cannot. Returns the
-    merged shards' futures (they stay on the workers for the similarity stage).
-
-    An incremental run with ``max_df`` also recomputes the documents holding a chunk whose
-    document count crossed ``max_df`` (by adds or deletions; :func:`merge_crossed_task`):
-    they join ``targets.members`` and the rows replaced."""
-    crossing = not targets.full and job.config.max_df is not None
+    merged shards' futures (kept on the workers). An incremental run also recomputes the holders
+    of chunks crossing ``max_df`` or a bounded cutoff (:func:`~.delta_stage.cross_counts`)."""
+    cross = cross_counts(job.config.max_df, targets.cutoff, targets.bounded)
+    crossing = not targets.full and cross is not None
     if crossing:
-        args = (*common, job.config.max_df)
+        args = (*common, cross)
         merges = MergeStage(
             ctx, job.store, specs, buckets, merge_crossed_task, args, "mergex", job.tomb
         )
@@ -423,8 +422,7 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     dropped = np.asarray(resolved.dropped)
     tomb_new = _tombstones_after(job.tomb, dropped, ctx.run_id)
     inp = DeltaInputs(
-        common[0],
-        common[1],
+        *common[:2],
         targets.members,
         targets.changed,
         dropped,
@@ -436,11 +434,12 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
         targets.cutoff,
         job.exclusions,
         common[3],
+        targets.bounded,
     )
     cfg = targets.config(deep_config(job.config))
     out = run_delta(ctx, job.store, job.catalog, job.texts, cfg, specs, buckets, inp)
     changes.trim = out.rows.trim
-    if job.config.max_df is not None:  # holders of a chunk whose count crossed it
+    if cross_counts(job.config.max_df, targets.cutoff, targets.bounded) is not None:
         changes.rows_replaced = np.union1d(changes.rows_replaced, out.crossed)
         stats.df_crossed = len(out.crossed)
     split_rows(changes, out.rows.rows, job.config)

@@ -161,19 +161,26 @@ def delta_pairs_task(
 
 
 def delta_after_task(
-    delta: ShardData, before: ShardData, tomb: np.ndarray, max_df: int
+    delta: ShardData,
+    before: ShardData,
+    tomb: np.ndarray,
+    max_df: int | None,
+    cross_df: int | tuple[int, ...] | None = None,
 ) -> tuple[int, np.ndarray, ShardData]:
     """A run with ``max_df``, one range: the live postings after the run of the probed chunks
     (``before`` + ``delta`` − ``tomb``, see :func:`delta_pairs_task`), the change of the
     range's skipped-chunk count and the documents holding a chunk whose document count
     crossed ``max_df`` (:func:`~simdask.kernels.postings.crossed_docs`; exact because the
     probed chunks include every chunk whose count changed: those of the delta and of the
-    dropped documents). Returns ``(skipped-chunk change, crossed doc IDs, after)``."""
+    dropped documents; ``cross_df``: the counts crossed instead of ``max_df``, see
+    :func:`~simdask.engine.delta_stage.cross_counts`). Returns ``(skipped-chunk change,
+    crossed doc IDs, after)``."""
     failpoints.hit("rows_task")
     after = add_delta(before, delta, tomb)
     skipped = skipped_chunks(after, max_df) - skipped_chunks(before, max_df)
     old = (before.chunk_keys, before.offsets)
-    crossed = crossed_docs(old, (after.chunk_keys, after.offsets, after.doc_ids), max_df)
+    marks = max_df if cross_df is None else cross_df
+    crossed = crossed_docs(old, (after.chunk_keys, after.offsets, after.doc_ids), marks)
     return skipped, crossed, after
 
 

@@ -40,9 +40,11 @@ from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
+    HeavySets,
     add_heavy_overlap,
     member_keys,
 )
+from simdask.kernels.heavy_bounded import light_evidence, set_overlap
 from simdask.kernels.heavy_overlap import member_rows_of
 from simdask.kernels.member_counts import count_member_candidates
 from simdask.kernels.similarity import (
@@ -94,14 +96,18 @@ def block_rows_task(
     n_chunks: np.ndarray,
     threshold: float,
     top_k: int,
-    heavy: HeavyBits | None = None,
+    heavy: HeavyBits | HeavySets | None = None,
 ):
     """All-pairs block: count the shards' pair keys
     (:func:`~simdask.kernels.doc_postings.block_keys`); rows over ``threshold`` percent both
     ways, best ``top_k`` per document. With ``heavy`` the keys come from the light chunks only
     and each candidate's heavy overlap is added exactly first
-    (:func:`~simdask.kernels.heavy.add_heavy_overlap`). The counted pairs are decoded
-    :data:`ROWS_SLICE` at a time (each pair on its own: the same rows as all at once).
+    (:func:`~simdask.kernels.heavy.add_heavy_overlap`); heavy sets as sorted ranks
+    (:class:`~simdask.kernels.heavy.HeavySets`) mean a bounded build: only the candidates with
+    light evidence are kept (:func:`~simdask.kernels.heavy_bounded.light_evidence`) and their
+    overlap taken from the ranks (:func:`~simdask.kernels.heavy_bounded.set_overlap`). The
+    counted pairs are decoded :data:`ROWS_SLICE` at a time (each pair on its own: the same rows
+    as all at once).
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
@@ -144,7 +150,11 @@ def _slice_rows(keys, shared, doc_lo, n_chunks, need, threshold, heavy, sizes):
     else:
         d, o, s = d.astype(np.int64), o.astype(np.int64), shared.astype(np.int64)
     d += d.dtype.type(doc_lo)
-    if heavy is not None:
+    if isinstance(heavy, HeavySets):  # a bounded build
+        ok = light_evidence(d, o, s, need)
+        d, o, s = d[ok], o[ok], s[ok]
+        s = s + set_overlap(heavy, d, o).astype(s.dtype)
+    elif heavy is not None:
         d, o, s = add_heavy_overlap(d, o, s, need, heavy, sizes)
     keep = s >= np.minimum(need[d], need[o])
     d, o = d[keep].astype(np.int64), o[keep].astype(np.int64)
@@ -396,11 +406,13 @@ def member_rows(
     members: np.ndarray,
     changed: np.ndarray,
     cutoff: int | None = None,
+    bounded: bool = False,
 ) -> SimilarityResult:
     """Rows of ``members`` against everything, plus reverse rows to ``changed``; chunks held
     by more than ``cutoff`` documents are heavy (:func:`~simdask.kernels.heavy.member_keys`;
     None: none); in the ``informative`` mode only the candidates' heavy overlap is taken
-    (:mod:`simdask.engine.heavy_candidates`)."""
+    (:mod:`simdask.engine.heavy_candidates`), with ``bounded`` only for the candidates with
+    light evidence (:func:`~simdask.kernels.heavy_bounded.light_evidence`)."""
     max_df = config.max_df
     hold = uses_hold(config.similarity_mode, cutoff)  # only the candidates' heavy overlap
     light = (cutoff if max_df is None else min(cutoff, max_df)) if hold else max_df
@@ -410,7 +422,7 @@ def member_rows(
     changed_f, members_f = ctx.broadcast(changed, members)
     if hold:
         rows_args = (n_chunks_f, changed_f, members_f, config.threshold, config.top_k)
-        hp = held_pass(ctx, shards, n_docs, max_df, cutoff, rows_args)
+        hp = held_pass(ctx, shards, n_docs, max_df, cutoff, rows_args, bounded)
         return member_results(run_heavy_blocks(ctx, blocks, hp), len(blocks), int(work.sum()))
     p = member_pass(
         member_keys,
@@ -438,11 +450,15 @@ def stored_heavy(last_summary: dict | None, config: IndexConfig) -> HeavyStats:
     chooses them): the cutoff of :func:`stored_cutoff`; the index's mode, or for ``auto`` the
     mode the last run recorded (``extra.heavy.mode``, with its ``auto`` reasons marked
     ``kept``). An ``auto`` index with no recorded mode (no full build yet) counts as
-    ``informative`` when it has a cutoff and ``exact`` otherwise (the same then)."""
+    ``informative`` when it has a cutoff and ``exact`` otherwise (the same then). A bounded
+    build (``extra.heavy.bounded``) is kept bounded, ``informative``."""
     cutoff = stored_cutoff(last_summary, config)
+    last = ((last_summary or {}).get("extra") or {}).get("heavy") or {}
+    # a bounded build (kernels/heavy_bounded) is kept as it is: its cutoff, informative
+    if config.heavy_df is None and last.get("bounded") and config.similarity_mode != "exact":
+        return HeavyStats("informative", cutoff, bounded=True)
     if config.similarity_mode != "auto":
         return HeavyStats(config.similarity_mode, cutoff)
-    last = ((last_summary or {}).get("extra") or {}).get("heavy") or {}
     mode = last.get("mode")
     if mode not in ("informative", "exact"):
         mode = "exact" if cutoff is None else "informative"

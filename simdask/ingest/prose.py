@@ -44,6 +44,8 @@ __all__ = [
     "generate_block",
     "iter_documents",
     "jsonl_texts",
+    "plant_passages",
+    "render_tokens",
     "train_model",
     "write_jsonl",
 ]
@@ -264,15 +266,17 @@ def _walk(model: ProseModel, lengths: np.ndarray, rng: np.random.Generator) -> l
     return out_tokens
 
 
-def _render(vocab: tuple[str, ...], ids: np.ndarray) -> str:
-    """Sentences of the token ids, capitalised, each ending with a period."""
+def render_tokens(vocab: tuple[str, ...], ids: np.ndarray) -> str:
+    """Sentences of the token ids (``vocab[0]`` is the boundary), capitalised, each ending with
+    a period."""
     text = " ".join([vocab[i] for i in ids.tolist()]).replace(" .", ".").lstrip(". ")
     text = ". ".join(s[:1].upper() + s[1:] for s in text.split(". "))
     return text if text.endswith(".") else text + "."
 
 
-def _plant(tokens: list[np.ndarray], keys: list[str], frac: float, rng) -> list[Reuse]:
-    """Copy passages between documents of one block (sources are never targets)."""
+def plant_passages(tokens: list[np.ndarray], keys: list[str], frac: float, rng) -> list[Reuse]:
+    """Copy passages of 100..400 words between documents of one block (a ``frac`` of them are
+    targets; sources are never targets); ``tokens`` are changed in place (0 = boundary)."""
     n = len(tokens)
     order = rng.permutation(n)
     n_t = round(n * frac)
@@ -307,8 +311,10 @@ def generate_block(
     tokens = _walk(model, lengths, rng)
     first = block * BLOCK_DOCS
     keys = [f"p{first + i:09d}" for i in range(BLOCK_DOCS)]
-    reuse = _plant(tokens, keys, params.reuse_fraction, rng) if params.reuse_fraction else []
-    docs = [SynthDoc(k, _render(model.vocab, t)) for k, t in zip(keys, tokens, strict=True)]
+    reuse = (
+        plant_passages(tokens, keys, params.reuse_fraction, rng) if params.reuse_fraction else []
+    )
+    docs = [SynthDoc(k, render_tokens(model.vocab, t)) for k, t in zip(keys, tokens, strict=True)]
     return docs, reuse
 
 

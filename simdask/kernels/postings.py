@@ -398,9 +398,10 @@ def merge_shard(
 def crossed_docs(
     old: tuple[np.ndarray, np.ndarray] | None,
     new: tuple[np.ndarray, np.ndarray, np.ndarray],
-    max_df: int | None,
+    max_df: int | tuple[int, ...] | None,
 ) -> np.ndarray:
-    """Documents holding a chunk whose document count crossed ``max_df`` in a merge.
+    """Documents holding a chunk whose document count crossed ``max_df`` in a merge (a tuple:
+    any of those counts, e.g. ``max_df`` and the cutoff of a bounded index).
 
     ``old``: ``(chunk_keys, offsets)`` before the merge (None: empty); ``new``:
     ``(chunk_keys, offsets, doc_ids)`` after it. A chunk is counted for similarity while its
@@ -418,7 +419,11 @@ def crossed_docs(
         found, pos = find_keys(old[0], new_keys)
         old_counts = np.diff(old[1]).astype(np.int64)
         old_df[np.searchsorted(new_keys, found)] = old_counts[pos]
-    crossed = np.flatnonzero((old_df <= max_df) != (new_df <= max_df))
+    marks = max_df if isinstance(max_df, tuple) else (max_df,)
+    changed = np.zeros(len(new_keys), bool)
+    for m in marks:
+        changed |= (old_df <= m) != (new_df <= m)
+    crossed = np.flatnonzero(changed)
     if len(crossed) == 0:
         return np.zeros(0, np.uint32)
     starts = new_off[crossed].astype(np.int64)

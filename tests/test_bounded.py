@@ -1,0 +1,302 @@
+"""Bounded all-pairs work on phrase-rich text (issue 33, simdask/kernels/heavy_bounded.py):
+kernels and end-to-end runs against brute force.
+
+The promise tested: in a bounded build with cutoff ``L``, a pair is stored exactly when its
+similarity counted over the chunks held by at most ``L`` documents reaches the threshold in
+one direction (and the top-k lists take it), and every stored value is the count over all
+chunks. Corpora come from the phrase-rich generator (simdask/ingest/phrases.py): many chunks
+held by a good part of the documents, planted copied passages.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdask import Index, IndexConfig, RunOptions
+from simdask.engine.similarity_stage import block_rows_task, stored_heavy
+from simdask.errors import ConfigError
+from simdask.ingest.phrases import PhraseBank, PhraseParams, iter_phrase_documents
+from simdask.ingest.prose import ProseParams
+from simdask.kernels.heavy import HeavySets, df_histogram, heavy_postings, light_work
+from simdask.kernels.heavy_bounded import bounded_cutoff, light_evidence, set_overlap
+from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
+from simdask.kernels.text import chunks
+from tests.helpers.corpus import stem, write_txt
+from tests.test_heavy import brute_rows
+from tests.test_similarity_kernels import make_shards
+
+pytestmark = pytest.mark.unit
+
+THRESHOLD, TOP_K = 2.0, 5
+
+# --------------------------------------------------------------------------------------------
+# brute force
+
+
+def bounded_rows(docs, threshold, top_k, cutoff):
+    """Rows of a bounded build with ``cutoff``: pairs whose light similarity (chunks held by at
+    most ``cutoff`` documents) reaches ``threshold`` in one direction, with their count over
+    all chunks, over ``threshold``, best ``top_k`` per document (ties by the other's key)."""
+    df = Counter(c for s in docs.values() for c in s)
+    light = {c for c, n in df.items() if n <= cutoff}
+    rows = []
+    for a, sa in docs.items():
+        for b, sb in docs.items():
+            if a == b or not sa or not sb:
+                continue
+            ls = len(sa & sb & light)
+            if not (100.0 * ls / len(sa) >= threshold or 100.0 * ls / len(sb) >= threshold):
+                continue
+            shared = len(sa & sb)
+            if 100.0 * shared / len(sa) >= threshold:
+                rows.append((a, b, shared, 100.0 * shared / len(sa)))
+    rows.sort(key=lambda r: (r[0], -r[3], r[1]))
+    out, seen = [], Counter()
+    for r in rows:
+        seen[r[0]] += 1
+        if seen[r[0]] <= top_k:
+            out.append(r)
+    return out
+
+
+def phrase_docs(n: int, seed: int, reuse: float = 0.1):
+    """``n`` short phrase-rich documents (a small bank, so that phrases repeat a lot) and the
+    planted (source, target) pairs among them."""
+    bank = PhraseBank.build(PhraseParams(vocab_words=400, n_phrases=300, seed=seed))
+    params = ProseParams(mean_words=120, sigma=0.3, min_words=30, reuse_fraction=reuse)
+    truth: list = []
+    docs = list(iter_phrase_documents(bank, n, seed=seed, params=params, truth=truth))
+    return {d.key: d.text for d in docs}, {(r.source, r.target) for r in truth}
+
+
+# --------------------------------------------------------------------------------------------
+# kernels
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n_docs=st.integers(1, 30),
+    n_heavy=st.integers(1, 200),
+    step=st.integers(1, 64),
+)
+def test_set_overlap_equals_brute_force(seed, n_docs, n_heavy, step):
+    rng = random.Random(seed)
+    sets = {d: set(rng.sample(range(n_heavy), rng.randint(0, n_heavy))) for d in range(n_docs)}
+    dfs = np.bincount([r for s in sets.values() for r in s], minlength=n_heavy)
+    lists = [
+        np.array([d for d in range(n_docs) if r in sets[d]], np.uint32) for r in range(n_heavy)
+    ]
+    hs = HeavySets.build([(dfs.astype(np.int64), np.concatenate(lists))], n_docs)
+    d = np.array([rng.randrange(n_docs) for _ in range(50)], np.int64)
+    o = np.array([rng.randrange(n_docs) for _ in range(50)], np.int64)
+    want = [len(sets[a] & sets[b]) for a, b in zip(d.tolist(), o.tolist(), strict=True)]
+    assert set_overlap(hs, d, o, step=step).tolist() == want
+    assert set_overlap(hs, d[:0], o[:0]).tolist() == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    dfs=st.lists(st.integers(1, 300), min_size=1, max_size=60),
+    per_posting=st.integers(0, 40),
+    cutoff=st.one_of(st.none(), st.integers(1, 300)),
+    floor=st.sampled_from([0, 1, 1000, 10**5]),
+)
+def test_bounded_cutoff_against_definition(dfs, per_posting, cutoff, floor):
+    values, counts = np.unique(np.array(dfs, np.int64), return_counts=True)
+    postings = int((values * counts).sum())
+    got = bounded_cutoff(values, counts, postings, cutoff, per_posting, floor)
+    budget = max(per_posting * postings, floor)
+    assert bounded_cutoff(values, counts, postings, cutoff, None) is None
+    if light_work(values, counts, cutoff) <= budget:
+        assert got is None
+        return
+    assert got is not None and got >= 1
+    # the light work at the lowered cutoff fits the budget, and no higher df would
+    assert light_work(values, counts, got) <= budget or got == 1
+    higher = values[values > got]
+    assert len(higher) == 0 or light_work(values, counts, int(higher[0])) > budget
+    assert cutoff is None or got < cutoff
+
+
+@given(
+    light=st.lists(st.integers(0, 20), min_size=1, max_size=40),
+    need=st.lists(st.integers(0, 25), min_size=2, max_size=10),
+    data=st.data(),
+)
+def test_light_evidence_is_either_direction(light, need, data):
+    n = len(need)
+    d = np.array(
+        data.draw(st.lists(st.integers(0, n - 1), min_size=len(light), max_size=len(light)))
+    )
+    o = np.array(
+        data.draw(st.lists(st.integers(0, n - 1), min_size=len(light), max_size=len(light)))
+    )
+    got = light_evidence(d, o, np.array(light), np.array(need))
+    want = [s >= need[a] or s >= need[b] for s, a, b in zip(light, d, o, strict=True)]
+    assert got.tolist() == want
+
+
+def bounded_kernel_rows(docs, cutoff, threshold, top_k, n_shards=3, budget=150):
+    """The all-pairs path of a bounded build, in process: light keys through ``df <=
+    cutoff``, heavy sets as sorted ranks (as heavy_stage broadcasts them)."""
+    n = len(docs)
+    shards = make_shards(docs, n_shards, bits=16)
+    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
+    sets = HeavySets.build([heavy_postings(s, cutoff) for s in shards], n)
+    work = sum(pair_work(s, n, cutoff) for s in shards)
+    out = [
+        block_rows_task(
+            [block_pair_keys(s, lo, hi, n, cutoff) for s in shards],
+            lo,
+            n_chunks,
+            threshold,
+            top_k,
+            sets,
+        )
+        for lo, hi in plan_blocks(work, budget)
+    ]
+    rows = top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], top_k)
+    return list(zip(*[x.tolist() for x in rows], strict=True))
+
+
+def _id_sets(texts):
+    ids: dict = {}
+    return {
+        i: {ids.setdefault(c, len(ids)) for c in chunks(texts[k])}
+        for i, k in enumerate(sorted(texts))
+    }
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n_docs=st.integers(2, 60),
+    cutoff=st.integers(1, 12),
+    threshold=st.sampled_from([1.0, 2.0, 5.0, 12.5]),
+    top_k=st.integers(1, 6),
+)
+def test_bounded_block_rows_equal_brute_force(seed, n_docs, cutoff, threshold, top_k):
+    texts, _ = phrase_docs(n_docs, seed % 50)
+    docs = _id_sets(texts)
+    want = bounded_rows(docs, threshold, top_k, cutoff)
+    assert bounded_kernel_rows(docs, cutoff, threshold, top_k) == [
+        (a, b, s, pytest.approx(v)) for a, b, s, v in want
+    ]
+
+
+def test_the_rule_drops_set_phrase_pairs_and_keeps_copies():
+    """On phrase-rich text the bound matters: the bounded rows are a strict subset of the rows
+    over all chunks, every kept value equal to its exact one."""
+    texts, _ = phrase_docs(60, 3)
+    docs = _id_sets(texts)
+    full = {(a, b): (s, v) for a, b, s, v in brute_rows(docs, THRESHOLD, 10**6)}
+    bounded = bounded_kernel_rows(docs, 4, THRESHOLD, 10**6)
+    assert 0 < len(bounded) < len(full)
+    assert all(full[(a, b)] == (s, pytest.approx(v)) for a, b, s, v in bounded)
+
+
+# --------------------------------------------------------------------------------------------
+# end to end through Index on a LocalCluster
+
+
+def _build(path, texts, client, src, **config):
+    cfg = IndexConfig(hash_bits=32, shards=3, top_k=TOP_K, threshold=THRESHOLD, **config)
+    idx = Index.create(path, cfg)
+    idx.update([write_txt(texts, src)], client=client, options=RunOptions(block_pairs=400))
+    return idx
+
+
+def _rows(idx):
+    return sorted((stem(r.doc), stem(r.other), r.shared, r.similarity) for r in idx.pairs())
+
+
+def _key_sets(texts):
+    return {k: set(chunks(t)) for k, t in texts.items()}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("mode", ["auto", "informative"])
+def test_bounded_build_equals_brute_force(tmp_path, client, mode):
+    texts, planted = phrase_docs(90, 1)
+    idx = _build(
+        tmp_path / "i", texts, client, tmp_path / "d", light_budget=1, light_floor=0,
+        similarity_mode=mode,
+    )  # fmt: skip
+    h = idx.stats()["heavy"]
+    assert h["bounded"] is True and h["mode"] == "informative"
+    assert h["pair_work_light"] <= 1 * idx.stats()["postings"] < h["pair_work_all"]
+    want = sorted(bounded_rows(_key_sets(texts), THRESHOLD, TOP_K, h["cutoff"]))
+    assert _rows(idx) == [(a, b, s, pytest.approx(v)) for a, b, s, v in want]
+    # every planted copy is found (its light chunks alone reach the threshold)
+    pairs = {(a, b) for a, b, _, _ in _rows(idx)}
+    assert planted and all((s, t) in pairs or (t, s) in pairs for s, t in planted)
+    assert "bounded" in idx.stats()["similarity_mode"]
+    # not bounded: the budget None, a fixed cutoff or the exact mode count as before
+    for extra in ({"light_budget": None}, {"heavy_df": h["cutoff"]}, {"light_floor": 10**9}):
+        other = _build(tmp_path / f"o{len(extra)}{next(iter(extra))}", texts, client,
+                       tmp_path / "d", similarity_mode=mode, **extra)  # fmt: skip
+        assert not other.stats()["heavy"].get("bounded")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("fuse_members", [1000, 0], ids=["fused", "member-blocks"])
+def test_incremental_runs_keep_the_bound(tmp_path, client, fuse_members):
+    texts, _ = phrase_docs(80, 2)
+    keys = sorted(texts)
+    first = {k: texts[k] for k in keys[:60]}
+    src = tmp_path / "d"
+    idx = _build(tmp_path / "i", first, client, src, light_budget=1, light_floor=0)
+    built = idx.stats()["heavy"]
+    assert built["bounded"]
+    opts = RunOptions(fuse_members=fuse_members)
+    # added documents push chunks over the cutoff; then deletions and an edit bring some back
+    write_txt(texts, src)
+    summary = idx.update([src], client=client, options=opts)
+    assert ("merge+similarity" in summary.seconds) == (fuse_members > 0)
+    assert summary.stats.df_crossed > 0  # holders of chunks crossing the cutoff recomputed
+    kept = idx.stats()["heavy"]
+    assert kept["bounded"] and kept["cutoff"] == built["cutoff"]
+    want = sorted(bounded_rows(_key_sets(texts), THRESHOLD, TOP_K, built["cutoff"]))
+    assert _rows(idx) == [(a, b, s, pytest.approx(v)) for a, b, s, v in want]
+    for k in keys[5:25]:
+        (src / f"{k}.txt").unlink()
+        del texts[k]
+    texts[keys[0]] = texts[keys[0]][: len(texts[keys[0]]) // 2]
+    write_txt(texts, src)
+    idx.update([src], client=client, options=opts, delete_missing=True)
+    want = sorted(bounded_rows(_key_sets(texts), THRESHOLD, TOP_K, built["cutoff"]))
+    assert _rows(idx) == [(a, b, s, pytest.approx(v)) for a, b, s, v in want]
+
+
+def test_stored_heavy_keeps_a_bounded_build():
+    last = {"extra": {"heavy": {"mode": "informative", "cutoff": 7, "bounded": True}}}
+    for mode in ("auto", "informative"):
+        h = stored_heavy(last, IndexConfig(similarity_mode=mode))
+        assert (h.mode, h.cutoff, h.bounded) == ("informative", 7, True)
+    assert not stored_heavy(last, IndexConfig(similarity_mode="exact")).bounded
+    assert not stored_heavy({"extra": {"heavy": {"cutoff": 7}}}, IndexConfig()).bounded
+
+
+def test_light_budget_config():
+    assert IndexConfig().light_budget == 4 and IndexConfig().light_floor == 5 * 10**8
+    assert IndexConfig.from_dict(IndexConfig(light_budget=None).to_dict()).light_budget is None
+    for bad in (-1, 1.5, "4"):
+        with pytest.raises(ConfigError, match="light_budget"):
+            IndexConfig(light_budget=bad)
+
+
+def test_df_histogram_of_phrase_text_has_a_mid_band():
+    """The generator gives the workload: most pair work sits in chunks of mid df."""
+    texts, _ = phrase_docs(120, 0, reuse=0.0)
+    docs = _id_sets(texts)
+    values, counts = df_histogram(make_shards(docs, 1, bits=16)[0])
+    work = counts * values * (values - 1) // 2
+    mid = (values >= 5) & (values <= 60)
+    assert work[mid].sum() > 0.5 * work.sum()
