@@ -123,7 +123,10 @@ def build_postings(features: np.ndarray, docs: np.ndarray) -> FeaturePostings:
     """The postings of the pairs ``(features[i], docs[i])`` (duplicates counted once)."""
     f = np.asarray(features, dtype=np.uint64)
     d = np.asarray(docs, dtype=np.int64)
-    order = np.lexsort((d, f))
+    if len(d) < 2 or bool(np.all(d[1:] >= d[:-1])):  # by document already (a run's sets)
+        order = np.argsort(f, kind="stable")
+    else:
+        order = np.lexsort((d, f))
     f, d = f[order], d[order]
     keep = np.ones(len(f), dtype=bool)
     keep[1:] = (f[1:] != f[:-1]) | (d[1:] != d[:-1])

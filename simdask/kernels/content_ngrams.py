@@ -57,23 +57,41 @@ class ContentNgram(FeatureType):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every window's feature ID in document order, its text and its position (the
         index of its first content word)."""
-        stems = [content_words(_kept_text(t, exclusions)) for t in texts]
+        ids, doc, pos, _ = self._windows(texts, k, hash_bits, seed, exclusions)
+        return ids, doc, pos
+
+    def _windows(
+        self,
+        texts: Sequence[str],
+        k: int,
+        hash_bits: int,
+        seed: int,
+        exclusions: Exclusions | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`windows` and each text's number of content words (int64)."""
+        tokens = [
+            [w for w in words(_kept_text(t, exclusions)) if w not in CONTENT_STOPWORDS]
+            for t in texts
+        ]
+        distinct = list({w: None for doc in tokens for w in doc})
         s = self.seed(seed)
-        vocab: dict[str, int] = {}
-        for doc in stems:
-            for w in doc:
-                if w not in vocab:
-                    vocab[w] = word_hash(w, s)
-        flat = [vocab[w] for doc in stems for w in doc]
-        hashes = np.array(flat, dtype=np.uint64)
-        offsets = np.zeros(len(stems) + 1, dtype=np.int64)
-        np.cumsum([len(d) for d in stems], out=offsets[1:])
+        stems = stem_words(distinct, LANGUAGE) if distinct else []
+        by_stem: dict[str, int] = {}
+        hash_of = {}
+        for w, stem in zip(distinct, stems, strict=True):
+            if stem not in by_stem:
+                by_stem[stem] = word_hash(stem, s)
+            hash_of[w] = by_stem[stem]
+        hashes = np.array([hash_of[w] for doc in tokens for w in doc], dtype=np.uint64)
+        n_words = np.array([len(d) for d in tokens], dtype=np.int64)
+        offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
+        np.cumsum(n_words, out=offsets[1:])
         ids, doc = hash_chunks(hashes, offsets, k, hash_bits, s)
-        first = np.zeros(len(stems), dtype=np.int64)
-        nwin = np.maximum(np.diff(offsets) - k + 1, 0)
+        first = np.zeros(len(tokens), dtype=np.int64)
+        nwin = np.maximum(n_words - k + 1, 0)
         np.cumsum(nwin[:-1], out=first[1:])
         pos = np.arange(len(ids), dtype=np.int64) - first[doc]
-        return ids, doc, pos
+        return ids, doc, pos, n_words
 
     def chunk(
         self,
@@ -85,11 +103,8 @@ class ContentNgram(FeatureType):
     ) -> ChunkedBatch:
         """Each text's distinct feature IDs sorted by ``(id, text)``; ``n_words``: its content
         words, ``n_chunks``: its distinct features."""
-        ids, doc, _ = self.windows(texts, k, hash_bits, seed, exclusions)
+        ids, doc, _, n_words = self._windows(texts, k, hash_bits, seed, exclusions)
         n = len(texts)
-        n_words = np.array(
-            [len(content_words(_kept_text(t, exclusions))) for t in texts], dtype=np.int64
-        )
         if len(ids) == 0:
             none = np.zeros(0, np.int64)
             return ChunkedBatch(
