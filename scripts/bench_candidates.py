@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from unittest import mock
 
-from bench_scale import corpus_files, get_model
+from bench_scale import PER_FILE, corpus_files, get_model
 
 import simdask.engine.run as engine_run
 from simdask import Index, IndexConfig
@@ -37,8 +37,9 @@ def _nothing(*args, **kwargs) -> None:
     """The candidate stage switched off (the "without" build)."""
 
 
-def build(files: list[Path], path: Path, with_candidates: bool) -> dict:
-    """One full build of ``files`` at ``path``; what it measured."""
+def build(files: list[Path], path: Path, with_candidates: bool, extra: Path) -> dict:
+    """One full build of ``files`` at ``path``, then an incremental run adding the documents
+    of ``extra``; what they measured."""
     shutil.rmtree(path, ignore_errors=True)
     idx = Index.create(path, IndexConfig())
     load0 = load_average()
@@ -64,6 +65,15 @@ def build(files: list[Path], path: Path, with_candidates: bool) -> dict:
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
         "load": f"{load0} before, {load_average()} after",
     }
+    t = time.perf_counter()
+    if with_candidates:
+        s = idx.update([extra])
+    else:
+        with mock.patch.object(engine_run, "run_candidate_stage", _nothing):
+            s = idx.update([extra])
+    out["add_wall"] = time.perf_counter() - t
+    out["add_seconds"] = s.seconds
+    out["added"] = s.added
     idx.close()
     shutil.rmtree(path, ignore_errors=True)
     return out
@@ -74,7 +84,8 @@ def table(results: list[dict]) -> str:
     head = (
         "| documents | candidates | wall s | chunk s | merge s | similarity s | candidates s "
         "| commit s | sorted-chunk postings M | content n-gram postings M | catalog MB "
-        "| peak RSS client GiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| peak RSS client GiB | add 1,000: wall s | add 1,000: candidates s |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for r in results:
@@ -85,7 +96,8 @@ def table(results: list[dict]) -> str:
             f"{sec.get('chunk', 0):.1f} | {merge:.1f} | {sec.get('similarity', 0):.1f} | "
             f"{sec.get('candidates', 0):.1f} | {sec.get('commit', 0):.1f} | "
             f"{r['postings'] / 1e6:.1f} | {r['candidate_postings'] / 1e6:.1f} | "
-            f"{r['catalog_bytes'] / 1e6:.0f} | {r['peak_rss_gib']:.2f} |"
+            f"{r['catalog_bytes'] / 1e6:.0f} | {r['peak_rss_gib']:.2f} | "
+            f"{r['add_wall']:.1f} | {r['add_seconds'].get('candidates', 0):.1f} |"
         )
     return head + "\n".join(rows) + "\n"
 
@@ -103,9 +115,12 @@ def main() -> None:
     model = get_model(data / "prose-model.npz", args.train.split(","), args.train_words)
     results = []
     for n in (int(s) for s in args.sizes.split(",")):
-        files = corpus_files(model, data, n, args.seed)
+        files = corpus_files(model, data, n + PER_FILE, args.seed)
+        extra = data / f"extra-{n}.jsonl"  # 1,000 documents the build does not hold
+        with open(files[-1], encoding="utf-8") as src, open(extra, "w", encoding="utf-8") as f:
+            f.writelines(line for _, line in zip(range(1000), src, strict=False))
         for with_candidates in (False, True):
-            r = build(files, data / "bench-candidates-index", with_candidates)
+            r = build(files[:-1], data / "bench-candidates-index", with_candidates, extra)
             results.append(r)
             print(json.dumps(r), flush=True)
     text = table(results)
