@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from simdask.errors import ConfigError
 from simdask.ingest.synth import generate_corpus
+from simdask.kernels import candidates
 from simdask.kernels.candidates import (
     CandidateConfig,
     affected_documents,
@@ -104,10 +106,16 @@ doc_sets = st.dictionaries(
 
 
 @settings(max_examples=150, deadline=None)
-@given(doc_sets, st.integers(2, 8), st.integers(1, 6))
-def test_top_candidates_equal_the_brute_force(sets, max_df, depth):
+@given(doc_sets, st.integers(2, 8), st.integers(1, 6), st.sampled_from([1 << 23, 1, 7]))
+@pytest.mark.parametrize("dense", [1 << 25, 0], ids=["dense", "sorted"])
+def test_top_candidates_equal_the_brute_force(dense, sets, max_df, depth, block):
+    """Both ways of summing a block (a dense table, sorted pair keys), blocks of any size."""
     targets = sorted(sets)
-    got, _ = _kernel_lists(sets, targets, max_df, depth)
+    with (
+        mock.patch.object(candidates, "DENSE_CELLS", dense),
+        mock.patch.object(candidates, "BLOCK_ENTRIES", block),
+    ):
+        got, _ = _kernel_lists(sets, targets, max_df, depth)
     assert got == _brute(sets, targets, max_df, depth)
 
 

@@ -37,6 +37,8 @@ __all__ = [
 
 #: partner entries (feature holders) expanded per block of targets
 BLOCK_ENTRIES = 1 << 23
+#: cells of a block's dense score table (float64: 256 MiB)
+DENSE_CELLS = 1 << 25
 #: the weight scale (weights are integers: sums do not depend on their order)
 SCALE = 1000
 
@@ -148,17 +150,53 @@ def top_candidates(
     """The ``depth`` best partners of each of ``targets`` (doc IDs; ``features[i]``: the
     distinct feature IDs of ``targets[i]``) among the documents of ``postings``: rows
     ``(doc, other, score)`` (int64), by doc in the order of ``targets``, best first (ties:
-    the smaller ``other``); only partners with a positive score."""
+    the smaller ``other``); only partners with a positive score. Targets are scored by
+    blocks of about :data:`BLOCK_ENTRIES` partner entries; a block's sums are a dense
+    ``rows x documents`` table when that has at most :data:`DENSE_CELLS` cells, else sorted
+    pair keys."""
+    targets = np.asarray(targets, np.int64)
+    sizes = np.array([len(f) for f in features], dtype=np.int64)
+    f = np.concatenate([np.zeros(0, np.uint64), *[np.asarray(x, np.uint64) for x in features]])
+    pos, found = postings.find(f)
+    df = np.zeros(len(f), dtype=np.int64)
+    df[found] = postings.offsets[pos[found] + 1] - postings.offsets[pos[found]]
     weights = weight_table(max_df)
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    block: list[int] = []
-    entries = 0
-    for i, f in enumerate(features):
-        block.append(i)
-        entries += int(np.minimum(postings.df(f), max_df).sum())
-        if entries >= BLOCK_ENTRIES or i == len(features) - 1:
-            parts.append(_score_block(postings, targets, features, block, weights, depth))
-            block, entries = [], 0
+    w = weights[np.minimum(df, len(weights) - 1)]
+    per_target = np.bincount(
+        np.repeat(np.arange(len(targets)), sizes),
+        weights=np.where(w > 0, df, 0),
+        minlength=len(targets),
+    )
+    first = np.zeros(len(targets) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=first[1:])
+    span = int(postings.docs.max()) + 1 if len(postings.docs) else 1
+    rows_cap = max(1, DENSE_CELLS // span) if span <= DENSE_CELLS // 64 else len(targets) + 1
+    parts = []
+    i = 0
+    while i < len(targets):
+        j, entries = i, 0.0
+        while j < len(targets) and (
+            j == i or (entries + per_target[j] <= BLOCK_ENTRIES and j - i < rows_cap)
+        ):
+            entries += per_target[j]
+            j += 1
+        lo, hi = first[i], first[j]
+        who = np.repeat(np.arange(j - i), sizes[i:j])
+        use = w[lo:hi] > 0
+        dense = span <= DENSE_CELLS // 64
+        parts.append(
+            _score_block(
+                postings,
+                targets[i:j],
+                who[use],
+                pos[lo:hi][use],
+                w[lo:hi][use],
+                df[lo:hi][use],
+                depth,
+                span if dense else 0,
+            )
+        )
+        i = j
     if not parts:
         return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
     return tuple(np.concatenate(c) for c in zip(*parts, strict=True))  # type: ignore[return-value]
@@ -167,42 +205,45 @@ def top_candidates(
 def _score_block(
     postings: FeaturePostings,
     targets: np.ndarray,
-    features: list[np.ndarray],
-    block: list[int],
-    weights: np.ndarray,
+    who: np.ndarray,
+    pos: np.ndarray,
+    w: np.ndarray,
+    df: np.ndarray,
     depth: int,
+    span: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`top_candidates` of the targets at positions ``block``."""
-    feats = [np.asarray(features[i], np.uint64) for i in block]
-    f = np.concatenate(feats) if feats else np.zeros(0, np.uint64)
-    who = np.repeat(np.asarray(block, np.int64), [len(x) for x in feats])
-    pos, found = postings.find(f)
-    df = np.zeros(len(f), dtype=np.int64)
-    df[found] = postings.offsets[pos[found] + 1] - postings.offsets[pos[found]]
-    w = weights[np.minimum(df, len(weights) - 1)]
-    use = w > 0
-    pos, who, w, df = pos[use], who[use], w[use], df[use]
+    """:func:`top_candidates` of a block: ``who`` (row in ``targets``), ``pos`` (list),
+    ``w`` and ``df`` of each weighing feature held; ``span`` > 0: sum densely over doc IDs
+    below it."""
     at = expand_ranges(postings.offsets[pos], df)
     other = postings.docs[at]
     who = np.repeat(who, df)
     w = np.repeat(w, df)
-    doc = np.asarray(targets, np.int64)[who]
-    mine = other != doc
+    mine = other != targets[who]
     who, other, w = who[mine], other[mine], w[mine]
     if len(other) == 0:
         return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
-    span = int(other.max()) + 1
-    key, inv = np.unique(who * span + other, return_inverse=True)
-    score = np.bincount(inv.ravel(), weights=w).astype(np.int64)
-    k_who, k_other = key // span, key % span
+    if span:
+        acc = np.bincount(who * span + other, weights=w, minlength=len(targets) * span)
+        acc = acc.reshape(len(targets), span)
+        if depth < span:  # keep what reaches each row's depth-th best score
+            kth = np.partition(acc, span - depth, axis=1)[:, span - depth]
+            acc[acc < kth[:, None]] = 0
+        k_who, k_other = np.nonzero(acc > 0)
+        score = acc[k_who, k_other].astype(np.int64)
+    else:
+        span = int(other.max()) + 1
+        key, inv = np.unique(who * span + other, return_inverse=True)
+        score = np.bincount(inv.ravel(), weights=w).astype(np.int64)
+        k_who, k_other = key // span, key % span
     order = np.lexsort((k_other, -score, k_who))
     k_who, k_other, score = k_who[order], k_other[order], score[order]
-    first = np.ones(len(k_who), dtype=bool)
-    first[1:] = k_who[1:] != k_who[:-1]
-    starts = np.flatnonzero(first)
+    new = np.ones(len(k_who), dtype=bool)
+    new[1:] = k_who[1:] != k_who[:-1]
+    starts = np.flatnonzero(new)
     rank = np.arange(len(k_who)) - np.repeat(starts, np.diff(np.append(starts, len(k_who))))
     keep = rank < depth
-    return np.asarray(targets, np.int64)[k_who[keep]], k_other[keep], score[keep]
+    return targets[k_who[keep]], k_other[keep].astype(np.int64), score[keep]
 
 
 def affected_documents(
