@@ -225,12 +225,9 @@ def _score_block(
         return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
     if span:
         acc = np.bincount(who * span + other, weights=w, minlength=len(targets) * span)
-        acc = acc.reshape(len(targets), span)
-        if depth < span:  # keep what reaches each row's depth-th best score
-            kth = np.partition(acc, span - depth, axis=1)[:, span - depth]
-            acc[acc < kth[:, None]] = 0
-        k_who, k_other = np.nonzero(acc > 0)
-        score = acc[k_who, k_other].astype(np.int64)
+        cells = np.flatnonzero(acc > 0)
+        k_who, k_other = cells // span, cells % span
+        score = acc[cells].astype(np.int64)
     else:
         span = int(other.max()) + 1
         key, inv = np.unique(who * span + other, return_inverse=True)
