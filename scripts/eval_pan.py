@@ -19,6 +19,10 @@ et al.'s detections (``sanchez_perez/04-out``, ``05-out``: PAN XML, one file per
 corpus' ``data`` folder.
 
     python scripts/eval_pan.py --corpus PATH [--known-answer] [--ablation] [--write-docs]
+
+``--retrieval [--index DIR] [--end-to-end] [--top N]``: the candidate partners instead
+(scripts/eval_retrieval.py): recall per sub-corpus, their cost in the build, and simdask
+choosing the pairs to align.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ import re
 import time
 from multiprocessing import Pool
 from pathlib import Path
+
+import eval_retrieval
 
 from simdask.alignment import AlignConfig, align
 from simdask.alignment.pan_measures import Annotation, PanScores, scores
@@ -250,6 +256,70 @@ def _overrides(items: list[str]) -> dict:
     return out
 
 
+def retrieval(args, config: AlignConfig, docs: Path, stamp: str) -> None:
+    """``--retrieval``: scripts/eval_retrieval.py on the corpus; the section of docs."""
+    index = args.index or Path("pan-retrieval-index")
+    idx, build = eval_retrieval.build(args.corpus, index)
+    pairs = eval_retrieval.labelled(args.corpus)
+    every, sources = eval_retrieval.partner_lists(idx)
+    sec = build["seconds"]
+    engine = sum(v for k, v in sec.items() if k not in ("scan", "commit", "candidates", "total"))
+    text = (
+        "Candidate recall, among all documents:\n\n"
+        + eval_retrieval.recall_table(pairs, every)
+        + "\nAmong the source documents only (the PAN task's source collection):\n\n"
+        + eval_retrieval.recall_table(pairs, sources)
+        + "\nThe bound: a labelled pair of a suspicious document with more than 10 labelled "
+        "sources cannot all be in its top 10:\n\n"
+        + eval_retrieval.bound_table(pairs)
+        + f"\nCost, one default build of {build['documents']:,} documents "
+        f"({build['wall']:.0f} s wall, load {build['load']}): content n-gram postings "
+        f"{build['candidate_postings']:,} beside {build['postings']:,} sorted-chunk postings "
+        f"({build['candidate_postings'] / build['postings']:.2f}x); candidates "
+        f"{sec.get('candidates', 0):.1f} s beside {engine:.1f} s of the chunk, merge and "
+        f"similarity stages ({sec.get('candidates', 0) / engine:.2f}x).\n"
+    )
+    print(text, flush=True)
+    if args.end_to_end:
+        cases = [
+            c
+            for sub, _ in SUBCORPORA
+            for p in read_pairs(args.corpus, sub, None)
+            for c in read_annotations(args.corpus / sub / xml_name(p), p, "plagiarism")
+        ]
+
+        def align_pairs(chosen):
+            init = (str(args.corpus), config.to_dict())
+            with Pool(args.processes, initializer=_init, initargs=init) as pool:
+                return pool.map(_align_pair, chosen, chunksize=8)
+
+        e = eval_retrieval.end_to_end(pairs, sources, args.top, cases, align_pairs)
+        lines = [
+            f"End to end: each suspicious document aligned with its top {args.top} source "
+            f"candidates, {e['chosen']:,} pairs ({e['chosen_labelled']:,} of them labelled), "
+            f"in {e['seconds']:.0f} s with {args.processes} processes:",
+            "",
+            "| pairs scored | precision | recall | granularity | plagdet |",
+            "|---|---|---|---|---|",
+        ]
+        for label, key in (("all chosen pairs", "all"), ("chosen labelled pairs", "labelled")):
+            s = e[key]
+            lines.append(
+                f"| {label} | {s.precision:.3f} | {s.recall:.3f} | {s.granularity:.3f} | "
+                f"{s.plagdet:.3f} |"
+            )
+        lines.append(
+            f"\nNegative pairs chosen: {e['negatives_chosen']} of {e['negatives']}; aligned to "
+            f"a passage: {e['negatives_aligned']} ({e['negatives_aligned'] / e['negatives']:.1%})."
+        )
+        text += "\n" + "\n".join(lines) + "\n"
+        print("\n".join(lines), flush=True)
+    if args.write_docs:
+        write_section(
+            docs, "Retrieval: candidate partners on the PAN training corpus", text + "\n" + stamp
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default_corpus = os.environ.get("SIMDASK_PAN_CORPUS", "pan/data/train_corpus")
@@ -262,6 +332,10 @@ def main() -> None:
     ap.add_argument("--ablation", action="store_true")
     ap.add_argument("--thesis", action="store_true", help="time a 20-page thesis pair")
     ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--retrieval", action="store_true", help="candidate partners instead")
+    ap.add_argument("--index", type=Path, default=None, help="--retrieval: the index folder")
+    ap.add_argument("--end-to-end", action="store_true", help="--retrieval: align the chosen")
+    ap.add_argument("--top", type=int, default=10, help="--end-to-end: candidates per document")
     args = ap.parse_args()
     sp_env = os.environ.get("SIMDASK_PAN_SANCHEZ_PEREZ")
     sp_dir = args.sanchez_perez or (
@@ -270,6 +344,9 @@ def main() -> None:
     config = AlignConfig().replace(**_overrides(args.set))
     docs = Path(__file__).resolve().parents[1] / "docs" / "alignment.md"
     stamp = f"Machine: {machine()}. Date: {today()}."
+    if args.retrieval:
+        retrieval(args, config, docs, stamp)
+        return
     if args.known_answer:
         text = known_answer(args.corpus, sp_dir)
         print(text)

@@ -17,8 +17,8 @@ from simdask.alignment import AlignConfig, Passage, align, aligned_coverage
 from simdask.alignment.extend import Fragment, join_in_order
 from simdask.alignment.filtering import resolve_overlaps
 from simdask.alignment.segment import segment, word_spans
-from simdask.alignment.stemming import has_stemmer, stem_words
 from simdask.errors import ConfigError
+from simdask.kernels.stemming import has_stemmer, stem_words
 from tests.helpers.dense_alignment import DenseCosine
 from tests.helpers.documents import prose
 from tests.helpers.paraphrase import paraphrased_pair

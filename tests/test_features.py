@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask.errors import ConfigError
+from simdask.kernels.content_ngrams import CONTENT_NGRAM
 from simdask.kernels.features import (
     FEATURE_TYPES,
     SORTED_CHUNK,
@@ -64,7 +65,7 @@ def test_a_namespace_gives_other_ids():
 
 
 def test_registry():
-    assert FEATURE_TYPES == {"sorted_chunk": SORTED_CHUNK}
+    assert FEATURE_TYPES == {"sorted_chunk": SORTED_CHUNK, "content_ngram": CONTENT_NGRAM}
     assert isinstance(SORTED_CHUNK, FeatureType) and feature_type("sorted_chunk") is SORTED_CHUNK
     with pytest.raises(ConfigError, match="unknown feature type 'shingle'") as e:
         feature_type("shingle")

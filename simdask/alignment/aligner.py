@@ -31,10 +31,10 @@ from simdask.alignment.pairs import SentenceCosine, SentencePairs, rare_terms, s
 from simdask.alignment.passage import Passage
 from simdask.alignment.seeds import key_matches, window_keys
 from simdask.alignment.segment import Segmented, segment
-from simdask.alignment.stemming import stem_words
-from simdask.alignment.stopwords import CONTENT_STOPWORDS, NGRAM_STOPWORDS
 from simdask.alignment.vectors import SentenceVectors, fragment_cosine, sentence_vectors
 from simdask.alignment.verbatim import prefer_verbatim, verbatim_runs
+from simdask.kernels.stemming import stem_words
+from simdask.kernels.stopwords import CONTENT_STOPWORDS, NGRAM_STOPWORDS
 
 __all__ = ["align", "word_ids"]
 

@@ -25,6 +25,7 @@ from simdask import failpoints
 from simdask.cluster.placement import choose_transfer
 from simdask.cluster.worker_cache import cache_stats
 from simdask.config import IndexConfig
+from simdask.engine.candidate_stage import run_candidate_stage
 from simdask.engine.chunk_stage import PROVISIONAL_BASE, ChunkOutput, run_chunk_stage
 from simdask.engine.context import RunContext, RunOptions
 from simdask.engine.deep_lists import deep_config, split_rows
@@ -182,6 +183,7 @@ def run_update(
     dropped = resolved.counts.modified + resolved.counts.deleted
     n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
     _index(ctx, job, chunked, resolved, changes, stats, n_known)
+    run_candidate_stage(catalog, job.texts, resolved, replace_all, exclusions, changes, stats)
     _traffic_stats(stats, ctx, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, resolved.counts, stats)
@@ -222,11 +224,7 @@ def _start(client, store, work_dir, items, run_id, options, cb) -> RunContext:
     location = store.url or str(Path(store.location).resolve())
     tag = f"{xxhash.xxh3_64_hexdigest(location.encode())[:8]}-r{run_id}"
     transfer, why = choose_transfer(
-        options.transfer,
-        client,
-        work_dir,
-        [i.path for i in items],
-        store.url,
+        options.transfer, client, work_dir, [i.path for i in items], store.url
     )
     cb.message(f"data transfer: {transfer} ({why})")
     return RunContext.start(client, run_id, tag, cb, transfer, options)

@@ -20,6 +20,7 @@ import numpy as np
 from simdask.config import IndexConfig
 from simdask.errors import damaged
 from simdask.kernels.changes import DocumentRow
+from simdask.storage.candidates import CandidateChanges, write_candidates
 from simdask.storage.checksums import FILES_TABLE, drop_stale, record_digest
 from simdask.storage.chunk_table import update_chunk_table
 from simdask.storage.lists import RESERVE_INDEX, RESERVE_INDEX_NAME, rebalance, touched_lists
@@ -91,6 +92,8 @@ class RunChanges:
         default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
     )
     depth: int = 0
+    #: the candidate partners' changes (:mod:`simdask.storage.candidates`); None: unchanged
+    candidates: CandidateChanges | None = None
 
 
 def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -347,6 +350,10 @@ def _drop_temp_tables(c: sqlite3.Connection, run: CommitContext) -> None:
 
 
 #: The statements of :meth:`Catalog.commit_run`, in order: one transaction.
+def _candidates(c: sqlite3.Connection, run: CommitContext) -> None:
+    write_candidates(c, run.ch.candidates)
+
+
 COMMIT_STEPS = (
     _replace_all,
     _temp_tables,
@@ -357,6 +364,7 @@ COMMIT_STEPS = (
     _upsert_documents,
     _use_ids,
     _chunk_table,
+    _candidates,
     _insert_rows,
     _insert_deep,
     _similarity_index,

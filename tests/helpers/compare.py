@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from simdask import Index
+from tests.helpers.candidates import assert_contract_candidates, by_key
 
 
 def postings_by_key(idx: Index) -> dict[int, set[tuple[int, str]]]:
@@ -117,3 +118,15 @@ def assert_same_index(a: Index, b: Index) -> None:
     assert documents_by_key(a) == documents_by_key(b)
     assert postings_by_key(a) == postings_by_key(b)
     assert_same_similarity(a, b)
+    assert_same_candidates(a, b)
+
+
+def assert_same_candidates(a: Index, b: Index) -> None:
+    """Both indexes hold exactly the candidate lists the contract asks of each
+    (:mod:`tests.helpers.candidates`); where their doc IDs agree, equal row for row."""
+    assert_contract_candidates(a)
+    assert_contract_candidates(b)
+    ids_a = {d.key: d.doc_id for d in a.catalog.documents()}
+    ids_b = {d.key: d.doc_id for d in b.catalog.documents()}
+    if ids_a == ids_b:
+        assert by_key(a) == by_key(b)

@@ -4,6 +4,7 @@ paragraphs of its own, and a verbatim copy planted at known offsets."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 #: paragraphs on unrelated topics (written for these tests)
@@ -115,3 +116,31 @@ def verbatim_pair(which: int = 5) -> tuple[str, str, tuple[int, int], tuple[int,
     source, src_spans = _join(list(PARAGRAPHS))
     essay, spans = _join([OWN[0], OWN[1], PARAGRAPHS[which], OWN[2]])
     return essay, source, spans[2], src_spans[which]
+
+
+#: English function words a "translated" text drops or inserts
+_FUNCTION_WORDS = ("the", "a", "of", "to", "that", "which", "it", "is", "was", "in", "on")
+
+
+def disguise(text: str, seed: int = 0, swap: float = 0.2) -> str:
+    """A disguised copy of ``text``, the obfuscations of PAN's corpora done by a program:
+    its sentences shuffled, a ``swap`` share of its words replaced by a "synonym" (the word
+    reversed: a word the source never has), and translated style: every fifth word dropped or
+    preceded by a function word, neighbouring words exchanged. Deterministic by ``seed``."""
+    rng = random.Random(seed)
+    sentences = [s.split() for s in text.replace("\n", " ").split(".") if s.strip()]
+    rng.shuffle(sentences)
+    out: list[str] = []
+    for words in sentences:
+        ws = [w[::-1] if rng.random() < swap else w for w in words]
+        for i in range(0, len(ws) - 1, 7):
+            ws[i], ws[i + 1] = ws[i + 1], ws[i]
+        styled: list[str] = []
+        for i, w in enumerate(ws):
+            if i % 5 == 4:
+                if rng.random() < 0.5:
+                    continue
+                styled.append(rng.choice(_FUNCTION_WORDS))
+            styled.append(w)
+        out.append(" ".join(styled) + ".")
+    return " ".join(out)

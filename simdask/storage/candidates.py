@@ -1,0 +1,182 @@
+"""Candidate partners in the catalog: each document's content n-grams and its ranked partners.
+
+Two tables, changed by a run's commit (:func:`write_candidates`, one step of
+:mod:`simdask.storage.commit`) for the documents it changes, like the similarity rows:
+
+* ``candidate_features (doc_id, ids)``: the distinct content n-gram IDs of each document
+  (:mod:`simdask.kernels.content_ngrams`), little-endian uint32 (uint64 above 32 bits). The
+  next incremental run reads them to rebuild the feature's postings without reading any text
+  (docs/design.md, "Candidate partners": why a table of sets, not the range shards);
+* ``candidates (doc, rank, other, score)``: each document's best ``depth`` partners by the
+  score of :mod:`simdask.kernels.candidates`, rank 0 first.
+
+The settings (:class:`~simdask.kernels.candidates.CandidateConfig`) are the catalog's
+``candidates`` metadata. :func:`candidate_partners` is what the aligning stages read.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from simdask.errors import IndexDamagedError
+from simdask.kernels.candidates import CandidateConfig
+from simdask.storage.sql import connection, insert_values, rows_in
+
+__all__ = [
+    "CANDIDATE_META",
+    "CandidateChanges",
+    "candidate_partners",
+    "ensure_candidate_tables",
+    "read_features",
+    "stored_candidate_config",
+    "write_candidates",
+]
+
+#: the catalog metadata holding the settings (JSON); absent: no candidates stored yet
+CANDIDATE_META = "candidates"
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS candidate_features (doc_id INTEGER PRIMARY KEY, ids BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS candidates (
+    doc INTEGER NOT NULL,
+    rank INTEGER NOT NULL,
+    other INTEGER NOT NULL,
+    score INTEGER NOT NULL,
+    PRIMARY KEY (doc, rank)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class CandidateChanges:
+    """What a run changes: ``features`` (doc ID -> its new feature IDs) stored, the features
+    of ``dropped`` (deleted documents) removed, the lists of ``replaced`` removed and
+    ``rows`` ``(doc, other, score)`` (best first per doc) inserted; ``full``: everything is
+    replaced."""
+
+    config: CandidateConfig
+    features: dict[int, np.ndarray] = field(default_factory=dict)
+    dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    replaced: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
+        default_factory=lambda: (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
+    )
+    full: bool = False
+
+
+def ensure_candidate_tables(db: Any) -> None:
+    """Create the two tables if the catalog has none (an index from before them)."""
+    _create(connection(db))
+
+
+def _create(c: sqlite3.Connection) -> None:
+    for statement in _TABLES.split(";"):
+        if statement.strip():
+            c.execute(statement)
+
+
+def _dtype(config: CandidateConfig) -> np.dtype:
+    return np.dtype("<u4") if config.hash_bits <= 32 else np.dtype("<u8")
+
+
+def write_candidates(c: sqlite3.Connection, ch: CandidateChanges | None) -> None:
+    """Apply ``ch`` inside the caller's transaction (no-op for None)."""
+    if ch is None:
+        return
+    _create(c)
+    if ch.full:
+        c.execute("DELETE FROM candidate_features")
+        c.execute("DELETE FROM candidates")
+    else:
+        for table, col, ids in (
+            ("candidate_features", "doc_id", ch.dropped),
+            ("candidates", "doc", ch.replaced),
+        ):
+            values = np.unique(np.asarray(ids, np.int64)).tolist()
+            for i in range(0, len(values), 5000):
+                part = values[i : i + 5000]
+                c.execute(f"DELETE FROM {table} WHERE {col} IN ({','.join('?' * len(part))})", part)
+    dt = _dtype(ch.config)
+    docs = sorted(ch.features)
+    blobs = [np.asarray(ch.features[d]).astype(dt).tobytes() for d in docs]
+    insert_values(c, "INSERT OR REPLACE INTO candidate_features (doc_id, ids)", [docs, blobs])
+    doc, other, score = (np.asarray(a, np.int64) for a in ch.rows)
+    rank = _ranks(doc)
+    insert_values(
+        c,
+        "INSERT INTO candidates (doc, rank, other, score)",
+        [doc.tolist(), rank.tolist(), other.tolist(), score.tolist()],
+    )
+    meta = json.dumps(ch.config.to_dict(), sort_keys=True)
+    c.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (CANDIDATE_META, meta))
+
+
+def _ranks(doc: np.ndarray) -> np.ndarray:
+    """The rank of each row within its run of equal ``doc`` (rows grouped by doc)."""
+    if len(doc) == 0:
+        return np.zeros(0, np.int64)
+    first = np.ones(len(doc), dtype=bool)
+    first[1:] = doc[1:] != doc[:-1]
+    starts = np.flatnonzero(first)
+    return np.arange(len(doc)) - np.repeat(starts, np.diff(np.append(starts, len(doc))))
+
+
+def stored_candidate_config(db: Any) -> CandidateConfig | None:
+    """The settings the stored candidates were computed with; None if there are none."""
+    row = connection(db).execute("SELECT value FROM meta WHERE name = ?", (CANDIDATE_META,))
+    found = row.fetchone()
+    if found is None:
+        return None
+    try:
+        return CandidateConfig.from_dict(json.loads(found[0]))
+    except (ValueError, TypeError) as e:
+        raise IndexDamagedError(f"expected candidate settings as JSON, found {found[0]!r}") from e
+
+
+def read_features(db: Any, config: CandidateConfig) -> dict[int, np.ndarray]:
+    """Every stored document's feature IDs (doc ID -> uint32/uint64 array)."""
+    c = connection(db)
+    if not _has_tables(c):
+        return {}
+    dt = _dtype(config)
+    out = {}
+    for doc_id, blob in c.execute("SELECT doc_id, ids FROM candidate_features"):
+        if len(blob) % dt.itemsize:
+            raise IndexDamagedError(
+                f"expected the features of document {doc_id} in a multiple of {dt.itemsize} "
+                f"bytes, found {len(blob)}"
+            )
+        out[int(doc_id)] = np.frombuffer(blob, dtype=dt).astype(dt.newbyteorder("="))
+    return out
+
+
+def _has_tables(c: sqlite3.Connection) -> bool:
+    q = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'candidates'"
+    return bool(c.execute(q).fetchone()[0])
+
+
+def candidate_partners(conn: Any, doc_ids: Iterable[int], k: int) -> dict[int, list[int]]:
+    """Up to ``k`` partner doc IDs of each of ``doc_ids``, best first: its stored candidates
+    (shared informative content n-grams), then its stored similarity rows (most similar
+    first) not among them. Every asked doc ID is a key (an empty list if it has neither)."""
+    c = connection(conn)
+    ids = [int(d) for d in doc_ids]
+    out: dict[int, list[int]] = {d: [] for d in ids}
+    if k <= 0 or not ids:
+        return out
+    if _has_tables(c):
+        sql = "SELECT doc, other FROM candidates WHERE rank < ? AND doc IN {in} ORDER BY doc, rank"
+        for d, o in rows_in(c, sql.replace("rank < ?", f"rank < {int(k)}"), ids):
+            out[int(d)].append(int(o))
+    sql = "SELECT doc, other FROM similarity WHERE doc IN {in} ORDER BY doc, similarity DESC, other"
+    for d, o in rows_in(c, sql, ids):
+        lst = out[int(d)]
+        if len(lst) < k and int(o) not in lst:
+            lst.append(int(o))
+    return out

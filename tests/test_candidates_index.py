@@ -1,0 +1,48 @@
+"""Candidate partners through the index: a disguised copy added by an incremental run finds
+its source (and becomes the source's candidate), equal to the brute force; an index from
+before the candidates gets every document's list at its next run."""
+
+from __future__ import annotations
+
+import pytest
+
+from simdask import Index, IndexConfig
+from simdask.storage.candidates import CANDIDATE_META, candidate_partners
+from tests.helpers.candidates import assert_contract_candidates
+from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.paraphrase import PARAGRAPHS, disguise
+
+pytestmark = pytest.mark.integration
+
+CFG = dict(hash_bits=24, shards=4, top_k=3)
+
+
+def test_a_disguised_copy_added_later_finds_its_source(tmp_path, client):
+    docs = make_docs(20, seed=4)
+    docs["source"] = " ".join(PARAGRAPHS)
+    folder = write_txt(docs, tmp_path / "src")
+    idx = Index.create(tmp_path / "idx", IndexConfig(**CFG))
+    idx.update([folder], client=client)
+    (folder / "copy.txt").write_text(disguise(docs["source"], seed=1))
+    s = idx.update([folder], client=client)
+    assert s.added == 1 and "candidates" in s.seconds
+    ids = {d.key: d.doc_id for d in idx.catalog.documents()}
+    partners = candidate_partners(idx.catalog, [ids["src/copy.txt"], ids["src/source.txt"]], 1)
+    assert partners[ids["src/copy.txt"]] == [ids["src/source.txt"]]
+    assert partners[ids["src/source.txt"]] == [ids["src/copy.txt"]]
+    assert_contract_candidates(idx)
+
+
+def test_an_index_from_before_the_candidates_gets_them_all(tmp_path, client):
+    folder = write_txt(make_docs(12, seed=5), tmp_path / "src")
+    idx = Index.create(tmp_path / "idx", IndexConfig(**CFG))
+    idx.update([folder], client=client)
+    conn = idx.catalog.conn
+    conn.execute("DROP TABLE candidates")
+    conn.execute("DROP TABLE candidate_features")
+    conn.execute("DELETE FROM meta WHERE name = ?", (CANDIDATE_META,))
+    (folder / "new.txt").write_text("one more text about rivers and valleys")
+    idx.update([folder], client=client)
+    n = conn.execute("SELECT count(*) FROM candidate_features").fetchone()[0]
+    assert n == len(idx.catalog.documents())
+    assert_contract_candidates(idx)
