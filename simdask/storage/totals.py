@@ -245,7 +245,7 @@ def settle(
     new = [int(d) for d in upserted]
     changed = sorted(set(new) | {int(d) for d in deleted})
     old_cands = {} if replace_all else _stored_cands(c)
-    touched = _invalidate(c, changed, replace_all)
+    touched = _invalidate(c, changed, replace_all) | set(changed)
     tracked = _tracked(c, plan, scope, new)
     cands = candidate_partners(c, sorted(tracked), top)
     old_req, req = required_pairs(old_cands), required_pairs(cands)
@@ -255,7 +255,8 @@ def settle(
     aligned = 0
     if missing and plan.aligner is not None:
         aligned = store_pairs(c, plan.aligner(_jobs(c, missing)))  # type: ignore[arg-type]
-        missing = sorted(req - _pairs_of(c, sorted({x for p in missing for x in p})))
+        now = _pairs_of(c, sorted({x for p in missing for x in p}))
+        missing = [p for p in missing if p not in now]
     lacking = {x for p in missing for x in p}
     c.executemany("DELETE FROM total_cands WHERE doc = ?", ((d,) for d in sorted(touched)))
     cand_rows = [(d, r, p) for d in sorted(touched & tracked) for r, p in enumerate(cands[d])]
