@@ -181,3 +181,19 @@ def test_a_source_copied_by_many_counts_every_copier(tmp_path, client):
     got = stored_totals(idx)
     assert_totals_close(got, reference_totals(idx, top=1))
     assert set(got["src/source.txt"][1]) == {"src/c1.txt", "src/c2.txt"}
+
+
+@pytest.mark.integration
+def test_modifying_a_document_realigns_its_pairs(tmp_path, client):
+    idx, folder = _index(tmp_path, "mod", KEYS, client)
+    name = f"{folder.name}/near_dup.txt"
+    assert idx.total(name).total > 90
+    fresh = make_docs(6, seed=99)["d004"]  # text found nowhere else
+    half = DOCS["near_dup"][: len(DOCS["near_dup"]) // 2] + " " + fresh
+    (folder / "near_dup.txt").write_text(half)
+    idx.update([folder], client=client)
+    assert idx.total(name).total < 70  # was 99 %
+    full, full_src = _index(tmp_path, "full", [], client)
+    write_txt({**{k: DOCS[k] for k in KEYS}, "near_dup": half}, full_src)
+    full.update([full_src], client=client, options=RunOptions(totals="all"))
+    assert_totals_close(_names(stored_totals(idx)), _names(stored_totals(full)))
