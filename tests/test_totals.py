@@ -6,68 +6,18 @@ from __future__ import annotations
 
 import shutil
 
-import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
-from simdask.kernels.aligned_totals import covered_words, doc_total, word_intervals
 from simdask.read.totals import pair_aligned
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
 
+pytestmark = pytest.mark.integration
+
 CFG = IndexConfig(hash_bits=24, shards=2, top_k=3)
 DOCS = make_docs(24, seed=5)
 KEYS = sorted(DOCS)
-
-
-# --- kernels ----------------------------------------------------------------------------------
-intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 15)), max_size=12).map(
-    lambda xs: np.array([(a, a + n) for a, n in xs], np.int64).reshape(-1, 2)
-)
-
-
-@pytest.mark.unit
-@given(parts=st.lists(intervals, max_size=4))
-def test_covered_words_is_the_size_of_the_union(parts):
-    union = {i for iv in parts for a, b in iv.tolist() for i in range(a, b)}
-    assert covered_words(parts) == len(union)
-
-
-@pytest.mark.unit
-@given(
-    words=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), max_size=30),
-    spans=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 40)), max_size=6),
-)
-def test_word_intervals_are_the_words_wholly_inside(words, spans):
-    starts, ends, at = [], [], 0
-    for gap, length in words:
-        at += gap + 1
-        starts.append(at)
-        ends.append(at + length)
-        at += length
-    sp = [(a, a + n) for a, n in spans]
-    got = word_intervals(np.array(starts, np.int64), np.array(ends, np.int64), sp)
-    merged = []
-    for a, b in sorted(x for x in sp if x[1] > x[0]):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    pairs = enumerate(zip(starts, ends, strict=True))
-    want = [i for i, (s, e) in pairs if any(a <= s and e <= b for a, b in merged)]
-    assert [i for a, b in got.tolist() for i in range(a, b)] == want
-
-
-@pytest.mark.unit
-def test_doc_total_is_the_union_and_sources_are_ranked():
-    total, sources = doc_total(
-        10, {7: np.array([[0, 4]]), 3: np.array([[2, 6]]), 9: np.zeros((0, 2), np.int64)}
-    )
-    assert total == pytest.approx(0.6)  # words 0..5 of 10
-    assert sources == [(3, 0.4), (7, 0.4)]  # ties by source; an empty source is left out
-    assert doc_total(0, {1: np.array([[0, 3]])}) == (0.0, [])
 
 
 # --- the index --------------------------------------------------------------------------------
@@ -89,7 +39,6 @@ def _index(tmp_path, name, keys, client, totals="all", exclude=None, config=CFG)
     return idx, folder
 
 
-@pytest.mark.integration
 def test_stored_totals_equal_the_brute_force_union(tmp_path, client):
     idx, _ = _index(tmp_path, "all", KEYS, client)
     got = stored_totals(idx)
@@ -102,7 +51,6 @@ def test_stored_totals_equal_the_brute_force_union(tmp_path, client):
     assert {p: aligned[p] for p in pairs} == pytest.approx({(d, s): got[d][1][s] for d, s in pairs})
 
 
-@pytest.mark.integration
 def test_compute_totals_equals_update_align_and_resumes(tmp_path, client):
     a, _ = _index(tmp_path, "a", KEYS, client, totals="off")
     assert a.totals() == []  # a first build tracks nothing unless asked
@@ -115,7 +63,6 @@ def test_compute_totals_equals_update_align_and_resumes(tmp_path, client):
     assert _names(stored_totals(a)) == _names(stored_totals(b))
 
 
-@pytest.mark.integration
 def test_an_incremental_run_gives_its_new_documents_totals(tmp_path, client):
     copier = "copier"
     DOCS_PLUS = {copier: DOCS[KEYS[0]][:1500] + " " + DOCS[KEYS[1]][:600]}
@@ -132,7 +79,6 @@ def test_an_incremental_run_gives_its_new_documents_totals(tmp_path, client):
     assert_totals_close(stored_totals(idx), reference_totals(idx))
 
 
-@pytest.mark.integration
 def test_deleting_a_source_lowers_the_total_as_a_full_build(tmp_path, client):
     idx, folder = _index(tmp_path, "del", KEYS, client)
     name = f"{folder.name}/near_dup.txt"
@@ -145,7 +91,6 @@ def test_deleting_a_source_lowers_the_total_as_a_full_build(tmp_path, client):
     assert_totals_close(stored_totals(idx), reference_totals(idx))
 
 
-@pytest.mark.integration
 def test_excluding_a_template_realigns_what_it_touches(tmp_path, client):
     idx, folder = _index(tmp_path, "ex", KEYS, client)
     tpl = tmp_path / "template.txt"
@@ -156,7 +101,6 @@ def test_excluding_a_template_realigns_what_it_touches(tmp_path, client):
     assert_totals_close(stored_totals(idx), reference_totals(idx))
 
 
-@pytest.mark.integration
 def test_a_source_copied_by_many_counts_every_copier(tmp_path, client):
     """With one candidate per document, the copiers each name the source, the source names
     one of them: the source's total still covers what every copier took (and follows an
@@ -183,7 +127,6 @@ def test_a_source_copied_by_many_counts_every_copier(tmp_path, client):
     assert set(got["src/source.txt"][1]) == {"src/c1.txt", "src/c2.txt"}
 
 
-@pytest.mark.integration
 def test_modifying_a_document_realigns_its_pairs(tmp_path, client):
     idx, folder = _index(tmp_path, "mod", KEYS, client)
     name = f"{folder.name}/near_dup.txt"
