@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from simdask.storage.sql import connection
 from simdask.storage.totals import aligned_shares, stored_totals, totals_status
 
 __all__ = ["TOTAL_FIELDS", "DocTotal", "TotalSource", "pair_aligned", "read_totals", "status"]
@@ -68,7 +69,7 @@ class DocTotal:
 def read_totals(db: Any, keys: Iterable[str] | None = None) -> list[DocTotal]:
     """The :class:`DocTotal` of every document with a total (or of those of ``keys`` that
     have one), by key; ``db``: the catalog or its connection, in the caller's snapshot."""
-    conn = getattr(db, "conn", db)
+    conn = connection(db)
     return [
         DocTotal(key, 100.0 * total, words, tuple(TotalSource(k, 100.0 * s) for k, s in src))
         for key, words, total, src in stored_totals(conn, keys)
@@ -78,11 +79,11 @@ def read_totals(db: Any, keys: Iterable[str] | None = None) -> list[DocTotal]:
 def pair_aligned(db: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
     """``(doc, other) -> aligned``: the percent of ``doc``'s words inside passages taken from
     ``other``, for each pair (keys) that is aligned; absent: not aligned."""
-    conn = getattr(db, "conn", db)
+    conn = connection(db)
     return {p: 100.0 * s for p, s in aligned_shares(conn, pairs).items()}
 
 
 def status(db: Any) -> dict[str, Any]:
     """``{"documents", "tracked", "top", "scope"}`` (see
     :func:`simdask.storage.totals.totals_status`)."""
-    return totals_status(getattr(db, "conn", db))
+    return totals_status(connection(db))

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from simdask.kernels.aligned_totals import doc_total, intervals_from_bytes, intervals_to_bytes
 from simdask.storage.candidates import candidate_partners
-from simdask.storage.sql import insert_values, rows_in
+from simdask.storage.sql import connection, insert_values, rows_in
 
 __all__ = [
     "DEFAULT_TOP",
@@ -42,6 +43,9 @@ __all__ = [
     "PairAlignment",
     "TotalsPlan",
     "aligned_shares",
+    "compute_batch",
+    "compute_finish",
+    "compute_start",
     "ensure_tables",
     "missing_jobs",
     "remember_tracked",
@@ -245,7 +249,7 @@ def settle(
     new = [int(d) for d in upserted]
     changed = sorted(set(new) | {int(d) for d in deleted})
     old_cands = {} if replace_all else _stored_cands(c)
-    touched = _invalidate(c, changed, replace_all)
+    touched = _invalidate(c, changed, replace_all) | set(changed)
     tracked = _tracked(c, plan, scope, new)
     cands = candidate_partners(c, sorted(tracked), top)
     old_req, req = required_pairs(old_cands), required_pairs(cands)
@@ -255,7 +259,8 @@ def settle(
     aligned = 0
     if missing and plan.aligner is not None:
         aligned = store_pairs(c, plan.aligner(_jobs(c, missing)))  # type: ignore[arg-type]
-        missing = sorted(req - _pairs_of(c, sorted({x for p in missing for x in p})))
+        now = _pairs_of(c, sorted({x for p in missing for x in p}))
+        missing = [p for p in missing if p not in now]
     lacking = {x for p in missing for x in p}
     c.executemany("DELETE FROM total_cands WHERE doc = ?", ((d,) for d in sorted(touched)))
     cand_rows = [(d, r, p) for d in sorted(touched & tracked) for r, p in enumerate(cands[d])]
@@ -310,6 +315,46 @@ def _write_totals(
         head = "INSERT INTO total_sources (doc, source, share)"
         insert_values(c, head, [list(x) for x in zip(*src_rows, strict=True)])
     return len(docs)
+
+
+@contextmanager
+def _transaction(c: sqlite3.Connection) -> Iterator[None]:
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        c.execute("COMMIT")
+    except BaseException:
+        if c.in_transaction:
+            c.execute("ROLLBACK")
+        raise
+
+
+def compute_start(db: Any, top: int | None) -> tuple[int, int, list[AlignJob]]:
+    """``totals --compute``, first step (the writer lock held): ``(top, required pairs,
+    jobs)``: the number of candidates (``top``, None: the stored setting), how many pairs
+    every document's candidates make, and the jobs aligning those not stored yet."""
+    c = connection(db)
+    with _transaction(c):
+        ensure_tables(c)
+    k = totals_meta(c)["top"] if top is None else int(top)
+    ids = [int(r[0]) for r in c.execute("SELECT doc_id FROM documents")]
+    required = required_pairs(candidate_partners(c, ids, k))
+    return k, len(required), missing_jobs(c, required)
+
+
+def compute_batch(db: Any, found: Iterable[PairAlignment]) -> int:
+    """``totals --compute``: one batch of aligned pairs committed (its completion marker)."""
+    c = connection(db)
+    with _transaction(c):
+        return store_pairs(c, found)
+
+
+def compute_finish(db: Any, top: int) -> dict[str, int]:
+    """``totals --compute``, last step: every document tracked, every total written, in one
+    transaction (:func:`settle`)."""
+    c = connection(db)
+    with _transaction(c):
+        return settle(c, TotalsPlan(top=top, track_all=True))
 
 
 def _has_tables(c: sqlite3.Connection) -> bool:

@@ -6,25 +6,19 @@ on where it stopped), then every total in one transaction.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from simdask.alignment import AlignConfig
 from simdask.errors import ConfigError
 from simdask.progress import Callback
-from simdask.storage.candidates import candidate_partners
 from simdask.storage.totals import (
     AlignJob,
     PairAlignment,
     TotalsPlan,
-    ensure_tables,
-    missing_jobs,
-    required_pairs,
-    settle,
-    store_pairs,
-    totals_meta,
+    compute_batch,
+    compute_finish,
+    compute_start,
 )
 from simdask.write.exclude import Template
 
@@ -32,18 +26,6 @@ if TYPE_CHECKING:
     from simdask.index import Index
 
 __all__ = ["compute_totals", "run_totals_plan"]
-
-
-@contextmanager
-def _transaction(c: sqlite3.Connection) -> Iterator[None]:
-    c.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        c.execute("COMMIT")
-    except BaseException:
-        if c.in_transaction:
-            c.execute("ROLLBACK")
-        raise
 
 
 def _settings(index: Index, templates: tuple[Template, ...], config: AlignConfig | None):
@@ -112,20 +94,12 @@ def compute_totals(
         raise ConfigError(f"top must be a whole number >= 1, found {top!r}")
     cb = callback or Callback()
     with index.writer(wait=wait):
-        c = index.catalog.conn
-        with _transaction(c):
-            ensure_tables(c)
-        k = totals_meta(c)["top"] if top is None else top
-        ids = [int(r[0]) for r in c.execute("SELECT doc_id FROM documents")]
-        required = required_pairs(candidate_partners(c, ids, k))
-        jobs = missing_jobs(c, required)
+        k, required, jobs = compute_start(index.catalog, top)
         settings = _settings(index, index.templates(), None)
         aligned = 0
         for batch in align_jobs(jobs, settings, client=client, batch_jobs=batch_jobs, callback=cb):
-            with _transaction(c):  # the completion marker of the batch
-                aligned += store_pairs(c, batch)
-        with _transaction(c):
-            done = settle(c, TotalsPlan(top=k, track_all=True))
+            aligned += compute_batch(index.catalog, batch)  # the batch's completion marker
+        done = compute_finish(index.catalog, k)
         index.drop_caches()
     have = done["tracked"] - done["dropped"]
-    return {"pairs": len(required), "aligned": aligned, "documents": have}
+    return {"pairs": required, "aligned": aligned, "documents": have}
