@@ -112,3 +112,45 @@ def test_folder_dates_and_selection():
         date_bounds("28.11.2026", None)
     with pytest.raises(ConfigError, match="empty"):
         date_bounds("2026-10-02", "2026-10-01")
+
+
+@pytest.mark.system
+def test_similar_batch_through_the_cli(tmp_path):
+    """``similar --batch``: the last run's documents by total (a new essay copying an old one
+    first, with its source, folder and date), a folder, the groups; a bad date is an error."""
+    import json
+
+    from tests.helpers.cli import run
+    from tests.helpers.documents import prose
+
+    old, new = tmp_path / "2025" / "sub", tmp_path / "2026" / "sub"
+    old.mkdir(parents=True)
+    new.mkdir(parents=True)
+    a, b = prose(300, seed=31), prose(300, seed=32)
+    (old / "smith.txt").write_text(a, encoding="utf-8")
+    (old / "jones.txt").write_text(b, encoding="utf-8")
+    idx = tmp_path / "idx"
+    run("update", idx, tmp_path / "2025", "--workers", 1, "--quiet")
+    (new / "smith.txt").write_text(prose(100, seed=33) + " " + a, encoding="utf-8")
+    (new / "alone.txt").write_text(prose(300, seed=34), encoding="utf-8")
+    run("update", idx, tmp_path / "2026", "--workers", 1, "--quiet")
+    out = run("similar", idx, "--batch", "-o", "jsonl").stdout
+    rows = [json.loads(x) for x in out.splitlines()]
+    assert [r["doc"] for r in rows] == ["2026/sub/smith.txt", "2026/sub/alone.txt"]
+    top = rows[0]
+    assert top["best_source"] == "2025/sub/smith.txt" and top["source_folder"] == "2025/sub"
+    assert 70 < top["total"] <= 100 and top["best_share"] == top["total"]
+    assert top["date"] == top["source_date"]  # both indexed today
+    assert rows[1]["total"] == 0.0 and rows[1]["best_source"] is None
+    table = run("similar", idx, "--batch", "--folder", "2025")
+    lines = table.stdout.splitlines()[2:]
+    # built before any total was computed: listed, never as 0 %, by key
+    assert [x.split()[0] for x in lines] == ["2025/sub/jones.txt", "2025/sub/smith.txt"]
+    assert all("not computed" in x for x in lines)
+    assert "group 1 (2 documents): 2025/sub/smith.txt, 2026/sub/smith.txt" in table.stderr
+    groups = run("similar", idx, "--groups", "-o", "jsonl").stdout.splitlines()
+    assert [json.loads(g)["documents"] for g in groups] == [
+        "2025/sub/smith.txt, 2026/sub/smith.txt"
+    ]
+    bad = run("similar", idx, "--batch", "--since", "28.11.2026", check=False)
+    assert bad.returncode != 0 and "YYYY-MM-DD" in bad.stderr

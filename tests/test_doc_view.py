@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig
 from simdask.alignment.coverage import word_share
+from simdask.cli.main import main
 from simdask.evidence.doc_html import SOURCE_COLORS, doc_view_html, marked_sources
 from simdask.evidence.doc_view import (
     NOT_COMPUTED,
@@ -125,3 +126,16 @@ def test_document_view_totals_on_an_index(tmp_path):
         assert after.total == stored.total and after.total_from == "stored"
         assert [s.key for s in after.sources] == [s.key for s in stored.sources]
         assert after.total == pytest.approx(checked.total, abs=1.0)
+        # query --html: the checked document's total first, then all matches
+        mine = tmp_path / "mine.txt"
+        mine.write_text(a[: len(a) // 2] + " " + prose(150, seed=24), encoding="utf-8")
+        page_path = tmp_path / "query.html"
+        assert main(["query", str(tmp_path / "idx"), str(mine), "--html", str(page_path)]) == 0
+        page = page_path.read_text("utf-8")
+        text = re.sub(r"<[^>]+>", " ", page[page.index("<body>") :])
+        first = text[: text.index("%") + 1]
+        assert (
+            re.search(r"\b\d+ %$", first) and "mine.txt is found in" in text[: text.index("%") + 40]
+        )
+        assert page.index("id=total") < page.index("id=results")
+        assert page.index('data-key="src/a.txt"') < page.index("id=results")
