@@ -110,6 +110,11 @@ def test_site_shows_the_total_first_and_sorts_by_it(corpus):
         assert "not computed" in driver.find_element("id", "totals-missing").text
         driver.get(_doc_page(tmp, "site", LATE))
         _check_document_view(driver, totals, tmp, "site-document")
+        driver.find_element("css selector", "#sources a.report").click()  # its best source
+        assert LATE in driver.find_element("tag name", "h1").text
+        driver.find_element("id", "next-passage").click()  # the pair report's next passage
+        flashed = driver.find_elements("css selector", "#doc mark.flash")
+        assert [m.get_attribute("id") for m in flashed] == ["a-0"]
         driver.get((tmp / "site" / "index.html").as_uri())
         driver.save_screenshot(str(tmp / "site-front.png"))
         assert driver.execute_script("return window.__xss") is None

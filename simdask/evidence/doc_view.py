@@ -133,6 +133,7 @@ def document_view(
     pairs, largest share of it first), at most :data:`MAX_SOURCES`, each with the pair's
     passages; a checked document's total is computed from them."""
     own = {p.b_key: p for p in pairs}
+    chosen: list[tuple[str, float | None]]
     if total is not None:
         chosen = [(s.key, s.share) for s in total.sources]
     else:

@@ -209,7 +209,13 @@ async def documents_page(request: Request) -> Response:
         search_documents, search, _PAGE_SIZE, page * _PAGE_SIZE
     )
     return server_of(request).page(
-        request, "documents.html", search=search, page=page, size=_PAGE_SIZE, **found
+        request,
+        "documents.html",
+        search=search,
+        page=page,
+        size=_PAGE_SIZE,
+        view_css=VIEW_CSS,
+        **found,
     )
 
 
