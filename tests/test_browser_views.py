@@ -132,6 +132,19 @@ def test_site_shows_the_total_first_and_sorts_by_it(corpus):
         assert order() == by_total
         total_th.click()
         assert order() == by_total[::-1]  # the smallest total first
+        # the pairs: chunk containment and aligned coverage both ways, sortable by either
+        pairs = driver.find_elements("css selector", "#top-pairs tbody tr")
+        for r in pairs:
+            cells = r.find_elements("tag name", "td")
+            a, b = cells[0].text, cells[1].text
+            want = {s.key: s.share for s in totals[a].sources}[b]
+            assert abs(float(cells[6].get_attribute("data-v")) - want) < 1e-4
+        driver.find_element("xpath", "//table[@id='top-pairs']//th[8]").click()
+        backs = [
+            float(r.find_elements("tag name", "td")[7].get_attribute("data-v"))
+            for r in driver.find_elements("css selector", "#top-pairs tbody tr")
+        ]
+        assert backs == sorted(backs, reverse=True) and len(backs) == 3
         driver.find_element("id", "q").send_keys("old/")
         shown = [r for r in driver.find_elements("css selector", "#docs tbody tr")]
         visible = [r.get_attribute("data-key") for r in shown if r.is_displayed()]

@@ -95,6 +95,11 @@ def test_passages_listed_in_text_order_with_links():
     page = doc_view_html(view, href=lambda k: f"/d?k={k}")
     assert '<a href="#p-0"' in page and '<a href="#p-1"' in page and "next-passage" in page
     assert 'href="/d?k=x&amp;y.txt"' in page and "x&amp;y.txt" in page
+    assert "excl-legend" not in page
+    quoted = SourceView("q.txt", 1.0, 1.0, 1.0, 1.0, (), ((8, 13, "quote"),))
+    page = doc_view_html(_view(text, [quoted]))
+    assert "excl-legend" in page and '<span class="excl excl-quote"' in page
+    assert "three</span>" in page  # the quotation "three" shown as excluded text
 
 
 @pytest.mark.integration

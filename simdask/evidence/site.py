@@ -23,6 +23,7 @@ from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site_pages import doc_body, failed_table, index_info, pairs_table
 from simdask.progress import Callback
+from simdask.read.totals import pair_aligned
 
 __all__ = ["SiteLimits", "export_site", "histogram_bars", "histogram_svg"]
 
@@ -193,12 +194,13 @@ def _write_pages(
         matches[r.b_key].append(r.swapped())
     ids = {d.key: d.doc_id for d in docs}
     totals = {t.doc: t for t in index.totals()}
+    aligned = pair_aligned(index.catalog, [k for r in rows for k in _both(r)])
     cb.stage("documents", len(docs))
     for d in docs:
         pairs = matches.get(d.key, [])
         view = document_view(index, d.key, pairs, total=totals.get(d.key), options=opts)
         parts = (doc_head_html(view, *_links(ids, d.doc_id, linked)), doc_text_html(view))
-        body = doc_body(d, pairs, ids, linked, parts)
+        body = doc_body(d, pairs, ids, linked, parts, aligned)
         _write(out / "docs" / f"{d.doc_id}.html", _page(d.key, body))
         cb.advance(1)
     cb.end_stage()
@@ -213,7 +215,7 @@ def _write_pages(
         + index_info(index.catalog.last_run(), index.config.to_dict())
         + f"<h2>The {len(shown)} most similar pairs (5-word chunks)</h2>"
         + (
-            pairs_table(shown, ids, linked, "", "top-pairs")
+            pairs_table(shown, ids, linked, "", "top-pairs", aligned)
             if shown
             else "<p id=no-pairs>No similar documents: no two documents share enough text.</p>"
         )
@@ -224,6 +226,10 @@ def _write_pages(
         + histogram_svg([r.larger for r in rows])
     )
     _write(out / "index.html", _page("simdask index", body))
+
+
+def _both(p) -> tuple[tuple[str, str], tuple[str, str]]:
+    return (p.a_key, p.b_key), (p.b_key, p.a_key)
 
 
 def _links(ids: dict[str, int], doc_id: int, linked: set):

@@ -21,6 +21,7 @@ from simdask.evidence.pair_view import ViewOptions
 from simdask.queries import query_documents
 from simdask.read.batch import GROUP_LEVEL, batch_overview
 from simdask.read.pairs import Pair
+from simdask.read.totals import pair_aligned
 from simdask.web.reader import document_pairs
 
 __all__ = ["checked_document", "doc_href", "document_with_view", "term_overview"]
@@ -40,9 +41,16 @@ def _report_href(key: str):
 
 def document_with_view(idx, key: str, options: ViewOptions | None = None) -> dict[str, Any]:
     """:func:`~simdask.web.reader.document_pairs` of ``key`` with its view: ``view_head``
-    (the total first, its sources) and ``view_text`` (its text with the passages marked)."""
+    (the total first, its sources) and ``view_text`` (its text with the passages marked);
+    each pair row gains ``aligned`` and ``aligned_back``, the percent of ``key`` inside
+    passages taken from the other and the reverse (None: the pair was never aligned)."""
     found = document_pairs(idx, key)
     pairs = idx.pair_list(0.0, key)
+    wanted = [(key, r["b_key"]) for r in found["pairs"]]
+    aligned = pair_aligned(idx.catalog, wanted + [(b, a) for a, b in wanted])
+    for r in found["pairs"]:
+        r["aligned"] = aligned.get((key, r["b_key"]))
+        r["aligned_back"] = aligned.get((r["b_key"], key))
     view = document_view(idx, key, pairs, total=idx.total(key), options=options)
     found["view_head"] = Markup(doc_head_html(view, doc_href, _report_href(key)))
     found["view_text"] = Markup(doc_text_html(view))
