@@ -31,7 +31,7 @@ from simdask.read.doc_freq import common_chunk_ids, common_filter
 from simdask.read.pairs import Pair, orient, undirected
 from simdask.read.query_matches import query_matches
 from simdask.read.segment_reads import SegmentReads
-from simdask.read.totals import DocTotal, read_totals
+from simdask.read.totals import DocTotal, query_total, read_totals
 from simdask.storage import checksums
 from simdask.storage.backends import open_shard_store
 from simdask.storage.catalog import Catalog, PairRow
@@ -221,6 +221,12 @@ class Index:
         """The aligned total of document ``key``; None: it has none (``totals --compute``)."""
         got = read_totals(self.catalog, [key])
         return got[0] if got else None
+
+    def query_total(self, text: str, name: str = "query", top: int = 5) -> DocTotal:
+        """A text's aligned total against its ``top`` candidates, named ``name``
+        (:func:`simdask.read.totals.query_total`; its sources' shares are its aligned
+        coverage by each)."""
+        return query_total(self, name, text, self.query(text), top)[0]
 
     def compute_totals(self, **kwargs: Any) -> dict[str, Any]:
         """Align every document's top candidates and store every total (``top``, ``client``,

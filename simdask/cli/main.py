@@ -40,6 +40,7 @@ from simdask.cli import (
     similar,
     stats,
     text,
+    totals,
     update,
 )
 from simdask.cli import list as list_keys
@@ -72,6 +73,7 @@ COMMAND_MODULES = (
     list_keys,
     cluster,
     similar,
+    totals,
     query,
     compare,
     align,

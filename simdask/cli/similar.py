@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_format
+from simdask.cli._args import add_format, add_total_sorting
 from simdask.cli._common import EXIT_OK, PAIR_COLUMNS, PAIR_TABLE_COLUMNS
 from simdask.cli.output import write_rows
 from simdask.index import Index
 from simdask.read.batch import BATCH_FIELDS, GROUP_LEVEL, batch_overview
 from simdask.read.pairs import PAIR_FIELDS
+from simdask.read.totals import similar_rows
 
 __all__ = ["register", "run"]
 
@@ -28,8 +29,10 @@ def register(subparsers) -> None:
         "per pair of documents: a_in_b is the percent of document A's chunks (5-word "
         "passages) found in B, b_in_a the reverse, A being the document of which more is "
         "found in the other. JSONL and CSV print the stored directed rows (doc, other, "
-        "similarity = percent of doc found in other, shared, doc_chunks, other_chunks); "
-        "--pairs prints the table's rows there too.",
+        "similarity = percent of doc found in other, aligned = percent of doc's words inside "
+        "passages the text aligner found taken from other, total = percent of doc's words "
+        "found in any other document (null: not aligned; `simdask totals`), shared, "
+        "doc_chunks, other_chunks); --pairs prints the table's rows there too.",
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument(
@@ -69,6 +72,7 @@ def register(subparsers) -> None:
     )
     b.add_argument("--groups", action="store_true", help="print the groups (one row each) instead")
     add_format(p)
+    add_total_sorting(p)
 
 
 def _batch(idx, args) -> int:
@@ -115,6 +119,6 @@ def run(args) -> int:
             else:
                 write_rows((p.to_dict() for p in pairs), PAIR_FIELDS, args.format, sys.stdout)
             return EXIT_OK
-        stored = idx.similar(key, args.min) if key else idx.pairs(args.min)
-        write_rows((r.to_dict() for r in stored), PAIR_COLUMNS, args.format, sys.stdout)
+        rows = similar_rows(idx, key, args.min, args.sort, args.min_total)
+        write_rows(rows, PAIR_COLUMNS, args.format, sys.stdout)
     return EXIT_OK

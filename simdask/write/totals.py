@@ -7,6 +7,7 @@ on where it stopped), then every total in one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from simdask.alignment import AlignConfig
@@ -82,18 +83,20 @@ def compute_totals(
     wait: float = 0.0,
     callback: Callback | None = None,
     batch_jobs: int | None = None,
+    lock: bool = True,
 ) -> dict[str, Any]:
     """Align every document's top ``top`` candidates (None: the stored setting, 5 at first)
     on the cluster of ``client`` (None: in this process) and store every total; every
     document stays tracked from then on. Resumable: each batch of pairs is committed as it
-    completes, and pairs already stored are not aligned again. Returns counts: ``pairs``
-    required, ``aligned`` now, ``documents`` with a total."""
+    completes, and pairs already stored are not aligned again. ``lock``: take the writer
+    lock (False: the caller holds it). Returns counts: ``pairs`` required, ``aligned`` now,
+    ``documents`` with a total."""
     from simdask.engine.totals import align_jobs  # loads dask: only when aligning
 
     if top is not None and (type(top) is not int or top < 1):
         raise ConfigError(f"top must be a whole number >= 1, found {top!r}")
     cb = callback or Callback()
-    with index.writer(wait=wait):
+    with index.writer(wait=wait) if lock else nullcontext():
         k, required, jobs = compute_start(index.catalog, top)
         settings = _settings(index, index.templates(), None)
         aligned = 0
