@@ -155,6 +155,8 @@ def test_site_shows_the_total_first_and_sorts_by_it(corpus):
 
 def test_web_document_and_term_pages(corpus):
     tmp, totals = corpus
+    import requests  # the web extra (serving() skips without it)
+
     q = urllib.parse.quote
     driver = chromium_driver(1024, 700)
     try:
@@ -164,6 +166,16 @@ def test_web_document_and_term_pages(corpus):
             driver.get(f"{url}/document?key={q(SOURCES[2])}")  # the hostile key's own page
             assert driver.execute_script("return window.__xss") is None
             assert driver.find_element("id", "doc-key").text == SOURCES[2]
+            # a checked essay: its total from the passages of its sources, shown first
+            essay = (tmp / LATE).read_text(encoding="utf-8")
+            got = requests.post(f"{url}/api/query", data={"text": essay}, timeout=60).json()
+            qkey = got["queries"][0]["key"]
+            driver.get(f"{url}/check/{got['qid']}/document?query={q(qkey)}")
+            head = driver.find_element("id", "total").text
+            # the essay itself is indexed: wholly found (in it and its 3 sources)
+            assert head == f"100 % of {qkey} is found in 4 other documents"
+            rows = driver.find_elements("css selector", "#sources tbody tr")
+            assert rows[0].get_attribute("data-key") == LATE
             driver.get(f"{url}/term")
             driver.save_screenshot(str(tmp / "web-term.png"))
             assert driver.execute_script("return window.__xss") is None

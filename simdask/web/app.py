@@ -36,6 +36,7 @@ from simdask.evidence.doc_html import VIEW_CSS, VIEW_JS
 from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site import histogram_bars
+from simdask.read.batch import GROUP_LEVEL
 from simdask.web import api
 from simdask.web.api import csrf_ok, int_param, server_of
 from simdask.web.auth import COOKIE, LoginLimiter, Sessions, cookie_header, is_loopback
@@ -255,7 +256,7 @@ async def term_page(request: Request) -> Response:
     srv = server_of(request)
     try:
         run = int(q["run"]) if q.get("run") else None
-        level = float(q["level"]) if q.get("level") else 10.0
+        level = float(q["level"]) if q.get("level") else GROUP_LEVEL
         found = await srv.reader.run(
             term_overview, run, q.get("folder") or None, q.get("since") or None,
             q.get("until") or None, level,
