@@ -52,6 +52,9 @@ def test_total_sentence_in_words():
     assert total_sentence(_view("abc", [], 0.0)) == (
         "No passage of a<b>.txt is found in another document"
     )
+    checked = DocView("c.txt", 3, 40.0, "view", (one, _source("z.txt", [], 0.0)), 30, "abc")
+    assert total_sentence(checked) == "40 % of c.txt is found in 1 other document"
+    assert "30 further matches were not aligned" in doc_view_html(checked)
     missing = total_sentence(_view("abc", [one], None))
     assert NOT_COMPUTED in missing and "%" not in missing.replace(NOT_COMPUTED, "")
     page = doc_view_html(_view("abc", [one], None))

@@ -50,7 +50,7 @@ VIEW_CSS = (
     "p.total{font-size:1.25em;font-weight:700;margin:.1em 0}p.total.none{color:#a00}"
     "div.passages{max-height:2.8em;overflow:auto;font-size:.9em}"
     "div.passages a{margin-right:.6em;white-space:nowrap;color:#222}"
-    "td.src,a.report,.nowrap td{white-space:nowrap}"
+    "td.src,a.report,td.n,td.d{white-space:nowrap}"
     "span.sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;"
     "vertical-align:middle;margin-right:.2em}"
     "#next-passage{font-size:.9em;margin-left:.4em}"
@@ -212,12 +212,19 @@ def _chunks(view: DocView) -> str:
 def _sources(view: DocView, href, report) -> str:
     if not view.sources:
         return ""
-    more = (
-        f"<p id=more-sources>{view.more} further source{'' if view.more == 1 else 's'} "
-        "counted in the total, not marked.</p>"
-        if view.more
-        else ""
-    )
+    if not view.more:
+        more = ""
+    elif view.total_from == "view":
+        more = (
+            f"<p id=more-sources>The total counts the passages of the {len(view.sources)} "
+            f"closest matches by 5-word chunks; {view.more} further match"
+            f"{'' if view.more == 1 else 'es'} were not aligned.</p>"
+        )
+    else:
+        more = (
+            f"<p id=more-sources>{view.more} further source{'' if view.more == 1 else 's'} "
+            "counted in the total, not marked.</p>"
+        )
     share_title = "stored share" if view.total_from == "stored" else "share of the passages shown"
     return (
         "<h2>Sources</h2><p><input class=filter data-table=sources placeholder='filter by key'>"

@@ -63,7 +63,8 @@ class DocView:
     """A document and its sources: ``key``, ``words``; ``total`` percent (None: never
     computed), ``total_from`` ``"stored"`` or ``"view"`` (computed from the passages shown)
     or None; ``sources`` largest share first (at most :data:`MAX_SOURCES`); ``more`` how
-    many further sources the total counts but the view leaves out; ``text`` (None: no stored
+    many further sources the view leaves out (of a stored total: counted in it; of a total
+    computed in the view: further matches by chunks, not aligned); ``text`` (None: no stored
     text; then no passages were looked for)."""
 
     key: str
@@ -92,10 +93,14 @@ class DocView:
 def total_sentence(view: DocView) -> str:
     """The headline in a teacher's words: ``"71 % of late/quinn.docx is found in 3 other
     documents"``; ``"No passage of … is found in another document"``; or :data:`NOT_COMPUTED`
-    prefixed by the key."""
+    prefixed by the key. A total computed in the view counts the sources whose passages it
+    found; a stored one every source of the total."""
     if view.total is None:
         return f"{view.key}: {NOT_COMPUTED}"
-    n = len(view.sources) + view.more
+    if view.total_from == "view":  # only the sources aligned in this view count
+        n = sum(1 for s in view.sources if (s.share or 0.0) > 0)
+    else:
+        n = len(view.sources) + view.more
     if view.total <= 0 or n == 0:
         return f"No passage of {view.key} is found in another document"
     others = "1 other document" if n == 1 else f"{n} other documents"
