@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from simdask.kernels.hashing import chunk_batch, chunk_id, hash_chunks, word_hashes
     from simdask.kernels.text import normalize, words
     from simdask.progress import Callback, TqdmCallback
+    from simdask.read.totals import DocTotal, TotalSource
     from simdask.storage.catalog import DocumentRow, PairRow
     from simdask.summary import QueryMatch, RunSummary
     from simdask.update import Writer
@@ -55,6 +56,8 @@ _LAZY = {
     "Callback": "progress",
     "TqdmCallback": "progress",
     "QueryMatch": "summary",
+    "DocTotal": "read.totals",
+    "TotalSource": "read.totals",
     "RunSummary": "summary",
     "Writer": "update",
     "normalize": "kernels.text",
@@ -85,6 +88,7 @@ __all__ = [
     "CompareResult",
     "ConfigError",
     "CrossPair",
+    "DocTotal",
     "DocumentNotFoundError",
     "DocumentRow",
     "ExtractionError",
@@ -101,6 +105,7 @@ __all__ = [
     "RunSummary",
     "SimdaskError",
     "SourceError",
+    "TotalSource",
     "TqdmCallback",
     "Writer",
     "__version__",

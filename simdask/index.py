@@ -31,6 +31,7 @@ from simdask.read.doc_freq import common_chunk_ids, common_filter
 from simdask.read.pairs import Pair, orient, undirected
 from simdask.read.query_matches import query_matches
 from simdask.read.segment_reads import SegmentReads
+from simdask.read.totals import DocTotal, query_total, read_totals
 from simdask.storage import checksums
 from simdask.storage.backends import open_shard_store
 from simdask.storage.catalog import Catalog, PairRow
@@ -44,6 +45,7 @@ from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
 from simdask.update import Writer, create_catalog
 from simdask.write.exclude import META_NAME, Template, index_exclusions, templates_from_meta
+from simdask.write.totals import compute_totals
 
 if TYPE_CHECKING:
     from simdask.read.lsh_search import LshMatch, LshPair
@@ -210,6 +212,27 @@ class Index:
     def pairs(self, min_similarity: float = 0.0) -> list[PairRow]:
         """All stored directed similarities, best first."""
         return list(self.catalog.all_pairs(min_similarity))
+
+    def totals(self, keys: Iterable[str] | None = None) -> list[DocTotal]:
+        """The aligned total of every document that has one (or of those of ``keys``), by
+        key (:class:`~simdask.read.totals.DocTotal`: percent, sources largest first)."""
+        return read_totals(self.catalog, keys)
+
+    def total(self, key: str) -> DocTotal | None:
+        """The aligned total of document ``key``; None: it has none (``totals --compute``)."""
+        got = read_totals(self.catalog, [key])
+        return got[0] if got else None
+
+    def query_total(self, text: str, name: str = "query", top: int = 5) -> DocTotal:
+        """A text's aligned total against its ``top`` candidates, named ``name``
+        (:func:`simdask.read.totals.query_total`; its sources' shares are its aligned
+        coverage by each)."""
+        return query_total(self, name, text, self.query(text), top)[0]
+
+    def compute_totals(self, **kwargs: Any) -> dict[str, Any]:
+        """Align every document's top candidates and store every total (``top``, ``client``,
+        ``wait``, ``callback``, ``batch_jobs``: :func:`simdask.write.totals.compute_totals`)."""
+        return compute_totals(self, **kwargs)
 
     def resolve_key(self, typed: str, *, ends: bool = True) -> str:
         """The key of the document ``typed`` names: a key, a path as given on the command line,

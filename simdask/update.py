@@ -48,6 +48,7 @@ from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
 from simdask.write.garbage import collect_garbage
 from simdask.write.settings import use_worker_cache
+from simdask.write.totals import run_totals_plan
 
 if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
@@ -254,6 +255,7 @@ class Writer:
                 summary.rebuild = req.rebuild
                 summary.changed = changed_keys(idx.catalog, out.changes)
                 check_rows(out.changes)
+                out.changes.totals = run_totals_plan(idx, self._client, req, plan.templates)
                 out.changes.files = self._checksums(out.changes, run_id)
                 idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
                 cb.end_stage()

@@ -16,7 +16,16 @@ pytestmark = pytest.mark.system
 
 
 #: the fields of `simdask similar --format jsonl`, in order (issue 2's contract)
-PAIR_FIELDS = ["doc", "other", "similarity", "shared", "doc_chunks", "other_chunks"]
+PAIR_FIELDS = [
+    "doc",
+    "other",
+    "similarity",
+    "aligned",
+    "total",
+    "shared",
+    "doc_chunks",
+    "other_chunks",
+]
 
 
 @pytest.fixture(scope="module")

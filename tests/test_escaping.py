@@ -90,6 +90,8 @@ def site(tmp_path_factory):
     with Index.create(tmp / "idx", IndexConfig(shards=2)) as idx:
         idx.update([src, tmp / "nasty.jsonl"])
         assert idx.similar(PARTNER)[0].other == NASTY, "the hostile key is d005's partner"
+        idx.compute_totals()  # the hostile keys are sources in the views' totals
+        assert NASTY in [s.key for s in idx.total(PARTNER).sources]
     qdir = tmp / "queries"
     qdir.mkdir()
     (qdir / "q<i onclick=window.__xss=6>.txt").write_text(hostile[NASTY], encoding="utf-8")
@@ -117,6 +119,9 @@ def _web_pages(client, site) -> dict[str, tuple[str, list[str]]]:
             f"/check/{qid}/report?query={q(qkey)}&key={q(NASTY)}",
             [NASTY, "<b>bold</b>"],
         ),
+        "check-document": (f"/check/{qid}/document?query={q(qkey)}", [NASTY, "<b>bold</b>"]),
+        "term": ("/term", [NASTY, BREAKER, PARTNER]),
+        "term-folder": ("/term?folder=" + q("<"), []),
         # the message quotes the key as Python does (repr): up to its apostrophe
         "not-found": ("/document?key=" + q(BREAKER + "nope"), [BREAKER.split("'")[0]]),
         "stats": ("/stats", []),
@@ -156,6 +161,9 @@ _WEB = [
     "report",
     "report-breaker",
     "check-report",
+    "check-document",
+    "term",
+    "term-folder",
     "not-found",
     "stats",
     "errors",
@@ -240,6 +248,7 @@ def test_every_page_in_chromium_runs_no_planted_script(site, file_pages):
         f"/report?a={q(PARTNER)}&b={q(BREAKER)}",
         "/stats",
         "/errors",
+        "/term",
     ]
     out = site["tmp"] / "out"
     files = [out / "report.html", out / "query.html", out / "compare.html"]

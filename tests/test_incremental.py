@@ -19,6 +19,7 @@ from simdask.write import rechunk
 from tests.helpers.compare import assert_same_index, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.properties import examples
+from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -28,12 +29,13 @@ CFG = dict(hash_bits=24, shards=4, top_k=3)
 POOL = list(make_docs(30, seed=21).values())
 
 
-def full_build(tmp_path, folder, client, config=None, exclude=None) -> Index:
-    """One run over the final document set, with the same settings (and excluded files)."""
+def full_build(tmp_path, folder, client, config=None, exclude=None, totals="new") -> Index:
+    """One run over the final document set, with the same settings (and excluded files);
+    ``totals="all"``: every document's aligned total too."""
     path = tmp_path / "full"
     shutil.rmtree(path, ignore_errors=True)
     idx = Index.create(path, config or IndexConfig(**CFG))
-    idx.update([folder], client=client, exclude=exclude)
+    idx.update([folder], client=client, exclude=exclude, options=RunOptions(totals=totals))
     return idx
 
 
@@ -372,7 +374,8 @@ def test_random_run_sequences_equal_full_build(
 ):
     """Any sequence of runs, under any settings, with the exclusions changed between runs,
     ends equal to one full build with the final exclusions (postings and the similarity
-    table exactly, :mod:`tests.helpers.compare`)."""
+    table exactly, :mod:`tests.helpers.compare`), and so do the aligned totals (issue 29),
+    which equal a brute-force reference (every required pair aligned again)."""
     tmp = tmp_path_factory.mktemp("prop")
     with mock.patch.object(rechunk, "AFFECTED_MAX_FRACTION", 1.0):  # small indexes
         _run_sequence(tmp, client, config, fuse, runs, exclusions)
@@ -412,8 +415,11 @@ def _run_sequence(tmp, client, config, fuse, runs, exclusions) -> None:
             client=client,
             delete_missing=True,
             remove=[r for r in removed if r in known],
-            options=RunOptions(fuse_members=fuse),
+            options=RunOptions(fuse_members=fuse, totals="all"),
             config=cfg,
             exclude=exclude,
         )
-    assert_same_index(idx, full_build(tmp, folder, client, config, excluded))
+    full = full_build(tmp, folder, client, config, excluded, totals="all")
+    assert_same_index(idx, full)
+    assert_totals_close(stored_totals(idx), stored_totals(full))
+    assert_totals_close(stored_totals(full), reference_totals(full))

@@ -254,7 +254,7 @@ def test_query_and_compare_write_html_results(built, tmp_path):
     p = run("query", root / "idx", e.essays / "brown.txt", "--html", page, check=False)
     assert p.returncode == 0, p.stderr
     html = page.read_text(encoding="utf-8")
-    assert html.startswith("<!DOCTYPE html>") and "<table id=results>" in html
+    assert html.startswith("<!DOCTYPE html>") and "<table id=results " in html
     assert f"{e.bailey} holds 74 % of brown.txt; brown.txt holds 27 % of {e.bailey}" in html
     first = " ".join(w.strip(".") for w in (e.essays / "brown.txt").read_text().split()[:3])
     assert "1 matching passage</summary>" in html and f"“{first}" in html

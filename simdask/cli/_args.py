@@ -17,6 +17,7 @@ from simdask.cluster.spec import SETTINGS, ResolvedCluster, parse_values, resolv
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
 from simdask.ingest.sources import parse_size
+from simdask.read.totals import SORTS
 
 __all__ = [
     "add_cluster_arguments",
@@ -83,6 +84,26 @@ def add_format(parser: argparse.ArgumentParser) -> None:
     """``-o/--format table|jsonl|csv`` (default table)."""
     parser.add_argument(
         "-o", "--format", choices=FORMATS, default="table", help="output format (default table)"
+    )
+
+
+def add_total_sorting(parser: argparse.ArgumentParser) -> None:
+    """``--sort similarity|aligned|total`` and ``--min-total PCT`` (issue 29)."""
+    parser.add_argument(
+        "--sort",
+        choices=SORTS,
+        default="similarity",
+        help="JSONL/CSV rows by similarity (chunks), aligned coverage (percent of the "
+        "document inside passages taken from the other) or the document's total "
+        "(default similarity)",
+    )
+    parser.add_argument(
+        "--min-total",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="JSONL/CSV: only rows of documents whose total (share of their words found in "
+        "any other document) is at least PCT percent",
     )
 
 

@@ -70,7 +70,16 @@ interrupted.
 NOTE_KINDS = frozenset({"too_short", "image_only"})
 
 #: columns of ``similar`` and ``demo``: stored directed pairs
-PAIR_COLUMNS = ("doc", "other", "similarity", "shared", "doc_chunks", "other_chunks")
+PAIR_COLUMNS = (
+    "doc",
+    "other",
+    "similarity",
+    "aligned",
+    "total",
+    "shared",
+    "doc_chunks",
+    "other_chunks",
+)
 #: columns of the tables of unordered pairs (``similar``, ``demo``): see :mod:`simdask.read.pairs`
 PAIR_TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words")
 

@@ -41,6 +41,7 @@ from simdask.cli import (
     similar,
     stats,
     text,
+    totals,
     update,
 )
 from simdask.cli import list as list_keys
@@ -74,6 +75,7 @@ COMMAND_MODULES = (
     list_keys,
     cluster,
     similar,
+    totals,
     query,
     compare,
     align,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_exact_only, add_format
+from simdask.cli._args import add_exact_only, add_format, add_total_sorting
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
 from simdask.evidence.pair_view import ViewOptions
@@ -19,6 +19,7 @@ from simdask.index import Index
 from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
 from simdask.queries import query_documents
 from simdask.read.pairs import Pair, holds
+from simdask.read.totals import query_rows
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -82,6 +83,17 @@ def register(subparsers) -> None:
         "text they cover",
     )
     add_exact_only(p)
+    p.add_argument(
+        "--totals",
+        action="store_true",
+        help="align each query document with its top 5 candidates (--candidates): its total "
+        "(percent of its words found in any of them) and, per row, aligned (percent of it "
+        "inside passages taken from that document); implied by --sort and --min-total",
+    )
+    p.add_argument(
+        "--candidates", type=int, default=5, metavar="N", help="with totals: candidates aligned"
+    )
+    add_total_sorting(p)
 
 
 def run(args) -> int:
@@ -90,18 +102,24 @@ def run(args) -> int:
         docs = read_queries(args.files)
         batch = query_documents(idx, docs, args.min, args.top)
         rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
+        totals = args.totals or args.sort != "similarity" or args.min_total is not None
+        if totals:
+            texts = {key: text for key, text in docs if isinstance(text, str)}
+            rows, _ = query_rows(idx, rows, texts, args.candidates, args.sort, args.min_total)
         if args.html:
             texts = {key: text for key, text in docs if isinstance(text, str)}
             _write_html(args.html, idx, rows, texts, _notes(batch), args.exact_only)
+    extra = ("aligned", "total") if totals else ()
     if args.format == "table":
         for row in rows:
             row["in_words"] = holds(
                 row["query"], row["key"], row["similarity"], row["reverse_similarity"]
             )
-        rows.sort(key=lambda r: -max(r["similarity"], r["reverse_similarity"]))
-        write_rows(rows, TABLE_COLUMNS, "table", sys.stdout)
+        if not totals:
+            rows.sort(key=lambda r: -max(r["similarity"], r["reverse_similarity"]))
+        write_rows(rows, (*TABLE_COLUMNS[:4], *extra, *TABLE_COLUMNS[4:]), "table", sys.stdout)
     else:
-        write_rows(rows, COLUMNS, args.format, sys.stdout)
+        write_rows(rows, (*COLUMNS, *extra), args.format, sys.stdout)
     for level, msg in _notes(batch):
         print(f"simdask: {level}: {msg}", file=sys.stderr)
     errors = [e for e in batch.unreadable if e.kind not in NOTE_KINDS]

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_format
+from simdask.cli._args import add_format, add_total_sorting
 from simdask.cli._common import EXIT_OK, PAIR_COLUMNS, PAIR_TABLE_COLUMNS
 from simdask.cli.output import write_rows
 from simdask.index import Index
+from simdask.read.batch import BATCH_FIELDS, GROUP_LEVEL, batch_overview
 from simdask.read.pairs import PAIR_FIELDS
+from simdask.read.totals import similar_rows
 
 __all__ = ["register", "run"]
 
@@ -27,8 +29,10 @@ def register(subparsers) -> None:
         "per pair of documents: a_in_b is the percent of document A's chunks (5-word "
         "passages) found in B, b_in_a the reverse, A being the document of which more is "
         "found in the other. JSONL and CSV print the stored directed rows (doc, other, "
-        "similarity = percent of doc found in other, shared, doc_chunks, other_chunks); "
-        "--pairs prints the table's rows there too.",
+        "similarity = percent of doc found in other, aligned = percent of doc's words inside "
+        "passages the text aligner found taken from other, total = percent of doc's words "
+        "found in any other document (null: not aligned; `simdask totals`), shared, "
+        "doc_chunks, other_chunks); --pairs prints the table's rows there too.",
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument(
@@ -47,12 +51,62 @@ def register(subparsers) -> None:
         help="JSONL/CSV: one row per unordered pair (a_key, b_key, a_in_b, b_in_a, shared, "
         "a_chunks, b_chunks) instead of the directed rows",
     )
+    b = p.add_argument_group(
+        "batch overview",
+        "--batch lists the documents of a run (default: the last one), a folder or a date "
+        "range, the most found in other documents first (their total), with their best "
+        "source, its folder and date; then the groups of documents that share text.",
+    )
+    b.add_argument("--batch", action="store_true", help="the batch overview instead of pairs")
+    b.add_argument("--run", type=int, metavar="N", help="the documents run N added or modified")
+    b.add_argument("--folder", metavar="PREFIX", help="the documents under this folder of keys")
+    b.add_argument("--since", metavar="YYYY-MM-DD", help="first indexed on or after this date")
+    b.add_argument("--until", metavar="YYYY-MM-DD", help="first indexed on or before this date")
+    b.add_argument(
+        "--level",
+        type=float,
+        default=GROUP_LEVEL,
+        metavar="PCT",
+        help=f"two documents are in one group when at least PCT %% of one is found in the "
+        f"other (default {GROUP_LEVEL:g})",
+    )
+    b.add_argument("--groups", action="store_true", help="print the groups (one row each) instead")
     add_format(p)
+    add_total_sorting(p)
+
+
+def _batch(idx, args) -> int:
+    """Print the batch overview (or its groups)."""
+    batch = batch_overview(
+        idx.catalog,
+        run=args.run,
+        prefix=args.folder,
+        since=args.since,
+        until=args.until,
+        level=args.level,
+    )
+    if args.groups:
+        rows = (
+            {"group": i + 1, "size": len(g), "documents": ", ".join(g)}
+            for i, g in enumerate(batch.groups)
+        )
+        write_rows(rows, ("group", "size", "documents"), args.format, sys.stdout)
+        return EXIT_OK
+    table = args.format == "table"
+    rows = (r.table_row() if table else r.to_dict() for r in batch.rows)
+    write_rows(rows, BATCH_FIELDS, args.format, sys.stdout)
+    if table:
+        print(f"simdask: {len(batch.rows)} documents ({batch.what})", file=sys.stderr)
+        for i, g in enumerate(batch.groups):
+            print(f"group {i + 1} ({len(g)} documents): {', '.join(g)}", file=sys.stderr)
+    return EXIT_OK
 
 
 def run(args) -> int:
-    """Print the pairs, best first."""
+    """Print the pairs, best first (or the batch overview)."""
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
+        if args.batch or args.groups:
+            return _batch(idx, args)
         key = idx.resolve_key(args.key) if args.key else None
         if args.format == "table" or args.pairs:
             pairs = idx.pair_list(args.min, key)
@@ -65,6 +119,6 @@ def run(args) -> int:
             else:
                 write_rows((p.to_dict() for p in pairs), PAIR_FIELDS, args.format, sys.stdout)
             return EXIT_OK
-        stored = idx.similar(key, args.min) if key else idx.pairs(args.min)
-        write_rows((r.to_dict() for r in stored), PAIR_COLUMNS, args.format, sys.stdout)
+        rows = similar_rows(idx, key, args.min, args.sort, args.min_total)
+        write_rows(rows, PAIR_COLUMNS, args.format, sys.stdout)
     return EXIT_OK

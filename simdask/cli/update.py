@@ -58,6 +58,23 @@ def register(subparsers) -> None:
         "default 100MB; 0: no limit)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--align",
+        dest="totals",
+        action="store_const",
+        const="all",
+        default="new",
+        help="give every document its aligned total (its top candidates aligned, stored; "
+        "`simdask totals`); by default only the documents an incremental run adds or "
+        "modifies get one (and documents that have one keep it up to date)",
+    )
+    p.add_argument(
+        "--no-totals",
+        dest="totals",
+        action="store_const",
+        const="off",
+        help="give no new document an aligned total in this run",
+    )
     add_cluster_arguments(p)
     add_data_placement(p)
 
@@ -186,6 +203,7 @@ def run(args) -> int:
             args.worker_cache, cluster_outlives_run=args.cluster.spec.outlives_run
         ),
         max_file_bytes=args.max_file_size or None,
+        totals=args.totals,
     )
     summary = update_index(
         args,

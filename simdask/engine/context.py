@@ -26,7 +26,7 @@ from simdask.kernels.merge_policy import MergePolicy
 from simdask.kernels.postings import ShardData
 from simdask.progress import Callback
 
-__all__ = ["RunContext", "RunOptions", "task_key"]
+__all__ = ["TOTALS_MODES", "RunContext", "RunOptions", "task_key"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,9 @@ class RunOptions:
     ``max_file_bytes``: larger files are not read (error kind ``too_large``; None: no limit).
     ``merge_policy``: when the segments of a range are compacted
     (:mod:`simdask.kernels.merge_policy`; ``MergePolicy(enabled=False)``: never on its own).
+    ``totals``: which documents get an aligned total (:mod:`simdask.storage.totals`): ``new``,
+    those an incremental run adds or modifies; ``all``, every document (``update --align``);
+    ``off``, no new ones (documents that have a total keep it correct in every mode).
     """
 
     batch_docs: int | None = None
@@ -55,12 +58,21 @@ class RunOptions:
     transfer: str = "auto"
     worker_cache: bool | None = None
     merge_policy: MergePolicy = field(default_factory=MergePolicy)
+    totals: str = "new"
 
     def __post_init__(self) -> None:
         if self.transfer not in TRANSFER_MODES:
             raise ConfigError(
                 f"transfer must be one of {', '.join(TRANSFER_MODES)}; got {self.transfer!r}"
             )
+        if self.totals not in TOTALS_MODES:
+            raise ConfigError(
+                f"totals must be one of {', '.join(TOTALS_MODES)}; got {self.totals!r}"
+            )
+
+
+#: the values of :attr:`RunOptions.totals`
+TOTALS_MODES = ("new", "all", "off")
 
 
 def task_key(

@@ -42,6 +42,14 @@ header p{margin:.2em 0}header details summary{cursor:pointer;color:#555}
 
 _JS = """
 document.addEventListener('click',function(e){
+  if(e.target.id==='next-passage'){
+    var top=document.querySelector('header').getBoundingClientRect().bottom+8;
+    var ms=document.querySelectorAll('#doc mark[id]'),go=ms[0];
+    for(var i=0;i<ms.length;i++){if(ms[i].getBoundingClientRect().top>top){go=ms[i];break;}}
+    if(go){go.scrollIntoView({block:'center'});go.classList.add('flash');
+      setTimeout(function(){go.classList.remove('flash')},1200);}
+    return;
+  }
   var m=e.target.closest('mark[data-twin]'); if(!m) return;
   var t=document.getElementById(m.dataset.twin); if(!t) return;
   t.scrollIntoView({block:'center'}); t.classList.add('flash');
@@ -177,7 +185,8 @@ def _nav(ps: list[dict]) -> str:
         f"</span>{i + 1}: {html.escape(passage_label(p))}</a> "
         for i, p in enumerate(ps)
     )
-    return f"<nav class=passages>{links}</nav>"
+    button = "<button id=next-passage type=button>next passage ↓</button>"
+    return f"<nav class=passages>{links}{button}</nav>"
 
 
 def render_pair_html(

@@ -10,6 +10,8 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from simdask.evidence.doc_html import VIEW_CSS, VIEW_JS, doc_view_html
+from simdask.evidence.doc_view import document_view
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.pair_view import (
     ViewOptions,
@@ -42,13 +44,16 @@ def render_results_html(
     headers: tuple[str, str],
     notes: Sequence[tuple[str, str]] = (),
     passages: Callable[[Pair], tuple[str | None, list[Line]]] | None = None,
+    views: Sequence[str] = (),
 ) -> str:
     """The page: ``title``, a table of ``pairs`` (columns named by ``headers``: what A and B
     are, e.g. ``("checked document", "indexed document")``), for the first
     :data:`DETAILED_PAIRS` pairs what ``passages(pair)`` gives (None: nothing): a headline
     (the aligned coverage in words, or None) and one ``(text, start, end)`` line per passage
     (``start``, ``end``: its span in A's text, as ``data-start``/``data-end``); then
-    ``notes`` as ``(level, message)`` (``error`` or ``note``)."""
+    ``notes`` as ``(level, message)`` (``error`` or ``note``). ``views``: HTML fragments
+    (already escaped) shown first, one per checked document
+    (:func:`~simdask.evidence.doc_html.doc_view_html`)."""
     rows = []
     for i, p in enumerate(pairs):
         detail = ""
@@ -68,14 +73,16 @@ def render_results_html(
             )
         rows.append(
             f"<tr><td>{html.escape(p.a_key)}</td><td>{html.escape(p.b_key)}</td>"
-            f"<td class=n>{p.a_in_b:.2f}</td><td class=n>{p.b_in_a:.2f}</td>"
+            f"<td class=n data-v={p.a_in_b:.6f}>{p.a_in_b:.2f}</td>"
+            f"<td class=n data-v={p.b_in_a:.6f}>{p.b_in_a:.2f}</td>"
             f"<td>{html.escape(p.wording)}{detail}</td></tr>"
         )
     a, b = (html.escape(h) for h in headers)
     table = (
-        f"<table id=results><thead><tr><th>{a} (A)</th><th>{b} (B)</th><th>% of A in B</th>"
-        f"<th>% of B in A</th><th>in words</th></tr></thead><tbody>{''.join(rows)}</tbody>"
-        "</table>"
+        "<table id=results class=sortable><thead><tr>"
+        f"<th data-type=text>{a} (A)</th><th data-type=text>{b} (B)</th>"
+        "<th data-type=num>% of A in B</th><th data-type=num>% of B in A</th>"
+        f"<th>in words</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         if pairs
         else "<p id=no-similar>No similar documents.</p>"
     )
@@ -85,10 +92,11 @@ def render_results_html(
     )
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1>{table}"
+        f"<title>{html.escape(title)}</title><style>{_CSS}{VIEW_CSS}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>{''.join(views)}"
+        + (f"<h2>All matches (5-word chunks)</h2>{table}" if views else table)
         + (f"<h2>Not compared</h2><ul id=notes>{listed}</ul>" if notes else "")
-        + "</body></html>"
+        + f"<script>{VIEW_JS}</script></body></html>"
     )
 
 
@@ -122,9 +130,17 @@ def query_page(
         rep = index_report(index, p.a_key, p.b_key, text=a, options=options)
         return report_lines(rep, a)
 
+    views = []
+    for key, text in texts.items():
+        own = [p for p in pairs if p.a_key == key]
+        if own:
+            view = document_view(index, key, own, text=text, options=options)
+            views.append(f"<section class=checked>{doc_view_html(view)}</section>")
+    # a checked document's own share found in each source first (what a teacher reads)
+    ordered = sorted(pairs, key=lambda p: (-p.a_in_b, -p.b_in_a, p.a_key, p.b_key))
     title = f"simdask query: {len(texts)} checked documents against {index.path}"
     return render_results_html(
-        title, pairs, ("checked document", "indexed document"), notes, passages
+        title, ordered, ("checked document", "indexed document"), notes, passages, views
     )
 
 

@@ -10,43 +10,40 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simdask.errors import ConfigError, DocumentNotFoundError
+from simdask.evidence.doc_html import (
+    VIEW_CSS,
+    VIEW_JS,
+    doc_head_html,
+    doc_text_html,
+    number_cell,
+    sort_header,
+)
+from simdask.evidence.doc_view import NOT_COMPUTED, document_view
 from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.evidence.report_html import render_pair_html
-from simdask.evidence.site_pages import (
-    MARK_COLORS,
-    doc_body,
-    failed_table,
-    index_info,
-    marked_text,
-    pairs_table,
-)
+from simdask.evidence.site_pages import doc_body, failed_table, index_info, pairs_table
 from simdask.progress import Callback
+from simdask.read.totals import pair_aligned
 
 __all__ = ["SiteLimits", "export_site", "histogram_bars", "histogram_svg"]
 
 #: pairs in the front page's table of the most similar pairs
 TOP_PAIRS = 200
-#: a document page marks the passages its text shares with this many of its best matches
-MARKED_MATCHES = len(MARK_COLORS)
 
 _CSS = (
     "body{font:15px/1.5 system-ui,sans-serif;margin:1.5em;color:#222}"
     "table{border-collapse:collapse}td,th{padding:.15em .8em;border-bottom:1px solid #eee;"
-    "text-align:left}td.n{text-align:right}input{font-size:1em;padding:.3em;width:20em}"
-    ".text{white-space:pre-wrap;font-family:Georgia,serif;max-width:50em}"
-    ".excl{color:#777;background:repeating-linear-gradient(135deg,#eee 0 6px,#f7f7f7 6px 12px)}"
-)
-_SEARCH_JS = (
-    "document.getElementById('q').addEventListener('input',function(){var q=this.value"
-    ".toLowerCase();document.querySelectorAll('#docs tbody tr').forEach(function(r){"
-    "r.style.display=r.dataset.key.indexOf(q)<0?'none':''})});"
+    "text-align:left}td.n{text-align:right}a.report{white-space:nowrap}"
+    "input{font-size:1em;padding:.3em;width:20em}"
+    ".text{white-space:pre-wrap;font-family:Georgia,serif;max-width:50em}" + VIEW_CSS
 )
 
 
-def _page(title: str, body: str, script: str = "") -> str:
+def _page(title: str, body: str) -> str:
     return (
         f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{html.escape(title)}"
-        f"</title><style>{_CSS}</style></head><body>{body}<script>{script}</script></body></html>"
+        f"</title><style>{_CSS}</style></head><body>{body}<script>{VIEW_JS}</script>"
+        "</body></html>"
     )
 
 
@@ -196,29 +193,29 @@ def _write_pages(
         matches[r.a_key].append(r)
         matches[r.b_key].append(r.swapped())
     ids = {d.key: d.doc_id for d in docs}
+    totals = {t.doc: t for t in index.totals()}
+    aligned = pair_aligned(index.catalog, [k for r in rows for k in _both(r)])
     cb.stage("documents", len(docs))
     for d in docs:
         pairs = matches.get(d.key, [])
-        body = doc_body(d, pairs, ids, linked, _text_html(index, d, pairs, opts))
+        view = document_view(index, d.key, pairs, total=totals.get(d.key), options=opts)
+        parts = (doc_head_html(view, *_links(ids, d.doc_id, linked)), doc_text_html(view))
+        body = doc_body(d, pairs, ids, linked, parts, aligned)
         _write(out / "docs" / f"{d.doc_id}.html", _page(d.key, body))
         cb.advance(1)
     cb.end_stage()
     top = {k: max((r.a_in_b for r in v), default=0.0) for k, v in matches.items()}
-    trs = "".join(
-        f'<tr data-key="{html.escape(d.key.lower())}"><td><a href="docs/{d.doc_id}.html">'
-        f"{html.escape(d.key)}</a></td><td class=n>{d.n_words}</td>"
-        f"<td class=n>{top.get(d.key, 0.0):.2f}</td></tr>"
-        for d in sorted(docs, key=lambda d: (-top.get(d.key, 0.0), d.key))
-    )
     failures = index.failures()
     n_failed = sum(1 for f in failures if not f.indexed)
     shown = rows[:TOP_PAIRS]
     body = (
         f"<h1>simdask: {len(docs)} documents, {len(rows)} similar pairs</h1>"
+        + "<h2>Documents, the most found elsewhere first</h2>"
+        + _documents_table(docs, totals, top, ids)
         + index_info(index.catalog.last_run(), index.config.to_dict())
-        + f"<h2>The {len(shown)} most similar pairs</h2>"
+        + f"<h2>The {len(shown)} most similar pairs (5-word chunks)</h2>"
         + (
-            pairs_table(shown, ids, linked, "", "top-pairs")
+            pairs_table(shown, ids, linked, "", "top-pairs", aligned)
             if shown
             else "<p id=no-pairs>No similar documents: no two documents share enough text.</p>"
         )
@@ -227,31 +224,71 @@ def _write_pages(
         + failed_table(failures)
         + "<h2>Similarity of the pairs (percent, the larger of the two)</h2>"
         + histogram_svg([r.larger for r in rows])
-        + "<h2>Documents</h2><p><input id=q placeholder='search by key'></p>"
-        "<table id=docs><thead><tr><th>key</th><th>words</th><th>% of it in its best match</th>"
-        "</tr>"
-        f"</thead><tbody>{trs}</tbody></table>"
     )
-    _write(out / "index.html", _page("simdask index", body, _SEARCH_JS))
+    _write(out / "index.html", _page("simdask index", body))
 
 
-def _text_html(index, d, pairs, opts: ViewOptions) -> str | None:
-    """The text of document ``d`` escaped, the passages it shares with its
-    :data:`MARKED_MATCHES` best matches marked and its excluded text shown as such (None: no
-    stored text). Passages are found as every view finds them (:func:`index_report`)."""
-    if d.text_pack is None:
-        return None
-    text = index.text(d.key)
-    spans, excluded = [], set()
-    for i, p in enumerate(pairs[:MARKED_MATCHES]):
-        rep = index_report(index, d.key, p.b_key, options=opts)
-        excluded |= {(x["start"], x["end"], x["kind"]) for x in rep["excluded"]["doc"]}
-        spans += [
-            (q["doc_start"], q["doc_end"], i, f"shared with {p.b_key}" + _kind(q))
-            for q in rep["passages"]
-        ]
-    return marked_text(text, spans, sorted(excluded))
+def _both(p) -> tuple[tuple[str, str], tuple[str, str]]:
+    return (p.a_key, p.b_key), (p.b_key, p.a_key)
 
 
-def _kind(q: dict) -> str:
-    return f" ({q['kind']})" if q.get("kind") else ""
+def _links(ids: dict[str, int], doc_id: int, linked: set):
+    """``(href, report)`` of a document page's sources: the source's page, the pair's
+    report when it was written (None: not written)."""
+
+    def href(key: str) -> str | None:
+        return f"{ids[key]}.html" if key in ids else None
+
+    def report(key: str) -> str | None:
+        if key not in ids:
+            return None
+        pair = (min(doc_id, ids[key]), max(doc_id, ids[key]))
+        return f"../pairs/{pair[0]}-{pair[1]}.html" if pair in linked else None
+
+    return href, report
+
+
+def _documents_table(docs, totals, top: dict[str, float], ids: dict[str, int]) -> str:
+    """The front page's documents, the largest total first (those without one last, "not
+    computed"), sortable and filterable, with their best source and best chunk match."""
+
+    def order(d):
+        t = totals.get(d.key)
+        return (t is None, -(t.total if t else 0.0), -top.get(d.key, 0.0), d.key)
+
+    trs = []
+    for d in sorted(docs, key=order):
+        t = totals.get(d.key)
+        best = t.sources[0] if t is not None and t.sources else None
+        src = (
+            f'<a href="docs/{ids[best.key]}.html">{html.escape(best.key)}</a>'
+            if best is not None and best.key in ids
+            else ""
+        )
+        trs.append(
+            f'<tr data-key="{html.escape(d.key)}"><td><a href="docs/{d.doc_id}.html">'
+            f"{html.escape(d.key)}</a></td><td class=n data-v={d.n_words}>{d.n_words}</td>"
+            + number_cell(None if t is None else t.total, "not computed")
+            + f"<td>{src}</td>"
+            + number_cell(None if best is None else best.share, "")
+            + number_cell(top.get(d.key, 0.0))
+            + "</tr>"
+        )
+    note = (
+        ""
+        if len(totals) == len(docs)
+        else f"<p id=totals-missing>{len(docs) - len(totals)} documents: "
+        f"{html.escape(NOT_COMPUTED)}.</p>"
+    )
+    return (
+        note + "<p><input id=q class=filter data-table=docs placeholder='filter by key'>"
+        "<label>total at least <input type=number class=min-filter data-table=docs data-col=2 "
+        "min=0 max=100 step=1> %</label></p><table id=docs class=sortable><thead><tr>"
+        + sort_header("key", "text")
+        + sort_header("words")
+        + sort_header("% found in other documents", title="the total: aligned passages")
+        + sort_header("best source", "text")
+        + sort_header("% found in it")
+        + sort_header("% of its chunks in its best match", title="5-word chunks")
+        + f"</tr></thead><tbody>{''.join(trs)}</tbody></table>"
+    )

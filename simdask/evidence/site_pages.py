@@ -12,19 +12,14 @@ import html
 import time
 from typing import Any
 
-from simdask.evidence.report_html import excluded_html
+from simdask.evidence.doc_html import number_cell, sort_header
 
 __all__ = [
-    "MARK_COLORS",
     "doc_body",
     "failed_table",
     "index_info",
-    "marked_text",
     "pairs_table",
 ]
-
-#: colours of the passages shared with a document's 1st, 2nd, 3rd... best match
-MARK_COLORS = ("#ffe08a", "#a8e6cf", "#ffb3ba", "#bae1ff", "#d5b3ff")
 
 _SETTINGS = (
     ("k", "words per chunk"),
@@ -43,25 +38,46 @@ def _pair_link(a_id: int, b_id: int, linked: set, prefix: str, text: str) -> str
     return ""
 
 
-def pairs_table(pairs, ids: dict[str, int], linked: set, prefix: str = "", table_id="") -> str:
+def pairs_table(
+    pairs,
+    ids: dict[str, int],
+    linked: set,
+    prefix: str = "",
+    table_id="",
+    aligned: dict[tuple[str, str], float] | None = None,
+) -> str:
     """A table of pairs (:class:`~simdask.read.pairs.Pair`), one row each: both keys (linking
-    their pages), both percentages, the wording, the report link when it was written."""
+    their pages), both percentages, the wording, the report link when it was written, and
+    the aligned coverage both ways (``aligned``: ``(doc, other) -> percent`` of ``doc``
+    inside passages taken from ``other``; a pair not in it: "—", never aligned). Sortable by
+    every number and key."""
+    aligned = aligned or {}
     rows = []
     for p in pairs:
         a, b = html.escape(p.a_key), html.escape(p.b_key)
         ia, ib = ids[p.a_key], ids[p.b_key]
         rows.append(
-            f'<tr><td><a href="{prefix}docs/{ia}.html">{a}</a></td>'
+            f'<tr data-key="{a} {b}"><td><a href="{prefix}docs/{ia}.html">{a}</a></td>'
             f'<td><a href="{prefix}docs/{ib}.html">{b}</a></td>'
-            f"<td class=n>{p.a_in_b:.2f}</td><td class=n>{p.b_in_a:.2f}</td>"
+            f"<td class=n data-v={p.a_in_b:.6f}>{p.a_in_b:.2f}</td>"
+            f"<td class=n data-v={p.b_in_a:.6f}>{p.b_in_a:.2f}</td>"
             f"<td>{html.escape(p.wording)}</td>"
-            f"<td>{_pair_link(ia, ib, linked, prefix, 'side by side')}</td></tr>"
+            f"<td>{_pair_link(ia, ib, linked, prefix, 'side by side')}</td>"
+            + number_cell(aligned.get((p.a_key, p.b_key)))
+            + number_cell(aligned.get((p.b_key, p.a_key)))
+            + "</tr>"
         )
     ident = f" id={table_id}" if table_id else ""
     return (
-        f"<table{ident}><thead><tr><th>document A</th><th>document B</th>"
-        "<th>% of A in B</th><th>% of B in A</th><th>in words</th><th></th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<table{ident} class=sortable><thead><tr>"
+        + sort_header("document A", "text")
+        + sort_header("document B", "text")
+        + sort_header("% of A in B", title="5-word chunks of A found in B")
+        + sort_header("% of B in A", title="5-word chunks of B found in A")
+        + "<th>in words</th><th></th>"
+        + sort_header("% of A found in B (passages)", title="aligned coverage")
+        + sort_header("% of B found in A (passages)", title="aligned coverage")
+        + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -95,64 +111,29 @@ def index_info(last_run: dict[str, Any] | None, config: dict[str, Any]) -> str:
     return f"<p id=updated>Index last updated: {when}.</p><ul id=settings>{items}</ul>"
 
 
-def marked_text(
-    text: str,
-    spans: list[tuple[int, int, int, str]],
-    excluded: list[tuple[int, int, str]] | tuple = (),
+def doc_body(
+    d, pairs, ids: dict[str, int], linked: set, view: tuple[str, str], aligned=None
 ) -> str:
-    """``text`` escaped, with ``<mark>`` around each ``(start, end, match number, title)``
-    span (coloured by match number); overlapping spans are clipped so that every character
-    is in at most one mark. Text in an ``excluded`` ``(start, end, kind)`` span (sorted) is
-    shown as excluded (:func:`~simdask.evidence.report_html.excluded_html`)."""
-    out, pos = [], 0
-    for start, end, i, title in sorted(spans):
-        start = max(start, pos)
-        if end <= start:
-            continue
-        out.append(excluded_html(text, pos, start, excluded))
-        color = MARK_COLORS[i % len(MARK_COLORS)]
-        out.append(
-            f'<mark data-match="{i}" style="background:{color}" title="{html.escape(title)}">'
-            f"{html.escape(text[start:end])}</mark>"
-        )
-        pos = end
-    out.append(excluded_html(text, pos, len(text), excluded))
-    return "".join(out)
-
-
-def doc_body(d, pairs, ids: dict[str, int], linked: set, text_html: str | None) -> str:
-    """The body of a document's page: its best match in words (or that it has none), its
-    pairs, and its text with the shared passages marked (``text_html``, already escaped)."""
+    """The body of a document's page: its words, the top of its view (``view[0]``: the total
+    first, its sources; :func:`~simdask.evidence.doc_html.doc_head_html`), its best match and
+    stored pairs by 5-word chunks (or that it has none), then the bottom of its view
+    (``view[1]``: its text with every source's passages marked); ``aligned``: as
+    :func:`pairs_table`."""
     head = (
         f'<p><a href="../index.html">all documents</a></p><h1>{html.escape(d.key)}</h1>'
-        f"<p>{d.n_words} words, {d.status}.</p>"
+        f"<p>{d.n_words} words, {d.status}.</p>{view[0]}"
     )
     if pairs:
         best = pairs[0]
         head += (
+            "<h2>Stored pairs (5-word chunks)</h2>"
             f"<p id=best>Best match: <strong>{html.escape(best.b_key)}</strong>: "
-            f"{html.escape(best.wording)}.</p>" + pairs_table(pairs, ids, linked, "../", "similar")
+            f"{html.escape(best.wording)}.</p>"
+            + pairs_table(pairs, ids, linked, "../", "similar", aligned)
         )
     else:
         head += (
             "<p id=no-similar>No similar documents: no other document shares enough text "
             "with this one to pass the index's threshold.</p>"
         )
-    if text_html is not None:
-        legend = "".join(
-            f'<span style="background:{MARK_COLORS[i % len(MARK_COLORS)]}">'
-            f"{html.escape(p.b_key)}</span> "
-            for i, p in enumerate(pairs[: len(MARK_COLORS)])
-        )
-        head += (
-            "<h2>Text</h2>"
-            + (f"<p>Marked: passages shared with {legend}</p>" if legend else "")
-            + (
-                "<p id=excl-legend><span class=excl>greyed out</span>: text the index "
-                "excludes (template, quotation, reference list), not counted</p>"
-                if 'class="excl ' in text_html
-                else ""
-            )
-            + f"<div id=text class=text>{text_html}</div>"
-        )
-    return head
+    return head + view[1]

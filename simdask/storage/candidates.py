@@ -161,22 +161,53 @@ def _has_tables(c: sqlite3.Connection) -> bool:
     return bool(c.execute(q).fetchone()[0])
 
 
+_OUT = (
+    "SELECT s.doc, s.other, s.shared, d.key FROM similarity s"
+    " JOIN documents d ON d.doc_id = s.other WHERE s.doc IN {in}"
+)
+_IN = (
+    "SELECT s.other, s.doc, s.shared, d.key FROM similarity s"
+    " JOIN documents d ON d.doc_id = s.doc WHERE s.other IN {in}"
+)
+
+
+def _similarity_partners(c: sqlite3.Connection, ids: list[int]) -> dict[int, list[int]]:
+    """Each doc ID's partners by its stored similarity rows in both directions (``doc ->
+    other`` and ``other -> doc``), most shared chunks first, ties by key (so that an index
+    built incrementally and one built at once, whose doc IDs differ, rank alike)."""
+    best: dict[int, dict[int, tuple[int, str]]] = {d: {} for d in ids}
+    for sql in (_OUT, _IN):
+        for d, p, shared, key in rows_in(c, sql, ids):
+            got = best[int(d)].get(int(p))
+            if got is None or shared > got[0]:
+                best[int(d)][int(p)] = (int(shared), str(key))
+    return {
+        d: [p for p, _ in sorted(ps.items(), key=lambda t: (-t[1][0], t[1][1]))]
+        for d, ps in best.items()
+    }
+
+
 def candidate_partners(conn: Any, doc_ids: Iterable[int], k: int) -> dict[int, list[int]]:
     """Up to ``k`` partner doc IDs of each of ``doc_ids``, best first: its stored candidates
-    (shared informative content n-grams), then its stored similarity rows (most similar
-    first) not among them. Every asked doc ID is a key (an empty list if it has neither)."""
+    (shared informative content n-grams), then its stored similarity partners (both
+    directions, most shared chunks first) not among them. Every asked doc ID is a key (an
+    empty list if it has neither). ``conn``: the catalog's SQLite connection (or the catalog),
+    read in whatever transaction it is in (a read snapshot, or the run's commit, which sees
+    the rows it has written)."""
     c = connection(conn)
     ids = [int(d) for d in doc_ids]
     out: dict[int, list[int]] = {d: [] for d in ids}
     if k <= 0 or not ids:
         return out
     if _has_tables(c):
-        sql = "SELECT doc, other FROM candidates WHERE rank < ? AND doc IN {in} ORDER BY doc, rank"
-        for d, o in rows_in(c, sql.replace("rank < ?", f"rank < {int(k)}"), ids):
+        sql = f"SELECT doc, other FROM candidates WHERE rank < {int(k)} AND doc IN {{in}}"
+        for d, o in rows_in(c, sql + " ORDER BY doc, rank", ids):
             out[int(d)].append(int(o))
-    sql = "SELECT doc, other FROM similarity WHERE doc IN {in} ORDER BY doc, similarity DESC, other"
-    for d, o in rows_in(c, sql, ids):
-        lst = out[int(d)]
-        if len(lst) < k and int(o) not in lst:
-            lst.append(int(o))
+    for d, partners in _similarity_partners(c, ids).items():
+        lst = out[d]
+        for o in partners:
+            if len(lst) >= k:
+                break
+            if o not in lst:
+                lst.append(o)
     return out

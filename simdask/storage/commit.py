@@ -27,6 +27,7 @@ from simdask.storage.lists import RESERVE_INDEX, RESERVE_INDEX_NAME, rebalance, 
 from simdask.storage.lsh_store import LshManifest
 from simdask.storage.segment_catalog import SEGMENT_TABLES
 from simdask.storage.sql import insert_values
+from simdask.storage.totals import TotalsPlan, remember_tracked, settle
 
 __all__ = [
     "COMMIT_CACHE_KIB",
@@ -94,6 +95,11 @@ class RunChanges:
     depth: int = 0
     #: the candidate partners' changes (:mod:`simdask.storage.candidates`); None: unchanged
     candidates: CandidateChanges | None = None
+    #: what the commit does about aligned pairs and totals (:mod:`simdask.storage.totals`;
+    #: None: no aligning, tracked documents kept correct or left without a total)
+    totals: TotalsPlan | None = None
+    #: filled by the commit: what it did about totals (:func:`simdask.storage.totals.settle`)
+    totals_done: dict[str, int] = field(default_factory=dict)
 
 
 def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -124,6 +130,20 @@ class CommitContext:
     ch: RunChanges
     summary: str  # JSON
     now: float = field(default_factory=time.time)
+
+
+def _remember_tracked(c: sqlite3.Connection, run: CommitContext) -> None:
+    remember_tracked(c)  # by key, before documents change
+
+
+def _aligned_totals(c: sqlite3.Connection, run: CommitContext) -> None:
+    ch = run.ch
+    quiet = not (ch.upserted or ch.deleted or ch.replace_all or len(ch.rows[0]) or len(ch.trim))
+    if ch.totals is None and quiet and not len(ch.rows_replaced) and not len(ch.reverse_replaced):
+        return  # e.g. a compaction: no document and no similarity row changed
+    upserted = [d.doc_id for d in ch.upserted]
+    plan = ch.totals or TotalsPlan()
+    ch.totals_done = settle(c, plan, upserted, ch.deleted, ch.replace_all)
 
 
 def _replace_all(c: sqlite3.Connection, run: CommitContext) -> None:
@@ -347,6 +367,7 @@ def _meta(c: sqlite3.Connection, run: CommitContext) -> None:
 def _drop_temp_tables(c: sqlite3.Connection, run: CommitContext) -> None:
     for t in ("t_rows_of", "t_rows_to", "t_trim"):
         c.execute(f"DROP TABLE {t}")
+    c.execute("DROP TABLE IF EXISTS t_tracked_keys")
 
 
 #: The statements of :meth:`Catalog.commit_run`, in order: one transaction.
@@ -355,6 +376,7 @@ def _candidates(c: sqlite3.Connection, run: CommitContext) -> None:
 
 
 COMMIT_STEPS = (
+    _remember_tracked,
     _replace_all,
     _temp_tables,
     _rows_of,
@@ -369,6 +391,7 @@ COMMIT_STEPS = (
     _insert_deep,
     _similarity_index,
     _trim_rows,
+    _aligned_totals,
     _segments,
     _tombstones,
     _dead_postings,

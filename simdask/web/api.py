@@ -267,6 +267,7 @@ async def _check(request: Request, srv) -> Response:
                 {"key": e.key, "kind": e.kind, "message": str(e)} for e in batch.unreadable
             ],
             "k": batch.k,
+            "min": min_sim,
             "qid": qid,
             "seconds": round(time.perf_counter() - started, 4),
         }

@@ -30,11 +30,13 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from simdask.errors import DocumentNotFoundError
+from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.evidence import report_html
+from simdask.evidence.doc_html import VIEW_CSS, VIEW_JS
 from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site import histogram_bars
+from simdask.read.batch import GROUP_LEVEL
 from simdask.web import api
 from simdask.web.api import csrf_ok, int_param, server_of
 from simdask.web.auth import COOKIE, LoginLimiter, Sessions, cookie_header, is_loopback
@@ -42,15 +44,16 @@ from simdask.web.jobs import Jobs
 from simdask.web.reader import (
     QueryStore,
     Reader,
-    document_pairs,
     last_errors,
     search_documents,
     similarity_histogram,
 )
+from simdask.web.views import checked_document, document_with_view, term_overview
 
 __all__ = ["Settings", "create_app"]
 
 _HERE = Path(__file__).parent
+_FORGOTTEN = "this checked document is no longer kept by the server: check it again"
 _PAGE_SIZE = 100
 
 
@@ -207,18 +210,66 @@ async def documents_page(request: Request) -> Response:
         search_documents, search, _PAGE_SIZE, page * _PAGE_SIZE
     )
     return server_of(request).page(
-        request, "documents.html", search=search, page=page, size=_PAGE_SIZE, **found
+        request,
+        "documents.html",
+        search=search,
+        page=page,
+        size=_PAGE_SIZE,
+        view_css=VIEW_CSS,
+        **found,
     )
 
 
 async def document_page(request: Request) -> Response:
-    """``GET /document?key=K``: a document and its stored matches both ways."""
+    """``GET /document?key=K[&exact=1]``: a document with the total first, its sources and
+    their passages marked in its text, and its stored matches both ways."""
     key = request.query_params.get("key", "")
+    options, _ = _evidence(request)
     try:
-        found = await server_of(request).reader.run(document_pairs, key)
+        found = await server_of(request).reader.run(document_with_view, key, options)
     except DocumentNotFoundError as e:
         return server_of(request).page(request, "message.html", 404, title="Not found", text=str(e))
-    return server_of(request).page(request, "document.html", **found)
+    return server_of(request).page(request, "document.html", view_css=VIEW_CSS, **found)
+
+
+async def check_document_page(request: Request) -> Response:
+    """``GET /check/{qid}/document?query=Q[&min=PCT]``: a checked document with its total
+    (computed from the passages of its sources) first, its sources and its text marked."""
+    srv = server_of(request)
+    qid, qkey = request.path_params["qid"], request.query_params.get("query", "")
+    text = srv.queries.get(qid, qkey)
+    if text is None:
+        return srv.page(request, "message.html", 404, title="Not found", text=_FORGOTTEN)
+    try:
+        min_sim = api.min_similarity({}, request.query_params)
+    except ValueError as e:
+        return srv.page(request, "message.html", 400, title="Bad request", text=str(e))
+    found = await srv.reader.run(checked_document, qid, qkey, text, min_sim)
+    return srv.page(request, "checked.html", view_css=VIEW_CSS, **found)
+
+
+async def term_page(request: Request) -> Response:
+    """``GET /term[?run=N][&folder=F][&since=YYYY-MM-DD][&until=YYYY-MM-DD][&level=PCT]``:
+    the batch overview (the last run's documents by default), the largest total first, and
+    the groups of documents that share text."""
+    q = request.query_params
+    srv = server_of(request)
+    try:
+        run = int(q["run"]) if q.get("run") else None
+        level = float(q["level"]) if q.get("level") else GROUP_LEVEL
+        found = await srv.reader.run(
+            term_overview, run, q.get("folder") or None, q.get("since") or None,
+            q.get("until") or None, level,
+        )  # fmt: skip
+    except (ValueError, ConfigError) as e:
+        return srv.page(request, "message.html", 400, title="Bad request", text=str(e))
+    form = {k: q.get(k, "") for k in ("run", "folder", "since", "until", "level")}
+    return srv.page(request, "term.html", view_css=VIEW_CSS, form=form, **found)
+
+
+async def view_js(request: Request) -> Response:
+    """``GET /view.js``: the behaviour of the document views and sortable tables."""
+    return Response(VIEW_JS, media_type="text/javascript")
 
 
 def _evidence(request: Request) -> tuple[ViewOptions, tuple[tuple[str, str], ...]]:
@@ -261,7 +312,7 @@ async def check_report_page(request: Request) -> Response:
             "message.html",
             404,
             title="Not found",
-            text="this checked document is no longer kept by the server: check it again",
+            text=_FORGOTTEN,
         )
 
     options, links = _evidence(request)
@@ -340,6 +391,9 @@ def create_app(settings: Settings) -> Starlette:
         Route("/document", document_page),
         Route("/report", report_page),
         Route("/check/{qid}/report", check_report_page),
+        Route("/check/{qid}/document", check_document_page),
+        Route("/term", term_page),
+        Route("/view.js", view_js),
         Route("/stats", stats_page),
         Route("/errors", errors_page),
         Route("/add", add_page),

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from simdask.index import Index
 from simdask.kernels.similarity import containment
 from simdask.read.snapshots import read_consistent
+from simdask.read.totals import read_totals
 from simdask.storage.reads import document_page, pair_histogram
 
 __all__ = [
@@ -97,11 +98,14 @@ class QueryStore:
 
 def search_documents(idx, search: str, limit: int = 100, offset: int = 0) -> dict[str, Any]:
     """Documents whose key contains ``search`` (case-insensitive; empty: all), by key:
-    ``{"total": n, "documents": [{"key", "words", "chunks", "status", "best"}]}`` where
-    ``best`` is the highest stored similarity of the document to another (percent)."""
+    ``{"total": n, "documents": [{"key", "words", "chunks", "status", "best", "total"}]}``
+    where ``best`` is the highest stored similarity of the document to another (percent)
+    and a document's ``total`` the percent of it found in other documents (None: never
+    computed, :mod:`simdask.read.totals`)."""
     total, rows = document_page(idx.catalog, search, limit, offset)
+    found = {t.doc: t.total for t in read_totals(idx.catalog, [r[0] for r in rows])}
     docs = [
-        {"key": k, "words": w, "chunks": n, "status": st, "best": b or 0.0}
+        {"key": k, "words": w, "chunks": n, "status": st, "best": b or 0.0, "total": found.get(k)}
         for k, w, n, st, b in rows
     ]
     return {"total": total, "documents": docs}

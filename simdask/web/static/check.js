@@ -60,20 +60,37 @@
     last = data;
     var body = document.querySelector('#results-table tbody');
     body.textContent = '';
-    var rows = data.results.slice().sort(function (x, y) {  // the larger percentage first
-      return Math.max(y.similarity, y.reverse_similarity) -
-        Math.max(x.similarity, x.reverse_similarity);
+    // the checked document's own share found in each source first (what a teacher reads)
+    var rows = data.results.slice().sort(function (x, y) {
+      return y.similarity - x.similarity || y.reverse_similarity - x.reverse_similarity;
+    });
+    var views = document.getElementById('views');
+    views.textContent = '';
+    data.queries.forEach(function (q) {
+      if (!q.matches) return;
+      var li = el('li');
+      var a = el('a', q.key + ': the total found in other documents, every source marked in its text');
+      a.href = '/check/' + encodeURIComponent(data.qid) + '/document?query=' +
+        encodeURIComponent(q.key) + '&min=' + encodeURIComponent(data.min);
+      a.className = 'doc-view';
+      li.appendChild(a);
+      views.appendChild(li);
     });
     rows.forEach(function (r) {
       var tr = el('tr');
+      tr.dataset.key = r.query + ' ' + r.key;
       tr.appendChild(el('td', r.query));
       var td = el('td');
       var a = el('a', r.key);
       a.href = '/document?key=' + encodeURIComponent(r.key);
       td.appendChild(a);
       tr.appendChild(td);
-      tr.appendChild(el('td', pct(r.similarity), 'n'));
-      tr.appendChild(el('td', pct(r.reverse_similarity), 'n'));
+      var own = el('td', pct(r.similarity), 'n');
+      own.dataset.v = String(r.similarity);
+      tr.appendChild(own);
+      var back = el('td', pct(r.reverse_similarity), 'n');
+      back.dataset.v = String(r.reverse_similarity);
+      tr.appendChild(back);
       tr.appendChild(el('td', inWords(r)));
       tr.appendChild(el('td', String(r.shared), 'n'));
       tr.appendChild(el('td', String(r.doc_chunks), 'n'));

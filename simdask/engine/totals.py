@@ -1,0 +1,157 @@
+"""Aligning an index's candidate pairs on the Dask cluster, for the totals (issue 29 item 2).
+
+A job (:class:`~simdask.storage.totals.AlignJob`) names two stored documents and where
+their texts are. One task aligns a batch of jobs (:func:`align_job_batch`, a plain function:
+each text read once per batch from the index's text packs, its excluded text found as the
+index excludes it, the pair aligned by :func:`simdask.alignment.align` with the smaller key
+as text A, the passages turned into word intervals on both sides). Task names are
+deterministic (:func:`~simdask.engine.context.task_key`: stage ``totals``, a tag hashed from
+the jobs and the settings, the batch number); :func:`align_jobs` yields each batch's results
+as it completes, so that a caller can commit per batch (``totals --compute``: resumable).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simdask.alignment import AlignConfig, align
+from simdask.alignment.segment import word_spans
+from simdask.cluster.workers import scheduler_workers
+from simdask.engine.context import task_key
+from simdask.kernels.aligned_totals import excluded_text, word_intervals
+from simdask.kernels.text import chunks
+from simdask.progress import Callback
+from simdask.storage.text_packs import TextStore
+from simdask.storage.totals import AlignJob, PairAlignment
+
+__all__ = ["MAX_BATCH_JOBS", "AlignSettings", "align_job_batch", "align_jobs"]
+
+#: most pairs per task (fewer when there are few: about 4 tasks per worker thread)
+MAX_BATCH_JOBS = 64
+
+
+@dataclass(frozen=True)
+class AlignSettings:
+    """What the aligner needs besides the jobs: where the text packs are (``texts``, a
+    folder), the index's exclusions (``quotes``, ``bibliography``, the template texts and
+    the chunk length ``k`` their windows are matched by) and the aligner's settings
+    (``align``: :meth:`AlignConfig.to_dict`, None: defaults)."""
+
+    texts: str
+    quotes: bool = False
+    bibliography: bool = False
+    templates: tuple[str, ...] = ()
+    k: int = 5
+    align: dict[str, Any] | None = None
+    _chunks: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def template_chunks(self) -> frozenset:
+        """The true chunks (sorted word tuples) of the template texts, built once."""
+        if "c" not in self._chunks:
+            self._chunks["c"] = frozenset(c for t in self.templates for c in chunks(t, self.k))
+        return self._chunks["c"]
+
+    def tag(self) -> str:
+        """JSON of what decides the results (not where the texts are)."""
+        d = asdict(self)
+        d.pop("_chunks")
+        d.pop("texts")
+        return json.dumps(d, sort_keys=True)
+
+
+def _prepared(text: str, s: AlignSettings) -> tuple[str, list[tuple[int, int]], Any]:
+    tpl = s.template_chunks() if s.templates else frozenset()
+    return text, excluded_text(text, s.quotes, s.bibliography, tpl, s.k), word_spans(text)
+
+
+def align_job_batch(jobs: list[AlignJob], settings: AlignSettings) -> list[PairAlignment]:
+    """Align one batch of jobs (a task); each stored text is read once per batch. Returns
+    one :class:`PairAlignment` per job, in order (word intervals over the aligner's words,
+    a word counting when it lies wholly inside a passage)."""
+    store = TextStore(Path(settings.texts))
+    cfg = None if settings.align is None else AlignConfig.from_dict(settings.align)
+    cache: dict[tuple[str, int, int], tuple[str, list[tuple[int, int]], Any]] = {}
+
+    def get(loc: tuple[str, int, int]):
+        if loc not in cache:
+            cache[loc] = _prepared(store.read(*loc), settings)
+        return cache[loc]
+
+    out = []
+    for j in jobs:
+        one, two = (j.a_text, j.b_text) if j.first == j.a else (j.b_text, j.a_text)
+        (ta, xa, wa), (tb, xb, wb) = get(one), get(two)
+        found = align(ta, tb, cfg, excluded_a=xa, excluded_b=xb)
+        ia = word_intervals(wa[0], wa[1], [(p.a_start, p.a_end) for p in found])
+        ib = word_intervals(wb[0], wb[1], [(p.b_start, p.b_end) for p in found])
+        na, nb = len(wa[0]), len(wb[0])
+        if j.first == j.a:
+            out.append(PairAlignment(j.a, j.b, na, nb, ia, ib))
+        else:
+            out.append(PairAlignment(j.a, j.b, nb, na, ib, ia))
+    return out
+
+
+def _tag(jobs: list[AlignJob], settings: AlignSettings) -> str:
+    """8 hex digits naming the tasks: the same jobs and settings give the same names."""
+    h = hashlib.blake2b(digest_size=4)
+    h.update(settings.tag().encode())
+    for j in jobs:
+        h.update(f"{j.a}:{j.a_text}:{j.b}:{j.b_text}\n".encode())
+    return h.hexdigest()
+
+
+def align_jobs(
+    jobs: list[AlignJob],
+    settings: AlignSettings,
+    *,
+    client=None,
+    batch_jobs: int | None = None,
+    callback: Callback | None = None,
+) -> Iterator[list[PairAlignment]]:
+    """Align ``jobs`` on the cluster of ``client`` (None: here, batch by batch), yielding
+    each batch's results as it completes. Progress: one stage ``align`` counting pairs."""
+    cb = callback or Callback()
+    if not jobs:
+        return
+    if batch_jobs is None:
+        workers = scheduler_workers(client).values() if client is not None else ()
+        threads = max(1, sum(w.get("nthreads", 1) for w in workers))
+        batch_jobs = max(1, min(MAX_BATCH_JOBS, math.ceil(len(jobs) / (4 * threads))))
+    batches = [jobs[i : i + batch_jobs] for i in range(0, len(jobs), batch_jobs)]
+    cb.stage("align", len(jobs))
+    try:
+        if client is None:
+            for batch in batches:
+                yield align_job_batch(batch, settings)
+                cb.advance(len(batch))
+            return
+        yield from _on_cluster(client, batches, settings, cb)
+    finally:
+        cb.end_stage()
+
+
+def _on_cluster(client, batches, settings: AlignSettings, cb: Callback):
+    from distributed import as_completed  # dask: only where a cluster runs the tasks
+
+    tag = _tag([j for b in batches for j in b], settings)
+    futures = [
+        client.submit(align_job_batch, b, settings, key=task_key("totals", tag, b=i), pure=False)
+        for i, b in enumerate(batches)
+    ]
+    size = {f.key: len(b) for f, b in zip(futures, batches, strict=True)}
+    try:
+        for fut in as_completed(futures):
+            got = fut.result()
+            cb.advance(size[fut.key])
+            fut.release()
+            yield got
+    finally:
+        for f in futures:
+            f.release()

@@ -1,0 +1,176 @@
+"""One document with all its sources (issue 29, issue 31 items 10 and 16): what every view of a
+document shows first, its **total** (the percent of its words inside passages found in other
+documents), then each source with its share (the percent of the document inside passages
+taken from it), largest first, and the passages of every source in one view of its text.
+
+The passages of each source are those of the pair's view (:func:`~simdask.evidence.pair_view.
+index_report`: the aligner's, under the index's exclusions): one code path for the passages of
+a pair and of a document. The total of an indexed document is the stored one
+(:meth:`Index.total <simdask.index.Index.total>`; ``totals --compute`` stores it); a document
+without one says so (``total`` None), never 0 %. A checked document (``query``, the web check)
+is not stored: its total is computed here from the same passages, as the union over its
+sources (``total_from="view"``).
+
+Offsets are code points of the document's text; percentages 0..100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from simdask.alignment.coverage import word_share
+from simdask.evidence.pair_view import ViewOptions, index_report
+from simdask.kernels.text import WORD_PATTERN
+from simdask.read.pairs import Pair, pct
+from simdask.read.totals import DocTotal
+
+__all__ = [
+    "MAX_SOURCES",
+    "NOT_COMPUTED",
+    "DocView",
+    "SourceView",
+    "document_view",
+    "total_sentence",
+]
+
+#: sources shown in one view of a text (one colour each)
+MAX_SOURCES = 8
+#: what a view says of an indexed document whose total was never computed
+NOT_COMPUTED = "total not computed — run `simdask totals INDEX --compute`"
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """One source of a document in a view: its ``key``; ``share`` the percent of the
+    document inside passages taken from it (the stored share, or the view's coverage);
+    ``back`` the percent of the source inside them; ``a_in_b``/``b_in_a`` the chunk
+    containment both ways (the index's measure); ``passages`` the pair's passages
+    (``doc_start``, ``doc_end``, ``words``, ``kind``...: :func:`index_report`);
+    ``excluded`` the ``(start, end, kind)`` spans of the document left out."""
+
+    key: str
+    share: float | None
+    back: float | None
+    a_in_b: float | None
+    b_in_a: float | None
+    passages: tuple[dict, ...]
+    excluded: tuple[tuple[int, int, str], ...]
+
+
+@dataclass(frozen=True)
+class DocView:
+    """A document and its sources: ``key``, ``words``; ``total`` percent (None: never
+    computed), ``total_from`` ``"stored"`` or ``"view"`` (computed from the passages shown)
+    or None; ``sources`` largest share first (at most :data:`MAX_SOURCES`); ``more`` how
+    many further sources the view leaves out (of a stored total: counted in it; of a total
+    computed in the view: further matches by chunks, not aligned); ``text`` (None: no stored
+    text; then no passages were looked for)."""
+
+    key: str
+    words: int
+    total: float | None
+    total_from: str | None
+    sources: tuple[SourceView, ...]
+    more: int
+    text: str | None
+
+    def passages(self) -> list[tuple[int, int, int, dict]]:
+        """Every passage of every source as ``(start, end, source number, passage)``, in text
+        order (where sources overlap, each keeps its own span)."""
+        out = [
+            (p["doc_start"], p["doc_end"], i, p)
+            for i, s in enumerate(self.sources)
+            for p in s.passages
+        ]
+        return sorted(out, key=lambda t: (t[0], t[1], t[2]))
+
+    def excluded(self) -> list[tuple[int, int, str]]:
+        """The document's excluded spans as any of its sources' reports gives them, sorted."""
+        return sorted({x for s in self.sources for x in s.excluded})
+
+
+def total_sentence(view: DocView) -> str:
+    """The headline in a teacher's words: ``"71 % of late/quinn.docx is found in 3 other
+    documents"``; ``"No passage of … is found in another document"``; or :data:`NOT_COMPUTED`
+    prefixed by the key. A total computed in the view counts the sources whose passages it
+    found; a stored one every source of the total."""
+    if view.total is None:
+        return f"{view.key}: {NOT_COMPUTED}"
+    if view.total_from == "view":  # only the sources aligned in this view count
+        n = sum(1 for s in view.sources if (s.share or 0.0) > 0)
+    else:
+        n = len(view.sources) + view.more
+    if view.total <= 0 or n == 0:
+        return f"No passage of {view.key} is found in another document"
+    others = "1 other document" if n == 1 else f"{n} other documents"
+    return f"{pct(view.total)} of {view.key} is found in {others}"
+
+
+def _source(index, key: str, other: str, text: str | None, share, pair, options) -> SourceView:
+    """One source's view: the pair's report (the one code path for passages)."""
+    rep = index_report(index, key, other, text=text, options=options)
+    cov = rep.get("aligned_coverage")
+    excl = tuple((x["start"], x["end"], x["kind"]) for x in rep["excluded"]["doc"])
+    return SourceView(
+        key=other,
+        share=share if share is not None else (None if cov is None else cov["doc"]),
+        back=None if cov is None else cov["other"],
+        a_in_b=rep.get("similarity", None if pair is None else pair.a_in_b),
+        b_in_a=rep.get("reverse_similarity", None if pair is None else pair.b_in_a),
+        passages=tuple(rep["passages"]),
+        excluded=excl,
+    )
+
+
+def document_view(
+    index,
+    key: str,
+    pairs: Sequence[Pair],
+    *,
+    text: str | None = None,
+    total: DocTotal | None = None,
+    options: ViewOptions | None = None,
+) -> DocView:
+    """The view of document ``key`` of ``index`` (or, with ``text``, of a checked document
+    of that name that is not stored). ``pairs``: its stored pairs seen from it (``a_key`` =
+    ``key``). Its sources are those of its stored ``total`` (None: it has none; then its
+    pairs, largest share of it first), at most :data:`MAX_SOURCES`, each with the pair's
+    passages; a checked document's total is computed from them."""
+    own = {p.b_key: p for p in pairs}
+    chosen: list[tuple[str, float | None]]
+    if total is not None:
+        chosen = [(s.key, s.share) for s in total.sources]
+    else:
+        ranked = sorted(pairs, key=lambda p: (-p.a_in_b, p.b_key))
+        chosen = [(p.b_key, None) for p in ranked]
+    body = text if text is not None else _stored_text(index, key)
+    shown = chosen[:MAX_SOURCES] if body is not None else []
+    sources = [_source(index, key, o, text, s, own.get(o), options) for o, s in shown]
+    if total is None and text is None:
+        # an indexed document without a stored total: its sources by the view's share
+        sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
+    words = total.words if total is not None else _words(index, key, text)
+    value, origin = (total.total, "stored") if total is not None else (None, None)
+    if text is not None:
+        spans = [(p["doc_start"], p["doc_end"]) for s in sources for p in s.passages]
+        value, origin = 100.0 * word_share(text, spans), "view"
+        sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
+    return DocView(
+        key, words, value, origin, tuple(sources), max(0, len(chosen) - len(shown)), body
+    )
+
+
+def _stored_text(index, key: str) -> str | None:
+    """The stored text of an indexed document (None: the index keeps none)."""
+    if index.catalog.document(key).text_pack is None:
+        return None
+    return index.text(key)
+
+
+def _words(index, key: str, text: str | None) -> int:
+    """The words of a document: a checked text's (as the aligner counts them), else the
+    catalog's count."""
+    if text is not None:
+        return sum(1 for _ in WORD_PATTERN.finditer(text))
+    return index.catalog.document(key).n_words

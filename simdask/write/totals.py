@@ -1,0 +1,108 @@
+"""The writer's side of the totals (issue 29 item 2): what a run's commit does about them,
+and ``totals --compute``: every document's candidates aligned on the cluster, committed
+batch by batch (the stored pairs are the completion markers: an interrupted computation goes
+on where it stopped), then every total in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
+
+from simdask.alignment import AlignConfig
+from simdask.errors import ConfigError
+from simdask.progress import Callback
+from simdask.storage.totals import (
+    AlignJob,
+    PairAlignment,
+    TotalsPlan,
+    compute_batch,
+    compute_finish,
+    compute_start,
+)
+from simdask.write.exclude import Template
+
+if TYPE_CHECKING:
+    from simdask.index import Index
+
+__all__ = ["compute_totals", "run_totals_plan"]
+
+
+def _settings(index: Index, templates: tuple[Template, ...], config: AlignConfig | None):
+    from simdask.engine.totals import AlignSettings  # loads dask: only when aligning
+
+    cfg = index.config
+    return AlignSettings(
+        str(index.path / "texts"),
+        cfg.exclude_quotes,
+        cfg.exclude_bibliography,
+        tuple(t.text for t in templates),
+        cfg.k,
+        None if config is None else config.to_dict(),
+    )
+
+
+def _aligner(
+    index: Index, client, templates: tuple[Template, ...], cb: Callback
+) -> Callable[[list[AlignJob]], list[PairAlignment]]:
+    def run(jobs: list[AlignJob]) -> list[PairAlignment]:
+        from simdask.engine.totals import align_jobs  # loads dask: only when aligning
+
+        settings = _settings(index, templates, None)
+        found = align_jobs(jobs, settings, client=client, callback=cb)
+        return [r for batch in found for r in batch]
+
+    return run
+
+
+def run_totals_plan(
+    index: Index, client, request: Any, templates: tuple[Template, ...]
+) -> TotalsPlan:
+    """The :class:`TotalsPlan` of a run about to commit (called before its commit), from the
+    writer's ``request`` (its ``options.totals`` mode, ``rebuild``, ``keep_hashes``, ``cb``):
+    the new and modified documents become tracked in an incremental run of mode ``new`` (not
+    a first build, nor a run replacing stored documents: a rebuild, a re-chunking for
+    changed exclusions), every document in mode ``all``; the run's ``client`` aligns the
+    missing pairs with the exclusions of the run (``templates``)."""
+    mode = request.options.totals
+    replacing = request.rebuild or request.keep_hashes is not None
+    had_documents = index.catalog.n_documents(limit=1) > 0
+    return TotalsPlan(
+        track_new=mode == "new" and had_documents and not replacing,
+        track_all=mode == "all",
+        aligner=_aligner(index, client, templates, request.cb),
+    )
+
+
+def compute_totals(
+    index: Index,
+    *,
+    top: int | None = None,
+    client=None,
+    wait: float = 0.0,
+    callback: Callback | None = None,
+    batch_jobs: int | None = None,
+    lock: bool = True,
+) -> dict[str, Any]:
+    """Align every document's top ``top`` candidates (None: the stored setting, 5 at first)
+    on the cluster of ``client`` (None: in this process) and store every total; every
+    document stays tracked from then on. Resumable: each batch of pairs is committed as it
+    completes, and pairs already stored are not aligned again. ``lock``: take the writer
+    lock (False: the caller holds it). Returns counts: ``pairs`` required, ``aligned`` now,
+    ``documents`` with a total."""
+    from simdask.engine.totals import align_jobs  # loads dask: only when aligning
+
+    if top is not None and (type(top) is not int or top < 1):
+        raise ConfigError(f"top must be a whole number >= 1, found {top!r}")
+    cb = callback or Callback()
+    with index.writer(wait=wait) if lock else nullcontext():
+        k, required, jobs = compute_start(index.catalog, top)
+        settings = _settings(index, index.templates(), None)
+        aligned = 0
+        for batch in align_jobs(jobs, settings, client=client, batch_jobs=batch_jobs, callback=cb):
+            aligned += compute_batch(index.catalog, batch)  # the batch's completion marker
+        done = compute_finish(index.catalog, k)
+        index.drop_caches()
+    have = done["tracked"] - done["dropped"]
+    return {"pairs": required, "aligned": aligned, "documents": have}

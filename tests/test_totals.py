@@ -1,0 +1,142 @@
+"""Aligned coverage and per-document totals (issue 29 item 2): the kernels against Python
+sets, the stored totals against a brute-force reference (every required pair aligned again),
+and incremental runs, deletions and exclusion changes against a full build."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from simdask import Index, IndexConfig, RunOptions
+from simdask.read.totals import pair_aligned
+from tests.helpers.corpus import make_docs, write_txt
+from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
+
+pytestmark = pytest.mark.integration
+
+CFG = IndexConfig(hash_bits=24, shards=2, top_k=3)
+DOCS = make_docs(24, seed=5)
+KEYS = sorted(DOCS)
+
+
+# --- the index --------------------------------------------------------------------------------
+def _names(totals: dict) -> dict:
+    """Stored totals with keys and source keys without their folder (indexes compared)."""
+
+    def name(k):
+        return k.split("/", 1)[1]
+
+    return {name(k): (t, {name(s): v for s, v in src.items()}) for k, (t, src) in totals.items()}
+
+
+def _index(tmp_path, name, keys, client, totals="all", exclude=None, config=CFG):
+    folder = tmp_path / f"{name}-src"
+    shutil.rmtree(folder, ignore_errors=True)
+    write_txt({k: DOCS[k] for k in keys}, folder)
+    idx = Index.create(tmp_path / name, config)
+    idx.update([folder], client=client, options=RunOptions(totals=totals), exclude=exclude)
+    return idx, folder
+
+
+def test_stored_totals_equal_the_brute_force_union(tmp_path, client):
+    idx, _ = _index(tmp_path, "all", KEYS, client)
+    got = stored_totals(idx)
+    assert len(got) == idx.stats()["documents"]
+    assert_totals_close(got, reference_totals(idx))
+    assert any(t > 20 for t, _ in got.values())  # the planted copies are found
+    # a source's share is the pair's aligned coverage, as similar --format jsonl prints it
+    pairs = [(d, s) for d, (_, src) in got.items() for s in src]
+    aligned = pair_aligned(idx.catalog, pairs)
+    assert {p: aligned[p] for p in pairs} == pytest.approx({(d, s): got[d][1][s] for d, s in pairs})
+
+
+def test_compute_totals_equals_update_align_and_resumes(tmp_path, client):
+    a, _ = _index(tmp_path, "a", KEYS, client, totals="off")
+    assert a.totals() == []  # a first build tracks nothing unless asked
+    out = a.compute_totals(client=client, batch_jobs=3)
+    assert out["aligned"] > 0 and out["documents"] == a.stats()["documents"]
+    b, _ = _index(tmp_path, "b", KEYS, client, totals="all")
+    assert _names(stored_totals(a)) == _names(stored_totals(b))
+    again = a.compute_totals(client=client)
+    assert again["aligned"] == 0  # every required pair is stored: nothing aligned again
+    assert _names(stored_totals(a)) == _names(stored_totals(b))
+
+
+def test_an_incremental_run_gives_its_new_documents_totals(tmp_path, client):
+    copier = "copier"
+    DOCS_PLUS = {copier: DOCS[KEYS[0]][:1500] + " " + DOCS[KEYS[1]][:600]}
+    idx, folder = _index(tmp_path, "inc", KEYS[:12], client, totals="off")
+    idx.compute_totals(client=client)  # the archive
+    before = idx.total(f"{folder.name}/{KEYS[0]}.txt")
+    write_txt(DOCS_PLUS, folder)
+    idx.update([folder], client=client)  # the default: the new essay gets its total
+    new = idx.total(f"{folder.name}/{copier}.txt")
+    assert new is not None and new.total > 50
+    assert {s.key for s in new.sources} >= {f"{folder.name}/{KEYS[0]}.txt"}
+    after = idx.total(f"{folder.name}/{KEYS[0]}.txt")
+    assert after.total > before.total  # the copied essay's total rises too
+    assert_totals_close(stored_totals(idx), reference_totals(idx))
+
+
+def test_deleting_a_source_lowers_the_total_as_a_full_build(tmp_path, client):
+    idx, folder = _index(tmp_path, "del", KEYS, client)
+    name = f"{folder.name}/near_dup.txt"
+    assert idx.total(name).total > 90
+    (folder / f"{KEYS[3]}.txt").unlink()  # near_dup's source
+    idx.update([folder], client=client, delete_missing=True)
+    assert idx.total(name).total < 50
+    full, _ = _index(tmp_path, "full", [k for k in KEYS if k != KEYS[3]], client)
+    assert_totals_close(_names(stored_totals(idx)), _names(stored_totals(full)))
+    assert_totals_close(stored_totals(idx), reference_totals(idx))
+
+
+def test_excluding_a_template_realigns_what_it_touches(tmp_path, client):
+    idx, folder = _index(tmp_path, "ex", KEYS, client)
+    tpl = tmp_path / "template.txt"
+    tpl.write_text(DOCS[KEYS[3]])  # near_dup's source becomes excluded text
+    idx.update([folder], client=client, exclude=[tpl])
+    name = f"{folder.name}/near_dup.txt"
+    assert idx.total(name).total < 50
+    assert_totals_close(stored_totals(idx), reference_totals(idx))
+
+
+def test_a_source_copied_by_many_counts_every_copier(tmp_path, client):
+    """With one candidate per document, the copiers each name the source, the source names
+    one of them: the source's total still covers what every copier took (and follows an
+    added copier and a deleted one)."""
+    src = DOCS[KEYS[5]]
+    third = len(src) // 3
+    copiers = {
+        f"c{i}": DOCS[KEYS[10 + i]][:700] + " " + src[i * third : (i + 1) * third] for i in range(3)
+    }
+    folder = write_txt({"source": src, "c0": copiers["c0"], "c1": copiers["c1"]}, tmp_path / "src")
+    idx = Index.create(tmp_path / "hub", CFG)
+    idx.update([folder], client=client, options=RunOptions(totals="off"))
+    idx.compute_totals(client=client, top=1)
+    assert_totals_close(stored_totals(idx), reference_totals(idx, top=1))
+    write_txt({"c2": copiers["c2"]}, folder)
+    idx.update([folder], client=client)
+    got = stored_totals(idx)
+    assert_totals_close(got, reference_totals(idx, top=1))
+    assert len(got["src/source.txt"][1]) == 3 and got["src/source.txt"][0] > 80
+    (folder / "c0.txt").unlink()
+    idx.update([folder], client=client, delete_missing=True)
+    got = stored_totals(idx)
+    assert_totals_close(got, reference_totals(idx, top=1))
+    assert set(got["src/source.txt"][1]) == {"src/c1.txt", "src/c2.txt"}
+
+
+def test_modifying_a_document_realigns_its_pairs(tmp_path, client):
+    idx, folder = _index(tmp_path, "mod", KEYS, client)
+    name = f"{folder.name}/near_dup.txt"
+    assert idx.total(name).total > 90
+    fresh = make_docs(6, seed=99)["d004"]  # text found nowhere else
+    half = DOCS["near_dup"][: len(DOCS["near_dup"]) // 2] + " " + fresh
+    (folder / "near_dup.txt").write_text(half)
+    idx.update([folder], client=client)
+    assert idx.total(name).total < 70  # was 99 %
+    full, full_src = _index(tmp_path, "full", [], client)
+    write_txt({**{k: DOCS[k] for k in KEYS}, "near_dup": half}, full_src)
+    full.update([full_src], client=client, options=RunOptions(totals="all"))
+    assert_totals_close(_names(stored_totals(idx)), _names(stored_totals(full)))
