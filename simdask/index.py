@@ -178,7 +178,10 @@ class Index:
         indexed after those of ``sources``. ``max_file_bytes``: files larger than this are not
         read but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
         ``exclude``: template files (any format the extractors read) whose chunks are left out
-        of every count, stored in the index (None: keep the stored ones; ``[]``: none). A
+        of every count, stored in the index (None: keep the stored ones; ``[]``: none).
+        ``key_prefix``: put before the keys of the documents of ``sources`` (``"2026/"``); a
+        key another source gives, or a source inside a folder indexed before (or holding
+        one), is refused before the run (:mod:`simdask.write.collisions`). A
         change of them, or of ``config.exclude_quotes`` / ``exclude_bibliography`` (allowed
         without ``rebuild``), first re-chunks every document from its stored text
         (:mod:`simdask.write.rechunk`): the index then equals a full build with the new exclusions.

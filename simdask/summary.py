@@ -199,6 +199,14 @@ class RunSummary:
     rebuild: bool = False
     #: keys of the documents added, modified and deleted (not stored with the run)
     changed: dict[str, list[str]] = field(default_factory=dict)
+    #: ``(key, other key)``: a document this run added or modified whose content another
+    #: indexed document holds (the same file under two keys; their pair is 100 %; not stored)
+    identical: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def new_keys(self) -> list[str]:
+        """Keys of the documents this run added or modified (from :attr:`changed`)."""
+        return self.changed.get("added", []) + self.changed.get("modified", [])
 
     @property
     def extra(self) -> dict[str, Any]:
@@ -211,7 +219,7 @@ class RunSummary:
         d = {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if f.name not in ("stats", "changed")
+            if f.name not in ("stats", "changed", "identical")
         }
         d["errors"] = [list(e) for e in self.errors]
         d["extra"] = self.extra

@@ -32,7 +32,7 @@ from simdask.cluster.placement import choose_transfer, runs_in_process
 from simdask.cluster.spec import ClusterSpec
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError
-from simdask.ingest.sources import SourceItem, list_items, source_id
+from simdask.ingest.sources import SourceItem, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
@@ -44,8 +44,10 @@ from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.keys import migrate_keys
 from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
+from simdask.storage.source_reads import identical_copies
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
+from simdask.write.collisions import checked_items
 from simdask.write.garbage import collect_garbage
 from simdask.write.settings import use_worker_cache
 
@@ -53,13 +55,7 @@ if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
     from simdask.index import Index
 
-__all__ = [
-    "CATALOG_NAME",
-    "COMMIT_FAILPOINTS",
-    "COMPACTION_FAILPOINTS",
-    "Writer",
-    "create_catalog",
-]
+__all__ = ["CATALOG_NAME", "COMMIT_FAILPOINTS", "COMPACTION_FAILPOINTS", "Writer", "create_catalog"]
 
 _log = logging.getLogger(__name__)
 
@@ -97,6 +93,7 @@ class _Request:
     rebuild: bool
     connector: Any = None
     keep_hashes: dict[str, str] | None = None  # re-chunking stored texts (simdask.write.rechunk)
+    key_prefix: str = ""  # put before the keys of the documents of ``sources``
 
 
 class Writer:
@@ -143,6 +140,7 @@ class Writer:
         max_file_bytes: int | None = None,
         exclude: Iterable[str | os.PathLike] | None = None,
         connector=None,
+        key_prefix: str = "",
     ) -> RunSummary:
         """One run; see :meth:`simdask.index.Index.update` for the arguments. ``connector``:
         without ``client``, called with the number of documents listed, returns the context
@@ -166,6 +164,7 @@ class Writer:
             delete_missing=delete_missing,
             rebuild=rebuild,
             connector=connector,
+            key_prefix=key_prefix,
         )
         with self._locked():
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
@@ -233,7 +232,8 @@ class Writer:
             cb.message(f"keys of {renamed} documents renamed to <folder name>/<path>")
         t = time.perf_counter()
         cb.stage("scan", None)
-        items = [*list_items(req.sources), *req.items]
+        listed = checked_items(idx.catalog, req.sources, req.key_prefix, req.remove, req.rebuild)
+        items = [*listed, *req.items]
         cb.end_stage()
         scan_s = time.perf_counter() - t
         run_id = idx.catalog.start_run()
@@ -267,6 +267,7 @@ class Writer:
             self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
         summary.seconds["total"] = time.perf_counter() - started
         summary.documents = idx.catalog.n_documents()
+        summary.identical = identical_copies(idx.catalog, summary.new_keys)
         summary.index_bytes = idx.disk_bytes()
         return summary
 

@@ -184,6 +184,13 @@ def print_summary(s: RunSummary, verbose: bool = False) -> None:
         )
     for what in ("added", "modified", "deleted"):
         _names(what, s.changed.get(what, []), verbose)
+    if s.identical:
+        same = [f"{k} = {o}" for k, o in s.identical]
+        _names(
+            "identical copies of indexed documents (the same content; paired at 100 %)",
+            same,
+            verbose,
+        )
     if s.errors:
         print(f"failed or too short ({len(s.errors)}):", file=sys.stderr)
     shown = s.errors if verbose else s.errors[:SHOWN_NAMES]
