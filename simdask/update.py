@@ -48,6 +48,7 @@ from simdask.storage.source_reads import identical_copies
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
 from simdask.write.collisions import checked_items
+from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
 from simdask.write.settings import use_worker_cache
 
@@ -166,16 +167,17 @@ class Writer:
             connector=connector,
             key_prefix=key_prefix,
         )
-        with self._locked():
+        with self._locked(), contextlib.ExitStack() as shared:
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
             try:
                 self._set_config(config, rebuild)
                 done = None
                 if plan.rechunk or len(plan.affected):  # first: the stored texts chunked again
+                    req = share_cluster(req, shared, _default_connector)
                     done = self._rechunk(req, plan)
                 if done is not None and not (req.sources or req.items or req.remove):
                     return done
-                return self._run(req, plan)
+                return carry_change(self._run(req, plan), done)
             except BaseException:  # the settings in memory are the committed ones again
                 with contextlib.suppress(Exception):
                     self.index.config = self.index.catalog.check_format()
@@ -209,7 +211,7 @@ class Writer:
         """The run applying changed exclusions: every document (``plan.rechunk``: the run
         replaces the index) or only those the change affects, read from their stored texts
         with no size limit, their content hashes kept."""
-        doc_ids = None if plan.rechunk else plan.affected
+        doc_ids, before = None if plan.rechunk else plan.affected, measure(self.index.catalog)
         with rechunk.stored_texts(self.index, doc_ids, req.cb) as stored:
             sub = dataclasses.replace(
                 req,
@@ -221,7 +223,7 @@ class Writer:
                 rebuild=stored.replace_all,
                 keep_hashes=stored.hashes,
             )
-            return self._run(sub, plan)
+            return measured(self._run(sub, plan), before, self.index.catalog, stored.replace_all)
 
     def _run(self, req: _Request, plan: rechunk.ExclusionPlan) -> RunSummary:
         """List, compute, commit, clean up: one run under the lock."""
