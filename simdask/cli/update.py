@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
 from simdask.cli._common import EXIT_OK, print_summary, update_index
 from simdask.config import DEFAULT_SLACK, SIMILARITY_MODES, IndexConfig
 from simdask.errors import ConfigError
+from simdask.index import Index
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
 from simdask.kernels.keys import key_prefix
+from simdask.read.boilerplate import boilerplate_hint
 from simdask.write.settings import INDEX_SETTINGS, update_config, use_worker_cache
 
 __all__ = ["register", "run"]
@@ -212,4 +215,8 @@ def run(args) -> int:
         key_prefix=args.key_prefix,
     )
     print_summary(summary, getattr(args, "verbose", False))
+    with Index.open(args.index) as idx, idx.snapshot():
+        hint = boilerplate_hint(idx)
+    if hint:
+        print(hint, file=sys.stderr)
     return EXIT_OK
