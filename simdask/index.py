@@ -387,8 +387,8 @@ class Index:
         """Evidence for a pair: exact similarity both ways from the two stored texts, the
         hashed similarity the index holds (or would compute, if below the threshold), and the
         matching passages with character offsets into each text (see
-        :mod:`simdask.evidence.passages`); passages shorter than ``min_words`` words are left
-        out (the similarities are unchanged)."""
+        :mod:`simdask.evidence.passages`); matches shorter than ``min_words`` words are
+        ignored, in the exact similarities too (the stored one is unchanged)."""
         stored = {r.other: r.similarity for r in self.similar(key)}
         return self.report_text(
             key, self.text(key), other, min_chunks, stored.get(other), min_words=min_words

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_exact_only, add_format
+from simdask.cli._args import add_exact_only, add_format, add_min_match, view_options
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
-from simdask.evidence.pair_view import ViewOptions
 from simdask.evidence.results_html import query_page, write_page
 from simdask.index import Index
 from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
@@ -82,6 +81,7 @@ def register(subparsers) -> None:
         "text they cover",
     )
     add_exact_only(p)
+    add_min_match(p)
 
 
 def run(args) -> int:
@@ -92,7 +92,7 @@ def run(args) -> int:
         rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
         if args.html:
             texts = {key: text for key, text in docs if isinstance(text, str)}
-            _write_html(args.html, idx, rows, texts, _notes(batch), args.exact_only)
+            _write_html(args.html, idx, rows, texts, _notes(batch), view_options(args))
     if args.format == "table":
         for row in rows:
             row["in_words"] = holds(
@@ -133,7 +133,7 @@ def _notes(batch) -> list[tuple[str, str]]:
     return out
 
 
-def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, exact: bool) -> None:
+def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, options) -> None:
     """The results as one HTML page, each pair with its passages."""
     pairs = [
         Pair(
@@ -148,5 +148,5 @@ def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, exact
         for r in rows
     ]
     pairs.sort(key=lambda p: -p.larger)
-    write_page(path, query_page(idx, pairs, texts, notes, ViewOptions(exact_only=exact)))
+    write_page(path, query_page(idx, pairs, texts, notes, options))
     print(f"wrote {path}", file=sys.stderr)
