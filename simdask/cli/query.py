@@ -17,7 +17,7 @@ from simdask.evidence.results_html import query_page, write_page
 from simdask.index import Index
 from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
 from simdask.queries import query_documents
-from simdask.read.pairs import Pair, holds
+from simdask.read.pairs import Pair, counted, holds, pct
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -99,13 +99,24 @@ def run(args) -> int:
                 row["query"], row["key"], row["similarity"], row["reverse_similarity"]
             )
         rows.sort(key=lambda r: -max(r["similarity"], r["reverse_similarity"]))
-        write_rows(rows, TABLE_COLUMNS, "table", sys.stdout)
+        if rows:
+            write_rows(rows, TABLE_COLUMNS, "table", sys.stdout)
+        elif batch.results:
+            print(no_match(len(batch.results), args.min))
     else:
         write_rows(rows, COLUMNS, args.format, sys.stdout)
     for level, msg in _notes(batch):
         print(f"simdask: {level}: {msg}", file=sys.stderr)
     errors = [e for e in batch.unreadable if e.kind not in NOTE_KINDS]
     return EXIT_UNREADABLE if errors else EXIT_OK
+
+
+def no_match(n: int, least: float) -> str:
+    """The table's line when no indexed document matched ``n`` checked documents (instead
+    of a bare header)."""
+    above = f" {pct(least)} or more either way" if least > 0 else ""
+    checked = counted(n, "checked document")
+    return f"no match: no indexed document shares text{above} with the {checked}"
 
 
 def _notes(batch) -> list[tuple[str, str]]:

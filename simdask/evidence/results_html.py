@@ -20,7 +20,7 @@ from simdask.evidence.pair_view import (
 )
 from simdask.evidence.summary_text import snippet
 from simdask.ingest.sources import read_queries
-from simdask.read.pairs import Pair
+from simdask.read.pairs import Pair, counted
 
 __all__ = ["compare_page", "query_page", "render_results_html", "report_lines", "write_page"]
 
@@ -122,7 +122,7 @@ def query_page(
         rep = index_report(index, p.a_key, p.b_key, text=a, options=options)
         return report_lines(rep, a)
 
-    title = f"simdask query: {len(texts)} checked documents against {index.path}"
+    title = f"simdask query: {counted(len(texts), 'checked document')} against {index.path}"
     return render_results_html(
         title, pairs, ("checked document", "indexed document"), notes, passages
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 from simdask.evidence.pair_view import coverage_sentence
 from simdask.kernels.text import WORD_PATTERN
-from simdask.read.pairs import holds
+from simdask.read.pairs import counted, holds
 
 __all__ = ["format_report", "snippet"]
 
@@ -43,7 +43,8 @@ def format_report(rep: dict[str, Any], a_text: str, b_text: str, k: int = 5) -> 
     if cover is not None:
         lines.append(f"  {cover}")
     lines.append(
-        f"  {rep['shared']} shared chunks (a chunk is a run of {k} words, in any order); "
+        f"  {counted(rep['shared'], 'shared chunk')} (a chunk is a run of {k} words, in any "
+        "order); "
         f"{len(passages)} {'' if cover is not None else 'exact '}matching "
         f"passage{'' if len(passages) == 1 else 's'}" + (":" if passages else ".")
     )
