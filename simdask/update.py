@@ -44,12 +44,12 @@ from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.keys import migrate_keys
 from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
-from simdask.storage.source_reads import identical_copies
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
 from simdask.write.collisions import checked_items
 from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
+from simdask.write.run_notes import note_run
 from simdask.write.settings import use_worker_cache
 
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ class Writer:
             self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
         summary.seconds["total"] = time.perf_counter() - started
         summary.documents = idx.catalog.n_documents()
-        summary.identical = identical_copies(idx.catalog, summary.new_keys)
+        note_run(idx.catalog, listed, summary, rechunk=req.keep_hashes is not None)
         summary.index_bytes = idx.disk_bytes()
         return summary
 

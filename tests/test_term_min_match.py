@@ -15,6 +15,8 @@ from simdask.kernels.text import words
 from tests.helpers.cli import run
 from tests.helpers.documents import prose
 
+pytestmark = pytest.mark.system
+
 K = 5
 LONG = prose(40, seed=70)  # a copied paragraph
 SHORT = prose(25, seed=71)  # a shorter match, 25 words

@@ -9,6 +9,7 @@ from typing import Any
 from simdask.evidence.pair_view import coverage_sentence
 from simdask.kernels.text import WORD_PATTERN
 from simdask.read.pairs import counted, holds
+from simdask.read.review import review_lines
 
 __all__ = ["format_report", "snippet"]
 
@@ -42,6 +43,8 @@ def format_report(rep: dict[str, Any], a_text: str, b_text: str, k: int = 5) -> 
     cover = coverage_sentence(rep)
     if cover is not None:
         lines.append(f"  {cover}")
+    if rep.get("review"):
+        lines += [f"  {line}" for line in review_lines(rep["review"], a, b)]
     lines.append(
         f"  {counted(rep['shared'], 'shared chunk')} (a chunk is a run of {k} words, in any "
         "order); "
