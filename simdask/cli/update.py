@@ -18,7 +18,7 @@ from simdask.write.settings import INDEX_SETTINGS, update_config, use_worker_cac
 __all__ = ["register", "run"]
 
 _DESCRIPTION = (
-    "Index SOURCEs: documents, folders (.txt .md .html .htm .pdf .docx .odt, "
+    "Index SOURCEs: documents, folders (.txt .md .html .htm .pdf .docx .odt .rtf .doc, "
     'recursively) or .jsonl files of {"id": ..., "text": ...} lines, then compute '
     "similarities. Files that fail to extract are reported (simdask errors INDEX); the "
     "run still commits and exits with status 0. A SOURCE whose keys another source's documents "

@@ -43,8 +43,6 @@ def format_report(rep: dict[str, Any], a_text: str, b_text: str, k: int = 5) -> 
     cover = coverage_sentence(rep)
     if cover is not None:
         lines.append(f"  {cover}")
-    if rep.get("review"):
-        lines += [f"  {line}" for line in review_lines(rep["review"], a, b)]
     lines.append(
         f"  {counted(rep['shared'], 'shared chunk')} (a chunk is a run of {k} words, in any "
         "order); "
@@ -67,4 +65,6 @@ def format_report(rep: dict[str, Any], a_text: str, b_text: str, k: int = 5) -> 
         lines.append(f"  ({rep['passages_note']})")
     if rep.get("passages_truncated"):
         lines.append("  (very repetitive text: the shortest passages were left out)")
+    if rep.get("review"):  # who was first, the decision kept (issue 31)
+        lines += [f"  {line}" for line in review_lines(rep["review"], a, b)]
     return "\n".join(lines)
