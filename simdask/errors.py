@@ -21,10 +21,12 @@ __all__ = [
     "IndexFormatError",
     "IndexLockedError",
     "IndexNotFoundError",
+    "KeyCollisionError",
     "NotAnIndexError",
     "ShardNotCachedError",
     "SimdaskError",
     "SourceError",
+    "SourceOverlapError",
     "check_keys",
     "damaged",
 ]
@@ -101,6 +103,18 @@ class DiskFullError(SimdaskError, OSError):
 
 class SourceError(SimdaskError, OSError):
     """A source (file, folder, JSONL file) cannot be read or has the wrong form."""
+
+
+class KeyCollisionError(SimdaskError, ValueError):
+    """Two sources would give a document the same key (two folders of the same name, e.g.
+    ``2025/submissions`` and ``2026/submissions``): the run is refused before it starts and
+    the message suggests a ``--key-prefix`` that keeps the keys apart."""
+
+
+class SourceOverlapError(SimdaskError, ValueError):
+    """A source lies inside a folder indexed from another source, or holds one: its files
+    would be indexed twice under two keys (and paired with themselves); the run is refused
+    before it starts and the message names a document already indexed and what to run."""
 
 
 class ExtractionError(SimdaskError, ValueError):

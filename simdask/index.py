@@ -181,7 +181,10 @@ class Index:
         indexed after those of ``sources``. ``max_file_bytes``: files larger than this are not
         read but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
         ``exclude``: template files (any format the extractors read) whose chunks are left out
-        of every count, stored in the index (None: keep the stored ones; ``[]``: none). A
+        of every count, stored in the index (None: keep the stored ones; ``[]``: none).
+        ``key_prefix``: put before the keys of the documents of ``sources`` (``"2026/"``); a
+        key another source gives, or a source inside a folder indexed before (or holding
+        one), is refused before the run (:mod:`simdask.write.collisions`). A
         change of them, or of ``config.exclude_quotes`` / ``exclude_bibliography`` (allowed
         without ``rebuild``), first re-chunks every document from its stored text
         (:mod:`simdask.write.rechunk`): the index then equals a full build with the new exclusions.
@@ -409,8 +412,8 @@ class Index:
         """Evidence for a pair: exact similarity both ways from the two stored texts, the
         hashed similarity the index holds (or would compute, if below the threshold), and the
         matching passages with character offsets into each text (see
-        :mod:`simdask.evidence.passages`); passages shorter than ``min_words`` words are left
-        out (the similarities are unchanged)."""
+        :mod:`simdask.evidence.passages`); matches shorter than ``min_words`` words are
+        ignored, in the exact similarities too (the stored one is unchanged)."""
         stored = {r.other: r.similarity for r in self.similar(key)}
         return self.report_text(
             key, self.text(key), other, min_chunks, stored.get(other), min_words=min_words

@@ -6,7 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["CacheCounts", "HeavyStats", "QueryMatch", "RunStats", "RunSummary", "run_summary"]
+__all__ = [
+    "CacheCounts",
+    "ExclusionChange",
+    "HeavyStats",
+    "QueryMatch",
+    "RunStats",
+    "RunSummary",
+    "run_summary",
+]
 
 
 @dataclass(frozen=True)
@@ -178,6 +186,36 @@ class RunStats:
         return out
 
 
+@dataclass(frozen=True)
+class ExclusionChange:
+    """What a change of the exclusions (templates, quotations, reference lists) did to the
+    index: ``documents`` re-chunked from their stored texts (``whole``: every document, in a
+    run replacing the index; else only those holding newly excluded chunks), the similarity
+    rows and the chunks counted (the sum of ``|A|``) before and after."""
+
+    documents: int
+    whole: bool
+    rows_before: int
+    rows_after: int
+    chunks_before: int
+    chunks_after: int
+
+    def describe(self) -> str:
+        """One line for people: ``exclusions changed: 6 documents (every document) re-chunked
+        from their stored texts; similarity rows 6,320 -> 388; chunks counted 1,234 -> 700
+        (43 % fewer: text now excluded)``."""
+        which = "every document" if self.whole else "those holding newly excluded text"
+        docs = f"{self.documents:,} document{'' if self.documents == 1 else 's'}"
+        before, after = self.chunks_before, self.chunks_after
+        change = (before - after) / before * 100 if before else 0.0
+        what = "fewer: text now excluded" if change >= 0 else "more: text no longer excluded"
+        return (
+            f"exclusions changed: {docs} ({which}) re-chunked from their stored texts; "
+            f"similarity rows {self.rows_before:,} -> {self.rows_after:,}; chunks counted "
+            f"{before:,} -> {after:,} ({abs(change):.0f} % {what})"
+        )
+
+
 @dataclass
 class RunSummary:
     """What one update did: documents added, modified, deleted, unchanged, failed (per-file
@@ -208,6 +246,16 @@ class RunSummary:
     rebuild: bool = False
     #: keys of the documents added, modified and deleted (not stored with the run)
     changed: dict[str, list[str]] = field(default_factory=dict)
+    #: ``(key, other key)``: a document this run added or modified whose content another
+    #: indexed document holds (the same file under two keys; their pair is 100 %; not stored)
+    identical: list[tuple[str, str]] = field(default_factory=list)
+    #: what a change of the exclusions before this run did (not stored with the run)
+    exclusion_change: ExclusionChange | None = None
+
+    @property
+    def new_keys(self) -> list[str]:
+        """Keys of the documents this run added or modified (from :attr:`changed`)."""
+        return self.changed.get("added", []) + self.changed.get("modified", [])
 
     @property
     def extra(self) -> dict[str, Any]:
@@ -220,7 +268,7 @@ class RunSummary:
         d = {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if f.name not in ("stats", "changed")
+            if f.name not in ("stats", "changed", "identical", "exclusion_change")
         }
         d["errors"] = [list(e) for e in self.errors]
         d["extra"] = self.extra

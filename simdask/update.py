@@ -32,7 +32,7 @@ from simdask.cluster.placement import choose_transfer, runs_in_process
 from simdask.cluster.spec import ClusterSpec
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError
-from simdask.ingest.sources import SourceItem, list_items, source_id
+from simdask.ingest.sources import SourceItem, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
@@ -46,7 +46,10 @@ from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
+from simdask.write.collisions import checked_items
+from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
+from simdask.write.run_notes import note_run
 from simdask.write.settings import use_worker_cache
 from simdask.write.totals import run_totals_plan
 
@@ -54,13 +57,7 @@ if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
     from simdask.index import Index
 
-__all__ = [
-    "CATALOG_NAME",
-    "COMMIT_FAILPOINTS",
-    "COMPACTION_FAILPOINTS",
-    "Writer",
-    "create_catalog",
-]
+__all__ = ["CATALOG_NAME", "COMMIT_FAILPOINTS", "COMPACTION_FAILPOINTS", "Writer", "create_catalog"]
 
 _log = logging.getLogger(__name__)
 
@@ -98,6 +95,7 @@ class _Request:
     rebuild: bool
     connector: Any = None
     keep_hashes: dict[str, str] | None = None  # re-chunking stored texts (simdask.write.rechunk)
+    key_prefix: str = ""  # put before the keys of the documents of ``sources``
 
 
 class Writer:
@@ -144,6 +142,7 @@ class Writer:
         max_file_bytes: int | None = None,
         exclude: Iterable[str | os.PathLike] | None = None,
         connector=None,
+        key_prefix: str = "",
     ) -> RunSummary:
         """One run; see :meth:`simdask.index.Index.update` for the arguments. ``connector``:
         without ``client``, called with the number of documents listed, returns the context
@@ -167,17 +166,19 @@ class Writer:
             delete_missing=delete_missing,
             rebuild=rebuild,
             connector=connector,
+            key_prefix=key_prefix,
         )
-        with self._locked():
+        with self._locked(), contextlib.ExitStack() as shared:
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
             try:
                 self._set_config(config, rebuild)
                 done = None
                 if plan.rechunk or len(plan.affected):  # first: the stored texts chunked again
+                    req = share_cluster(req, shared, _default_connector)
                     done = self._rechunk(req, plan)
                 if done is not None and not (req.sources or req.items or req.remove):
                     return done
-                return self._run(req, plan)
+                return carry_change(self._run(req, plan), done)
             except BaseException:  # the settings in memory are the committed ones again
                 with contextlib.suppress(Exception):
                     self.index.config = self.index.catalog.check_format()
@@ -211,7 +212,7 @@ class Writer:
         """The run applying changed exclusions: every document (``plan.rechunk``: the run
         replaces the index) or only those the change affects, read from their stored texts
         with no size limit, their content hashes kept."""
-        doc_ids = None if plan.rechunk else plan.affected
+        doc_ids, before = None if plan.rechunk else plan.affected, measure(self.index.catalog)
         with rechunk.stored_texts(self.index, doc_ids, req.cb) as stored:
             sub = dataclasses.replace(
                 req,
@@ -223,7 +224,7 @@ class Writer:
                 rebuild=stored.replace_all,
                 keep_hashes=stored.hashes,
             )
-            return self._run(sub, plan)
+            return measured(self._run(sub, plan), before, self.index.catalog, stored.replace_all)
 
     def _run(self, req: _Request, plan: rechunk.ExclusionPlan) -> RunSummary:
         """List, compute, commit, clean up: one run under the lock."""
@@ -234,7 +235,8 @@ class Writer:
             cb.message(f"keys of {renamed} documents renamed to <folder name>/<path>")
         t = time.perf_counter()
         cb.stage("scan", None)
-        items = [*list_items(req.sources), *req.items]
+        listed = checked_items(idx.catalog, req.sources, req.key_prefix, req.remove, req.rebuild)
+        items = [*listed, *req.items]
         cb.end_stage()
         scan_s = time.perf_counter() - t
         run_id = idx.catalog.start_run()
@@ -269,6 +271,7 @@ class Writer:
             self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
         summary.seconds["total"] = time.perf_counter() - started
         summary.documents = idx.catalog.n_documents()
+        note_run(idx.catalog, listed, summary, rechunk=req.keep_hashes is not None)
         summary.index_bytes = idx.disk_bytes()
         return summary
 

@@ -138,7 +138,7 @@ def test_report_command(tmp_path):
     assert longest["words"] >= r.target_end - r.target_start
     t_lo, t_hi = _char_span(text, r.target_start, r.target_end)
     assert longest["doc_start"] <= t_lo and longest["doc_end"] >= t_hi
-    cut = longest["words"]  # --min-match: shorter passages hidden, similarities unchanged
+    cut = longest["words"]  # --min-match: shorter passages hidden and not counted
     report = [
         *run,
         "report",
@@ -158,7 +158,9 @@ def test_report_command(tmp_path):
             ).stdout
         )
         assert shown["passages"] == want
-        assert (shown["similarity"], shown["shared"]) == (rep["similarity"], rep["shared"])
+        # short matches are ignored in the percentages too (issue 31, item 11)
+        assert 0 < shown["similarity"] <= rep["similarity"] if want else shown["similarity"] == 0
+        assert shown["shared"] <= rep["shared"] and (want or shown["shared"] == 0)
 
 
 class _Marks(HTMLParser):
@@ -236,7 +238,7 @@ def test_chance_matches_inside_a_passage_are_dropped():
     assert page.count("<mark ") == 2
 
 
-def test_min_words_hides_short_passages_only():
+def test_min_words_ignores_short_passages_in_the_similarities_too():
     long = " ".join(f"long{i}" for i in range(30))
     short = " ".join(f"short{i}" for i in range(8))
     noise_a = " ".join(f"a{i}" for i in range(40))
@@ -248,7 +250,10 @@ def test_min_words_hides_short_passages_only():
     for min_words, want in ((0, [8, 30]), (8, [8, 30]), (9, [30]), (30, [30]), (31, [])):
         ev = compare_texts(a, b, 5, 1, min_words)
         assert sorted(p.words for p in ev.passages) == want
-        assert (ev.similarity, ev.shared) == (every.similarity, every.shared)
+        # every shared chunk lies in a passage shown: 26 chunks of the long one, 4 of the short
+        assert ev.shared == {(8, 30): 30, (30,): 26, (): 0}[tuple(want)]
+        assert ev.similarity == pytest.approx(100.0 * ev.shared / every.doc_chunks)
+    assert every.shared == 30
 
 
 def test_keys_are_escaped_once_in_the_report_page():

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from simdask import Index, IndexConfig
+from simdask.errors import KeyCollisionError
 from simdask.kernels.text import words
 from simdask.progress import Callback
 from tests.helpers.corpus import make_docs
@@ -53,32 +54,31 @@ def test_a_key_from_two_sources_is_an_error_never_a_replacement(tmp_path, client
     a = _write(tmp_path / "a" / "essays", {"smith.txt": prose(200, seed=3)})
     b = _write(tmp_path / "b" / "essays", {"smith.txt": prose(200, seed=4)})
     with Index.create(tmp_path / "idx", IndexConfig(shards=2)) as idx:
-        run = idx.update([a, b], client=client)
-        assert (run.added, run.failed) == (1, 1)
-        kind, msg = _errors(run)["essays/smith.txt"]
-        assert kind == "duplicate_key"
-        assert msg == (
-            f"key 'essays/smith.txt' given twice in this run, by {a.resolve()} and by "
-            f"{b.resolve()}; first kept"
-        )
+        # both in one run: refused before the run, nothing indexed (issue 31, item 2)
+        with pytest.raises(KeyCollisionError, match=f"also given by {a.resolve()}"):
+            idx.update([a, b], client=client)
+        assert idx.catalog.n_documents() == 0
+        run = idx.update([a], client=client)
         doc = idx.catalog.document("essays/smith.txt")
-        assert doc.source == str(a.resolve())
+        assert run.added == 1 and doc.source == str(a.resolve())
         # later, alone: the key belongs to a's document, which stays as it was
-        again = idx.update([b], client=client)
-        assert (again.added, again.modified, again.failed) == (0, 0, 1)
-        kind, msg = _errors(again)["essays/smith.txt"]
-        assert kind == "duplicate_key" and f"held by a document from {a.resolve()}" in msg
+        with pytest.raises(KeyCollisionError, match=f"already indexed from {a.resolve()}"):
+            idx.update([b], client=client)
         assert idx.catalog.document("essays/smith.txt") == doc
         assert words(idx.text("essays/smith.txt")) == words(prose(200, seed=3))
-        # a JSONL id equal to a file's key is the same conflict
+        # a JSONL id equal to a file's key: known once the line is read, reported per line
         j = tmp_path / "more.jsonl"
         j.write_text(json.dumps({"id": "essays/smith.txt", "text": prose(50, 5)}) + "\n")
         third = idx.update([j], client=client)
         assert _errors(third)["essays/smith.txt"][0] == "duplicate_key"
         assert idx.catalog.document("essays/smith.txt") == doc
+        # a key prefix keeps them apart
+        kept = idx.update([b], client=client, key_prefix="b")
+        assert kept.added == 1 and idx.catalog.document("b/essays/smith.txt")
         # removing the owner in the same run frees the key for the other source
         moved = idx.update([b], client=client, remove=["essays/smith.txt"])
         assert (moved.modified, moved.failed) == (1, 0)
+        assert moved.identical == [("essays/smith.txt", "b/essays/smith.txt")]
         assert idx.catalog.document("essays/smith.txt").source == str(b.resolve())
 
 

@@ -88,23 +88,23 @@ def test_unsupported_files_of_a_folder_are_reported_with_a_hint(built):
     errors = _errors(root / "idx")
     assert sorted(errors) == sorted(e.unsupported)
     assert all(r["kind"] == "unsupported" and r["kept"] is False for r in errors.values())
-    assert "an old Word file: save it as .docx" in errors["essays/old.doc"]["message"]
-    assert "a Rich Text file" in errors["essays/notes.rtf"]["message"]
+    assert "a WordPerfect file: save it as .docx" in errors["essays/old.wpd"]["message"]
+    assert "an Apple Pages file" in errors["essays/notes.pages"]["message"]
     assert "OCR is not done" in errors["essays/scan.png"]["message"]
     st = json.loads(run("stats", root / "idx", "--format", "json").stdout)
     assert (st["failed"], st["documents"]) == (3, 8)
 
 
-def test_rtf_given_directly_is_detected_not_indexed_as_markup(built, tmp_path):
+def test_rtf_given_directly_is_read_as_rtf_not_indexed_as_markup(built, tmp_path):
     root, e, _ = built
-    rtf = tmp_path / "essay.txt"  # an RTF whatever its name says
+    rtf = tmp_path / "essay.txt"  # an RTF whatever its name says (issue 31, item 17)
     rtf.write_bytes(rb"{\rtf1\ansi {\fonttbl\f0 Times;} " + b"words of an essay " * 20 + b"}")
     run("update", tmp_path / "idx", rtf, e.essays / "brown.txt", "--workers", 1, "--quiet")
-    errors = _errors(tmp_path / "idx")
-    assert errors["essay.txt"]["kind"] == "unsupported"
-    assert "found an RTF document" in errors["essay.txt"]["message"]
+    assert "essay.txt" not in _errors(tmp_path / "idx")
+    text = run("text", tmp_path / "idx", "essay.txt").stdout
+    assert text.split() == ["words", "of", "an", "essay"] * 20  # no control words, no font table
     p = run("query", root / "idx", rtf, check=False)
-    assert p.returncode == 3 and "found an RTF document" in p.stderr
+    assert p.returncode == 0 and "RTF" not in p.stderr
 
 
 def test_errors_lists_what_is_currently_not_indexed(built, tmp_path):
@@ -117,9 +117,9 @@ def test_errors_lists_what_is_currently_not_indexed(built, tmp_path):
     # a run over another source leaves these errors current
     run("update", idx, e.last_year, "--workers", 1, "--quiet")
     assert sorted(_errors(idx)) == sorted(e.unsupported)
-    # the .doc removed, the .rtf replaced by its text: neither is failing any more
-    (essays / "old.doc").unlink()
-    (essays / "notes.rtf").unlink()
+    # the .wpd removed, the .pages replaced by its text: neither is failing any more
+    (essays / "old.wpd").unlink()
+    (essays / "notes.pages").unlink()
     (essays / "notes.txt").write_text("notes of the class " * 30, encoding="utf-8")
     (essays / "tiny.txt").write_text("three words only", encoding="utf-8")
     p = run("update", idx, essays, "--workers", 1, "--quiet")
@@ -265,7 +265,7 @@ def test_query_and_compare_write_html_results(built, tmp_path):
     assert p.returncode == 3  # the unsupported files of the folder are reported
     html = page.read_text(encoding="utf-8")
     assert "essays/evans.txt</td><td>last-year/evans.txt</td>" in html
-    assert html.count("<li class=error>") == 3 and "essays/old.doc: unsupported" in html
+    assert html.count("<li class=error>") == 3 and "essays/old.wpd: unsupported" in html
 
 
 @pytest.mark.parametrize("bits", [32, 64])  # 64: the default, chunk IDs above 2**63 included

@@ -16,6 +16,7 @@ from simdask.cluster.placement import TRANSFER_MODES
 from simdask.cluster.spec import SETTINGS, ResolvedCluster, parse_values, resolve_cluster
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
+from simdask.evidence.pair_view import ViewOptions
 from simdask.ingest.sources import parse_size
 from simdask.read.totals import SORTS
 
@@ -116,6 +117,25 @@ def add_exact_only(parser: argparse.ArgumentParser) -> None:
         "of the aligned passages (copied, paraphrased or summarised, merged into one passage "
         "each)",
     )
+
+
+def add_min_match(parser: argparse.ArgumentParser) -> None:
+    """``--min-match WORDS``: matches shorter than this are ignored in the view."""
+    parser.add_argument(
+        "--min-match",
+        type=int,
+        default=0,
+        metavar="WORDS",
+        help="ignore matches shorter than WORDS words: they are not shown and not counted in "
+        "the percentages of the passages view (the similarity lists, which hold no word "
+        "positions, are unchanged; default 0: every match)",
+    )
+
+
+def view_options(args, **kwargs: Any) -> ViewOptions:
+    """The :class:`~simdask.evidence.pair_view.ViewOptions` of ``--exact-only`` and
+    ``--min-match`` (``kwargs``: further options)."""
+    return ViewOptions(exact_only=args.exact_only, min_words=args.min_match, **kwargs)
 
 
 def size(text: str) -> int:

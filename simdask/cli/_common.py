@@ -85,21 +85,38 @@ PAIR_TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words"
 
 
 class _MessageOnly(Callback):
-    """Progress as plain messages on stderr (none at all when ``quiet``)."""
+    """Progress as plain messages on stderr (none at all when ``quiet``), each said once: a
+    command whose runs share a cluster (a change of the exclusions, then the sources) does
+    not repeat its dashboard and data transfer lines."""
 
     def __init__(self, quiet: bool = False) -> None:
         self.quiet = quiet
+        self.said: set[str] = set()
 
     def message(self, text: str) -> None:
-        if not self.quiet:
+        if not self.quiet and text not in self.said:
+            self.said.add(text)
             print(text, file=sys.stderr)
+
+
+class _Bars(TqdmCallback):
+    """Progress bars, each message said once (as :class:`_MessageOnly`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: set[str] = set()
+
+    def message(self, text: str) -> None:
+        if text not in self.said:
+            self.said.add(text)
+            super().message(text)
 
 
 def progress(args) -> Callback:
     """Progress bars on a terminal; else (or with ``--quiet``) messages only."""
     if getattr(args, "quiet", False) or not sys.stderr.isatty():
         return _MessageOnly()
-    return TqdmCallback()
+    return _Bars()
 
 
 def run_progress(args) -> Callback:
@@ -174,6 +191,8 @@ def print_summary(s: RunSummary, verbose: bool = False) -> None:
     first :data:`SHOWN_NAMES` of each and how many more; all when ``verbose``), its seconds
     per stage, the data moved, the similarity mode used and why."""
     secs = ", ".join(f"{k} {v:.2f}s" for k, v in s.seconds.items())
+    if s.exclusion_change is not None:
+        print(s.exclusion_change.describe(), file=sys.stderr)
     print(
         f"run {s.run_id} committed generation {s.generation}: {s.added} added, "
         f"{s.modified} modified, {s.deleted} deleted, {s.unchanged} unchanged, {s.failed} failed "
@@ -203,6 +222,13 @@ def print_summary(s: RunSummary, verbose: bool = False) -> None:
         )
     for what in ("added", "modified", "deleted"):
         _names(what, s.changed.get(what, []), verbose)
+    if s.identical:
+        same = [f"{k} = {o}" for k, o in s.identical]
+        _names(
+            "identical copies of indexed documents (the same content; paired at 100 %)",
+            same,
+            verbose,
+        )
     if s.errors:
         print(f"failed or too short ({len(s.errors)}):", file=sys.stderr)
     shown = s.errors if verbose else s.errors[:SHOWN_NAMES]

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_cluster_arguments, add_exact_only, add_format, config_of
+from simdask.cli._args import (
+    add_cluster_arguments,
+    add_exact_only,
+    add_format,
+    add_min_match,
+    config_of,
+    view_options,
+)
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS, run_progress
 from simdask.cli.lsh import run_compare
 from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
-from simdask.evidence.pair_view import ViewOptions
 from simdask.evidence.results_html import compare_page, write_page
 from simdask.ingest.sources import TEXT_SUFFIXES
 from simdask.read.pairs import Pair, holds
@@ -68,6 +74,7 @@ def register(subparsers) -> None:
         "passages of each (aligned: copied, paraphrased or summarised)",
     )
     add_exact_only(p)
+    add_min_match(p)
     p.add_argument(
         "--keep-index",
         metavar="DIR",
@@ -166,7 +173,7 @@ def _write_html(args, res, notes, k: int) -> None:
         Pair(p.a_key, p.b_key, p.a_in_b, p.b_in_a, p.shared, p.a_chunks, p.b_chunks)
         for p in res.pairs
     ]
-    options = ViewOptions(exact_only=args.exact_only)
+    options = view_options(args)
     page = compare_page((args.group_a, args.group_b), pairs, notes, k, res.exclusions, options)
     write_page(args.html, page)
     print(f"wrote {args.html}", file=sys.stderr)

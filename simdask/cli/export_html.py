@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_exact_only
+from simdask.cli._args import add_exact_only, add_min_match, view_options
 from simdask.cli._common import EXIT_OK, progress
 from simdask.errors import ConfigError
-from simdask.evidence.pair_view import ViewOptions
 from simdask.evidence.site import SiteLimits, export_site
 from simdask.index import Index
 
@@ -42,6 +41,7 @@ def register(subparsers) -> None:
         help="pair reports only for the pairs listed in FILE, one per line: KEY_A<TAB>KEY_B",
     )
     add_exact_only(p)
+    add_min_match(p)
     p.add_argument("--quiet", action="store_true")
 
 
@@ -55,7 +55,7 @@ def run(args) -> int:
             args.outdir,
             callback=progress(args),
             limits=limits,
-            options=ViewOptions(exact_only=args.exact_only),
+            options=view_options(args),
         )
     skipped = n["pairs_skipped"]
     print(

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import sys
 
-from simdask.cli._args import add_exact_only, add_format, add_total_sorting
+from simdask.cli._args import (
+    add_exact_only,
+    add_format,
+    add_min_match,
+    add_total_sorting,
+    view_options,
+)
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, NOTE_KINDS
 from simdask.cli.output import write_rows
-from simdask.evidence.pair_view import ViewOptions
 from simdask.evidence.results_html import query_page, write_page
 from simdask.index import Index
 from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
 from simdask.queries import query_documents
-from simdask.read.pairs import Pair, holds
+from simdask.read.pairs import Pair, counted, holds, pct
 from simdask.read.totals import query_rows
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
@@ -94,6 +99,7 @@ def register(subparsers) -> None:
         "--candidates", type=int, default=5, metavar="N", help="with totals: candidates aligned"
     )
     add_total_sorting(p)
+    add_min_match(p)
 
 
 def run(args) -> int:
@@ -108,7 +114,7 @@ def run(args) -> int:
             rows, _ = query_rows(idx, rows, texts, args.candidates, args.sort, args.min_total)
         if args.html:
             texts = {key: text for key, text in docs if isinstance(text, str)}
-            _write_html(args.html, idx, rows, texts, _notes(batch), args.exact_only)
+            _write_html(args.html, idx, rows, texts, _notes(batch), view_options(args))
     extra = ("aligned", "total") if totals else ()
     if args.format == "table":
         for row in rows:
@@ -117,13 +123,24 @@ def run(args) -> int:
             )
         if not totals:
             rows.sort(key=lambda r: -max(r["similarity"], r["reverse_similarity"]))
-        write_rows(rows, (*TABLE_COLUMNS[:4], *extra, *TABLE_COLUMNS[4:]), "table", sys.stdout)
+        if rows:
+            write_rows(rows, (*TABLE_COLUMNS[:4], *extra, *TABLE_COLUMNS[4:]), "table", sys.stdout)
+        elif batch.results:
+            print(no_match(len(batch.results), args.min))
     else:
         write_rows(rows, (*COLUMNS, *extra), args.format, sys.stdout)
     for level, msg in _notes(batch):
         print(f"simdask: {level}: {msg}", file=sys.stderr)
     errors = [e for e in batch.unreadable if e.kind not in NOTE_KINDS]
     return EXIT_UNREADABLE if errors else EXIT_OK
+
+
+def no_match(n: int, least: float) -> str:
+    """The table's line when no indexed document matched ``n`` checked documents (instead
+    of a bare header)."""
+    above = f" {pct(least)} or more either way" if least > 0 else ""
+    checked = counted(n, "checked document")
+    return f"no match: no indexed document shares text{above} with the {checked}"
 
 
 def _notes(batch) -> list[tuple[str, str]]:
@@ -151,7 +168,7 @@ def _notes(batch) -> list[tuple[str, str]]:
     return out
 
 
-def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, exact: bool) -> None:
+def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, options) -> None:
     """The results as one HTML page, each pair with its passages."""
     pairs = [
         Pair(
@@ -166,5 +183,5 @@ def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, exact
         for r in rows
     ]
     pairs.sort(key=lambda p: -p.larger)
-    write_page(path, query_page(idx, pairs, texts, notes, ViewOptions(exact_only=exact)))
+    write_page(path, query_page(idx, pairs, texts, notes, options))
     print(f"wrote {path}", file=sys.stderr)

@@ -13,14 +13,15 @@ import json
 import sys
 from pathlib import Path
 
-from simdask.cli._args import add_exact_only
+from simdask.cli._args import add_exact_only, add_min_match, view_options
 from simdask.cli._common import EXIT_OK
 from simdask.errors import DocumentNotFoundError
-from simdask.evidence.pair_view import ViewOptions, index_report
+from simdask.evidence.pair_view import index_report
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.summary_text import format_report
 from simdask.index import Index
 from simdask.ingest.sources import read_document
+from simdask.read.review import pair_details
 
 __all__ = ["register", "run"]
 
@@ -44,13 +45,7 @@ def register(subparsers) -> None:
     p.add_argument("key", metavar="A")
     p.add_argument("other", metavar="B")
     p.add_argument("--min-chunks", type=int, default=2, help="shortest passage, in chunks (2)")
-    p.add_argument(
-        "--min-match",
-        type=int,
-        default=0,
-        metavar="WORDS",
-        help="do not show passages shorter than WORDS words (similarities unchanged)",
-    )
+    add_min_match(p)
     p.add_argument("--html", metavar="FILE", help="write the side-by-side HTML report to FILE")
     add_exact_only(p)
     p.add_argument(
@@ -76,9 +71,7 @@ def _side(idx: Index, typed: str) -> tuple[str, str, bool]:
 
 def run(args) -> int:
     """Print the summary or the JSON report, and/or write it as an HTML page."""
-    options = ViewOptions(
-        exact_only=args.exact_only, min_words=args.min_match, min_chunks=args.min_chunks
-    )
+    options = view_options(args, min_chunks=args.min_chunks)
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         ka, ta, a_in = _side(idx, args.key)
         kb, tb, b_in = _side(idx, args.other)
@@ -91,6 +84,7 @@ def run(args) -> int:
             other_text=None if b_in else tb,
             options=options,
         )
+        rep["review"] = pair_details(idx.catalog, [(ka, kb)])[0]
     if args.html:
         Path(args.html).write_text(render_pair_html(rep, ta, tb), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)

@@ -15,6 +15,7 @@ from simdask.cli.output import write_rows
 from simdask.index import Index
 from simdask.read.batch import BATCH_FIELDS, GROUP_LEVEL, batch_overview
 from simdask.read.pairs import PAIR_FIELDS
+from simdask.read.review import DETAIL_FIELDS, pair_details
 from simdask.read.totals import similar_rows
 
 __all__ = ["register", "run"]
@@ -44,6 +45,12 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--min", type=float, default=0.0, metavar="PCT", help="least similarity, percent"
+    )
+    p.add_argument(
+        "--details",
+        action="store_true",
+        help="unordered pairs (as --pairs) with when each document was first indexed and its "
+        "file last modified (who was first), and the decision kept on the pair (simdask mark)",
     )
     p.add_argument(
         "--pairs",
@@ -108,6 +115,16 @@ def run(args) -> int:
         if args.batch or args.groups:
             return _batch(idx, args)
         key = idx.resolve_key(args.key) if args.key else None
+        if args.details:
+            pairs = idx.pair_list(args.min, key)
+            more = pair_details(idx.catalog, [(p.a_key, p.b_key) for p in pairs])
+            rows = [{**p.table_row(), **d} for p, d in zip(pairs, more, strict=True)]
+            cols = (
+                *(PAIR_TABLE_COLUMNS if args.format == "table" else PAIR_FIELDS),
+                *DETAIL_FIELDS,
+            )
+            write_rows(rows, cols, args.format, sys.stdout)
+            return EXIT_OK
         if args.format == "table" or args.pairs:
             pairs = idx.pair_list(args.min, key)
             if args.format == "table":

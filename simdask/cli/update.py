@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
 from simdask.cli._common import EXIT_OK, print_summary, update_index
 from simdask.config import DEFAULT_SLACK, SIMILARITY_MODES, IndexConfig
 from simdask.errors import ConfigError
+from simdask.index import Index
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
+from simdask.kernels.keys import key_prefix
+from simdask.read.boilerplate import boilerplate_hint
 from simdask.write.settings import INDEX_SETTINGS, update_config, use_worker_cache
 
 __all__ = ["register", "run"]
 
 _DESCRIPTION = (
-    "Index SOURCEs: documents, folders (.txt .md .html .htm .pdf .docx .odt, "
+    "Index SOURCEs: documents, folders (.txt .md .html .htm .pdf .docx .odt .rtf .doc, "
     'recursively) or .jsonl files of {"id": ..., "text": ...} lines, then compute '
     "similarities. Files that fail to extract are reported (simdask errors INDEX); the "
-    "run still commits and exits with status 0."
+    "run still commits and exits with status 0. A SOURCE whose keys another source's documents "
+    "hold (a folder of the same name elsewhere: use --key-prefix), or that lies inside a folder "
+    "indexed before (or holds one), is refused with status 1 and nothing is indexed."
 )
 
 
@@ -39,6 +45,16 @@ def register(subparsers) -> None:
         "--delete-missing",
         action="store_true",
         help="delete documents indexed earlier from these SOURCEs that are gone from them",
+    )
+    p.add_argument(
+        "--key-prefix",
+        type=key_prefix,
+        default="",
+        metavar="PREFIX",
+        help="put PREFIX before the keys of these SOURCEs' documents, e.g. --key-prefix 2026/ "
+        "keys alt/2026/submissions/smith.docx 2026/submissions/smith.docx (keys are the "
+        "folder's name and the path inside it, so two folders of the same name collide; give "
+        "the same PREFIX at every later update of these SOURCEs)",
     )
     p.add_argument("--rebuild", action="store_true", help="replace the whole index by SOURCEs")
     p.add_argument(
@@ -214,6 +230,11 @@ def run(args) -> int:
         rebuild=args.rebuild,
         options=options,
         exclude=exclude,
+        key_prefix=args.key_prefix,
     )
     print_summary(summary, getattr(args, "verbose", False))
+    with Index.open(args.index) as idx, idx.snapshot():
+        hint = boilerplate_hint(idx)
+    if hint:
+        print(hint, file=sys.stderr)
     return EXIT_OK

@@ -52,8 +52,9 @@ METHODS = ("aligned", "exact")
 class ViewOptions:
     """What a view shows of a pair. ``exact_only``: the exact 5-word evidence (verbatim
     matches, :func:`~simdask.evidence.passages.compare_texts`) instead of the aligner's
-    passages. ``min_words``: passages shorter than this many words (in the first text) are
-    not shown; the similarities and coverages are unchanged. ``min_chunks``: the exact
+    passages. ``min_words``: matches shorter than this many words (in the first text) are
+    ignored: not shown, and not counted in the similarities and coverages of the view (the
+    stored similarities, which have no word positions, are unchanged). ``min_chunks``: the exact
     evidence's shortest passage, in shared chunks. ``align``: the aligner's settings (None:
     its defaults)."""
 
@@ -107,19 +108,19 @@ def with_aligned_passages(
     shared chunks ``max_df`` leaves out, kind ``common``) as excluded text. Each passage is
     ``{doc_start, doc_end, other_start, other_end, words, other_words, kind, score}``
     (offsets in code points, ``words`` in ``text_a``, ``other_words`` in ``text_b``);
-    ``aligned_coverage`` gives the percent of each text's words inside the passages (all of
-    them, ``min_words`` not applied) and ``passages_method`` is ``"aligned"``.
+    ``aligned_coverage`` gives the percent of each text's words inside the passages shown
+    (those of at least ``options.min_words`` words: shorter matches are ignored, in the
+    percentages too), ``min_words`` that length and ``passages_method`` is ``"aligned"``.
     """
     opts = options or ViewOptions()
     excl_a = merge_spans(_excluded_spans(rep, "doc"))
     excl_b = merge_spans(_excluded_spans(rep, "other"))
     found = align(text_a, text_b, opts.align, excluded_a=excl_a, excluded_b=excl_b)
-    share_a, share_b = aligned_coverage(found, text_a, text_b)
+    sized = [(p, _words(text_a, p.a_start, p.a_end)) for p in found]
+    sized = [(p, n) for p, n in sized if n >= opts.min_words]
+    share_a, share_b = aligned_coverage([p for p, _ in sized], text_a, text_b)
     passages = []
-    for p in found:
-        n = _words(text_a, p.a_start, p.a_end)
-        if n < opts.min_words:
-            continue
+    for p, n in sized:
         passages.append(
             {
                 "doc_start": p.a_start,
@@ -137,6 +138,7 @@ def with_aligned_passages(
         passages=passages,
         passages_method="aligned",
         passages_truncated=False,
+        min_words=opts.min_words,
         aligned_coverage={"doc": 100.0 * share_a, "other": 100.0 * share_b},
     )
     return out

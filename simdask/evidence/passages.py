@@ -149,10 +149,11 @@ def compare_texts(
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
     least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
 
-    ``min_words`` only hides short passages (``report --min-match``); the similarities still
-    count every shared chunk. ``large``: compare in numpy with 64-bit chunk keys and bounded
-    passages (see :mod:`simdask.evidence.passages_np`); None: when the texts together are
-    longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS` characters.
+    ``min_words`` (``--min-match``): shorter matches are ignored, in the similarities too
+    (:func:`_count_shown`; ``large`` texts only hide them). ``large``: compare in numpy with
+    64-bit chunk keys and bounded passages (see :mod:`simdask.evidence.passages_np`); None:
+    when the texts together are longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS`
+    characters.
     ``exclusions``: the index's exclusions (:mod:`.excluded`): the windows they leave out
     count in neither text nor in any passage, and are listed as excluded text.
     ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
@@ -214,7 +215,29 @@ def compare_texts(
     found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
     kept = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
     ev.passages = [p for p in kept if p.words >= min_words]
+    return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k) if min_words > 0 else ev
+
+
+def _count_shown(ev: PairEvidence, ca, cb, shared: set, bounds_a, bounds_b, k: int) -> PairEvidence:
+    """``min_words``: the similarities (and ``shared``, A's side) count only the shared
+    chunks whose window lies inside a passage shown, in each text (matches shorter than
+    ``min_words`` words are ignored, as Turnitin's and WCopyfind's setting does)."""
+    in_a: set = set()
+    in_b: set = set()
+    for p in ev.passages:
+        in_a |= _windows_in(ca, bounds_a, p.doc_start, p.doc_end, k) & shared
+        in_b |= _windows_in(cb, bounds_b, p.other_start, p.other_end, k) & shared
+    ev.similarity = containment(len(in_a), ev.doc_chunks)
+    ev.reverse_similarity = containment(len(in_b), ev.other_chunks)
+    ev.shared = len(in_a)
     return ev
+
+
+def _windows_in(windows: list, bounds, start: int, end: int, k: int) -> set:
+    """The windows (chunks) of the words lying wholly in ``[start, end)`` (characters)."""
+    lo = int(np.searchsorted(bounds[0], start))
+    hi = int(np.searchsorted(bounds[1], end, side="right")) - 1
+    return set(windows[lo : max(lo, hi - k + 2)])
 
 
 def _bounds(spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ from simdask.evidence.pair_view import (
 )
 from simdask.evidence.summary_text import snippet
 from simdask.ingest.sources import read_queries
-from simdask.read.pairs import Pair
+from simdask.read.pairs import Pair, counted
 
 __all__ = ["compare_page", "query_page", "render_results_html", "report_lines", "write_page"]
 
@@ -138,7 +138,7 @@ def query_page(
             views.append(f"<section class=checked>{doc_view_html(view)}</section>")
     # a checked document's own share found in each source first (what a teacher reads)
     ordered = sorted(pairs, key=lambda p: (-p.a_in_b, -p.b_in_a, p.a_key, p.b_key))
-    title = f"simdask query: {len(texts)} checked documents against {index.path}"
+    title = f"simdask query: {counted(len(texts), 'checked document')} against {index.path}"
     return render_results_html(
         title, ordered, ("checked document", "indexed document"), notes, passages, views
     )

@@ -8,7 +8,8 @@ from typing import Any
 
 from simdask.evidence.pair_view import coverage_sentence
 from simdask.kernels.text import WORD_PATTERN
-from simdask.read.pairs import holds
+from simdask.read.pairs import counted, holds
+from simdask.read.review import review_lines
 
 __all__ = ["format_report", "snippet"]
 
@@ -43,7 +44,8 @@ def format_report(rep: dict[str, Any], a_text: str, b_text: str, k: int = 5) -> 
     if cover is not None:
         lines.append(f"  {cover}")
     lines.append(
-        f"  {rep['shared']} shared chunks (a chunk is a run of {k} words, in any order); "
+        f"  {counted(rep['shared'], 'shared chunk')} (a chunk is a run of {k} words, in any "
+        "order); "
         f"{len(passages)} {'' if cover is not None else 'exact '}matching "
         f"passage{'' if len(passages) == 1 else 's'}" + (":" if passages else ".")
     )
@@ -63,4 +65,6 @@ def format_report(rep: dict[str, Any], a_text: str, b_text: str, k: int = 5) -> 
         lines.append(f"  ({rep['passages_note']})")
     if rep.get("passages_truncated"):
         lines.append("  (very repetitive text: the shortest passages were left out)")
+    if rep.get("review"):  # who was first, the decision kept (issue 31)
+        lines += [f"  {line}" for line in review_lines(rep["review"], a, b)]
     return "\n".join(lines)

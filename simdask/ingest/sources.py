@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: File name suffixes (lower case) read when a folder is walked: .txt .md .html .htm .pdf
-#: .docx .odt. Hidden files and Office lock files (``~$x.docx``) are left out.
+#: .docx .odt .rtf .doc. Hidden files and Office lock files (``~$x.docx``) are left out.
 TEXT_SUFFIXES = tuple(SUFFIXES)
 #: Files larger than this are not read (kind ``too_large``); a run option, not in the index.
 DEFAULT_MAX_FILE_BYTES = 100_000_000

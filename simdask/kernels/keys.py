@@ -6,7 +6,9 @@ by its name, a JSONL line by its id (docs/design.md, "Keys")."""
 
 from __future__ import annotations
 
-__all__ = ["FOLDER_SUFFIX", "safe_text"]
+from simdask.errors import ConfigError
+
+__all__ = ["FOLDER_SUFFIX", "key_prefix", "safe_text"]
 
 #: Keys naming a folder (an unreadable one, in a per-file error) end with this (``essays/sub/``).
 FOLDER_SUFFIX = "/"
@@ -24,3 +26,19 @@ def safe_text(text: str) -> str:
             return text.encode("utf-8", "backslashreplace").decode("utf-8")
         return raw.decode("utf-8", "backslashreplace")
     return text
+
+
+def key_prefix(text: str) -> str:
+    """A ``--key-prefix`` as put before keys: ``2026`` and ``2026/`` give ``2026/``, nested
+    ``term/2026`` gives ``term/2026/``, ``""`` none. Raises :class:`ConfigError` for a prefix
+    that starts with ``/``, holds an empty, ``.`` or ``..`` part, or is not valid text."""
+    if not text:
+        return ""
+    parts = text.rstrip(FOLDER_SUFFIX).split(FOLDER_SUFFIX)
+    if text.startswith(FOLDER_SUFFIX) or any(p in ("", ".", "..") for p in parts):
+        raise ConfigError(
+            f"expected a key prefix of folder names such as 2026/ or term1/2026/, found {text!r}"
+        )
+    if safe_text(text) != text:
+        raise ConfigError(f"expected a key prefix of valid Unicode, found {safe_text(text)!r}")
+    return FOLDER_SUFFIX.join(parts) + FOLDER_SUFFIX

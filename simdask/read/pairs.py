@@ -20,7 +20,7 @@ from typing import Any
 from simdask.kernels.measures import CONTAINMENT, containment
 from simdask.storage.catalog import PairRow
 
-__all__ = ["PAIR_FIELDS", "Pair", "holds", "orient", "pct", "undirected"]
+__all__ = ["PAIR_FIELDS", "Pair", "counted", "holds", "orient", "pct", "undirected"]
 
 #: fields of an undirected pair, as ``--pairs`` JSONL/CSV print them (README "Pairs")
 PAIR_FIELDS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "a_chunks", "b_chunks")
@@ -30,6 +30,12 @@ def pct(value: float) -> str:
     """A percentage for a sentence: ``62 %``, ``4.4 %``, ``0.3 %``
     (:meth:`~simdask.kernels.measures.Measure.say` of the stored measure)."""
     return CONTAINMENT.say(value)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun in the number it takes: ``1 shared chunk``, ``2 shared chunks``,
+    ``0 checked documents`` (``plural``: when it is not the noun and ``s``)."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
 
 
 def holds(a: str, b: str, a_in_b: float, b_in_a: float) -> str:

@@ -31,7 +31,8 @@ def write_essays(root: Path) -> Essays:
     - ``reorder.txt`` is ``carter.txt`` with its halves swapped.
     - ``tpl1.txt``, ``tpl2.txt`` start with the same :data:`TEMPLATE`.
     - ``last-year/evans.txt`` is ``essays/evans.txt`` resubmitted.
-    - ``old.doc`` (an OLE file), ``notes.rtf`` and ``scan.png`` are not read.
+    - ``old.wpd`` (WordPerfect), ``notes.pages`` (Apple Pages) and ``scan.png`` are not read
+      (.doc and .rtf are, since issue 31: tests/test_term_formats.py).
     """
     essays, last = root / "essays", root / "last-year"
     essays.mkdir(parents=True)
@@ -52,13 +53,13 @@ def write_essays(root: Path) -> Essays:
     (last / "evans.txt").write_text(evans, encoding="utf-8")
     (last / "fisher.txt").write_text(prose(300, seed=108), encoding="utf-8")
     (essays / "alone.txt").write_text(prose(300, seed=109), encoding="utf-8")
-    (essays / "old.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600)
-    (essays / "notes.rtf").write_bytes(rb"{\rtf1\ansi\deff0 {\fonttbl {\f0 Times;}} Hello world}")
+    (essays / "old.wpd").write_bytes(b"\xffWPC" + b"\0" * 600)
+    (essays / "notes.pages").write_bytes(b"PK\x03\x04" + b"\0" * 100)
     (essays / "scan.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)
     return Essays(
         essays,
         last,
         "essays/brown.txt",
         "essays/bailey.txt",
-        ("essays/notes.rtf", "essays/old.doc", "essays/scan.png"),
+        ("essays/notes.pages", "essays/old.wpd", "essays/scan.png"),
     )

@@ -1,7 +1,8 @@
 """Text extraction from documents (DESIGN §3.1): one module per format, one entry point.
 
 :func:`extract_text` picks the format by content where the first bytes say it plainly (a PDF,
-a DOCX or ODT package, an OLE compound file), else by the name's suffix, else sniffs for
+a DOCX or ODT package, an RTF document, an OLE compound file: an old Word .doc, read by the
+Debian tool antiword where it is installed), else by the name's suffix, else sniffs for
 HTML and falls back to plain text. Every failure is an
 :class:`~simdask.errors.ExtractionError` whose ``kind`` is one of :data:`KINDS` and whose
 message says what was expected and what was found.
@@ -13,13 +14,15 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.doc import extract_doc
 from simdask.ingest.extract.docx import extract_docx
 from simdask.ingest.extract.html import extract_html
 from simdask.ingest.extract.odt import extract_odt
 from simdask.ingest.extract.package import uncompressed_limit
 from simdask.ingest.extract.pdf import extract_pdf
 from simdask.ingest.extract.plain import decode_text, extract_plain
-from simdask.ingest.extract.sniff import describe, foreign, sniff
+from simdask.ingest.extract.rtf import extract_rtf
+from simdask.ingest.extract.sniff import foreign, sniff
 from simdask.ingest.unsupported import hint_for
 
 __all__ = [
@@ -27,11 +30,13 @@ __all__ = [
     "KINDS",
     "SUFFIXES",
     "decode_text",
+    "extract_doc",
     "extract_docx",
     "extract_html",
     "extract_odt",
     "extract_pdf",
     "extract_plain",
+    "extract_rtf",
     "extract_text",
     "format_of",
 ]
@@ -43,6 +48,8 @@ FORMATS: dict[str, Callable[..., str]] = {
     "pdf": extract_pdf,
     "docx": extract_docx,
     "odt": extract_odt,
+    "rtf": extract_rtf,
+    "doc": extract_doc,
 }
 #: File name suffixes (lower case) and their formats; a folder is walked for these.
 SUFFIXES: dict[str, str] = {
@@ -53,6 +60,8 @@ SUFFIXES: dict[str, str] = {
     ".pdf": "pdf",
     ".docx": "docx",
     ".odt": "odt",
+    ".rtf": "rtf",
+    ".doc": "doc",
 }
 #: The kinds of per-document errors, as recorded in the catalog's ``errors`` table.
 KINDS: dict[str, str] = {
@@ -62,7 +71,8 @@ KINDS: dict[str, str] = {
     "corrupt": "a damaged or truncated PDF, DOCX or ODT file",
     "encrypted": "a password-protected PDF, DOCX or ODT file",
     "image_only": "a PDF without a text layer (scanned pages; OCR is not done)",
-    "unsupported": "a format simdask does not read (e.g. an old binary .doc)",
+    "unsupported": "a format simdask does not read (e.g. an image), or an old binary .doc "
+    "without the antiword tool installed",
     "missing_dependency": "the optional library for the format is not installed",
     "unreadable": "the file vanished or could not be read after it was listed",
     "too_large": "the file is over the size limit of the run (--max-file-size), or its "
@@ -120,21 +130,19 @@ def extract_text(
     if fmt == "ole":
         if "EncryptionInfo".encode("utf-16-le") in data:
             return extract_docx(data, name, 0)  # raises: password-protected
-        raise ExtractionError(
-            name,
-            "unsupported",
-            f"expected {_expected(name)}, found {describe(data)}; convert it to DOCX or PDF",
-        )
+        return _nonempty(extract_doc(data, name), name, "old Word")
     if fmt in _BOUNDED:
         text = FORMATS[fmt](data, name, uncompressed_limit(max_file_bytes))
     elif fmt in ("plain", "html"):
         text = FORMATS[fmt](data, name, notes)
     else:
         text = FORMATS[fmt](data, name)
+    return _nonempty(text, name, fmt.upper())
+
+
+def _nonempty(text: str, name: str, what: str) -> str:
     if not text.strip():
-        raise ExtractionError(
-            name, "empty", f"expected text, found none in this {fmt.upper()} document"
-        )
+        raise ExtractionError(name, "empty", f"expected text, found none in this {what} document")
     return text
 
 

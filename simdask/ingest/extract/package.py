@@ -261,5 +261,12 @@ class Package:
 
 
 def _what(data: bytes) -> str:
-
+    """What ``data`` is, said for a ZIP package that did not open: a file that starts as a
+    ZIP archive but does not open is damaged or cut off (a truncated upload, a copy stopped
+    half-way), which is what a teacher needs to hear, not that it is "a ZIP archive"."""
+    if data.startswith(b"PK\x03\x04"):
+        return (
+            f"a damaged or truncated file ({len(data):,} bytes that start like one but do not "
+            "open: it may have been cut off while copying or uploading; ask for it again)"
+        )
     return describe(data)

@@ -25,7 +25,6 @@ _OTHER = (
     (b"Rar!\x1a\x07", "a RAR archive"),
     (b"\x7fELF", "an ELF executable"),
     (b"MZ", "a Windows executable"),
-    (b"{\\rtf", "an RTF document"),
 )
 _HTML_START = re.compile(rb"\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)[\s>]", re.I | re.S)
 
@@ -46,8 +45,9 @@ def _zip_format(data: bytes) -> str | None:
 
 
 def sniff(data: bytes) -> str | None:
-    """The format the bytes are in, by content: ``pdf``, ``docx``, ``odt``, ``html``, ``ole``
-    (an OLE compound file: old .doc, or a password-protected Office document), or None."""
+    """The format the bytes are in, by content: ``pdf``, ``docx``, ``odt``, ``html``, ``rtf``,
+    ``ole`` (an OLE compound file: old .doc, or a password-protected Office document), or
+    None."""
     head = data[:1024]
     if b"%PDF-" in head:
         return "pdf"
@@ -55,6 +55,8 @@ def sniff(data: bytes) -> str | None:
         return _zip_format(data)
     if head.startswith(_OLE):
         return "ole"
+    if head.startswith((b"{\\rtf", b"\xef\xbb\xbf{\\rtf")):
+        return "rtf"
     for bom in (b"\xef\xbb\xbf", b""):
         if head.startswith(bom) and _HTML_START.match(head, len(bom)):
             return "html"
@@ -81,6 +83,8 @@ def describe(data: bytes) -> str:
     kind = sniff(data)
     if kind == "ole":
         return "an OLE compound file (an old .doc/.xls, or a password-protected Office file)"
+    if kind == "rtf":
+        return "an RTF document"
     if kind:
         return f"a {kind.upper()} document"
     if data.startswith(b"PK\x03\x04"):

@@ -1,0 +1,113 @@
+"""A teacher's decisions on pairs (issue 31, item 12), in the catalog table ``decisions``.
+
+A decision marks an unordered pair of keys ``reviewed``, ``dismissed`` or ``confirmed``, with a
+note and the time it was made. Decisions never change the stored similarities, and runs never
+touch them: they are kept across incremental runs, re-chunks and rebuilds, and a decision on
+a key that is removed and indexed again applies again. The pair is stored once, its keys in
+code-point order. The table is created by the first decision (an index without it has none).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from simdask.errors import ConfigError
+from simdask.storage.sql import connection
+
+__all__ = ["SCHEMA", "STATUSES", "Decision", "all_decisions", "decisions_for", "set_decision"]
+
+#: the decisions a pair can be marked with, and ``clear`` to forget one
+STATUSES = ("reviewed", "dismissed", "confirmed")
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS decisions (a_key TEXT NOT NULL, b_key TEXT NOT NULL, "
+    "status TEXT NOT NULL, note TEXT NOT NULL, marked_at REAL NOT NULL, "
+    "PRIMARY KEY (a_key, b_key))"
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The decision on the pair ``a_key``, ``b_key`` (in code-point order): ``status`` (one
+    of :data:`STATUSES`), ``note``, ``marked_at`` (seconds since the epoch)."""
+
+    a_key: str
+    b_key: str
+    status: str
+    note: str
+    marked_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"a_key", "b_key", "status", "note", "marked_at"}``."""
+        return {
+            "a_key": self.a_key,
+            "b_key": self.b_key,
+            "status": self.status,
+            "note": self.note,
+            "marked_at": self.marked_at,
+        }
+
+
+def _ordered(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def set_decision(catalog: Any, a: str, b: str, status: str, note: str, when: float) -> None:
+    """Mark the pair ``a``, ``b`` with ``status`` and ``note`` at ``when`` (replacing an
+    earlier decision); ``status`` ``clear`` forgets it. Raises :class:`ConfigError` for
+    another status or a pair of one key."""
+    if status not in (*STATUSES, "clear"):
+        raise ConfigError(
+            f"expected a decision among {', '.join(STATUSES)} or clear, found {status!r}"
+        )
+    if a == b:
+        raise ConfigError(f"expected two different documents, found {a!r} twice")
+    conn = connection(catalog)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(SCHEMA)
+        if status == "clear":
+            conn.execute("DELETE FROM decisions WHERE a_key = ? AND b_key = ?", _ordered(a, b))
+        else:
+            conn.execute(
+                "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?)",
+                (*_ordered(a, b), status, note, float(when)),
+            )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _rows(db: Any, sql: str, args: tuple = ()) -> list[Decision]:
+    try:
+        return [Decision(*r) for r in connection(db).execute(sql, args)]
+    except sqlite3.OperationalError as e:
+        if "no such table" in str(e):
+            return []
+        raise
+
+
+def all_decisions(db: Any) -> list[Decision]:
+    """Every decision, by pair."""
+    return _rows(db, "SELECT * FROM decisions ORDER BY a_key, b_key")
+
+
+def decisions_for(db: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Decision]:
+    """The decisions on ``pairs``, by the pair as given (either order)."""
+    wanted = {_ordered(a, b): (a, b) for a, b in pairs}
+    if not wanted:
+        return {}
+    keys = sorted({k for p in wanted for k in p})
+    out = {}
+    for i in range(0, len(keys), 400):
+        part = keys[i : i + 400]
+        marks = ",".join("?" * len(part))
+        for d in _rows(db, f"SELECT * FROM decisions WHERE a_key IN ({marks})", tuple(part)):
+            given = wanted.get((d.a_key, d.b_key))
+            if given is not None:
+                out[given] = d
+    return out

@@ -1,0 +1,30 @@
+"""Marking a pair (issue 31, item 12; ``simdask mark``): the keys checked against the index,
+then the decision stored (:mod:`simdask.storage.decisions`). A decision never changes the
+stored similarities and no run changes it."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from simdask.errors import DocumentNotFoundError
+from simdask.storage.decisions import set_decision
+
+if TYPE_CHECKING:
+    from simdask.index import Index
+
+__all__ = ["mark_pair"]
+
+
+def mark_pair(index: Index, a: str, b: str, status: str, note: str = "") -> None:
+    """Mark the pair of indexed documents ``a``, ``b`` (keys) ``reviewed``, ``dismissed`` or
+    ``confirmed`` with ``note``, or ``clear`` its decision. Raises
+    :class:`~simdask.errors.DocumentNotFoundError` for a key the index does not hold (a
+    decision on a removed document can still be cleared) and
+    :class:`~simdask.errors.ConfigError` for another status."""
+    if status != "clear":
+        known = index.catalog.known_for([a, b])
+        for key in (a, b):
+            if key not in known:
+                raise DocumentNotFoundError(f"no document with key {key!r} in the index")
+    set_decision(index.catalog, a, b, status, note, time.time())
