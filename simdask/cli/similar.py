@@ -128,8 +128,7 @@ def run(args) -> int:
         if args.format == "table" or args.pairs:
             pairs = idx.pair_list(args.min, key)
             if args.format == "table":
-                rows = (p.table_row() for p in pairs)
-                write_rows(rows, PAIR_TABLE_COLUMNS, "table", sys.stdout)
+                write_rows((p.table_row() for p in pairs), PAIR_TABLE_COLUMNS, "table", sys.stdout)
                 if not pairs:
                     what = f"for {key}" if key else "in the index"
                     print(f"simdask: no similar documents {what}", file=sys.stderr)

@@ -420,7 +420,8 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     dropped = np.asarray(resolved.dropped)
     tomb_new = _tombstones_after(job.tomb, dropped, ctx.run_id)
     inp = DeltaInputs(
-        *common[:2],
+        common[0],
+        common[1],
         targets.members,
         targets.changed,
         dropped,

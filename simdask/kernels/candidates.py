@@ -198,7 +198,7 @@ def top_candidates(
         )
         i = j
     if not parts:
-        return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
+        return (np.zeros(0, np.int64),) * 3
     return tuple(np.concatenate(c) for c in zip(*parts, strict=True))  # type: ignore[return-value]
 
 
@@ -222,7 +222,7 @@ def _score_block(
     mine = other != targets[who]
     who, other, w = who[mine], other[mine], w[mine]
     if len(other) == 0:
-        return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
+        return (np.zeros(0, np.int64),) * 3
     if span:
         acc = np.bincount(who * span + other, weights=w, minlength=len(targets) * span)
         cells = np.flatnonzero(acc > 0)

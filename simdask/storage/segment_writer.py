@@ -50,7 +50,7 @@ class _Appender:
             self.dtype = little
         if len(arr):
             # file.write, not ndarray.tofile: a full disk is OSError(ENOSPC), not a short write
-            self.file.write(np.ascontiguousarray(arr, dtype=little))
+            self.file.write(np.ascontiguousarray(arr, dtype=little).data)
         self.length += len(arr)
 
     def finish(self, dtype: npt.DTypeLike) -> None:
@@ -112,7 +112,7 @@ class SegmentWriter:
         wide = off.path.with_name(off.path.name + ".u8")
         with open(wide, "wb") as f:
             for i in range(0, len(src), _CONVERT_BLOCK):
-                f.write(src[i : i + _CONVERT_BLOCK].astype("<u8"))
+                f.write(src[i : i + _CONVERT_BLOCK].astype("<u8").data)
         del src
         os.replace(wide, off.path)
         off.file = open(off.path, "ab")  # noqa: SIM115 (closed by finish)

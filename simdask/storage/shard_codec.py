@@ -210,7 +210,8 @@ def write_raw(tmp: Path, data: ShardData) -> None:
         (tmp / name / "zarr.json").write_bytes(raw_array_metadata(arr.dtype, len(arr)))
         if len(arr):
             (tmp / name / "c").mkdir()
-            (tmp / name / "c" / "0").write_bytes(np.ascontiguousarray(arr))  # ENOSPC if full
+            raw = np.ascontiguousarray(arr).data
+            (tmp / name / "c" / "0").write_bytes(raw)  # ENOSPC if full
 
 
 def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
