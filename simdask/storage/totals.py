@@ -124,7 +124,7 @@ def ensure_tables(c: sqlite3.Connection) -> None:
         c.execute(sql)
 
 
-def totals_meta(c: sqlite3.Connection) -> dict:
+def totals_meta(c: sqlite3.Connection) -> dict[str, Any]:
     """The stored settings: ``{"top": int, "scope": "all" | "runs"}``."""
     row = c.execute("SELECT value FROM meta WHERE name = 'totals'").fetchone()
     got = json.loads(row[0]) if row else {}
@@ -195,7 +195,7 @@ def _jobs(c: sqlite3.Connection, pairs: list[tuple[int, int]]) -> list[AlignJob]
         if ka[1] is None or kb[1] is None:
             continue  # no stored text: cannot be aligned (the pair stays missing)
         first = a if ka[0] <= kb[0] else b
-        out.append(AlignJob(a, b, tuple(ka[1:]), tuple(kb[1:]), first))  # type: ignore[arg-type]
+        out.append(AlignJob(a, b, tuple(ka[1:]), tuple(kb[1:]), first))
     return out
 
 
@@ -258,7 +258,7 @@ def settle(
     missing = sorted(req - _pairs_of(c, sorted({x for p in req for x in p})))
     aligned = 0
     if missing and plan.aligner is not None:
-        aligned = store_pairs(c, plan.aligner(_jobs(c, missing)))  # type: ignore[arg-type]
+        aligned = store_pairs(c, plan.aligner(_jobs(c, missing)))
         now = _pairs_of(c, sorted({x for p in missing for x in p}))
         missing = [p for p in missing if p not in now]
     lacking = {x for p in missing for x in p}
