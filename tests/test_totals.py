@@ -5,10 +5,12 @@ and incremental runs, deletions and exclusion changes against a full build."""
 from __future__ import annotations
 
 import shutil
+from unittest import mock
 
 import pytest
 
 from simdask import Index, IndexConfig, RunOptions
+from simdask.engine import totals as engine_totals
 from simdask.read.totals import pair_aligned
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
@@ -140,3 +142,13 @@ def test_modifying_a_document_realigns_its_pairs(tmp_path, client):
     write_txt({**{k: DOCS[k] for k in KEYS}, "near_dup": half}, full_src)
     full.update([full_src], client=client, options=RunOptions(totals="all"))
     assert_totals_close(_names(stored_totals(idx)), _names(stored_totals(full)))
+
+
+def test_a_pair_too_long_to_align_leaves_its_documents_without_a_total(tmp_path, client):
+    with mock.patch.object(engine_totals, "MAX_PAIR_CHARS", 10):  # every pair is too long
+        idx, folder = _index(tmp_path, "long", KEYS, client, totals="off")
+        idx.compute_totals()  # in this process: the patched limit applies
+    got = stored_totals(idx)
+    assert f"{folder.name}/near_dup.txt" not in got  # never a stale or partial total
+    assert got and all(v == (0.0, {}) for v in got.values())  # those without candidates
+    assert len(got) < idx.stats()["documents"]

@@ -30,10 +30,14 @@ from simdask.progress import Callback
 from simdask.storage.text_packs import TextStore
 from simdask.storage.totals import AlignJob, PairAlignment
 
-__all__ = ["MAX_BATCH_JOBS", "AlignSettings", "align_job_batch", "align_jobs"]
+__all__ = ["MAX_BATCH_JOBS", "MAX_PAIR_CHARS", "AlignSettings", "align_job_batch", "align_jobs"]
 
 #: most pairs per task (fewer when there are few: about 4 tasks per worker thread)
 MAX_BATCH_JOBS = 64
+#: a pair whose texts together are longer (characters) is not aligned: the aligner holds
+#: Python objects per sentence and word (a 50 MB pair takes minutes, as in the pair views);
+#: its documents get no total (never a stale one) and ``simdask totals`` counts them
+MAX_PAIR_CHARS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,8 @@ def _prepared(text: str, s: AlignSettings) -> tuple[str, list[tuple[int, int]], 
 def align_job_batch(jobs: list[AlignJob], settings: AlignSettings) -> list[PairAlignment]:
     """Align one batch of jobs (a task); each stored text is read once per batch. Returns
     one :class:`PairAlignment` per job, in order (word intervals over the aligner's words,
-    a word counting when it lies wholly inside a passage)."""
+    a word counting when it lies wholly inside a passage), leaving out the pairs longer than
+    :data:`MAX_PAIR_CHARS`."""
     store = TextStore(Path(settings.texts))
     cfg = None if settings.align is None else AlignConfig.from_dict(settings.align)
     cache: dict[tuple[str, int, int], tuple[str, list[tuple[int, int]], Any]] = {}
@@ -87,6 +92,8 @@ def align_job_batch(jobs: list[AlignJob], settings: AlignSettings) -> list[PairA
     for j in jobs:
         one, two = (j.a_text, j.b_text) if j.first == j.a else (j.b_text, j.a_text)
         (ta, xa, wa), (tb, xb, wb) = get(one), get(two)
+        if len(ta) + len(tb) > MAX_PAIR_CHARS:
+            continue
         found = align(ta, tb, cfg, excluded_a=xa, excluded_b=xb)
         ia = word_intervals(wa[0], wa[1], [(p.a_start, p.a_end) for p in found])
         ib = word_intervals(wb[0], wb[1], [(p.b_start, p.b_end) for p in found])
