@@ -58,7 +58,8 @@ def run(args) -> int:
     """Print the pairs, best first."""
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         key = idx.resolve_key(args.key) if args.key else None
-        if args.format == "table" or args.pairs:
+        by_totals = args.sort != "similarity" or args.min_total is not None
+        if (args.format == "table" and not by_totals) or args.pairs:
             pairs = idx.pair_list(args.min, key)
             if args.format == "table":
                 rows = (p.table_row() for p in pairs)
