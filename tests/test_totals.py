@@ -10,8 +10,9 @@ from unittest import mock
 import pytest
 
 from simdask import Index, IndexConfig, RunOptions
+from simdask.alignment.segment import word_spans
 from simdask.engine import totals as engine_totals
-from simdask.read.totals import pair_aligned
+from simdask.read.totals import pair_aligned, source_spans
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
 
@@ -152,3 +153,19 @@ def test_a_pair_too_long_to_align_leaves_its_documents_without_a_total(tmp_path,
     assert f"{folder.name}/near_dup.txt" not in got  # never a stale or partial total
     assert got and all(v == (0.0, {}) for v in got.values())  # those without candidates
     assert len(got) < idx.stats()["documents"]
+
+
+def test_source_spans_mark_the_words_taken_from_each_source(tmp_path, client):
+    idx, folder = _index(tmp_path, "spans", KEYS, client)
+    name = f"{folder.name}/near_dup.txt"
+    text = idx.text(name)
+    got = source_spans(idx.catalog, name, text)
+    total = idx.total(name)
+    assert [s for s, _ in got] == [s.key for s in total.sources]
+    starts, ends, _ = word_spans(text)
+    for (_, spans), src in zip(got, total.sources, strict=True):
+        inside = sum(
+            any(a <= s and e <= b for a, b in spans) for s, e in zip(starts, ends, strict=True)
+        )
+        assert 100.0 * inside / len(starts) == pytest.approx(src.share)
+    assert source_spans(idx.catalog, "no/such.txt", "") == []
