@@ -13,6 +13,7 @@ from simdask import Index, IndexConfig, RunOptions
 from simdask.alignment.segment import word_spans
 from simdask.engine import totals as engine_totals
 from simdask.read.totals import pair_aligned, source_spans
+from simdask.storage.totals import compute_start
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
 
@@ -169,3 +170,17 @@ def test_source_spans_mark_the_words_taken_from_each_source(tmp_path, client):
         )
         assert 100.0 * inside / len(starts) == pytest.approx(src.share)
     assert source_spans(idx.catalog, "no/such.txt", "") == []
+
+
+def test_texts_sent_through_dask_align_as_read_from_the_packs(tmp_path, client):
+    """Workers that do not share the client's filesystem get the texts with their batch."""
+    idx, _ = _index(tmp_path, "ship", KEYS, client, totals="off")
+    _, _, jobs = compute_start(idx.catalog, 5)
+    settings = engine_totals.AlignSettings(str(tmp_path / "ship" / "texts"))
+    runs = []
+    for ship in (True, False):
+        found = engine_totals.align_jobs(jobs, settings, client=client, ship_texts=ship)
+        got = sorted((r for b in found for r in b), key=lambda r: (r.a, r.b))
+        runs.append([(r.a, r.b, r.a_words, r.a_spans.tolist(), r.b_spans.tolist()) for r in got])
+    assert len(runs[0]) == len(jobs) > 0 and runs[0] == runs[1]
+    assert any(row[3] for row in runs[0])  # passages found
