@@ -256,6 +256,7 @@ def settle(
     old_req, req = required_pairs(old_cands), required_pairs(cands)
     touched |= {x for p in old_req ^ req for x in p}
     touched |= {d for d in tracked if old_cands.get(d) != cands[d]}
+    touched |= tracked - {int(r[0]) for r in c.execute("SELECT doc FROM doc_totals")}
     missing = sorted(req - _pairs_of(c, sorted({x for p in req for x in p})))
     aligned = 0
     if missing and plan.aligner is not None:
