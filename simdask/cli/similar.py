@@ -108,7 +108,8 @@ def run(args) -> int:
         if args.batch or args.groups:
             return _batch(idx, args)
         key = idx.resolve_key(args.key) if args.key else None
-        if args.format == "table" or args.pairs:
+        by_totals = args.sort != "similarity" or args.min_total is not None
+        if (args.format == "table" and not by_totals) or args.pairs:
             pairs = idx.pair_list(args.min, key)
             if args.format == "table":
                 rows = (p.table_row() for p in pairs)

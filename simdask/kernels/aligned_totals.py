@@ -94,7 +94,7 @@ def intervals_from_bytes(blob: bytes | None) -> np.ndarray:
 
 
 def excluded_text(
-    text: str, quotes: bool, bibliography: bool, template_chunks: frozenset, k: int
+    text: str, quotes: bool, bibliography: bool, template_chunks: frozenset[tuple[str, ...]], k: int
 ) -> list[tuple[int, int]]:
     """The merged code-point spans of ``text`` an index leaves out: quotations and the
     reference list (when excluded) and the words of every ``k``-word window whose sorted
