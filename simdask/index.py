@@ -219,11 +219,12 @@ class Index:
     def totals(self, keys: Iterable[str] | None = None) -> list[DocTotal]:
         """The aligned total of every document that has one (or of those of ``keys``), by
         key (:class:`~simdask.read.totals.DocTotal`: percent, sources largest first)."""
-        return read_totals(self.catalog, keys)
+        with self.snapshot():  # the totals and their sources of one committed state
+            return read_totals(self.catalog, keys)
 
     def total(self, key: str) -> DocTotal | None:
         """The aligned total of document ``key``; None: it has none (``totals --compute``)."""
-        got = read_totals(self.catalog, [key])
+        got = self.totals([key])
         return got[0] if got else None
 
     def query_total(self, text: str, name: str = "query", top: int = 5) -> DocTotal:

@@ -257,7 +257,9 @@ class Writer:
                 summary.rebuild = req.rebuild
                 summary.changed = changed_keys(idx.catalog, out.changes)
                 check_rows(out.changes)
-                out.changes.totals = run_totals_plan(idx, self._client, req, plan.templates)
+                out.changes.totals = run_totals_plan(
+                    idx, self._client, req, plan.templates, summary.stats.transfer
+                )
                 out.changes.files = self._checksums(out.changes, run_id)
                 idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
                 cb.end_stage()

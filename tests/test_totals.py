@@ -5,11 +5,15 @@ and incremental runs, deletions and exclusion changes against a full build."""
 from __future__ import annotations
 
 import shutil
+from unittest import mock
 
 import pytest
 
 from simdask import Index, IndexConfig, RunOptions
-from simdask.read.totals import pair_aligned
+from simdask.alignment.segment import word_spans
+from simdask.engine import totals as engine_totals
+from simdask.read.totals import pair_aligned, source_spans
+from simdask.storage.totals import compute_start
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
 
@@ -140,3 +144,43 @@ def test_modifying_a_document_realigns_its_pairs(tmp_path, client):
     write_txt({**{k: DOCS[k] for k in KEYS}, "near_dup": half}, full_src)
     full.update([full_src], client=client, options=RunOptions(totals="all"))
     assert_totals_close(_names(stored_totals(idx)), _names(stored_totals(full)))
+
+
+def test_a_pair_too_long_to_align_leaves_its_documents_without_a_total(tmp_path, client):
+    with mock.patch.object(engine_totals, "MAX_PAIR_CHARS", 10):  # every pair is too long
+        idx, folder = _index(tmp_path, "long", KEYS, client, totals="off")
+        idx.compute_totals()  # in this process: the patched limit applies
+    got = stored_totals(idx)
+    assert f"{folder.name}/near_dup.txt" not in got  # never a stale or partial total
+    assert got and all(v == (0.0, {}) for v in got.values())  # those without candidates
+    assert len(got) < idx.stats()["documents"]
+
+
+def test_source_spans_mark_the_words_taken_from_each_source(tmp_path, client):
+    idx, folder = _index(tmp_path, "spans", KEYS, client)
+    name = f"{folder.name}/near_dup.txt"
+    text = idx.text(name)
+    got = source_spans(idx.catalog, name, text)
+    total = idx.total(name)
+    assert [s for s, _ in got] == [s.key for s in total.sources]
+    starts, ends, _ = word_spans(text)
+    for (_, spans), src in zip(got, total.sources, strict=True):
+        inside = sum(
+            any(a <= s and e <= b for a, b in spans) for s, e in zip(starts, ends, strict=True)
+        )
+        assert 100.0 * inside / len(starts) == pytest.approx(src.share)
+    assert source_spans(idx.catalog, "no/such.txt", "") == []
+
+
+def test_texts_sent_through_dask_align_as_read_from_the_packs(tmp_path, client):
+    """Workers that do not share the client's filesystem get the texts with their batch."""
+    idx, _ = _index(tmp_path, "ship", KEYS, client, totals="off")
+    _, _, jobs = compute_start(idx.catalog, 5)
+    settings = engine_totals.AlignSettings(str(tmp_path / "ship" / "texts"))
+    runs = []
+    for ship in (True, False):
+        found = engine_totals.align_jobs(jobs, settings, client=client, ship_texts=ship)
+        got = sorted((r for b in found for r in b), key=lambda r: (r.a, r.b))
+        runs.append([(r.a, r.b, r.a_words, r.a_spans.tolist(), r.b_spans.tolist()) for r in got])
+    assert len(runs[0]) == len(jobs) > 0 and runs[0] == runs[1]
+    assert any(row[3] for row in runs[0])  # passages found

@@ -94,17 +94,17 @@ def add_total_sorting(parser: argparse.ArgumentParser) -> None:
         "--sort",
         choices=SORTS,
         default="similarity",
-        help="JSONL/CSV rows by similarity (chunks), aligned coverage (percent of the "
-        "document inside passages taken from the other) or the document's total "
-        "(default similarity)",
+        help="rows by similarity (chunks), aligned coverage (percent of the document inside "
+        "passages taken from the other) or the document's total (default similarity); "
+        "`similar` then prints its directed rows, as in JSONL, in a table too",
     )
     parser.add_argument(
         "--min-total",
         type=float,
         default=None,
         metavar="PCT",
-        help="JSONL/CSV: only rows of documents whose total (share of their words found in "
-        "any other document) is at least PCT percent",
+        help="only rows of documents whose total (share of their words found in any other "
+        "document) is at least PCT percent",
     )
 
 

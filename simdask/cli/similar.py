@@ -125,7 +125,8 @@ def run(args) -> int:
             )
             write_rows(rows, cols, args.format, sys.stdout)
             return EXIT_OK
-        if args.format == "table" or args.pairs:
+        by_totals = args.sort != "similarity" or args.min_total is not None
+        if (args.format == "table" and not by_totals) or args.pairs:
             pairs = idx.pair_list(args.min, key)
             if args.format == "table":
                 write_rows((p.table_row() for p in pairs), PAIR_TABLE_COLUMNS, "table", sys.stdout)

@@ -30,10 +30,14 @@ from simdask.progress import Callback
 from simdask.storage.text_packs import TextStore
 from simdask.storage.totals import AlignJob, PairAlignment
 
-__all__ = ["MAX_BATCH_JOBS", "AlignSettings", "align_job_batch", "align_jobs"]
+__all__ = ["MAX_BATCH_JOBS", "MAX_PAIR_CHARS", "AlignSettings", "align_job_batch", "align_jobs"]
 
 #: most pairs per task (fewer when there are few: about 4 tasks per worker thread)
 MAX_BATCH_JOBS = 64
+#: a pair whose texts together are longer (characters) is not aligned: the aligner holds
+#: Python objects per sentence and word (a 50 MB pair takes minutes, as in the pair views);
+#: its documents get no total (never a stale one) and ``simdask totals`` counts them
+MAX_PAIR_CHARS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -70,23 +74,32 @@ def _prepared(text: str, s: AlignSettings) -> tuple[str, list[tuple[int, int]], 
     return text, excluded_text(text, s.quotes, s.bibliography, tpl, s.k), word_spans(text)
 
 
-def align_job_batch(jobs: list[AlignJob], settings: AlignSettings) -> list[PairAlignment]:
-    """Align one batch of jobs (a task); each stored text is read once per batch. Returns
-    one :class:`PairAlignment` per job, in order (word intervals over the aligner's words,
-    a word counting when it lies wholly inside a passage)."""
+def align_job_batch(
+    jobs: list[AlignJob],
+    settings: AlignSettings,
+    texts: dict[tuple[str, int, int], str] | None = None,
+) -> list[PairAlignment]:
+    """Align one batch of jobs (a task); each stored text is read once per batch (from the
+    index's text packs, or given in ``texts`` by location when the workers do not share the
+    client's filesystem). Returns one :class:`PairAlignment` per job, in order (word
+    intervals over the aligner's words, a word counting when it lies wholly inside a
+    passage), leaving out the pairs longer than :data:`MAX_PAIR_CHARS`."""
     store = TextStore(Path(settings.texts))
     cfg = None if settings.align is None else AlignConfig.from_dict(settings.align)
     cache: dict[tuple[str, int, int], tuple[str, list[tuple[int, int]], Any]] = {}
 
     def get(loc: tuple[str, int, int]):
         if loc not in cache:
-            cache[loc] = _prepared(store.read(*loc), settings)
+            text = texts[loc] if texts is not None else store.read(*loc)
+            cache[loc] = _prepared(text, settings)
         return cache[loc]
 
     out = []
     for j in jobs:
         one, two = (j.a_text, j.b_text) if j.first == j.a else (j.b_text, j.a_text)
         (ta, xa, wa), (tb, xb, wb) = get(one), get(two)
+        if len(ta) + len(tb) > MAX_PAIR_CHARS:
+            continue
         found = align(ta, tb, cfg, excluded_a=xa, excluded_b=xb)
         ia = word_intervals(wa[0], wa[1], [(p.a_start, p.a_end) for p in found])
         ib = word_intervals(wb[0], wb[1], [(p.b_start, p.b_end) for p in found])
@@ -114,9 +127,12 @@ def align_jobs(
     client=None,
     batch_jobs: int | None = None,
     callback: Callback | None = None,
+    ship_texts: bool = False,
 ) -> Iterator[list[PairAlignment]]:
     """Align ``jobs`` on the cluster of ``client`` (None: here, batch by batch), yielding
-    each batch's results as it completes. Progress: one stage ``align`` counting pairs."""
+    each batch's results as it completes; ``ship_texts``: the client reads the texts and
+    sends each batch its own (workers that do not share the client's filesystem). Progress:
+    one stage ``align`` counting pairs."""
     cb = callback or Callback()
     if not jobs:
         return
@@ -132,17 +148,29 @@ def align_jobs(
                 yield align_job_batch(batch, settings)
                 cb.advance(len(batch))
             return
-        yield from _on_cluster(client, batches, settings, cb)
+        yield from _on_cluster(client, batches, settings, cb, ship_texts)
     finally:
         cb.end_stage()
 
 
-def _on_cluster(client, batches, settings: AlignSettings, cb: Callback):
+def _batch_texts(batch: list[AlignJob], store: TextStore) -> dict[tuple[str, int, int], str]:
+    return {loc: store.read(*loc) for j in batch for loc in (j.a_text, j.b_text)}
+
+
+def _on_cluster(client, batches, settings: AlignSettings, cb: Callback, ship_texts: bool):
     from distributed import as_completed  # dask: only where a cluster runs the tasks
 
     tag = _tag([j for b in batches for j in b], settings)
+    store = TextStore(Path(settings.texts))
     futures = [
-        client.submit(align_job_batch, b, settings, key=task_key("totals", tag, b=i), pure=False)
+        client.submit(
+            align_job_batch,
+            b,
+            settings,
+            _batch_texts(b, store) if ship_texts else None,
+            key=task_key("totals", tag, b=i),
+            pure=False,
+        )
         for i, b in enumerate(batches)
     ]
     size = {f.key: len(b) for f, b in zip(futures, batches, strict=True)}

@@ -19,7 +19,12 @@ from simdask.errors import ConfigError
 from simdask.kernels.aligned_totals import doc_total, excluded_text, word_intervals
 from simdask.kernels.text import chunks
 from simdask.storage.sql import connection
-from simdask.storage.totals import aligned_shares, stored_totals, totals_status
+from simdask.storage.totals import (
+    aligned_shares,
+    source_intervals,
+    stored_totals,
+    totals_status,
+)
 
 __all__ = [
     "SORTS",
@@ -32,6 +37,7 @@ __all__ = [
     "read_totals",
     "similar_rows",
     "sort_rows",
+    "source_spans",
     "status",
 ]
 
@@ -204,3 +210,16 @@ class _Match:
 
     key: str
     shared: int
+
+
+def source_spans(db: Any, key: str, text: str) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Where each source of the total of document ``key`` lies in its ``text`` (the stored
+    text, :meth:`Index.text <simdask.index.Index.text>`): ``(source key, [(start, end),
+    ...])`` code-point spans, one per run of words taken from that source, largest share
+    first (a view colours each source; runs of two sources may overlap). ``[]``: no total."""
+    starts, ends, _ = word_spans(text)
+    out = []
+    for src, iv in source_intervals(connection(db), key):
+        spans = [(int(starts[i]), int(ends[j - 1])) for i, j in iv.tolist() if j > i]
+        out.append((src, spans))
+    return out

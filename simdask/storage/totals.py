@@ -51,6 +51,7 @@ __all__ = [
     "remember_tracked",
     "required_pairs",
     "settle",
+    "source_intervals",
     "store_pairs",
     "stored_totals",
     "totals_meta",
@@ -255,6 +256,7 @@ def settle(
     old_req, req = required_pairs(old_cands), required_pairs(cands)
     touched |= {x for p in old_req ^ req for x in p}
     touched |= {d for d in tracked if old_cands.get(d) != cands[d]}
+    touched |= tracked - {int(r[0]) for r in c.execute("SELECT doc FROM doc_totals")}
     missing = sorted(req - _pairs_of(c, sorted({x for p in req for x in p})))
     aligned = 0
     if missing and plan.aligner is not None:
@@ -427,3 +429,29 @@ def totals_status(c: sqlite3.Connection) -> dict[str, Any]:
     if _has_tables(c):
         tracked = int(c.execute("SELECT COUNT(*) FROM doc_totals").fetchone()[0])
     return {"documents": n, "tracked": tracked, **totals_meta(c)}
+
+
+def source_intervals(c: sqlite3.Connection, key: str) -> list[tuple[str, np.ndarray]]:
+    """``(source key, word intervals)`` of each source of the total of document ``key``
+    (largest share first): the words of ``key`` inside passages taken from that source, as
+    ``(m, 2)`` intervals over the aligner's words of its text. ``[]``: no total, or none."""
+    if not _has_tables(c):
+        return []
+    row = c.execute("SELECT doc_id FROM documents WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return []
+    doc = int(row[0])
+    sources = c.execute(
+        "SELECT s.source, d.key FROM total_sources s JOIN documents d ON d.doc_id = s.source"
+        " WHERE s.doc = ? ORDER BY s.share DESC, d.key",
+        (doc,),
+    ).fetchall()
+    out = []
+    for src, src_key in sources:
+        a, b = min(doc, int(src)), max(doc, int(src))
+        got = c.execute(
+            "SELECT a_spans, b_spans FROM aligned_pairs WHERE a = ? AND b = ?", (a, b)
+        ).fetchone()
+        if got is not None:
+            out.append((str(src_key), intervals_from_bytes(got[0] if doc == a else got[1])))
+    return out

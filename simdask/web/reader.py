@@ -23,6 +23,7 @@ from simdask.index import Index
 from simdask.kernels.similarity import containment
 from simdask.read.snapshots import read_consistent
 from simdask.read.totals import read_totals
+from simdask.read.totals import similar_rows as stored_similar_rows
 from simdask.storage.reads import document_page, pair_histogram
 
 __all__ = [
@@ -112,20 +113,14 @@ def search_documents(idx, search: str, limit: int = 100, offset: int = 0) -> dic
 
 
 def similar_rows(idx, key: str) -> dict[str, Any]:
-    """A document and its stored matches both ways: ``similarity`` = percent of ``key``'s
-    chunks in the other, ``reverse_similarity`` = percent of the other's chunks in ``key``."""
+    """A document and its stored matches both ways, as ``simdask similar KEY --format jsonl``
+    prints them (``similarity`` = percent of ``key``'s chunks in the other, ``aligned`` =
+    percent of ``key`` inside passages taken from the other, ``total``: :mod:`simdask.read.
+    totals`) with ``reverse_similarity`` = percent of the other's chunks in ``key``."""
     doc = idx.catalog.document(key)
     rows = [
-        {
-            "doc": r.doc,
-            "other": r.other,
-            "similarity": r.similarity,
-            "reverse_similarity": containment(r.shared, r.other_chunks),
-            "shared": r.shared,
-            "doc_chunks": r.doc_chunks,
-            "other_chunks": r.other_chunks,
-        }
-        for r in idx.similar(key)
+        {**r, "reverse_similarity": containment(r["shared"], r["other_chunks"])}
+        for r in stored_similar_rows(idx, key)
     ]
     info = {"key": doc.key, "words": doc.n_words, "chunks": doc.n_chunks, "status": doc.status}
     return {"document": info, "similar": rows}

@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from simdask.alignment import AlignConfig
+from simdask.cluster.placement import choose_transfer
 from simdask.errors import ConfigError
 from simdask.progress import Callback
 from simdask.storage.totals import (
@@ -44,34 +45,43 @@ def _settings(index: Index, templates: tuple[Template, ...], config: AlignConfig
 
 
 def _aligner(
-    index: Index, client, templates: tuple[Template, ...], cb: Callback
+    index: Index, client, templates: tuple[Template, ...], cb: Callback, ship: bool
 ) -> Callable[[list[AlignJob]], list[PairAlignment]]:
     def run(jobs: list[AlignJob]) -> list[PairAlignment]:
         from simdask.engine.totals import align_jobs  # loads dask: only when aligning
 
         settings = _settings(index, templates, None)
-        found = align_jobs(jobs, settings, client=client, callback=cb)
+        found = align_jobs(jobs, settings, client=client, callback=cb, ship_texts=ship)
         return [r for batch in found for r in batch]
 
     return run
 
 
+def _ship_texts(index: Index, client) -> bool:
+    """Whether the workers of ``client`` need the texts sent (they do not share the
+    client's filesystem)."""
+    if client is None:
+        return False
+    return choose_transfer("auto", client, index.path / "work", [])[0] == "dask"
+
+
 def run_totals_plan(
-    index: Index, client, request: Any, templates: tuple[Template, ...]
+    index: Index, client, request: Any, templates: tuple[Template, ...], transfer: str
 ) -> TotalsPlan:
     """The :class:`TotalsPlan` of a run about to commit (called before its commit), from the
     writer's ``request`` (its ``options.totals`` mode, ``rebuild``, ``keep_hashes``, ``cb``):
     the new and modified documents become tracked in an incremental run of mode ``new`` (not
     a first build, nor a run replacing stored documents: a rebuild, a re-chunking for
     changed exclusions), every document in mode ``all``; the run's ``client`` aligns the
-    missing pairs with the exclusions of the run (``templates``)."""
+    missing pairs with the exclusions of the run (``templates``), the texts sent to the
+    workers when the run's data ``transfer`` was ``dask``."""
     mode = request.options.totals
     replacing = request.rebuild or request.keep_hashes is not None
     had_documents = index.catalog.n_documents(limit=1) > 0
     return TotalsPlan(
         track_new=mode == "new" and had_documents and not replacing,
         track_all=mode == "all",
-        aligner=_aligner(index, client, templates, request.cb),
+        aligner=_aligner(index, client, templates, request.cb, transfer == "dask"),
     )
 
 
@@ -100,7 +110,11 @@ def compute_totals(
         k, required, jobs = compute_start(index.catalog, top)
         settings = _settings(index, index.templates(), None)
         aligned = 0
-        for batch in align_jobs(jobs, settings, client=client, batch_jobs=batch_jobs, callback=cb):
+        ship = _ship_texts(index, client)
+        found = align_jobs(
+            jobs, settings, client=client, batch_jobs=batch_jobs, callback=cb, ship_texts=ship
+        )
+        for batch in found:
             aligned += compute_batch(index.catalog, batch)  # the batch's completion marker
         done = compute_finish(index.catalog, k)
         index.drop_caches()
