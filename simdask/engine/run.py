@@ -382,8 +382,7 @@ def _merge(
     merged shards' futures (kept on the workers). An incremental run also recomputes the holders
     of chunks crossing ``max_df`` or a bounded cutoff (:func:`~.delta_stage.cross_counts`)."""
     cross = cross_counts(job.config.max_df, targets.cutoff, targets.bounded)
-    crossing = not targets.full and cross is not None
-    if crossing:
+    if cross is not None and not targets.full:
         args = (*common, cross)
         merges = MergeStage(
             ctx, job.store, specs, buckets, merge_crossed_task, args, "mergex", job.tomb
@@ -392,7 +391,7 @@ def _merge(
         merges = MergeStage(ctx, job.store, specs, buckets, merge_task, common, tomb=job.tomb)
     drive(ctx, merges)
     shards = merges.futures
-    if crossing:
+    if cross is not None and not targets.full:
         both = shards
         shards = ctx.map_shards("merge", crossed_shard, both, refs=True)
         found = ctx.gather_shards("crossed", crossed_doc_ids, both, refs=True)

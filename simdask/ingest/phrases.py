@@ -26,11 +26,8 @@ each, so document ``i`` is the same whatever the corpus size (keys ``f<number>``
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -210,14 +207,3 @@ def iter_phrase_documents(
             names = {d.key for d in inside}
             truth.extend(r for r in reuse if r.source in names and r.target in names)
         yield from inside
-
-
-def write_phrase_jsonl(docs: Iterator[SynthDoc], path: str | os.PathLike) -> Path:
-    """Write documents as JSONL (``{"id", "text"}``) to a temporary name, then rename."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for d in docs:
-            f.write(json.dumps({"id": d.key, "text": d.text}) + "\n")
-    os.replace(tmp, path)
-    return path

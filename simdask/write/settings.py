@@ -32,7 +32,7 @@ __all__ = ["INDEX_SETTINGS", "update_config", "use_worker_cache"]
 #: the index settings an update may be given (``simdask update --hash-bits ... --slack --max-df
 #: --similarity-mode --auto-budget --heavy-df --lsh --exclude-quotes --exclude-bibliography``);
 #: the others
-#: (``k``, ``seed``, ``max_heavy``) keep their defaults
+#: (``k``, ``seed``, ``max_heavy``, ``light_budget``, ``light_floor``) keep their defaults
 INDEX_SETTINGS = (
     "hash_bits",
     "shards",
