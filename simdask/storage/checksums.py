@@ -9,7 +9,9 @@ replaced generations, packs no document points to), and records the table's own 
 (:data:`DIGEST_META`), so that a damaged table is never taken for an index without checksums.
 Readers hash a file the first time a process opens it (:mod:`simdask.storage.verified`;
 then one ``stat`` while it is unchanged); ``simdask check`` hashes everything. Shards
-kept under a URL (``--shard-store``) are not recorded. Kept in this module so that it can
+kept under a URL (``--shard-store``) are recorded as their upload hashed them
+(:func:`uploaded_files`, from each shard's completion marker) and hashed by ``check`` only
+(readers rely on the zstd checksum of every compressed chunk). Kept in this module so that it can
 follow the shard storage format.
 """
 
