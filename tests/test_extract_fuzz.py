@@ -12,7 +12,9 @@ from simdask.errors import ExtractionError
 from simdask.ingest.extract import SUFFIXES, extract_text
 from tests.helpers.documents import docx_bytes, odt_bytes, text_pdf
 
-pytestmark = pytest.mark.unit
+# integration, not unit: bytes that look like an old Word file (OLE magic) are read by antiword,
+# a subprocess, whatever their suffix
+pytestmark = pytest.mark.integration
 
 
 _SETTINGS = settings(max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
