@@ -62,14 +62,7 @@ def run(args) -> int:
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         key = idx.resolve_key(args.key) if args.key else None
         if args.details:
-            pairs = idx.pair_list(args.min, key)
-            more = pair_details(idx.catalog, [(p.a_key, p.b_key) for p in pairs])
-            rows = [{**p.table_row(), **d} for p, d in zip(pairs, more, strict=True)]
-            cols = (
-                *(PAIR_TABLE_COLUMNS if args.format == "table" else PAIR_FIELDS),
-                *DETAIL_FIELDS,
-            )
-            write_rows(rows, cols, args.format, sys.stdout)
+            _details(idx, args, key)
             return EXIT_OK
         if args.format == "table" or args.pairs:
             pairs = idx.pair_list(args.min, key)
@@ -85,3 +78,12 @@ def run(args) -> int:
         stored = idx.similar(key, args.min) if key else idx.pairs(args.min)
         write_rows((r.to_dict() for r in stored), PAIR_COLUMNS, args.format, sys.stdout)
     return EXIT_OK
+
+
+def _details(idx: Index, args, key: str | None) -> None:
+    """``--details``: the unordered pairs with both documents' dates and the decision."""
+    pairs = idx.pair_list(args.min, key)
+    more = pair_details(idx.catalog, [(p.a_key, p.b_key) for p in pairs])
+    rows = [{**p.table_row(), **d} for p, d in zip(pairs, more, strict=True)]
+    cols = (*(PAIR_TABLE_COLUMNS if args.format == "table" else PAIR_FIELDS), *DETAIL_FIELDS)
+    write_rows(rows, cols, args.format, sys.stdout)

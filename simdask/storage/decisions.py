@@ -82,7 +82,7 @@ def set_decision(catalog: Any, a: str, b: str, status: str, note: str, when: flo
     conn.execute("COMMIT")
 
 
-def _rows(db: Any, sql: str, args: tuple = ()) -> list[Decision]:
+def _rows(db: Any, sql: str, args: tuple[Any, ...] = ()) -> list[Decision]:
     try:
         return [Decision(*r) for r in connection(db).execute(sql, args)]
     except sqlite3.OperationalError as e:
