@@ -38,6 +38,7 @@ HEAVY = {
     "pyarrow": "parquet extra",
     "pypdfium2": "pdf extra",
     "starlette": "web extra",
+    "striprtf": "rtf extra",
     "tqdm": "only a progress bar",
     "uvicorn": "web extra",
     "zarr": "only compressed data (0.4 s to import)",

@@ -21,7 +21,6 @@ from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.summary_text import format_report
 from simdask.index import Index
 from simdask.ingest.sources import read_document
-from simdask.read.review import pair_details
 
 __all__ = ["register", "run"]
 
@@ -84,7 +83,6 @@ def run(args) -> int:
             other_text=None if b_in else tb,
             options=options,
         )
-        rep["review"] = pair_details(idx.catalog, [(ka, kb)])[0]
     if args.html:
         Path(args.html).write_text(render_pair_html(rep, ta, tb), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)

@@ -116,14 +116,7 @@ def run(args) -> int:
             return _batch(idx, args)
         key = idx.resolve_key(args.key) if args.key else None
         if args.details:
-            pairs = idx.pair_list(args.min, key)
-            more = pair_details(idx.catalog, [(p.a_key, p.b_key) for p in pairs])
-            rows = [{**p.table_row(), **d} for p, d in zip(pairs, more, strict=True)]
-            cols = (
-                *(PAIR_TABLE_COLUMNS if args.format == "table" else PAIR_FIELDS),
-                *DETAIL_FIELDS,
-            )
-            write_rows(rows, cols, args.format, sys.stdout)
+            _details(idx, args, key)
             return EXIT_OK
         by_totals = args.sort != "similarity" or args.min_total is not None
         if (args.format == "table" and not by_totals) or args.pairs:
@@ -139,3 +132,12 @@ def run(args) -> int:
         rows = similar_rows(idx, key, args.min, args.sort, args.min_total)
         write_rows(rows, PAIR_COLUMNS, args.format, sys.stdout)
     return EXIT_OK
+
+
+def _details(idx: Index, args, key: str | None) -> None:
+    """``--details``: the unordered pairs with both documents' dates and the decision."""
+    pairs = idx.pair_list(args.min, key)
+    more = pair_details(idx.catalog, [(p.a_key, p.b_key) for p in pairs])
+    rows = [{**p.table_row(), **d} for p, d in zip(pairs, more, strict=True)]
+    cols = (*(PAIR_TABLE_COLUMNS if args.format == "table" else PAIR_FIELDS), *DETAIL_FIELDS)
+    write_rows(rows, cols, args.format, sys.stdout)

@@ -30,6 +30,7 @@ from simdask.evidence.passages_np import LARGE_CHARS
 from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.text import WORD_PATTERN
 from simdask.read.pairs import pct
+from simdask.read.review import pair_details
 
 __all__ = [
     "ViewOptions",
@@ -177,7 +178,8 @@ def index_report(
     apply (:meth:`Index.report_text <simdask.index.Index.report_text>`); the passages are
     the aligner's (:func:`with_aligned_passages`) unless ``options.exact_only`` or the
     texts are together longer than :data:`ALIGN_MAX_CHARS` (then ``passages_note`` says
-    so)."""
+    so); ``review``: when each document was first indexed and its file modified, and the
+    decision kept on the pair (:func:`simdask.read.review.pair_details`)."""
     opts = options or ViewOptions()
     if text is None and other_text is None:
         rep = index.report(key, other, opts.min_chunks, opts.min_words)
@@ -186,6 +188,7 @@ def index_report(
         rep = index.report_text(
             key, text, other, opts.min_chunks, min_words=opts.min_words, other_text=other_text
         )
+    rep["review"] = pair_details(index.catalog, [(key, other)])[0]  # dates, decision
     if opts.exact_only:
         return _exact(rep)
     a = index.text(key) if text is None else text
