@@ -181,14 +181,13 @@ class Index:
         indexed after those of ``sources``. ``max_file_bytes``: files larger than this are not
         read but reported (kind ``too_large``; None: the ``options`` value, 100 MB by default).
         ``exclude``: template files (any format the extractors read) whose chunks are left out
-        of every count, stored in the index (None: keep the stored ones; ``[]``: none).
-        ``key_prefix``: put before the keys of the documents of ``sources`` (``"2026/"``); a
-        key another source gives, or a source inside a folder indexed before (or holding
-        one), is refused before the run (:mod:`simdask.write.collisions`). A
+        of every count, stored in the index (None: keep the stored ones; ``[]``: none); a
         change of them, or of ``config.exclude_quotes`` / ``exclude_bibliography`` (allowed
         without ``rebuild``), first re-chunks every document from its stored text
         (:mod:`simdask.write.rechunk`): the index then equals a full build with the new exclusions.
-        """
+        ``key_prefix``: put before the keys of the documents of ``sources`` (``"2026/"``); a key
+        another source gives, or a source inside (or holding) a folder indexed before, is
+        refused before the run (:mod:`simdask.write.collisions`)."""
         return self.writer(wait).update(sources, **kwargs)
 
     def remove(self, keys: Iterable[str], *, wait: float = 0.0, **kwargs: Any) -> RunSummary:
@@ -224,18 +223,15 @@ class Index:
 
     def total(self, key: str) -> DocTotal | None:
         """The aligned total of document ``key``; None: it has none (``totals --compute``)."""
-        got = self.totals([key])
-        return got[0] if got else None
+        return next(iter(self.totals([key])), None)
 
     def query_total(self, text: str, name: str = "query", top: int = 5) -> DocTotal:
-        """A text's aligned total against its ``top`` candidates, named ``name``
-        (:func:`simdask.read.totals.query_total`; its sources' shares are its aligned
-        coverage by each)."""
+        """A text's aligned total (named ``name``) against its ``top`` candidates, by source."""
         return query_total(self, name, text, self.query(text), top)[0]
 
     def compute_totals(self, **kwargs: Any) -> dict[str, Any]:
-        """Align every document's top candidates and store every total (``top``, ``client``,
-        ``wait``, ``callback``, ``batch_jobs``: :func:`simdask.write.totals.compute_totals`)."""
+        """Align every document's top candidates, store every total (the arguments of
+        :func:`simdask.write.totals.compute_totals`: ``top``, ``client``, ``wait``, ...)."""
         return compute_totals(self, **kwargs)
 
     def resolve_key(self, typed: str, *, ends: bool = True) -> str:

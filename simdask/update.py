@@ -36,7 +36,7 @@ from simdask.ingest.sources import SourceItem, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
-from simdask.storage.checksums import digest, run_files, uploaded_files
+from simdask.storage.checksums import run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
 from simdask.storage.commit import RunChanges, check_rows
 from simdask.storage.create import CATALOG_NAME, create_catalog
@@ -290,17 +290,10 @@ class Writer:
         """Size and xxh3 of the shard files, text packs and LSH files this run wrote, read
         back on this machine before the commit that records them (see
         :mod:`simdask.storage.checksums`)."""
-        store = self.index.store
         written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
-        rows = run_files(
-            store.local_root,
-            self.index.path / "texts",
-            written,
-            {d.text_pack for d in ch.upserted if d.text_pack is not None},
-        )
-        rows += uploaded_files(store, written)  # a URL store's: hashed at upload
+        packs = {d.text_pack for d in ch.upserted if d.text_pack is not None}
         lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
-        return rows + [(name, *digest(p)) for name, p in lsh]
+        return run_files(self.index.store, self.index.path / "texts", written, packs, lsh)
 
     def _compute(self, req: _Request, cluster, run_id: int, items, plan) -> RunOutcome:
         """The run on Dask (a LocalCluster for this run if no client was given, entered on

@@ -28,6 +28,8 @@ def _conn() -> sqlite3.Connection:
     c.execute(
         "CREATE TABLE similarity (doc INTEGER, other INTEGER, shared INTEGER, similarity REAL)"
     )
+    c.execute("CREATE TABLE documents (doc_id INTEGER PRIMARY KEY, key TEXT)")
+    c.executemany("INSERT INTO documents VALUES (?, ?)", [(i, f"k{i}") for i in range(1, 8)])
     return c
 
 
@@ -37,8 +39,14 @@ def _rows(*triples):
 
 def test_partners_before_any_candidates_are_the_similarity_rows():
     c = _conn()
-    c.executemany("INSERT INTO similarity VALUES (?, ?, 1, ?)", [(1, 2, 5.0), (1, 3, 9.0)])
-    assert candidate_partners(c, [1, 7], 5) == {1: [3, 2], 7: []}
+    rows = [(1, 2, 5, 5.0), (1, 3, 9, 9.0), (4, 1, 7, 70.0)]
+    c.executemany("INSERT INTO similarity VALUES (?, ?, ?, ?)", rows)
+    # both directions (4 -> 1 makes 4 a partner of 1), most shared chunks first
+    assert candidate_partners(c, [1, 7], 5) == {1: [3, 4, 2], 7: []}
+    # ties by key, not by doc ID
+    c.execute("UPDATE documents SET key = 'a' WHERE doc_id = 3")
+    c.execute("UPDATE similarity SET shared = 5 WHERE other = 3")
+    assert candidate_partners(c, [1], 5)[1] == [4, 3, 2]
     assert stored_candidate_config(c) is None and read_features(c, CandidateConfig()) == {}
 
 
@@ -63,6 +71,7 @@ def test_full_then_incremental_changes():
         _rows((1, 4, 20), (4, 1, 20)),
     )
     write_candidates(c, ch)
+    c.execute("DELETE FROM similarity WHERE 2 IN (doc, other)")  # as the run's commit does
     assert sorted(read_features(c, cfg)) == [1, 3, 4]
     assert candidate_partners(c, [1, 2, 4], 1) == {1: [4], 2: [], 4: [1]}
     ranks = c.execute("SELECT doc, rank, other FROM candidates ORDER BY doc, rank").fetchall()

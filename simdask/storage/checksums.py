@@ -91,21 +91,25 @@ def shard_files(shard_dir: Path, generation: int, shard: int) -> Iterator[tuple[
 
 
 def run_files(
-    shard_root: Path | None,
+    store: Any,
     text_root: Path,
     shards: dict[int, int],
     packs: Iterable[str],
+    others: Iterable[tuple[str, Path]] = (),
 ) -> list[tuple[str, int, str]]:
     """The ``(name, size, xxh3)`` rows of the files one run wrote: the segments ``{range:
-    generation}`` (one per range a run or compaction writes) under ``shard_root`` (None: a
-    URL store, not recorded) and the ``packs`` under ``text_root``."""
+    generation}`` (one per range a run or compaction writes) of the shard ``store`` (a local
+    one's hashed here; a URL store's as it recorded them at upload, :func:`uploaded_files`),
+    the ``packs`` under ``text_root`` and the ``others`` ``(name, path)`` (LSH files)."""
     rows = []
+    shard_root = store.local_root
     if shard_root is not None:
         for shard, gen in sorted(shards.items()):
             d = shard_root / f"gen-{gen:06d}" / f"shard-{shard:04d}"
             rows += [(name, *digest(p)) for name, p in shard_files(d, gen, shard)]
+    rows += uploaded_files(store, shards)
     rows += [(pack_name(p), *digest(text_root / p)) for p in sorted(set(packs))]
-    return rows
+    return rows + [(name, *digest(path)) for name, path in others]
 
 
 def uploaded_files(store: Any, shards: dict[int, int]) -> list[tuple[str, int, str]]:
