@@ -15,6 +15,7 @@ import pytest
 from simdask.errors import ExtractionError
 from simdask.ingest.extract import extract_text, rtf
 from tests.helpers.cli import run
+from tests.helpers.components import need
 from tests.helpers.documents import prose
 
 pytestmark = pytest.mark.system
@@ -81,8 +82,8 @@ def test_an_old_word_file_goes_through_antiword(tmp_path):
     assert "apt install antiword" in err["message"] and "convert" in err["message"]
 
 
-@pytest.mark.skipif(shutil.which("antiword") is None, reason="the Debian tool antiword")
 def test_the_real_antiword_refuses_an_ole_file_that_is_no_word_document():
+    need(shutil.which("antiword") is not None, "the Debian tool antiword", ".ci/run's apt-get")
     with pytest.raises(ExtractionError) as info:
         extract_text(OLE + b"\0" * 600, "sheet.doc")
     assert info.value.kind == "unsupported"
