@@ -198,8 +198,9 @@ def top_candidates(
         )
         i = j
     if not parts:
-        return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
-    return tuple(np.concatenate(c) for c in zip(*parts, strict=True))  # type: ignore[return-value]
+        return (np.zeros(0, np.int64),) * 3
+    doc, other, score = (np.concatenate(c) for c in zip(*parts, strict=True))
+    return doc, other, score
 
 
 def _score_block(
@@ -222,7 +223,7 @@ def _score_block(
     mine = other != targets[who]
     who, other, w = who[mine], other[mine], w[mine]
     if len(other) == 0:
-        return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
+        return (np.zeros(0, np.int64),) * 3
     if span:
         acc = np.bincount(who * span + other, weights=w, minlength=len(targets) * span)
         cells = np.flatnonzero(acc > 0)

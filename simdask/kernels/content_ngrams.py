@@ -23,7 +23,8 @@ import numpy as np
 
 from simdask.kernels.exclusions import Exclusions, blank_spans
 from simdask.kernels.features import FEATURE_TYPES, FeatureType
-from simdask.kernels.hashing import ChunkedBatch, chunk_dtype, chunk_id, hash_chunks, word_hash
+from simdask.kernels.hashing import ChunkedBatch, chunk_id, hash_chunks, word_hash
+from simdask.kernels.postings import chunk_dtype
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS
 from simdask.kernels.text import words

@@ -4,6 +4,7 @@ words as they are."""
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import Stemmer
 
@@ -11,7 +12,7 @@ __all__ = ["has_stemmer", "stem_words"]
 
 
 @cache
-def _stemmer(language: str):
+def _stemmer(language: str) -> Any:
     if language.lower() not in Stemmer.algorithms():
         return None
     return Stemmer.Stemmer(language.lower())

@@ -65,7 +65,7 @@ class CandidateChanges:
     dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     replaced: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     rows: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
-        default_factory=lambda: (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
+        default_factory=lambda: (np.zeros(0, np.int64),) * 3
     )
     full: bool = False
 
