@@ -50,7 +50,7 @@ class CandidateConfig:
     ``hash_bits`` of a feature ID, hash ``seed``."""
 
     ngram: int = 2
-    max_df: int = 200
+    max_df: int = 50
     depth: int = 50
     hash_bits: int = 32
     seed: int = 0
