@@ -281,10 +281,14 @@ def retrieval(args, config: AlignConfig, docs: Path, stamp: str) -> None:
     )
     print(text, flush=True)
     if args.end_to_end:
+        if args.limit:  # the first LIMIT suspicious documents, and only their pairs
+            sources = {k: sources[k] for k in sorted(sources)[: args.limit]}
+            names = {k[5:] for k in sources}
+            pairs = {sub: [p for p in ps if p[0] in names] for sub, ps in pairs.items()}
         cases = [
             c
             for sub, _ in SUBCORPORA
-            for p in read_pairs(args.corpus, sub, None)
+            for p in pairs[sub]
             for c in read_annotations(args.corpus / sub / xml_name(p), p, "plagiarism")
         ]
 
@@ -294,8 +298,11 @@ def retrieval(args, config: AlignConfig, docs: Path, stamp: str) -> None:
                 return pool.map(_align_pair, chosen, chunksize=8)
 
         e = eval_retrieval.end_to_end(pairs, sources, args.top, cases, align_pairs)
+        given = [p for sub, _ in SUBCORPORA for p in pairs[sub]]
+        base = scores(cases, [d for f in align_pairs(given) for d in f])
         lines = [
-            f"End to end: each suspicious document aligned with its top {args.top} source "
+            f"End to end{f' (the first {args.limit} suspicious documents)' if args.limit else ''}: "
+            f"each suspicious document aligned with its top {args.top} source "
             f"candidates, {e['chosen']:,} pairs ({e['chosen_labelled']:,} of them labelled), "
             f"in {e['seconds']:.0f} s with {args.processes} processes:",
             "",
@@ -308,6 +315,10 @@ def retrieval(args, config: AlignConfig, docs: Path, stamp: str) -> None:
                 f"| {label} | {s.precision:.3f} | {s.recall:.3f} | {s.granularity:.3f} | "
                 f"{s.plagdet:.3f} |"
             )
+        lines.append(
+            f"| the {len(given):,} given (labelled) pairs | {base.precision:.3f} | "
+            f"{base.recall:.3f} | {base.granularity:.3f} | {base.plagdet:.3f} |"
+        )
         lines.append(
             f"\nNegative pairs chosen: {e['negatives_chosen']} of {e['negatives']}; aligned to "
             f"a passage: {e['negatives_aligned']} ({e['negatives_aligned'] / e['negatives']:.1%})."

@@ -50,7 +50,7 @@ class CandidateConfig:
     ``hash_bits`` of a feature ID, hash ``seed``."""
 
     ngram: int = 2
-    max_df: int = 200
+    max_df: int = 50
     depth: int = 50
     hash_bits: int = 32
     seed: int = 0
@@ -199,7 +199,8 @@ def top_candidates(
         i = j
     if not parts:
         return (np.zeros(0, np.int64),) * 3
-    return tuple(np.concatenate(c) for c in zip(*parts, strict=True))  # type: ignore[return-value]
+    doc, other, score = (np.concatenate(c) for c in zip(*parts, strict=True))
+    return doc, other, score
 
 
 def _score_block(
