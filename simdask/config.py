@@ -88,6 +88,10 @@ class IndexConfig:
     whose words all lie inside a quotation / the reference list are left out of every chunk
     set (:mod:`simdask.kernels.exclusions`); changing them recomputes the index from its stored
     texts (template texts excluded by ``update --exclude`` are kept in the catalog, not here).
+    ``candidates``: keep each document's paraphrase-robust candidate partners (content word
+    pairs, :mod:`simdask.kernels.candidates`), which the aligned totals then align first; off by
+    default: as built, the stage runs in the client over every stored feature set and costs
+    ~10x the rest of a build (docs/scale.md, "Candidate partners").
     """
 
     k: int = 5
@@ -107,6 +111,7 @@ class IndexConfig:
     lsh: str | None = None
     exclude_quotes: bool = False
     exclude_bibliography: bool = False
+    candidates: bool = False
 
     #: the settings that decide what is excluded: changing only these needs no --rebuild
     EXCLUSION_SETTINGS = ("exclude_quotes", "exclude_bibliography")
@@ -181,7 +186,7 @@ class IndexConfig:
                 "an integer >= 0",
                 value,
             )
-        for name in self.EXCLUSION_SETTINGS:
+        for name in (*self.EXCLUSION_SETTINGS, "candidates"):
             need(
                 isinstance(getattr(self, name), bool),
                 f"{name} must be True or False",

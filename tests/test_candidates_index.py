@@ -14,7 +14,7 @@ from tests.helpers.paraphrase import PARAGRAPHS, disguise
 
 pytestmark = pytest.mark.integration
 
-CFG = dict(hash_bits=24, shards=4, top_k=3)
+CFG = dict(hash_bits=24, shards=4, top_k=3, candidates=True)
 
 
 def test_a_disguised_copy_added_later_finds_its_source(tmp_path, client):
@@ -45,4 +45,34 @@ def test_an_index_from_before_the_candidates_gets_them_all(tmp_path, client):
     idx.update([folder], client=client)
     n = conn.execute("SELECT count(*) FROM candidate_features").fetchone()[0]
     assert n == len(idx.catalog.documents())
+    assert_contract_candidates(idx)
+
+
+def test_candidates_are_kept_only_when_the_index_asks_for_them(tmp_path, client):
+    """Off by default (none stored, the totals' partners are the similarity rows); turned on
+    with --rebuild every document gets its list; turned off again they are all dropped."""
+    docs = make_docs(12, seed=6)
+    docs["source"] = " ".join(PARAGRAPHS)
+    docs["copy"] = disguise(docs["source"], seed=2)
+    folder = write_txt(docs, tmp_path / "src")
+    off = IndexConfig(hash_bits=24, shards=4, top_k=3)
+    assert not IndexConfig().candidates
+    idx = Index.create(tmp_path / "idx", off)
+    s = idx.update([folder], client=client)
+    assert "candidates" not in s.seconds
+    assert (
+        idx.catalog.conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'candidates'"
+        ).fetchone()[0]
+        == 0
+    )
+    assert_contract_candidates(idx)
+    idx.update([folder], client=client, config=off.replace(candidates=True), rebuild=True)
+    ids = {d.key: d.doc_id for d in idx.catalog.documents()}
+    assert candidate_partners(idx.catalog, [ids["src/copy.txt"]], 1) == {
+        ids["src/copy.txt"]: [ids["src/source.txt"]]
+    }
+    assert_contract_candidates(idx)
+    idx.update([folder], client=client, config=off, rebuild=True)
+    assert idx.catalog.conn.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0
     assert_contract_candidates(idx)

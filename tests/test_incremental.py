@@ -318,6 +318,7 @@ configs = st.builds(
     # template chunks heavy, so that the heavy-only search and heavy member keys run
     similarity_mode=st.sampled_from(["auto", "auto", "exact"]),
     heavy_df=st.sampled_from([None, 1, 3]),
+    candidates=st.booleans(),  # the candidate partners kept exact too (issue 29)
 )
 
 
@@ -360,7 +361,7 @@ configs = st.builds(
     ),
 )
 @example(  # templates added, settings kept: only the documents holding them recomputed
-    config=IndexConfig(k=5, hash_bits=24, shards=3, top_k=2, threshold=5.0),
+    config=IndexConfig(k=5, hash_bits=24, shards=3, top_k=2, threshold=5.0, candidates=True),
     fuse=0,
     runs=[
         [("add", 0, len(POOL)), ("add", 1, len(POOL) + 1), ("add", 2, 0)],

@@ -123,6 +123,14 @@ def _index_settings(p) -> None:
     g.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
     g.add_argument("--lsh", metavar="BxR", help="keep MinHash LSH data: B bands of R rows (20x5)")
     g.add_argument(
+        "--candidates",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep each document's paraphrase-robust candidate partners (shared informative "
+        "content word pairs), which the aligned totals align first (off: the totals align a "
+        "document's partners by shared chunks; on costs ~10x a build as built, docs/scale.md)",
+    )
+    g.add_argument(
         "--similarity-mode",
         choices=SIMILARITY_MODES,
         help="how pairs sharing only heavy chunks (held by very many documents: licence and "

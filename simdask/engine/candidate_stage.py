@@ -108,9 +108,18 @@ def candidate_changes(
     )
 
 
-def run_candidate_stage(catalog, texts, resolved, replace_all, exclusions, changes, stats) -> None:
+def run_candidate_stage(
+    catalog, texts, resolved, replace_all, exclusions, changes, stats, enabled: bool
+) -> None:
     """:func:`candidate_changes` into the run's ``changes`` (a
-    :class:`~simdask.storage.catalog.RunChanges`), its seconds into ``stats.seconds``."""
+    :class:`~simdask.storage.catalog.RunChanges`), its seconds into ``stats.seconds``; an
+    index without ``candidates`` (its setting, ``enabled`` False) keeps none: stored ones
+    (the setting turned off) are dropped by the commit."""
+    if not enabled:
+        config = stored_candidate_config(catalog)
+        if config is not None:
+            changes.candidates = CandidateChanges(config, full=True, off=True)
+        return
     t = time.perf_counter()
     changes.candidates = candidate_changes(catalog, texts, resolved, replace_all, exclusions)
     stats.seconds["candidates"] = time.perf_counter() - t

@@ -183,7 +183,9 @@ def run_update(
     dropped = resolved.counts.modified + resolved.counts.deleted
     n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
     _index(ctx, job, chunked, resolved, changes, stats, n_known)
-    run_candidate_stage(catalog, job.texts, resolved, replace_all, exclusions, changes, stats)
+    run_candidate_stage(
+        catalog, job.texts, resolved, replace_all, exclusions, changes, stats, job.config.candidates
+    )
     _traffic_stats(stats, ctx, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, resolved.counts, stats)

@@ -68,6 +68,8 @@ class CandidateChanges:
         default_factory=lambda: (np.zeros(0, np.int64),) * 3
     )
     full: bool = False
+    #: the index keeps no candidates (its setting turned off): tables emptied, settings gone
+    off: bool = False
 
 
 def ensure_candidate_tables(db: Any) -> None:
@@ -90,6 +92,11 @@ def write_candidates(c: sqlite3.Connection, ch: CandidateChanges | None) -> None
     if ch is None:
         return
     _create(c)
+    if ch.off:
+        c.execute("DELETE FROM candidate_features")
+        c.execute("DELETE FROM candidates")
+        c.execute("DELETE FROM meta WHERE name = ?", (CANDIDATE_META,))
+        return
     if ch.full:
         c.execute("DELETE FROM candidate_features")
         c.execute("DELETE FROM candidates")

@@ -46,6 +46,7 @@ INDEX_SETTINGS = (
     "lsh",
     "exclude_quotes",
     "exclude_bibliography",
+    "candidates",
 )
 
 

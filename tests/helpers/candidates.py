@@ -38,7 +38,10 @@ def feature_sets(idx: Index, cfg: CandidateConfig) -> dict[int, set[int]]:
 
 
 def expected_candidates(idx: Index) -> dict[int, list[tuple[int, int]]]:
-    """doc ID -> ``[(other, score)]`` best first, the lists the contract asks of ``idx``."""
+    """doc ID -> ``[(other, score)]`` best first, the lists the contract asks of ``idx``
+    (none without its ``candidates`` setting)."""
+    if not idx.config.candidates:
+        return {d.doc_id: [] for d in idx.catalog.documents()}
     cfg = stored_candidate_config(idx.catalog) or CandidateConfig()
     sets = feature_sets(idx, cfg)
     df = Counter(f for s in sets.values() for f in s)
@@ -70,6 +73,7 @@ def assert_contract_candidates(idx: Index) -> None:
     :func:`~simdask.storage.candidates.candidate_partners` reads them first."""
     got, want = stored_candidates(idx), expected_candidates(idx)
     assert got == want
+    assert (stored_candidate_config(idx.catalog) is not None) == idx.config.candidates
     docs = sorted(want)
     partners = candidate_partners(idx.catalog, docs, 3)
     for d in docs:
