@@ -91,12 +91,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--totals",
         action="store_true",
-        help="align each query document with its top 5 candidates (--candidates): its total "
+        help="align each query document with its top 5 candidates (--align-top): its total "
         "(percent of its words found in any of them) and, per row, aligned (percent of it "
         "inside passages taken from that document); implied by --sort and --min-total",
     )
     p.add_argument(
-        "--candidates", type=int, default=5, metavar="N", help="with totals: candidates aligned"
+        "--align-top", type=int, default=5, metavar="N", help="with totals: candidates aligned"
     )
     add_total_sorting(p)
     add_min_match(p)
@@ -111,7 +111,7 @@ def run(args) -> int:
         totals = args.totals or args.sort != "similarity" or args.min_total is not None
         if totals:
             texts = {key: text for key, text in docs if isinstance(text, str)}
-            rows, _ = query_rows(idx, rows, texts, args.candidates, args.sort, args.min_total)
+            rows, _ = query_rows(idx, rows, texts, args.align_top, args.sort, args.min_total)
         if args.html:
             texts = {key: text for key, text in docs if isinstance(text, str)}
             _write_html(args.html, idx, rows, texts, _notes(batch), view_options(args))
