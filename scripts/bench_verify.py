@@ -28,6 +28,7 @@ from pathlib import Path
 from bench_query import _EXTRA, evict, make_query  # the same query document as bench_query.py
 
 from simdask.ingest.synth import generate_corpus
+from simdask.storage import block_sums
 
 from _benchutil import load_average, machine, today, write_section
 
@@ -126,9 +127,10 @@ def main() -> None:
     args = ap.parse_args()
     data = Path(args.data)
     index = data / "index"
-    corpus = generate_corpus(args.docs + _EXTRA, mean_words=1000, seed=7)
     qfile = data / "query-20-pages.txt"
-    qfile.write_text(make_query(corpus, args.docs, args.query_words), encoding="utf-8")
+    if not qfile.exists():  # as bench_query.py writes it (generating the corpus takes a while)
+        corpus = generate_corpus(args.docs + _EXTRA, mean_words=1000, seed=7)
+        qfile.write_text(make_query(corpus, args.docs, args.query_words), encoding="utf-8")
     secs, facts = _measure(index, qfile, args.repeat)
     med = {k: statistics.median(v) for k, v in secs.items()}
     rows = "\n".join(
@@ -156,7 +158,7 @@ process, medians of {args.repeat} processes per cell, modes alternating.
 {rows}
 
 "whole": every segment file the query opens hashed whole (xxh3-64), as before block
-checksums; "blocks": the large arrays verified block by block (16 KiB blocks, each block a
+checksums; "blocks": the large arrays verified block by block ({block_sums.BLOCK_BYTES // 1024} KiB blocks, each block a
 lookup reads, once per process), their sidecars and the small files hashed whole; "none": no
 content check (sizes and metadata only). The query's `pread` lookups read
 {read / 2**20:.1f} MiB in {n_reads:,} ranges. Bytes the lookups' blocks would hash by block

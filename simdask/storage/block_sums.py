@@ -6,7 +6,7 @@ holds ``<array>/blocks.xxh3``: the xxh3-64 of each :data:`BLOCK_BYTES`-byte bloc
 file (the last block may be shorter). The sidecar is written with the segment (same temporary
 directory, so same fsync and rename: :func:`simdask.storage.durable.publish`), recorded in the
 catalog's checksum table like every segment file (and so hashed whole by a reader before it is
-trusted: 1/2048 of the data), and removed with the segment.
+trusted: 1/512 of the data), and removed with the segment.
 
 Format: :data:`MAGIC` (8 bytes), the block size and the data file's size (two little-endian
 uint64), then one little-endian uint64 per block. Pure computation and file formats; the
@@ -38,9 +38,10 @@ __all__ = [
     "write_sidecar",
 ]
 
-#: bytes per checksummed block (16 KiB: a query's ~4 KiB reads hash at most 4-5x the bytes
-#: they need; the sidecar is 1/2048 of the data; measured in docs/benchmarks.md)
-BLOCK_BYTES = 16 * 1024
+#: bytes per checksummed block: 4 KiB, a page (a query's lookups hash ~1.4x the bytes they
+#: read, 16 KiB blocks ~4.4x, 64 KiB ~8.8x; the sidecar is 1/512 of the data, hashed whole at
+#: first open; measured in docs/benchmarks.md, "Verifying what is read")
+BLOCK_BYTES = 4096
 #: the first bytes of a sidecar
 MAGIC = b"SDXXB\x00\x00\x01"
 #: the sidecar's file name inside an array's directory

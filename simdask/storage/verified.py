@@ -219,16 +219,29 @@ def verify_read(fd: int, path: str | os.PathLike[str], starts: list, ends: list)
         return
     need = block_range(np.asarray(starts), np.asarray(ends), state.block)
     need = need[~state.done[need]]
-    for b in need.tolist():
-        data = os.pread(fd, state.block, b * state.block)
-        _count(len(data))
-        if xxhash.xxh3_64_intdigest(data) != int(state.sums[b]):
+    if not len(need):
+        return
+    runs = np.flatnonzero(np.diff(need) != 1) + 1  # consecutive blocks: one pread each
+    firsts, lasts = need[np.r_[0, runs]].tolist(), need[np.r_[runs - 1, -1]].tolist()
+    for first, last in zip(firsts, lasts, strict=True):
+        _check_run(fd, state, first, last)
+
+
+def _check_run(fd: int, state: _Blocks, first: int, last: int) -> None:
+    """Hash the blocks ``first..last`` of ``fd`` (one read) against ``state``'s checksums."""
+    size = state.block
+    data = memoryview(os.pread(fd, (last - first + 1) * size, first * size))
+    _count(len(data))
+    sums = state.sums[first : last + 1].tolist()
+    for i, want in enumerate(sums):
+        if xxhash.xxh3_64_intdigest(data[i * size : (i + 1) * size]) != want:
+            b = first + i
             raise damaged(
-                f"{state.name}: block {b} (bytes {b * state.block} to "
-                f"{b * state.block + len(data)}) has other contents than its recorded block "
-                "checksum"
+                f"{state.name}: block {b} (bytes {b * size} to "
+                f"{b * size + len(data[i * size : (i + 1) * size])}) has other contents than "
+                "its recorded block checksum"
             )
-        state.done[b] = True
+    state.done[first : last + 1] = True
 
 
 def verify_mapped(path: str | os.PathLike[str]) -> None:
