@@ -87,6 +87,7 @@ class SegmentReads:
         shard: int,
         files: dict[str, list[tuple[str, int, str]]] | None = None,
         counts: dict[tuple[int, int], tuple[int, int]] | None = None,
+        lazy: bool = False,
     ) -> None:
         """Raise :class:`~simdask.errors.IndexDamagedError` when a file of the segment is
         missing, has another size or other contents than recorded at its commit (see
@@ -94,11 +95,14 @@ class SegmentReads:
         then remembered while the file is unchanged (:mod:`simdask.storage.verified`); or
         when its metadata declares other sizes than the catalog's (any store, URLs included:
         :func:`~simdask.read.segment_damage.check_counts`). ``files``, ``counts``: as
-        :meth:`size_check` read them (None: read them here)."""
+        :meth:`size_check` read them (None: read them here). ``lazy``: the caller reads the
+        large arrays only with ``pread`` (:mod:`simdask.storage.direct_reads`), which verifies
+        the blocks it reads: those with block checksums are not hashed whole here
+        (:func:`~simdask.storage.verified.verify_problems`)."""
         if self.store.local_root is not None:  # a URL store: no local files to hash
             files = self.recorded_files() if files is None else files
             prefix = checksums.shard_prefix(generation, shard)
-            problems = verify_problems(self.path, files.get(prefix, ()))
+            problems = verify_problems(self.path, files.get(prefix, ()), lazy)
             if problems:
                 raise damaged(f"index at {self.path}: " + "; ".join(problems[:3]))
         want = (self.segment_counts() if counts is None else counts).get((generation, shard))
@@ -120,10 +124,11 @@ class SegmentReads:
         meta = [f for f in files if f[0].endswith("zarr.json")]
         self.check_sizes(generation, shard, {checksums.shard_prefix(generation, shard): meta})
 
-    def size_check(self) -> Callable[[int, int], None]:
+    def size_check(self, lazy: bool = False) -> Callable[[int, int], None]:
         """:meth:`check_sizes` with the recorded files of the committed generation read now:
-        it reads no catalog, so threads may call it."""
-        return partial(self.check_sizes, files=self.recorded_files(), counts=self.segment_counts())
+        it reads no catalog, so threads may call it. ``lazy``: as in :meth:`check_sizes`."""
+        files, counts = self.recorded_files(), self.segment_counts()
+        return partial(self.check_sizes, files=files, counts=counts, lazy=lazy)
 
     def recorded_files(self) -> dict[str, list[tuple[str, int, str]]]:
         """The committed shard files' recorded ``(name, size in bytes, xxh3)`` by segment
@@ -235,6 +240,7 @@ class SegmentReads:
             for g, _, _ in segs:
                 arrays = self._reader.opened(s, g)
                 if _mapped(arrays):
+                    self.check_sizes(g, s)  # whole files: opened by a lazy check before?
                     nbytes += sum(_touch(arrays[name]) for name in _NAMES)
                 else:
                     streamed.setdefault(s, []).append(g)
@@ -264,6 +270,9 @@ class SegmentReads:
         splits = self._split(manifest)
         split = {s: splits.get(s, ([], [])) for s in ids}
         check = self.size_check()  # the catalog read here: threads may not use it
+        direct = not self.preloaded  # pread, nothing mapped; preloaded: the mapped pages
+        # looked-up segments read with pread verify the blocks they read (direct_reads.py)
+        look_check = self.size_check(lazy=True) if direct else check
         whole: dict[int, list[int]] = {}
         if self.preloaded:  # compressed segments were read whole by preload
             for s, (look, _) in split.items():
@@ -272,7 +281,6 @@ class SegmentReads:
                         whole.setdefault(s, []).append(g)
         loaded = self.segments_of(whole) if whole else {}
         store = self.store
-        direct = not self.preloaded  # pread, nothing mapped; preloaded: the mapped pages
 
         def subset(s: int) -> list[ShardData]:
             with segment_damage(store.location):
@@ -283,7 +291,7 @@ class SegmentReads:
             parts = [
                 restrict_shard(loaded[(g, s)], ids[s])
                 if (g, s) in loaded
-                else store.read_subset(self._reader.opened(s, g, check), ids[s], g, direct)
+                else store.read_subset(self._reader.opened(s, g, look_check), ids[s], g, direct)
                 for g in look
             ]
             if small:

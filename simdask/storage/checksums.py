@@ -8,7 +8,9 @@ Each committed file has a row ``(name, size, xxh3)`` in the catalog's ``files`` 
 replaced generations, packs no document points to), and records the table's own checksum
 (:data:`DIGEST_META`), so that a damaged table is never taken for an index without checksums.
 Readers hash a file the first time a process opens it (:mod:`simdask.storage.verified`;
-then one ``stat`` while it is unchanged); ``simdask check`` hashes everything. Shards
+then one ``stat`` while it is unchanged; a query's ``pread`` lookups verify only the blocks they
+read against the segment's block checksum sidecars, :mod:`simdask.storage.block_sums`, which
+are recorded here like every segment file); ``simdask check`` hashes everything. Shards
 kept under a URL (``--shard-store``) are recorded as their upload hashed them
 (:func:`uploaded_files`, from each shard's completion marker) and hashed by ``check`` only
 (readers rely on the zstd checksum of every compressed chunk). Kept in this module so that it can

@@ -11,7 +11,9 @@ nearby elements (:func:`~simdask.kernels.key_lookup.coalesce_ranges`):
 * one window of ``step`` keys per distinct window holding a looked-up chunk ID,
 * two offsets and the posting list of each chunk found.
 
-So a query reads O(query chunks x (window + posting list)) bytes plus the sample. A read the
+So a query reads O(query chunks x (window + posting list)) bytes plus the sample. The blocks
+holding what is read are verified against their recorded checksums first, once per process
+(:func:`~simdask.storage.verified.verify_read`). A read the
 page cache holds is one system call (``RWF_NOWAIT``); the others of a gather are announced
 together (``POSIX_FADV_WILLNEED``) before they are read, so that a cold query does not wait
 for each 4 KiB window in turn (:func:`_read_ranges`). The numpy work is in
@@ -30,6 +32,7 @@ from simdask.errors import IndexFormatError
 from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.key_lookup import coalesce_ranges, sample_windows, window_positions
 from simdask.kernels.postings import find_keys
+from simdask.storage.verified import verify_read
 from simdask.storage.zarr_raw import RawArrayFile, load_array
 
 __all__ = ["GAP_BYTES", "gather", "read_subset_direct", "stored_sample"]
@@ -62,7 +65,9 @@ def gather(
     view = memoryview(buf.data).cast("B")
     fd = os.open(raw.path, os.O_RDONLY)
     try:
-        _read_ranges(fd, raw.path, view, (r_start * size).tolist(), (r_end * size).tolist())
+        starts_b, ends_b = (r_start * size).tolist(), (r_end * size).tolist()
+        verify_read(fd, raw.path, starts_b, ends_b)  # the blocks read, once per process
+        _read_ranges(fd, raw.path, view, starts_b, ends_b)
     finally:
         os.close(fd)
     if len(buf) == int(lengths.sum()):  # disjoint ranges read without gaps: buf is the answer

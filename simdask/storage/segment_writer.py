@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from simdask.errors import IndexFormatError
+from simdask.storage.block_sums import BLOCK_ARRAYS, write_sidecar
 from simdask.storage.shard_codec import KEY_SAMPLE, KEY_SAMPLE_STEP
 from simdask.storage.zarr_raw import group_metadata, raw_array_metadata
 
@@ -127,6 +128,8 @@ class SegmentWriter:
         self.arrays["doc_ids"].finish(np.uint32)
         self.arrays["offsets"].finish(self.off_dtype)
         self.sample.finish(keys)
+        for name in BLOCK_ARRAYS:  # the block checksums readers verify (block_sums.py)
+            write_sidecar(self.tmp / name)
         return self.publish(self.tmp)
 
     def discard(self) -> None:

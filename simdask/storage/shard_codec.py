@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from simdask.errors import IndexFormatError
 from simdask.kernels.postings import ShardData, find_keys
+from simdask.storage.block_sums import BLOCK_ARRAYS, block_sums, sidecar_bytes, sidecar_name
 from simdask.storage.zarr_raw import group_metadata, raw_array_metadata
 
 if TYPE_CHECKING:
@@ -212,6 +213,9 @@ def write_raw(tmp: Path, data: ShardData) -> None:
             (tmp / name / "c").mkdir()
             raw = np.ascontiguousarray(arr).data
             (tmp / name / "c" / "0").write_bytes(raw)  # ENOSPC if full
+            if name in BLOCK_ARRAYS:  # the block checksums readers verify (block_sums.py)
+                side = sidecar_bytes(block_sums(raw), raw.nbytes)
+                (tmp / sidecar_name(name)).write_bytes(side)
 
 
 def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
@@ -225,6 +229,9 @@ def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
             files[f"{name}/zarr.json"] = raw_array_metadata(arr.dtype, len(arr))
             if len(arr):
                 files[f"{name}/c/0"] = arr.tobytes()
+            if len(arr) and name in BLOCK_ARRAYS:
+                data = files[f"{name}/c/0"]
+                files[sidecar_name(name)] = sidecar_bytes(block_sums(data), len(data))
         return files
     import zarr  # heavy (0.4 s): only compressed data needs it
 

@@ -56,6 +56,7 @@ from simdask.storage.shard_codec import (
     take,
     write_raw,
 )
+from simdask.storage.verified import verify_mapped
 from simdask.storage.zarr_raw import (
     RawArrayFile,
     array_shape,
@@ -277,6 +278,9 @@ class ShardStore(ABC):
         if direct and sample is None and stored_sample(arrays) is not None:
             found = read_subset_direct(arrays, ids)
             return ShardData(arrays["lo"], arrays["hi"], *found, generation)
+        for raw in (arrays.get("files") or {}).values():  # mapped: a lazy check did not hash
+            if isinstance(raw, RawArrayFile) and raw.path is not None:
+                verify_mapped(raw.path)
         if isinstance(keys_arr, np.ndarray) and sample is not None:
             present, pos = find_keys_sampled(keys_arr, sample[1], sample[0], ids)
         elif isinstance(keys_arr, np.ndarray):
