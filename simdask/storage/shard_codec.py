@@ -230,8 +230,8 @@ def encode_shard(data: ShardData, compressed: bool = True) -> dict[str, bytes]:
             if len(arr):
                 files[f"{name}/c/0"] = arr.tobytes()
             if len(arr) and name in BLOCK_ARRAYS:
-                data = files[f"{name}/c/0"]
-                files[sidecar_name(name)] = sidecar_bytes(block_sums(data), len(data))
+                raw = files[f"{name}/c/0"]
+                files[sidecar_name(name)] = sidecar_bytes(block_sums(raw), len(raw))
         return files
     import zarr  # heavy (0.4 s): only compressed data needs it
 

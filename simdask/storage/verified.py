@@ -195,7 +195,7 @@ def _register(root: Path, name: str, recorded: tuple[int, str]) -> list[str]:
     return []
 
 
-def verify_read(fd: int, path: str | os.PathLike[str], starts: list, ends: list) -> None:
+def verify_read(fd: int, path: str | os.PathLike[str], starts: list[int], ends: list[int]) -> None:
     """Verify the blocks of the open file ``fd`` (at ``path``) covering the byte ranges
     ``[starts[i], ends[i])`` about to be read, when a lazy :func:`verify_problems` registered
     it (else nothing: it was hashed whole, or has no recorded checksum). Each block is hashed
