@@ -112,7 +112,7 @@ def test_update_config_merges_given_settings_into_the_stored_ones(tmp_path, monk
     Index.create(tmp_path / "idx", stored).close()
     values = {"hash_bits": 20, "shards": 2, "threshold": 50.0, "top_k": 3, "max_df": 2, "slack": 2}
     values |= {"similarity_mode": "exact", "auto_budget": 1000, "heavy_df": 7, "lsh": "4x3"}
-    values |= {"exclude_quotes": True, "exclude_bibliography": True}
+    values |= {"exclude_quotes": True, "exclude_bibliography": True, "candidates": True}
     for given in itertools.product(*[(None, values[n]) for n in INDEX_SETTINGS]):
         given = dict(zip(INDEX_SETTINGS, given, strict=True))
         for where, base in ((tmp_path / "idx", stored), (tmp_path / "none", IndexConfig())):

@@ -8,7 +8,7 @@ import sys
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
 from simdask.cli._common import EXIT_OK, print_summary, update_index
 from simdask.config import DEFAULT_SLACK, SIMILARITY_MODES, IndexConfig
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, IndexDamagedError
 from simdask.index import Index
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
 from simdask.kernels.keys import key_prefix
@@ -241,8 +241,11 @@ def run(args) -> int:
         key_prefix=args.key_prefix,
     )
     print_summary(summary, getattr(args, "verbose", False))
-    with Index.open(args.index) as idx, idx.snapshot():
-        hint = boilerplate_hint(idx)
+    try:
+        with Index.open(args.index) as idx, idx.snapshot():
+            hint = boilerplate_hint(idx)
+    except IndexDamagedError as e:  # the run is committed: say so, and what the look found
+        hint = f"simdask: warning: the run is committed; looking for shared passages: {e}"
     if hint:
         print(hint, file=sys.stderr)
     return EXIT_OK

@@ -179,8 +179,7 @@ def run_update(
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
         _traffic_stats(stats, ctx, cache_before)
         return RunOutcome(changes, resolved.counts, stats)
-    # whether any indexed document survives: counted up to one more than the run drops
-    dropped = resolved.counts.modified + resolved.counts.deleted
+    dropped = resolved.counts.modified + resolved.counts.deleted  # does any document survive?
     n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
     _index(ctx, job, chunked, resolved, changes, stats, n_known)
     run_candidate_stage(
