@@ -64,8 +64,11 @@ def key_under(db: Any, source: str, rel: str) -> str | None:
 def identical_copies(db: Any, keys: Iterable[str]) -> list[tuple[str, str]]:
     """``(key, other key)`` for each of ``keys`` whose content hash another indexed document
     holds (the first such other key in key order), sorted: the same file (or JSONL text)
-    indexed under two keys. Costs an indexed lookup per key and one scan of ``documents``
-    when any of them exists."""
+    indexed under two keys. Costs two indexed lookups per key: the writer that calls it
+    creates the index of content hashes the first time (one scan of ``documents``, once)."""
+    connection(db).execute(
+        "CREATE INDEX IF NOT EXISTS documents_content_hash ON documents (content_hash)"
+    )
     sql = "SELECT key, content_hash FROM documents WHERE key IN {in}"
     mine = dict(rows_in(db, sql, list(keys)))
     if not mine:
