@@ -32,7 +32,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from simdask.errors import ConfigError
-from simdask.ingest.prose import BLOCK_DOCS, ProseParams, plant_passages, render_tokens
+from simdask.ingest.prose import (
+    BLOCK_DOCS,
+    ProseParams,
+    iter_blocks,
+    plant_passages,
+    render_tokens,
+)
 from simdask.ingest.synth import Reuse, SynthDoc
 from simdask.kernels.arrays import expand_ranges
 
@@ -196,14 +202,6 @@ def iter_phrase_documents(
 ) -> Iterator[SynthDoc]:
     """Documents ``start .. start + n_docs - 1``, one block in memory at a time; planted
     reuse with both ends in the range is appended to ``truth`` when given."""
-    if n_docs < 0 or start < 0:
-        raise ConfigError(f"expected n_docs >= 0 and start >= 0, found {n_docs}, {start}")
-    stop = start + n_docs
-    for b in range(start // BLOCK_DOCS, (stop + BLOCK_DOCS - 1) // BLOCK_DOCS):
-        docs, reuse = generate_phrase_block(bank, b, seed=seed, params=params)
-        lo = b * BLOCK_DOCS
-        inside = docs[max(0, start - lo) : max(0, stop - lo)]
-        if truth is not None:
-            names = {d.key for d in inside}
-            truth.extend(r for r in reuse if r.source in names and r.target in names)
-        yield from inside
+    return iter_blocks(
+        lambda b: generate_phrase_block(bank, b, seed=seed, params=params), n_docs, start, truth
+    )

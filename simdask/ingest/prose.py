@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +42,7 @@ __all__ = [
     "ProseModel",
     "ProseParams",
     "generate_block",
+    "iter_blocks",
     "iter_documents",
     "jsonl_texts",
     "plant_passages",
@@ -329,11 +330,25 @@ def iter_documents(
 ) -> Iterator[SynthDoc]:
     """Documents ``start .. start + n_docs - 1``, one block in memory at a time; planted
     reuse among them is appended to ``truth`` when given (both ends in the range)."""
+    return iter_blocks(
+        lambda b: generate_block(model, b, seed=seed, params=params), n_docs, start, truth
+    )
+
+
+def iter_blocks(
+    make_block: Callable[[int], tuple[list[SynthDoc], list[Reuse]]],
+    n_docs: int,
+    start: int,
+    truth: list[Reuse] | None,
+) -> Iterator[SynthDoc]:
+    """Documents ``start .. start + n_docs - 1`` of a generator made of blocks of
+    :data:`BLOCK_DOCS` (``make_block(b)``: block ``b``'s documents and planted reuse), one block
+    in memory at a time; the reuse with both ends in the range is appended to ``truth``."""
     if n_docs < 0 or start < 0:
         raise ConfigError(f"expected n_docs >= 0 and start >= 0, found {n_docs}, {start}")
     stop = start + n_docs
     for b in range(start // BLOCK_DOCS, (stop + BLOCK_DOCS - 1) // BLOCK_DOCS):
-        docs, reuse = generate_block(model, b, seed=seed, params=params)
+        docs, reuse = make_block(b)
         lo = b * BLOCK_DOCS
         inside = docs[max(0, start - lo) : max(0, stop - lo)]
         if truth is not None:
