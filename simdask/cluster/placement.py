@@ -143,8 +143,13 @@ def choose_transfer(
 
 
 #: a run listing at most this many documents on a default local cluster gets in-process
-#: workers (threads): starting worker processes would cost more than the run
-SMALL_RUN_ITEMS = 1000
+#: workers (threads): starting worker processes would cost more than the run. Threads share
+#: one interpreter, so CPU-bound Python (the aligner of the commit's totals, the similarity
+#: stage's pair work on a large index) runs on one core: +100 documents to a 100k index took
+#: 4.2 s with threads and 9.6-12 s with two worker processes, but +1,000 to a 100k index of
+#: phrase-rich text 701 s with threads and 389 s with processes (docs/benchmarks.md,
+#: "In-process threads or worker processes")
+SMALL_RUN_ITEMS = 300
 
 
 def runs_in_process(spec: Any, n_items: int) -> bool:
