@@ -97,3 +97,9 @@ def load_average() -> str:
     2 cores`` (other jobs on a shared machine make absolute seconds larger)."""
     one, five, fifteen = os.getloadavg()
     return f"{one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} cores"
+
+
+def banner() -> str:
+    """One line to print before a benchmark's numbers: machine, date and load
+    (:func:`machine`, :func:`today`, :func:`load_average`)."""
+    return f"{machine()}; {today()}; load {load_average()}"

@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+from _benchutil import banner
+
 
 def measure(path: str, docs: int, repeat: int) -> str:
     """One line: documents, words and the best CPU seconds of each step."""
@@ -79,6 +81,7 @@ def main() -> None:
     ap.add_argument("--checkouts", help="comma-separated checkouts to compare (PYTHONPATH)")
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
+    print(banner(), flush=True)
     if not a.checkouts:
         print(measure(a.jsonl, a.docs, a.repeat), flush=True)
         return

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from _benchutil import banner, load_average
+
 
 def _vm_hwm_kib(pid: int) -> int:
     """The peak resident set of a live process so far (VmHWM, KiB; 0 once it is gone)."""
@@ -71,9 +73,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--args", default="", help="extra arguments of `simdask query`")
     a = ap.parse_args()
+    print(banner(), flush=True)
     trees = dict(t.split("=", 1) for t in a.tree)
     res: dict[tuple[str, str], list[dict]] = {}
-    print(f"load before: {os.getloadavg()}", flush=True)
+    print(f"load before: {load_average()}", flush=True)
     for r in range(a.rounds):
         for index in a.indexes:
             names = list(trees) if r % 2 == 0 else list(reversed(trees))  # alternate order
@@ -81,7 +84,7 @@ def main() -> None:
                 one = run_once(trees[name], index, a.query, a.args.split())
                 res.setdefault((index, name), []).append(one)
                 print(json.dumps({"round": r, "index": index, "tree": name, **one}), flush=True)
-    print(f"load after: {os.getloadavg()}")
+    print(f"load after: {load_average()}")
     cols = ("wall s", "CPU s", "peak MiB", "faults")
     print("| index | " + " | ".join(f"{n} {c}" for n in trees for c in cols) + " |")
     print("|" + "---|" * (1 + len(cols) * len(trees)))

@@ -29,6 +29,8 @@ from simdask import Index
 from simdask.cluster.connect import connect
 from simdask.ingest.sources import list_items, source_id
 
+from _benchutil import banner
+
 PER_FILE = 10_000
 
 
@@ -67,6 +69,7 @@ def main() -> None:
     )
     ap.add_argument("--corpus", default="/work/data/scale/corpus-seed1")
     args = ap.parse_args()
+    print(banner(), flush=True)
     path = Path(args.index)
     if args.op == "size":
         print(json.dumps(catalog_size(path)))

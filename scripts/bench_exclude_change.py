@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from unittest import mock
 
+from _benchutil import banner
+
 
 def subset(corpus: Path, n: int, out: Path) -> Path:
     """The first ``n`` lines of ``corpus`` as a JSONL file in ``out``."""
@@ -73,6 +75,7 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--work", type=Path, default=Path("/work/data/quotes"))
     args = p.parse_args()
+    print(banner(), flush=True)
     from distributed import Client, LocalCluster
 
     from simdask import Index

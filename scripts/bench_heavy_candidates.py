@@ -37,6 +37,8 @@ from simdask.kernels.heavy import member_keys
 from simdask.kernels.postings import doc_mask
 from simdask.storage.segments import restrict_shard
 
+from _benchutil import banner
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(
@@ -46,6 +48,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--members", type=int, default=100)
     args = ap.parse_args()
+    print(banner(), flush=True)
     idx = Index.open(args.index)
     cfg = idx.config
     docs = idx.catalog.documents()

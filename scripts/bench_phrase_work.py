@@ -25,6 +25,8 @@ from simdask.ingest.prose import BLOCK_DOCS, ProseParams, plant_passages
 from simdask.kernels.heavy import choose_cutoff, light_work
 from simdask.kernels.heavy_bounded import bounded_cutoff
 
+from _benchutil import banner
+
 K = 5
 
 
@@ -77,6 +79,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,20000,40000,100000")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
+    print(banner(), flush=True)
     bank = PhraseBank.build()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     parts: list[np.ndarray] = []

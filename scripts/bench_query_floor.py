@@ -45,6 +45,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from _benchutil import banner, load_average
+
 PAGE = 4096
 #: what the query path imports (simdask/cli/query.py and what it reads the index with)
 IMPORTS = "import simdask.cli.main, simdask.cli.query, simdask.index, simdask.queries"
@@ -187,6 +189,7 @@ def main() -> None:
         "package is",
     )
     a = ap.parse_args()
+    print(banner(), flush=True)
     if os.geteuid() != 0:
         raise SystemExit("needs root: it drops the page cache before each measurement")
     index, query = a.index.resolve(), a.query.resolve()
@@ -212,7 +215,7 @@ def main() -> None:
         ],
     }
     out: dict[str, list[dict]] = {}
-    print(f"load before: {os.getloadavg()}", flush=True)
+    print(f"load before: {load_average()}", flush=True)
     for r in range(a.rounds):
         for name in [*runs, "device-1", f"device-{a.threads}"]:
             drop_caches()
@@ -228,7 +231,7 @@ def main() -> None:
                 one = timed_process(runs[name], index, a.code, env)
             out.setdefault(name, []).append(one)
             print(json.dumps({"round": r, "run": name, **one}), flush=True)
-    print(f"load after: {os.getloadavg()}")
+    print(f"load after: {load_average()}")
     need = lookups(index, query)
     print(json.dumps(need))
     med = {k: statistics.median(x["wall"] for x in v) for k, v in out.items()}

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -33,6 +32,8 @@ from simdask.kernels.arrays import run_starts
 from simdask.kernels.similarity import containment, split_lists
 from simdask.kernels.top_rows import PART_DOCS, RowFold, _counted_order, top_k_rows
 from simdask.storage.commit import _key_order
+
+from _benchutil import banner, load_average
 
 
 def old_top_k_rows(doc, other, shared, sim, k: int):
@@ -225,16 +226,17 @@ def main() -> None:
     )
     ap.add_argument("--impl", choices=["old", "new", "none"], default=None, help="(child)")
     args = ap.parse_args()
+    print(banner(), flush=True)
     if args.impl:
         child(args)
         return
-    print(f"load {os.getloadavg()}", flush=True)
+    print(f"load {load_average()}", flush=True)
     base = [sys.executable, __file__, *sys.argv[1:]]
     for r in range(args.rounds):
         impls = ["none", "old", "new"] if r == 0 else ["new", "old"]
         for impl in impls:
             subprocess.run([*base, "--impl", impl], check=True)
-    print(f"load {os.getloadavg()}", flush=True)
+    print(f"load {load_average()}", flush=True)
 
 
 if __name__ == "__main__":
