@@ -148,3 +148,20 @@ def test_a_file_changed_after_registration_is_hashed_whole(tmp_path, monkeypatch
     _flip(data, 3)  # block 0, verified before; the change time moves
     with pytest.raises(IndexDamagedError, match="other contents than recorded"):
         _read(data, 0, 10)
+
+
+@pytest.mark.parametrize("extra", [0, 1, 4095, 4097])
+def test_file_block_sums_read_in_pieces_equal_the_whole(tmp_path, extra):
+    """A file longer than one read of READ_BLOCKS blocks (and not a multiple of a block) gives
+    each block's xxh3 as if hashed at once: no block split across two reads."""
+    size = block_sums.BLOCK_BYTES * block_sums.READ_BLOCKS * 2 + extra
+    data = np.random.default_rng(extra).integers(0, 256, size, np.uint8).tobytes()
+    path = tmp_path / "data"
+    path.write_bytes(data)
+    got = block_sums.file_block_sums(path)
+    block = block_sums.BLOCK_BYTES
+    want = [xxhash.xxh3_64_intdigest(data[i : i + block]) for i in range(0, size, block)]
+    assert got.tolist() == want
+    assert block_sums.file_block_sums(tmp_path / "data", 1000).tolist() == [
+        xxhash.xxh3_64_intdigest(data[i : i + 1000]) for i in range(0, size, 1000)
+    ]

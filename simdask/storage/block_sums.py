@@ -54,21 +54,29 @@ _HEADER = len(MAGIC) + 16
 def block_sums(data: bytes | memoryview | mmap.mmap, block: int = BLOCK_BYTES) -> np.ndarray:
     """The xxh3-64 (uint64) of each ``block``-byte block of ``data`` (the last one may be
     shorter; none for empty data)."""
-    view = memoryview(data).cast("B")
-    n = -(-len(view) // block)
-    out = np.empty(n, np.uint64)
-    for i in range(n):
-        out[i] = xxhash.xxh3_64_intdigest(view[i * block : (i + 1) * block])
+    # views released on the way out, errors included: a view alive in a traceback would make
+    # closing a memory map raise BufferError and hide the error itself
+    with memoryview(data) as whole, whole.cast("B") as view:
+        n = -(-len(view) // block)
+        out = np.empty(n, np.uint64)
+        for i in range(n):
+            with view[i * block : (i + 1) * block] as piece:
+                out[i] = xxhash.xxh3_64_intdigest(piece)
     return out
 
 
+#: blocks read from a file at a time by :func:`file_block_sums`
+READ_BLOCKS = 256
+
+
 def file_block_sums(path: str | os.PathLike[str], block: int = BLOCK_BYTES) -> np.ndarray:
-    """:func:`block_sums` of a file's bytes, over a read-only memory map (no copy)."""
+    """:func:`block_sums` of a file's bytes, read ``READ_BLOCKS`` blocks at a time (no memory
+    map: a file of any size, in bounded memory)."""
+    parts = []
     with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:
-            return np.zeros(0, np.uint64)
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            return block_sums(m, block)
+        while buf := f.read(block * READ_BLOCKS):
+            parts.append(block_sums(buf, block))
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
 
 
 def sidecar_bytes(sums: np.ndarray, size: int, block: int = BLOCK_BYTES) -> bytes:
