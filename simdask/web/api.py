@@ -33,6 +33,7 @@ import asyncio
 import shutil
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -45,7 +46,7 @@ from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.ingest.sources import read_queries
 from simdask.queries import query_documents
 from simdask.web.auth import Sessions
-from simdask.web.limits import BusyError, busy_response, slot
+from simdask.web.limits import BodyTimeoutError, BusyError, busy_response, slot
 from simdask.web.reader import last_errors, search_documents, similar_rows, similarity_histogram
 from simdask.web.uploads import TooLargeError, limited_receive, save_uploads
 
@@ -237,14 +238,16 @@ async def _form(request: Request, srv, extra_bytes: int = 1 << 16):
 
 async def query(request: Request) -> Response:
     """``POST /api/query``: check uploaded files and/or pasted text against the index (the
-    form read in one of :data:`FORMS_AT_ONCE` slots, then extracted and queried in one of
-    :data:`CHECKS_AT_ONCE`, reading at most :func:`text_budget` characters)."""
+    form read in one of :data:`FORMS_AT_ONCE` slots, kept until one of :data:`CHECKS_AT_ONCE`
+    slots is free, so that at most their sum of forms is held at once; then extracted and
+    queried, reading at most :func:`text_budget` characters)."""
     srv = server_of(request)
     form = None
     try:
-        async with form_slot(srv):
-            form = await _form(request, srv)
-        async with check_slot(srv):
+        async with AsyncExitStack() as checking:
+            async with form_slot(srv):
+                form = await _form(request, srv)
+                await checking.enter_async_context(check_slot(srv))  # held past the form's
             return await _check(request, srv, form)
     except BusyError as e:
         return busy_response(e)
@@ -373,6 +376,9 @@ async def add(request: Request) -> Response:
     except BusyError as e:
         _rmtree(folder)
         return busy_response(e)
+    except BodyTimeoutError:  # answered 408 by the application's handler
+        _rmtree(folder)
+        raise
     except TooLargeError as e:
         _rmtree(folder)
         return _error(str(e), 413)
