@@ -113,12 +113,12 @@ def test_a_flood_of_anonymous_requests_logs_nobody_out(index):
 
 
 def _guess_for(seconds: float, attempt) -> tuple[int, list]:
-    """Call ``attempt()`` (a status and response) for ``seconds`` or 100 times; returns the
-    number answered without 429 and the 429 responses."""
+    """Call ``attempt()`` (a status and response) for ``seconds`` (at least 7 times, at most
+    100); returns the number answered without 429 and the 429 responses."""
     compared, refused = 0, []
     end = time.monotonic() + seconds
-    for _ in range(100):
-        if time.monotonic() > end:
+    for i in range(100):
+        if i >= 7 and time.monotonic() > end:
             break
         status, resp = attempt()
         if status == 429:
@@ -260,8 +260,10 @@ def test_hostile_inputs_are_4xx_with_a_message(index):
     with serving(index, "--max-files", "3", "--allow-upload-to-index") as (url, _):
         c = Client(url)
         csrf = c.request("GET", "/api/csrf")[2].split('"')[3]
-        for i in range(220):
-            path = _GETS[i % len(_GETS)].replace("{v}", quote(rng.choice(_VALUES), safe=""))
+        fixed = ["/term?run=99999999999999999999", "/documents?page=99999999999999999999"]
+        for i in range(220):  # each parameter a value of its own
+            value = lambda _: quote(rng.choice(_VALUES), safe="")  # noqa: E731
+            path = fixed[i] if i < len(fixed) else re.sub(r"\{v\}", value, _GETS[i % len(_GETS)])
             status, _, text = c.request("GET", path)
             assert status < 500, (path, status, text[:300])
             if path.startswith("/api/") and status >= 400:
@@ -340,7 +342,7 @@ def test_a_busy_server_answers_429_with_retry_after(index):
             )  # fmt: skip
             assert status == 429 and "busy receiving" in text, (status, text)
             assert int(resp.getheader("retry-after")) >= 1
-            assert api.FORM_WAIT - 1 < time.monotonic() - t < api.FORM_WAIT + 5
+            assert api.FORM_WAIT - 1 < time.monotonic() - t < api.FORM_WAIT + 30
         finally:
             stop.set()
             for h in holders:

@@ -39,7 +39,7 @@ from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site import histogram_bars
 from simdask.read.batch import GROUP_LEVEL
 from simdask.web import api
-from simdask.web.api import csrf_ok, int_param, server_of
+from simdask.web.api import MAX_OFFSET, csrf_ok, int_arg, int_param, server_of
 from simdask.web.auth import (
     COOKIE,
     MAX_SESSIONS,
@@ -305,7 +305,7 @@ async def term_page(request: Request) -> Response:
     q = request.query_params
     srv = server_of(request)
     try:
-        run = int(q["run"]) if q.get("run") else None
+        run = int_arg(q, "run", 0, 0, MAX_OFFSET) if q.get("run") else None  # no overflow
         level = float(q["level"]) if q.get("level") else GROUP_LEVEL
         found = await srv.reader.run(
             term_overview, run, q.get("folder") or None, q.get("since") or None,
