@@ -24,7 +24,7 @@ from urllib.parse import quote, urlsplit
 import numpy as np
 import pytest
 
-from tests.helpers.cli import run
+from simdask import Index
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.server import need_web, serving
 
@@ -39,7 +39,8 @@ def index(tmp_path_factory):
     need_web()
     tmp = tmp_path_factory.mktemp("abuse")
     write_txt(make_docs(20, seed=5), tmp / "src")
-    run("update", tmp / "idx", tmp / "src", "--workers", "1", "--quiet")
+    with Index.create(tmp / "idx") as idx:  # in this process (threads): quick on a loaded machine
+        idx.update([tmp / "src"])
     return tmp / "idx"
 
 
@@ -287,8 +288,8 @@ def test_hostile_inputs_are_4xx_with_a_message(index):
             route = rng.choice(["/api/query", "/api/add"])
             body = _multipart(parts)
             headers = {"Content-Type": "multipart/form-data; boundary=b0und"}
-            if rng.random() < 0.5:
-                headers["X-CSRF-Token"] = csrf
+            if route == "/api/query" and rng.random() < 0.5:
+                headers["X-CSRF-Token"] = csrf  # /api/add without: no indexing job starts
             if rng.random() < 0.1:
                 headers["Content-Type"] = "text/plain"
             if rng.random() < 0.1:
@@ -297,7 +298,7 @@ def test_hostile_inputs_are_4xx_with_a_message(index):
             assert status < 500, (route, parts, status, text[:300])
             assert status < 400 or '"error"' in text, (route, text[:300])
             answered.add(status)
-        assert 400 in answered and answered <= {200, 202, 400, 403, 413}, answered
+        assert 400 in answered and answered <= {200, 400, 403, 413}, answered
         many = _multipart([("file", f"f{i}.txt", b"x") for i in range(4)])
         status, _, text = c.request(
             "POST",
