@@ -26,6 +26,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -223,6 +224,17 @@ class Guard:
             return True  # a secret protects it; any name may reach it
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return name.strip("[]") in {"localhost", "127.0.0.1", "::1", self.server.settings.host}
+
+
+def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no such route: 404, wrong method: 405): under ``/api/`` as
+    ``{"error": message}`` like every other API error, elsewhere as plain text."""
+    status = getattr(exc, "status_code", 500)
+    detail = f"{getattr(exc, 'detail', '')}: {request.method} {request.url.path}"
+    headers = getattr(exc, "headers", None)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": detail}, status, headers=headers)
+    return Response(detail, status, headers=headers, media_type="text/plain")
 
 
 def client_address(scope) -> str:
@@ -467,7 +479,10 @@ def create_app(settings: Settings) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={BodyTimeoutError: body_timeout_response},
+        exception_handlers={
+            BodyTimeoutError: body_timeout_response,
+            HTTPException: http_error,
+        },
     )
     app.state.server = server
     app.add_middleware(Guard, server=server)
