@@ -232,6 +232,8 @@ def http_error(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 500)
     detail = f"{getattr(exc, 'detail', '')}: {request.method} {request.url.path}"
     headers = getattr(exc, "headers", None)
+    if status in (204, 304):  # no body allowed
+        return Response(status_code=status, headers=headers)
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": detail}, status, headers=headers)
     return Response(detail, status, headers=headers, media_type="text/plain")
