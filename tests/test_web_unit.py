@@ -102,17 +102,53 @@ def test_sessions_and_csrf():
     assert s.bearer_ok("Bearer the-secret") and s.bearer_ok("bearer  the-secret ")
     assert not s.bearer_ok("Basic the-secret") and not s.bearer_ok(None)
     sid, sess = s.new(authenticated=False)
-    assert s.get(sid) is sess and s.get("forged") is None and s.get(None) is None
+    assert s.get(sid) == sess and not sess.authenticated  # a signed cookie: the same session
+    assert s.get("forged") is None and s.get(None) is None
     assert Sessions.csrf_ok(sess, sess.csrf)
     assert not Sessions.csrf_ok(sess, sess.csrf[:-1]) and not Sessions.csrf_ok(sess, None)
     assert not Sessions.csrf_ok(None, sess.csrf)
     other_sid, other = s.new(authenticated=True)
     assert not Sessions.csrf_ok(sess, other.csrf), "a token is tied to its session"
-    s.drop(sid)
-    assert s.get(sid) is None and s.get(other_sid) is other
+    s.drop(other_sid)
+    assert s.get(other_sid) is None and s.get(sid) == sess
     open_server = Sessions(None)
     assert not open_server.required and open_server.secret_ok(None)
     assert not open_server.bearer_ok("Bearer x")
+    open_sid, visitor = open_server.new(authenticated=True)
+    assert visitor.authenticated and open_server.get(open_sid) == visitor
+    assert open_server.stored == 0  # no secret: nothing is ever stored
+
+
+def test_anonymous_cookies_cannot_be_forged():
+    """A signed cookie changed anywhere, signed by another run of the server (another key),
+    older than the session lifetime, or not ASCII, opens no session."""
+    from simdask.web import auth
+
+    s, other = Sessions("the-secret"), Sessions("the-secret")
+    sid, sess = s.new(authenticated=False)
+    assert other.get(sid) is None  # another start of the server: another key
+    nonce, _, mac = sid.rpartition(".")
+    for bad in (
+        nonce + "." + mac[:-1] + ("A" if mac[-1] != "A" else "B"),
+        nonce.replace(".", ".1", 1) + "." + mac,
+        sid + "x",
+        "a." + sid,
+        "a.x.1.ü",
+        "a...",
+        "a.",
+    ):
+        assert s.get(bad) is None, bad
+    assert s.get(sid) == sess
+    born = int(nonce.rpartition(".")[2])
+    old = Sessions("the-secret")
+    old_sid, _ = old.new(authenticated=False)
+    assert old.get(old_sid) is not None
+    real_time = auth.time.time
+    try:
+        auth.time.time = lambda: born + auth._SESSION_SECONDS + 10  # twelve hours later
+        assert old.get(old_sid) is None
+    finally:
+        auth.time.time = real_time
 
 
 def test_query_store_bounded():
@@ -182,7 +218,7 @@ def test_text_budget_of_a_check(tmp_path):
     from simdask.web import api
 
     cfg = SimpleNamespace(max_files=50, max_file_bytes=100_000_000)
-    assert api.text_budget(cfg) == api.QUERY_TEXT_CAP == 200_000_000  # a 4 GB laptop
+    assert api.text_budget(cfg) == api.QUERY_TEXT_CAP == 50_000_000  # a 4 GB laptop
     assert api.text_budget(SimpleNamespace(max_files=2, max_file_bytes=10)) == 20
     for i in range(3):
         (tmp_path / f"{i}.txt").write_text("word " * 200, encoding="utf-8")  # 1,000 chars
@@ -192,30 +228,84 @@ def test_text_budget_of_a_check(tmp_path):
         api.read_bounded(paths, 2999)
 
 
-def test_anonymous_traffic_never_evicts_a_logged_in_session(monkeypatch):
-    """Issue 30 item 7: 10,050 anonymous requests logged every user out."""
-    from simdask.web import auth
-
-    monkeypatch.setattr(auth, "MAX_SESSIONS", 50)
-    s = Sessions("the-secret")
+@pytest.mark.parametrize("secret", ["the-secret", None])
+def test_anonymous_traffic_never_evicts_a_session(secret):
+    """Issue 30 item 7: 10,050 anonymous requests logged every user out. Anonymous
+    sessions are signed cookies: a flood stores nothing, every earlier session stays."""
+    s = Sessions(secret, max_sessions=50)
     sid, mine = s.new(authenticated=True)
-    first_anon, _ = s.new(authenticated=False)
-    for _ in range(3 * auth.MAX_SESSIONS):  # a flood of cookie-less requests
-        s.new(authenticated=False)
-    assert s.get(sid) is mine and mine.authenticated
-    assert s.get(first_anon) is None  # anonymous ones go, least recently seen first
-    kept = [s.new(authenticated=True)[0] for _ in range(auth.MAX_SESSIONS - 1)]
-    assert s.get(sid) is mine  # seen recently: the next logged-in one evicts another
-    s.new(authenticated=True)
-    assert s.get(sid) is mine and s.get(kept[0]) is None
+    first_anon, anon = s.new(authenticated=False)
+    for _ in range(300):  # a flood of cookie-less requests
+        s.new(authenticated=not s.required)
+    assert s.get(sid) == mine and mine.authenticated
+    assert s.get(first_anon) == anon and s.stored == (1 if secret else 0)
+    if secret:  # logged-in ones: bounded, least recently seen dropped first
+        kept = [s.new(authenticated=True)[0] for _ in range(49)]
+        assert s.get(sid) is mine  # seen recently: the next logged-in one evicts another
+        s.new(authenticated=True)
+        assert s.get(sid) is mine and s.get(kept[0]) is None and s.stored == 50
 
 
 def test_failed_logins_are_limited_for_the_whole_server():
     from simdask.web.auth import LoginLimiter
 
     lim = LoginLimiter(failures=3, window=60.0)
-    for t in (0.0, 1.0, 2.0):
-        assert lim.wait(now=t) == 0.0
-        lim.failed(now=t)
-    assert lim.wait(now=3.0) == pytest.approx(57.0)  # the 4th guess waits for the window
-    assert lim.wait(now=60.5) == 0.0  # the first failure left the window
+    for t, address in ((0.0, "a"), (1.0, "b"), (2.0, "c")):
+        assert lim.wait(address, now=t) == 0.0
+        lim.failed(address, now=t)
+    assert lim.wait("d", now=3.0) == pytest.approx(57.0)  # the 4th guess waits for the window
+    assert lim.wait("d", now=60.5) == 0.0  # the first failure left the window
+
+
+def test_failed_logins_of_one_address_back_off():
+    """Per address: FREE free guesses, then a wait doubling from 1 s up to max_wait; other
+    addresses are not held up; an address is forgotten after ``forget`` seconds."""
+    from simdask.web.auth import LoginLimiter
+
+    lim = LoginLimiter(failures=10**6, window=60.0, free=3, max_wait=8.0, forget=1000.0)
+    t = 0.0
+    for _ in range(3):
+        assert lim.wait("1.2.3.4", now=t) == 0.0
+        lim.failed("1.2.3.4", now=t)
+    waits = []
+    for _ in range(6):
+        wait = lim.wait("1.2.3.4", now=t)
+        waits.append(wait)
+        assert lim.wait("5.6.7.8", now=t) == 0.0  # another address is not held up
+        t += wait
+        assert lim.wait("1.2.3.4", now=t) == 0.0
+        lim.failed("1.2.3.4", now=t)
+    assert waits == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    assert lim.wait("1.2.3.4", now=t + 1) == pytest.approx(7.0)
+    assert lim.wait("1.2.3.4", now=t + 1001) == 0.0  # forgotten
+    guesses = 0  # a guesser as fast as it can, for ten minutes: a few dozen guesses
+    lim = LoginLimiter(failures=10**6, window=60.0)
+    for step in range(60_000):
+        if lim.wait("x", now=step / 100) == 0.0:
+            lim.failed("x", now=step / 100)
+            guesses += 1
+    assert guesses < 20, guesses
+
+
+def test_a_body_that_stops_or_trickles_times_out():
+    from simdask.web.limits import BodyTimeoutError, timed_receive
+
+    async def scenario(pieces, delay, idle, min_rate):
+        async def receive():
+            await asyncio.sleep(delay)
+            more = pieces.pop(0) if pieces else None
+            return {"type": "http.request", "body": more or b"", "more_body": bool(pieces)}
+
+        timed = timed_receive(receive, idle, min_rate)
+        got = b""
+        while True:
+            message = await timed()
+            got += message["body"]
+            if not message["more_body"]:
+                return got
+
+    assert asyncio.run(scenario([b"ab", b"cd"], 0.01, 1.0, 1.0)) == b"abcd"
+    with pytest.raises(BodyTimeoutError, match=r"stopped arriving for 0\.05 s"):
+        asyncio.run(scenario([b"ab", b"cd"], 0.2, 0.05, 1.0))
+    with pytest.raises(BodyTimeoutError, match="slower than the 1,000"):  # 1 byte / 20 ms
+        asyncio.run(scenario([b"x"] * 30, 0.02, 0.1, 1000.0))

@@ -52,6 +52,29 @@ def register(subparsers) -> None:
     )
     p.add_argument("--max-files", type=int, default=50, help="most files per upload (50)")
     p.add_argument(
+        "--timeout",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="close a connection whose request headers take longer, or whose body stops "
+        "arriving for longer (default 15)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=100,
+        metavar="N",
+        help="open connections served at once; beyond, requests get 503 (default 100)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="logged-in sessions kept; beyond, the least recently seen is logged out "
+        "(default 10000)",
+    )
+    p.add_argument(
         "--no-preload",
         action="store_true",
         help="do not pull the shards into the page cache at start (slower first queries)",
@@ -65,6 +88,7 @@ def run(args) -> int:
         import uvicorn  # optional (web extra)
 
         from simdask.web.app import Settings, create_app  # optional (web extra)
+        from simdask.web.protocol import QuietServer, protocol_with_header_timeout  # same
     except ImportError as e:
         print(
             f"simdask: error: `serve` needs the web extra ({e.name} is missing): "
@@ -79,8 +103,13 @@ def run(args) -> int:
     except ConfigError as e:
         print(f"simdask: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    if args.max_file_size <= 0 or args.max_files <= 0:
-        print("simdask: error: --max-file-size and --max-files must be positive", file=sys.stderr)
+    limits = (args.max_file_size, args.max_files, args.timeout, args.max_connections)
+    if min(limits) <= 0 or args.max_sessions <= 0:
+        print(
+            "simdask: error: --max-file-size, --max-files, --timeout, --max-connections and "
+            "--max-sessions must be positive",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     settings = Settings(
         index=Path(args.index),
@@ -91,6 +120,8 @@ def run(args) -> int:
         allow_upload=args.allow_upload_to_index,
         cluster=args.cluster.spec,
         preload=not args.no_preload,
+        timeout=args.timeout,
+        max_sessions=args.max_sessions,
     )
     app = create_app(settings)
     mode = "read-write (uploads may be indexed)" if settings.allow_upload else "read-only"
@@ -100,7 +131,16 @@ def run(args) -> int:
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        http=protocol_with_header_timeout(args.timeout),
+        limit_concurrency=args.max_connections,
+    )
+    QuietServer(config).run()  # SIGINT and SIGTERM: graceful shutdown, exit 0
     return EXIT_OK
 
 

@@ -14,10 +14,17 @@
 - ``GET /api/csrf`` -> ``{"csrf": token}`` of the caller's session (for scripts that use a
   cookie jar instead of a bearer token).
 
-Errors answer ``{"error": message}`` with 400, 401, 403, 404 or 413: every input is checked
-(``min`` a finite percent in 0..100, ``limit``/``offset`` integers in range, ``text``,
+Errors answer ``{"error": message}`` with 400, 401, 403, 404, 408, 413 or 429: every input is
+checked (``min`` a finite percent in 0..100, ``limit``/``offset`` integers in range, ``text``,
 ``min`` and ``csrf`` form fields and ``file`` parts of the right kind: 400; more files or
-bytes than the server's limits: 413).
+bytes than the server's limits, pasted text over :data:`MAX_FIELD_BYTES`, more extracted text
+than :func:`text_budget`: 413); a body that stops arriving: 408; the server busy (every slot
+of :data:`FORMS_AT_ONCE` or :data:`CHECKS_AT_ONCE` taken): 429 with ``Retry-After``.
+
+Memory: an upload's files are spooled to disk as they arrive (Starlette keeps a part in memory
+up to 1 MB), at most :data:`FORMS_AT_ONCE` forms are read at once, at most
+:data:`CHECKS_AT_ONCE` checks extract and query at once, each reading at most
+:func:`text_budget` characters; docs/benchmarks.md gives the server's peak RSS at these limits.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import asyncio
 import shutil
 import tempfile
 import time
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -39,14 +46,21 @@ from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.ingest.sources import read_queries
 from simdask.queries import query_documents
 from simdask.web.auth import Sessions
+from simdask.web.limits import BodyTimeoutError, BusyError, busy_response, slot
 from simdask.web.reader import last_errors, search_documents, similar_rows, similarity_histogram
 from simdask.web.uploads import TooLargeError, limited_receive, save_uploads
 
 __all__ = [
+    "CHECKS_AT_ONCE",
+    "FORMS_AT_ONCE",
+    "MAX_FIELD_BYTES",
     "MAX_OFFSET",
     "READ_ONLY",
+    "BusyError",
+    "check_slot",
     "csrf_ok",
     "file_parts",
+    "form_slot",
     "int_arg",
     "int_param",
     "min_similarity",
@@ -62,9 +76,16 @@ READ_ONLY = (
 #: seconds for a slot, then is answered 429
 CHECKS_AT_ONCE = 2
 CHECK_WAIT = 30.0
+#: upload forms (``/api/query``, ``/api/add``) read at once, each holding at most ``max_files``
+#: parts of 1 MB and one field of :data:`MAX_FIELD_BYTES` in memory; another waits up to
+#: :data:`FORM_WAIT` seconds, then is answered 429
+FORMS_AT_ONCE = 4
+FORM_WAIT = 10.0
+#: bytes of one plain form field (the pasted ``text``)
+MAX_FIELD_BYTES = 10_000_000
 #: characters of extracted text one check holds at most, whatever its files (see
 #: :func:`text_budget`); with :data:`CHECKS_AT_ONCE` this bounds the server's memory
-QUERY_TEXT_CAP = 200_000_000
+QUERY_TEXT_CAP = 50_000_000
 _CSRF_MISSING = "missing or wrong CSRF token (header X-CSRF-Token or form field csrf)"
 #: the pasted text of a check is queried as a document of this name
 PASTED_NAME = "pasted-text.txt"
@@ -138,15 +159,11 @@ def file_parts(form) -> list:
     return parts
 
 
-class BusyError(Exception):
-    """Every check slot stayed taken for :data:`CHECK_WAIT` seconds (answered 429)."""
-
-
 def text_budget(settings) -> int:
     """Characters of extracted text one check may hold: what its files may hold (``max_files``
-    of ``max_file_bytes``), at most :data:`QUERY_TEXT_CAP`, at least two files' worth."""
-    whole = settings.max_files * settings.max_file_bytes
-    return max(2 * settings.max_file_bytes, min(whole, QUERY_TEXT_CAP))
+    of ``max_file_bytes``), at most :data:`QUERY_TEXT_CAP` (the server's memory is measured
+    at that cap: docs/benchmarks.md)."""
+    return min(settings.max_files * settings.max_file_bytes, QUERY_TEXT_CAP)
 
 
 def read_bounded(paths: list[Path], budget: int) -> list:
@@ -166,20 +183,17 @@ def read_bounded(paths: list[Path], budget: int) -> list:
     return out
 
 
-@asynccontextmanager
-async def check_slot(srv):
+def check_slot(srv):
     """One of the server's :data:`CHECKS_AT_ONCE` check slots for the block; raises
-    :class:`BusyError` after waiting :data:`CHECK_WAIT` seconds for one."""
-    try:
-        await asyncio.wait_for(srv.checks.acquire(), CHECK_WAIT)
-    except asyncio.TimeoutError:  # not the builtin before Python 3.11
-        raise BusyError(
-            f"the server is busy with {CHECKS_AT_ONCE} checks; try again in a minute"
-        ) from None
-    try:
-        yield
-    finally:
-        srv.checks.release()
+    :class:`~simdask.web.limits.BusyError` after waiting :data:`CHECK_WAIT` seconds."""
+    busy = f"the server is busy with {CHECKS_AT_ONCE} checks; try again in a minute"
+    return slot(srv.checks, CHECK_WAIT, busy)
+
+
+def form_slot(srv):
+    """One of the server's :data:`FORMS_AT_ONCE` slots for reading an upload form."""
+    busy = f"the server is busy receiving {FORMS_AT_ONCE} uploads; try again shortly"
+    return slot(srv.forms, FORM_WAIT, busy)
 
 
 def csrf_ok(request: Request, given: str | None) -> bool:
@@ -196,7 +210,9 @@ def _error(message: str, status: int) -> JSONResponse:
 
 
 async def _form(request: Request, srv, extra_bytes: int = 1 << 16):
-    """The multipart form, the request body bounded by ``max_files`` files of the size limit."""
+    """The multipart form, the request body bounded by ``max_files`` files of the size limit
+    (files spooled to disk beyond 1 MB; a plain field at most :data:`MAX_FIELD_BYTES`).
+    The caller holds a :func:`form_slot`."""
     limit = srv.settings.max_files * srv.settings.max_file_bytes + extra_bytes
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > limit:
@@ -209,29 +225,44 @@ async def _form(request: Request, srv, extra_bytes: int = 1 << 16):
         return await limited.form(
             max_files=srv.settings.max_files,
             max_fields=20,
-            max_part_size=srv.settings.max_file_bytes,
+            max_part_size=min(MAX_FIELD_BYTES, srv.settings.max_file_bytes),
         )
     except HTTPException as e:  # a malformed form, too many files or fields, a part too big
         if "Too many files" in e.detail or "exceeded maximum size" in e.detail:
-            raise TooLargeError(f"{e.detail} (the server's --max-files, --max-file-size)") from None
+            raise TooLargeError(
+                f"{e.detail} (the server's --max-files, --max-file-size; a plain field such "
+                f"as pasted text: at most {MAX_FIELD_BYTES / 1e6:g} MB)"
+            ) from None
         raise ValueError(e.detail) from None
 
 
 async def query(request: Request) -> Response:
-    """``POST /api/query``: check uploaded files and/or pasted text against the index (at most
-    :data:`CHECKS_AT_ONCE` at a time, each reading at most :func:`text_budget` characters)."""
+    """``POST /api/query``: check uploaded files and/or pasted text against the index (the
+    form read in one of :data:`FORMS_AT_ONCE` slots, kept until one of :data:`CHECKS_AT_ONCE`
+    slots is free, so that at most their sum of forms is held at once; then extracted and
+    queried, reading at most :func:`text_budget` characters)."""
     srv = server_of(request)
+    form = None
     try:
-        async with check_slot(srv):
-            return await _check(request, srv)
+        async with AsyncExitStack() as checking:
+            async with form_slot(srv):
+                form = await _form(request, srv)
+                await checking.enter_async_context(check_slot(srv))  # held past the form's
+            return await _check(request, srv, form)
     except BusyError as e:
-        return _error(str(e), 429)
+        return busy_response(e)
+    except TooLargeError as e:
+        return _error(str(e), 413)
+    except ValueError as e:
+        return _error(f"bad request: {e}", 400)
+    finally:
+        if form is not None:  # its spooled upload files
+            await form.close()
 
 
-async def _check(request: Request, srv) -> Response:
+async def _check(request: Request, srv, form) -> Response:
     started = time.perf_counter()
     try:
-        form = await _form(request, srv)
         files = file_parts(form)
         text = text_field(form, "text") or ""
         min_sim = min_similarity(form, request.query_params)
@@ -250,9 +281,6 @@ async def _check(request: Request, srv) -> Response:
         return _error(str(e), 413)
     except ValueError as e:
         return _error(f"bad request: {e}", 400)
-    finally:
-        if "form" in locals():
-            await form.close()
     batch = await srv.reader.run(query_documents, docs, min_sim)
     qid = srv.queries.put({k: t for k, t in docs if isinstance(t, str)})
     rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
@@ -335,7 +363,8 @@ async def add(request: Request) -> Response:
     folder = Path(tempfile.mkdtemp(prefix="job-", dir=srv.tmp.name))
     form = None
     try:
-        form = await _form(request, srv)
+        async with form_slot(srv):
+            form = await _form(request, srv)
         if not header_ok and not csrf_ok(request, text_field(form, "csrf")):
             _rmtree(folder)
             return _error(_CSRF_MISSING, 403)
@@ -344,6 +373,12 @@ async def add(request: Request) -> Response:
             raise ValueError("no parts named `file`")
         (folder / "uploads").mkdir()
         paths = await save_uploads(files, folder / "uploads", srv.settings.max_file_bytes, True)
+    except BusyError as e:
+        _rmtree(folder)
+        return busy_response(e)
+    except BodyTimeoutError:  # answered 408 by the application's handler
+        _rmtree(folder)
+        raise
     except TooLargeError as e:
         _rmtree(folder)
         return _error(str(e), 413)

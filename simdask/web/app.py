@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import math
 import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -38,9 +40,17 @@ from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site import histogram_bars
 from simdask.read.batch import GROUP_LEVEL
 from simdask.web import api
-from simdask.web.api import csrf_ok, int_param, server_of
-from simdask.web.auth import COOKIE, LoginLimiter, Sessions, cookie_header, is_loopback
+from simdask.web.api import MAX_OFFSET, csrf_ok, int_arg, int_param, server_of
+from simdask.web.auth import (
+    COOKIE,
+    MAX_SESSIONS,
+    LoginLimiter,
+    Sessions,
+    cookie_header,
+    is_loopback,
+)
 from simdask.web.jobs import Jobs
+from simdask.web.limits import BodyTimeoutError, body_timeout_response, timed_receive
 from simdask.web.reader import (
     QueryStore,
     Reader,
@@ -61,7 +71,9 @@ _PAGE_SIZE = 100
 class Settings:
     """How the server runs: the index, the address it is bound to (for the Host check), the
     secret (None: none), uploads (``max_file_bytes`` per file, ``max_files`` per request),
-    whether uploads may be added to the index, and the cluster spec for those runs."""
+    whether uploads may be added to the index, and the cluster spec for those runs;
+    ``timeout``: seconds a client may take for its request headers or stay silent while
+    sending a body; ``max_sessions``: logged-in sessions kept."""
 
     index: Path
     host: str = "127.0.0.1"
@@ -72,6 +84,8 @@ class Settings:
     cluster: Any = None
     preload: bool = True
     retry_lock: float = 2.0
+    timeout: float = 15.0
+    max_sessions: int = MAX_SESSIONS
 
 
 class Server:
@@ -80,10 +94,11 @@ class Server:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.reader = Reader(settings.index, settings.preload)
-        self.sessions = Sessions(settings.secret)
-        self.logins = LoginLimiter()  # failed logins of the whole server
+        self.sessions = Sessions(settings.secret, settings.max_sessions)
+        self.logins = LoginLimiter()  # failed guesses of the secret, per address and in all
         self.queries = QueryStore()
         self.checks = asyncio.Semaphore(api.CHECKS_AT_ONCE)  # checks processed at once
+        self.forms = asyncio.Semaphore(api.FORMS_AT_ONCE)  # upload forms read at once
         self.tmp = tempfile.TemporaryDirectory(prefix="simdask-serve-")
         self.jobs = (
             Jobs(settings.index, settings.cluster, settings.max_file_bytes, settings.retry_lock)
@@ -135,9 +150,11 @@ _OPEN_PATHS = ("/login", "/static/")
 
 
 class Guard:
-    """ASGI middleware: the Host check (against DNS rebinding), the session cookie (created on
-    first visit), the secret (pages redirect to ``/login``, the API answers 401), security
-    headers. Sets ``scope["simdask_session"]`` and ``scope["simdask_bearer"]``."""
+    """ASGI middleware: the Host check (against DNS rebinding), the session cookie (a signed
+    one on first visit), the secret (pages redirect to ``/login``, the API answers 401; a
+    wrong bearer token counts as a failed guess, see :class:`LoginLimiter`), the deadline
+    on the request body, security headers. Sets ``scope["simdask_session"]`` and
+    ``scope["simdask_bearer"]``."""
 
     def __init__(self, app, server: Server):
         self.app = app
@@ -155,7 +172,11 @@ class Guard:
         cookie = SimpleCookie(headers.get("cookie", ""))
         sid = cookie[COOKIE].value if COOKIE in cookie else None
         session = sessions.get(sid)
-        bearer = sessions.bearer_ok(headers.get("authorization"))
+        bearer, wait = self._bearer(headers.get("authorization"), client_address(scope))
+        if wait > 0:
+            resp = too_many_guesses(wait)
+            return await resp(scope, receive, send)
+        receive = timed_receive(receive, self.server.settings.timeout)
         new_cookie = None
         if session is None and not bearer:  # a script with the bearer token needs none
             sid, session = sessions.new(authenticated=not sessions.required)
@@ -183,11 +204,54 @@ class Guard:
 
         await resp(scope, receive, send_with_headers)
 
+    def _bearer(self, authorization: str | None, address: str) -> tuple[bool, float]:
+        """Whether the request carries the secret as a bearer token, and the seconds its
+        address must wait before a token is even compared (0: none)."""
+        sessions, logins = self.server.sessions, self.server.logins
+        token = sessions.bearer_of(authorization)
+        if token is None or not sessions.required:
+            return False, 0.0
+        wait = logins.wait(address)
+        if wait > 0:
+            return False, wait
+        if sessions.secret_ok(token):
+            return True, 0.0
+        logins.failed(address)
+        return False, 0.0
+
     def _host_ok(self, host: str) -> bool:
         if self.server.sessions.required or not is_loopback(self.server.settings.host):
             return True  # a secret protects it; any name may reach it
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return name.strip("[]") in {"localhost", "127.0.0.1", "::1", self.server.settings.host}
+
+
+def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no such route: 404, wrong method: 405): under ``/api/`` as
+    ``{"error": message}`` like every other API error, elsewhere as plain text."""
+    status = getattr(exc, "status_code", 500)
+    detail = f"{getattr(exc, 'detail', '')}: {request.method} {request.url.path}"
+    headers = getattr(exc, "headers", None)
+    if status in (204, 304):  # no body allowed
+        return Response(status_code=status, headers=headers)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": detail}, status, headers=headers)
+    return Response(detail, status, headers=headers, media_type="text/plain")
+
+
+def client_address(scope) -> str:
+    """The client's address as the server sees it (behind a reverse proxy: the proxy's)."""
+    client = scope.get("client")
+    return str(client[0]) if client else ""
+
+
+def too_many_guesses(wait: float) -> Response:
+    """429 for a guess of the secret made before its address's wait has passed."""
+    return JSONResponse(
+        {"error": f"too many failed guesses of the token: try again in {math.ceil(wait)} s"},
+        429,
+        headers={"retry-after": str(math.ceil(wait))},
+    )
 
 
 # --- pages ----------------------------------------------------------------------------------
@@ -255,7 +319,7 @@ async def term_page(request: Request) -> Response:
     q = request.query_params
     srv = server_of(request)
     try:
-        run = int(q["run"]) if q.get("run") else None
+        run = int_arg(q, "run", 0, 0, MAX_OFFSET) if q.get("run") else None  # no overflow
         level = float(q["level"]) if q.get("level") else GROUP_LEVEL
         found = await srv.reader.run(
             term_overview, run, q.get("folder") or None, q.get("since") or None,
@@ -356,15 +420,18 @@ async def login_page(request: Request) -> Response:
     srv = server_of(request)
     if request.method == "GET":
         return srv.page(request, "login.html", error="")
-    wait = srv.logins.wait()
+    address = client_address(request.scope)
+    wait = srv.logins.wait(address)
     if wait > 0:
-        error = f"too many failed logins: try again in {wait:.0f} s"
-        return srv.page(request, "login.html", 429, error=error)
+        error = f"too many failed logins: try again in {math.ceil(wait)} s"
+        page = srv.page(request, "login.html", 429, error=error)
+        page.headers["retry-after"] = str(math.ceil(wait))
+        return page
     form = await request.form(max_files=0, max_fields=4)
     if not csrf_ok(request, form.get("csrf")):
         return srv.page(request, "login.html", 403, error="the form expired: try again")
     if not srv.sessions.secret_ok(str(form.get("secret", ""))):
-        srv.logins.failed()
+        srv.logins.failed(address)
         return srv.page(request, "login.html", 403, error="wrong token or password")
     srv.sessions.drop(request.scope.get("simdask_sid"))
     sid, _ = srv.sessions.new(authenticated=True)
@@ -378,8 +445,11 @@ async def logout(request: Request) -> Response:
     form = await request.form(max_files=0, max_fields=4)
     if not csrf_ok(request, form.get("csrf")):
         return JSONResponse({"error": "missing or wrong CSRF token"}, 403)
-    server_of(request).sessions.drop(request.scope.get("simdask_sid"))
-    return RedirectResponse("/login" if server_of(request).sessions.required else "/", 303)
+    sessions = server_of(request).sessions
+    sessions.drop(request.scope.get("simdask_sid"))
+    resp = RedirectResponse("/login" if sessions.required else "/", 303)
+    resp.headers.append("set-cookie", cookie_header(sessions.new(authenticated=False)[0]))
+    return resp
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -408,7 +478,14 @@ def create_app(settings: Settings) -> Starlette:
         yield
         server.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={
+            BodyTimeoutError: body_timeout_response,
+            HTTPException: http_error,
+        },
+    )
     app.state.server = server
     app.add_middleware(Guard, server=server)
     return app

@@ -1,4 +1,5 @@
-"""Access control of ``simdask serve``: the secret (token or password), sessions, CSRF tokens.
+"""Access control of ``simdask serve``: the secret (token or password), sessions, CSRF tokens,
+the limit on guessing the secret.
 
 - Bound to a loopback address without a secret, anyone on this machine may read; bound to any
   other address a secret is required (:func:`check_bind`).
@@ -10,31 +11,44 @@
   (:meth:`Sessions.csrf_ok`). A bearer request needs none (the browser never adds the header by
   itself).
 
-Sessions live in the server's memory: a restart logs everyone out. Sessions that logged in
-and those that did not are kept apart, each at most :data:`MAX_SESSIONS` (least recently
-seen dropped first), so anonymous traffic never evicts a logged-in session. Failed logins are
-limited for the whole server (:class:`LoginLimiter`): beyond :data:`LOGIN_FAILURES` in
-:data:`LOGIN_WINDOW` seconds, every login is refused (429) until the window has passed.
+Only a successful login stores anything (the logged-in sessions, at most
+:data:`MAX_SESSIONS`, least recently seen dropped first; a restart logs everyone out). A
+visitor who has not logged in (everyone, on a server without a secret) gets a *signed*
+cookie instead: a random nonce, its time and an HMAC under a key drawn at start; its CSRF
+token is another HMAC of the nonce. Nothing of it is kept by the server, so any number of
+anonymous requests costs no memory and cannot evict a logged-in session.
+
+Guessing the secret (a wrong ``POST /login`` or a wrong bearer token) is limited by
+:class:`LoginLimiter`: per client address, :data:`FREE_FAILURES` guesses, then a wait that
+doubles with each further failure (1 s, 2 s, 4 s ... up to :data:`MAX_WAIT`); for the whole
+server, at most :data:`LOGIN_FAILURES` in :data:`LOGIN_WINDOW` seconds (many addresses at
+once). Beyond either limit the answer is 429 with ``Retry-After``, and the secret is not even
+compared, so a guess made too early tells nothing.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import ipaddress
 import secrets
 import threading
 import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from simdask.errors import ConfigError
 
 __all__ = [
     "COOKIE",
+    "FREE_FAILURES",
     "LOGIN_FAILURES",
     "LOGIN_WINDOW",
+    "MAX_ADDRESSES",
     "MAX_SESSIONS",
+    "MAX_WAIT",
     "LoginLimiter",
     "Session",
     "Sessions",
@@ -45,11 +59,18 @@ __all__ = [
 
 #: name of the session cookie
 COOKIE = "simdask_session"
-#: sessions kept of each kind (logged in; not logged in)
+#: logged-in sessions kept (anonymous ones are signed cookies: nothing is kept)
 MAX_SESSIONS = 10_000
-#: failed logins allowed in :data:`LOGIN_WINDOW` seconds, for the whole server
-LOGIN_FAILURES = 20
+#: failed guesses of the secret allowed in :data:`LOGIN_WINDOW` seconds, whole server
+LOGIN_FAILURES = 60
 LOGIN_WINDOW = 60.0
+#: failed guesses of one client address before it must wait (1 s, doubling per failure)
+FREE_FAILURES = 5
+#: the longest wait of one address between guesses, seconds
+MAX_WAIT = 300.0
+#: client addresses whose failures are remembered (least recently failed forgotten first)
+MAX_ADDRESSES = 10_000
+_ANON = "a."
 _SESSION_SECONDS = 12 * 3600
 
 
@@ -97,25 +118,30 @@ class Session:
 
     csrf: str
     authenticated: bool
-    seen: float
+    seen: float = field(compare=False)
 
 
 class Sessions:
-    """The sessions of one server, and the check of the secret."""
+    """The sessions of one server (logged-in ones stored, the others signed cookies), and the
+    check of the secret. ``max_sessions``: logged-in sessions kept."""
 
-    def __init__(self, secret: str | None):
+    def __init__(self, secret: str | None, max_sessions: int | None = None):
         self.secret = secret
-        # logged in / not: kept apart, least recently seen first
-        self._pools: dict[bool, OrderedDict[str, Session]] = {
-            True: OrderedDict(),
-            False: OrderedDict(),
-        }
+        self.max_sessions = max_sessions or MAX_SESSIONS
+        self._key = secrets.token_bytes(32)  # signs anonymous cookies; new at every start
+        self._stored: OrderedDict[str, Session] = OrderedDict()  # least recently seen first
         self._lock = threading.Lock()
 
     @property
     def required(self) -> bool:
         """Whether a secret must be given (a token or password was configured)."""
         return self.secret is not None
+
+    @property
+    def stored(self) -> int:
+        """Sessions kept in memory (only logged-in ones)."""
+        with self._lock:
+            return len(self._stored)
 
     def secret_ok(self, given: str | None) -> bool:
         """Constant-time comparison of ``given`` with the secret (True when none is set)."""
@@ -125,47 +151,57 @@ class Sessions:
             return False
         return hmac.compare_digest(given.encode("utf-8"), self.secret.encode("utf-8"))
 
+    @staticmethod
+    def bearer_of(authorization: str | None) -> str | None:
+        """The token of an ``Authorization: Bearer TOKEN`` header (None: no such header)."""
+        scheme, _, value = (authorization or "").partition(" ")
+        return value.strip() if scheme.lower() == "bearer" else None
+
     def bearer_ok(self, authorization: str | None) -> bool:
         """Whether an ``Authorization: Bearer SECRET`` header carries the secret."""
-        if self.secret is None or not authorization:
-            return False
-        scheme, _, value = authorization.partition(" ")
-        return scheme.lower() == "bearer" and self.secret_ok(value.strip())
+        token = self.bearer_of(authorization)
+        return self.secret is not None and token is not None and self.secret_ok(token)
 
     def get(self, sid: str | None) -> Session | None:
-        """The live session with this cookie value, or None."""
+        """The live session with this cookie value (a stored logged-in one, or a valid signed
+        anonymous cookie), or None."""
         if not sid:
             return None
+        now = time.time()
+        if sid.startswith(_ANON):
+            return self._anonymous(sid, now)
         with self._lock:
-            pool = next((p for p in self._pools.values() if sid in p), None)
-            if pool is None:
+            s = self._stored.get(sid)
+            if s is None:
                 return None
-            s = pool[sid]
-            now = time.time()
             if now - s.seen > _SESSION_SECONDS:
-                del pool[sid]
+                del self._stored[sid]
                 return None
             s.seen = now
-            pool.move_to_end(sid)
+            self._stored.move_to_end(sid)
             return s
 
     def new(self, authenticated: bool) -> tuple[str, Session]:
-        """A new session; beyond :data:`MAX_SESSIONS` of its kind (logged in or not) the least
-        recently seen of that kind is dropped. Returns its id and itself."""
+        """A new session: logged in on a server with a secret, stored (beyond
+        ``max_sessions`` the least recently seen is dropped); otherwise a signed cookie,
+        nothing stored. Returns its cookie value and itself."""
+        now = time.time()
+        if not (authenticated and self.required):
+            nonce = f"{secrets.token_urlsafe(24)}.{int(now)}"
+            sid = f"{_ANON}{nonce}.{self._mac('sid', nonce)}"
+            return sid, Session(self._mac("csrf", nonce), not self.required, now)
         sid = secrets.token_urlsafe(32)
-        s = Session(secrets.token_urlsafe(32), authenticated, time.time())
+        s = Session(secrets.token_urlsafe(32), True, now)
         with self._lock:
-            pool = self._pools[authenticated]
-            while len(pool) >= MAX_SESSIONS:
-                pool.popitem(last=False)
-            pool[sid] = s
+            while len(self._stored) >= self.max_sessions:
+                self._stored.popitem(last=False)
+            self._stored[sid] = s
         return sid, s
 
     def drop(self, sid: str | None) -> None:
-        """Log a session out."""
+        """Log a session out (a signed anonymous cookie holds nothing to drop)."""
         with self._lock:
-            for pool in self._pools.values():
-                pool.pop(sid or "", None)
+            self._stored.pop(sid or "", None)
 
     @staticmethod
     def csrf_ok(session: Session | None, given: str | None) -> bool:
@@ -174,31 +210,72 @@ class Sessions:
             return False
         return hmac.compare_digest(given.encode("utf-8"), session.csrf.encode("utf-8"))
 
+    def _mac(self, purpose: str, nonce: str) -> str:
+        digest = hmac.new(self._key, f"{purpose}:{nonce}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    def _anonymous(self, sid: str, now: float) -> Session | None:
+        """The session of a signed anonymous cookie ``a.NONCE.TIME.MAC``, or None (forged,
+        signed by an earlier run of the server, or older than the session lifetime)."""
+        nonce, _, mac = sid[len(_ANON) :].rpartition(".")
+        _, _, born = nonce.rpartition(".")
+        expected = self._mac("sid", nonce).encode()
+        if not born.isdigit() or not hmac.compare_digest(mac.encode("utf-8", "replace"), expected):
+            return None
+        if now - int(born) > _SESSION_SECONDS:
+            return None
+        return Session(self._mac("csrf", nonce), not self.required, now)
+
 
 class LoginLimiter:
-    """Failed logins of the whole server: at most ``failures`` in ``window`` seconds; beyond,
-    :meth:`wait` says how long every login is refused (a guesser gets ``failures`` tries a
-    window, not hundreds a second)."""
+    """Failed guesses of the secret: per client address :data:`FREE_FAILURES` free, then a
+    wait doubling from 1 s up to ``max_wait`` (an address is forgotten ``forget`` seconds
+    after its last failure; at most :data:`MAX_ADDRESSES` remembered); for the whole server
+    at most ``failures`` in ``window`` seconds. :meth:`wait` says how long an address must
+    wait before its next guess is even compared."""
 
-    def __init__(self, failures: int = LOGIN_FAILURES, window: float = LOGIN_WINDOW):
+    def __init__(
+        self,
+        failures: int = LOGIN_FAILURES,
+        window: float = LOGIN_WINDOW,
+        free: int = FREE_FAILURES,
+        max_wait: float = MAX_WAIT,
+        forget: float = 3600.0,
+    ):
         self.failures, self.window = failures, window
+        self.free, self.max_wait, self.forget = free, max_wait, forget
         self._times: deque[float] = deque()
+        self._by_address: OrderedDict[str, tuple[int, float]] = OrderedDict()  # (n, last)
         self._lock = threading.Lock()
 
-    def wait(self, now: float | None = None) -> float:
-        """Seconds until a login may be tried again (0: now)."""
+    def wait(self, address: str = "", now: float | None = None) -> float:
+        """Seconds until ``address`` may guess again (0: now): the longer of its own
+        back-off and the server-wide limit."""
         now = time.monotonic() if now is None else now
         with self._lock:
             while self._times and now - self._times[0] > self.window:
                 self._times.popleft()
-            if len(self._times) < self.failures:
-                return 0.0
-            return self.window - (now - self._times[0])
+            server = 0.0
+            if len(self._times) >= self.failures:
+                server = self.window - (now - self._times[0])
+            n, last = self._by_address.get(address, (0, now))
+            if n and now - last > self.forget:
+                n = 0
+            own = 0.0
+            if n >= self.free:
+                own = min(self.max_wait, 2.0 ** (n - self.free)) - (now - last)
+            return max(server, own, 0.0)
 
-    def failed(self, now: float | None = None) -> None:
-        """Record a failed login."""
+    def failed(self, address: str = "", now: float | None = None) -> None:
+        """Record a failed guess from ``address``."""
+        now = time.monotonic() if now is None else now
         with self._lock:
-            self._times.append(time.monotonic() if now is None else now)
+            self._times.append(now)
+            n, last = self._by_address.pop(address, (0, now))
+            n = 0 if n and now - last > self.forget else n
+            self._by_address[address] = (n + 1, now)
+            while len(self._by_address) > MAX_ADDRESSES:
+                self._by_address.popitem(last=False)
 
 
 def cookie_header(sid: str) -> str:

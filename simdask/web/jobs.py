@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdask.errors import IndexLockedError
+from simdask.errors import IndexLockedError, SimdaskError
 from simdask.index import Index
 from simdask.progress import Callback
 
-__all__ = ["Job", "Jobs"]
+__all__ = ["Job", "JobStoppedError", "Jobs"]
 
 _log = logging.getLogger(__name__)
 
@@ -55,15 +55,29 @@ class Job:
         return d
 
 
+class JobStoppedError(SimdaskError, RuntimeError):
+    """The server is shutting down: the running job stops (its run is not committed)."""
+
+
 class _JobProgress(Callback):
-    def __init__(self, job: Job):
+    """A job's progress; raises :class:`JobStoppedError` at the next step once ``stopping``
+    is set, so that shutting down ends the run and closes its cluster."""
+
+    def __init__(self, job: Job, stopping: threading.Event):
         self.job = job
+        self.stopping = stopping
 
     def stage(self, name: str, total: int | None) -> None:
+        self._check()
         self.job.stage, self.job.total, self.job.done = name, total, 0
 
     def advance(self, n: int = 1) -> None:
+        self._check()
         self.job.done += n
+
+    def _check(self) -> None:
+        if self.stopping.is_set():
+            raise JobStoppedError("the server is shutting down; the run was not committed")
 
     def message(self, text: str) -> None:
         self.job.message = text
@@ -87,6 +101,7 @@ class Jobs:
         self._ids = itertools.count(1)
         self._cv = threading.Condition()
         self._stop = False
+        self._stopping = threading.Event()  # seen by the running job's progress
         self._thread = threading.Thread(target=self._loop, name="simdask-indexer", daemon=True)
         self._thread.start()
 
@@ -107,12 +122,18 @@ class Jobs:
                 jobs = sorted(self._jobs.values(), key=lambda j: -j.id)
             return [j.to_dict() for j in jobs]
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop the thread after the running job (queued jobs are dropped)."""
+    def close(self, timeout: float = 120.0) -> None:
+        """Stop the running job at its next step (not committed) and the thread, and wait
+        for its cluster to close (queued jobs are dropped). A process that exited with a
+        LocalCluster still open would leave its worker processes' semaphores behind
+        ("leaked semaphore objects", issue 30 item 13)."""
+        self._stopping.set()
         with self._cv:
             self._stop = True
             self._cv.notify()
         self._thread.join(timeout)
+        if self._thread.is_alive():
+            _log.warning("the indexing job did not stop within %.0f s", timeout)
 
     def _loop(self) -> None:
         while True:
@@ -144,7 +165,7 @@ class Jobs:
                     summary = writer.update(
                         [staging],
                         client=client,
-                        callback=_JobProgress(job),
+                        callback=_JobProgress(job, self._stopping),
                         options=RunOptions(
                             max_file_bytes=self.max_file_bytes or None,
                             worker_cache=bool(self.spec.outlives_run),
@@ -153,6 +174,9 @@ class Jobs:
         except IndexLockedError as e:
             job.state, job.message = "waiting for the writer lock", str(e)
             return False
+        except JobStoppedError as e:
+            job.state, job.message = "stopped", str(e)
+            return True
         except Exception as e:  # reported on the page; the index is unchanged or committed
             _log.exception("indexing job %s failed", job.id)
             job.state, job.message = "failed", f"{type(e).__name__}: {e}"

@@ -71,7 +71,7 @@ class QueryStore:
     """Texts of recently checked documents by query id, for their pair reports: at most
     ``max_queries`` queries and ``max_bytes`` characters, the oldest forgotten first."""
 
-    def __init__(self, max_queries: int = 200, max_bytes: int = 200_000_000):
+    def __init__(self, max_queries: int = 200, max_bytes: int = 100_000_000):
         self.max_queries = max_queries
         self.max_bytes = max_bytes
         self._items: OrderedDict[str, dict[str, str]] = OrderedDict()

@@ -61,7 +61,7 @@ def serving(index: Path, *args: str, host: str = "127.0.0.1", log: Path | None =
             env={**os.environ, **(env or {})},
         )
     try:
-        deadline = time.time() + 60
+        deadline = time.time() + 240  # a shared, loaded machine starts it slowly
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"serve exited with {proc.returncode}: {log.read_text()}")
