@@ -15,12 +15,14 @@ from simdask.kernels.exclusions import Exclusions, quote_spans
 from simdask.kernels.hashing import chunk_id
 from simdask.kernels.measures import containment
 from simdask.kernels.quoted import (
+    Lookups,
     add_quoted,
     counted_ids,
     decode_ids,
     directed_counts,
     encode_ids,
     quote_map,
+    quoted_rows,
     split_quoted,
 )
 from simdask.kernels.text import WORD_PATTERN
@@ -194,3 +196,67 @@ def test_directed_counts_brute_force():
     own = {d: set(si[sd == d].tolist()) for d in range(6)}
     want = {(a, b): len(own[a] & held[b]) for a in own for b in held if a != b and own[a] & held[b]}
     assert dict(zip(zip(x.tolist(), y.tolist(), strict=True), c.tolist(), strict=True)) == want
+
+
+def lookups(us, qs, lists) -> Lookups:
+    """The reads of one run (by Python sets): the list documents' U and Q, the U holders of
+    their chunks, the Q map of every document."""
+
+    def pairs(sets, docs):
+        got = [(c, d) for d in docs for c in sorted(sets[d])]
+        return (np.array([c for c, _ in got], np.uint64), np.array([d for _, d in got], np.int64))
+
+    def holders(chunks):
+        got = sorted((c, d) for d, u in enumerate(us) for c in u if c in chunks)
+        return (np.array([c for c, _ in got], np.uint64), np.array([d for _, d in got], np.int64))
+
+    uc, ud = pairs(us, lists)
+    qc, qd = pairs(qs, lists)
+    qmap = quote_map(np.arange(len(qs)), [np.array(sorted(q), np.uint64) for q in qs])
+    hold_u, hold_q = holders(set(uc.tolist())), holders(set(qc.tolist()))
+    return Lookups(np.array(lists, np.int64), uc, ud, qc, qd, hold_u, hold_q, qmap)
+
+
+def engine_rows(us, qs, lists, max_df, threshold, depth):
+    """What the similarity stage gives by S: the lists of ``lists`` ``depth`` deep and every
+    reverse row ``o -> l`` (``o`` not a list document) at the threshold."""
+    by_s = brute_lists(us, qs, max_df, threshold, len(us), with_e=False)
+    d, o, s = [], [], []
+    for x, lst in by_s.items():
+        for y, sh in lst[:depth] if x in lists else [(y, sh) for y, sh in lst if y in lists]:
+            d.append(x), o.append(y), s.append(sh)
+    n_chunks = np.array([len(u) for u in us], np.int64)
+    sim = np.asarray(containment(np.array(s, np.int64), n_chunks[np.array(d, np.int64)]))
+    return (np.array(d, np.int64), np.array(o, np.int64), np.array(s, np.int64), sim), n_chunks
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10**6),
+    st.integers(2, 14),
+    st.sampled_from([None, 2, 4]),
+    st.sampled_from([0.0, 10.0, 30.0]),
+    st.integers(1, 4),
+    st.floats(0.0, 1.0),
+)
+def test_a_run_correction_is_exact_for_its_lists_and_reverse_rows(
+    seed, n, max_df, threshold, depth, share
+):
+    """The lists a run recomputes (all, or some: an incremental run; deleted documents have
+    no sets) are S + E cut at depth; every row from another document to one of them is there
+    with S + E when at the threshold."""
+    texts = corpus(seed, n)
+    rng = random.Random(seed)
+    _, us, qs = sets_of(texts)
+    for d in rng.sample(range(n), n // 4):  # deleted
+        us[d], qs[d] = set(), set()
+    lists = sorted(d for d in range(n) if us[d] and rng.random() < share)
+    rows, n_chunks = engine_rows(us, qs, set(lists), max_df, threshold, depth)
+    got = as_lists(quoted_rows(rows, lookups(us, qs, lists), n_chunks, threshold, depth, max_df))
+    want = brute_lists(us, qs, max_df, threshold, len(us))
+    for x in range(n):
+        mine = want.get(x, [])
+        if x in lists:
+            assert got.get(x, []) == mine[:depth]
+        else:
+            assert got.get(x, []) == [(y, s) for y, s in mine if y in lists]

@@ -166,3 +166,80 @@ def add_quoted(
     top = top_k_rows(d[cut], o[cut], s[cut], v[cut], depth)
     out = tuple(np.concatenate([t, a[~cut]]) for t, a in zip(top, (d, o, s, v), strict=True))
     return out[0], out[1], out[2], out[3]
+
+
+@dataclass(frozen=True)
+class Lookups:
+    """What the correction of one run reads, for the documents ``lists`` whose lists it
+    recomputes: their U (``u_ids``, ``u_doc``) and Q (``q_ids``, ``q_doc``) as distinct
+    ``(chunk, doc)`` pairs; the live U postings after the run of every chunk of ``u_ids``
+    (``u_hold``) and of ``q_ids`` (``q_hold``), each ``(chunk, holder)`` sorted by chunk; and
+    the inverted map of every live quoting document's Q (``q_map``, :func:`quote_map`)."""
+
+    lists: np.ndarray
+    u_ids: np.ndarray
+    u_doc: np.ndarray
+    q_ids: np.ndarray
+    q_doc: np.ndarray
+    u_hold: tuple[np.ndarray, np.ndarray]
+    q_hold: tuple[np.ndarray, np.ndarray]
+    q_map: tuple[np.ndarray, np.ndarray]
+
+
+def _counted(ids: np.ndarray, hold: np.ndarray, max_df: int | None) -> np.ndarray:
+    """Which of ``ids`` a shared count counts: held by at most ``max_df`` documents' U
+    (``hold``: the holders' chunk column, sorted)."""
+    if max_df is None:
+        return np.ones(len(ids), bool)
+    df = np.searchsorted(hold, ids, "right") - np.searchsorted(hold, ids, "left")
+    return df <= max_df
+
+
+def quoted_pairs(
+    look: Lookups, max_df: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every directed pair ``(x, y, s, e)`` with ``E(x, y) > 0`` and ``x`` or ``y`` in
+    ``look.lists``, with its exact ``S`` (symmetric: read from the list document's U
+    postings, :func:`directed_counts`), sorted by ``(x, y)``. ``E(x, ·)`` of a list
+    document from the Q map, ``E(·, y)`` of a list document ``y`` from the U holders of
+    ``Q(y)``; a chunk counts when held by at most ``max_df`` documents' U."""
+    uc, ud = np.asarray(look.u_ids, np.uint64), np.asarray(look.u_doc, np.int64)
+    hc, hd = look.u_hold
+    ok = _counted(uc, hc, max_df)
+    ex, ey, e = directed_counts(uc[ok], ud[ok], *look.q_map)
+    qc, qd = np.asarray(look.q_ids, np.uint64), np.asarray(look.q_doc, np.int64)
+    okq = _counted(qc, look.q_hold[0], max_df)
+    ry, rx, re_ = directed_counts(qc[okq], qd[okq], *look.q_hold)
+    x = np.concatenate([ex, rx])
+    y = np.concatenate([ey, ry])
+    ev = np.concatenate([e, re_])
+    keep = _counted(hc, hc, max_df)
+    sl, so, sv = directed_counts(uc[ok], ud[ok], hc[keep], hd[keep])
+    top = max(int(a.max(initial=0)) for a in (x, y, sl, so)) + 1
+    key, first = np.unique(_pair_key(x, y, top), return_index=True)  # two list docs: once
+    x, y, ev = x[first], y[first], ev[first]
+    key_s = np.concatenate([_pair_key(sl, so, top), _pair_key(so, sl, top)])
+    key_s, first_s = np.unique(key_s, return_index=True)  # S is symmetric
+    val_s = np.concatenate([sv, sv])[first_s]
+    at = np.searchsorted(key_s, key)
+    found = at < len(key_s)
+    found[found] = key_s[at[found]] == key[found]
+    s = np.zeros(len(key), np.int64)
+    s[found] = val_s[at[found]]
+    return x, y, s, ev
+
+
+def _pair_key(x: np.ndarray, y: np.ndarray, top: int) -> np.ndarray:
+    """One uint64 per pair of doc IDs below ``top``."""
+    return x.astype(np.uint64) * np.uint64(top) + y.astype(np.uint64)
+
+
+def quoted_rows(
+    rows: Rows, look: Lookups, n_chunks: np.ndarray, threshold: float, depth: int, max_df
+) -> Rows:
+    """One run's rows under the rule: the engine's ``rows`` (by S; the lists of
+    ``look.lists`` computed ``depth`` deep, reverse rows to them) corrected by every pair
+    with ``E > 0`` involving a list document (:func:`quoted_pairs`, :func:`add_quoted`).
+    ``n_chunks``: ``|U|`` by doc ID; ``threshold`` in percent."""
+    pairs = quoted_pairs(look, max_df)
+    return add_quoted(rows, pairs, n_chunks, threshold, look.lists, depth)
