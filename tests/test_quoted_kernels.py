@@ -259,4 +259,5 @@ def test_a_run_correction_is_exact_for_its_lists_and_reverse_rows(
         if x in lists:
             assert got.get(x, []) == mine[:depth]
         else:
-            assert got.get(x, []) == [(y, s) for y, s in mine if y in lists]
+            # rows to other lists come unranked (the commit ranks those lists)
+            assert sorted(got.get(x, [])) == sorted((y, s) for y, s in mine if y in lists)
