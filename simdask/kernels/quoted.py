@@ -235,7 +235,12 @@ def _pair_key(x: np.ndarray, y: np.ndarray, top: int) -> np.ndarray:
 
 
 def quoted_rows(
-    rows: Rows, look: Lookups, n_chunks: np.ndarray, threshold: float, depth: int, max_df
+    rows: Rows,
+    look: Lookups,
+    n_chunks: np.ndarray,
+    threshold: float,
+    depth: int,
+    max_df: int | None,
 ) -> Rows:
     """One run's rows under the rule: the engine's ``rows`` (by S; the lists of
     ``look.lists`` computed ``depth`` deep, reverse rows to them) corrected by every pair
