@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.evidence.site import SiteLimits, export_site, histogram_svg
+from simdask.evidence.site import PER_DOCUMENT, SiteLimits, export_site, histogram_svg
 from simdask.ingest.synth import generate_corpus, write_corpus
 from simdask.progress import Callback
 
@@ -102,7 +103,7 @@ def test_export_limits_and_interrupt(tmp_path, client):
     listed = tuple((keys[a], keys[b]) for a, b in chosen)
     n = export_site(idx, tmp_path / "listed", limits=SiteLimits(pairs=listed))
     assert _linked(tmp_path / "listed") == {f"{a}-{b}.html" for a, b in chosen}
-    high = export_site(idx, tmp_path / "high", limits=SiteLimits(min_similarity=50.0))
+    high = export_site(idx, tmp_path / "high", limits=SiteLimits(50.0, per_document=None))
     assert high["pairs"] == sum(1 for s in best.values() if s >= 50.0)
     # interrupted after 3 reports: front page, document pages, and links to those 3 only
     with pytest.raises(KeyboardInterrupt):
@@ -112,3 +113,45 @@ def test_export_limits_and_interrupt(tmp_path, client):
     assert len(written) == 3 and _linked(site) == written
     assert (site / "index.html").exists() and len(list((site / "docs").iterdir())) == 60
     assert not list(site.rglob(".*.tmp"))
+
+
+def _broken_links(site: Path) -> list[str]:
+    """Every relative href of every page of the site that names no file."""
+    broken = []
+    for page in site.rglob("*.html"):
+        for href in re.findall(r'href="([^"#]*)(?:#[^"]*)?"', page.read_text(encoding="utf-8")):
+            external = href.startswith(("http:", "https:"))
+            if href and not external and not (page.parent / href).is_file():
+                broken.append(f"{page.relative_to(site)} -> {href}")
+    return broken
+
+
+def test_default_site_is_bounded_by_documents_and_links_resolve(tmp_path, client):
+    """30 documents sharing one paragraph: every pair is stored (435), the default site has
+    pair pages for each document's PER_DOCUMENT best partners only, every other pair links
+    to not-exported.html, and no link is broken; --all-pairs (everything) writes them all."""
+    shared = " ".join(f"common{i} paragraph text" for i in range(40))
+    src = tmp_path / "c"
+    src.mkdir()
+    for i in range(30):
+        own = " ".join(f"d{i}w{j} unique" for j in range(60))
+        (src / f"doc{i:02d}.txt").write_text(f"{own} {shared} {own[::-1]}", encoding="utf-8")
+    idx = Index.create(tmp_path / "i", IndexConfig(hash_bits=32, shards=2, top_k=100))
+    idx.update([src], client=client)
+    stored = len(idx.pair_list())
+    assert stored == 435
+    site = tmp_path / "site"
+    n = export_site(idx, site)
+    pages = list((site / "pairs").iterdir())
+    assert len(pages) == n["pairs"] <= PER_DOCUMENT * 30 and n["pairs_skipped"] == stored - len(
+        pages
+    )
+    assert n["reports_computed"] <= 30 * 8  # each document's shown sources, once per pair of texts
+    text = "".join(p.read_text(encoding="utf-8") for p in (site / "docs").iterdir())
+    assert text.count('href="../not-exported.html#') >= n["pairs_skipped"]
+    assert _broken_links(site) == []
+    everything = export_site(idx, tmp_path / "all", limits=SiteLimits.everything())
+    assert everything["pairs"] == stored and everything["pairs_skipped"] == 0
+    assert "not-exported.html#" not in "".join(
+        p.read_text(encoding="utf-8") for p in (tmp_path / "all" / "docs").iterdir()
+    )

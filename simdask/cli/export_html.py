@@ -7,8 +7,9 @@ import sys
 from simdask.cli._args import add_exact_only, add_min_match, view_options
 from simdask.cli._common import EXIT_OK, progress
 from simdask.errors import ConfigError
-from simdask.evidence.site import SiteLimits, export_site
+from simdask.evidence.site import PER_DOCUMENT, SiteLimits, export_site
 from simdask.index import Index
+from simdask.read.pairs import counted
 
 __all__ = ["register", "run"]
 
@@ -18,6 +19,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "export-html",
         help="write a static site to browse the index (documents, matches, pair reports)",
+        description="Write a static site: a front page, one page per document with the "
+        "passages of all its sources marked in its text, and side-by-side pages for each "
+        f"document's {PER_DOCUMENT} most similar partners (--per-document N; --all-pairs: "
+        "every stored pair). Every other pair links to a page giving the command that "
+        "writes its side-by-side page.",
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument("outdir", metavar="OUTDIR")
@@ -29,11 +35,19 @@ def register(subparsers) -> None:
         help="pair reports only for pairs at least this similar either way",
     )
     p.add_argument("--max-pairs", type=int, default=20_000, help="most pair reports (20000)")
-    p.add_argument(
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
         "--per-document",
         type=int,
         metavar="N",
-        help="a pair report only for the N most similar pairs of each document",
+        help="a pair report only for the N most similar pairs of each document "
+        f"({PER_DOCUMENT}; with --pairs: every pair listed)",
+    )
+    which.add_argument(
+        "--all-pairs",
+        action="store_true",
+        help="a pair report for every stored pair (no --max-pairs, no --per-document): "
+        "large on a large index",
     )
     p.add_argument(
         "--pairs",
@@ -48,7 +62,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Write the site; say on stderr how many documents and pair reports it has."""
     pairs = _read_pairs(args.pairs) if args.pairs else None
-    limits = SiteLimits(args.min, args.max_pairs, args.per_document, pairs)
+    limits = SiteLimits.chosen(args.min, args.max_pairs, args.per_document, pairs, args.all_pairs)
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         n = export_site(
             idx,
@@ -59,8 +73,14 @@ def run(args) -> int:
         )
     skipped = n["pairs_skipped"]
     print(
-        f"wrote {args.outdir}/index.html: {n['documents']} documents, {n['pairs']} pair reports"
-        + (f" ({skipped} more pairs not written, see --max-pairs)" if skipped else ""),
+        f"wrote {args.outdir}/index.html: {counted(n['documents'], 'document')}, "
+        f"{counted(n['pairs'], 'pair report')}"
+        + (
+            f" ({counted(skipped, 'more stored pair')} without one: "
+            f"they link to {args.outdir}/not-exported.html; --all-pairs writes them all)"
+            if skipped
+            else ""
+        ),
         file=sys.stderr,
     )
     return EXIT_OK

@@ -16,7 +16,7 @@ Offsets are code points of the document's text; percentages 0..100.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from simdask.alignment.coverage import word_share
@@ -107,9 +107,11 @@ def total_sentence(view: DocView) -> str:
     return f"{pct(view.total)} of {view.key} is found in {others}"
 
 
-def _source(index, key: str, other: str, text: str | None, share, pair, options) -> SourceView:
+def _source(
+    index, key: str, other: str, text: str | None, share, pair, options, report: Callable
+) -> SourceView:
     """One source's view: the pair's report (the one code path for passages)."""
-    rep = index_report(index, key, other, text=text, options=options)
+    rep = report(index, key, other, text=text, options=options)
     cov = rep.get("aligned_coverage")
     excl = tuple((x["start"], x["end"], x["kind"]) for x in rep["excluded"]["doc"])
     return SourceView(
@@ -131,12 +133,15 @@ def document_view(
     text: str | None = None,
     total: DocTotal | None = None,
     options: ViewOptions | None = None,
+    report: Callable[..., dict] = index_report,
 ) -> DocView:
     """The view of document ``key`` of ``index`` (or, with ``text``, of a checked document
     of that name that is not stored). ``pairs``: its stored pairs seen from it (``a_key`` =
     ``key``). Its sources are those of its stored ``total`` (None: it has none; then its
     pairs, largest share of it first), at most :data:`MAX_SOURCES`, each with the pair's
-    passages; a checked document's total is computed from them."""
+    passages; a checked document's total is computed from them. ``report``: the pairs'
+    reports, :func:`~simdask.evidence.pair_view.index_report` or one with its signature that
+    gives the same answer (the static site's, computing a pair of texts once)."""
     own = {p.b_key: p for p in pairs}
     chosen: list[tuple[str, float | None]]
     if total is not None:
@@ -146,7 +151,7 @@ def document_view(
         chosen = [(p.b_key, None) for p in ranked]
     body = text if text is not None else _stored_text(index, key)
     shown = chosen[:MAX_SOURCES] if body is not None else []
-    sources = [_source(index, key, o, text, s, own.get(o), options) for o, s in shown]
+    sources = [_source(index, key, o, text, s, own.get(o), options, report) for o, s in shown]
     if total is None and text is None:
         # an indexed document without a stored total: its sources by the view's share
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))

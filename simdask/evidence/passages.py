@@ -213,8 +213,7 @@ def compare_texts(
     ex_a = excluded_words(*bounds_a, marks_a)
     ex_b = excluded_words(*bounds_b, marks_b)
     found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
-    kept = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
-    ev.passages = [p for p in kept if p.words >= min_words]
+    ev.passages = [p for p in outermost(found) if p.words >= min_words]
     return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k) if min_words > 0 else ev
 
 
@@ -345,7 +344,7 @@ def _compare_large(
     runs = zip(i0.tolist(), j0.tolist(), i1.tolist(), count.tolist(), strict=True)
     ex_a, ex_b = excluded_words(sa0, sa1, marks_a), excluded_words(sb0, sb1, marks_b)
     found = _run_passages(runs, (sa0, sa1), (sb0, sb1), ex_a, ex_b, k, min_chunks)
-    ev.passages = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
+    ev.passages = outermost(found)
     return ev
 
 
@@ -364,6 +363,31 @@ def _exclude_large(text, keys, starts, ends, template_keys, k, excl: PairExclusi
 
 
 _SENTINEL = np.uint64(2**64 - 1)
+
+
+#: passages compared with all others at once in :func:`outermost` (a block of rows)
+_BLOCK = 512
+
+
+def outermost(found: list[Passage]) -> list[Passage]:
+    """The passages of ``found`` (in their order) that lie inside no other (:func:`_inside`:
+    within it in both documents and not the larger), by blocks of numpy comparisons: the
+    same answer as testing every pair in Python, in O(n^2 / 64) vector work instead of
+    O(n^2) calls (a licence text can give thousands of passages)."""
+    if len(found) < 2:
+        return list(found)
+    cols = np.array(
+        [(p.doc_start, p.doc_end, p.other_start, p.other_end, p.chunks, p.words) for p in found],
+        dtype=np.int64,
+    )
+    ds, de, os_, oe, ch, wd = cols.T
+    inner = np.zeros(len(found), dtype=bool)
+    for lo in range(0, len(found), _BLOCK):
+        p = cols[lo : lo + _BLOCK, :, None]  # rows: p; columns: every q
+        larger = (ch > p[:, 4]) | ((ch == p[:, 4]) & (wd > p[:, 5]))
+        within = (ds <= p[:, 0]) & (p[:, 1] <= de) & (os_ <= p[:, 2]) & (p[:, 3] <= oe)
+        inner[lo : lo + _BLOCK] = (within & larger).any(axis=1)
+    return [p for p, drop in zip(found, inner.tolist(), strict=True) if not drop]
 
 
 def _inside(p: Passage, q: Passage) -> bool:

@@ -19,16 +19,26 @@ from simdask.evidence.doc_html import (
     sort_header,
 )
 from simdask.evidence.doc_view import NOT_COMPUTED, document_view
-from simdask.evidence.pair_view import ViewOptions, index_report
+from simdask.evidence.pair_view import ViewOptions
 from simdask.evidence.report_html import render_pair_html
-from simdask.evidence.site_pages import doc_body, failed_table, index_info, pairs_table
+from simdask.evidence.site_pages import (
+    NOT_EXPORTED,
+    doc_body,
+    failed_table,
+    index_info,
+    not_exported_page,
+    pairs_table,
+)
+from simdask.evidence.site_reports import SiteReports
 from simdask.progress import Callback
 from simdask.read.totals import pair_aligned
 
-__all__ = ["SiteLimits", "export_site", "histogram_bars", "histogram_svg"]
+__all__ = ["PER_DOCUMENT", "SiteLimits", "export_site", "histogram_bars", "histogram_svg"]
 
 #: pairs in the front page's table of the most similar pairs
 TOP_PAIRS = 200
+#: pair pages by default: each document's most similar partners (issue 31 item 7)
+PER_DOCUMENT = 3
 
 _CSS = (
     "body{font:15px/1.5 system-ui,sans-serif;margin:1.5em;color:#222}"
@@ -80,22 +90,47 @@ def histogram_bars(counts: list[int], width: int = 600) -> str:
 
 @dataclass(frozen=True)
 class SiteLimits:
-    """Which pair reports a site gets: stored pairs at least ``min_similarity`` percent
+    """Which pair pages a site gets: stored pairs at least ``min_similarity`` percent
     similar (the higher direction); with ``per_document``, a pair only if it is among the
-    ``per_document`` most similar pairs of one of its two documents; at most ``max_pairs`` in
-    all, the most similar first; ``pairs``: only these pairs of keys (None: all stored)."""
+    ``per_document`` most similar pairs of one of its two documents (by default
+    :data:`PER_DOCUMENT`: the site's size grows with the documents, not the stored pairs);
+    at most ``max_pairs`` in all (None: no cap), the most similar first; ``pairs``: only these
+    pairs of keys (None: all stored). :meth:`everything`: a page for every stored pair."""
 
     min_similarity: float = 0.0
-    max_pairs: int = 20_000
-    per_document: int | None = None
+    max_pairs: int | None = 20_000
+    per_document: int | None = PER_DOCUMENT
     pairs: tuple[tuple[str, str], ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.max_pairs < 0 or (self.per_document is not None and self.per_document < 0):
-            raise ConfigError(
-                f"pair limits must be at least 0, found max_pairs={self.max_pairs}, "
-                f"per_document={self.per_document}"
-            )
+        for name in ("max_pairs", "per_document"):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value < 0):
+                raise ConfigError(f"{name} must be a whole number >= 0 or None, found {value!r}")
+
+    @classmethod
+    def chosen(
+        cls,
+        min_similarity: float = 0.0,
+        max_pairs: int | None = 20_000,
+        per_document: int | None = None,
+        pairs: tuple[tuple[str, str], ...] | None = None,
+        all_pairs: bool = False,
+    ) -> SiteLimits:
+        """The limits ``export-html`` asks for: ``all_pairs``, every stored pair (of
+        ``pairs`` when given); ``per_document`` None: :data:`PER_DOCUMENT`, or every pair
+        listed in ``pairs``."""
+        if all_pairs:
+            return cls(min_similarity, None, None, pairs)
+        if per_document is None and pairs is None:
+            per_document = PER_DOCUMENT
+        return cls(min_similarity, max_pairs, per_document, pairs)
+
+    @classmethod
+    def everything(cls, min_similarity: float = 0.0) -> SiteLimits:
+        """A pair page for every stored pair at least ``min_similarity`` similar
+        (``--all-pairs``)."""
+        return cls(min_similarity, max_pairs=None, per_document=None)
 
 
 def export_site(
@@ -107,16 +142,22 @@ def export_site(
     limits: SiteLimits | None = None,
     options: ViewOptions | None = None,
 ) -> dict[str, int]:
-    """Write the site into ``outdir``: ``index.html``, ``docs/<doc id>.html`` and one
-    ``pairs/<a>-<b>.html`` report per chosen pair (``limits``; without it, ``min_similarity``
-    and ``max_pairs`` as :class:`SiteLimits`). Returns counts. Passages are found as every
-    view finds them (:func:`~simdask.evidence.pair_view.index_report` with ``options``: the
-    aligner's, or the exact evidence), under the index's exclusions.
+    """Write the site into ``outdir``: ``index.html``, ``docs/<doc id>.html`` (each document
+    with the passages of all its sources marked), one ``pairs/<a>-<b>.html`` side-by-side
+    page per chosen pair (``limits``; without it, ``min_similarity`` and ``max_pairs`` as
+    :class:`SiteLimits`, so each document's :data:`PER_DOCUMENT` best partners), and
+    ``not-exported.html``, where every other stored pair links: it gives the command that
+    writes that pair's page. Returns counts: ``documents``, ``pairs`` (pages written),
+    ``pairs_skipped`` (stored pairs at least ``min_similarity`` similar without a page) and
+    ``reports_computed`` (pairs of texts aligned). Passages are found as every view finds
+    them (:func:`~simdask.evidence.pair_view.index_report` with ``options``: the aligner's,
+    or the exact evidence), under the index's exclusions, each pair of texts once
+    (:class:`~simdask.evidence.site_reports.SiteReports`).
 
     The front page and the document pages are written first (so the site is usable at once),
-    then the pair reports, most similar first, each file atomically. An interrupt
-    (``KeyboardInterrupt``) during the reports rewrites the document pages to link only the
-    reports written, then propagates: the site stays usable.
+    then the pair pages, most similar first, each file atomically. An interrupt
+    (``KeyboardInterrupt``) during the pair pages rewrites the document pages to link only
+    the pages written, then propagates: the site stays usable.
     """
     cb = callback or Callback()
     lim = limits or SiteLimits(min_similarity, max_pairs)
@@ -127,25 +168,32 @@ def export_site(
     by_key = {d.key: d for d in docs}
     rows = index.pair_list()  # unordered pairs, each once, the larger similarity first
     chosen, candidates = _choose_pairs(rows, by_key, lim)
-    opts = options or ViewOptions()
-    _write_pages(index, out, docs, rows, by_key, set(chosen), cb, opts)
+    reports = SiteReports(index, options)
+    _write(out / "not-exported.html", _page("simdask: pair not exported", not_exported_page(docs)))
+    _write_pages(index, out, docs, rows, set(chosen), cb, reports)
     by_id = {d.doc_id: d for d in docs}
     cb.stage("pairs", len(chosen))
     written: set[tuple[int, int]] = set()
     try:
         for a, b in chosen:
             ka, kb = by_id[a].key, by_id[b].key
-            rep = index_report(index, ka, kb, options=opts)
-            page = render_pair_html(rep, index.text(ka), index.text(kb))
+            rep = reports.known(ka, kb) or reports.known(kb, ka)  # a document page's
+            rep = rep or reports(index, ka, kb, options=reports.options)
+            page = render_pair_html(rep, index.text(rep["doc"]), index.text(rep["other"]))
             _write(out / "pairs" / f"{a}-{b}.html", page)
             written.add((a, b))
             cb.advance(1)
     except KeyboardInterrupt:
-        _write_pages(index, out, docs, rows, by_key, written, Callback(), opts)
+        _write_pages(index, out, docs, rows, written, Callback(), reports)
         raise
     finally:
         cb.end_stage()
-    return {"documents": len(docs), "pairs": len(chosen), "pairs_skipped": candidates - len(chosen)}
+    return {
+        "documents": len(docs),
+        "pairs": len(chosen),
+        "pairs_skipped": candidates - len(chosen),
+        "reports_computed": reports.computed,
+    }
 
 
 def _choose_pairs(rows, by_key, lim: SiteLimits) -> tuple[list[tuple[int, int]], int]:
@@ -174,7 +222,7 @@ def _choose_pairs(rows, by_key, lim: SiteLimits) -> tuple[list[tuple[int, int]],
             taken[a] += 1
             taken[b] += 1
         order = kept
-    return order[: lim.max_pairs], len(best)
+    return (order if lim.max_pairs is None else order[: lim.max_pairs]), len(best)
 
 
 def _write(path: Path, text: str) -> None:
@@ -185,7 +233,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _write_pages(
-    index, out: Path, docs, rows, by_key, linked: set, cb: Callback, opts: ViewOptions
+    index, out: Path, docs, rows, linked: set, cb: Callback, reports: SiteReports
 ) -> None:
     """The document pages (linking the reports in ``linked``), then the front page."""
     matches = defaultdict(list)  # each document's pairs, seen from it, the larger first
@@ -198,7 +246,9 @@ def _write_pages(
     cb.stage("documents", len(docs))
     for d in docs:
         pairs = matches.get(d.key, [])
-        view = document_view(index, d.key, pairs, total=totals.get(d.key), options=opts)
+        view = document_view(
+            index, d.key, pairs, total=totals.get(d.key), options=reports.options, report=reports
+        )
         parts = (doc_head_html(view, *_links(ids, d.doc_id, linked)), doc_text_html(view))
         body = doc_body(d, pairs, ids, linked, parts, aligned)
         _write(out / "docs" / f"{d.doc_id}.html", _page(d.key, body))
@@ -219,13 +269,26 @@ def _write_pages(
             if shown
             else "<p id=no-pairs>No similar documents: no two documents share enough text.</p>"
         )
-        + f"<p>{len(linked)} pair reports written (side by side).</p>"
+        + f"<p id=pages-written>{_pages_written(len(linked), len(rows))}</p>"
         + f"<h2>Files not indexed ({n_failed}) and too short to compare</h2>"
         + failed_table(failures)
         + "<h2>Similarity of the pairs (percent, the larger of the two)</h2>"
         + histogram_svg([r.larger for r in rows])
     )
     _write(out / "index.html", _page("simdask index", body))
+
+
+def _pages_written(written: int, stored: int) -> str:
+    """How many pairs have a side-by-side page, and what the others link to."""
+    pages = "1 pair page" if written == 1 else f"{written:,} pair pages"
+    rest = stored - written
+    if rest <= 0:
+        return f"{pages} written (side by side): every stored pair."
+    others = "the other stored pair links" if rest == 1 else f"the other {rest:,} stored pairs link"
+    return (
+        f"{pages} written (side by side); {others} to {NOT_EXPORTED}, which gives the "
+        "command that writes its page (export-html --all-pairs writes them all)."
+    )
 
 
 def _both(p) -> tuple[tuple[str, str], tuple[str, str]]:

@@ -5,7 +5,8 @@ such words are joined (``exam-`` / ``ple`` -> ``example``), except before an upp
 letter (``Jean-`` / ``Paul`` -> ``Jean-Paul``). Hyphens that a producer left as ``-`` plus a
 line break before a lower-case letter are joined the same way; hyphens inside a line
 (``well-known``) are kept. Pages are separated by a line break (a word hyphenated at the
-end of a page is joined too).
+end of a page is joined too). Page furniture (running headers and footers, page numbers) is
+left out: :mod:`simdask.ingest.extract.furniture`.
 
 PDFium is not thread-safe, so all calls into it take one process-wide lock (Dask workers
 may run several chunking tasks in threads of one process).
@@ -17,6 +18,7 @@ import re
 import threading
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.furniture import drop_furniture
 from simdask.ingest.extract.sniff import describe
 
 __all__ = ["MAX_PAGES", "extract_pdf", "join_hyphenated"]
@@ -137,6 +139,7 @@ def extract_pdf(data: bytes, name: str = "<pdf>", limit: int = _DEFAULT_TEXT_LIM
                 images += has_image
         finally:
             doc.close()
+    pages = drop_furniture(pages)  # running headers, footers, page numbers
     text = join_hyphenated("\n".join(pages))  # a word may go on over a page break
     if not text.strip():
         if images:

@@ -1,0 +1,51 @@
+"""The passages kept by compare_texts (those inside no other, issue 31 item 7's speed): the
+vectorised filter equals the pairwise definition on random passages."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simdask.evidence.passages import Passage, outermost
+
+
+def _inside(p: Passage, q: Passage) -> bool:
+    """The definition: ``p`` within ``q`` in both texts, and ``q`` the larger."""
+    return (
+        q.doc_start <= p.doc_start
+        and p.doc_end <= q.doc_end
+        and q.other_start <= p.other_start
+        and p.other_end <= q.other_end
+        and (q.chunks, q.words) > (p.chunks, p.words)
+    )
+
+
+@st.composite
+def passages(draw):
+    a0 = draw(st.integers(0, 40))
+    b0 = draw(st.integers(0, 40))
+    return Passage(
+        a0,
+        a0 + draw(st.integers(0, 30)),
+        b0,
+        b0 + draw(st.integers(0, 30)),
+        draw(st.integers(1, 6)),
+        draw(st.integers(1, 6)),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(passages(), max_size=40))
+def test_outermost_equals_pairwise_definition(found):
+    expected = [p for p in found if not any(_inside(p, q) for q in found if q is not p)]
+    assert outermost(found) == expected
+
+
+def test_outermost_across_blocks():
+    # more passages than one block of rows: a nested passage in the second block is dropped
+    found = [Passage(10 * i, 10 * i + 5, 10 * i, 10 * i + 5, 2, 5) for i in range(600)]
+    found.append(Passage(5001, 5003, 5001, 5003, 1, 2))  # inside passage 500
+    found.insert(0, Passage(101, 104, 101, 104, 1, 3))  # inside passage 10
+    kept = outermost(found)
+    assert len(kept) == 600 and Passage(5001, 5003, 5001, 5003, 1, 2) not in kept
+    assert kept[0] == Passage(0, 5, 0, 5, 2, 5)
