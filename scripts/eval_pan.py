@@ -190,24 +190,22 @@ def ablation_rows(config: AlignConfig) -> list[tuple[str, dict]]:
 def prepare_speedup(corpus: Path, config: AlignConfig, processes: int, limit: int | None) -> str:
     """Every pair aligned twice, each text prepared once per pair (as before) and once per
     process (:func:`simdask.alignment.prepare`, kept while among the last
-    :data:`CACHE_TEXTS`): the CPU seconds of each, and whether the detections are identical."""
-    pairs = [p for sub, _ in SUBCORPORA for p in read_pairs(corpus, sub, limit)]
+    :data:`CACHE_TEXTS`): the CPU seconds of each, whether the detections are identical,
+    and the scores (which must not change)."""
     load0 = load_average()
-    t0 = time.perf_counter()
-    per_pair, cpu_pair = align_all(corpus, config, processes, pairs, reuse=False)
-    t1 = time.perf_counter()
-    once, cpu_once = align_all(corpus, config, processes, pairs, reuse=True)
-    t2 = time.perf_counter()
-    same = per_pair == once
+    per_pair, wall_pair, cpu_pair = run(corpus, config, processes, limit, reuse=False)
+    once, wall_once, cpu_once = run(corpus, config, processes, limit, reuse=True)
+    n = sum(r[3] for r in once.values())
+    rows, negative = table(once)
     return (
         "| texts prepared | pairs | CPU (s) | ms a pair | wall (s) |\n|---|---|---|---|---|\n"
-        f"| once per pair (before) | {len(pairs):,} | {cpu_pair:.1f} | "
-        f"{1000 * cpu_pair / len(pairs):.2f} | {t1 - t0:.1f} |\n"
-        f"| once per process | {len(pairs):,} | {cpu_once:.1f} | "
-        f"{1000 * cpu_once / len(pairs):.2f} | {t2 - t1:.1f} |\n\n"
+        f"| once per pair (before) | {n:,} | {cpu_pair:.1f} | {1000 * cpu_pair / n:.2f} | "
+        f"{wall_pair:.1f} |\n"
+        f"| once per process | {n:,} | {cpu_once:.1f} | {1000 * cpu_once / n:.2f} | "
+        f"{wall_once:.1f} |\n\n"
         f"CPU saved: {1 - cpu_once / cpu_pair:.1%} ({cpu_pair / cpu_once:.2f}x); detections "
-        f"identical: {same}. {processes} processes; load before {load0}, after "
-        f"{load_average()}.\n"
+        f"identical: {per_pair == once}. {processes} processes; load before {load0}, after "
+        f"{load_average()}. Scores (texts prepared once):\n\n" + format_table(rows, negative)
     )
 
 
