@@ -29,25 +29,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import time
-from multiprocessing import Pool
 from pathlib import Path
 
 import eval_retrieval
+from _pan_pool import SUBCORPORA, align_all, read_annotations, read_pairs, read_text, xml_name
 
 from simdask.alignment import AlignConfig, align
-from simdask.alignment.pan_measures import Annotation, PanScores, scores
+from simdask.alignment.pan_measures import PanScores, scores
 
 from _benchutil import load_average, machine, today, write_section
 
-SUBCORPORA = (
-    ("01-no-plagiarism", "no plagiarism"),
-    ("02-no-obfuscation", "no obfuscation"),
-    ("03-random-obfuscation", "random obfuscation"),
-    ("04-translation-obfuscation", "cyclic translation"),
-    ("05-summary-obfuscation", "summary"),
-)
 #: issue 28's columns: simdask before this aligner, PAN 2013 baseline, Suchomel et al. 2013,
 #: Sanchez-Perez et al. 2014 on this training corpus (their Table 2)
 PUBLISHED = {
@@ -58,67 +50,15 @@ PUBLISHED = {
     "all pairs": (0.357, 0.422, 0.745, 0.877),
 }
 KNOWN = {"04-translation-obfuscation": 0.88394, "05-summary-obfuscation": 0.57727}
-_FEATURE = re.compile(r"<feature\b([^>]*)/>")
-_ATTR = re.compile(r'(\w+)="([^"]*)"')
 
 
-def read_text(path: Path) -> str:
-    """The file decoded as UTF-8 with line ends unchanged (offsets are code points)."""
-    with open(path, encoding="utf-8", newline="") as f:
-        return f.read()
-
-
-def read_annotations(path: Path, pair: tuple[str, str], name: str) -> list[Annotation]:
-    """The ``<feature name=NAME>`` spans of one PAN XML file."""
-    if not path.exists():
-        return []
-    out = []
-    for m in _FEATURE.finditer(path.read_text(encoding="utf-8")):
-        attrs = dict(_ATTR.findall(m.group(1)))
-        if attrs.get("name") != name:
-            continue
-        a, b = int(attrs["this_offset"]), int(attrs["source_offset"])
-        out.append(
-            Annotation(pair, a, a + int(attrs["this_length"]), b, b + int(attrs["source_length"]))
-        )
-    return out
-
-
-def read_pairs(corpus: Path, sub: str, limit: int | None) -> list[tuple[str, str]]:
-    """The (suspicious, source) file names of a sub-corpus."""
-    lines = (corpus / sub / "pairs").read_text().split("\n")
-    pairs = [tuple(ln.split()) for ln in lines if ln.strip()]
-    return pairs[:limit] if limit else pairs
-
-
-def xml_name(pair: tuple[str, str]) -> str:
-    """The ground-truth file name of a pair."""
-    return f"{Path(pair[0]).stem}-{Path(pair[1]).stem}.xml"
-
-
-_WORKER: dict = {}
-
-
-def _init(corpus: str, config: dict) -> None:
-    _WORKER["corpus"] = Path(corpus)
-    _WORKER["config"] = AlignConfig.from_dict(config)
-
-
-def _align_pair(pair: tuple[str, str]) -> list[Annotation]:
-    corpus, config = _WORKER["corpus"], _WORKER["config"]
-    a = read_text(corpus / "susp" / pair[0])
-    b = read_text(corpus / "src" / pair[1])
-    return [Annotation(pair, p.a_start, p.a_end, p.b_start, p.b_end) for p in align(a, b, config)]
-
-
-def run(corpus: Path, config: AlignConfig, processes: int, limit: int | None):
+def run(corpus: Path, config: AlignConfig, processes: int, limit: int | None, reuse=True):
     """Align every pair; per sub-corpus (cases, detections, negative pairs with a
-    detection) and the seconds taken."""
+    detection), the seconds taken and the pool's CPU seconds."""
     work = {sub: read_pairs(corpus, sub, limit) for sub, _ in SUBCORPORA}
     every = [p for sub, _ in SUBCORPORA for p in work[sub]]
     t0 = time.perf_counter()
-    with Pool(processes, initializer=_init, initargs=(str(corpus), config.to_dict())) as pool:
-        found = pool.map(_align_pair, every, chunksize=8)
+    found, cpu = align_all(corpus, config, processes, every, reuse)
     seconds = time.perf_counter() - t0
     detections = dict(zip(every, found, strict=True))
     out = {}
@@ -131,7 +71,7 @@ def run(corpus: Path, config: AlignConfig, processes: int, limit: int | None):
         dets = [d for p in work[sub] for d in detections[p]]
         flagged = sum(1 for p in work[sub] if detections[p])
         out[sub] = (cases, dets, flagged, len(work[sub]))
-    return out, seconds
+    return out, seconds, cpu
 
 
 def table(results) -> tuple[list[tuple[str, PanScores]], float]:
@@ -247,6 +187,28 @@ def ablation_rows(config: AlignConfig) -> list[tuple[str, dict]]:
     return rows
 
 
+def prepare_speedup(corpus: Path, config: AlignConfig, processes: int, limit: int | None) -> str:
+    """Every pair aligned twice, each text prepared once per pair (as before) and once per
+    process (:func:`simdask.alignment.prepare`, kept while among the last
+    :data:`CACHE_TEXTS`): the CPU seconds of each, whether the detections are identical,
+    and the scores (which must not change)."""
+    load0 = load_average()
+    per_pair, wall_pair, cpu_pair = run(corpus, config, processes, limit, reuse=False)
+    once, wall_once, cpu_once = run(corpus, config, processes, limit, reuse=True)
+    n = sum(r[3] for r in once.values())
+    rows, negative = table(once)
+    return (
+        "| texts prepared | pairs | CPU (s) | ms a pair | wall (s) |\n|---|---|---|---|---|\n"
+        f"| once per pair (before) | {n:,} | {cpu_pair:.1f} | {1000 * cpu_pair / n:.2f} | "
+        f"{wall_pair:.1f} |\n"
+        f"| once per process | {n:,} | {cpu_once:.1f} | {1000 * cpu_once / n:.2f} | "
+        f"{wall_once:.1f} |\n\n"
+        f"CPU saved: {1 - cpu_once / cpu_pair:.1%} ({cpu_pair / cpu_once:.2f}x); detections "
+        f"identical: {per_pair == once}. {processes} processes; load before {load0}, after "
+        f"{load_average()}. Scores (texts prepared once):\n\n" + format_table(rows, negative)
+    )
+
+
 def _overrides(items: list[str]) -> dict:
     out = {}
     for item in items:
@@ -293,9 +255,7 @@ def retrieval(args, config: AlignConfig, docs: Path, stamp: str) -> None:
         ]
 
         def align_pairs(chosen):
-            init = (str(args.corpus), config.to_dict())
-            with Pool(args.processes, initializer=_init, initargs=init) as pool:
-                return pool.map(_align_pair, chosen, chunksize=8)
+            return align_all(args.corpus, config, args.processes, chosen)[0]
 
         e = eval_retrieval.end_to_end(pairs, sources, args.top, cases, align_pairs)
         given = [p for sub, _ in SUBCORPORA for p in pairs[sub]]
@@ -343,6 +303,11 @@ def main() -> None:
     ap.add_argument("--ablation", action="store_true")
     ap.add_argument("--thesis", action="store_true", help="time a 20-page thesis pair")
     ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument(
+        "--prepare-speedup",
+        action="store_true",
+        help="align every pair with texts prepared per pair and per process: CPU of each",
+    )
     ap.add_argument("--retrieval", action="store_true", help="candidate partners instead")
     ap.add_argument("--index", type=Path, default=None, help="--retrieval: the index folder")
     ap.add_argument("--end-to-end", action="store_true", help="--retrieval: align the chosen")
@@ -372,13 +337,20 @@ def main() -> None:
         print(text)
         if args.write_docs:
             write_section(docs, "Speed: one long pair", text + "\n" + stamp)
+    if args.prepare_speedup:
+        text = prepare_speedup(args.corpus, config, args.processes, args.limit)
+        print(text)
+        if args.write_docs and args.limit is None:
+            write_section(docs, "Speed: each text prepared once", text + "\n" + stamp)
+        return
     load0 = load_average()
-    results, seconds = run(args.corpus, config, args.processes, args.limit)
+    results, seconds, cpu = run(args.corpus, config, args.processes, args.limit)
     rows, negative = table(results)
     n_pairs = sum(r[3] for r in results.values())
     timing = (
         f"{n_pairs} pairs aligned in {seconds:.1f} s with {args.processes} processes "
-        f"({n_pairs / seconds:.1f} pairs/s); load before {load0}, after {load_average()}."
+        f"({n_pairs / seconds:.1f} pairs/s; {cpu:.1f} s of CPU in the pool, "
+        f"{1000 * cpu / n_pairs:.1f} ms a pair); load before {load0}, after {load_average()}."
     )
     text = format_table(rows, negative)
     print(text)
@@ -395,7 +367,7 @@ def main() -> None:
             "|---|" + "---|" * (len(rows) + 1),
         ]
         for label, change in ablation_rows(config):
-            res, _ = run(args.corpus, config.replace(**change), args.processes, args.limit)
+            res, *_ = run(args.corpus, config.replace(**change), args.processes, args.limit)
             ab_rows, ab_neg = table(res)
             lines.append(
                 f"| {label} | "

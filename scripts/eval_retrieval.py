@@ -56,7 +56,7 @@ def build(corpus: Path, index: Path) -> tuple[Index, dict]:
             for path in sorted((corpus / part).iterdir()):
                 text = path.read_text(encoding="utf-8", errors="replace")
                 f.write(json.dumps({"id": f"{part}/{path.name}", "text": text}) + "\n")
-    idx = Index.create(index, IndexConfig())
+    idx = Index.create(index, IndexConfig(candidates=True))
     load0 = load_average()
     t = time.perf_counter()
     s = idx.update([jsonl])

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import simdask.evidence.pair_view as pair_view
 from simdask import Index, IndexConfig
 from simdask.alignment.coverage import word_share
 from simdask.cli.main import main
@@ -147,3 +148,33 @@ def test_document_view_totals_on_an_index(tmp_path):
         )
         assert page.index("id=total") < page.index("id=results")
         assert page.index('data-key="src/a.txt"') < page.index("id=results")
+
+
+@pytest.mark.integration
+def test_query_html_aligns_each_pair_once(tmp_path, monkeypatch):
+    """``query --html``: a checked document's view and the results table show the same pairs;
+    each pair is aligned once (the aligner's calls counted by the texts they get)."""
+    a, b = prose(300, seed=31), prose(300, seed=32)
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, t in (("a.txt", a), ("b.txt", b)):
+        (src / name).write_text(t, encoding="utf-8")
+    mine = tmp_path / "mine.txt"
+    mine.write_text(a[: len(a) // 2] + " " + b[len(b) // 2 :], encoding="utf-8")
+    with Index.create(tmp_path / "idx", IndexConfig(shards=1)) as idx:
+        idx.update([src])
+    calls = []
+    real = pair_view.align
+
+    def counted(text_a, text_b, *args, **kwargs):
+        calls.append((text_a, text_b))
+        return real(text_a, text_b, *args, **kwargs)
+
+    monkeypatch.setattr(pair_view, "align", counted)
+    page_path = tmp_path / "query.html"
+    assert main(["query", str(tmp_path / "idx"), str(mine), "--html", str(page_path)]) == 0
+    assert len(calls) == 2, "both sources are shown (view and table), each aligned once"
+    assert len(set(calls)) == len(calls)
+    page = page_path.read_text("utf-8")
+    assert page.index("id=total") < page.index("id=results")
+    assert page.count("paraphrased, ") + page.count("verbatim, ") >= 4  # view and table

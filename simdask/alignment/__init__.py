@@ -2,9 +2,18 @@
 summarised (seed, extend, filter; see ``docs/alignment.md``), and PAN's measures to score it.
 Pure numpy: no I/O, no dask."""
 
-from simdask.alignment.aligner import align
+from simdask.alignment.aligner import PreparedText, align, align_prepared, prepare
 from simdask.alignment.config import AlignConfig
 from simdask.alignment.coverage import aligned_coverage
 from simdask.alignment.passage import KINDS, Passage
 
-__all__ = ["KINDS", "AlignConfig", "Passage", "align", "aligned_coverage"]
+__all__ = [
+    "KINDS",
+    "AlignConfig",
+    "Passage",
+    "PreparedText",
+    "align",
+    "align_prepared",
+    "aligned_coverage",
+    "prepare",
+]

@@ -33,10 +33,11 @@ from simdask.alignment.seeds import key_matches, window_keys
 from simdask.alignment.segment import Segmented, segment
 from simdask.alignment.vectors import SentenceVectors, fragment_cosine, sentence_vectors
 from simdask.alignment.verbatim import prefer_verbatim, verbatim_runs
+from simdask.errors import ConfigError
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS, NGRAM_STOPWORDS
 
-__all__ = ["align", "word_ids"]
+__all__ = ["PreparedText", "align", "align_prepared", "prepare", "word_ids"]
 
 
 def word_ids(words: Iterable[str], n: int) -> np.ndarray:
@@ -52,28 +53,52 @@ _NGRAM_STOP = np.sort(word_ids(NGRAM_STOPWORDS, len(NGRAM_STOPWORDS)))
 
 
 @dataclass(frozen=True)
-class _Text:
-    """One text's units and features."""
+class PreparedText:
+    """One text's units and features, as :func:`prepare` makes them: what the aligner
+    computes of a text alone (segmentation, word IDs, stems), so that a text aligned with
+    many others is prepared once. Its arrays are read-only. ``language`` and
+    ``min_sentence_words``: the settings it was prepared with (:func:`align_prepared`
+    checks them against its own)."""
 
     seg: Segmented
     hashes: np.ndarray  # per kept word
     content: np.ndarray  # per kept word: a content word
     stems: np.ndarray  # hash of the stem of each content word
     barriers: np.ndarray  # cumulative barrier count per sentence
+    language: str
+    min_sentence_words: int
 
 
-def _prepare(text: str, excluded: Sequence[tuple[int, int]], config: AlignConfig) -> _Text:
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def prepare(
+    text: str, config: AlignConfig | None = None, excluded: Sequence[tuple[int, int]] = ()
+) -> PreparedText:
+    """``text`` split into words and sentences (``excluded``: ``(start, end)`` code-point
+    spans whose words are dropped and which no passage crosses), its words' IDs and its
+    content words' stems, under ``config`` (None: defaults; only ``language`` and
+    ``min_sentence_words`` matter here). Independent of the text it is aligned with:
+    ``align_prepared(prepare(a), prepare(b))`` is ``align(a, b)``, bit for bit."""
+    config = config or AlignConfig()
     seg = segment(text, excluded, config.min_sentence_words)
+    for name in ("starts", "ends", "sentence", "sent_first", "sent_last", "barrier", "breaks"):
+        _frozen(getattr(seg, name))
     hashes = word_ids(seg.tokens, len(seg.tokens))
     english = config.language.lower() == "english"
     content = ~np.isin(hashes, _CONTENT_STOP) if english else np.ones(len(hashes), bool)
     idx = np.flatnonzero(content).tolist()
     stems = stem_words([seg.tokens[i] for i in idx], config.language)
     stem_hashes = word_ids(stems, len(stems))
-    return _Text(seg, hashes, content, stem_hashes, np.cumsum(seg.barrier))
+    arrays = (hashes, content, stem_hashes, np.cumsum(seg.barrier))
+    return PreparedText(
+        seg, *(_frozen(a) for a in arrays), config.language, config.min_sentence_words
+    )
 
 
-def _vectors(a: _Text, b: _Text) -> tuple[SentenceVectors, SentenceVectors]:
+def _vectors(a: PreparedText, b: PreparedText) -> tuple[SentenceVectors, SentenceVectors]:
     both = np.concatenate([a.stems, b.stems])
     uniq, ids = np.unique(both, return_inverse=True)
     na = len(a.stems)
@@ -83,7 +108,9 @@ def _vectors(a: _Text, b: _Text) -> tuple[SentenceVectors, SentenceVectors]:
     )
 
 
-def _chunk_matches(a: _Text, b: _Text, config: AlignConfig) -> tuple[np.ndarray, np.ndarray]:
+def _chunk_matches(
+    a: PreparedText, b: PreparedText, config: AlignConfig
+) -> tuple[np.ndarray, np.ndarray]:
     """Word windows ``(i, j)`` of A and B with the same sorted chunk (no window reaching
     across excluded text)."""
     k = config.chunk_words
@@ -96,7 +123,7 @@ def _chunk_matches(a: _Text, b: _Text, config: AlignConfig) -> tuple[np.ndarray,
     return ia[ok], ib[ok]
 
 
-def _stopword_seeds(a: _Text, b: _Text, config: AlignConfig) -> np.ndarray:
+def _stopword_seeds(a: PreparedText, b: PreparedText, config: AlignConfig) -> np.ndarray:
     """Sentence pairs sharing a stop-word n-gram (English only)."""
     if config.language.lower() != "english":
         return np.zeros((0, 2), dtype=np.int64)
@@ -144,7 +171,7 @@ def _sentence_pairs(va, vb, config: AlignConfig) -> SentencePairs | None:
     return None if pairs.stopped else pairs
 
 
-def _seeds(a: _Text, b: _Text, pairs, chunks, config: AlignConfig, summary=False):
+def _seeds(a: PreparedText, b: PreparedText, pairs, chunks, config: AlignConfig, summary=False):
     """The seeds, int64 ``(n, 2)``, sorted and distinct (``summary``: the summary
     variant's thresholds for the sentence pairs)."""
     parts = [np.zeros((0, 2), dtype=np.int64)]
@@ -160,18 +187,20 @@ def _seeds(a: _Text, b: _Text, pairs, chunks, config: AlignConfig, summary=False
     return np.unique(np.concatenate(parts).astype(np.int64), axis=0)
 
 
-def _passages(found: list[Fragment], a: _Text, b: _Text, cos, config) -> list[Fragment]:
+def _passages(
+    found: list[Fragment], a: PreparedText, b: PreparedText, cos, config
+) -> list[Fragment]:
     kept = resolve_overlaps(found, cos)
     spans = [_spans(f, a, b) for f in kept]
     ok = drop_short(spans, config.min_chars)
     return [f for f, good in zip(kept, ok, strict=True) if good]
 
 
-def _spans(f: Fragment, a: _Text, b: _Text) -> tuple[int, int, int, int]:
+def _spans(f: Fragment, a: PreparedText, b: PreparedText) -> tuple[int, int, int, int]:
     return (*a.seg.span(f.a_first, f.a_last), *b.seg.span(f.b_first, f.b_last))
 
 
-def _extend(seeds, a: _Text, b: _Text, va, vb, gaps, config) -> list[Fragment]:
+def _extend(seeds, a: PreparedText, b: PreparedText, va, vb, gaps, config) -> list[Fragment]:
     def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
         return fragment_cosine(va, ra, vb, rb)
 
@@ -198,7 +227,9 @@ def _trim(found: list[Fragment], cos, va, vb, config) -> list[Fragment]:
     return [f for f in narrowed if f.score >= config.validation_threshold]
 
 
-def _join(found: list[Fragment], a: _Text, b: _Text, va, vb, config) -> list[Fragment]:
+def _join(
+    found: list[Fragment], a: PreparedText, b: PreparedText, va, vb, config
+) -> list[Fragment]:
     """Passages that follow each other in both texts joined (:func:`join_in_order`)."""
 
     def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
@@ -213,7 +244,7 @@ def _join(found: list[Fragment], a: _Text, b: _Text, va, vb, config) -> list[Fra
     )
 
 
-def _lengths(found: list[Fragment], a: _Text, b: _Text) -> tuple[int, int]:
+def _lengths(found: list[Fragment], a: PreparedText, b: PreparedText) -> tuple[int, int]:
     spans = [_spans(f, a, b) for f in found]
     return sum(s[1] - s[0] for s in spans), sum(s[3] - s[2] for s in spans)
 
@@ -232,7 +263,7 @@ def _exact_share(words: tuple[int, int, int, int], chunks, k: int) -> float:
     return float(min(cover_a[: a1 - a0 + 1].mean(), cover_b[: b1 - b0 + 1].mean()))
 
 
-def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
+def _kind(f: Fragment, a: PreparedText, b: PreparedText, chunks, config: AlignConfig) -> str:
     words = (
         int(a.seg.sent_first[f.a_first]),
         int(a.seg.sent_last[f.a_last]),
@@ -245,7 +276,7 @@ def _kind(f: Fragment, a: _Text, b: _Text, chunks, config: AlignConfig) -> str:
     return "verbatim" if verbatim else "paraphrased"
 
 
-def _verbatim(a: _Text, b: _Text, chunks, config: AlignConfig) -> list[Passage]:
+def _verbatim(a: PreparedText, b: PreparedText, chunks, config: AlignConfig) -> list[Passage]:
     """The verbatim runs at least ``min_chars`` long on both sides, as passages."""
     k = config.chunk_words
     ia, ib = chunks
@@ -271,9 +302,31 @@ def align(
     """The passages of ``text_a`` taken from ``text_b``, sorted by ``a_start`` and not
     overlapping in A (offsets: code points into the texts as given). ``excluded_a`` and
     ``excluded_b`` are ``(start, end)`` spans no passage may cover (their words seed
-    nothing and passages stop at them)."""
+    nothing and passages stop at them). A text aligned with many others: :func:`prepare`
+    it once and call :func:`align_prepared` (the same passages)."""
     config = config or AlignConfig()
-    a, b = _prepare(text_a, excluded_a, config), _prepare(text_b, excluded_b, config)
+    a, b = prepare(text_a, config, excluded_a), prepare(text_b, config, excluded_b)
+    return align_prepared(a, b, config)
+
+
+def _check_prepared(t: PreparedText, config: AlignConfig, name: str) -> None:
+    if (t.language, t.min_sentence_words) != (config.language, config.min_sentence_words):
+        raise ConfigError(
+            f"expected text {name} prepared with language={config.language!r} and "
+            f"min_sentence_words={config.min_sentence_words}, found language={t.language!r} "
+            f"and min_sentence_words={t.min_sentence_words}"
+        )
+
+
+def align_prepared(
+    a: PreparedText, b: PreparedText, config: AlignConfig | None = None
+) -> list[Passage]:
+    """The passages of text A taken from text B (:func:`align`), of texts already
+    :func:`prepare` d with the same ``language`` and ``min_sentence_words`` as ``config``
+    (None: defaults; raises :class:`~simdask.errors.ConfigError` when they differ)."""
+    config = config or AlignConfig()
+    _check_prepared(a, config, "A")
+    _check_prepared(b, config, "B")
     if a.seg.n_sentences == 0 or b.seg.n_sentences == 0:
         return []
     va, vb = _vectors(a, b)

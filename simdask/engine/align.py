@@ -3,8 +3,9 @@
 A pairs file has one pair a line, two file paths separated by a tab (relative paths are
 relative to the pairs file's folder; blank lines are skipped). The pairs are cut into
 batches; one task per batch (:func:`align_batch`, a plain function: it reads the batch's
-files, each once, and aligns each pair with :func:`simdask.alignment.align`) runs on the
-workers, which read the files at the client's paths (one machine, or a shared filesystem).
+files and prepares each text for the aligner once, then aligns each pair as
+:func:`simdask.alignment.align` does) runs on the workers, which read the files at the
+client's paths (one machine, or a shared filesystem).
 Task names are deterministic (:func:`~simdask.engine.context.task_key`: stage ``align``, a
 tag hashed from the pairs and the aligner's settings, the batch number). The results are
 written in the order of the pairs file, as the batches complete.
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from simdask.alignment import AlignConfig, align
+from simdask.alignment import AlignConfig, PreparedText, align_prepared, prepare
 from simdask.cluster.workers import scheduler_workers
 from simdask.engine.context import task_key
 from simdask.errors import ConfigError, ExtractionError
@@ -148,9 +149,16 @@ def align_batch(pairs: list[PairPaths], config: dict[str, Any] | None = None) ->
     each passage's ``a_start, a_end, b_start, b_end, kind, score``, or ``{"a", "b",
     "error"}`` when a file cannot be read (its name, kind and reason). ``config``: the
     aligner's settings as :meth:`AlignConfig.to_dict` (None: defaults). Each file is read
-    once per batch."""
-    cfg = None if config is None else AlignConfig.from_dict(config)
+    and prepared for the aligner (:func:`~simdask.alignment.prepare`) once per batch."""
+    cfg = AlignConfig() if config is None else AlignConfig.from_dict(config)
     cache: dict[str, str | ExtractionError] = {}
+    prepared: dict[str, PreparedText] = {}
+
+    def ready(path: str, text: str) -> PreparedText:
+        if path not in prepared:
+            prepared[path] = prepare(text, cfg)
+        return prepared[path]
+
     out: list[dict[str, Any]] = []
     for pr in pairs:
         ta = _read(pr.a_path, pr.a, cache)
@@ -163,7 +171,7 @@ def align_batch(pairs: list[PairPaths], config: dict[str, Any] | None = None) ->
             ]
             out.append({"a": pr.a, "b": pr.b, "error": "; ".join(dict.fromkeys(bad))})
             continue
-        found = align(ta, tb, cfg)
+        found = align_prepared(ready(pr.a_path, ta), ready(pr.b_path, tb), cfg)
         out.append({"a": pr.a, "b": pr.b, "passages": [p.to_dict() for p in found]})
     return out
 

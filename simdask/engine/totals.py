@@ -2,11 +2,12 @@
 
 A job (:class:`~simdask.storage.totals.AlignJob`) names two stored documents and where
 their texts are. One task aligns a batch of jobs (:func:`align_job_batch`, a plain function:
-each text read once per batch from the index's text packs, its excluded text found as the
-index excludes it, the pair aligned by :func:`simdask.alignment.align` with the smaller key
-as text A, the passages turned into word intervals on both sides). Task names are
-deterministic (:func:`~simdask.engine.context.task_key`: stage ``totals``, a tag hashed from
-the jobs and the settings, the batch number); :func:`align_jobs` yields each batch's results
+each text read from the index's text packs, its excluded text found as the index excludes
+it and the text prepared for the aligner once per batch, each pair aligned as
+:func:`simdask.alignment.align` does with the smaller key as text A, the passages turned
+into word intervals on both sides). Task names are deterministic
+(:func:`~simdask.engine.context.task_key`: stage ``totals``, a tag hashed from the jobs and
+the settings, the batch number); :func:`align_jobs` yields each batch's results
 as it completes, so that a caller can commit per batch (``totals --compute``: resumable).
 """
 
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdask.alignment import AlignConfig, align
+from simdask.alignment import AlignConfig, PreparedText, align_prepared, prepare
 from simdask.alignment.segment import word_spans
 from simdask.cluster.workers import scheduler_workers
 from simdask.engine.context import task_key
@@ -69,9 +70,12 @@ class AlignSettings:
         return json.dumps(d, sort_keys=True)
 
 
-def _prepared(text: str, s: AlignSettings) -> tuple[str, list[tuple[int, int]], Any]:
+def _prepared(text: str, s: AlignSettings, cfg: AlignConfig) -> tuple[PreparedText, Any, int]:
+    """A text as the batch needs it: prepared for the aligner once (under the index's
+    exclusions), its word spans, its length (characters)."""
     tpl = s.template_chunks() if s.templates else frozenset()
-    return text, excluded_text(text, s.quotes, s.bibliography, tpl, s.k), word_spans(text)
+    excluded = excluded_text(text, s.quotes, s.bibliography, tpl, s.k)
+    return prepare(text, cfg, excluded), word_spans(text), len(text)
 
 
 def align_job_batch(
@@ -79,28 +83,29 @@ def align_job_batch(
     settings: AlignSettings,
     texts: dict[tuple[str, int, int], str] | None = None,
 ) -> list[PairAlignment]:
-    """Align one batch of jobs (a task); each stored text is read once per batch (from the
-    index's text packs, or given in ``texts`` by location when the workers do not share the
-    client's filesystem). Returns one :class:`PairAlignment` per job, in order (word
-    intervals over the aligner's words, a word counting when it lies wholly inside a
-    passage), leaving out the pairs longer than :data:`MAX_PAIR_CHARS`."""
+    """Align one batch of jobs (a task); each stored text is read and prepared for the
+    aligner (:func:`~simdask.alignment.prepare`) once per batch (from the index's text
+    packs, or given in ``texts`` by location when the workers do not share the client's
+    filesystem). Returns one :class:`PairAlignment` per job, in order (word intervals over
+    the aligner's words, a word counting when it lies wholly inside a passage), leaving out
+    the pairs longer than :data:`MAX_PAIR_CHARS`."""
     store = TextStore(Path(settings.texts))
-    cfg = None if settings.align is None else AlignConfig.from_dict(settings.align)
-    cache: dict[tuple[str, int, int], tuple[str, list[tuple[int, int]], Any]] = {}
+    cfg = AlignConfig() if settings.align is None else AlignConfig.from_dict(settings.align)
+    cache: dict[tuple[str, int, int], tuple[PreparedText, Any, int]] = {}
 
     def get(loc: tuple[str, int, int]):
         if loc not in cache:
             text = texts[loc] if texts is not None else store.read(*loc)
-            cache[loc] = _prepared(text, settings)
+            cache[loc] = _prepared(text, settings, cfg)
         return cache[loc]
 
     out = []
     for j in jobs:
         one, two = (j.a_text, j.b_text) if j.first == j.a else (j.b_text, j.a_text)
-        (ta, xa, wa), (tb, xb, wb) = get(one), get(two)
-        if len(ta) + len(tb) > MAX_PAIR_CHARS:
+        (pa, wa, la), (pb, wb, lb) = get(one), get(two)
+        if la + lb > MAX_PAIR_CHARS:
             continue
-        found = align(ta, tb, cfg, excluded_a=xa, excluded_b=xb)
+        found = align_prepared(pa, pb, cfg)
         ia = word_intervals(wa[0], wa[1], [(p.a_start, p.a_end) for p in found])
         ib = word_intervals(wb[0], wb[1], [(p.b_start, p.b_end) for p in found])
         na, nb = len(wa[0]), len(wb[0])

@@ -108,10 +108,13 @@ def total_sentence(view: DocView) -> str:
 
 
 def _source(
-    index, key: str, other: str, text: str | None, share, pair, options, report: Callable
+    index, key: str, other: str, text: str | None, share, pair, options, report: Callable, reports
 ) -> SourceView:
-    """One source's view: the pair's report (the one code path for passages)."""
-    rep = report(index, key, other, text=text, options=options)
+    """One source's view: the pair's report (the one code path for passages), taken from
+    ``reports`` when made before, else made by ``report`` and kept there."""
+    rep = reports.get((key, other))
+    if rep is None:
+        rep = reports[(key, other)] = report(index, key, other, text=text, options=options)
     cov = rep.get("aligned_coverage")
     excl = tuple((x["start"], x["end"], x["kind"]) for x in rep["excluded"]["doc"])
     return SourceView(
@@ -134,6 +137,7 @@ def document_view(
     total: DocTotal | None = None,
     options: ViewOptions | None = None,
     report: Callable[..., dict] = index_report,
+    reports: dict[tuple[str, str], dict] | None = None,
 ) -> DocView:
     """The view of document ``key`` of ``index`` (or, with ``text``, of a checked document
     of that name that is not stored). ``pairs``: its stored pairs seen from it (``a_key`` =
@@ -141,7 +145,10 @@ def document_view(
     pairs, largest share of it first), at most :data:`MAX_SOURCES`, each with the pair's
     passages; a checked document's total is computed from them. ``report``: the pairs'
     reports, :func:`~simdask.evidence.pair_view.index_report` or one with its signature that
-    gives the same answer (the static site's, computing a pair of texts once)."""
+    gives the same answer (the static site's, computing a pair of texts once). ``reports``:
+    the pair reports (``report`` with the same ``options`` and ``text``) by ``(key, other)``
+    already made; the view adds those it makes, so that a page showing the same pairs again
+    (a results table) aligns each pair once."""
     own = {p.b_key: p for p in pairs}
     chosen: list[tuple[str, float | None]]
     if total is not None:
@@ -151,7 +158,8 @@ def document_view(
         chosen = [(p.b_key, None) for p in ranked]
     body = text if text is not None else _stored_text(index, key)
     shown = chosen[:MAX_SOURCES] if body is not None else []
-    sources = [_source(index, key, o, text, s, own.get(o), options, report) for o, s in shown]
+    made = {} if reports is None else reports
+    sources = [_source(index, key, o, text, s, own.get(o), options, report, made) for o, s in shown]
     if total is None and text is None:
         # an indexed document without a stored total: its sources by the view's share
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))

@@ -123,18 +123,23 @@ def query_page(
 ) -> str:
     """The page of ``query --html``: ``pairs`` (a checked document as A, an indexed one as
     B), each with its passages under the index's exclusions and ``max_df``; ``texts``: the
-    checked documents' texts by key."""
+    checked documents' texts by key. A pair shown in a checked document's view and in the
+    table is aligned once."""
+
+    reports: dict[tuple[str, str], dict] = {}  # each pair aligned once: view and table
 
     def passages(p: Pair) -> tuple[str | None, list[Line]]:
         a = texts[p.a_key]
-        rep = index_report(index, p.a_key, p.b_key, text=a, options=options)
+        rep = reports.get((p.a_key, p.b_key))
+        if rep is None:
+            rep = index_report(index, p.a_key, p.b_key, text=a, options=options)
         return report_lines(rep, a)
 
     views = []
     for key, text in texts.items():
         own = [p for p in pairs if p.a_key == key]
         if own:
-            view = document_view(index, key, own, text=text, options=options)
+            view = document_view(index, key, own, text=text, options=options, reports=reports)
             views.append(f"<section class=checked>{doc_view_html(view)}</section>")
     # a checked document's own share found in each source first (what a teacher reads)
     ordered = sorted(pairs, key=lambda p: (-p.a_in_b, -p.b_in_a, p.a_key, p.b_key))

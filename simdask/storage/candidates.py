@@ -32,6 +32,7 @@ __all__ = [
     "CANDIDATE_META",
     "CandidateChanges",
     "candidate_partners",
+    "candidate_scores",
     "ensure_candidate_tables",
     "read_features",
     "stored_candidate_config",
@@ -217,4 +218,20 @@ def candidate_partners(conn: Any, doc_ids: Iterable[int], k: int) -> dict[int, l
                 break
             if o not in lst:
                 lst.append(o)
+    return out
+
+
+def candidate_scores(conn: Any, doc_ids: Iterable[int], k: int) -> dict[int, list[tuple[int, int]]]:
+    """Up to ``k`` stored candidates of each of ``doc_ids`` as ``(other, score)``, best
+    first (``score``: the stored retrieval score, :mod:`simdask.kernels.candidates`; only
+    the stored candidates, not the similarity partners :func:`candidate_partners` adds).
+    Every asked doc ID is a key (an empty list if it has none)."""
+    c = connection(conn)
+    ids = [int(d) for d in doc_ids]
+    out: dict[int, list[tuple[int, int]]] = {d: [] for d in ids}
+    if k <= 0 or not ids or not _has_tables(c):
+        return out
+    sql = f"SELECT doc, other, score FROM candidates WHERE rank < {int(k)} AND doc IN {{in}}"
+    for d, o, score in rows_in(c, sql + " ORDER BY doc, rank", ids):
+        out[int(d)].append((int(o), int(score)))
     return out
