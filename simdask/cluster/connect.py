@@ -21,6 +21,7 @@ import dask
 from distributed import Client, LocalCluster
 
 import simdask
+from simdask.cluster.children import worker_environ
 from simdask.cluster.listen import dashboard_link, local_network, ssh_network
 from simdask.cluster.spec import ClusterSpec, default_workers
 from simdask.cluster.workers import scheduler_workers
@@ -203,28 +204,33 @@ def connect(
     if spec.kind == "scheduler":
         client = _connect_scheduler(spec)
     else:
-        if spec.kind == "ssh":
-            cluster = _start_ssh(spec)
-        else:
-            level, log_env = _subprocess_logging()
-            env = {
-                f"distributed.nanny.pre-spawn-environ.{k}": v
-                for k, v in {**WORKER_MALLOC_ENV, **log_env}.items()
-            }
-            saved = _environ_of({**WORKER_MALLOC_ENV, **log_env})
-            with dask.config.set({**env, **CLUSTER_CONFIG}):
-                cluster = LocalCluster(
-                    n_workers=spec.workers or default_workers(),
-                    threads_per_worker=spec.threads_per_worker,
-                    processes=processes,
-                    memory_limit=spec.memory_limit,
-                    silence_logs=level,
-                    **local_network(spec, processes),
-                )
         try:
+            if spec.kind == "ssh":
+                cluster = _start_ssh(spec)
+            else:
+                level, log_env = _subprocess_logging()
+                # worker processes never take the terminal's Ctrl-C: this process decides
+                worker_env = {**WORKER_MALLOC_ENV, **log_env, **worker_environ()}
+                env = {
+                    f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in worker_env.items()
+                }
+                saved = _environ_of(worker_env)
+                with dask.config.set({**env, **CLUSTER_CONFIG}):
+                    cluster = LocalCluster(
+                        n_workers=spec.workers or default_workers(),
+                        threads_per_worker=spec.threads_per_worker,
+                        processes=processes,
+                        memory_limit=spec.memory_limit,
+                        silence_logs=level,
+                        **local_network(spec, processes),
+                    )
             client = Client(cluster)
-        except BaseException:
-            cluster.close()
+        except BaseException:  # an interrupt too: a cluster started here is closed whole
+            if cluster is not None:
+                with suppress(Exception):
+                    cluster.close(timeout=30)
+            if saved is not None:
+                _restore_environ(saved)
             raise
     try:
         with dask.config.set(dashboard_link(spec)):
