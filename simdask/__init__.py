@@ -20,10 +20,10 @@ from simdask.errors import (
 )
 
 if TYPE_CHECKING:
-    from simdask.config import FORMAT_VERSION, IndexConfig
     from simdask.alignment import AlignConfig, Passage, align, aligned_coverage
     from simdask.cluster.spec import ClusterSpec
     from simdask.compare import CompareResult, CrossPair, compare_groups
+    from simdask.config import FORMAT_VERSION, IndexConfig
     from simdask.engine.run import RunOptions
     from simdask.index import Index
     from simdask.kernels.hashing import chunk_batch, chunk_id, hash_chunks, word_hashes

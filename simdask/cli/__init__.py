@@ -16,6 +16,7 @@ import atexit
 import os
 import signal
 import sys
+from contextlib import suppress
 from importlib import import_module
 
 from simdask.failpoints import hit
@@ -69,10 +70,8 @@ atexit.register(_ignore_late)
 
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with suppress(OSError, ValueError):  # a closed pipe or stream: nothing more to say
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more to say
-            pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,12 +100,10 @@ def _silence_stderr() -> None:
     """After ``simdask: interrupted``, the process's shutdown says nothing more: a cluster
     whose start was interrupted is closed by distributed's exit handler with a traceback of
     its own (``AssertionError: Status.init``), which is not the user's concern."""
-    try:
+    with suppress(OSError):  # no /dev/null: the shutdown may then print
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
         os.close(devnull)
-    except OSError:  # no /dev/null: the shutdown may then print
-        pass
 
 
 def _guard_shutdown(argv: list[str] | None, status: int) -> None:

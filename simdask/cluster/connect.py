@@ -211,9 +211,7 @@ def connect(
                 level, log_env = _subprocess_logging()
                 # worker processes never take the terminal's Ctrl-C: this process decides
                 worker_env = {**WORKER_MALLOC_ENV, **log_env, **worker_environ()}
-                env = {
-                    f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in worker_env.items()
-                }
+                env = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in worker_env.items()}
                 saved = _environ_of(worker_env)
                 with dask.config.set({**env, **CLUSTER_CONFIG}):
                     cluster = LocalCluster(
