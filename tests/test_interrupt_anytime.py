@@ -58,8 +58,8 @@ def _check(running: bool, status: int, err: str, delay: float) -> None:
     lines = err.splitlines()
     assert status == 130, (delay, status, err)
     assert lines and lines[-1] == "simdask: interrupted", (delay, err)
-    # before it, only simdask's own lines (e.g. a generation committed just before)
-    assert all(line.startswith("simdask: ") for line in lines), (delay, err)
+    # before it, at most simdask's own warning that the generation was committed just before
+    assert len(lines) <= 2, (delay, err)
 
 
 @pytest.mark.parametrize("delay", UPDATE_DELAYS)

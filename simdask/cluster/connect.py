@@ -20,10 +20,10 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster
 
-import simdask
 from simdask.cluster.children import worker_environ
 from simdask.cluster.listen import dashboard_link, local_network, ssh_network
 from simdask.cluster.spec import ClusterSpec, default_workers
+from simdask.cluster.worker_check import require_workers, simdask_origin
 from simdask.cluster.workers import scheduler_workers
 from simdask.errors import ClusterError, SimdaskError
 
@@ -190,6 +190,7 @@ def connect(
     processes: bool = True,
     memory_limit: str | float | int | None = None,
     dashboard_address: str | None = None,
+    check_workers: bool = True,
 ) -> Iterator[Client]:
     """A client for the duration of a ``with`` block.
 
@@ -197,7 +198,9 @@ def connect(
     existing cluster and leave it running afterwards) or None (start a LocalCluster of
     ``workers`` worker processes, or threads with ``processes=False``, from the keywords).
     Clusters started here (local, ssh) are shut down at the end. Raises :class:`ClusterError`
-    when the cluster cannot be reached or started.
+    when the cluster cannot be reached or started, and (``check_workers``, for a cluster that
+    is not a local one: :func:`~simdask.cluster.worker_check.require_workers`) when it has no
+    workers or a worker cannot import simdask; warns when its dask or distributed differ.
     """
     spec = _spec_of(spec, workers, threads_per_worker, memory_limit, dashboard_address)
     cluster, saved = None, None
@@ -231,6 +234,8 @@ def connect(
                 _restore_environ(saved)
             raise
     try:
+        if spec.kind != "local" and check_workers:  # not started here: other environments
+            require_workers(client, _scheduler_address(client), spec.connect_timeout)
         with dask.config.set(dashboard_link(spec)):
             yield client
     finally:
@@ -366,8 +371,12 @@ def cluster_failure(
             f"{len(gone)} of the {len(before)} Dask workers died during the run "
             f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})"
         )
-    elif not now:
-        what = "the Dask cluster has no workers (they died, or none joined)"
+    elif not now and not before:  # none to begin with: nothing died
+        return ClusterError(
+            f"the Dask cluster at {_scheduler_address(client)} has no workers, so the run could "
+            f"not go on ({type(error).__name__}: {first}): start workers (`dask worker "
+            f"ADDRESS`) or run on this machine with --local{tail}"
+        )
     else:  # a worker's connection closed, or workers came back under new addresses
         what = "Dask workers died and were restarted during the run"
     why = _cause(client, since, [*before.values(), *now.values()])
@@ -396,11 +405,6 @@ def cluster_errors(client: Any, note: str = "") -> Iterator[None]:
         raise failure from e
 
 
-def _simdask_origin() -> str:
-
-    return f"{simdask.__version__} ({os.path.dirname(simdask.__file__)})"
-
-
 _PACKAGES = ("python", "dask", "distributed", "numpy", "simdask")
 
 
@@ -416,8 +420,8 @@ def check_cluster(client: Client) -> dict[str, Any]:
         return {p: pk.get(p) for p in _PACKAGES}
 
     mine = pick(versions["client"])
-    mine["simdask"] = _simdask_origin()
-    origins = client.run(_simdask_origin, on_error="return")
+    mine["simdask"] = simdask_origin()
+    origins = client.run(simdask_origin, on_error="return")
     workers = []
     for addr, w in sorted(found.items()):
         v = pick(versions.get("workers", {}).get(addr, {}))

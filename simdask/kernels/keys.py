@@ -42,8 +42,7 @@ def safe_text(text: str) -> str:
             byte = 0xDC80 <= code <= 0xDCFF  # Python's surrogate escape of one byte
             out.append(f"\\x{code - 0xDC00:02x}" if byte else f"\\u{code:04x}")
         elif ch == "\\" and (
-            (i + 1 < len(text) and _is_surrogate(text[i + 1]))
-            or _ESCAPE_TAIL.match(text, i + 1)
+            (i + 1 < len(text) and _is_surrogate(text[i + 1])) or _ESCAPE_TAIL.match(text, i + 1)
         ):
             out.append("\\\\")
         else:

@@ -60,9 +60,12 @@ def start_scheduler(
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # stop() ends the process group
     )
-    deadline = time.time() + 60
-    while not sched_file.exists() and time.time() < deadline:
+    deadline = time.time() + 180  # a loaded machine (two cores, many test processes) is slow
+    while not sched_file.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
+    if not sched_file.exists():
+        stop([proc])
+        raise RuntimeError(f"the dask scheduler did not start (exit status {proc.poll()})")
     return proc, json.loads(sched_file.read_text())["address"]
 
 
