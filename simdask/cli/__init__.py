@@ -18,6 +18,7 @@ import signal
 import sys
 from contextlib import suppress
 from importlib import import_module
+from os import _exit  # public, documented: end the process without Python's shutdown
 
 from simdask.failpoints import hit
 
@@ -38,7 +39,7 @@ def _exit_at_once(signum, frame) -> None:
     (said once: not again after an interrupted command)."""
     if _returned[0] != EXIT_INTERRUPTED:
         os.write(2, b"simdask: interrupted\n")
-    os._exit(EXIT_INTERRUPTED)
+    _exit(EXIT_INTERRUPTED)
 
 
 #: the status :func:`main` returned as the command (None: it has not, or not as the command)
@@ -62,7 +63,7 @@ def _ignore_late() -> None:
         _flush()
         if "logging" in sys.modules:
             sys.modules["logging"].shutdown()
-        os._exit(EXIT_INTERRUPTED)
+        _exit(EXIT_INTERRUPTED)
 
 
 atexit.register(_ignore_late)

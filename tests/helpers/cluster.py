@@ -61,12 +61,12 @@ def start_scheduler(
         start_new_session=True,  # stop() ends the process group
     )
     deadline = time.time() + 180  # a loaded machine (two cores, many test processes) is slow
-    while not sched_file.exists() and time.time() < deadline and proc.poll() is None:
+    while time.time() < deadline and proc.poll() is None:
+        with contextlib.suppress(OSError, ValueError):  # not there, or not written whole yet
+            return proc, json.loads(sched_file.read_text())["address"]
         time.sleep(0.1)
-    if not sched_file.exists():
-        stop([proc])
-        raise RuntimeError(f"the dask scheduler did not start (exit status {proc.poll()})")
-    return proc, json.loads(sched_file.read_text())["address"]
+    stop([proc])
+    raise RuntimeError(f"the dask scheduler did not start (exit status {proc.poll()})")
 
 
 def start_worker(address: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
