@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from typing import Any
 
 import simdask
@@ -54,10 +55,17 @@ def _without_simdask(client: Any) -> None:
     addr, error = next(iter(bad.items()))
     more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
     raise ClusterError(
-        f"the Dask worker {addr}{more} cannot import simdask ({type(error).__name__}: "
-        f"{str(error)[:200]}): install simdask {simdask.__version__} in the Python "
-        "environment the workers run (`simdask cluster --check` lists every worker)"
+        f"the Dask worker {addr}{more} cannot import simdask ({_error_name(error)}): install "
+        f"simdask {simdask.__version__} in the Python environment the workers run (`simdask "
+        "cluster --check` lists every worker)"
     )
+
+
+def _error_name(error: BaseException) -> str:
+    """The name of a worker's exception: distributed returns one it cannot send back whole as
+    ``Exception('ModuleNotFoundError("No modul...")')``, cut short; its name is what says."""
+    m = re.match(r"(\w+)\(", str(error)) if type(error) is Exception else None
+    return m.group(1) if m else type(error).__name__
 
 
 def version_differences(client: Any) -> list[str]:
