@@ -92,8 +92,8 @@ def start_worker(address: str, *extra: str, env: dict | None = None) -> subproce
 
 
 def wait_for_workers(address: str, n: int) -> None:
-    with Client(address, timeout=30) as c:
-        c.wait_for_workers(n, timeout=60)
+    with Client(address, timeout=60) as c:
+        c.wait_for_workers(n, timeout=180)  # a worker starts slowly on a loaded machine
 
 
 def stop(procs: list[subprocess.Popen], grace: float = 5) -> None:
