@@ -6,7 +6,6 @@ The chunk-hash inverted-index method, built and queried with Dask. See ``docs/de
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from simdask.config import FORMAT_VERSION, IndexConfig
 from simdask.errors import (
     ClusterError,
     ConfigError,
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from simdask.alignment import AlignConfig, Passage, align, aligned_coverage
     from simdask.cluster.spec import ClusterSpec
     from simdask.compare import CompareResult, CrossPair, compare_groups
+    from simdask.config import FORMAT_VERSION, IndexConfig
     from simdask.engine.run import RunOptions
     from simdask.index import Index
     from simdask.kernels.hashing import chunk_batch, chunk_id, hash_chunks, word_hashes
@@ -35,8 +35,13 @@ if TYPE_CHECKING:
     from simdask.update import Writer
 
 #: where each public name lives; imported on first use (PEP 562), so that reading or querying
-#: an index does not import dask, distributed and zarr (about 1 s of a new process)
+#: an index does not import dask, distributed and zarr (about 1 s of a new process), and that
+#: ``import simdask`` itself imports nothing heavy (not even numpy): the ``simdask`` command
+#: turns a Ctrl-C during its imports into one line and exit status 130 only once its own
+#: code runs (:func:`simdask.cli.main`)
 _LAZY = {
+    "FORMAT_VERSION": "config",
+    "IndexConfig": "config",
     "AlignConfig": "alignment",
     "Passage": "alignment",
     "align": "alignment",

@@ -132,8 +132,10 @@ def test_shard_doc_ids_beyond_catalog(built, tmp_path):
     msgs = [d.message for d in rep.damage if d.kind == "shard"]
     assert any("doc IDs the catalog does not know" in m for m in msgs), rep.damage
     # the reader hashes the segment's files before it opens them (issue 30 item 3)
-    with Index.open(work) as idx, pytest.raises(IndexDamagedError, match="other contents"):
+    with Index.open(work) as idx, pytest.raises(IndexDamagedError) as raised:
         idx.query(DOCS[sorted(DOCS)[5]])
+    # failed once under load, cause not found (docs/testing.md): say what was raised instead
+    assert "other contents" in str(raised.value), (target, str(raised.value))
 
 
 def test_shard_file_truncated_is_caught_by_the_size_check(built, tmp_path):

@@ -121,24 +121,30 @@ def test_cli_shared_mode_refused_when_workers_cannot_see(hidden_cluster):
 
 
 def test_worker_killed_during_merge_without_shared_filesystem(hidden_cluster_kill_merge, tmp_path):
-    """A worker killed while merging, in the ``dask`` placement: the pairs and document bytes it
-    held exist nowhere else, so the run fails with a message naming the cluster problem; the
-    index stays at its previous generation, and the next run (nanny restarted the worker)
-    completes with the same index as an undisturbed run."""
+    """A worker killed while merging, in the ``dask`` placement. Either the pairs and document
+    bytes it held exist nowhere else, so the run fails with a message naming the cluster
+    problem, the index stays at its previous generation and the next run (nanny restarted the
+    worker) completes; or the other worker still held a copy of them and the retried task
+    succeeds. Which one is a race the test does not control (issue 34 item 8: it failed once
+    under load): the test's ``dask scheduler`` runs the Active Memory Manager, whose
+    ReduceReplicas policy drops the second copy of broadcast data about every 2 s, so whether
+    the copy is still there when the kill comes depends on timing. Both outcomes are correct;
+    each is checked, and both end with the same index as an undisturbed run."""
     address, hidden = hidden_cluster_kill_merge
     docs = make_docs(30, seed=41)
     src = write_txt(docs, hidden / "docs")
     cmd = [sys.executable, "-m", "simdask.cli", "update", str(hidden / "ix"), str(src)]
     cmd += ["--scheduler", address, "--quiet", "--shards", "4", "--hash-bits", "22"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 4, p.stderr  # EXIT_CLUSTER
+    assert (tmp_path / "killed-once").exists()  # the kill happened, whatever the outcome
     assert "Traceback" not in p.stderr, p.stderr
-    assert "worker" in p.stderr and "unchanged (generation 0)" in p.stderr, p.stderr
-    assert (tmp_path / "killed-once").exists()
-    with Index.open(hidden / "ix") as idx:
-        assert idx.catalog.generation == 0 and idx.catalog.counts()["documents"] == 0
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
+    if p.returncode != 0:  # the data died with the worker
+        assert p.returncode == 4, p.stderr  # EXIT_CLUSTER
+        assert "worker" in p.stderr and "unchanged (generation 0)" in p.stderr, p.stderr
+        with Index.open(hidden / "ix") as idx:
+            assert idx.catalog.generation == 0 and idx.catalog.counts()["documents"] == 0
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
     ref = Index.create(tmp_path / "ref", IndexConfig(shards=4, hash_bits=22))
     with Client(address) as ext:
         ref.update([src], client=ext, options=RunOptions(transfer="dask"))

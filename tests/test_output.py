@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 
 import pytest
 
@@ -59,3 +60,23 @@ def test_csv_and_jsonl_keep_keys_exact():
 )
 def test_table_cell(value, cell):
     assert table_cell(value) == cell
+
+
+def test_nfc_and_nfd_spellings_of_one_name_print_differently():
+    """Issue 30 item 15: ``café.txt`` with é as one character (NFC) and as e + U+0301 (NFD, as
+    macOS writes names) are two files and two keys; a table shows the decomposed one's
+    combining mark escaped, the composed one (and text in NFC, marks included) as it is."""
+    nfc = unicodedata.normalize("NFC", "essays/café.txt")
+    nfd = unicodedata.normalize("NFD", "essays/café.txt")
+    assert nfc != nfd
+    assert table_cell(nfc) == nfc
+    assert table_cell(nfd) == "essays/cafe\\u0301.txt"
+    hindi = "निबंध.txt"  # combining vowel signs that NFC keeps
+    assert unicodedata.is_normalized("NFC", hindi) and table_cell(hindi) == hindi
+    out = io.StringIO()
+    write_rows([{"key": nfc}, {"key": nfd}], ["key"], "table", out)
+    rows = out.getvalue().splitlines()[2:]
+    assert len(set(rows)) == 2
+    out = io.StringIO()  # JSONL gives the keys exactly
+    write_rows([{"key": nfd}], ["key"], "jsonl", out)
+    assert json.loads(out.getvalue())["key"] == nfd

@@ -23,6 +23,7 @@ from simdask.ingest.sources import (
     read_item,
     read_queries,
 )
+from simdask.kernels.keys import unsafe_text
 from simdask.storage.keys import KEY_SCHEME, migrate_keys
 
 pytestmark = pytest.mark.unit
@@ -120,7 +121,41 @@ def test_file_names_that_are_not_utf8_get_escaped_keys(tmp_path):
 def test_any_file_name_bytes_give_a_faithful_valid_unicode_key(name):
     key = safe_text(os.fsdecode(name))
     key.encode("utf-8")  # never raises
-    assert key == name.decode("utf-8", "backslashreplace")  # each bad byte as \xNN
+    assert os.fsencode(unsafe_text(key)) == name  # one to one: the name's bytes come back
+    if b"\\" not in name:
+        assert key == name.decode("utf-8", "backslashreplace")  # each bad byte as \xNN
+
+
+#: characters that make escapes: backslashes, x/u and hex digits, undecodable bytes (surrogate
+#: escapes), other lone surrogates
+_TRICKY = st.text(
+    alphabet=st.sampled_from(
+        ["\\", "x", "u", "d", "f", "0", "8", "a", "\udcff", "\udc80", "\ud800", "é"]
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(a=_TRICKY, b=_TRICKY)
+def test_key_escaping_is_one_to_one(a, b):
+    """Issue 30 item 15: a name with the byte 0xFF and one literally named ``\\xff`` had the same
+    key; two different names never do now, and the escaping is undone exactly."""
+    assert unsafe_text(safe_text(a)) == a
+    safe_text(a).encode("utf-8")
+    assert (safe_text(a) == safe_text(b)) == (a == b)
+
+
+def test_a_raw_byte_and_its_escape_spelled_out_are_two_keys(tmp_path):
+    folder = tmp_path / "essays"
+    folder.mkdir()
+    with open(os.fsencode(folder) + b"/\xff.txt", "wb") as f:  # the byte 0xFF
+        f.write(TEXT.encode())
+    (folder / "\\xff.txt").write_text(TEXT + " more", encoding="utf-8")  # backslash x f f
+    (folder / "a\\b.txt").write_text(TEXT, encoding="utf-8")  # a backslash escaping nothing
+    keys = sorted(item.key for item in list_items([folder]))
+    assert keys == ["essays/\\\\xff.txt", "essays/\\xff.txt", "essays/a\\b.txt"]
+    assert len({unsafe_text(k) for k in keys}) == 3
 
 
 def test_jsonl_lines_skip_blank_and_whitespace_lines_and_number_the_rest(tmp_path):

@@ -2,6 +2,6 @@
 
 import sys
 
-from simdask.cli.main import main
+from simdask.cli import main
 
 sys.exit(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
@@ -32,10 +33,17 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u
 
 def table_cell(v: Any) -> str:
     """One value as a table cell: floats with 2 decimals; newlines, tabs and other control
-    characters of text escaped (``\\n``, ``\\t``, ``\\x1b``) so each row stays one line."""
+    characters of text escaped (``\\n``, ``\\t``, ``\\x1b``) so each row stays one line; in
+    text not in Unicode NFC, the combining characters escaped too (``cafe\\u0301.txt``), so
+    that two keys spelled the same in NFC and NFD (``café.txt`` written as macOS writes it)
+    do not print the same (issue 30 item 15)."""
     if isinstance(v, float):
         return f"{v:.2f}"
-    return _UNSAFE.sub(lambda m: _escape_char(m.group()), str(v))
+    text = str(v)
+    cell = _UNSAFE.sub(lambda m: _escape_char(m.group()), text)
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        cell = "".join(_escape_char(c) if unicodedata.combining(c) else c for c in cell)
+    return cell
 
 
 def write_rows(

@@ -20,9 +20,10 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster
 
-import simdask
+from simdask.cluster.children import worker_environ
 from simdask.cluster.listen import dashboard_link, local_network, ssh_network
 from simdask.cluster.spec import ClusterSpec, default_workers
+from simdask.cluster.worker_check import require_workers, simdask_origin
 from simdask.cluster.workers import scheduler_workers
 from simdask.errors import ClusterError, SimdaskError
 
@@ -189,6 +190,7 @@ def connect(
     processes: bool = True,
     memory_limit: str | float | int | None = None,
     dashboard_address: str | None = None,
+    check_workers: bool = True,
 ) -> Iterator[Client]:
     """A client for the duration of a ``with`` block.
 
@@ -196,37 +198,44 @@ def connect(
     existing cluster and leave it running afterwards) or None (start a LocalCluster of
     ``workers`` worker processes, or threads with ``processes=False``, from the keywords).
     Clusters started here (local, ssh) are shut down at the end. Raises :class:`ClusterError`
-    when the cluster cannot be reached or started.
+    when the cluster cannot be reached or started, and (``check_workers``, for a cluster that
+    is not a local one: :func:`~simdask.cluster.worker_check.require_workers`) when it has no
+    workers or a worker cannot import simdask; warns when its dask or distributed differ.
     """
     spec = _spec_of(spec, workers, threads_per_worker, memory_limit, dashboard_address)
     cluster, saved = None, None
     if spec.kind == "scheduler":
         client = _connect_scheduler(spec)
     else:
-        if spec.kind == "ssh":
-            cluster = _start_ssh(spec)
-        else:
-            level, log_env = _subprocess_logging()
-            env = {
-                f"distributed.nanny.pre-spawn-environ.{k}": v
-                for k, v in {**WORKER_MALLOC_ENV, **log_env}.items()
-            }
-            saved = _environ_of({**WORKER_MALLOC_ENV, **log_env})
-            with dask.config.set({**env, **CLUSTER_CONFIG}):
-                cluster = LocalCluster(
-                    n_workers=spec.workers or default_workers(),
-                    threads_per_worker=spec.threads_per_worker,
-                    processes=processes,
-                    memory_limit=spec.memory_limit,
-                    silence_logs=level,
-                    **local_network(spec, processes),
-                )
         try:
+            if spec.kind == "ssh":
+                cluster = _start_ssh(spec)
+            else:
+                level, log_env = _subprocess_logging()
+                # worker processes never take the terminal's Ctrl-C: this process decides
+                worker_env = {**WORKER_MALLOC_ENV, **log_env, **worker_environ()}
+                env = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in worker_env.items()}
+                saved = _environ_of(worker_env)
+                with dask.config.set({**env, **CLUSTER_CONFIG}):
+                    cluster = LocalCluster(
+                        n_workers=spec.workers or default_workers(),
+                        threads_per_worker=spec.threads_per_worker,
+                        processes=processes,
+                        memory_limit=spec.memory_limit,
+                        silence_logs=level,
+                        **local_network(spec, processes),
+                    )
             client = Client(cluster)
-        except BaseException:
-            cluster.close()
+        except BaseException:  # an interrupt too: a cluster started here is closed whole
+            if cluster is not None:
+                with suppress(Exception):
+                    cluster.close(timeout=30)
+            if saved is not None:
+                _restore_environ(saved)
             raise
     try:
+        if spec.kind != "local" and check_workers:  # not started here: other environments
+            require_workers(client, _scheduler_address(client), spec.connect_timeout)
         with dask.config.set(dashboard_link(spec)):
             yield client
     finally:
@@ -362,8 +371,12 @@ def cluster_failure(
             f"{len(gone)} of the {len(before)} Dask workers died during the run "
             f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})"
         )
-    elif not now:
-        what = "the Dask cluster has no workers (they died, or none joined)"
+    elif not now and not before:  # none to begin with: nothing died
+        return ClusterError(
+            f"the Dask cluster at {_scheduler_address(client)} has no workers, so the run could "
+            f"not go on ({type(error).__name__}: {first}): start workers (`dask worker "
+            f"ADDRESS`) or run on this machine with --local{tail}"
+        )
     else:  # a worker's connection closed, or workers came back under new addresses
         what = "Dask workers died and were restarted during the run"
     why = _cause(client, since, [*before.values(), *now.values()])
@@ -392,11 +405,6 @@ def cluster_errors(client: Any, note: str = "") -> Iterator[None]:
         raise failure from e
 
 
-def _simdask_origin() -> str:
-
-    return f"{simdask.__version__} ({os.path.dirname(simdask.__file__)})"
-
-
 _PACKAGES = ("python", "dask", "distributed", "numpy", "simdask")
 
 
@@ -412,8 +420,8 @@ def check_cluster(client: Client) -> dict[str, Any]:
         return {p: pk.get(p) for p in _PACKAGES}
 
     mine = pick(versions["client"])
-    mine["simdask"] = _simdask_origin()
-    origins = client.run(_simdask_origin, on_error="return")
+    mine["simdask"] = simdask_origin()
+    origins = client.run(simdask_origin, on_error="return")
     workers = []
     for addr, w in sorted(found.items()):
         v = pick(versions.get("workers", {}).get(addr, {}))

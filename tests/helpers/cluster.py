@@ -60,10 +60,13 @@ def start_scheduler(
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # stop() ends the process group
     )
-    deadline = time.time() + 60
-    while not sched_file.exists() and time.time() < deadline:
+    deadline = time.time() + 180  # a loaded machine (two cores, many test processes) is slow
+    while time.time() < deadline and proc.poll() is None:
+        with contextlib.suppress(OSError, ValueError):  # not there, or not written whole yet
+            return proc, json.loads(sched_file.read_text())["address"]
         time.sleep(0.1)
-    return proc, json.loads(sched_file.read_text())["address"]
+    stop([proc])
+    raise RuntimeError(f"the dask scheduler did not start (exit status {proc.poll()})")
 
 
 def start_worker(address: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
@@ -89,8 +92,8 @@ def start_worker(address: str, *extra: str, env: dict | None = None) -> subproce
 
 
 def wait_for_workers(address: str, n: int) -> None:
-    with Client(address, timeout=30) as c:
-        c.wait_for_workers(n, timeout=60)
+    with Client(address, timeout=60) as c:
+        c.wait_for_workers(n, timeout=180)  # a worker starts slowly on a loaded machine
 
 
 def stop(procs: list[subprocess.Popen], grace: float = 5) -> None:
