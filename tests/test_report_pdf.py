@@ -61,7 +61,8 @@ def _pages(pdf):
     doc = pdfium.PdfDocument(str(pdf))
     try:
         texts = [doc[i].get_textpage().get_text_range() for i in range(len(doc))]
-        images = [np.asarray(doc[i].render(scale=1.5).to_pil().convert("RGB")) for i in range(len(doc))]  # fmt: skip
+        pages = [doc[i] for i in range(len(doc))]
+        images = [np.asarray(p.render(scale=1.5).to_pil().convert("RGB")) for p in pages]
     finally:
         doc.close()
     return texts, images
