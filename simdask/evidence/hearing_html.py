@@ -123,10 +123,17 @@ def _dates(report: dict) -> str:
     note = review.get("note")
     if note:
         said += f": {note}"
+    gone = review.get("source_excluded")
+    gone_html = (
+        f"<p id=source-excluded>Excluded by the teacher: {html.escape(gone)} (not counted in "
+        "that document's total; the similarities are the stored ones)</p>"
+        if gone
+        else ""
+    )
     return (
         "<table id=dates><thead><tr><th>document</th><th>first indexed (UTC)</th>"
         f"<th>file last modified (UTC)</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        f"<p id=decision>Decision on this pair: {html.escape(said)}</p>"
+        f"<p id=decision>Decision on this pair: {html.escape(said)}</p>{gone_html}"
     )
 
 

@@ -208,6 +208,9 @@ def render_pair_html(
     b_spans = [(p["other_start"], p["other_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
     ka, kb = report["doc"], report["other"]
     summary, details = _summary(report, text_a, text_b)
+    gone = (report.get("review") or {}).get("source_excluded")
+    if gone:  # simdask mark DOC SOURCE --exclude-source
+        summary.append(("excluded by the teacher", f"{gone} (not counted in its total)"))
     ex_a, ex_b = _excluded(report, "doc"), _excluded(report, "other")
     if ex_a or ex_b:
         summary.append(
