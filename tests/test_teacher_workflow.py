@@ -69,7 +69,7 @@ def term(tmp_path_factory):
 
 
 def test_keys_collisions_and_the_same_files_twice(term):
-    t, idx, root = term
+    t, idx, _root = term
     keys = set(run("list", idx).stdout.split())
     assert "2025/submissions/smith.docx" in keys and "2026/submissions/smith.docx" in keys
     assert "2025/theses/thesis.pdf" in keys and len(keys) == 18
@@ -83,7 +83,7 @@ def test_keys_collisions_and_the_same_files_twice(term):
 
 
 def test_boilerplate_and_exclusions(term):
-    t, idx, root = term
+    _t, idx, root = term
     saved = (root / "sheet.txt").read_text(encoding="utf-8")
     assert " ".join(SHEET.split()[3:20]) in " ".join(saved.split())
     rep = json.loads(
@@ -103,7 +103,7 @@ def test_boilerplate_and_exclusions(term):
 
 
 def test_batch_overview_finds_every_planted_copy(term):
-    t, idx, root = term
+    t, idx, _root = term
     rows = _jsonl(run("similar", idx, "--batch", "--format", "jsonl").stdout)
     by_doc = {r["doc"]: r for r in rows}
     assert set(by_doc) == {f"2026/submissions/{p.name}" for p in t.now.iterdir()}
@@ -126,7 +126,7 @@ def test_batch_overview_finds_every_planted_copy(term):
 
 
 def test_min_match_mark_dates_and_exclude_source(term):
-    t, idx, root = term
+    _t, idx, _root = term
     a, b = "2026/submissions/jones.odt", "2025/submissions/taylor.txt"
     full = json.loads(run("report", idx, a, b, "--format", "json").stdout)
     cut = json.loads(run("report", idx, a, b, "--format", "json", "--min-match", 400).stdout)
