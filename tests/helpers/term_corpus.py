@@ -31,20 +31,21 @@ QUOTE = (
 )
 
 
-def references(seed: int) -> str:
-    """A reference list (excluded with ``--exclude-bibliography``)."""
-    return (
-        "References\n\n"
-        f"Smith, J. ({2000 + seed % 20}). A History of Printing. Oxford University Press.\n"
-        "Brown, K. (2021). Railways and Time. Cambridge University Press.\n"
-        "Clarke, A. (1973). Profiles of the Future. Harper and Row."
-    )
+def references(seed: int) -> list[str]:
+    """A reference list, a heading and one paragraph per entry (excluded with
+    ``--exclude-bibliography``)."""
+    return [
+        "References",
+        f"Smith, J. ({2000 + seed % 20}). A History of Printing. Oxford University Press.",
+        "Brown, K. (2021). Railways and Time. Cambridge University Press.",
+        "Clarke, A. (1973). Profiles of the Future. Harper and Row.",
+    ]
 
 
 def essay_parts(body: list[str], seed: int) -> list[str]:
     """An essay's paragraphs: the sheet, the body with a quotation, the references."""
     quoted = f"As one writer put it, “{QUOTE}.” {prose(40, seed=seed + 500)}"
-    return [SHEET, body[0], quoted, *body[1:], references(seed)]
+    return [SHEET, body[0], quoted, *body[1:], *references(seed)]
 
 
 def rtf_bytes(text: str) -> bytes:
