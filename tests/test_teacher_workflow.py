@@ -175,7 +175,7 @@ def test_screenshots_and_the_evidence_pdf(term, tmp_path):
         ).json()
         driver = chromium_driver(1280, 900)
         try:
-            driver.get(f"{url}/term")
+            driver.get(f"{url}/term?folder={quote('2026/submissions')}")
             body = driver.find_element("tag name", "body").text
             assert "2026/submissions/smith.docx" in body
             _shot(driver, "1-term-overview", tmp_path)
