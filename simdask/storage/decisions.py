@@ -192,16 +192,17 @@ def source_exclusions(db: Any, docs: Iterable[str] | None = None) -> list[Source
     """The sources left out of documents' totals (of ``docs``, or all), by document and
     source; an index without the table has none."""
     sql = "SELECT * FROM source_exclusions"
+    order = " ORDER BY doc_key, source_key"
+    rows: list[Any] = []
     try:
         if docs is None:
-            rows = list(connection(db).execute(sql + " ORDER BY doc_key, source_key"))
+            rows = list(connection(db).execute(sql + order))
         else:
-            keys, rows = sorted(set(docs)), []
+            keys = sorted(set(docs))
             for i in range(0, len(keys), 400):
                 part = keys[i : i + 400]
                 marks = ",".join("?" * len(part))
-                q = f"{sql} WHERE doc_key IN ({marks}) ORDER BY doc_key, source_key"
-                rows += list(connection(db).execute(q, tuple(part)))
+                rows += connection(db).execute(f"{sql} WHERE doc_key IN ({marks}){order}", part)
     except sqlite3.OperationalError as e:
         if "no such table" in str(e):
             return []
