@@ -10,7 +10,7 @@ import sys
 from simdask.cli._args import add_format
 from simdask.cli._common import EXIT_OK
 from simdask.cli.output import write_rows
-from simdask.errors import ConfigError
+from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.index import Index
 from simdask.read.review import iso_time
 from simdask.storage.decisions import STATUSES, all_decisions, source_exclusions
@@ -51,12 +51,21 @@ def register(subparsers) -> None:
 
 
 def _two(idx: Index, args, resolve: bool) -> tuple[str, str]:
-    """The keys A and B name (as typed when not ``resolve``: a removed document)."""
+    """The keys A and B name (when not ``resolve``, a name the index no longer holds is
+    taken as typed: a removed document's decision can still be cleared)."""
     if args.a is None or args.b is None:
         raise ConfigError("expected two documents A B, found fewer arguments")
-    if not resolve:
-        return args.a, args.b
-    return idx.resolve_key(args.a), idx.resolve_key(args.b)
+    if resolve:
+        return idx.resolve_key(args.a), idx.resolve_key(args.b)
+    return _known_or_typed(idx, args.a), _known_or_typed(idx, args.b)
+
+
+def _known_or_typed(idx: Index, typed: str) -> str:
+    """The key ``typed`` names, or ``typed`` itself when the index no longer holds it."""
+    try:
+        return idx.resolve_key(typed)
+    except DocumentNotFoundError:
+        return typed
 
 
 def run(args) -> int:
