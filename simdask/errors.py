@@ -23,6 +23,7 @@ __all__ = [
     "IndexNotFoundError",
     "KeyCollisionError",
     "NotAnIndexError",
+    "RenderError",
     "ShardNotCachedError",
     "SimdaskError",
     "SourceError",
@@ -128,6 +129,11 @@ class ExtractionError(SimdaskError, ValueError):
 
     def __reduce__(self):  # pickled between client and workers: keep all three fields
         return (type(self), (self.key, self.kind, self.message))
+
+
+class RenderError(SimdaskError, RuntimeError):
+    """A page could not be rendered to a file (``report --pdf``): the program that renders it
+    is missing, failed or timed out; the message says what to install or what it printed."""
 
 
 class ShardNotCachedError(SimdaskError, LookupError):

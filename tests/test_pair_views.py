@@ -226,6 +226,18 @@ def test_json_report_has_kinds_and_both_coverages_and_exact_only_the_old_evidenc
         old = idx.report("class/a.txt", "class/b.txt")  # the exact evidence, as before
     # the CLI's report adds the review of the pair (dates, decision: issue 31)
     assert set(exact.pop("review")) == set(rep.pop("review")) >= {"decision", "a_modified"}
+    # ... and the settings the view applied (the evidence for a hearing: issue 31, item 14)
+    assert (
+        exact.pop("settings")
+        == rep.pop("settings")
+        == {
+            "k": 5,
+            "max_df": 2,
+            "exclude_quotes": True,
+            "exclude_bibliography": True,
+            "excluded_templates": ["template.txt"],
+        }
+    )
     assert exact == {**old, "passages_method": "exact"}
     assert rep["passages_method"] == "aligned" and exact["passages_method"] == "exact"
     view_only = ("passages", "passages_method", "aligned_coverage", "min_words")

@@ -76,6 +76,7 @@ PAIR_COLUMNS = (
     "similarity",
     "aligned",
     "total",
+    "source_excluded",
     "shared",
     "doc_chunks",
     "other_chunks",

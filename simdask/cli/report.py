@@ -17,6 +17,7 @@ from simdask.cli._args import add_exact_only, add_min_match, view_options
 from simdask.cli._common import EXIT_OK
 from simdask.errors import DocumentNotFoundError
 from simdask.evidence.pair_view import index_report
+from simdask.evidence.pdf import html_to_pdf
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.summary_text import format_report
 from simdask.index import Index
@@ -46,6 +47,19 @@ def register(subparsers) -> None:
     p.add_argument("--min-chunks", type=int, default=2, help="shortest passage, in chunks (2)")
     add_min_match(p)
     p.add_argument("--html", metavar="FILE", help="write the side-by-side HTML report to FILE")
+    p.add_argument(
+        "--pdf",
+        metavar="FILE",
+        help="write the evidence as a PDF to FILE: the two texts side by side with the numbered "
+        "passages, both documents' dates, the decision, the settings and exclusions used and "
+        "a legend (printed by a Chromium, Chrome or Edge browser found on the machine)",
+    )
+    p.add_argument(
+        "--browser",
+        metavar="PATH",
+        help="the browser that prints --pdf (default: $SIMDASK_BROWSER, else chromium, "
+        "google-chrome or msedge found on PATH or where they are usually installed)",
+    )
     add_exact_only(p)
     p.add_argument(
         "--format",
@@ -69,7 +83,7 @@ def _side(idx: Index, typed: str) -> tuple[str, str, bool]:
 
 
 def run(args) -> int:
-    """Print the summary or the JSON report, and/or write it as an HTML page."""
+    """Print the summary or the JSON report, and/or write it as an HTML page or a PDF."""
     options = view_options(args, min_chunks=args.min_chunks)
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         ka, ta, a_in = _side(idx, args.key)
@@ -86,8 +100,11 @@ def run(args) -> int:
     if args.html:
         Path(args.html).write_text(render_pair_html(rep, ta, tb), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
+    if args.pdf:
+        html_to_pdf(render_pair_html(rep, ta, tb, printing=True), args.pdf, args.browser)
+        print(f"wrote {args.pdf}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(rep, ensure_ascii=False))
-    elif args.format == "text" or not args.html:
+    elif args.format == "text" or not (args.html or args.pdf):
         print(format_report(rep, ta, tb, k))
     return EXIT_OK

@@ -255,7 +255,27 @@ def doc_head_html(
         f'<div class=docview-head><p id=total class="{cls}" data-total="{value}">'
         f"{html.escape(total_sentence(view))}</p>{_nav(view)}</div>"
     )
-    return head + _sources(view, href, report) + (_chunks(view) if view.sources else "")
+    return (
+        head
+        + _sources(view, href, report)
+        + _left_out(view, href)
+        + (_chunks(view) if view.sources else "")
+    )
+
+
+def _left_out(view: DocView, href: Callable[[str], str | None]) -> str:
+    """The sources the teacher left out of this document, each linked (or an empty string)."""
+    if not view.excluded_sources:
+        return ""
+    items = []
+    for key in view.excluded_sources:
+        link = href(key)
+        name = html.escape(key)
+        items.append(f'<a href="{html.escape(link)}">{name}</a>' if link else name)
+    return (
+        f"<p id=excluded-sources>Excluded by the teacher (not in the total nor the sources "
+        f"above; simdask mark --exclude-source): {', '.join(items)}.</p>"
+    )
 
 
 def doc_text_html(view: DocView) -> str:

@@ -24,6 +24,7 @@ from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.kernels.text import WORD_PATTERN
 from simdask.read.pairs import Pair, pct
 from simdask.read.totals import DocTotal
+from simdask.storage.decisions import excluded_by_doc
 
 __all__ = [
     "MAX_SOURCES",
@@ -65,7 +66,9 @@ class DocView:
     or None; ``sources`` largest share first (at most :data:`MAX_SOURCES`); ``more`` how
     many further sources the view leaves out (of a stored total: counted in it; of a total
     computed in the view: further matches by chunks, not aligned); ``text`` (None: no stored
-    text; then no passages were looked for)."""
+    text; then no passages were looked for); ``excluded_sources``: the sources the teacher
+    left out of this document (``simdask mark DOC SOURCE --exclude-source``), in neither
+    its total nor ``sources``."""
 
     key: str
     words: int
@@ -74,6 +77,7 @@ class DocView:
     sources: tuple[SourceView, ...]
     more: int
     text: str | None
+    excluded_sources: tuple[str, ...] = ()
 
     def passages(self) -> list[tuple[int, int, int, dict]]:
         """Every passage of every source as ``(start, end, source number, passage)``, in text
@@ -143,19 +147,21 @@ def document_view(
     of that name that is not stored). ``pairs``: its stored pairs seen from it (``a_key`` =
     ``key``). Its sources are those of its stored ``total`` (None: it has none; then its
     pairs, largest share of it first), at most :data:`MAX_SOURCES`, each with the pair's
-    passages; a checked document's total is computed from them. ``report``: the pairs'
+    passages; a checked document's total is computed from them. The sources the teacher left
+    out of ``key`` are not among them (``excluded_sources`` names them). ``report``: the pairs'
     reports, :func:`~simdask.evidence.pair_view.index_report` or one with its signature that
     gives the same answer (the static site's, computing a pair of texts once). ``reports``:
     the pair reports (``report`` with the same ``options`` and ``text``) by ``(key, other)``
     already made; the view adds those it makes, so that a page showing the same pairs again
     (a results table) aligns each pair once."""
     own = {p.b_key: p for p in pairs}
+    gone = excluded_by_doc(index.catalog, [key]).get(key, frozenset())
     chosen: list[tuple[str, float | None]]
-    if total is not None:
+    if total is not None:  # read_totals leaves the excluded sources out
         chosen = [(s.key, s.share) for s in total.sources]
     else:
         ranked = sorted(pairs, key=lambda p: (-p.a_in_b, p.b_key))
-        chosen = [(p.b_key, None) for p in ranked]
+        chosen = [(p.b_key, None) for p in ranked if p.b_key not in gone]
     body = text if text is not None else _stored_text(index, key)
     shown = chosen[:MAX_SOURCES] if body is not None else []
     made = {} if reports is None else reports
@@ -169,9 +175,8 @@ def document_view(
         spans = [(p["doc_start"], p["doc_end"]) for s in sources for p in s.passages]
         value, origin = 100.0 * word_share(text, spans), "view"
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
-    return DocView(
-        key, words, value, origin, tuple(sources), max(0, len(chosen) - len(shown)), body
-    )
+    more = max(0, len(chosen) - len(shown))
+    return DocView(key, words, value, origin, tuple(sources), more, body, tuple(sorted(gone)))
 
 
 def _stored_text(index, key: str) -> str | None:

@@ -36,6 +36,7 @@ __all__ = [
     "ViewOptions",
     "coverage_sentence",
     "index_report",
+    "index_settings",
     "texts_report",
     "with_aligned_passages",
 ]
@@ -163,6 +164,20 @@ def _too_large(a: str, b: str) -> int:
     return n if n > ALIGN_MAX_CHARS else 0
 
 
+def index_settings(index) -> dict:
+    """The index settings a view of a pair applies, for the evidence: ``k`` (words per
+    chunk), ``max_df``, ``exclude_quotes``, ``exclude_bibliography`` and the names of the
+    ``excluded_templates``."""
+    cfg = index.config
+    return {
+        "k": cfg.k,
+        "max_df": cfg.max_df,
+        "exclude_quotes": cfg.exclude_quotes,
+        "exclude_bibliography": cfg.exclude_bibliography,
+        "excluded_templates": [t.name for t in index.templates()],
+    }
+
+
 def index_report(
     index,
     key: str,
@@ -179,7 +194,8 @@ def index_report(
     the aligner's (:func:`with_aligned_passages`) unless ``options.exact_only`` or the
     texts are together longer than :data:`ALIGN_MAX_CHARS` (then ``passages_note`` says
     so); ``review``: when each document was first indexed and its file modified, and the
-    decision kept on the pair (:func:`simdask.read.review.pair_details`)."""
+    decision kept on the pair (:func:`simdask.read.review.pair_details`); ``settings``: the
+    index's settings the view applied (:func:`index_settings`)."""
     opts = options or ViewOptions()
     if text is None and other_text is None:
         rep = index.report(key, other, opts.min_chunks, opts.min_words)
@@ -189,6 +205,7 @@ def index_report(
             key, text, other, opts.min_chunks, min_words=opts.min_words, other_text=other_text
         )
     rep["review"] = pair_details(index.catalog, [(key, other)])[0]  # dates, decision
+    rep["settings"] = index_settings(index)
     if opts.exact_only:
         return _exact(rep)
     a = index.text(key) if text is None else text

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 
+from simdask.evidence.hearing_html import PRINT_CSS, evidence_html
 from simdask.evidence.pair_view import coverage_sentence, passage_label
 
 __all__ = ["excluded_html", "render_pair_html"]
@@ -37,10 +38,11 @@ header p{margin:.2em 0}header details summary{cursor:pointer;color:#555}
 .excl-template{border-bottom:2px dotted #999}.excl-quote{font-style:italic}
 .excl-bibliography{text-decoration:line-through #bbb}.excl-common{border-bottom:2px dashed #bbb}
 .legend span{padding:0 .4em;margin-right:.6em}
-@media print{header{position:static}main{display:block}section{break-inside:auto}}
 """
 
 _JS = """
+window.addEventListener('beforeprint',function(){
+  var d=document.getElementById('evidence'); if(d) d.open=true;});
 document.addEventListener('click',function(e){
   if(e.target.id==='next-passage'){
     var top=document.querySelector('header').getBoundingClientRect().bottom+8;
@@ -190,16 +192,25 @@ def _nav(ps: list[dict]) -> str:
 
 
 def render_pair_html(
-    report: dict, text_a: str, text_b: str, links: tuple[tuple[str, str], ...] = ()
+    report: dict,
+    text_a: str,
+    text_b: str,
+    links: tuple[tuple[str, str], ...] = (),
+    printing: bool = False,
 ) -> str:
     """The HTML page for a report as made by :func:`simdask.evidence.pair_view.index_report`
     (or :meth:`simdask.Index.report`); ``links``: ``(href, text)`` shown in the header (e.g.
-    the other kind of evidence)."""
+    the other kind of evidence). The evidence block (dates, decision, settings, legend, the
+    matched passages: :mod:`simdask.evidence.hearing_html`) is folded on screen and opened to
+    print; ``printing``: open from the start (``report --pdf``)."""
     ps = report["passages"]
     a_spans = [(p["doc_start"], p["doc_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
     b_spans = [(p["other_start"], p["other_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
     ka, kb = report["doc"], report["other"]
     summary, details = _summary(report, text_a, text_b)
+    gone = (report.get("review") or {}).get("source_excluded")
+    if gone:  # simdask mark DOC SOURCE --exclude-source
+        summary.append(("excluded by the teacher", f"{gone} (not counted in its total)"))
     ex_a, ex_b = _excluded(report, "doc"), _excluded(report, "other")
     if ex_a or ex_b:
         summary.append(
@@ -226,10 +237,10 @@ def render_pair_html(
     body_b = _marked(text_b, b_spans, "b", "a", ex_b)
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{a} vs {b} — simdask</title><style>{_CSS}</style></head><body>"
+        f"<title>{a} vs {b} — simdask</title><style>{_CSS}{PRINT_CSS}</style></head><body>"
         f"<header><h1>{a} and {b}</h1>{extra}"
         f'<table class=sum data-report="{data}">{rows}</table>{folded}{_nav(ps)}'
-        "</header><main>"
+        f"</header>{evidence_html(report, text_a, text_b, _PALETTE, printing)}<main>"
         f"<section id=doc><h2>{a}</h2><div class=text>{body_a}</div></section>"
         f"<section id=other><h2>{b}</h2><div class=text>{body_b}</div></section>"
         f"</main><script>{_JS}</script></body></html>"

@@ -12,7 +12,7 @@ import datetime
 from collections.abc import Sequence
 from typing import Any
 
-from simdask.storage.decisions import decisions_for
+from simdask.storage.decisions import decisions_for, excluded_by_doc
 from simdask.storage.doc_dates import dates_of
 
 __all__ = ["DETAIL_FIELDS", "iso_time", "pair_details", "review_lines"]
@@ -25,6 +25,7 @@ DETAIL_FIELDS = (
     "b_modified",
     "decision",
     "note",
+    "source_excluded",
 )
 
 
@@ -38,9 +39,12 @@ def iso_time(seconds: float | None) -> str | None:
 
 def pair_details(db: Any, pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
     """Per pair ``(a, b)`` of keys, the :data:`DETAIL_FIELDS`: both documents' first indexed
-    and file modification times, the decision and its note (None where there is none)."""
+    and file modification times, the decision and its note (None where there is none), and
+    ``source_excluded``: which side the teacher left out of the other's total ("B left out
+    of A"; None: neither)."""
     dates = dates_of(db, {k for p in pairs for k in p})
     marks = decisions_for(db, pairs)
+    left_out = excluded_by_doc(db, {k for p in pairs for k in p})
     out = []
     for a, b in pairs:
         first_a, mod_a = dates.get(a, (None, None))
@@ -54,9 +58,15 @@ def pair_details(db: Any, pairs: Sequence[tuple[str, str]]) -> list[dict[str, An
                 "b_modified": iso_time(mod_b),
                 "decision": None if d is None else d.status,
                 "note": None if d is None or not d.note else d.note,
+                "source_excluded": _left_out(left_out, a, b),
             }
         )
     return out
+
+
+def _left_out(left_out: dict[str, frozenset[str]], a: str, b: str) -> str | None:
+    said = [f"{y} left out of {x}" for x, y in ((a, b), (b, a)) if y in left_out.get(x, ())]
+    return "; ".join(said) or None
 
 
 def review_lines(details: dict[str, Any], a: str, b: str) -> list[str]:
@@ -70,4 +80,6 @@ def review_lines(details: dict[str, Any], a: str, b: str) -> list[str]:
     if details["decision"] is not None:
         note = f": {details['note']}" if details["note"] else ""
         lines.append(f"decision: {details['decision']}{note}")
+    if details.get("source_excluded"):
+        lines.append(f"excluded by the teacher: {details['source_excluded']}")
     return lines

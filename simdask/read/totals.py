@@ -16,8 +16,14 @@ from typing import Any
 from simdask.alignment import align
 from simdask.alignment.segment import word_spans
 from simdask.errors import ConfigError
-from simdask.kernels.aligned_totals import doc_total, excluded_text, word_intervals
+from simdask.kernels.aligned_totals import (
+    covered_words,
+    doc_total,
+    excluded_text,
+    word_intervals,
+)
 from simdask.kernels.text import chunks
+from simdask.storage.decisions import excluded_by_doc
 from simdask.storage.sql import connection
 from simdask.storage.totals import (
     aligned_shares,
@@ -65,25 +71,31 @@ class TotalSource:
 class DocTotal:
     """A document's total: ``doc`` (its key), ``total`` (percent 0..100 of its ``words``
     inside passages found in any other document: the union over the sources) and
-    ``sources``, largest share first."""
+    ``sources``, largest share first; ``excluded``: the sources the teacher left out of this
+    document (``simdask mark DOC SOURCE --exclude-source``), counted in neither."""
 
     doc: str
     total: float
     words: int
     sources: tuple[TotalSource, ...]
+    excluded: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"doc", "total", "words", "sources": [{"key", "share"}, ...]}``."""
+        """``{"doc", "total", "words", "sources": [{"key", "share"}, ...],
+        "excluded_sources": [key, ...]}``."""
         return {
             "doc": self.doc,
             "total": self.total,
             "words": self.words,
             "sources": [s.to_dict() for s in self.sources],
+            "excluded_sources": list(self.excluded),
         }
 
     def table_row(self) -> dict[str, Any]:
         """The row of the table and CSV: sources as ``key share%; ...``."""
         shown = "; ".join(f"{s.key} {s.share:.1f}%" for s in self.sources)
+        if self.excluded:
+            shown += f" (excluded by the teacher: {', '.join(self.excluded)})"
         return {
             "doc": self.doc,
             "total": round(self.total, 2),
@@ -94,12 +106,22 @@ class DocTotal:
 
 def read_totals(db: Any, keys: Iterable[str] | None = None) -> list[DocTotal]:
     """The :class:`DocTotal` of every document with a total (or of those of ``keys`` that
-    have one), by key; ``db``: the catalog or its connection, in the caller's snapshot."""
+    have one), by key; ``db``: the catalog or its connection, in the caller's snapshot. A
+    source the teacher left out of a document is in neither its total nor its sources
+    (:attr:`DocTotal.excluded` names it)."""
     conn = connection(db)
-    return [
-        DocTotal(key, 100.0 * total, words, tuple(TotalSource(k, 100.0 * s) for k, s in src))
-        for key, words, total, src in stored_totals(conn, keys)
-    ]
+    rows = stored_totals(conn, keys)
+    left_out = excluded_by_doc(conn, [r[0] for r in rows])
+    out = []
+    for key, words, total, src in rows:
+        gone = left_out.get(key, frozenset())
+        if gone:  # the union again, without the sources the teacher left out
+            kept = [iv for k, iv in source_intervals(conn, key) if k not in gone]
+            total = covered_words(kept) / words if words else 0.0
+            src = [(k, s) for k, s in src if k not in gone]
+        sources = tuple(TotalSource(k, 100.0 * s) for k, s in src)
+        out.append(DocTotal(key, 100.0 * total, words, sources, tuple(sorted(gone))))
+    return out
 
 
 def pair_aligned(db: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
@@ -137,16 +159,23 @@ def similar_rows(
 ) -> list[dict]:
     """The stored directed similarity rows (of ``key``, or all) as ``similar --format
     jsonl`` prints them: each with ``aligned`` (percent of ``doc`` inside passages taken
-    from ``other``; None: the pair is not aligned) and ``total`` (``doc``'s total; None:
-    none), filtered and sorted by :func:`sort_rows`. Call inside a snapshot."""
+    from ``other``; None: the pair is not aligned), ``total`` (``doc``'s total; None:
+    none) and ``source_excluded`` (the teacher left ``other`` out of ``doc``'s total:
+    ``simdask mark DOC SOURCE --exclude-source``; the similarity is the stored one), filtered
+    and sorted by :func:`sort_rows`. Call inside a snapshot."""
     rows = index.similar(key, min_similarity) if key else index.pairs(min_similarity)
     aligned = pair_aligned(index.catalog, [(r.doc, r.other) for r in rows])
     totals = {t.doc: t.total for t in read_totals(index.catalog, {r.doc for r in rows})}
+    left_out = excluded_by_doc(index.catalog, {r.doc for r in rows})
     out = []
     for r in rows:
         d = r.to_dict()
         head = {k: d.pop(k) for k in ("doc", "other", "similarity")}
-        extra = {"aligned": aligned.get((r.doc, r.other)), "total": totals.get(r.doc)}
+        extra = {
+            "aligned": aligned.get((r.doc, r.other)),
+            "total": totals.get(r.doc),
+            "source_excluded": r.other in left_out.get(r.doc, ()),
+        }
         out.append({**head, **extra, **d})
     return sort_rows(out, sort, min_total)
 

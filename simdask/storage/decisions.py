@@ -5,6 +5,11 @@ note and the time it was made. Decisions never change the stored similarities, a
 touch them: they are kept across incremental runs, re-chunks and rebuilds, and a decision on
 a key that is removed and indexed again applies again. The pair is stored once, its keys in
 code-point order. The table is created by the first decision (an index without it has none).
+
+A teacher can also leave one source out of one document (table ``source_exclusions``,
+directed: a source the essay cites properly, the student's own earlier work): the document's
+total and list of sources leave it out in every view, which says so; the stored similarities
+are unchanged, and runs never touch the table either.
 """
 
 from __future__ import annotations
@@ -17,7 +22,19 @@ from typing import Any
 from simdask.errors import ConfigError
 from simdask.storage.sql import connection
 
-__all__ = ["SCHEMA", "STATUSES", "Decision", "all_decisions", "decisions_for", "set_decision"]
+__all__ = [
+    "EXCLUSION_SCHEMA",
+    "SCHEMA",
+    "STATUSES",
+    "Decision",
+    "SourceExclusion",
+    "all_decisions",
+    "decisions_for",
+    "excluded_by_doc",
+    "set_decision",
+    "set_source_exclusion",
+    "source_exclusions",
+]
 
 #: the decisions a pair can be marked with, and ``clear`` to forget one
 STATUSES = ("reviewed", "dismissed", "confirmed")
@@ -111,3 +128,91 @@ def decisions_for(db: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, 
             if given is not None:
                 out[given] = d
     return out
+
+
+#: a source a teacher left out of one document's total (``simdask mark DOC SOURCE
+#: --exclude-source``): directed, the document first
+EXCLUSION_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS source_exclusions (doc_key TEXT NOT NULL, "
+    "source_key TEXT NOT NULL, note TEXT NOT NULL, marked_at REAL NOT NULL, "
+    "PRIMARY KEY (doc_key, source_key))"
+)
+
+
+@dataclass(frozen=True)
+class SourceExclusion:
+    """Document ``doc_key`` has ``source_key`` left out of its total and sources by the
+    teacher (a source it cites properly, the student's own earlier work), with a ``note``,
+    at ``marked_at`` (seconds since the epoch)."""
+
+    doc_key: str
+    source_key: str
+    note: str
+    marked_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"doc_key", "source_key", "note", "marked_at"}``."""
+        return {
+            "doc_key": self.doc_key,
+            "source_key": self.source_key,
+            "note": self.note,
+            "marked_at": self.marked_at,
+        }
+
+
+def set_source_exclusion(
+    catalog: Any, doc: str, source: str, excluded: bool, note: str, when: float
+) -> None:
+    """Leave ``source`` out of document ``doc``'s total and sources (``excluded``), or take
+    that back (not ``excluded``). The stored similarities never change. Raises
+    :class:`ConfigError` for a document excluded from itself."""
+    if doc == source:
+        raise ConfigError(f"expected a source other than the document, found {doc!r} twice")
+    conn = connection(catalog)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(EXCLUSION_SCHEMA)
+        if excluded:
+            conn.execute(
+                "INSERT OR REPLACE INTO source_exclusions VALUES (?, ?, ?, ?)",
+                (doc, source, note, float(when)),
+            )
+        else:
+            conn.execute(
+                "DELETE FROM source_exclusions WHERE doc_key = ? AND source_key = ?",
+                (doc, source),
+            )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def source_exclusions(db: Any, docs: Iterable[str] | None = None) -> list[SourceExclusion]:
+    """The sources left out of documents' totals (of ``docs``, or all), by document and
+    source; an index without the table has none."""
+    sql = "SELECT * FROM source_exclusions"
+    order = " ORDER BY doc_key, source_key"
+    rows: list[Any] = []
+    try:
+        if docs is None:
+            rows = list(connection(db).execute(sql + order))
+        else:
+            keys = sorted(set(docs))
+            for i in range(0, len(keys), 400):
+                part = keys[i : i + 400]
+                marks = ",".join("?" * len(part))
+                rows += connection(db).execute(f"{sql} WHERE doc_key IN ({marks}){order}", part)
+    except sqlite3.OperationalError as e:
+        if "no such table" in str(e):
+            return []
+        raise
+    return [SourceExclusion(*r) for r in rows]
+
+
+def excluded_by_doc(db: Any, docs: Iterable[str] | None = None) -> dict[str, frozenset[str]]:
+    """``doc key -> the source keys left out of it`` (documents with none are absent)."""
+    out: dict[str, set[str]] = {}
+    for x in source_exclusions(db, docs):
+        out.setdefault(x.doc_key, set()).add(x.source_key)
+    return {k: frozenset(v) for k, v in out.items()}
