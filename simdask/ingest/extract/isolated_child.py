@@ -49,14 +49,26 @@ def _answer(out, fmt: str, data: bytes, name: str, limits: ExtractLimits) -> Non
         return
     except MemoryError:
         os._exit(3)  # the parent reports the memory limit
+    except (RecursionError, ValueError, TypeError, LookupError, OSError, RuntimeError) as e:
+        head = {
+            "ok": False,
+            "kind": "corrupt",
+            "message": f"expected a readable {fmt.upper()} document, found the reader failed "
+            f"on it ({type(e).__name__}: {e})",
+        }
+        out.write(json.dumps(head).encode() + b"\n")
+        return
     body = text.encode("utf-8", "surrogatepass")
     out.write(json.dumps({"ok": True, "size": len(body)}).encode() + b"\n")
     out.write(body)
 
 
 def serve() -> None:
-    """The child's loop: answer requests from stdin until it closes."""
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    """The child's loop: answer requests from stdin until it closes. The answers go to the
+    original stdout; anything a library prints there goes to stderr instead."""
+    inp = sys.stdin.buffer
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     while line := inp.readline():
         head = json.loads(line)
         data = inp.read(head["size"])

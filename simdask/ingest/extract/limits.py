@@ -42,8 +42,9 @@ class ExtractLimits:
     - ``inflated_bytes``: bytes the XML parts of one DOCX/ODT may decompress to, all parts
       together (default twice --max-file-size);
     - ``text_chars``: characters of text one document may give, any format (DOCX/ODT and
-      PDF stop reading there; chunking costs about 20 bytes per character, so 40 million
-      characters take about 800 MB: two of them fit a 2 GiB worker);
+      PDF stop reading there; chunking costs about 20 bytes per character (40 million
+      characters peaked at 800 MB), so 25 million take about 500 MB: two of them fit a
+      2 GiB worker with 2 threads beside its own memory);
     - ``elements``: XML elements of one DOCX/ODT, all parts together, and elements (start
       tags) of one HTML document;
     - ``depth``: levels of nesting of XML elements, HTML elements and RTF groups;
@@ -57,7 +58,7 @@ class ExtractLimits:
     """
 
     inflated_bytes: int = 2 * DEFAULT_MAX_FILE_BYTES
-    text_chars: int = 40_000_000
+    text_chars: int = 25_000_000
     elements: int = 1_000_000
     depth: int = 256
     pdf_pages: int = 20_000
