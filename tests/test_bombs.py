@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 
 import pytest
 
+from simdask import Index, IndexConfig
 from tests.helpers import bombs
 from tests.helpers.cli import run
 from tests.helpers.documents import prose
+from tests.helpers.server import need_web
 
 pytestmark = pytest.mark.integration
 
@@ -117,3 +120,33 @@ def test_bombs_beside_a_good_file_under_a_2gib_worker(tmp_path):
     proc = run("query", idx, src / "flate.pdf", check=False, env=_env())
     assert proc.returncode == 3, proc.stderr
     assert "bomb" in proc.stderr + proc.stdout
+
+
+def test_web_query_of_bombs_answers_422_and_the_server_lives(tmp_path):
+    """``POST /api/query`` of bombs alone: 422 naming each with its kind; beside a good
+    document: 200 with the bombs in ``unreadable``; the server (this process) stays within
+    a bounded peak RSS and answers the next query."""
+    need_web()
+    from starlette.testclient import TestClient  # optional (web extra)
+
+    from simdask.web.app import Settings, create_app
+
+    Index.create(tmp_path / "idx", IndexConfig(shards=2)).close()
+    app = create_app(Settings(index=tmp_path / "idx", preload=False))
+    flate, empty = bombs.pdf_flate(), bombs.docx_empty_paragraphs()
+    good = prose(120, seed=8).encode()
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        files = [("file", ("flate.pdf", flate)), ("file", ("empty.docx", empty))]
+        refused = client.post("/api/query", files=files)
+        assert refused.status_code == 422, refused.text
+        assert {u["kind"] for u in refused.json()["unreadable"]} == {"bomb"}
+        assert "flate.pdf" in refused.json()["error"]
+        mixed = client.post("/api/query", files=[*files, ("file", ("good.txt", good))])
+        assert mixed.status_code == 200, mixed.text
+        keys = [u["key"].rsplit("/", 1)[-1] for u in mixed.json()["unreadable"]]
+        assert keys == ["flate.pdf", "empty.docx"]
+        assert [q["key"].rsplit("/", 1)[-1] for q in mixed.json()["queries"]] == ["good.txt"]
+        again = client.post("/api/query", files=[("file", ("good.txt", good))])
+        assert again.status_code == 200
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    assert peak < MAX_RSS_MIB, f"server process peak RSS {peak:.0f} MiB"
