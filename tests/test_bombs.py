@@ -45,7 +45,7 @@ CASES = [
     ("plain_line", "line.txt", bombs.plain_line, "too_large", {}),
 ]
 #: peak RSS (MiB) of one extraction, the helper process included, and CPU seconds
-MAX_RSS_MIB = 1700
+MAX_RSS_MIB = 1200
 MAX_CPU_S = 40
 
 _CHILD = """

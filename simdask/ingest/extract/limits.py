@@ -62,7 +62,7 @@ class ExtractLimits:
     elements: int = 1_000_000
     depth: int = 256
     pdf_pages: int = 20_000
-    pdf_memory_bytes: int = 1536 * 2**20
+    pdf_memory_bytes: int = 2**30
     cpu_seconds: float = 120.0
     bomb_ratio: int = 100
 
