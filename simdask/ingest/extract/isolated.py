@@ -22,6 +22,7 @@ Protocol over the child's stdin/stdout: a request is one JSON line ``{"format", 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import signal
@@ -87,6 +88,9 @@ class Helper:
                     answer = None
             except (BrokenPipeError, ConnectionResetError, ValueError):
                 answer = None
+            except BaseException:  # interrupted mid-request: the child's input is out of step
+                self.close(kill=True)
+                raise
             if answer is None:  # the child died on this document
                 raise self._died(proc, fmt, data, name, limits, time.monotonic() - began)
             raise ExtractionError(name, answer["kind"], answer["message"])
@@ -107,6 +111,9 @@ class Helper:
             proc.kill()
             code = proc.wait()
         self.proc = None
+        for pipe in (proc.stdin, proc.stdout):  # no descriptor left open by a dead child
+            with contextlib.suppress(OSError):
+                pipe.close()
         if -code in _TIME_SIGNALS:
             return ExtractionError(
                 name,
@@ -129,12 +136,14 @@ class Helper:
             ),
         )
 
-    def close(self) -> None:
-        """End the child (it exits when its input closes)."""
+    def close(self, kill: bool = False) -> None:
+        """End the child (it exits when its input closes; ``kill``: at once)."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
         try:
+            if kill:
+                proc.kill()
             proc.stdin.close()
             proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
