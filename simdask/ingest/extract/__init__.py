@@ -85,7 +85,7 @@ KINDS: dict[str, str] = {
     "other non-whitespace C0 controls, at most 5 % of the text) were dropped from it",
     "too_complex": "parsing the file would cost too much work: DOCX/ODT/HTML with more than "
     "1,000,000 elements or nested more than 256 deep, RTF groups nested more than 256 deep, "
-    "a PDF of more than 20,000 pages or more than 120 s of CPU",
+    "a PDF of more than 20,000 pages, a PDF, RTF or .doc taking more than 60 s of CPU",
     "jsonl": "a JSONL line that is not an object with an id and a string text",
     "too_short": "fewer words than a chunk needs (indexed, without chunks)",
     "duplicate_key": "the same key twice in one run (the first is kept)",

@@ -6,8 +6,8 @@ stream inflates to 400 MB took a process past 4 GB, which no check in Python can
 (filters chain, object streams hide page dictionaries, encryption hides stream data);
 striprtf's regular expressions take quadratic time on some small files. So these formats are
 read in a child process (``python -m simdask.ingest.extract.isolated_child``) whose address space
-is limited to ``ExtractLimits.pdf_memory_bytes`` and whose CPU time per document to twice
-``cpu_seconds`` (``RLIMIT_AS``, ``RLIMIT_CPU``; the PDF pages loop stops at ``cpu_seconds``
+is limited to ``ExtractLimits.pdf_memory_bytes`` and whose CPU time per document to 1.25
+times ``cpu_seconds`` (``RLIMIT_AS``, ``RLIMIT_CPU``; the PDF pages loop stops at ``cpu_seconds``
 itself). A document that needs more kills the child, not the Dask worker or the web server:
 the file is reported (``bomb`` or ``too_large`` for memory, ``too_complex`` for time), and
 the next document starts a new child. One child per process serves one document at a time

@@ -2,7 +2,7 @@
 simdask.ingest.extract.isolated_child`` answers requests on stdin, one document at a time,
 each under the address-space and CPU limits of its
 :class:`~simdask.ingest.extract.limits.ExtractLimits` (``RLIMIT_AS``: ``pdf_memory_bytes``
-plus the document; ``RLIMIT_CPU``: twice ``cpu_seconds``; programs it runs, as antiword,
+plus the document; ``RLIMIT_CPU``: 1.25 times ``cpu_seconds`` plus a second; programs it runs, as antiword,
 inherit both)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _lower(which: int, soft: int) -> None:
 def _answer(out, fmt: str, data: bytes, name: str, limits: ExtractLimits) -> None:
     """Read one document under the limits and write the answer to ``out``."""
     cpu = time.process_time()
-    _lower(resource.RLIMIT_CPU, int(cpu + 2 * limits.cpu_seconds) + 1)
+    _lower(resource.RLIMIT_CPU, int(cpu + 1.25 * limits.cpu_seconds) + 1)
     _lower(resource.RLIMIT_AS, limits.pdf_memory_bytes + len(data))
     try:
         if fmt == "pdf":

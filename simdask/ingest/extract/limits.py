@@ -52,7 +52,9 @@ class ExtractLimits:
     - ``pdf_memory_bytes``: address space of the helper process that runs PDFium (PDF
       content streams are decompressed and parsed inside PDFium, which Python cannot
       bound: a PDF that needs more is refused, the worker is untouched);
-    - ``cpu_seconds``: CPU seconds of the PDF helper and of antiword on one document;
+    - ``cpu_seconds``: CPU seconds of the helper process on one document (PDF, RTF, .doc):
+      the PDF page loop stops there, ``RLIMIT_CPU`` kills the helper at 1.25 times it plus
+      a second (RTF, a single PDF page, antiword);
     - ``bomb_ratio``: over a limit, a file inflating to more than this many times its own
       size is a ``bomb``, else ``too_large``.
     """
@@ -63,7 +65,7 @@ class ExtractLimits:
     depth: int = 256
     pdf_pages: int = 20_000
     pdf_memory_bytes: int = 2**30
-    cpu_seconds: float = 120.0
+    cpu_seconds: float = 60.0
     bomb_ratio: int = 100
 
     def __post_init__(self) -> None:
