@@ -2,8 +2,8 @@
 simdask.ingest.extract.isolated_child`` answers requests on stdin, one document at a time,
 each under the address-space and CPU limits of its
 :class:`~simdask.ingest.extract.limits.ExtractLimits` (``RLIMIT_AS``: ``pdf_memory_bytes``
-plus the document; ``RLIMIT_CPU``: 1.25 times ``cpu_seconds`` plus a second; programs it runs, as antiword,
-inherit both)."""
+plus the document; ``RLIMIT_CPU``: 1.25 times ``cpu_seconds`` plus a second; programs it
+runs, as antiword, inherit both)."""
 
 from __future__ import annotations
 
