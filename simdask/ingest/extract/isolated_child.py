@@ -48,7 +48,7 @@ def _answer(out, fmt: str, data: bytes, name: str, limits: ExtractLimits) -> Non
         out.write(json.dumps(head).encode() + b"\n")
         return
     except MemoryError:
-        os._exit(3)  # the parent reports the memory limit
+        raise SystemExit(3) from None  # the parent reports the memory limit
     except (RecursionError, ValueError, TypeError, LookupError, OSError, RuntimeError) as e:
         head = {
             "ok": False,
