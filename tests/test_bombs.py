@@ -97,6 +97,7 @@ RUN = [c for c in CASES if c[0] not in ("rtf_fonts", "html_hidden_nested")]
 
 
 @pytest.mark.system
+@pytest.mark.timeout(3600)
 def test_bombs_beside_a_good_file_under_a_2gib_worker(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
