@@ -75,7 +75,7 @@ def _env() -> dict[str, str]:
 def test_each_bomb_refused_in_bounded_memory_and_cpu(tmp_path, case, name, make, kind, changes):
     path = tmp_path / name
     path.write_bytes(make())
-    assert path.stat().st_size < 25_000_000  # small on disk
+    assert path.stat().st_size < 100_000_000  # within --max-file-size (the plain line: 90 MB)
     status, out, _, peak, cpu, _ = bombs.run_measured(
         [sys.executable, "-c", _CHILD, str(path), name, json.dumps(changes)],
         timeout=1500,
