@@ -45,10 +45,10 @@ pytestmark = pytest.mark.unit
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
-def fails(data: bytes, name: str, kind: str, *fragments: str) -> ExtractionError:
+def fails(data: bytes, name: str, kind: str, *fragments: str, limits=None) -> ExtractionError:
     """Assert that extraction fails with ``kind`` and a message holding ``fragments``."""
     with pytest.raises(ExtractionError) as info:
-        extract_text(data, name)
+        extract_text(data, name, limits=limits)
     e = info.value
     assert e.kind == kind, f"{e.kind}: {e.message}"
     assert e.kind in KINDS and e.key == name
@@ -209,7 +209,11 @@ def test_html_without_meta_is_detected():
 
 # --- PDF ---------------------------------------------------------------------------------
 
+#: PDFs are read in the bounded helper process (simdask.ingest.extract.isolated): a process
+_HELPER_PROCESS = pytest.mark.integration
 
+
+@_HELPER_PROCESS
 def test_pdf_pages_in_order_and_hyphenated_line_ends_joined():
     text = prose(900, seed=3)
     lines = wrap(text, hyphenate_every=3)
@@ -219,6 +223,7 @@ def test_pdf_pages_in_order_and_hyphenated_line_ends_joined():
     assert words(extract_text(pdf_bytes(pages), "p.pdf")) == words(text)
 
 
+@_HELPER_PROCESS
 def test_pdf_keeps_hyphens_inside_lines_and_before_capitals():
     pdf = pdf_bytes([["a well-known and long-standing exam-", "ple of Jean-", "Paul here"]])
     out = extract_text(pdf, "h.pdf")
@@ -234,6 +239,7 @@ def test_join_hyphenated_rules():
     assert join_hyphenated("page 12-\n13") == "page 12-\n13"
 
 
+@_HELPER_PROCESS
 def test_pdf_czech_with_unicode_font():
     if not DEJAVU.exists():  # Debian package fonts-dejavu-core; .ci/run installs it
         if os.environ.get("CI") == "true":
@@ -243,6 +249,7 @@ def test_pdf_czech_with_unicode_font():
     assert words(out) == words(CZECH)
 
 
+@_HELPER_PROCESS
 def test_pdf_errors():
     good = text_pdf(prose(200, seed=4))
     fails(good[: len(good) // 3], "trunc.pdf", "corrupt", "expected a")
@@ -264,8 +271,13 @@ def test_pdf_errors():
 def test_pdf_missing_library_names_the_extra(monkeypatch):
     import sys
 
+    from simdask.ingest.extract.pdf_text import read_pdf  # what the helper process runs
+
     monkeypatch.setitem(sys.modules, "pypdfium2", None)  # import fails as if not installed
-    fails(text_pdf("some words here"), "x.pdf", "missing_dependency", "pip install 'simdask[pdf]'")
+    with pytest.raises(ExtractionError) as info:
+        read_pdf(text_pdf("some words here"), "x.pdf")
+    assert info.value.kind == "missing_dependency"
+    assert "pip install 'simdask[pdf]'" in info.value.message
 
 
 # --- DOCX and ODT ------------------------------------------------------------------------
@@ -322,6 +334,7 @@ def test_office_errors():
     )  # no RecursionError
 
 
+@_HELPER_PROCESS
 def test_format_by_content_where_the_suffix_lies():
     pdf = text_pdf("the words of a pdf file with a misleading name")
     docx = docx_bytes(["the words of a docx file"])
@@ -390,6 +403,7 @@ def test_fetch_item_unreadable_and_too_large(tmp_path):
     assert "No such file" in info.value.message
 
 
+@_HELPER_PROCESS
 def test_parse_item_hashes_raw_bytes_and_skips_extraction_when_unchanged(tmp_path, monkeypatch):
     pdf = text_pdf(prose(80, seed=9))
     (tmp_path / "d.pdf").write_bytes(pdf)
@@ -437,18 +451,26 @@ def _raw_docx(body: bytes) -> bytes:
     return out.getvalue()
 
 
-def test_parsing_work_is_bounded_too_complex(monkeypatch):
+def test_parsing_work_is_bounded_too_complex():
     """Issue 30 item 5: millions of empty paragraphs in a few kB, or elements nested
     thousands deep, are ``too_complex`` instead of minutes of CPU and gigabytes."""
     import time
 
-    from simdask.ingest.extract import package
+    from simdask.ingest.extract.limits import ExtractLimits
 
     words = b"<w:p><w:r><w:t>a few real words</w:t></w:r></w:p>"
-    monkeypatch.setattr(package, "MAX_ELEMENTS", 20_000, raising=False)
-    assert extract_text(_raw_docx(words * 4000), "ok.docx").count("a few real words") == 4000
+    small = ExtractLimits(elements=20_000)
+    ok = extract_text(_raw_docx(words * 4000), "ok.docx", limits=small)
+    assert ok.count("a few real words") == 4000
     many = _raw_docx(words + b"<w:p/>" * 20_000)  # 20,005 elements with the document's own
-    fails(many, "many.docx", "too_complex", "at most 20,000 XML elements", "word/document.xml")
+    fails(
+        many,
+        "many.docx",
+        "too_complex",
+        "at most 20,000 XML elements",
+        "word/document.xml",
+        limits=small,
+    )
     deep = _raw_docx(b"<w:p>" * 100_000 + b"<w:r><w:t>x</w:t></w:r>" + b"</w:p>" * 100_000)
     t = time.perf_counter()
     fails(deep, "deep.docx", "too_complex", "at most 256 levels")

@@ -13,7 +13,7 @@ import stat
 import pytest
 
 from simdask.errors import ExtractionError
-from simdask.ingest.extract import extract_text, rtf
+from simdask.ingest.extract import extract_text, rtf_text
 from tests.helpers.cli import run
 from tests.helpers.components import need
 from tests.helpers.documents import prose
@@ -98,8 +98,8 @@ def test_rtf_without_striprtf_says_what_to_install(monkeypatch):
     def missing():
         raise ImportError("striprtf")
 
-    monkeypatch.setattr(rtf, "_rtf_to_text", missing)
-    with pytest.raises(ExtractionError) as info:
-        extract_text(to_rtf("some words"), "a.rtf")
+    monkeypatch.setattr(rtf_text, "_rtf_to_text", missing)
+    with pytest.raises(ExtractionError) as info:  # the reader the helper process runs
+        rtf_text.read_rtf(to_rtf("some words"), "a.rtf")
     assert info.value.kind == "missing_dependency"
     assert "pip install 'simdask[rtf]'" in info.value.message

@@ -23,6 +23,7 @@ import xxhash
 
 from simdask.errors import ConfigError, ExtractionError, SourceError
 from simdask.ingest.extract import SUFFIXES, extract_text
+from simdask.ingest.extract.limits import ExtractLimits
 from simdask.ingest.listing import (
     FOLDER_SUFFIX,
     folder_key,
@@ -401,6 +402,14 @@ def parse_item(
         ) from e
     if known is not None and known.unchanged(key, digest):
         return key, None, digest
+    most = ExtractLimits.for_file_size(max_bytes).text_chars
+    if len(text) > most:
+        raise ExtractionError(
+            key,
+            "too_large",
+            f"expected at most {most:,} characters of text from one document (indexing costs "
+            f"about 20 bytes per character), found {len(text):,} on this JSONL line",
+        )
     return key, text, digest
 
 

@@ -14,12 +14,15 @@
 - ``GET /api/csrf`` -> ``{"csrf": token}`` of the caller's session (for scripts that use a
   cookie jar instead of a bearer token).
 
-Errors answer ``{"error": message}`` with 400, 401, 403, 404, 408, 413 or 429: every input is
-checked (``min`` a finite percent in 0..100, ``limit``/``offset`` integers in range, ``text``,
+Errors answer ``{"error": message}`` with 400, 401, 403, 404, 408, 413, 422 or 429: every input
+is checked (``min`` a finite percent in 0..100, ``limit``/``offset`` integers in range, ``text``,
 ``min`` and ``csrf`` form fields and ``file`` parts of the right kind: 400; more files or
 bytes than the server's limits, pasted text over :data:`MAX_FIELD_BYTES`, more extracted text
-than :func:`text_budget`: 413); a body that stops arriving: 408; the server busy (every slot
-of :data:`FORMS_AT_ONCE` or :data:`CHECKS_AT_ONCE` taken): 429 with ``Retry-After``.
+than :func:`text_budget`: 413); a body that stops arriving: 408; a query none of whose
+documents could be read, e.g. a decompression bomb: 422 with each document's error in
+``unreadable``, as ``simdask query`` exits 3 (some documents unreadable beside readable ones:
+200, listed in ``unreadable``); the server busy (every slot of :data:`FORMS_AT_ONCE` or
+:data:`CHECKS_AT_ONCE` taken): 429 with ``Retry-After``.
 
 Memory: an upload's files are spooled to disk as they arrive (Starlette keeps a part in memory
 up to 1 MB), at most :data:`FORMS_AT_ONCE` forms are read at once, at most
@@ -41,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from simdask.errors import DocumentNotFoundError
+from simdask.errors import DocumentNotFoundError, ExtractionError
 from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.ingest.sources import read_queries
 from simdask.queries import query_documents
@@ -281,6 +284,15 @@ async def _check(request: Request, srv, form) -> Response:
         return _error(str(e), 413)
     except ValueError as e:
         return _error(f"bad request: {e}", 400)
+    unreadable = [
+        {"key": e.key, "kind": e.kind, "message": str(e)}
+        for _, e in docs
+        if isinstance(e, ExtractionError)
+    ]
+    if unreadable and len(unreadable) == len(docs):
+        first = unreadable[0]
+        message = f"no document could be read: {first['message']}"
+        return JSONResponse({"error": message, "unreadable": unreadable}, 422)
     batch = await srv.reader.run(query_documents, docs, min_sim)
     qid = srv.queries.put({k: t for k, t in docs if isinstance(t, str)})
     rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]

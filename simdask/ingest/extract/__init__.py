@@ -17,8 +17,8 @@ from simdask.errors import ExtractionError
 from simdask.ingest.extract.doc import extract_doc
 from simdask.ingest.extract.docx import extract_docx
 from simdask.ingest.extract.html import extract_html
+from simdask.ingest.extract.limits import ExtractLimits
 from simdask.ingest.extract.odt import extract_odt
-from simdask.ingest.extract.package import uncompressed_limit
 from simdask.ingest.extract.pdf import extract_pdf
 from simdask.ingest.extract.plain import decode_text, extract_plain
 from simdask.ingest.extract.rtf import extract_rtf
@@ -76,13 +76,16 @@ KINDS: dict[str, str] = {
     "missing_dependency": "the optional library for the format is not installed",
     "unreadable": "the file vanished or could not be read after it was listed",
     "too_large": "the file is over the size limit of the run (--max-file-size), or its "
-    "content inflates beyond twice that (DOCX/ODT parts, PDF text)",
-    "bomb": "a DOCX or ODT file whose parts inflate to over twice --max-file-size and over "
-    "100 times its own size (a decompression bomb)",
+    "content inflates beyond twice that (DOCX/ODT parts, text) or PDFium needs more memory "
+    "than its limit to read it",
+    "bomb": "a file whose content inflates beyond a limit (DOCX/ODT parts: twice "
+    "--max-file-size; PDF: the PDF reader's memory) and to over 100 times its own size (a "
+    "decompression bomb)",
     "control_bytes": "a warning, the document is indexed: a few stray control bytes (NUL and "
     "other non-whitespace C0 controls, at most 5 % of the text) were dropped from it",
-    "too_complex": "a DOCX or ODT file whose XML holds more than 1,000,000 elements or "
-    "nests them more than 256 deep (parsing it would cost minutes and gigabytes)",
+    "too_complex": "parsing the file would cost too much work: DOCX/ODT/HTML with more than "
+    "1,000,000 elements or nested more than 256 deep, RTF groups nested more than 256 deep, "
+    "a PDF of more than 20,000 pages, a PDF, RTF or .doc taking more than 60 s of CPU",
     "jsonl": "a JSONL line that is not an object with an id and a string text",
     "too_short": "fewer words than a chunk needs (indexed, without chunks)",
     "duplicate_key": "the same key twice in one run (the first is kept)",
@@ -100,25 +103,29 @@ def format_of(data: bytes, name: str) -> str:
     return by_suffix or ("html" if found == "html" else "plain")
 
 
-#: Formats whose content can inflate beyond the file's size: their extractor takes a limit.
-_BOUNDED = frozenset({"pdf", "docx", "odt"})
-
-
 def extract_text(
-    data: bytes, name: str, max_file_bytes: int | None = None, notes: list | None = None
+    data: bytes,
+    name: str,
+    max_file_bytes: int | None = None,
+    notes: list | None = None,
+    limits: ExtractLimits | None = None,
 ) -> str:
     """The plain text of a document given as bytes; ``name`` (a key or file name) gives the
     suffix and labels errors. ``max_file_bytes``: the run's --max-file-size (None: the
-    default, 0: none); what a DOCX or ODT file inflates to and the text of a PDF are bounded
-    by :func:`~simdask.ingest.extract.package.uncompressed_limit` of it (``bomb``,
-    ``too_large``). ``notes`` (a list) receives ``(kind, message)`` of what was changed in a
-    document still extracted (stray control bytes dropped: ``control_bytes``).
+    default, 0: none); ``limits``: what extracting may cost
+    (:class:`~simdask.ingest.extract.limits.ExtractLimits`; None:
+    ``ExtractLimits.for_file_size(max_file_bytes)``), beyond which the document fails as
+    ``bomb``, ``too_large`` or ``too_complex``. ``notes`` (a list) receives ``(kind,
+    message)`` of what was changed in a document still extracted (stray control bytes
+    dropped: ``control_bytes``).
 
     Raises :class:`~simdask.errors.ExtractionError` (``kind`` in :data:`KINDS`); never any
     other exception for bad input.
     """
     if not data:
         raise ExtractionError(name, "empty", "expected a document, found an empty file (0 bytes)")
+    if limits is None:
+        limits = ExtractLimits.for_file_size(max_file_bytes)
     other = foreign(data)
     if other is not None:  # e.g. an .rtf given directly: not indexed as its markup
         raise ExtractionError(
@@ -129,14 +136,19 @@ def extract_text(
     fmt = format_of(data, name)
     if fmt == "ole":
         if "EncryptionInfo".encode("utf-16-le") in data:
-            return extract_docx(data, name, 0)  # raises: password-protected
-        return _nonempty(extract_doc(data, name), name, "old Word")
-    if fmt in _BOUNDED:
-        text = FORMATS[fmt](data, name, uncompressed_limit(max_file_bytes))
-    elif fmt in ("plain", "html"):
-        text = FORMATS[fmt](data, name, notes)
+            return extract_docx(data, name, limits)  # raises: password-protected
+        return _nonempty(extract_doc(data, name, limits), name, "old Word")
+    if fmt in ("plain", "html"):
+        text = FORMATS[fmt](data, name, notes, limits)
     else:
-        text = FORMATS[fmt](data, name)
+        text = FORMATS[fmt](data, name, limits)
+    if len(text) > limits.text_chars:
+        raise ExtractionError(
+            name,
+            "too_large",
+            f"expected at most {limits.text_chars:,} characters of text from one document "
+            f"(indexing costs about 20 bytes per character), found {len(text):,}",
+        )
     return _nonempty(text, name, fmt.upper())
 
 

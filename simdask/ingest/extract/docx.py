@@ -17,7 +17,8 @@ import re
 
 from simdask.errors import ExtractionError
 from simdask.ingest.extract.blockquote import Paragraph, QuoteParagraphs, Style, length_pt
-from simdask.ingest.extract.package import DEFAULT_UNCOMPRESSED_LIMIT, Package, Rules
+from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.package import Package, Rules
 
 __all__ = ["extract_docx"]
 
@@ -116,14 +117,16 @@ def _extra_parts(names: set[str]) -> list[str]:
     return [n for _, n in sorted(found, key=lambda f: (_ORDER[f[0].rstrip("0123456789")], f))]
 
 
-def extract_docx(data: bytes, name: str = "<docx>", limit: int = DEFAULT_UNCOMPRESSED_LIMIT) -> str:
+def extract_docx(
+    data: bytes, name: str = "<docx>", limits: ExtractLimits | int | None = None
+) -> str:
     """The text of a Word document (see the module docstring).
 
     Raises :class:`~simdask.errors.ExtractionError` of kind ``corrupt`` (not a ZIP package,
     no ``word/document.xml``, malformed XML), ``encrypted`` (a password-protected
     document, stored as an OLE compound file), ``bomb`` or ``too_large`` (its XML parts
-    inflate to more than ``limit`` bytes together:
-    :mod:`simdask.ingest.extract.package`).
+    inflate beyond ``limits``), ``too_complex`` (too many or too deeply nested
+    elements): :mod:`simdask.ingest.extract.package`.
     """
     if data.startswith(b"\xd0\xcf\x11\xe0") and "EncryptionInfo".encode("utf-16-le") in data:
         raise ExtractionError(
@@ -132,7 +135,7 @@ def extract_docx(data: bytes, name: str = "<docx>", limit: int = DEFAULT_UNCOMPR
             "expected a DOCX file, found a password-protected Office document; "
             "save it without a password to index it",
         )
-    pkg = Package(data, name, "DOCX", "a DOCX file (a ZIP package with word/document.xml)", limit)
+    pkg = Package(data, name, "DOCX", "a DOCX file (a ZIP package with word/document.xml)", limits)
     if "word/document.xml" not in pkg.names:
         raise ExtractionError(
             name,

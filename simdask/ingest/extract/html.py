@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections import Counter
 from html.parser import HTMLParser
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.limits import ExtractLimits
 from simdask.ingest.extract.plain import decode_text, reject_control_heavy
 
 __all__ = ["extract_html", "html_encoding"]
@@ -48,20 +50,34 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", 
 
 
 class _TextParser(HTMLParser):
-    def __init__(self) -> None:
+    """The visible text (``parts``) of the HTML fed; ``too_complex`` beyond
+    ``limits.elements`` start tags."""
+
+    def __init__(self, name: str, limits: ExtractLimits) -> None:
         super().__init__(convert_charrefs=True)
+        self.name, self.limits, self.elements = name, limits, 0
         self.parts: list[str] = []
         self.stack: list[str] = []  # open elements whose content is skipped (outermost first)
+        self.open: Counter[str] = Counter()  # of each tag in the stack: O(1) lookups
         self.quoted = 0  # open blockquote elements
         self.inline = 0  # open q elements
 
     def handle_starttag(self, tag: str, attrs) -> None:
+        self.elements += 1
+        if self.elements > self.limits.elements:
+            raise ExtractionError(
+                self.name,
+                "too_complex",
+                f"expected an HTML document of at most {self.limits.elements:,} elements, "
+                f"found more by character {self.getpos()[1]:,} of line {self.getpos()[0]:,}",
+            )
         if tag in _VOID:
             if tag in _BLOCK and not self.stack:
                 self.parts.append("\n")
             return
         if self.stack or tag in _SKIP or any(name == "hidden" for name, _ in attrs):
             self.stack.append(tag)
+            self.open[tag] += 1
             return
         if tag in _BLOCK:
             self.parts.append("\n")
@@ -77,8 +93,10 @@ class _TextParser(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if self.stack:
-            if tag in self.stack:  # close up to the matching element (tolerates bad nesting)
-                del self.stack[len(self.stack) - 1 - self.stack[::-1].index(tag) :]
+            if self.open[tag]:  # close up to the matching element (tolerates bad nesting)
+                while (top := self.stack.pop()) != tag:
+                    self.open[top] -= 1
+                self.open[tag] -= 1
             return
         if tag in _BLOCK:
             self.parts.append("\n")
@@ -124,14 +142,22 @@ def html_encoding(data: bytes) -> str | None:
         return None
 
 
-def extract_html(data: bytes, name: str = "<html>", notes: list | None = None) -> str:
+def extract_html(
+    data: bytes,
+    name: str = "<html>",
+    notes: list | None = None,
+    limits: ExtractLimits | None = None,
+) -> str:
     """The visible text of an HTML document (see the module docstring); ``notes`` receives a
     ``(kind, message)`` for stray control bytes dropped
     (:func:`~simdask.ingest.extract.plain.decode_text`).
 
     Raises :class:`~simdask.errors.ExtractionError` of kind ``encoding`` or ``binary`` when
-    the bytes are not text.
+    the bytes are not text, ``too_complex`` beyond ``limits.elements`` elements (the parser
+    costs about 5 us and the text a few bytes per element; markup is bounded by the file
+    size, elements by this limit).
     """
+    limits = limits or ExtractLimits()
     enc = html_encoding(data)
     text = None
     if enc is not None:
@@ -141,10 +167,12 @@ def extract_html(data: bytes, name: str = "<html>", notes: list | None = None) -
             text = None  # the declaration lies: detect instead
     if text is None:
         text = decode_text(data, name, notes)
-    parser = _TextParser()
+    parser = _TextParser(name, limits)
     try:
         parser.feed(text)
         parser.close()
+    except ExtractionError:
+        raise
     except (AssertionError, ValueError) as e:  # html.parser's last resort on broken markup
         raise ExtractionError(
             name, "corrupt", f"expected HTML, found markup the parser gives up on ({e})"

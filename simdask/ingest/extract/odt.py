@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from simdask.errors import ExtractionError
 from simdask.ingest.extract.blockquote import Paragraph, QuoteParagraphs, Style, length_pt
-from simdask.ingest.extract.package import DEFAULT_UNCOMPRESSED_LIMIT, Package, Rules
+from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.package import Package, Rules
 
 __all__ = ["extract_odt"]
 
@@ -100,15 +101,15 @@ def _encrypted(pkg: Package) -> bool:
     return bool(pkg.texts("META-INF/manifest.xml", {}, tails=False, roots={tag}))
 
 
-def extract_odt(data: bytes, name: str = "<odt>", limit: int = DEFAULT_UNCOMPRESSED_LIMIT) -> str:
+def extract_odt(data: bytes, name: str = "<odt>", limits: ExtractLimits | int | None = None) -> str:
     """The text of an OpenDocument text file (see the module docstring).
 
     Raises :class:`~simdask.errors.ExtractionError` of kind ``corrupt`` (not a ZIP package,
     no ``content.xml``, malformed XML), ``encrypted`` (saved with a password), ``bomb`` or
-    ``too_large`` (its XML parts inflate to more than ``limit`` bytes together:
-    :mod:`simdask.ingest.extract.package`).
+    ``too_large`` (its XML parts inflate beyond ``limits``), ``too_complex`` (too many or
+    too deeply nested elements): :mod:`simdask.ingest.extract.package`.
     """
-    pkg = Package(data, name, "ODT", "an ODT file (a ZIP package with content.xml)", limit)
+    pkg = Package(data, name, "ODT", "an ODT file (a ZIP package with content.xml)", limits)
     if _encrypted(pkg):
         raise ExtractionError(
             name,

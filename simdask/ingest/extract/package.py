@@ -1,18 +1,19 @@
 """ZIP packages of XML parts (DOCX, ODT): opening them safely and turning XML into text.
 
-Bounded by what is decompressed: the parts read from one file may inflate to at most
-``limit`` bytes *together* (:func:`uncompressed_limit`: twice the run's --max-file-size, 200
-MB by default), counted as they are decompressed, and the text they give may not exceed it
-either (expat expands internal entities). Beyond it the file fails with kind ``bomb`` (more
-than :data:`BOMB_RATIO` times the file's own size, by what was decompressed or by the sizes
-the ZIP declares: a decompression bomb) or ``too_large``.
+Bounded by what is decompressed and by the work of parsing, under an
+:class:`~simdask.ingest.extract.limits.ExtractLimits`: the parts read from one file may
+inflate to at most ``inflated_bytes`` *together* (twice the run's --max-file-size, 200 MB by
+default), counted as they are decompressed, and the text they give may not exceed
+``text_chars`` (expat expands internal entities). Beyond it the file fails with kind
+``bomb`` (more than ``bomb_ratio`` times the file's own size, by what was decompressed or by
+the sizes the ZIP declares: a decompression bomb) or ``too_large``.
 Parts are parsed by expat as a stream of pieces (:data:`PIECE` bytes) straight from the
 decompressor: no tree is built, memory stays the text extracted plus a piece, and deep
 nesting cannot overflow the stack. expat resolves no external entities and (>= 2.4.1)
-refuses entity-expansion bombs. The work of parsing is bounded too: at most
-:data:`MAX_ELEMENTS` elements in all parts together and :data:`MAX_DEPTH` levels of nesting,
-beyond which the file fails with kind ``too_complex`` (a small file of millions of empty
-paragraphs, or of elements nested thousands deep, costs minutes of CPU and gigabytes).
+refuses entity-expansion bombs. The work of parsing is bounded too: at most ``elements``
+elements in all parts together and ``depth`` levels of nesting, beyond which the file fails
+with kind ``too_complex`` (a small file of millions of empty paragraphs, or of elements
+nested thousands deep, costs minutes of CPU and gigabytes).
 """
 
 from __future__ import annotations
@@ -23,13 +24,11 @@ import zlib
 from xml.parsers import expat
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.limits import NO_LIMIT_CEILING, ExtractLimits, as_limits, kind_over
 from simdask.ingest.extract.sniff import describe
 
 __all__ = [
-    "BOMB_RATIO",
     "DEFAULT_UNCOMPRESSED_LIMIT",
-    "MAX_DEPTH",
-    "MAX_ELEMENTS",
     "NO_LIMIT_CEILING",
     "PIECE",
     "Package",
@@ -39,17 +38,7 @@ __all__ = [
 
 #: Uncompressed bytes of the XML parts of one file, all parts together, when the run's
 #: --max-file-size is the default 100 MB (twice it).
-DEFAULT_UNCOMPRESSED_LIMIT = 200_000_000
-#: The limit when --max-file-size is 0 (no limit on files): 2 GiB.
-NO_LIMIT_CEILING = 2 * 2**30
-#: Over the limit, a file whose parts inflate to more than this many times its own size is
-#: reported as ``bomb``, else as ``too_large``.
-BOMB_RATIO = 100
-#: Elements of one package's parts together at most (a 500-page thesis has a few 100,000;
-#: each costs about 20-70 us and a few 100 bytes while parsed): more is ``too_complex``.
-MAX_ELEMENTS = 1_000_000
-#: Levels of element nesting at most (real documents: a few dozen, tables in tables).
-MAX_DEPTH = 256
+DEFAULT_UNCOMPRESSED_LIMIT = ExtractLimits().inflated_bytes
 #: Bytes decompressed and parsed at a time.
 PIECE = 1 << 20
 _ZIP_ERRORS = (
@@ -64,6 +53,11 @@ _ZIP_ERRORS = (
     OverflowError,
 )
 _NO_RULE = ("", "", "")
+#: expat's error code for a document whose entities amplify its input beyond expat's limit
+#: (100 times by default: a billion-laughs bomb), None with an expat before 2.4
+_AMPLIFICATION = expat.errors.codes.get(
+    "limit on input amplification factor (from DTD and entities) breached"
+)
 
 #: How an element turns into text: ``(before, after, mode)``; mode ``skip`` leaves out the
 #: element and its content (not its tail), ``text`` keeps its text, ``""`` keeps only the
@@ -170,10 +164,12 @@ class Package:
         name: str,
         fmt: str,
         expected: str,
-        limit: int = DEFAULT_UNCOMPRESSED_LIMIT,
+        limits: ExtractLimits | int | None = None,
     ):
         self.name, self.fmt, self.size = name, fmt, len(data)
-        self.limit, self.used, self.made, self.elements = limit, 0, 0, 0
+        self.limits = as_limits(limits)
+        self.limit = self.limits.inflated_bytes
+        self.used, self.made, self.elements = 0, 0, 0
         try:
             self.zip = zipfile.ZipFile(io.BytesIO(data))
             self.names = set(self.zip.namelist())
@@ -186,8 +182,8 @@ class Package:
     def _made(self, n: int, part: str) -> None:
         """Count ``n`` more characters of text made from ``part`` (entities can expand)."""
         self.made += n
-        if self.made > self.limit:
-            self._over(self.made, f"{part}'s text")
+        if self.made > self.limits.text_chars:
+            self._over(self.made, f"{part}'s text", self.limits.text_chars, "characters")
 
     def _spend(self, n: int, part: str) -> None:
         """Count ``n`` more bytes decompressed from ``part``."""
@@ -197,15 +193,16 @@ class Package:
 
     def _count(self, depth: int, part: str) -> None:
         """One more element, ``depth`` levels deep, in ``part``: ``too_complex`` beyond
-        :data:`MAX_ELEMENTS` in all or :data:`MAX_DEPTH` levels."""
+        ``limits.elements`` in all or ``limits.depth`` levels."""
         self.elements += 1
-        if self.elements > MAX_ELEMENTS or depth > MAX_DEPTH:
+        lim = self.limits
+        if self.elements > lim.elements or depth > lim.depth:
             if self.declared > self.limit:  # its parts say they inflate beyond the limit
                 self._over(self.declared, part)
             what = (
-                f"at most {MAX_DEPTH} levels of nested elements"
-                if depth > MAX_DEPTH
-                else f"at most {MAX_ELEMENTS:,} XML elements in all"
+                f"at most {lim.depth} levels of nested elements"
+                if depth > lim.depth
+                else f"at most {lim.elements:,} XML elements in all"
             )
             raise ExtractionError(
                 self.name,
@@ -214,14 +211,18 @@ class Package:
                 f"{part} (parsing it would cost minutes of CPU and gigabytes of memory)",
             )
 
-    def _over(self, used: int, where: str) -> None:
-        bomb = max(used, self.declared) > BOMB_RATIO * max(self.size, 1)
+    def _over(self, used: int, where: str, limit: int | None = None, unit: str = "bytes"):
+        """Fail: ``used`` (or the declared sizes) over ``limit`` (the inflation limit)."""
+        limit = self.limit if limit is None else limit
+        kind = kind_over(self.limits, max(used, self.declared), self.size)
         raise ExtractionError(
             self.name,
-            "bomb" if bomb else "too_large",
+            kind,
             f"expected the XML parts of this {self.size:,}-byte {self.fmt} file to inflate to "
-            f"at most {self.limit:,} bytes together (twice the run's --max-file-size), found "
-            f"more by {where}" + (" (a decompression bomb)" if bomb else ""),
+            f"at most {limit:,} {unit} together"
+            + (" (twice the run's --max-file-size)" if unit == "bytes" else "")
+            + ", found "
+            f"more by {where}" + (" (a decompression bomb)" if kind == "bomb" else ""),
         )
 
     def texts(
@@ -248,6 +249,13 @@ class Package:
         except ExtractionError:
             raise
         except expat.ExpatError as e:
+            if e.code == _AMPLIFICATION:
+                raise ExtractionError(
+                    self.name,
+                    "bomb",
+                    f"expected XML whose entities expand it at most 100 times in {self.fmt} "
+                    f"part {part}, found more (an entity expansion bomb): {e}",
+                ) from e
             raise ExtractionError(
                 self.name,
                 "corrupt",

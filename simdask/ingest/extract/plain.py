@@ -281,7 +281,16 @@ def decode_text(data: bytes, name: str = "<text>", notes: list | None = None) ->
     return reject_control_heavy(text, name, enc, notes)
 
 
-def extract_plain(data: bytes, name: str = "<text>", notes: list | None = None) -> str:
+def extract_plain(data: bytes, name: str = "<text>", notes: list | None = None, limits=None) -> str:
     """The text of a plain text or Markdown file (Markdown is indexed as it is written);
-    ``notes``: see :func:`decode_text`."""
-    return decode_text(data, name, notes)
+    ``notes``: see :func:`decode_text`. ``limits``
+    (:class:`~simdask.ingest.extract.limits.ExtractLimits`): more than ``text_chars``
+    characters is ``too_large``."""
+    text = decode_text(data, name, notes)
+    if limits is not None and len(text) > limits.text_chars:
+        raise ExtractionError(
+            name,
+            "too_large",
+            f"expected at most {limits.text_chars:,} characters of text, found {len(text):,}",
+        )
+    return text
