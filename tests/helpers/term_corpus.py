@@ -11,11 +11,77 @@ essay copied from three sources. :data:`PLANTED` says which is which.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.helpers.documents import docx_bytes, html_bytes, odt_bytes, pdf_bytes, prose, wrap
+from tests.helpers.documents import docx_bytes, html_bytes, odt_bytes, pdf_bytes, wrap
 from tests.helpers.paraphrase import disguise
+
+_SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "tu",
+    "ra",
+    "se",
+    "vi",
+    "po",
+    "da",
+    "ge",
+    "hu",
+    "li",
+    "mo",
+    "ta",
+    "re",
+    "si",
+    "no",
+    "pu",
+    "fe",
+]
+_FUNCTION = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "a",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "with",
+    "was",
+    "on",
+    "by",
+    "be",
+    "this",
+    "are",
+    "from",
+]
+#: ~2,900 made-up content words (two or three syllables), drawn with Zipf frequencies: text
+#: whose sentences share words as real essays do, so that a paraphrase is still recognisable
+#: (a 40-word vocabulary makes every sentence look like every other)
+_WORDS = sorted({"".join(random.Random(i).choices(_SYLLABLES, k=2 + i % 2)) for i in range(6000)})
+random.Random(0).shuffle(_WORDS)
+_WEIGHTS = [1.0 / (r + 1) ** 1.05 for r in range(len(_WORDS))]
+
+
+def prose(n_words: int, seed: int = 0) -> str:
+    """Sentences of ``n_words`` words: Zipf-distributed made-up content words with function
+    words between them, deterministic by ``seed``."""
+    rng = random.Random(seed)
+    out, sentence = [], []
+    for i in range(n_words):
+        pool = _FUNCTION if rng.random() < 0.35 else None
+        sentence.append(rng.choice(pool) if pool else rng.choices(_WORDS, _WEIGHTS)[0])
+        if len(sentence) >= rng.randint(8, 18) or i == n_words - 1:
+            out.append(" ".join(sentence).capitalize() + ".")
+            sentence = []
+    return " ".join(out)
+
 
 #: the assignment sheet every essay starts with (to be excluded as a template)
 SHEET = (
