@@ -140,10 +140,10 @@ def _df_of(keys: np.ndarray, df: np.ndarray, features: np.ndarray) -> np.ndarray
 def block_entries(
     data: ShardData, targets: np.ndarray, max_df: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The partial scores of the block ``targets`` (sorted distinct uint32 doc IDs) from the
-    features of ``data``: sorted distinct pair keys ``row << 32 | other`` (uint64; ``row``:
-    index in ``targets``; ``other`` a different document) and their sums (int64) of the
-    weights of the features both hold with ``2 <= df <= max_df``."""
+    """The partner entries of the block ``targets`` (sorted distinct uint32 doc IDs) from the
+    features of ``data``: pair keys ``row << 32 | other`` (uint64; ``row``: index in
+    ``targets``; ``other`` a different document), one per feature both hold with ``2 <= df
+    <= max_df``, and that feature's weight (int64); :func:`block_top` sums them."""
     none = (np.zeros(0, np.uint64), np.zeros(0, np.int64))
     if len(targets) == 0 or data.n_postings == 0:
         return none
@@ -167,14 +167,14 @@ def block_entries(
     key = (np.repeat(row.astype(np.uint64), df) << np.uint64(ROW_SHIFT)) | other
     w = np.repeat(w, df)
     mine = other != targets[np.repeat(row, df)].astype(np.uint64)
-    return _sum_by_key(key[mine], w[mine])
+    return key[mine], w[mine]
 
 
 def _sum_by_key(key: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct ``key`` and the integer sum of ``w`` over each."""
     if len(key) == 0:
         return np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key)  # sums do not depend on the order of equal keys
     key, w = key[order], np.asarray(w, np.int64)[order]
     new = np.ones(len(key), dtype=bool)
     new[1:] = key[1:] != key[:-1]
