@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from simdask import Index, IndexConfig
+from simdask.engine.context import RunOptions
 from simdask.storage.candidates import (
     CANDIDATE_META,
     SEGMENTS_META,
@@ -101,3 +102,23 @@ def test_candidates_are_kept_only_when_the_index_asks_for_them(tmp_path, client)
     idx.update([folder], client=client, config=off, rebuild=True)
     assert idx.catalog.conn.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0
     assert_contract_candidates(idx)
+
+
+def test_without_a_shared_filesystem_the_lists_are_the_same(tmp_path, client):
+    """transfer dask (the client reads and writes the segments, the tasks get them through
+    Dask): add, modify and delete runs keep every list equal to the brute force."""
+    docs = make_docs(14, seed=7)
+    docs["source"] = " ".join(PARAGRAPHS)
+    folder = write_txt(docs, tmp_path / "src")
+    dask = RunOptions(transfer="dask")
+    idx = Index.create(tmp_path / "idx", IndexConfig(**CFG))
+    idx.update([folder], client=client, options=dask)
+    assert_contract_candidates(idx)
+    (folder / "copy.txt").write_text(disguise(docs["source"], seed=3))
+    (folder / "d000.txt").unlink()
+    (folder / "d001.txt").write_text(docs["d002"] + " rivers and valleys")
+    s = idx.update([folder], client=client, options=dask, delete_missing=True)
+    assert s.added == 1 and s.deleted == 1 and s.modified == 1
+    assert_contract_candidates(idx)
+    segs = stored_segments(idx.catalog)
+    assert segs and all(candidate_store(idx.path).exists(g, r) for r, g in segs.items())

@@ -43,6 +43,8 @@ __all__ = [
 #: a pair key is ``row << ROW_SHIFT | other`` (doc IDs are uint32)
 ROW_SHIFT = 32
 _LOW = (1 << ROW_SHIFT) - 1
+#: bits of a score in the one-key sort of :func:`block_top` (larger scores: three keys)
+SCORE_BITS = 40
 
 
 def _sorted_pairs(ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -195,7 +197,12 @@ def block_top(
     key, score = key[pos], score[pos]
     who = (key >> np.uint64(ROW_SHIFT)).astype(np.int64)
     other = (key & np.uint64(_LOW)).astype(np.int64)
-    order = np.lexsort((other, -score, who))
+    if len(score) and int(score.max()) < 1 << SCORE_BITS and len(targets) < 1 << 62 - SCORE_BITS:
+        # by row, then score descending; a stable sort keeps ``other`` ascending (key order)
+        rank_key = (who << SCORE_BITS) | ((1 << SCORE_BITS) - 1 - score)
+        order = np.argsort(rank_key, kind="stable")
+    else:
+        order = np.lexsort((other, -score, who))
     who, other, score = who[order], other[order], score[order]
     new = np.ones(len(who), dtype=bool)
     new[1:] = who[1:] != who[:-1]
