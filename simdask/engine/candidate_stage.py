@@ -119,7 +119,8 @@ def feature_task(
     for r, (ids, docs) in enumerate(parts):
         path = _bucket(work, r, b)
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.save(path, np.stack([ids.astype(np.uint64), docs.astype(np.uint64)]))
+        width = np.uint32 if config.hash_bits <= 32 else np.uint64
+        np.save(path, np.stack([ids.astype(width), docs.astype(width)]))
     return int(sum(len(d) for _, d in parts))
 
 
@@ -128,7 +129,7 @@ def _new_pairs(r: int, work: str | None, parts: list) -> tuple[np.ndarray, np.nd
     if work is not None:
         folder = Path(work) / f"range-{r:04d}"
         got = [np.load(p) for p in sorted(folder.glob("b*.npy"))] if folder.is_dir() else []
-        both = np.concatenate([np.zeros((2, 0), np.uint64), *got], axis=1)
+        both = np.concatenate([np.zeros((2, 0), np.uint32), *got], axis=1)
         return both[0], both[1].astype(np.uint32)
     ids = np.concatenate([np.zeros(0, np.uint64), *[p[r][0] for p in parts]])
     docs = np.concatenate([np.zeros(0, np.uint32), *[p[r][1] for p in parts]])

@@ -110,10 +110,12 @@ def merge_range(
     gone = np.isin(docs, dropped) if len(dropped) else np.zeros(len(docs), dtype=bool)
     if not len(new_ids) and not gone.any():
         return RangeMerge(old, np.zeros(0, np.uint32), range_entries(old, max_df), False)
+    new_ids = np.asarray(new_ids)
     keys = np.asarray(old.chunk_keys)
+    keys = keys.astype(np.promote_types(keys.dtype, new_ids.dtype), copy=False)
     feat = np.repeat(keys, old_df)
     ids, ds = _sorted_pairs(
-        np.concatenate([feat[~gone], np.asarray(new_ids, keys.dtype)]),
+        np.concatenate([feat[~gone], new_ids.astype(keys.dtype)]),
         np.concatenate([docs[~gone], np.asarray(new_docs, np.uint32)]),
     )
     data = csr_of_pairs(ids, ds, old.lo, old.hi)
