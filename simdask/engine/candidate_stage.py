@@ -254,9 +254,9 @@ def candidate_changes(
     otherwise the new documents' and those the ranges name as affected."""
     catalog = job.catalog
     config = CandidateConfig() if replace_all else stored_candidate_config(catalog)
-    segments = None if replace_all else stored_segments(catalog)
-    store = candidate_store(job.index_path)
-    remove_unreferenced(store, segments)
+    committed = stored_segments(catalog)
+    remove_unreferenced(candidate_store(job.index_path), committed)  # never the committed
+    segments = None if replace_all else committed
     full = replace_all or config is None or segments is None
     config = config or CandidateConfig()
     segments = {} if full else segments
