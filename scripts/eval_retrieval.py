@@ -29,7 +29,7 @@ from pathlib import Path
 
 from simdask import Index, IndexConfig
 from simdask.alignment.pan_measures import scores
-from simdask.storage.candidates import candidate_partners
+from simdask.storage.candidates import candidate_partners, candidate_store, stored_segments
 
 from _benchutil import load_average
 
@@ -61,13 +61,13 @@ def build(corpus: Path, index: Path) -> tuple[Index, dict]:
     t = time.perf_counter()
     s = idx.update([jsonl])
     wall = time.perf_counter() - t
-    blob = "SELECT coalesce(sum(length(ids)), 0) FROM candidate_features"
-    cand_bytes = idx.catalog.conn.execute(blob).fetchone()[0]
+    store = candidate_store(index)
+    segments = (stored_segments(idx.catalog) or {}).items()
     stats = {
         "wall": wall,
         "seconds": s.seconds,
         "postings": idx.stats().get("postings"),
-        "candidate_postings": cand_bytes // 4,
+        "candidate_postings": sum(store.counts(g, r)[1] for r, g in segments),
         "documents": s.added,
         "load": f"before {load0}, after {load_average()}",
     }

@@ -90,8 +90,8 @@ class IndexConfig:
     texts (template texts excluded by ``update --exclude`` are kept in the catalog, not here).
     ``candidates``: keep each document's paraphrase-robust candidate partners (content word
     pairs, :mod:`simdask.kernels.candidates`), which the aligned totals then align first; off by
-    default: as built, the stage runs in the client over every stored feature set and costs
-    ~10x the rest of a build (docs/scale.md, "Candidate partners").
+    default: the scoring's work grows faster than the corpus (docs/scale.md, "Candidate
+    partners per range").
     """
 
     k: int = 5

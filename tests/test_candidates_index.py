@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.storage.candidates import CANDIDATE_META, candidate_partners
+from simdask.engine.context import RunOptions
+from simdask.storage.candidates import (
+    CANDIDATE_META,
+    SEGMENTS_META,
+    candidate_partners,
+    candidate_store,
+    stored_segments,
+)
 from tests.helpers.candidates import assert_contract_candidates
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.paraphrase import PARAGRAPHS, disguise
@@ -39,12 +46,31 @@ def test_an_index_from_before_the_candidates_gets_them_all(tmp_path, client):
     idx.update([folder], client=client)
     conn = idx.catalog.conn
     conn.execute("DROP TABLE candidates")
-    conn.execute("DROP TABLE candidate_features")
     conn.execute("DELETE FROM meta WHERE name = ?", (CANDIDATE_META,))
     (folder / "new.txt").write_text("one more text about rivers and valleys")
     idx.update([folder], client=client)
-    n = conn.execute("SELECT count(*) FROM candidate_features").fetchone()[0]
-    assert n == len(idx.catalog.documents())
+    assert_contract_candidates(idx)
+    # the earlier layout (per-document blobs, no segments): every list again, the table gone
+    conn.execute("CREATE TABLE candidate_features (doc_id INTEGER PRIMARY KEY, ids BLOB)")
+    conn.execute("DELETE FROM meta WHERE name = ?", (SEGMENTS_META,))
+    conn.execute("DELETE FROM candidates")
+    (folder / "new2.txt").write_text("yet another text about rivers, valleys and hills")
+    idx.update([folder], client=client)
+    assert_contract_candidates(idx)
+    gone = "SELECT count(*) FROM sqlite_master WHERE name = 'candidate_features'"
+    assert conn.execute(gone).fetchone()[0] == 0
+    segs = stored_segments(idx.catalog)
+    store = candidate_store(idx.path)
+    assert segs and all(store.exists(g, r) for r, g in segs.items())
+    # a run removes the segments no commit names but the last one before it
+    (folder / "new3.txt").write_text("rivers flow through green valleys below old stone hills")
+    before = {(g, r) for r, g in segs.items()}
+    (store.root / "gen-000099" / "shard-0000").mkdir(parents=True)  # an interrupted run's
+    idx.update([folder], client=client)
+    live = {(g, r) for r, g in stored_segments(idx.catalog).items()}
+    on_disk = {(g, r) for g in store.generations() for r in store.stored_ranges(g)}
+    assert live <= on_disk <= live | before and live != before
+    assert not (store.root / "gen-000099").exists()
     assert_contract_candidates(idx)
 
 
@@ -76,3 +102,23 @@ def test_candidates_are_kept_only_when_the_index_asks_for_them(tmp_path, client)
     idx.update([folder], client=client, config=off, rebuild=True)
     assert idx.catalog.conn.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0
     assert_contract_candidates(idx)
+
+
+def test_without_a_shared_filesystem_the_lists_are_the_same(tmp_path, client):
+    """transfer dask (the client reads and writes the segments, the tasks get them through
+    Dask): add, modify and delete runs keep every list equal to the brute force."""
+    docs = make_docs(14, seed=7)
+    docs["source"] = " ".join(PARAGRAPHS)
+    folder = write_txt(docs, tmp_path / "src")
+    dask = RunOptions(transfer="dask")
+    idx = Index.create(tmp_path / "idx", IndexConfig(**CFG))
+    idx.update([folder], client=client, options=dask)
+    assert_contract_candidates(idx)
+    (folder / "copy.txt").write_text(disguise(docs["source"], seed=3))
+    (folder / "d000.txt").unlink()
+    (folder / "d001.txt").write_text(docs["d002"] + " rivers and valleys")
+    s = idx.update([folder], client=client, options=dask, delete_missing=True)
+    assert s.added == 1 and s.deleted == 1 and s.modified == 1
+    assert_contract_candidates(idx)
+    segs = stored_segments(idx.catalog)
+    assert segs and all(candidate_store(idx.path).exists(g, r) for r, g in segs.items())

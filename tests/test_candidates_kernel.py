@@ -1,13 +1,14 @@
-"""Candidate partners, the kernels (simdask/kernels/content_ngrams.py, candidates.py): the
-content n-gram equals its plain-Python reference; the scores and top lists equal a brute
-force over Python sets and Counters; the documents an incremental run recomputes include
-every one whose list changes; a disguised copy finds its source among 2,000 documents."""
+"""Candidate partners, the kernels (simdask/kernels/content_ngrams.py, candidates.py,
+candidate_ranges.py): the content n-gram equals its plain-Python reference; the per-range
+postings and the scores and top lists, however ranges and blocks split the work, equal a
+brute force over Python sets and Counters; a run that merges its changes into the ranges and
+recomputes only the affected documents' lists ends with every list equal to the brute force
+after it; a disguised copy finds its source among 2,000 documents."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -16,16 +17,17 @@ from hypothesis import strategies as st
 
 from simdask.errors import ConfigError
 from simdask.ingest.synth import generate_corpus
-from simdask.kernels import candidates
-from simdask.kernels.candidates import (
-    CandidateConfig,
-    affected_documents,
-    build_postings,
-    top_candidates,
-    weight_table,
+from simdask.kernels import candidate_ranges
+from simdask.kernels.candidate_ranges import (
+    block_entries,
+    block_top,
+    merge_range,
+    split_by_range,
 )
+from simdask.kernels.candidates import CandidateConfig, weight_table
 from simdask.kernels.content_ngrams import CONTENT_NGRAM, content_words
 from simdask.kernels.features import SORTED_CHUNK, feature_type
+from simdask.kernels.postings import ShardData, shard_ranges
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS
 from simdask.kernels.text import words
@@ -85,58 +87,96 @@ def _brute(sets: dict[int, set[int]], targets, max_df: int, depth: int):
     return out
 
 
-def _kernel_lists(sets: dict[int, set[int]], targets, max_df: int, depth: int):
-    ids = [np.array(sorted(sets[d]), np.uint64) for d in sets]
-    docs = [np.full(len(sets[d]), d, np.int64) for d in sets]
-    post = build_postings(
-        np.concatenate([np.zeros(0, np.uint64), *ids]),
-        np.concatenate([np.zeros(0, np.int64), *docs]),
-    )
-    feats = [np.array(sorted(sets[d]), np.uint64) for d in targets]
-    doc, other, score = top_candidates(post, np.array(targets, np.int64), feats, max_df, depth)
-    out: dict[int, list] = {d: [] for d in targets}
-    for d, e, s in zip(doc.tolist(), other.tolist(), score.tolist(), strict=True):
-        out[d].append((e, s))
-    return out, post
+BITS = 16
+
+
+def _ranges(sets: dict[int, set[int]], n_ranges: int, max_df: int) -> list:
+    """Each range's merge from nothing of the pairs of ``sets``."""
+    ids = np.array([f for d in sets for f in sets[d]], np.uint64)
+    docs = np.array([d for d in sets for _ in sets[d]], np.uint32)
+    split = split_by_range(ids, docs, BITS, n_ranges)
+    return [
+        merge_range(ShardData.empty(lo, hi), i, d, np.zeros(0, np.uint32), max_df)
+        for (lo, hi), (i, d) in zip(shard_ranges(BITS, n_ranges), split, strict=True)
+    ]
+
+
+def _score(ranges: list, targets, max_df: int, depth: int, n_blocks: int) -> dict:
+    """The lists of ``targets`` scored over ``ranges`` in ``n_blocks`` blocks."""
+    targets = np.array(sorted(targets), np.uint32)
+    out: dict[int, list] = {int(d): [] for d in targets}
+    for blk in np.array_split(targets, n_blocks):
+        parts = [block_entries(m.data, blk, max_df) for m in ranges]
+        for d, e, sc in zip(*(a.tolist() for a in block_top(parts, blk, depth)), strict=True):
+            out[d].append((e, sc))
+    return out
 
 
 doc_sets = st.dictionaries(
+    st.integers(0, 40), st.sets(st.integers(0, 1 << BITS - 1), max_size=12), min_size=1, max_size=14
+)
+small_sets = st.dictionaries(
     st.integers(0, 40), st.sets(st.integers(0, 30), max_size=12), min_size=1, max_size=14
 )
 
 
 @settings(max_examples=150, deadline=None)
-@given(doc_sets, st.integers(2, 8), st.integers(1, 6), st.sampled_from([1 << 23, 1, 7]))
-@pytest.mark.parametrize("dense", [1 << 25, 0], ids=["dense", "sorted"])
-def test_top_candidates_equal_the_brute_force(dense, sets, max_df, depth, block):
-    """Both ways of summing a block (a dense table, sorted pair keys), blocks of any size."""
-    targets = sorted(sets)
-    with (
-        mock.patch.object(candidates, "DENSE_CELLS", dense),
-        mock.patch.object(candidates, "BLOCK_ENTRIES", block),
-    ):
-        got, _ = _kernel_lists(sets, targets, max_df, depth)
-    assert got == _brute(sets, targets, max_df, depth)
+@given(
+    st.one_of(doc_sets, small_sets),
+    st.integers(2, 8),
+    st.integers(1, 6),
+    st.integers(1, 5),
+    st.integers(1, 4),
+    st.data(),
+)
+def test_range_scores_equal_the_brute_force(sets, max_df, depth, n_ranges, n_blocks, data):
+    """Any split into ranges and blocks, any subset of targets; the postings are the sets'."""
+    ranges = _ranges(sets, n_ranges, max_df)
+    targets = data.draw(st.sets(st.sampled_from(sorted(sets)), min_size=1))
+    got = _score(ranges, targets, max_df, depth, n_blocks)
+    assert got == _brute(sets, sorted(targets), max_df, depth)
+    held = {
+        (int(k), int(d))
+        for m in ranges
+        for k, a, b in zip(m.data.chunk_keys, m.data.offsets[:-1], m.data.offsets[1:], strict=True)
+        for d in m.data.doc_ids[int(a) : int(b)]
+    }
+    assert held == {(f, d) for d, fs in sets.items() for f in fs}
+    for m in ranges:
+        assert np.all(np.diff(m.data.chunk_keys.astype(np.int64)) > 0)
+        assert np.all((m.data.chunk_keys >= m.data.lo) & (m.data.chunk_keys < m.data.hi))
 
 
-@settings(max_examples=150, deadline=None)
-@given(doc_sets, doc_sets, st.integers(2, 6), st.integers(1, 4), st.data())
-def test_affected_documents_hold_every_changed_list(before, change, max_df, depth, data):
-    """After adding/modifying ``change`` and deleting some of ``before``, every document whose
-    list differs from its list before is among the affected documents."""
+@settings(max_examples=200, deadline=None)
+@given(small_sets, small_sets, st.integers(2, 6), st.integers(1, 4), st.integers(1, 3), st.data())
+def test_an_incremental_merge_and_rescoring_equals_the_brute_force(
+    before, change, max_df, depth, n_ranges, data
+):
+    """After adding/modifying ``change`` and deleting some of ``before``: each range merged
+    with the change, the lists of the changed and affected documents recomputed, the others
+    kept: every list equals the brute force over the sets after (and every document whose
+    list changed is named affected)."""
     deleted = data.draw(st.sets(st.sampled_from(sorted(before))))
     after = {d: s for d, s in before.items() if d not in deleted}
     after.update(change)
-    gone = [d for d in before if d in deleted or d in change]
-    removed = [np.array(sorted(before[d]), np.uint64) for d in gone]
-    added = [np.array(sorted(s), np.uint64) for s in change.values()]
-    old = _brute(before, sorted(before), max_df, depth)
-    new = _brute(after, sorted(after), max_df, depth)
-    _, post = _kernel_lists(after, sorted(after), max_df, depth)
-    hit = set(affected_documents(post, added, removed, max_df).tolist())
-    for d in after:
-        if d not in change and d in old and old[d] != new[d]:
-            assert d in hit, (d, old[d], new[d])
+    gone = np.array(sorted(d for d in before if d in deleted or d in change), np.uint32)
+    old_lists = _brute(before, sorted(before), max_df, depth)
+    ids = np.array([f for d in change for f in change[d]], np.uint64)
+    docs = np.array([d for d in change for _ in change[d]], np.uint32)
+    merged = [
+        merge_range(m.data, i, d, gone, max_df)
+        for m, (i, d) in zip(
+            _ranges(before, n_ranges, max_df),
+            split_by_range(ids, docs, BITS, n_ranges),
+            strict=True,
+        )
+    ]
+    affected = set(np.concatenate([m.affected for m in merged]).tolist())
+    targets = affected | set(change)
+    fresh = _score(merged, targets, max_df, depth, 2)
+    got = {d: fresh[d] if d in targets else old_lists[d] for d in after}
+    assert got == _brute(after, sorted(after), max_df, depth)
+    assert [m.entries for m in merged] == [m.entries for m in _ranges(after, n_ranges, max_df)]
 
 
 def test_weight_table_and_config():
@@ -155,11 +195,16 @@ def _ranks_of(corpus_texts: list[str], queries: list[str], cfg: CandidateConfig)
     """The candidate lists of the ``queries`` documents added to ``corpus_texts``."""
     allt = corpus_texts + queries
     cb = CONTENT_NGRAM.chunk(allt, cfg.ngram, cfg.hash_bits, cfg.seed)
-    post = build_postings(cb.chunk_ids, cb.doc)
-    first = len(corpus_texts)
-    targets = np.arange(first, len(allt), dtype=np.int64)
-    feats = [cb.chunk_ids[cb.doc == t] for t in targets]
-    doc, other, _ = top_candidates(post, targets, feats, cfg.max_df, 10)
+    bounds = shard_ranges(cfg.hash_bits, 4)
+    split = split_by_range(cb.chunk_ids, cb.doc, cfg.hash_bits, 4)
+    none = np.zeros(0, np.uint32)
+    ranges = [
+        merge_range(ShardData.empty(lo, hi), i, d, none, cfg.max_df).data
+        for (lo, hi), (i, d) in zip(bounds, split, strict=True)
+    ]
+    targets = np.arange(len(corpus_texts), len(allt), dtype=np.uint32)
+    parts = [block_entries(r, targets, cfg.max_df) for r in ranges]
+    doc, other, _ = block_top(parts, targets, 10)
     return {int(t): other[doc == t].tolist() for t in targets}
 
 
@@ -178,3 +223,19 @@ def test_a_disguised_copy_finds_its_source_among_2000_documents():
     shared = np.intersect1d(a.chunk_ids[a.doc == 0], a.chunk_ids[a.doc == 1])
     assert len(shared) < 0.1 * a.n_chunks[0]
     assert PARAGRAPHS[1] in para.source
+
+
+def test_block_top_sorts_alike_with_one_key_and_three(monkeypatch):
+    """The one-key sort of block_top (scores below 2**SCORE_BITS) and the three-key one give
+    the same rows, ties by the smaller ``other``."""
+    rng = np.random.default_rng(0)
+    who = rng.integers(0, 300, 20_000).astype(np.uint64)
+    other = rng.integers(0, 500, 20_000).astype(np.uint64)
+    key = (who << np.uint64(32)) | other
+    w = rng.integers(1, 4, 20_000)
+    targets = np.arange(300, dtype=np.uint32) * 2
+    one = block_top([(key, w)], targets, 7)
+    monkeypatch.setattr(candidate_ranges, "SCORE_BITS", 0)
+    three = block_top([(key, w)], targets, 7)
+    assert all(np.array_equal(a, b) for a, b in zip(one, three, strict=True))
+    assert len(one[0]) == 300 * 7 and np.all(one[0] % 2 == 0)

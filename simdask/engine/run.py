@@ -25,7 +25,7 @@ from simdask import failpoints
 from simdask.cluster.placement import choose_transfer
 from simdask.cluster.worker_cache import cache_stats
 from simdask.config import IndexConfig
-from simdask.engine.candidate_stage import run_candidate_stage
+from simdask.engine.candidate_stage import CandidateJob, run_candidate_stage
 from simdask.engine.chunk_stage import PROVISIONAL_BASE, ChunkOutput, run_chunk_stage
 from simdask.engine.context import RunContext, RunOptions
 from simdask.engine.deep_lists import deep_config, split_rows
@@ -182,9 +182,9 @@ def run_update(
     dropped = resolved.counts.modified + resolved.counts.deleted  # does any document survive?
     n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
     _index(ctx, job, chunked, resolved, changes, stats, n_known)
-    run_candidate_stage(
-        catalog, job.texts, resolved, replace_all, exclusions, changes, stats, job.config.candidates
-    )
+    where = (Path(text_dir).parent, Path(job.bucket_dir).parent)
+    cjob = CandidateJob(catalog, job.texts, *where, exclusions, config.shards)
+    run_candidate_stage(ctx, cjob, resolved, replace_all, changes, stats, config.candidates)
     _traffic_stats(stats, ctx, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, resolved.counts, stats)

@@ -1,17 +1,22 @@
-"""Candidate partners in the catalog: each document's content n-grams and its ranked partners.
+"""Candidate partners in the index: the content n-gram postings per range and each
+document's ranked partners.
 
-Two tables, changed by a run's commit (:func:`write_candidates`, one step of
-:mod:`simdask.storage.commit`) for the documents it changes, like the similarity rows:
-
-* ``candidate_features (doc_id, ids)``: the distinct content n-gram IDs of each document
-  (:mod:`simdask.kernels.content_ngrams`), little-endian uint32 (uint64 above 32 bits). The
-  next incremental run reads them to rebuild the feature's postings without reading any text
-  (docs/design.md, "Candidate partners": why a table of sets, not the range shards);
+* The content n-gram postings (:mod:`simdask.kernels.content_ngrams`) are one segment per
+  range of the feature-ID space in their own shard store, ``<index>/candidates``
+  (:func:`candidate_store`: the raw, memory-mappable layout of
+  :class:`~simdask.storage.shards.LocalShardStore`, ``gen-NNNNNN/shard-NNNN``, written
+  durably by the run's tasks before the commit). Which generation of each range is current
+  is the catalog's ``candidate_segments`` metadata, committed with the run; segments no
+  committed state names are removed by the next run (:func:`remove_unreferenced`).
 * ``candidates (doc, rank, other, score)``: each document's best ``depth`` partners by the
-  score of :mod:`simdask.kernels.candidates`, rank 0 first.
+  score of :mod:`simdask.kernels.candidates`, rank 0 first, changed by a run's commit
+  (:func:`write_candidates`, one step of :mod:`simdask.storage.commit`) for the documents
+  whose lists it recomputed.
 
 The settings (:class:`~simdask.kernels.candidates.CandidateConfig`) are the catalog's
-``candidates`` metadata. :func:`candidate_partners` is what the aligning stages read.
+``candidates`` metadata. :func:`candidate_partners` is what the aligning stages read. An
+index of the earlier layout (a ``candidate_features`` table of per-document blobs) has no
+segments: its next run computes every list again and drops that table.
 """
 
 from __future__ import annotations
@@ -20,30 +25,38 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from simdask.errors import IndexDamagedError
 from simdask.kernels.candidates import CandidateConfig
+from simdask.storage.shards import LocalShardStore
 from simdask.storage.sql import connection, insert_values, rows_in
 
 __all__ = [
     "CANDIDATE_META",
+    "SEGMENTS_META",
     "CandidateChanges",
     "candidate_partners",
     "candidate_scores",
+    "candidate_store",
     "ensure_candidate_tables",
-    "read_features",
+    "remove_unreferenced",
     "stored_candidate_config",
+    "stored_segments",
     "write_candidates",
 ]
 
 #: the catalog metadata holding the settings (JSON); absent: no candidates stored yet
 CANDIDATE_META = "candidates"
+#: the catalog metadata naming the current segment of each range (JSON ``{range: generation}``)
+SEGMENTS_META = "candidate_segments"
+#: the folder of the content n-gram segments inside the index folder
+STORE_DIR = "candidates"
 
 _TABLES = """
-CREATE TABLE IF NOT EXISTS candidate_features (doc_id INTEGER PRIMARY KEY, ids BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS candidates (
     doc INTEGER NOT NULL,
     rank INTEGER NOT NULL,
@@ -56,14 +69,12 @@ CREATE TABLE IF NOT EXISTS candidates (
 
 @dataclass
 class CandidateChanges:
-    """What a run changes: ``features`` (doc ID -> its new feature IDs) stored, the features
-    of ``dropped`` (deleted documents) removed, the lists of ``replaced`` removed and
-    ``rows`` ``(doc, other, score)`` (best first per doc) inserted; ``full``: everything is
-    replaced."""
+    """What a run changes: ``segments`` (range -> generation: the current content n-gram
+    segments after the run), the lists of ``replaced`` removed and ``rows`` ``(doc, other,
+    score)`` (best first per doc) inserted; ``full``: every list is replaced."""
 
     config: CandidateConfig
-    features: dict[int, np.ndarray] = field(default_factory=dict)
-    dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    segments: dict[int, int] = field(default_factory=dict)
     replaced: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     rows: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
         default_factory=lambda: (np.zeros(0, np.int64),) * 3
@@ -71,6 +82,41 @@ class CandidateChanges:
     full: bool = False
     #: the index keeps no candidates (its setting turned off): tables emptied, settings gone
     off: bool = False
+
+
+def candidate_store(index_path: str | Path) -> LocalShardStore:
+    """The shard store of the content n-gram segments of the index at ``index_path``."""
+    return LocalShardStore(Path(index_path) / STORE_DIR)
+
+
+def stored_segments(db: Any) -> dict[int, int] | None:
+    """The committed segments (range -> generation); None if the index has none (no
+    candidates yet, or the earlier layout)."""
+    row = connection(db).execute("SELECT value FROM meta WHERE name = ?", (SEGMENTS_META,))
+    found = row.fetchone()
+    if found is None:
+        return None
+    try:
+        return {int(r): int(g) for r, g in json.loads(found[0]).items()}
+    except (ValueError, TypeError, AttributeError) as e:
+        raise IndexDamagedError(
+            f"expected the candidate segments as a JSON object, found {found[0]!r}"
+        ) from e
+
+
+def remove_unreferenced(store: LocalShardStore, segments: dict[int, int] | None) -> int:
+    """Delete the segments of ``store`` that ``segments`` (the committed ones) does not
+    name, e.g. those of the run before the last commit or of an interrupted run (call with
+    the writer lock); returns how many."""
+    live = set() if segments is None else {(g, r) for r, g in segments.items()}
+    gone = [(g, r) for g in store.generations() for r in store.stored_ranges(g)]
+    gone = [(g, r) for g, r in gone if (g, r) not in live]
+    for g, r in gone:
+        store.remove_shard(g, r)
+    for g in store.generations():  # temporary files of an interrupted write
+        if not store.stored_ranges(g):
+            store.remove_generation(g)
+    return len(gone)
 
 
 def ensure_candidate_tables(db: Any) -> None:
@@ -84,36 +130,23 @@ def _create(c: sqlite3.Connection) -> None:
             c.execute(statement)
 
 
-def _dtype(config: CandidateConfig) -> np.dtype:
-    return np.dtype("<u4") if config.hash_bits <= 32 else np.dtype("<u8")
-
-
 def write_candidates(c: sqlite3.Connection, ch: CandidateChanges | None) -> None:
     """Apply ``ch`` inside the caller's transaction (no-op for None)."""
     if ch is None:
         return
     _create(c)
+    c.execute("DROP TABLE IF EXISTS candidate_features")  # the earlier layout
     if ch.off:
-        c.execute("DELETE FROM candidate_features")
         c.execute("DELETE FROM candidates")
-        c.execute("DELETE FROM meta WHERE name = ?", (CANDIDATE_META,))
+        c.execute("DELETE FROM meta WHERE name IN (?, ?)", (CANDIDATE_META, SEGMENTS_META))
         return
     if ch.full:
-        c.execute("DELETE FROM candidate_features")
         c.execute("DELETE FROM candidates")
     else:
-        for table, col, ids in (
-            ("candidate_features", "doc_id", ch.dropped),
-            ("candidates", "doc", ch.replaced),
-        ):
-            values = np.unique(np.asarray(ids, np.int64)).tolist()
-            for i in range(0, len(values), 5000):
-                part = values[i : i + 5000]
-                c.execute(f"DELETE FROM {table} WHERE {col} IN ({','.join('?' * len(part))})", part)
-    dt = _dtype(ch.config)
-    docs = sorted(ch.features)
-    blobs = [np.asarray(ch.features[d]).astype(dt).tobytes() for d in docs]
-    insert_values(c, "INSERT OR REPLACE INTO candidate_features (doc_id, ids)", [docs, blobs])
+        values = np.unique(np.asarray(ch.replaced, np.int64)).tolist()
+        for i in range(0, len(values), 5000):
+            part = values[i : i + 5000]
+            c.execute(f"DELETE FROM candidates WHERE doc IN ({','.join('?' * len(part))})", part)
     doc, other, score = (np.asarray(a, np.int64) for a in ch.rows)
     rank = _ranks(doc)
     insert_values(
@@ -122,7 +155,11 @@ def write_candidates(c: sqlite3.Connection, ch: CandidateChanges | None) -> None
         [doc.tolist(), rank.tolist(), other.tolist(), score.tolist()],
     )
     meta = json.dumps(ch.config.to_dict(), sort_keys=True)
-    c.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (CANDIDATE_META, meta))
+    segs = json.dumps({str(r): int(g) for r, g in sorted(ch.segments.items())})
+    c.executemany(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+        [(CANDIDATE_META, meta), (SEGMENTS_META, segs)],
+    )
 
 
 def _ranks(doc: np.ndarray) -> np.ndarray:
@@ -145,23 +182,6 @@ def stored_candidate_config(db: Any) -> CandidateConfig | None:
         return CandidateConfig.from_dict(json.loads(found[0]))
     except (ValueError, TypeError) as e:
         raise IndexDamagedError(f"expected candidate settings as JSON, found {found[0]!r}") from e
-
-
-def read_features(db: Any, config: CandidateConfig) -> dict[int, np.ndarray]:
-    """Every stored document's feature IDs (doc ID -> uint32/uint64 array)."""
-    c = connection(db)
-    if not _has_tables(c):
-        return {}
-    dt = _dtype(config)
-    out = {}
-    for doc_id, blob in c.execute("SELECT doc_id, ids FROM candidate_features"):
-        if len(blob) % dt.itemsize:
-            raise IndexDamagedError(
-                f"expected the features of document {doc_id} in a multiple of {dt.itemsize} "
-                f"bytes, found {len(blob)}"
-            )
-        out[int(doc_id)] = np.frombuffer(blob, dtype=dt).astype(dt.newbyteorder("="))
-    return out
 
 
 def _has_tables(c: sqlite3.Connection) -> bool:

@@ -1,0 +1,214 @@
+"""Candidate partners per range of the content n-gram's ID space (the scalable form).
+
+The content n-gram postings (:mod:`simdask.kernels.content_ngrams`) live as one CSR segment
+per range of the feature-ID space (a :class:`~simdask.kernels.postings.ShardData`, like the
+sorted chunk's). A run:
+
+1. splits its documents' ``(feature, doc)`` pairs by range (:func:`split_by_range`);
+2. per range, drops the postings of the documents it recomputes or deletes and merges in the
+   new ones (:func:`merge_range`), which also names the documents whose list may change:
+   the holders (after the run) of every feature whose document frequency changed and is at
+   most ``max_df`` before or after, and at least 2 before or after (a feature below 2 or
+   above ``max_df`` on both sides weighs 0 on both);
+3. per block of target documents, every range emits the weighted pairs of its features
+   held by a target with ``2 <= df <= max_df`` summed per pair (:func:`block_entries`), and
+   the block's parts are summed and cut to each target's best ``depth``
+   (:func:`block_top`).
+
+Scores are sums of integer weights (:func:`~simdask.kernels.candidates.weight_table`), so
+the result does not depend on how ranges and blocks split the work: a run recomputing the
+affected documents' lists gets what a full build gets. Pure numpy, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from simdask.kernels.arrays import expand_ranges
+from simdask.kernels.candidates import weight_table
+from simdask.kernels.postings import ShardData, shard_ranges
+
+__all__ = [
+    "RangeMerge",
+    "block_entries",
+    "block_top",
+    "csr_of_pairs",
+    "merge_range",
+    "split_by_range",
+]
+
+#: a pair key is ``row << ROW_SHIFT | other`` (doc IDs are uint32)
+ROW_SHIFT = 32
+_LOW = (1 << ROW_SHIFT) - 1
+#: bits of a score in the one-key sort of :func:`block_top` (larger scores: three keys)
+SCORE_BITS = 40
+
+
+def _sorted_pairs(ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs ``(ids[i], docs[i])`` sorted by feature, then doc."""
+    order = np.lexsort((docs, ids))
+    ids, docs = ids[order], docs[order]
+    keep = np.ones(len(ids), dtype=bool)
+    keep[1:] = (ids[1:] != ids[:-1]) | (docs[1:] != docs[:-1])
+    return ids[keep], docs[keep]
+
+
+def split_by_range(
+    ids: np.ndarray, docs: np.ndarray, hash_bits: int, n_ranges: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The distinct pairs ``(ids[i], docs[i])`` (feature IDs, doc IDs) of each of the
+    ``n_ranges`` ranges of the ``hash_bits``-bit ID space, sorted by feature then doc; doc
+    IDs as uint32."""
+    ids, docs = _sorted_pairs(np.asarray(ids), np.asarray(docs, np.uint32))
+    bounds = [lo for lo, _ in shard_ranges(hash_bits, n_ranges)] + [1 << hash_bits]
+    cuts = np.searchsorted(ids, np.asarray(bounds, dtype=np.uint64))
+    return [(ids[a:b], docs[a:b]) for a, b in pairwise(cuts)]
+
+
+def csr_of_pairs(ids: np.ndarray, docs: np.ndarray, lo: int, hi: int) -> ShardData:
+    """The postings of the sorted distinct pairs ``(ids, docs)`` of range ``[lo, hi)``."""
+    if len(ids) == 0:
+        return ShardData.empty(lo, hi)
+    new = np.ones(len(ids), dtype=bool)
+    new[1:] = ids[1:] != ids[:-1]
+    starts = np.flatnonzero(new)
+    offsets = np.append(starts, len(ids)).astype(np.uint64)
+    return ShardData(lo, hi, ids[starts], offsets, np.asarray(docs, np.uint32))
+
+
+@dataclass(frozen=True)
+class RangeMerge:
+    """One range after a run: ``data`` (its postings), ``affected`` (sorted uint32 doc IDs
+    whose list the run may change through this range's features), ``entries`` (partner
+    entries of a full scoring of the range: ``sum(df * (df - 1))`` over its features with
+    ``2 <= df <= max_df``), ``changed`` (False: nothing of the range changed)."""
+
+    data: ShardData
+    affected: np.ndarray
+    entries: int
+    changed: bool
+
+
+def range_entries(data: ShardData, max_df: int) -> int:
+    """``sum(df * (df - 1))`` over the features of ``data`` with ``2 <= df <= max_df``."""
+    df = np.diff(np.asarray(data.offsets, np.int64))
+    df = df[(df >= 2) & (df <= max_df)]
+    return int(np.sum(df * (df - 1)))
+
+
+def merge_range(
+    old: ShardData, new_ids: np.ndarray, new_docs: np.ndarray, dropped: np.ndarray, max_df: int
+) -> RangeMerge:
+    """``old`` without the postings of ``dropped`` (sorted doc IDs) and with the sorted
+    distinct pairs ``(new_ids, new_docs)``; the documents affected (module docstring)."""
+    offsets = np.asarray(old.offsets, np.int64)
+    docs = np.asarray(old.doc_ids, np.uint32)
+    old_df = np.diff(offsets)
+    gone = np.isin(docs, dropped) if len(dropped) else np.zeros(len(docs), dtype=bool)
+    if not len(new_ids) and not gone.any():
+        return RangeMerge(old, np.zeros(0, np.uint32), range_entries(old, max_df), False)
+    new_ids = np.asarray(new_ids)
+    keys = np.asarray(old.chunk_keys)
+    keys = keys.astype(np.promote_types(keys.dtype, new_ids.dtype), copy=False)
+    feat = np.repeat(keys, old_df)
+    ids, ds = _sorted_pairs(
+        np.concatenate([feat[~gone], new_ids.astype(keys.dtype)]),
+        np.concatenate([docs[~gone], np.asarray(new_docs, np.uint32)]),
+    )
+    data = csr_of_pairs(ids, ds, old.lo, old.hi)
+    changed = np.union1d(feat[gone], new_ids).astype(keys.dtype)
+    before = _df_of(keys, old_df, changed)
+    after = _df_of(data.chunk_keys, np.diff(data.offsets.astype(np.int64)), changed)
+    weighs = (np.minimum(before, after) <= max_df) & (np.maximum(before, after) >= 2)
+    pos = np.searchsorted(data.chunk_keys, changed[weighs & (after > 0)])
+    starts = data.offsets[pos].astype(np.int64)
+    held = data.doc_ids[expand_ranges(starts, data.offsets[pos + 1].astype(np.int64) - starts)]
+    return RangeMerge(data, np.unique(held), range_entries(data, max_df), True)
+
+
+def _df_of(keys: np.ndarray, df: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """The document frequency (int64) of each of ``features`` in postings of sorted ``keys``
+    with frequencies ``df`` (0 when absent)."""
+    out = np.zeros(len(features), dtype=np.int64)
+    if len(keys) == 0:
+        return out
+    pos = np.minimum(np.searchsorted(keys, features), len(keys) - 1)
+    found = keys[pos] == features
+    out[found] = df[pos[found]]
+    return out
+
+
+def block_entries(
+    data: ShardData, targets: np.ndarray, max_df: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The partner entries of the block ``targets`` (sorted distinct uint32 doc IDs) from the
+    features of ``data``: pair keys ``row << 32 | other`` (uint64; ``row``: index in
+    ``targets``; ``other`` a different document), one per feature both hold with ``2 <= df
+    <= max_df``, and that feature's weight (int64); :func:`block_top` sums them."""
+    none = (np.zeros(0, np.uint64), np.zeros(0, np.int64))
+    if len(targets) == 0 or data.n_postings == 0:
+        return none
+    offsets = np.asarray(data.offsets, np.int64)
+    docs = np.asarray(data.doc_ids)
+    t0, t1 = int(targets[0]), int(targets[-1])
+    sel = np.flatnonzero((docs >= t0) & (docs <= t1))
+    row = np.searchsorted(targets, docs[sel])
+    if len(targets) < t1 - t0 + 1:  # not every doc ID of the span is a target
+        hit = targets[np.minimum(row, len(targets) - 1)] == docs[sel]
+        sel, row = sel[hit], row[hit]
+    fidx = np.searchsorted(offsets, sel, side="right") - 1
+    df = offsets[fidx + 1] - offsets[fidx]
+    weights = weight_table(max_df)
+    w = weights[np.minimum(df, len(weights) - 1)]
+    use = w > 0
+    row, fidx, df, w = row[use], fidx[use], df[use], w[use]
+    if len(row) == 0:
+        return none
+    other = docs[expand_ranges(offsets[fidx], df)].astype(np.uint64)
+    key = (np.repeat(row.astype(np.uint64), df) << np.uint64(ROW_SHIFT)) | other
+    w = np.repeat(w, df)
+    mine = other != targets[np.repeat(row, df)].astype(np.uint64)
+    return key[mine], w[mine]
+
+
+def _sum_by_key(key: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``key`` and the integer sum of ``w`` over each."""
+    if len(key) == 0:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    order = np.argsort(key)  # sums do not depend on the order of equal keys
+    key, w = key[order], np.asarray(w, np.int64)[order]
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = key[1:] != key[:-1]
+    starts = np.flatnonzero(new)
+    return key[starts], np.add.reduceat(w, starts)
+
+
+def block_top(
+    parts: list[tuple[np.ndarray, np.ndarray]], targets: np.ndarray, depth: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``depth`` best partners of each of ``targets`` from the ranges' ``parts``
+    (:func:`block_entries`): rows ``(doc, other, score)`` (int64) by doc ascending, best
+    first, ties to the smaller ``other``; only positive scores."""
+    keys = np.concatenate([np.zeros(0, np.uint64), *[k for k, _ in parts]])
+    sums = np.concatenate([np.zeros(0, np.int64), *[s for _, s in parts]])
+    key, score = _sum_by_key(keys, sums)
+    pos = score > 0
+    key, score = key[pos], score[pos]
+    who = (key >> np.uint64(ROW_SHIFT)).astype(np.int64)
+    other = (key & np.uint64(_LOW)).astype(np.int64)
+    if len(score) and int(score.max()) < 1 << SCORE_BITS and len(targets) < 1 << 62 - SCORE_BITS:
+        # by row, then score descending; a stable sort keeps ``other`` ascending (key order)
+        rank_key = (who << SCORE_BITS) | ((1 << SCORE_BITS) - 1 - score)
+        order = np.argsort(rank_key, kind="stable")
+    else:
+        order = np.lexsort((other, -score, who))
+    who, other, score = who[order], other[order], score[order]
+    new = np.ones(len(who), dtype=bool)
+    new[1:] = who[1:] != who[:-1]
+    starts = np.flatnonzero(new)
+    rank = np.arange(len(who)) - np.repeat(starts, np.diff(np.append(starts, len(who))))
+    keep = rank < depth
+    return np.asarray(targets, np.int64)[who[keep]], other[keep], score[keep]
