@@ -93,8 +93,15 @@ def prepare(
     stems = stem_words([seg.tokens[i] for i in idx], config.language)
     stem_hashes = word_ids(stems, len(stems))
     arrays = (hashes, content, stem_hashes, np.cumsum(seg.barrier))
+    frozen_hashes, frozen_content, frozen_stems, barriers = (_frozen(a) for a in arrays)
     return PreparedText(
-        seg, *(_frozen(a) for a in arrays), config.language, config.min_sentence_words
+        seg,
+        frozen_hashes,
+        frozen_content,
+        frozen_stems,
+        barriers,
+        config.language,
+        config.min_sentence_words,
     )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -210,6 +211,7 @@ def _merge(ctx, job: CandidateJob, feats, work, segments, dropped, config, full)
     futures = []
     for r, (lo, hi) in enumerate(ranges):
         gen = segments.get(r)
+        old: Any
         if ctx.shared:
             old = (str(job.index_path), gen, lo, hi)
         else:

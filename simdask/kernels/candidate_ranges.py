@@ -94,7 +94,7 @@ class RangeMerge:
 
 def range_entries(data: ShardData, max_df: int) -> int:
     """``sum(df * (df - 1))`` over the features of ``data`` with ``2 <= df <= max_df``."""
-    df = np.diff(np.asarray(data.offsets, np.int64))
+    df: np.ndarray = np.diff(np.asarray(data.offsets, np.int64))
     df = df[(df >= 2) & (df <= max_df)]
     return int(np.sum(df * (df - 1)))
 
