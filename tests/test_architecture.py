@@ -285,13 +285,18 @@ def test_kernels_ingest_storage_never_import_dask(sub):
 
 
 def test_only_storage_touches_the_catalog_connection():
-    """SQL lives in storage/: no module elsewhere reads a ``.conn`` attribute (the catalog's
-    SQLite connection); they call storage's functions with the catalog."""
+    """SQL lives in storage/: no module elsewhere reads a ``.conn`` attribute of another
+    object (the catalog's SQLite connection); they call storage's functions with the catalog.
+    A class's own ``self.conn`` (e.g. uvicorn's h11 connection in web/protocol.py) is not the
+    catalog's."""
     found = []
     for name, path in _modules().items():
         if name.startswith("simdask.storage."):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
+            own = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            if own and node.value.id == "self":  # type: ignore[attr-defined]
+                continue
             if isinstance(node, ast.Attribute) and node.attr == "conn":
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found, "catalog connection used outside storage/: " + ", ".join(found)

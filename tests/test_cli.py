@@ -22,6 +22,7 @@ PAIR_FIELDS = [
     "similarity",
     "aligned",
     "total",
+    "source_excluded",  # the teacher left this source out of doc's total (issue 31 item 12)
     "shared",
     "doc_chunks",
     "other_chunks",

@@ -125,7 +125,7 @@ def test_export_html_remove_and_text(built, tmp_path):
     assert len(list((out / "docs").glob("*.html"))) == n_docs
     assert len(list((out / "pairs").glob("*.html"))) == len(pairs)
     p = run("export-html", work, tmp_path / "site2", "--max-pairs", 1, "--quiet")
-    assert f"1 pair reports ({len(pairs) - 1} more pairs not written" in p.stderr
+    assert f"1 pair report ({len(pairs) - 1} more stored pairs without one" in p.stderr
     # remove: the document and its rows go, the others stay
     p = run("remove", work, "docs/form1.txt", *ONE_WORKER)
     assert "0 added, 0 modified, 1 deleted" in p.stderr

@@ -4,6 +4,7 @@ break is found whole; text that merely repeats is kept."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,9 @@ from simdask.ingest.extract.furniture import (
 )
 from simdask.kernels.text import words
 from tests.helpers.documents import pdf_bytes, prose, wrap
+
+# the PDF tests read through the extraction helper process
+pytestmark = pytest.mark.integration
 
 HEADER = "Reuse in student essays: a study, J. Smith 2026"
 

@@ -3,10 +3,13 @@ vectorised filter equals the pairwise definition on random passages."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask.evidence.passages import Passage, outermost
+
+pytestmark = pytest.mark.unit
 
 
 def _inside(p: Passage, q: Passage) -> bool:
