@@ -56,6 +56,8 @@ def _check(running: bool, status: int, err: str, delay: float) -> None:
         assert status == 0, (delay, status, err)
         return
     lines = err.splitlines()
+    if status == 0 and not err:
+        return  # it had finished its work: the signal came during the final shutdown, ignored
     assert status == 130, (delay, status, err)
     assert lines and lines[-1] == "simdask: interrupted", (delay, err)
     # before it, at most simdask's own warning that the generation was committed just before

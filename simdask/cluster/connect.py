@@ -216,6 +216,11 @@ def connect(
                 worker_env = {**WORKER_MALLOC_ENV, **log_env, **worker_environ()}
                 env = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in worker_env.items()}
                 saved = _environ_of(worker_env)
+                # a variable already in this process's environment overrides distributed's
+                # pre-spawn-environ (nanny._get_env_variables): e.g. a PYTHONPATH set by the
+                # user would drop the worker_site folder; so the values are put there too
+                # (put back when the cluster is closed)
+                os.environ.update(worker_env)
                 with dask.config.set({**env, **CLUSTER_CONFIG}):
                     cluster = LocalCluster(
                         n_workers=spec.workers or default_workers(),

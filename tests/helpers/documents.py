@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 from html import escape
 
 CZECH = (
@@ -239,3 +240,21 @@ def bomb_package(fmt: str, inflated: int, split: int = 1) -> bytes:
                     f.write(block)
                 f.write(tail)
     return out.getvalue()
+
+
+def outside_evidence(page: str) -> str:
+    """An HTML report without its folded evidence block (``<details id=evidence>``: the
+    passage table and legend repeat the marks), so that marks and excluded spans are counted
+    in the two texts only."""
+    start = page.find("<details id=evidence")
+    if start < 0:
+        return page
+    end = page.find("</details>", start)
+    # the block may hold nested details: cut to the closing tag that balances it
+    depth = 0
+    for m in re.finditer(r"<details\b|</details>", page[start:]):
+        depth += 1 if m.group(0).startswith("<details") else -1
+        if depth == 0:
+            end = start + m.end()
+            break
+    return page[:start] + page[end:]
