@@ -42,7 +42,8 @@ def test_totals_compute_prints_every_total_as_the_reference(built):
         want = reference_totals(index)
     assert {r["doc"] for r in rows} == set(want)
     for r in rows:
-        assert list(r) == ["doc", "total", "words", "sources"]
+        assert list(r) == ["doc", "total", "words", "sources", "excluded_sources"]
+        assert r["excluded_sources"] == []  # none left out by the teacher (simdask mark)
         assert r["total"] == pytest.approx(want[r["doc"]][0], abs=1e-9)
         assert {s["key"]: s["share"] for s in r["sources"]} == pytest.approx(want[r["doc"]][1])
     high = _jsonl(run("totals", idx, "--min-total", 50, "-o", "jsonl").stdout)
