@@ -150,7 +150,6 @@ def update_index(
     spec = args.cluster.spec
     fresh = not (place / CATALOG_NAME).exists()
     made_folder = not place.exists()
-    idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
 
     def connector(n_items: int):
         if runs_in_process(spec, n_items):
@@ -160,6 +159,9 @@ def update_index(
         return connect(spec)
 
     try:
+        # inside the try: an interrupt just after a first run created its catalog still
+        # leaves no empty index behind
+        idx = Index.open_or_create(index_path, config, getattr(args, "shard_store", None))
         with idx, idx.writer(wait=getattr(args, "wait", 0.0)) as writer:
             summary = writer.update(
                 callback=cb, config=config, connector=connector, **update_kwargs
