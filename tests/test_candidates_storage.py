@@ -22,19 +22,13 @@ from simdask.storage.candidates import (
     write_candidates,
 )
 from simdask.storage.shards import ShardData
+from tests.helpers.candidates import small_catalog
 
 pytestmark = pytest.mark.unit
 
 
 def _conn() -> sqlite3.Connection:
-    c = sqlite3.connect(":memory:")
-    c.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    c.execute(
-        "CREATE TABLE similarity (doc INTEGER, other INTEGER, shared INTEGER, similarity REAL)"
-    )
-    c.execute("CREATE TABLE documents (doc_id INTEGER PRIMARY KEY, key TEXT)")
-    c.executemany("INSERT INTO documents VALUES (?, ?)", [(i, f"k{i}") for i in range(1, 8)])
-    return c
+    return small_catalog()
 
 
 def _rows(*triples):

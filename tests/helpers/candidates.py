@@ -7,6 +7,7 @@ descending then ``other`` doc ID ascending. Doc IDs are each index's own (as
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections import Counter
 
 from simdask import Index
@@ -84,3 +85,16 @@ def assert_contract_candidates(idx: Index) -> None:
 def by_key(idx: Index) -> dict[str, list[tuple[str, int]]]:
     names = {d.doc_id: d.key for d in idx.catalog.documents()}
     return {names[d]: [(names[o], s) for o, s in r] for d, r in stored_candidates(idx).items()}
+
+
+def small_catalog() -> sqlite3.Connection:
+    """An in-memory catalog with the tables the candidate store reads (meta, similarity,
+    documents) and documents 1..7 keyed ``k1``..``k7``."""
+    c = sqlite3.connect(":memory:")
+    c.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    c.execute(
+        "CREATE TABLE similarity (doc INTEGER, other INTEGER, shared INTEGER, similarity REAL)"
+    )
+    c.execute("CREATE TABLE documents (doc_id INTEGER PRIMARY KEY, key TEXT)")
+    c.executemany("INSERT INTO documents VALUES (?, ?)", [(i, f"k{i}") for i in range(1, 8)])
+    return c
