@@ -186,6 +186,26 @@ def _closed_after(sock: socket.socket, trickle: bytes, limit: float) -> float:
     return limit + 1
 
 
+def _one_response(sock: socket.socket) -> bytes:
+    """Read one whole HTTP/1.1 response (head and ``Content-Length`` body) from ``sock``:
+    a response may arrive in several pieces, so one ``recv`` is not enough."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = sock.recv(65536)
+        if not piece:
+            return data
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    want = int(length.group(1)) if length else 0
+    while len(body) < want:
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        body += piece
+    return head + b"\r\n\r\n" + body
+
+
 def test_slow_headers_and_bodies_are_timed_out(index):
     """Slow-header connections were never timed out: headers must be complete within
     --timeout seconds of the connection or request; a body may not stop for longer."""
@@ -200,12 +220,12 @@ def test_slow_headers_and_bodies_are_timed_out(index):
             s.settimeout(10)
             request = b"GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
             s.sendall(request)
-            assert s.recv(65536).startswith(b"HTTP/1.1 200")
+            assert _one_response(s).startswith(b"HTTP/1.1 200")
             time.sleep(1.0)
             s.sendall(request[:10])
             time.sleep(1.0)  # two pieces within the deadline: served
             s.sendall(request[10:])
-            assert s.recv(65536).startswith(b"HTTP/1.1 200")
+            assert _one_response(s).startswith(b"HTTP/1.1 200")
             assert _closed_after(s, headers, 8) < 5  # the next request's headers trickle
         with socket.create_connection(("127.0.0.1", port)) as s:  # a body that stops
             s.settimeout(10)
