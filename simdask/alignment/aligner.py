@@ -27,6 +27,7 @@ from xxhash import xxh3_64_intdigest
 from simdask.alignment.config import AlignConfig
 from simdask.alignment.extend import Fragment, integrate, join_in_order, trim
 from simdask.alignment.filtering import drop_short, resolve_overlaps
+from simdask.alignment.null_model import NullModel
 from simdask.alignment.pairs import SentenceCosine, SentencePairs, rare_terms, similar_pairs
 from simdask.alignment.passage import Passage
 from simdask.alignment.seeds import key_matches, window_keys
@@ -105,14 +106,40 @@ def prepare(
     )
 
 
-def _vectors(a: PreparedText, b: PreparedText) -> tuple[SentenceVectors, SentenceVectors]:
+def _terms(a: PreparedText, b: PreparedText):
+    """Both texts' content words as term IDs ``0 <= id < n``, their sentences, the texts'
+    sentence counts and ``n``."""
     both = np.concatenate([a.stems, b.stems])
     uniq, ids = np.unique(both, return_inverse=True)
     na = len(a.stems)
     sents = (a.seg.sentence[a.content], b.seg.sentence[b.content])
-    return sentence_vectors(
-        (ids[:na], ids[na:]), sents, (a.seg.n_sentences, b.seg.n_sentences), len(uniq)
-    )
+    return (ids[:na], ids[na:]), sents, (a.seg.n_sentences, b.seg.n_sentences), len(uniq)
+
+
+def _vectors(a: PreparedText, b: PreparedText) -> tuple[SentenceVectors, SentenceVectors]:
+    return sentence_vectors(*_terms(a, b))
+
+
+def _significant(
+    found: list[Fragment], seeds: np.ndarray, a: PreparedText, b: PreparedText, cos, config
+) -> list[Fragment]:
+    """The summary variant's passages that beat chance (:mod:`.null_model`: their seeds, of
+    ``seeds`` inside the passage's sentences of A and B, or their sentences' best matches,
+    against B with its words shuffled across its sentences; at most ``summary_alpha``)."""
+    if not found or config.summary_shuffles == 0 or config.summary_alpha >= 1:
+        return found
+    low = (config.summary_cosine_threshold, config.summary_dice_threshold)
+    shuffles, block = config.summary_shuffles, config.pair_block
+    null = NullModel.of(*_terms(a, b), low, config.rare_share, shuffles, block)
+    out = []
+    for f in found:
+        ra, rb = (f.a_first, f.a_last), (f.b_first, f.b_last)
+        inside = (seeds[:, 0] >= ra[0]) & (seeds[:, 0] <= ra[1])
+        inside &= (seeds[:, 1] >= rb[0]) & (seeds[:, 1] <= rb[1])
+        k = int(np.count_nonzero(inside))
+        if null.p_value(k, cos, ra, rb) <= config.summary_alpha:
+            out.append(f)
+    return out
 
 
 def _chunk_matches(
@@ -357,11 +384,13 @@ def align_prepared(
         # the summary variant's passages are
         seeds = _seeds(a, b, pairs, chunks, config, summary=True)
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
-        summary = _passages(_extend(seeds, a, b, va, vb, gaps, config), a, b, cos, config)
+        summary = _extend(seeds, a, b, va, vb, gaps, config)
+        # the passages that beat chance (two texts of one vocabulary share frequent words)
+        summary = _passages(_significant(summary, seeds, a, b, cos, config), a, b, cos, config)
         if config.join_passages:
             summary = _join(summary, a, b, va, vb, config)
         sum_a, sum_b = _lengths(summary, a, b)
-        if found or (summary and sum_b >= config.summary_ratio * sum_a):
+        if summary and (found or sum_b >= config.summary_ratio * sum_a):
             found = summary
     out = []
     for f in found:

@@ -22,6 +22,7 @@ _UNIT = (
     "trim_keep_cosine",
     "rare_share",
     "max_seed_share",
+    "summary_alpha",
 )
 _COUNTS = (
     "min_sentence_words",
@@ -35,6 +36,7 @@ _COUNTS = (
     "stopword_ngram",
     "max_key_repeats",
     "pair_block",
+    "summary_shuffles",
 )
 
 
@@ -80,6 +82,12 @@ class AlignConfig:
     #: the summary variant's seed thresholds (cosine, Dice)
     summary_cosine_threshold: float = 0.2
     summary_dice_threshold: float = 0.2
+    #: a passage of the summary variant is kept only when it beats chance at this level
+    #: (:mod:`.null_model`: its seeds, or its sentences' best matches, against B with its
+    #: words shuffled across its sentences); 1 switches the test off
+    summary_alpha: float = 0.01
+    #: ... with this many shuffles of B (0: no test)
+    summary_shuffles: int = 4
     #: a fragment needs this many seeds
     min_seeds: int = 1
     #: passages shorter than this (characters, either text) are dropped

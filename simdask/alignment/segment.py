@@ -3,8 +3,13 @@
 A word is a maximal run of :data:`simdask.kernels.text.WORD_PATTERN` (letters or digits),
 normalised (NFKC, casefold) for matching but located in the original text. A sentence ends
 before a word when the gap before it holds ``.``, ``!``, ``?`` or a blank line and the word
-does not start in lower case; excluded spans (templates, quotations, ...) drop the words
-they touch and are hard breaks: no sentence, and no passage, reaches across one.
+does not start in lower case; a word in lower case starts one too when the gap starts with a
+single full stop followed by white space and the word before it is not an abbreviation (a
+single letter or one of :data:`ABBREVIATIONS`), as in Punkt (Kiss and Strunk 2006, the
+splitter Sanchez-Perez et al. used): a full stop after an ordinary word ends a sentence
+whatever the case of the next word (a student who does not capitalise, or an obfuscation that
+moves a sentence's words). Excluded spans (templates, quotations, ...) drop the words they
+touch and are hard breaks: no sentence, and no passage, reaches across one.
 """
 
 from __future__ import annotations
@@ -18,9 +23,55 @@ import numpy as np
 from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.text import WORD_PATTERN, normalize, utf8_word_spans
 
-__all__ = ["Segmented", "segment", "word_spans"]
+__all__ = ["ABBREVIATIONS", "Segmented", "segment", "word_spans"]
 
 _TERMINATOR = re.compile(r"[.!?]|\n[ \t\r\f\v]*\n")
+#: a full stop and white space: the gap after an ordinary word that ends a sentence
+_FULL_STOP = re.compile(r"\.[\"'”’)\]]*\s")
+#: words (normalised, without their full stop) after which a full stop does not end a sentence
+#: when a word in lower case follows ("e.g. the", "et al. show"); single letters are
+#: abbreviations too (initials, "i.e.", "z.B.")
+ABBREVIATIONS = frozenset(
+    [
+        "al",
+        "approx",
+        "ca",
+        "cf",
+        "ch",
+        "chap",
+        "co",
+        "corp",
+        "dept",
+        "dr",
+        "ed",
+        "eds",
+        "eq",
+        "eqs",
+        "esp",
+        "etc",
+        "fig",
+        "figs",
+        "inc",
+        "jr",
+        "ltd",
+        "mr",
+        "mrs",
+        "ms",
+        "no",
+        "nos",
+        "op",
+        "p",
+        "pp",
+        "prof",
+        "resp",
+        "sec",
+        "sr",
+        "st",
+        "vol",
+        "vols",
+        "vs",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -93,7 +144,19 @@ def _sentence_starts(text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndar
         k = np.unique(k)
         upper = np.fromiter((not text[int(i)].islower() for i in starts[k]), bool, len(k))
         flag[k[upper]] = True
+        flag[[i for i in k[~upper].tolist() if _full_stop(text, starts, ends, i)]] = True
     return flag
+
+
+def _full_stop(text: str, starts: np.ndarray, ends: np.ndarray, i: int) -> bool:
+    """Whether the gap before word ``i`` (``i > 0``) is a full stop ending a sentence: a single
+    ``.`` (closing quotes or brackets may follow) then white space, after a word that is not
+    an abbreviation."""
+    gap_start = int(ends[i - 1])
+    if not _FULL_STOP.match(text, gap_start) or text.startswith("..", gap_start):
+        return False
+    before = text[int(starts[i - 1]) : gap_start].lower()
+    return len(before) > 1 and before not in ABBREVIATIONS
 
 
 def _join_short(first: np.ndarray, barrier: np.ndarray, n_words: int, min_words: int):
