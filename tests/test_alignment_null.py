@@ -4,13 +4,15 @@ planted summaries and heavy paraphrases in the same texts are still found."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
 from simdask.alignment import AlignConfig, align
-from simdask.alignment.null_model import binomial_tail
+from simdask.alignment.null_model import binomial_tail, rank_sum_tail
 from simdask.alignment.segment import segment
 from simdask.errors import ConfigError
 from tests.helpers.paraphrase import disguise
@@ -31,6 +33,14 @@ def test_binomial_tail_is_scipys(k, n, q):
     assert binomial_tail(k, n, q) == pytest.approx(expected, rel=1e-9, abs=1e-300)
 
 
+@pytest.mark.parametrize(("m", "shuffles"), [(1, 4), (2, 3), (3, 4), (5, 2), (0, 4)])
+def test_rank_sum_tail_is_the_enumerated_one(m, shuffles):
+    sums = [sum(r) for r in itertools.product(range(shuffles + 1), repeat=m)]
+    for total in range(-1, m * shuffles + 2):
+        expected = sum(x >= total for x in sums) / len(sums)
+        assert rank_sum_tail(total, m, shuffles) == pytest.approx(expected, abs=1e-12)
+
+
 def _text(n_words: int, vocab: list[str], seed: int) -> str:
     return " ".join(zipf_sentences(n_words, vocab, seed))
 
@@ -48,9 +58,10 @@ def test_unrelated_short_texts_against_long_ones_of_one_vocabulary_get_no_passag
     """Essays against an unrelated thesis of the same vocabulary (content words with Zipf
     frequencies): before the null model, the summary variant chained the chance seeds of
     their frequent words into one "summarised" passage over most of both (8 of 8 pairs for
-    1,000 and 3,000 words, 6 of 8 for 10,000). The test is at level ``summary_alpha`` (1 %)
-    per passage, so a rare chance passage may remain."""
-    assert _flagged(size) <= 1
+    1,000 and 3,000 words, 6 of 8 for 10,000). What remains (docs/alignment.md, "Where it
+    falls short"): the normal variant's own chance passages (3 of 20 pairs at 3,000 words),
+    and chance passages at the test's level ``summary_alpha`` (1 %)."""
+    assert _flagged(size) <= 2
 
 
 def test_the_null_model_is_what_removes_the_chance_summary():

@@ -199,20 +199,19 @@ def test_screenshots_and_the_evidence_pdf(term, tmp_path):
         assert (tmp_path / f"{name}.png").stat().st_size > 10_000
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known false positive (session 12): the aligner's summary variant credits an "
-    "unrelated short essay with 'summarised' passages covering most of the long thesis "
-    "(0 shared chunks; 79 % of jones.odt) on text whose content words follow a Zipf law, so "
-    "the planted source is not each essay's best source; to be fixed in the aligner",
-)
 def test_each_planted_copy_has_its_source_first(term):
+    """Each planted copy's best source is its source: no unrelated long document (the
+    thesis) is credited with a chance "summary" of an essay of the same vocabulary (the
+    aligner's null model, docs/alignment.md; a strict xfail before it)."""
     _t, idx, _root = term
     batch = ("similar", idx, "--batch", "--folder", "2026/submissions", "--format", "jsonl")
     by_doc = {r["doc"]: r for r in _jsonl(run(*batch).stdout)}
     wrong = {
         doc: by_doc[doc]["best_source"]
         for doc, case, source in PLANTED
-        if case != "heavy paraphrase" and by_doc[doc]["best_source"] not in (source, *QUINN_SOURCES)
+        if by_doc[doc]["best_source"] not in (source, *QUINN_SOURCES)
     }
     assert not wrong, wrong
+    # the heavy paraphrase (its sentences start in lower case) is found by the aligner too
+    clark = "2026/submissions/clark.rtf"
+    assert by_doc[clark]["total"] > 10, by_doc[clark]

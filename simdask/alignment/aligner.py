@@ -121,25 +121,43 @@ def _vectors(a: PreparedText, b: PreparedText) -> tuple[SentenceVectors, Sentenc
 
 
 def _significant(
-    found: list[Fragment], seeds: np.ndarray, a: PreparedText, b: PreparedText, cos, config
-) -> list[Fragment]:
-    """The summary variant's passages that beat chance (:mod:`.null_model`: their seeds, of
-    ``seeds`` inside the passage's sentences of A and B, or their sentences' best matches,
-    against B with its words shuffled across its sentences; at most ``summary_alpha``)."""
+    found: list[Fragment], seeds: np.ndarray, a: PreparedText, b: PreparedText, cos, config,
+    normal: list[Fragment],
+) -> list[Fragment]:  # fmt: skip
+    """The summary variant's passages with evidence: holding a passage of the normal variant
+    (``normal``: seeds at the normal thresholds, validated), or beating chance
+    (:mod:`.null_model`: their seeds, of ``seeds`` inside the passage's sentences of A and
+    B, or their sentences' best matches, against B with its words shuffled across its
+    sentences; at most ``summary_alpha``)."""
     if not found or config.summary_shuffles == 0 or config.summary_alpha >= 1:
         return found
-    low = (config.summary_cosine_threshold, config.summary_dice_threshold)
-    shuffles, block = config.summary_shuffles, config.pair_block
-    null = NullModel.of(*_terms(a, b), low, config.rare_share, shuffles, block)
+    null: list[NullModel] = []  # built when a passage needs it
     out = []
     for f in found:
+        if any(_holds(f, n) for n in normal):
+            out.append(f)
+            continue
+        if not null:
+            low = (config.summary_cosine_threshold, config.summary_dice_threshold)
+            shuffles, block = config.summary_shuffles, config.pair_block
+            null.append(NullModel.of(*_terms(a, b), low, config.rare_share, shuffles, block))
         ra, rb = (f.a_first, f.a_last), (f.b_first, f.b_last)
         inside = (seeds[:, 0] >= ra[0]) & (seeds[:, 0] <= ra[1])
         inside &= (seeds[:, 1] >= rb[0]) & (seeds[:, 1] <= rb[1])
         k = int(np.count_nonzero(inside))
-        if null.p_value(k, cos, ra, rb) <= config.summary_alpha:
+        if null[0].p_value(k, cos, ra, rb) <= config.summary_alpha:
             out.append(f)
     return out
+
+
+def _holds(f: Fragment, g: Fragment) -> bool:
+    """Whether ``f`` holds ``g``: overlaps it in both texts."""
+    return (
+        f.a_first <= g.a_last
+        and g.a_first <= f.a_last
+        and f.b_first <= g.b_last
+        and g.b_first <= f.b_last
+    )
 
 
 def _chunk_matches(
@@ -386,7 +404,8 @@ def align_prepared(
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
         summary = _extend(seeds, a, b, va, vb, gaps, config)
         # the passages that beat chance (two texts of one vocabulary share frequent words)
-        summary = _passages(_significant(summary, seeds, a, b, cos, config), a, b, cos, config)
+        summary = _significant(summary, seeds, a, b, cos, config, found)
+        summary = _passages(summary, a, b, cos, config)
         if config.join_passages:
             summary = _join(summary, a, b, va, vb, config)
         sum_a, sum_b = _lengths(summary, a, b)

@@ -22,12 +22,14 @@ B's ``b_first..b_last``) must then beat the shuffled B by one of two tests, each
   times all of B's), so, given ``k + c``, ``k`` is binomial with ``q = n_b / (n_b +
   shuffles * |B|)`` (the exact conditional test of two Poisson rates): p = ``P(X >= k)``.
   Strong for short passages between texts of different vocabularies (chance gives ~0).
-- **sign test**: per sentence of A in the passage, its best cosine with the passage's B
-  sentences against its best cosine with the same sentences of the shuffled B (the mean over
-  the shuffles); under the null each is larger half of the time, so with ``w`` wins of ``m``
-  (ties left out) p = ``P(Binomial(m, 1/2) >= w)``. Strong for long passages: a summary's
-  sentences each condense particular sentences of the source, and beat the shuffle one by
-  one; a text of the same vocabulary wins about half the time.
+- **rank test**: per sentence of A in the passage, its best cosine with the passage's B
+  sentences is ranked among its best cosines with the same sentences of each shuffled B
+  (rank ``0..shuffles``: how many shuffles it beats; a tie counts against it; sentences
+  equal to every shuffle, e.g. sharing no word with any, are left out); under the null each
+  rank is uniform, and p is the exact tail of the sum of the ranks. Strong for long
+  passages, and for short ones whose every sentence beats every shuffle: a summary's
+  sentences each condense particular sentences of the source; a text of the same
+  vocabulary beats the shuffles as often as it loses to them.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import numpy as np
 from simdask.alignment.pairs import SentenceCosine, rare_terms, similar_pairs
 from simdask.alignment.vectors import sentence_vectors
 
-__all__ = ["NullModel", "binomial_tail"]
+__all__ = ["NullModel", "binomial_tail", "rank_sum_tail"]
 
 #: seed of the shuffles (fixed: the same passages in every run and process)
 _SHUFFLE_SEED = 20261128
@@ -60,6 +62,21 @@ def binomial_tail(k: int, n: int, q: float) -> float:
              for x in range(k, n + 1)]  # fmt: skip
     top = max(terms)
     return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
+
+
+def rank_sum_tail(total: int, m: int, shuffles: int) -> float:
+    """``P(S >= total)`` for ``S`` the sum of ``m`` independent ranks, each uniform on
+    ``0..shuffles`` (the rank of a sentence's best match among itself and ``shuffles``
+    shuffled ones, under the null)."""
+    if total <= 0:
+        return 1.0
+    if total > m * shuffles:
+        return 0.0
+    one = np.full(shuffles + 1, 1.0 / (shuffles + 1))
+    pmf = np.ones(1)
+    for _ in range(m):
+        pmf = np.convolve(pmf, one)
+    return float(min(1.0, pmf[total:].sum()))
 
 
 @dataclass(frozen=True)
@@ -109,20 +126,22 @@ class NullModel:
         q = n_b / (n_b + len(self.shuffled) * self.n_b)
         return binomial_tail(k, k + c, q)
 
-    def sign_p(self, cos: SentenceCosine, a_range: tuple[int, int], b_range) -> float:
-        """The sign test's p-value: A's sentences ``a_range`` matched within B's ``b_range``
+    def rank_p(self, cos: SentenceCosine, a_range: tuple[int, int], b_range) -> float:
+        """The rank test's p-value: A's sentences ``a_range`` matched within B's ``b_range``
         (``cos``: the sentence cosine of A and B) against the shuffled B."""
         rows = np.arange(a_range[0], a_range[1] + 1)
         real, _ = cos.best_in_b(rows, *b_range)
-        sham = np.mean([s.best_in_b(rows, *b_range)[0] for s in self.shuffled], axis=0)
-        wins, losses = int(np.count_nonzero(real > sham)), int(np.count_nonzero(real < sham))
-        return binomial_tail(wins, wins + losses, 0.5)
+        sham = np.stack([s.best_in_b(rows, *b_range)[0] for s in self.shuffled])
+        tied = (sham == real).all(axis=0)  # e.g. no shared word with any: no information
+        ranks = (sham < real).sum(axis=0)[~tied]  # ties count against the passage
+        return rank_sum_tail(int(ranks.sum()), len(ranks), len(self.shuffled))
 
     def p_value(self, k: int, cos: SentenceCosine, a_range, b_range) -> float:
-        """The smaller of the two tests' p-values, doubled (Bonferroni; at most 1)."""
+        """The smaller of the two tests' p-values (seed count, rank), doubled (Bonferroni;
+        at most 1)."""
         if not self.shuffled:
             return 0.0
         p = self.count_p(k, a_range, b_range)
         if p > 0:
-            p = min(p, self.sign_p(cos, a_range, b_range))
+            p = min(p, self.rank_p(cos, a_range, b_range))
         return min(1.0, 2.0 * p)
