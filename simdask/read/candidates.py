@@ -28,14 +28,16 @@ from simdask.kernels.candidate_ranges import (
 from simdask.kernels.postings import ShardData, shard_ranges
 from simdask.storage.candidates import candidate_store, stored_candidate_config, stored_segments
 
-__all__ = ["BLOCK_TARGETS", "ranked_among"]
+__all__ = ["BLOCK_TARGETS", "committed_segments", "ranked_among"]
 
 #: documents scored together (their partner entries are expanded at once)
 BLOCK_TARGETS = 256
 
 
-def _segments(index: Any, n_ranges: int, hash_bits: int) -> list[ShardData]:
-    """The committed content n-gram segment of every range (empty where none)."""
+def committed_segments(index: Any, n_ranges: int, hash_bits: int) -> list[ShardData]:
+    """The committed content n-gram segment of each of the ``n_ranges`` ranges of the
+    ``hash_bits``-bit feature space of the open ``index`` (memory-mapped when raw; empty
+    where the range has none)."""
     segments = stored_segments(index.catalog) or {}
     store = candidate_store(index.path)
     out = []
@@ -74,7 +76,7 @@ def ranked_among(
     size = max([d.doc_id for d in docs], default=-1) + 1
     allowed = np.zeros(size, bool)
     allowed[[d.doc_id for d in docs if d.key.startswith(prefix)]] = True
-    ranges = _segments(index, index.config.shards, config.hash_bits)
+    ranges = committed_segments(index, index.config.shards, config.hash_bits)
     mass = mass_vector([range_mass(r, config.max_df) for r in ranges], size) if norm else None
     targets = np.array(sorted({int(d) for d in doc_ids}), np.uint32)
     out: dict[int, list[tuple[int, int]]] = {int(d): [] for d in targets}
