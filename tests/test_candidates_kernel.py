@@ -227,7 +227,8 @@ def _ranks_of(corpus_texts: list[str], queries: list[str], cfg: CandidateConfig)
     ]
     targets = np.arange(len(corpus_texts), len(allt), dtype=np.uint32)
     parts = [block_entries(r, targets, cfg.max_df) for r in ranges]
-    doc, other, _ = block_top(parts, targets, 10)
+    mass = mass_vector([range_mass(r, cfg.max_df) for r in ranges]) if cfg.normalise else None
+    doc, other, _ = block_top(parts, targets, 10, mass)
     return {int(t): other[doc == t].tolist() for t in targets}
 
 
@@ -238,9 +239,10 @@ def test_a_disguised_copy_finds_its_source_among_2000_documents():
     texts_[1234] = para.source
     chosen = [7, 500, 1999]
     queries = [disguise(texts_[i], seed=i) for i in chosen] + [para.essay]
-    lists = _ranks_of(texts_, queries, CandidateConfig())
-    for q, src in zip(sorted(lists), [*chosen, 1234], strict=True):
-        assert src in lists[q][:5], (src, lists[q])
+    for normalise in (True, False):  # the stored score, and the summed one of before
+        lists = _ranks_of(texts_, queries, CandidateConfig(normalise=normalise))
+        for q, src in zip(sorted(lists), [*chosen, 1234], strict=True):
+            assert src in lists[q][:5], (normalise, src, lists[q])
     # the disguise defeats the 5-word chunk: the copy shares few of its source's chunks
     a = SORTED_CHUNK.chunk([texts_[7], queries[0]], 5, 32, 0)
     shared = np.intersect1d(a.chunk_ids[a.doc == 0], a.chunk_ids[a.doc == 1])
