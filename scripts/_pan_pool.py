@@ -116,7 +116,8 @@ def longest_run(a, b) -> int:
 def _align_pair(pair: tuple[str, str]) -> tuple[list[Annotation], int]:
     corpus, config = _WORKER["corpus"], _WORKER["config"]
     a = _prepared(corpus / "susp" / pair[0])
-    b = _prepared(corpus / "src" / pair[1])
+    # a pair of two suspicious documents (candidates among every document) reads both there
+    b = _prepared(corpus / ("susp" if pair[1].startswith("suspicious") else "src") / pair[1])
     found = align_prepared(a, b, config)
     run = longest_run(a, b) if _WORKER["runs"] else 0
     return [Annotation(pair, p.a_start, p.a_end, p.b_start, p.b_end) for p in found], run

@@ -218,6 +218,23 @@ def _overrides(items: list[str]) -> dict:
     return out
 
 
+def ranking_tables(idx, pairs) -> str:
+    """Recall ranked among the sources (PAN's pool, not bounded by the stored depth) and
+    among all documents, by the summed weights (before) and the normalised score (after),
+    from one index; with the CPU seconds of each ranking."""
+    out = ""
+    for pool, prefix in (("the source documents", "src/"), ("all documents", "")):
+        for label, norm in (("summed weights (before)", False), ("normalised (after)", True)):
+            t = time.process_time()
+            lists = eval_retrieval.ranked_lists(idx, prefix, norm)
+            cpu = time.process_time() - t
+            out += (
+                f"\nRanked among {pool} from the segments, score: {label}; {cpu:.1f} CPU s "
+                f"for {len(lists):,} documents:\n\n" + eval_retrieval.recall_table(pairs, lists)
+            )
+    return out
+
+
 def retrieval(args, config: AlignConfig, docs: Path, stamp: str) -> None:
     """``--retrieval``: scripts/eval_retrieval.py on the corpus; the section of docs."""
     index = args.index or Path("pan-retrieval-index")
@@ -231,6 +248,7 @@ def retrieval(args, config: AlignConfig, docs: Path, stamp: str) -> None:
         + eval_retrieval.recall_table(pairs, every)
         + "\nAmong the source documents only (the PAN task's source collection):\n\n"
         + eval_retrieval.recall_table(pairs, sources)
+        + ranking_tables(idx, pairs)
         + "\nThe bound: a labelled pair of a suspicious document with more than 10 labelled "
         "sources cannot all be in its top 10:\n\n"
         + eval_retrieval.bound_table(pairs)

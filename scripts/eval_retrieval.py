@@ -29,6 +29,7 @@ from pathlib import Path
 
 from simdask import Index, IndexConfig
 from simdask.alignment.pan_measures import scores
+from simdask.read.candidates import ranked_among
 from simdask.storage.candidates import candidate_partners, candidate_store, stored_segments
 
 from _benchutil import load_average
@@ -93,6 +94,18 @@ def partner_lists(idx: Index, depth: int = 50) -> tuple[dict[str, list[str]], di
     every = {names[d]: [names[o] for o in lst] for d, lst in lists.items()}
     sources = {k: [o for o in lst if o.startswith("src/")] for k, lst in every.items()}
     return every, sources
+
+
+def ranked_lists(idx: Index, prefix: str, normalise: bool, depth: int = 50) -> dict[str, list[str]]:
+    """Each suspicious document's ``depth`` best partners by key, ranked among the documents
+    whose key starts with ``prefix`` (``"src/"``: the PAN task's source collection; ``""``:
+    every document) from the index's content n-gram segments
+    (:func:`simdask.read.candidates.ranked_among`), by the normalised score or the summed
+    weights: both rankings from one index, not bounded by the stored depth."""
+    names = {d.doc_id: d.key for d in idx.catalog.documents()}
+    susp = [d for d, k in names.items() if k.startswith("susp/")]
+    lists = ranked_among(idx, susp, prefix, depth, normalise)
+    return {names[d]: [names[o] for o, _ in lst] for d, lst in lists.items()}
 
 
 def recall_table(pairs, lists: dict[str, list[str]]) -> str:

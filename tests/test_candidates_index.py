@@ -8,14 +8,17 @@ import pytest
 
 from simdask import Index, IndexConfig
 from simdask.engine.context import RunOptions
+from simdask.errors import ConfigError
+from simdask.read.candidates import ranked_among
 from simdask.storage.candidates import (
     CANDIDATE_META,
     SEGMENTS_META,
     candidate_partners,
     candidate_store,
+    stored_candidate_config,
     stored_segments,
 )
-from tests.helpers.candidates import assert_contract_candidates
+from tests.helpers.candidates import assert_contract_candidates, brute_lists, feature_sets
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.paraphrase import PARAGRAPHS, disguise
 
@@ -122,3 +125,27 @@ def test_without_a_shared_filesystem_the_lists_are_the_same(tmp_path, client):
     assert_contract_candidates(idx)
     segs = stored_segments(idx.catalog)
     assert segs and all(candidate_store(idx.path).exists(g, r) for r, g in segs.items())
+
+
+def test_ranked_among_a_folder_equals_the_brute_force(tmp_path, client):
+    """Partners ranked among one folder (read/candidates.ranked_among): the brute force's
+    lists over the whole index (weights and masses count every document) with the other
+    folders' documents left out, normalised or not, uncut by the stored depth."""
+    docs = make_docs(16, seed=7)
+    docs["source"] = " ".join(PARAGRAPHS)
+    src = write_txt(docs, tmp_path / "src")
+    copies = {f"copy{i}": disguise(docs["source"], seed=i) for i in range(4)}
+    susp = write_txt(copies, tmp_path / "susp")
+    idx = Index.create(tmp_path / "idx", IndexConfig(**CFG))
+    idx.update([src, susp], client=client)
+    keys = {d.doc_id: d.key for d in idx.catalog.documents()}
+    asked = sorted(d for d, k in keys.items() if k.startswith("susp/"))
+    cfg = stored_candidate_config(idx.catalog)
+    sets = feature_sets(idx, cfg)
+    for normalise in (True, False):
+        full = brute_lists(sets, asked, cfg.max_df, 10**6, normalise)
+        want = {d: [p for p in full[d] if keys[p[0]].startswith("src/")][:3] for d in asked}
+        assert ranked_among(idx, asked, "src/", 3, normalise) == want
+        assert all(keys[want[d][0][0]] == "src/source.txt" for d in asked)
+    with pytest.raises(ConfigError, match="depth"):
+        ranked_among(idx, asked, "src/", 0)

@@ -8,7 +8,6 @@ after it; a disguised copy finds its source among 2,000 documents."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -20,8 +19,11 @@ from simdask.ingest.synth import generate_corpus
 from simdask.kernels import candidate_ranges
 from simdask.kernels.candidate_ranges import (
     block_entries,
+    block_neighbours,
     block_top,
+    mass_vector,
     merge_range,
+    range_mass,
     split_by_range,
 )
 from simdask.kernels.candidates import CandidateConfig, weight_table
@@ -31,6 +33,7 @@ from simdask.kernels.postings import ShardData, shard_ranges
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS
 from simdask.kernels.text import words
+from tests.helpers.candidates import brute_lists
 from tests.helpers.paraphrase import PARAGRAPHS, disguise, paraphrased_pair
 
 pytestmark = pytest.mark.unit
@@ -69,22 +72,9 @@ def test_content_ngram_survives_reordering_and_inflection_and_is_namespaced():
     assert feature_type("content_ngram") is CONTENT_NGRAM
 
 
-def _brute(sets: dict[int, set[int]], targets, max_df: int, depth: int):
-    """Each target's top partners by the sum of round(1000 ln((max_df+1)/df)) over shared
-    features of 2 <= df <= max_df, in plain Python."""
-    df = Counter(f for s in sets.values() for f in s)
-    out = {}
-    for d in targets:
-        scores: Counter[int] = Counter()
-        for e, s in sets.items():
-            if e == d:
-                continue
-            for f in sets[d] & s:
-                if 2 <= df[f] <= max_df:
-                    scores[e] += round(1000 * math.log((max_df + 1) / df[f]))
-        ranked = sorted((e for e in scores if scores[e] > 0), key=lambda e: (-scores[e], e))
-        out[d] = [(e, scores[e]) for e in ranked[:depth]]
-    return out
+def _brute(sets: dict[int, set[int]], targets, max_df: int, depth: int, normalise=False):
+    """Each target's top partners in plain Python (tests/helpers/candidates.brute_lists)."""
+    return brute_lists(sets, targets, max_df, depth, normalise)
 
 
 BITS = 16
@@ -101,15 +91,26 @@ def _ranges(sets: dict[int, set[int]], n_ranges: int, max_df: int) -> list:
     ]
 
 
-def _score(ranges: list, targets, max_df: int, depth: int, n_blocks: int) -> dict:
-    """The lists of ``targets`` scored over ``ranges`` in ``n_blocks`` blocks."""
+def _score(
+    ranges: list, targets, max_df: int, depth: int, n_blocks: int, normalise=False, allowed=None
+) -> dict:
+    """The lists of ``targets`` scored over ``ranges`` in ``n_blocks`` blocks (normalised
+    by the masses summed over the ranges; partners in ``allowed``, a mask by doc ID)."""
     targets = np.array(sorted(targets), np.uint32)
+    mass = mass_vector([range_mass(m.data, max_df) for m in ranges]) if normalise else None
     out: dict[int, list] = {int(d): [] for d in targets}
     for blk in np.array_split(targets, n_blocks):
-        parts = [block_entries(m.data, blk, max_df) for m in ranges]
-        for d, e, sc in zip(*(a.tolist() for a in block_top(parts, blk, depth)), strict=True):
+        parts = [block_entries(m.data, blk, max_df, allowed) for m in ranges]
+        got = block_top(parts, blk, depth, mass)
+        for d, e, sc in zip(*(a.tolist() for a in got), strict=True):
             out[d].append((e, sc))
     return out
+
+
+def _neighbours(ranges: list, targets, max_df: int) -> set[int]:
+    targets = np.array(sorted(targets), np.uint32)
+    parts = [block_entries(m.data, targets, max_df) for m in ranges]
+    return set(block_neighbours(parts).tolist())
 
 
 doc_sets = st.dictionaries(
@@ -127,14 +128,26 @@ small_sets = st.dictionaries(
     st.integers(1, 6),
     st.integers(1, 5),
     st.integers(1, 4),
+    st.booleans(),
     st.data(),
 )
-def test_range_scores_equal_the_brute_force(sets, max_df, depth, n_ranges, n_blocks, data):
-    """Any split into ranges and blocks, any subset of targets; the postings are the sets'."""
+def test_range_scores_equal_the_brute_force(
+    sets, max_df, depth, n_ranges, n_blocks, normalise, data
+):
+    """Any split into ranges and blocks, any subset of targets, summed or normalised
+    scores; the postings are the sets'."""
     ranges = _ranges(sets, n_ranges, max_df)
     targets = data.draw(st.sets(st.sampled_from(sorted(sets)), min_size=1))
-    got = _score(ranges, targets, max_df, depth, n_blocks)
-    assert got == _brute(sets, sorted(targets), max_df, depth)
+    got = _score(ranges, targets, max_df, depth, n_blocks, normalise)
+    assert got == _brute(sets, sorted(targets), max_df, depth, normalise)
+    # a partner filter: the lists ranked among the allowed documents only (the weights
+    # still count every holder), as the brute force's lists without the others, uncut
+    allowed_ids = data.draw(st.sets(st.sampled_from(sorted(sets))))
+    mask = np.zeros(max(sets) + 1, bool)
+    mask[sorted(allowed_ids)] = True
+    among = _score(ranges, targets, max_df, depth, n_blocks, normalise, mask)
+    full = _brute(sets, sorted(targets), max_df, 10**6, normalise)
+    assert among == {d: [p for p in full[d] if p[0] in allowed_ids][:depth] for d in full}
     held = {
         (int(k), int(d))
         for m in ranges
@@ -148,19 +161,27 @@ def test_range_scores_equal_the_brute_force(sets, max_df, depth, n_ranges, n_blo
 
 
 @settings(max_examples=200, deadline=None)
-@given(small_sets, small_sets, st.integers(2, 6), st.integers(1, 4), st.integers(1, 3), st.data())
+@given(
+    small_sets,
+    small_sets,
+    st.integers(2, 6),
+    st.integers(1, 4),
+    st.integers(1, 3),
+    st.booleans(),
+    st.data(),
+)
 def test_an_incremental_merge_and_rescoring_equals_the_brute_force(
-    before, change, max_df, depth, n_ranges, data
+    before, change, max_df, depth, n_ranges, normalise, data
 ):
     """After adding/modifying ``change`` and deleting some of ``before``: each range merged
-    with the change, the lists of the changed and affected documents recomputed, the others
-    kept: every list equals the brute force over the sets after (and every document whose
-    list changed is named affected)."""
+    with the change, the lists of the changed and affected documents recomputed (normalised:
+    and of the documents sharing a weighted feature with those), the others kept: every
+    list equals the brute force over the sets after."""
     deleted = data.draw(st.sets(st.sampled_from(sorted(before))))
     after = {d: s for d, s in before.items() if d not in deleted}
     after.update(change)
     gone = np.array(sorted(d for d in before if d in deleted or d in change), np.uint32)
-    old_lists = _brute(before, sorted(before), max_df, depth)
+    old_lists = _brute(before, sorted(before), max_df, depth, normalise)
     ids = np.array([f for d in change for f in change[d]], np.uint64)
     docs = np.array([d for d in change for _ in change[d]], np.uint32)
     merged = [
@@ -173,9 +194,11 @@ def test_an_incremental_merge_and_rescoring_equals_the_brute_force(
     ]
     affected = set(np.concatenate([m.affected for m in merged]).tolist())
     targets = affected | set(change)
-    fresh = _score(merged, targets, max_df, depth, 2)
+    if normalise and targets:
+        targets |= _neighbours(merged, targets, max_df)
+    fresh = _score(merged, targets, max_df, depth, 2, normalise)
     got = {d: fresh[d] if d in targets else old_lists[d] for d in after}
-    assert got == _brute(after, sorted(after), max_df, depth)
+    assert got == _brute(after, sorted(after), max_df, depth, normalise)
     assert [m.entries for m in merged] == [m.entries for m in _ranges(after, n_ranges, max_df)]
 
 
@@ -204,7 +227,8 @@ def _ranks_of(corpus_texts: list[str], queries: list[str], cfg: CandidateConfig)
     ]
     targets = np.arange(len(corpus_texts), len(allt), dtype=np.uint32)
     parts = [block_entries(r, targets, cfg.max_df) for r in ranges]
-    doc, other, _ = block_top(parts, targets, 10)
+    mass = mass_vector([range_mass(r, cfg.max_df) for r in ranges]) if cfg.normalise else None
+    doc, other, _ = block_top(parts, targets, 10, mass)
     return {int(t): other[doc == t].tolist() for t in targets}
 
 
@@ -215,9 +239,10 @@ def test_a_disguised_copy_finds_its_source_among_2000_documents():
     texts_[1234] = para.source
     chosen = [7, 500, 1999]
     queries = [disguise(texts_[i], seed=i) for i in chosen] + [para.essay]
-    lists = _ranks_of(texts_, queries, CandidateConfig())
-    for q, src in zip(sorted(lists), [*chosen, 1234], strict=True):
-        assert src in lists[q][:5], (src, lists[q])
+    for normalise in (True, False):  # the stored score, and the summed one of before
+        lists = _ranks_of(texts_, queries, CandidateConfig(normalise=normalise))
+        for q, src in zip(sorted(lists), [*chosen, 1234], strict=True):
+            assert src in lists[q][:5], (normalise, src, lists[q])
     # the disguise defeats the 5-word chunk: the copy shares few of its source's chunks
     a = SORTED_CHUNK.chunk([texts_[7], queries[0]], 5, 32, 0)
     shared = np.intersect1d(a.chunk_ids[a.doc == 0], a.chunk_ids[a.doc == 1])

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +13,8 @@ from hypothesis import strategies as st
 
 from simdask.errors import ConfigError
 from simdask.kernels.partner_rule import PartnerRule, chosen_count
+from simdask.storage.totals import DEFAULT_RULE, plan_rule, totals_meta
+from simdask.write.totals import totals_rule
 
 pytestmark = pytest.mark.unit
 
@@ -68,3 +73,29 @@ def test_scores_not_best_first_and_bad_settings_are_refused():
     assert PartnerRule.from_dict(rule.to_dict()) == rule
     with pytest.raises(ConfigError):
         PartnerRule.from_dict({**rule.to_dict(), "depth": 3})
+
+
+def test_the_totals_rule_of_the_cli_and_the_stored_setting():
+    """``totals --compute --floor/--cap`` give the default rule with those values (never
+    fewer than its ``least``, at most the cap); the totals meta stores the rule, and a meta
+    from before the rule (``{"top": k}``) reads as the fixed top k it was."""
+    assert totals_rule(None, None) is None
+    assert totals_rule(0.3, None) == PartnerRule(0.3, DEFAULT_RULE.cap, DEFAULT_RULE.least)
+    assert totals_rule(None, 3) == PartnerRule(DEFAULT_RULE.floor, 3, 3)
+    with pytest.raises(ConfigError, match="floor"):
+        totals_rule(1.5, 10)
+    with pytest.raises(ConfigError, match="cap"):
+        totals_rule(0.2, 0)
+    c = sqlite3.connect(":memory:")
+    c.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    assert totals_meta(c)["rule"] == DEFAULT_RULE
+    c.execute("""INSERT INTO meta VALUES ('totals', '{"top": 3, "scope": "all"}')""")
+    assert totals_meta(c) == {"rule": PartnerRule(0.0, 3, 3), "top": 3, "scope": "all"}
+    rule = PartnerRule(0.2, 7, 2)
+    c.execute(
+        "UPDATE meta SET value = ? WHERE name = 'totals'", (json.dumps({"rule": rule.to_dict()}),)
+    )
+    assert totals_meta(c)["rule"] == rule and totals_meta(c)["top"] == 7
+    assert plan_rule(totals_meta(c), 4, None) == PartnerRule(0.0, 4, 4)
+    assert plan_rule(totals_meta(c), None, DEFAULT_RULE) == DEFAULT_RULE
+    assert plan_rule(totals_meta(c), None, None) == rule

@@ -12,10 +12,17 @@ import pytest
 from simdask import Index, IndexConfig, RunOptions
 from simdask.alignment.segment import word_spans
 from simdask.engine import totals as engine_totals
-from simdask.read.totals import pair_aligned, source_spans
-from simdask.storage.totals import compute_start
+from simdask.kernels.partner_rule import PartnerRule
+from simdask.read.totals import pair_aligned, source_spans, status
+from simdask.storage.candidates import rule_partners
+from simdask.storage.totals import DEFAULT_RULE, compute_start
 from tests.helpers.corpus import make_docs, write_txt
-from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
+from tests.helpers.totals import (
+    assert_totals_close,
+    chosen_by_rule,
+    reference_totals,
+    stored_totals,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -184,3 +191,30 @@ def test_texts_sent_through_dask_align_as_read_from_the_packs(tmp_path, client):
         runs.append([(r.a, r.b, r.a_words, r.a_spans.tolist(), r.b_spans.tolist()) for r in got])
     assert len(runs[0]) == len(jobs) > 0 and runs[0] == runs[1]
     assert any(row[3] for row in runs[0])  # passages found
+
+
+def test_the_partner_rule_chooses_the_candidates_aligned(tmp_path, client):
+    """With candidates stored, ``totals --compute`` aligns the candidates a PartnerRule
+    chooses (not a fixed top k) and ``update --align`` those of the default rule: each
+    total equals the brute-force union of the passages of the pairs the rule chooses
+    (chosen in plain Python from the stored scores), and the rules' choices differ from a
+    fixed top k, so that a rule ignored would fail here."""
+    cfg = IndexConfig(hash_bits=24, shards=2, top_k=3, candidates=True)
+    a, _ = _index(tmp_path, "rule", KEYS, client, totals="off", config=cfg)
+    rule = PartnerRule(floor=0.5, cap=4, least=1)
+    a.compute_totals(client=client, rule=rule)
+    assert_totals_close(stored_totals(a), reference_totals(a, rule=rule))
+    conn = a.catalog.conn
+    ids = [int(d) for (d,) in conn.execute("SELECT doc_id FROM documents")]
+    chosen = chosen_by_rule(conn, ids, rule)
+    assert chosen == rule_partners(conn, ids, rule)
+    sizes = {len(v) for v in chosen.values()}
+    assert 1 in sizes and max(sizes) > 1  # the floor cuts some lists, not all to one
+    assert status(conn)["rule"] == rule.to_dict()
+    b, _ = _index(tmp_path, "align", KEYS, client, totals="all", config=cfg)
+    assert_totals_close(stored_totals(b), reference_totals(b))
+    conn = b.catalog.conn
+    ids = [int(d) for (d,) in conn.execute("SELECT doc_id FROM documents")]
+    default = chosen_by_rule(conn, ids, DEFAULT_RULE)
+    assert {len(v) for v in default.values()} - {DEFAULT_RULE.least}  # not a fixed top 5
+    assert status(conn)["rule"] == DEFAULT_RULE.to_dict()

@@ -17,6 +17,7 @@ from simdask.cli._common import EXIT_OK, progress
 from simdask.cli.output import write_rows
 from simdask.index import Index
 from simdask.read.totals import TOTAL_FIELDS, status
+from simdask.write.totals import totals_rule
 
 __all__ = ["register", "run"]
 
@@ -40,7 +41,23 @@ def register(subparsers) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="with --compute: candidates aligned per document (default: as stored, 5 at first)",
+        help="with --compute: a fixed number of candidates aligned per document (default: "
+        "as stored; at first those scoring >= 0.1 of the document's best, 5 to 10 of them)",
+    )
+    p.add_argument(
+        "--floor",
+        type=float,
+        default=None,
+        metavar="F",
+        help="with --compute: align the candidates scoring at least F (0..1) times the "
+        "document's best (with --cap; instead of --top)",
+    )
+    p.add_argument(
+        "--cap",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --floor: at most N candidates a document (default 10)",
     )
     p.add_argument(
         "--min-total", type=float, default=0.0, metavar="PCT", help="least total, percent"
@@ -81,7 +98,10 @@ def _compute(idx: Index, args) -> None:
 
     # the lock first: a second writer fails before a cluster is started
     with idx.writer(wait=args.wait), connect(args.cluster.spec) as client:
-        out = idx.compute_totals(top=args.top, client=client, callback=progress(args), lock=False)
+        rule = totals_rule(args.floor, args.cap)
+        out = idx.compute_totals(
+            top=args.top, rule=rule, client=client, callback=progress(args), lock=False
+        )
     if not args.quiet:
         print(
             f"totals: {out['pairs']:,} candidate pairs, {out['aligned']:,} aligned now; "

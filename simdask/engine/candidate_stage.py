@@ -32,8 +32,11 @@ import numpy as np
 from simdask.engine.context import RunContext
 from simdask.kernels.candidate_ranges import (
     block_entries,
+    block_neighbours,
     block_top,
+    mass_vector,
     merge_range,
+    range_mass,
     split_by_range,
 )
 from simdask.kernels.candidates import CandidateConfig
@@ -154,9 +157,11 @@ def merge_task(
 ) -> tuple[dict, ShardData | None]:
     """Range ``r`` after the run (:func:`~simdask.kernels.candidate_ranges.merge_range`),
     written as ``generation`` when ``old`` is a store reference and the range changed.
-    Returns ``(info, data)``: info ``{"affected", "entries", "postings", "generation"}``
-    (the generation of the range's current segment; ``affected`` empty in a build,
-    ``full``), data the segment when it is not written here (else None)."""
+    Returns ``(info, data)``: info ``{"affected", "entries", "postings", "generation",
+    "mass"}`` (the generation of the range's current segment; ``affected`` empty in a build,
+    ``full``; ``mass`` the documents' weight masses in the range,
+    :func:`~simdask.kernels.candidate_ranges.range_mass`), data the segment when it is not
+    written here (else None)."""
     ids, docs = _new_pairs(r, work, parts)
     before = _open(old, r)
     m = merge_range(before, ids, docs, np.asarray(dropped, np.uint32), max_df)
@@ -165,6 +170,7 @@ def merge_task(
         "entries": m.entries,
         "postings": m.data.n_postings,
         "generation": generation if m.changed else old[1] if isinstance(old, tuple) else None,
+        "mass": range_mass(m.data, max_df),
     }
     if not isinstance(old, tuple):
         return info, m.data
@@ -173,11 +179,21 @@ def merge_task(
     return info, None
 
 
-def score_task(targets: np.ndarray, sources: list, max_df: int, depth: int):
+def score_task(
+    targets: np.ndarray,
+    sources: list,
+    max_df: int,
+    depth: int,
+    mass: np.ndarray | None = None,
+    neighbours: bool = False,
+):
     """Rows ``(doc, other, score)`` of the block ``targets`` over every range's segment
-    (``sources``: segments or store references, :func:`_open`)."""
+    (``sources``: segments or store references, :func:`_open`); scores normalised by
+    ``mass`` (by doc ID) when given. With ``neighbours``: ``(rows, the doc IDs sharing a
+    weighted feature with a target)``."""
     parts = [block_entries(_open(s, r), targets, max_df) for r, s in enumerate(sources)]
-    return block_top(parts, targets, depth)
+    rows = block_top(parts, targets, depth, mass)
+    return (rows, block_neighbours(parts)) if neighbours else rows
 
 
 def _rows_of(rows: list[DocumentRow]) -> list[_Row]:
@@ -247,6 +263,44 @@ def _blocks(targets: np.ndarray, entries: float, n_docs: int) -> list[np.ndarray
     return [b for b in np.array_split(targets, n) if len(b)]
 
 
+@dataclass
+class _Scoring:
+    """The ``cscore`` tasks of one run: what every round of them shares."""
+
+    ctx: RunContext
+    sources: list
+    config: CandidateConfig
+    mass: np.ndarray | None
+    entries: float
+    n_docs: int
+
+    def round(self, targets: np.ndarray, n: int, neighbours: bool) -> tuple[list, np.ndarray]:
+        """Round ``n``: the rows of ``targets`` per block, and (``neighbours``) the sorted
+        doc IDs sharing a weighted feature with any of them (else none)."""
+        ctx, cfg = self.ctx, self.config
+        mass = ctx.broadcast(self.mass)[0] if self.mass is not None else None
+        blocks = _blocks(targets, self.entries, self.n_docs)
+        futures = [
+            ctx.client.submit(
+                score_task,
+                *(blk, self.sources, cfg.max_df, cfg.depth, mass, neighbours),
+                key=ctx.key("cscore", b=b, suffix=f"r{n}"),
+            )
+            for b, blk in enumerate(blocks)
+        ]
+        got = ctx.client.gather(futures)
+        if not neighbours:
+            return list(got), np.zeros(0, np.int64)
+        near = np.unique(np.concatenate([np.zeros(0, np.int64), *[g[1] for g in got]]))
+        return [g[0] for g in got], near
+
+
+def _by_doc(rows: tuple) -> tuple:
+    """The rows ``(doc, other, score)`` grouped by doc ascending, each doc's in their order."""
+    order = np.argsort(rows[0], kind="stable")
+    return tuple(a[order] for a in rows)
+
+
 def candidate_changes(
     ctx: RunContext, job: CandidateJob, resolved: ResolvedChanges, replace_all: bool
 ) -> CandidateChanges:
@@ -275,15 +329,18 @@ def candidate_changes(
     targets = np.union1d(new, np.concatenate([new[:0], *[i["affected"] for i in infos]]))
     n_docs = catalog.n_documents() + len(resolved.upserted) if not full else len(live)
     entries = float(sum(i["entries"] for i in infos))
-    futures = [
-        ctx.client.submit(
-            score_task, blk, sources, config.max_df, config.depth, key=ctx.key("cscore", b=b)
-        )
-        for b, blk in enumerate(_blocks(targets.astype(np.uint32), entries, n_docs))
-    ]
-    got = ctx.client.gather(futures)
+    mass = mass_vector([i["mass"] for i in infos]) if config.normalise else None
+    scoring = _Scoring(ctx, sources, config, mass, entries, n_docs)
+    # normalised: the lists holding a document whose mass changed (a new or affected one)
+    # change too; those are the documents sharing a weighted feature with one (round 2)
+    got, near = scoring.round(targets.astype(np.uint32), 0, config.normalise and not full)
+    if len(near):
+        more = np.setdiff1d(near, targets.astype(np.int64)).astype(np.uint32)
+        targets = np.union1d(targets.astype(np.int64), more)
+        got += scoring.round(more, 1, False)[0]
     empty = np.zeros(0, np.int64)
     rows_out = tuple(np.concatenate([empty, *[g[k] for g in got]]) for k in range(3))
+    rows_out = _by_doc(rows_out)
     return CandidateChanges(
         config=config,
         segments={r: i["generation"] for r, i in enumerate(infos) if i["generation"] is not None},

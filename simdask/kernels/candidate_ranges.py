@@ -17,7 +17,22 @@ sorted chunk's). A run:
 
 Scores are sums of integer weights (:func:`~simdask.kernels.candidates.weight_table`), so
 the result does not depend on how ranges and blocks split the work: a run recomputing the
-affected documents' lists gets what a full build gets. Pure numpy, no I/O.
+affected documents' lists gets what a full build gets.
+
+**Normalised scores** (``CandidateConfig.normalise``, issue 29: a long source shares more
+rare word pairs with any text on its topic than the short source a summary was made from):
+a document's *weight mass* is the sum of the weights of its features (:func:`range_mass`,
+summed over the ranges: an integer), and the stored score of ``(d, e)`` is
+``round(NORM_SCALE * shared / (sqrt(mass_d) * sqrt(mass_e)))`` (:func:`normalised_scores`),
+in ``0..NORM_SCALE`` (``shared <= min(mass_d, mass_e)``): cosine-like, 1 (x ``NORM_SCALE``)
+for two documents with the same features. Within one document's list ``mass_d`` is a
+constant, so the ranking is by ``shared / sqrt(mass_e)``. A document's mass changes only
+when a feature it holds changes weight, i.e. when it is new or affected; the lists that
+hold such a document must be recomputed too (:func:`block_neighbours`).
+
+A *partner filter* (``allowed``: a boolean mask by doc ID) keeps only the partners it marks,
+e.g. the documents of a source collection (PAN's task: suspicious documents are checked
+against the sources). Pure numpy, no I/O.
 """
 
 from __future__ import annotations
@@ -32,11 +47,16 @@ from simdask.kernels.candidates import weight_table
 from simdask.kernels.postings import ShardData, shard_ranges
 
 __all__ = [
+    "NORM_SCALE",
     "RangeMerge",
     "block_entries",
+    "block_neighbours",
     "block_top",
     "csr_of_pairs",
+    "mass_vector",
     "merge_range",
+    "normalised_scores",
+    "range_mass",
     "split_by_range",
 ]
 
@@ -45,6 +65,8 @@ ROW_SHIFT = 32
 _LOW = (1 << ROW_SHIFT) - 1
 #: bits of a score in the one-key sort of :func:`block_top` (larger scores: three keys)
 SCORE_BITS = 40
+#: a normalised score is this times the cosine-like ratio (module docstring)
+NORM_SCALE = 1_000_000_000
 
 
 def _sorted_pairs(ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -142,12 +164,14 @@ def _df_of(keys: np.ndarray, df: np.ndarray, features: np.ndarray) -> np.ndarray
 
 
 def block_entries(
-    data: ShardData, targets: np.ndarray, max_df: int
+    data: ShardData, targets: np.ndarray, max_df: int, allowed: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The partner entries of the block ``targets`` (sorted distinct uint32 doc IDs) from the
     features of ``data``: pair keys ``row << 32 | other`` (uint64; ``row``: index in
     ``targets``; ``other`` a different document), one per feature both hold with ``2 <= df
-    <= max_df``, and that feature's weight (int64); :func:`block_top` sums them."""
+    <= max_df``, and that feature's weight (int64); :func:`block_top` sums them. ``allowed``
+    (a boolean mask by doc ID; None: every document): only the partners it marks (a doc ID
+    beyond its length is not marked); the feature's weight still counts every holder."""
     none = (np.zeros(0, np.uint64), np.zeros(0, np.int64))
     if len(targets) == 0 or data.n_postings == 0:
         return none
@@ -171,6 +195,10 @@ def block_entries(
     key = (np.repeat(row.astype(np.uint64), df) << np.uint64(ROW_SHIFT)) | other
     w = np.repeat(w, df)
     mine = other != targets[np.repeat(row, df)].astype(np.uint64)
+    if allowed is not None:
+        inside = other < np.uint64(len(allowed))
+        mine &= inside
+        mine[inside] &= np.asarray(allowed, bool)[other[inside].astype(np.int64)]
     return key[mine], w[mine]
 
 
@@ -186,19 +214,74 @@ def _sum_by_key(key: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return key[starts], np.add.reduceat(w, starts)
 
 
+def range_mass(data: ShardData, max_df: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's weight mass in ``data``: the sum of the weights of its features there
+    (:func:`~simdask.kernels.candidates.weight_table`; 0 outside ``2 <= df <= max_df``), as
+    ``(docs, mass)``: the sorted distinct uint32 doc IDs with a positive mass and it (int64)."""
+    none = (np.zeros(0, np.uint32), np.zeros(0, np.int64))
+    if data.n_postings == 0:
+        return none
+    df = np.diff(np.asarray(data.offsets, np.int64))
+    weights = weight_table(max_df)
+    w = np.repeat(weights[np.minimum(df, len(weights) - 1)], df)
+    docs = np.asarray(data.doc_ids, np.uint32)
+    use = w > 0
+    if not use.any():
+        return none
+    who, mass = _sum_by_key(docs[use].astype(np.uint64), w[use])
+    return who.astype(np.uint32), mass
+
+
+def mass_vector(parts: list[tuple[np.ndarray, np.ndarray]], size: int = 0) -> np.ndarray:
+    """The weight mass (int64) by doc ID, summed over the ranges' :func:`range_mass`
+    ``parts``; at least ``size`` long."""
+    n = max([size, *[int(d[-1]) + 1 for d, _ in parts if len(d)]])
+    out = np.zeros(n, np.int64)
+    for d, m in parts:
+        np.add.at(out, np.asarray(d, np.int64), np.asarray(m, np.int64))
+    return out
+
+
+def normalised_scores(
+    shared: np.ndarray, mass_doc: np.ndarray, mass_other: np.ndarray
+) -> np.ndarray:
+    """``round(NORM_SCALE * shared / (sqrt(mass_doc) * sqrt(mass_other)))`` (int64, half to
+    even; 0 where a mass is 0): the cosine-like score of pairs with ``shared`` summed weight."""
+    s = NORM_SCALE * np.asarray(shared, np.int64)
+    den = np.sqrt(np.asarray(mass_doc, np.float64)) * np.sqrt(np.asarray(mass_other, np.float64))
+    out = np.zeros(len(s), np.int64)
+    ok = den > 0
+    out[ok] = np.rint(s[ok] / den[ok]).astype(np.int64)
+    return out
+
+
+def block_neighbours(parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The sorted distinct doc IDs (int64) that share a weighted feature with any target of
+    the block (the partners in its :func:`block_entries` ``parts``, before any cut)."""
+    keys = np.concatenate([np.zeros(0, np.uint64), *[k for k, _ in parts]])
+    return np.unique((keys & np.uint64(_LOW)).astype(np.int64))
+
+
 def block_top(
-    parts: list[tuple[np.ndarray, np.ndarray]], targets: np.ndarray, depth: int
+    parts: list[tuple[np.ndarray, np.ndarray]],
+    targets: np.ndarray,
+    depth: int,
+    mass: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``depth`` best partners of each of ``targets`` from the ranges' ``parts``
     (:func:`block_entries`): rows ``(doc, other, score)`` (int64) by doc ascending, best
-    first, ties to the smaller ``other``; only positive scores."""
+    first, ties to the smaller ``other``; only positive scores. ``mass`` (by doc ID, from
+    :func:`mass_vector`): the scores normalised (:func:`normalised_scores`); None: the sums."""
     keys = np.concatenate([np.zeros(0, np.uint64), *[k for k, _ in parts]])
     sums = np.concatenate([np.zeros(0, np.int64), *[s for _, s in parts]])
     key, score = _sum_by_key(keys, sums)
-    pos = score > 0
-    key, score = key[pos], score[pos]
     who = (key >> np.uint64(ROW_SHIFT)).astype(np.int64)
     other = (key & np.uint64(_LOW)).astype(np.int64)
+    if mass is not None and len(score):
+        doc = np.asarray(targets, np.int64)[who]
+        score = normalised_scores(score, mass[doc], mass[other])
+    pos = score > 0
+    who, other, score = who[pos], other[pos], score[pos]
     if len(score) and int(score.max()) < 1 << SCORE_BITS and len(targets) < 1 << 62 - SCORE_BITS:
         # by row, then score descending; a stable sort keeps ``other`` ascending (key order)
         rank_key = (who << SCORE_BITS) | ((1 << SCORE_BITS) - 1 - score)

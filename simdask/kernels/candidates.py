@@ -7,9 +7,14 @@ max_df``, 0 above ``max_df`` (a phrase everybody uses says nothing about who cop
 The weight depends on ``df`` and the setting only, never on the number of documents, and
 the sums are integers: a document's ranking changes only when a feature it holds changes
 ``df`` or holder, so an incremental run recomputes exactly the holders of the features of
-the documents it changes and gets what a full build gets, ties broken by the smaller doc ID.
+the documents it changes (normalised: and every document sharing a weighted feature with
+those, whose partners' masses changed) and gets what a full build gets, ties broken by the
+smaller doc ID.
 The scoring, per range of the feature-ID space and per block of documents, is
-:mod:`simdask.kernels.candidate_ranges`. Pure numpy, no I/O.
+:mod:`simdask.kernels.candidate_ranges`. With ``normalise`` (the default since issue 29's
+summary measurements) the stored score is that sum divided by the square roots of both
+documents' weight masses (:func:`~simdask.kernels.candidate_ranges.normalised_scores`). Pure
+numpy, no I/O.
 """
 
 from __future__ import annotations
@@ -32,13 +37,16 @@ SCALE = 1000
 class CandidateConfig:
     """The candidate partners' settings: content ``ngram`` words a feature, features held by
     more than ``max_df`` documents weigh 0, ``depth`` partners stored per document,
-    ``hash_bits`` of a feature ID, hash ``seed``."""
+    ``hash_bits`` of a feature ID, hash ``seed``; ``normalise``: the stored score is the
+    cosine-like normalised one (:mod:`simdask.kernels.candidate_ranges`), else the summed
+    weights. Settings stored before ``normalise`` existed read as False (what they were)."""
 
     ngram: int = 2
     max_df: int = 50
     depth: int = 50
     hash_bits: int = 32
     seed: int = 0
+    normalise: bool = True
 
     def __post_init__(self) -> None:
         for name, lo, hi in (
@@ -51,6 +59,8 @@ class CandidateConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
                 raise ConfigError(f"expected {name} an integer in {lo}..{hi}, found {value!r}")
+        if not isinstance(self.normalise, bool):
+            raise ConfigError(f"expected normalise True or False, found {self.normalise!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""
@@ -60,7 +70,7 @@ class CandidateConfig:
     def from_dict(cls, data: dict[str, Any]) -> CandidateConfig:
         """The settings of :meth:`to_dict`; unknown keys raise :class:`ConfigError`."""
         check_keys("CandidateConfig", data, [f.name for f in dataclasses.fields(cls)])
-        return cls(**data)
+        return cls(**{"normalise": False, **data})
 
 
 def weight_table(max_df: int) -> np.ndarray:

@@ -132,7 +132,7 @@ def pair_aligned(db: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, s
 
 
 def status(db: Any) -> dict[str, Any]:
-    """``{"documents", "tracked", "top", "scope"}`` (see
+    """``{"documents", "tracked", "top", "rule", "scope"}`` (see
     :func:`simdask.storage.totals.totals_status`)."""
     return totals_status(connection(db))
 

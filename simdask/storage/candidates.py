@@ -32,6 +32,7 @@ import numpy as np
 
 from simdask.errors import IndexDamagedError
 from simdask.kernels.candidates import CandidateConfig
+from simdask.kernels.partner_rule import PartnerRule, chosen_count
 from simdask.storage.shards import LocalShardStore
 from simdask.storage.sql import connection, insert_values, rows_in
 
@@ -44,6 +45,7 @@ __all__ = [
     "candidate_store",
     "ensure_candidate_tables",
     "remove_unreferenced",
+    "rule_partners",
     "stored_candidate_config",
     "stored_segments",
     "write_candidates",
@@ -254,4 +256,30 @@ def candidate_scores(conn: Any, doc_ids: Iterable[int], k: int) -> dict[int, lis
     sql = f"SELECT doc, other, score FROM candidates WHERE rank < {int(k)} AND doc IN {{in}}"
     for d, o, score in rows_in(c, sql + " ORDER BY doc, rank", ids):
         out[int(d)].append((int(o), int(score)))
+    return out
+
+
+def rule_partners(conn: Any, doc_ids: Iterable[int], rule: PartnerRule) -> dict[int, list[int]]:
+    """The partners of each of ``doc_ids`` to align by ``rule``
+    (:class:`~simdask.kernels.partner_rule.PartnerRule`), best first: the prefix of its
+    stored candidates the rule chooses (at most ``rule.cap``), then its stored similarity
+    partners (both directions, most shared chunks first) not among them while it holds fewer
+    than ``rule.least`` (an index without candidates: its ``least`` best similarity
+    partners, the fixed top k of before). Every asked doc ID is a key."""
+    ids = [int(d) for d in doc_ids]
+    scored = candidate_scores(conn, ids, rule.cap)
+    out: dict[int, list[int]] = {}
+    for d in ids:
+        lst = scored[d]
+        n = chosen_count(np.array([s for _, s in lst], dtype=np.int64), rule)
+        out[d] = [o for o, _ in lst[:n]]
+    short = [d for d in ids if len(out[d]) < rule.least]
+    if short:
+        for d, partners in _similarity_partners(connection(conn), short).items():
+            lst = out[d]
+            for o in partners:
+                if len(lst) >= rule.least:
+                    break
+                if o not in lst:
+                    lst.append(o)
     return out

@@ -14,8 +14,10 @@ Tables (created on first use, so that an older index reads as "no totals yet"):
   each tracked document's total was computed from.
 
 The total of a tracked document ``d`` is the share of its words in the union of its passages
-from its *required* partners: its own top candidates and every tracked document that has
-``d`` among its top candidates. Which documents are tracked: every document when the meta
+from its *required* partners: its own chosen candidates (the stored candidates a
+:class:`~simdask.kernels.partner_rule.PartnerRule` chooses,
+:func:`~simdask.storage.candidates.rule_partners`) and every tracked document that has ``d``
+among its chosen candidates. Which documents are tracked: every document when the meta
 ``totals`` says ``"scope": "all"`` (``totals --compute``, ``update --align``), else those an
 incremental run added or modified (and kept, by key, across runs). :func:`settle` brings the
 tables to that definition inside the caller's transaction (the run's commit or a
@@ -34,10 +36,12 @@ from typing import Any
 import numpy as np
 
 from simdask.kernels.aligned_totals import doc_total, intervals_from_bytes, intervals_to_bytes
-from simdask.storage.candidates import candidate_partners
+from simdask.kernels.partner_rule import PartnerRule
+from simdask.storage.candidates import rule_partners
 from simdask.storage.sql import connection, insert_values, rows_in
 
 __all__ = [
+    "DEFAULT_RULE",
     "DEFAULT_TOP",
     "AlignJob",
     "PairAlignment",
@@ -48,6 +52,7 @@ __all__ = [
     "compute_start",
     "ensure_tables",
     "missing_jobs",
+    "plan_rule",
     "remember_tracked",
     "required_pairs",
     "settle",
@@ -58,8 +63,12 @@ __all__ = [
     "totals_status",
 ]
 
-#: candidates aligned per document by default
+#: candidates aligned per document before the rule (the least the default rule aligns)
 DEFAULT_TOP = 5
+#: which candidates of a document are aligned by default (issue 29): those scoring at least
+#: 0.1 of its best (docs/alignment.md, "How many candidates to align"), never fewer than the
+#: 5 best (the fixed top 5 of before), at most 10 (the cost bound: twice the top 5's pairs)
+DEFAULT_RULE = PartnerRule(floor=0.1, cap=10, least=DEFAULT_TOP)
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS aligned_pairs (a INTEGER NOT NULL, b INTEGER NOT NULL,"
     " a_words INTEGER NOT NULL, b_words INTEGER NOT NULL, a_share REAL NOT NULL,"
@@ -107,13 +116,16 @@ Aligner = Callable[[list[AlignJob]], Iterable[PairAlignment]]
 
 @dataclass(frozen=True)
 class TotalsPlan:
-    """What a commit does about totals. ``top``: candidates per tracked document (None: the
-    stored setting, else :data:`DEFAULT_TOP`); ``track_new``: the documents the run adds or
-    modifies become tracked; ``track_all``: every document is tracked from now on (stored);
+    """What a commit does about totals. ``top``: a fixed number of candidates per tracked
+    document, else ``rule`` (:class:`~simdask.kernels.partner_rule.PartnerRule`), else (both
+    None) the stored setting, at first :data:`DEFAULT_RULE`; ``track_new``: the documents
+    the run adds or modifies become tracked; ``track_all``: every document is tracked from
+    now on (stored);
     ``aligner``: aligns the missing required pairs (None: a tracked document missing one
     loses its total, never keeps a stale one)."""
 
     top: int | None = None
+    rule: PartnerRule | None = None
     track_new: bool = False
     track_all: bool = False
     aligner: Aligner | None = None
@@ -126,10 +138,27 @@ def ensure_tables(c: sqlite3.Connection) -> None:
 
 
 def totals_meta(c: sqlite3.Connection) -> dict[str, Any]:
-    """The stored settings: ``{"top": int, "scope": "all" | "runs"}``."""
+    """The stored settings: ``{"rule": PartnerRule, "top": int, "scope": "all" | "runs"}``
+    (``top``: the most candidates aligned per document, the rule's cap). Settings stored
+    before the rule (``{"top": k}``) read as the fixed top k they were; none: the default."""
     row = c.execute("SELECT value FROM meta WHERE name = 'totals'").fetchone()
     got = json.loads(row[0]) if row else {}
-    return {"top": int(got.get("top", DEFAULT_TOP)), "scope": got.get("scope", "runs")}
+    if "rule" in got:
+        rule = PartnerRule.from_dict(got["rule"])
+    elif "top" in got:
+        k = int(got["top"])
+        rule = PartnerRule(floor=0.0, cap=k, least=k)
+    else:
+        rule = DEFAULT_RULE
+    return {"rule": rule, "top": rule.cap, "scope": got.get("scope", "runs")}
+
+
+def plan_rule(meta: dict[str, Any], top: int | None, rule: PartnerRule | None) -> PartnerRule:
+    """The rule a computation uses: a fixed ``top`` (a whole number >= 1), else ``rule``,
+    else the stored one (``meta``: :func:`totals_meta`)."""
+    if top is not None:
+        return PartnerRule(floor=0.0, cap=int(top), least=int(top))
+    return rule if rule is not None else meta["rule"]
 
 
 def remember_tracked(c: sqlite3.Connection) -> None:
@@ -245,14 +274,14 @@ def settle(
     pair could not be aligned)."""
     ensure_tables(c)
     meta = totals_meta(c)
-    top = meta["top"] if plan.top is None else int(plan.top)
+    rule = plan_rule(meta, plan.top, plan.rule)
     scope = "all" if plan.track_all or meta["scope"] == "all" else "runs"
     new = [int(d) for d in upserted]
     changed = sorted(set(new) | {int(d) for d in deleted})
     old_cands = {} if replace_all else _stored_cands(c)
     touched = _invalidate(c, changed, replace_all) | set(changed)
     tracked = _tracked(c, plan, scope, new)
-    cands = candidate_partners(c, sorted(tracked), top)
+    cands = rule_partners(c, sorted(tracked), rule)
     old_req, req = required_pairs(old_cands), required_pairs(cands)
     touched |= {x for p in old_req ^ req for x in p}
     touched |= {d for d in tracked if old_cands.get(d) != cands[d]}
@@ -275,7 +304,7 @@ def settle(
         c.executemany(f"DELETE FROM {t} WHERE doc = ?", ((d,) for d in gone))
     c.execute(
         "INSERT OR REPLACE INTO meta (name, value) VALUES ('totals', ?)",
-        (json.dumps({"top": top, "scope": scope}, sort_keys=True),),
+        (json.dumps({"rule": rule.to_dict(), "scope": scope}, sort_keys=True),),
     )
     return {"aligned": aligned, "totals": written, "tracked": len(tracked), "dropped": len(gone)}
 
@@ -331,17 +360,20 @@ def _transaction(c: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def compute_start(db: Any, top: int | None) -> tuple[int, int, list[AlignJob]]:
-    """``totals --compute``, first step (the writer lock held): ``(top, required pairs,
-    jobs)``: the number of candidates (``top``, None: the stored setting), how many pairs
-    every document's candidates make, and the jobs aligning those not stored yet."""
+def compute_start(
+    db: Any, top: int | None, rule: PartnerRule | None = None
+) -> tuple[PartnerRule, int, list[AlignJob]]:
+    """``totals --compute``, first step (the writer lock held): ``(rule, required pairs,
+    jobs)``: which candidates are aligned (:func:`plan_rule`: a fixed ``top``, else
+    ``rule``, else the stored setting), how many pairs every document's chosen candidates
+    make, and the jobs aligning those not stored yet."""
     c = connection(db)
     with _transaction(c):
         ensure_tables(c)
-    k = totals_meta(c)["top"] if top is None else int(top)
+    chosen = plan_rule(totals_meta(c), top, rule)
     ids = [int(r[0]) for r in c.execute("SELECT doc_id FROM documents")]
-    required = required_pairs(candidate_partners(c, ids, k))
-    return k, len(required), missing_jobs(c, required)
+    required = required_pairs(rule_partners(c, ids, chosen))
+    return chosen, len(required), missing_jobs(c, required)
 
 
 def compute_batch(db: Any, found: Iterable[PairAlignment]) -> int:
@@ -351,12 +383,12 @@ def compute_batch(db: Any, found: Iterable[PairAlignment]) -> int:
         return store_pairs(c, found)
 
 
-def compute_finish(db: Any, top: int) -> dict[str, int]:
-    """``totals --compute``, last step: every document tracked, every total written, in one
-    transaction (:func:`settle`)."""
+def compute_finish(db: Any, rule: PartnerRule) -> dict[str, int]:
+    """``totals --compute``, last step: every document tracked by ``rule``, every total
+    written, in one transaction (:func:`settle`)."""
     c = connection(db)
     with _transaction(c):
-        return settle(c, TotalsPlan(top=top, track_all=True))
+        return settle(c, TotalsPlan(rule=rule, track_all=True))
 
 
 def _has_tables(c: sqlite3.Connection) -> bool:
@@ -422,13 +454,14 @@ def aligned_shares(
 
 
 def totals_status(c: sqlite3.Connection) -> dict[str, Any]:
-    """``{"documents", "tracked", "top", "scope"}``: how many documents have a total, of
-    how many, and the stored settings."""
+    """``{"documents", "tracked", "top", "rule", "scope"}``: how many documents have a
+    total, of how many, and the stored settings (``rule`` as a dict)."""
     n = int(c.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
     tracked = 0
     if _has_tables(c):
         tracked = int(c.execute("SELECT COUNT(*) FROM doc_totals").fetchone()[0])
-    return {"documents": n, "tracked": tracked, **totals_meta(c)}
+    meta = totals_meta(c)
+    return {"documents": n, "tracked": tracked, **meta, "rule": meta["rule"].to_dict()}
 
 
 def source_intervals(c: sqlite3.Connection, key: str) -> list[tuple[str, np.ndarray]]:

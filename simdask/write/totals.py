@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 from simdask.alignment import AlignConfig
 from simdask.cluster.placement import choose_transfer
 from simdask.errors import ConfigError
+from simdask.kernels.partner_rule import PartnerRule
 from simdask.progress import Callback
 from simdask.storage.totals import (
+    DEFAULT_RULE,
     AlignJob,
     PairAlignment,
     TotalsPlan,
@@ -27,7 +29,18 @@ from simdask.write.exclude import Template
 if TYPE_CHECKING:
     from simdask.index import Index
 
-__all__ = ["compute_totals", "run_totals_plan"]
+__all__ = ["compute_totals", "run_totals_plan", "totals_rule"]
+
+
+def totals_rule(floor: float | None, cap: int | None) -> PartnerRule | None:
+    """The rule of ``totals --compute --floor F --cap N`` (None: neither given): the default
+    rule (:data:`~simdask.storage.totals.DEFAULT_RULE`) with the given floor and cap, never
+    fewer than its ``least`` (at most the cap) candidates."""
+    if floor is None and cap is None:
+        return None
+    cap = DEFAULT_RULE.cap if cap is None else cap
+    least = min(DEFAULT_RULE.least, cap) if isinstance(cap, int) and cap >= 1 else 1
+    return PartnerRule(DEFAULT_RULE.floor if floor is None else floor, cap, least)
 
 
 def _settings(index: Index, templates: tuple[Template, ...], config: AlignConfig | None):
@@ -89,14 +102,17 @@ def compute_totals(
     index: Index,
     *,
     top: int | None = None,
+    rule: PartnerRule | None = None,
     client=None,
     wait: float = 0.0,
     callback: Callback | None = None,
     batch_jobs: int | None = None,
     lock: bool = True,
 ) -> dict[str, Any]:
-    """Align every document's top ``top`` candidates (None: the stored setting, 5 at first)
-    on the cluster of ``client`` (None: in this process) and store every total; every
+    """Align every document's chosen candidates on the cluster of ``client`` (None: in this
+    process) and store every total: a fixed ``top`` of them, else those ``rule`` chooses
+    (:class:`~simdask.kernels.partner_rule.PartnerRule`), else (both None) as the stored
+    setting, at first :data:`~simdask.storage.totals.DEFAULT_RULE`; every
     document stays tracked from then on. Resumable: each batch of pairs is committed as it
     completes, and pairs already stored are not aligned again. ``lock``: take the writer
     lock (False: the caller holds it). Returns counts: ``pairs`` required, ``aligned`` now,
@@ -105,9 +121,13 @@ def compute_totals(
 
     if top is not None and (type(top) is not int or top < 1):
         raise ConfigError(f"top must be a whole number >= 1, found {top!r}")
+    if rule is not None and not isinstance(rule, PartnerRule):
+        raise ConfigError(f"expected rule a PartnerRule, found {type(rule).__name__}")
+    if rule is not None and top is not None:
+        raise ConfigError("expected a fixed top or a rule, found both")
     cb = callback or Callback()
     with index.writer(wait=wait) if lock else nullcontext():
-        k, required, jobs = compute_start(index.catalog, top)
+        chosen, required, jobs = compute_start(index.catalog, top, rule)
         settings = _settings(index, index.templates(), None)
         aligned = 0
         ship = _ship_texts(index, client)
@@ -116,7 +136,7 @@ def compute_totals(
         )
         for batch in found:
             aligned += compute_batch(index.catalog, batch)  # the batch's completion marker
-        done = compute_finish(index.catalog, k)
+        done = compute_finish(index.catalog, chosen)
         index.drop_caches()
     have = done["tracked"] - done["dropped"]
     return {"pairs": required, "aligned": aligned, "documents": have}

@@ -44,18 +44,41 @@ def expected_candidates(idx: Index) -> dict[int, list[tuple[int, int]]]:
     if not idx.config.candidates:
         return {d.doc_id: [] for d in idx.catalog.documents()}
     cfg = stored_candidate_config(idx.catalog) or CandidateConfig()
-    sets = feature_sets(idx, cfg)
+    return brute_lists(
+        feature_sets(idx, cfg),
+        sorted(d.doc_id for d in idx.catalog.documents()),
+        cfg.max_df,
+        cfg.depth,
+        cfg.normalise,
+    )
+
+
+def brute_lists(
+    sets: dict[int, set[int]], targets, max_df: int, depth: int, normalise: bool
+) -> dict[int, list[tuple[int, int]]]:
+    """Each target's top partners in plain Python: the sum of round(1000 ln((max_df+1)/df))
+    over shared features of 2 <= df <= max_df, or (``normalise``) that sum divided by the
+    square roots of both documents' weight masses (the sum of their features' weights),
+    times 10**9, rounded half to even; by score descending, then doc ID."""
     df = Counter(f for s in sets.values() for f in s)
+
+    def weight(f: int) -> int:
+        return round(1000 * math.log((max_df + 1) / df[f])) if 2 <= df[f] <= max_df else 0
+
+    mass = {d: sum(weight(f) for f in s) for d, s in sets.items()}
     out = {}
-    for d, mine in sets.items():
+    for d in targets:
         scores: Counter[int] = Counter()
         for e, theirs in sets.items():
             if e != d:
-                for f in mine & theirs:
-                    if 2 <= df[f] <= cfg.max_df:
-                        scores[e] += round(1000 * math.log((cfg.max_df + 1) / df[f]))
+                for f in sets[d] & theirs:
+                    scores[e] += weight(f)
+        if normalise:
+            for e in scores:
+                den = math.sqrt(mass[d]) * math.sqrt(mass[e])
+                scores[e] = round(10**9 * scores[e] / den) if den else 0
         ranked = sorted((e for e in scores if scores[e] > 0), key=lambda e: (-scores[e], e))
-        out[d] = [(e, scores[e]) for e in ranked[: cfg.depth]]
+        out[d] = [(e, scores[e]) for e in ranked[:depth]]
     return out
 
 

@@ -6,22 +6,52 @@ from __future__ import annotations
 from simdask.alignment import align
 from simdask.alignment.segment import word_spans
 from simdask.kernels.aligned_totals import excluded_text
+from simdask.kernels.partner_rule import PartnerRule
 from simdask.kernels.text import chunks
-from simdask.storage.candidates import candidate_partners
+from simdask.storage.candidates import candidate_partners, ensure_candidate_tables
+from simdask.storage.totals import DEFAULT_RULE
 
 
-def reference_totals(idx, tracked: set[str] | None = None, top: int = 5) -> dict:
+def chosen_by_rule(conn, ids: list[int], rule: PartnerRule) -> dict[int, list[int]]:
+    """Each document's partners to align, in plain Python: its stored candidates by rank
+    while their score is at least ``floor`` x its best (and ``min_score``), never fewer than
+    ``least``, at most ``cap``; then its similarity partners not among them (the order of
+    ``candidate_partners``) until it holds ``least``."""
+    ensure_candidate_tables(conn)
+    out = {}
+    every = candidate_partners(conn, ids, 10**6)  # stored candidates, then similarity ones
+    for d in ids:
+        rows = conn.execute(
+            "SELECT other, score FROM candidates WHERE doc = ? ORDER BY rank", (d,)
+        ).fetchall()
+        bar = max(rule.floor * rows[0][1], rule.min_score) if rows else 0
+        keep = [o for i, (o, s) in enumerate(rows) if i < rule.cap and (s >= bar or i < rule.least)]
+        stored = {o for o, _ in rows}
+        for o in every[d]:
+            if len(keep) >= rule.least:
+                break
+            if o not in stored and o not in keep:
+                keep.append(o)
+        out[d] = keep
+    return out
+
+
+def reference_totals(
+    idx, tracked: set[str] | None = None, top: int | None = None, rule: PartnerRule | None = None
+) -> dict:
     """``key -> (total percent, {source key: share percent})`` of the ``tracked`` documents
-    (None: all) of ``idx``: their required partners (own top candidates, and tracked
-    documents that have them among theirs), each pair aligned with the smaller key as text
-    A, the words wholly inside a passage counted as a set."""
+    (None: all) of ``idx``: their required partners (own chosen candidates: a fixed ``top``,
+    else by ``rule``, else the default rule; and tracked documents that have them among
+    theirs), each pair aligned with the smaller key as text A, the words wholly inside a
+    passage counted as a set."""
     conn = idx.catalog.conn
     key_of = dict(conn.execute("SELECT doc_id, key FROM documents"))
     tracked = set(key_of.values()) if tracked is None else tracked
     ids = [d for d, k in key_of.items() if k in tracked]
-    cands = {
-        key_of[d]: [key_of[p] for p in ps] for d, ps in candidate_partners(conn, ids, top).items()
-    }
+    if top is not None:
+        rule = PartnerRule(floor=0.0, cap=top, least=top)
+    chosen = chosen_by_rule(conn, ids, rule or DEFAULT_RULE)
+    cands = {key_of[d]: [key_of[p] for p in ps] for d, ps in chosen.items()}
     partners = {k: set(cands[k]) for k in tracked}
     for x in tracked:
         for p in cands[x]:
