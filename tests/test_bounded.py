@@ -10,6 +10,7 @@ held by a good part of the documents, planted copied passages.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 
@@ -19,14 +20,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
-from simdask.engine.similarity_stage import block_rows_task, stored_heavy
+from simdask.engine.similarity_stage import stored_heavy
 from simdask.errors import ConfigError
 from simdask.ingest.phrases import PhraseBank, PhraseParams, iter_phrase_documents
 from simdask.ingest.prose import ProseParams
-from simdask.kernels.heavy import HeavySets, df_histogram, heavy_postings, light_work
-from simdask.kernels.heavy_bounded import bounded_cutoff, light_evidence, set_overlap
+from simdask.kernels.heavy import HeavySets, df_histogram, light_work
+from simdask.kernels.heavy_bounded import (
+    block_candidates,
+    bounded_block_rows,
+    bounded_cutoff,
+    light_evidence,
+    range_overlap,
+    range_sets,
+    set_overlap,
+)
+from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
 from simdask.kernels.text import chunks
+from simdask.storage.shards import ShardData
 from tests.helpers.corpus import stem, write_txt
 from tests.test_heavy import brute_rows
 from tests.test_similarity_kernels import make_shards
@@ -143,27 +154,74 @@ def test_light_evidence_is_either_direction(light, need, data):
     assert got.tolist() == want
 
 
-def bounded_kernel_rows(docs, cutoff, threshold, top_k, n_shards=3, budget=150):
-    """The all-pairs path of a bounded build, in process: light keys through ``df <=
-    cutoff``, heavy sets as sorted ranks (as heavy_stage broadcasts them)."""
-    n = len(docs)
-    shards = make_shards(docs, n_shards, bits=16)
-    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
-    sets = HeavySets.build([heavy_postings(s, cutoff) for s in shards], n)
-    work = sum(pair_work(s, n, cutoff) for s in shards)
-    out = [
-        block_rows_task(
-            [block_pair_keys(s, lo, hi, n, cutoff) for s in shards],
-            lo,
-            n_chunks,
-            threshold,
-            top_k,
-            sets,
+def split_shards(docs, cuts, bits=16):
+    """The postings of ``docs`` as merged ranges split at the chunk-key ``cuts`` (any split of
+    the ``2**bits`` keys into consecutive ranges, empty ones allowed)."""
+    pairs = [(c, d) for d, cs in docs.items() for c in cs]
+    keys = sorted_unique(
+        pack_pairs(
+            np.array([c for c, _ in pairs], np.uint32), np.array([d for _, d in pairs], np.uint32)
         )
-        for lo, hi in plan_blocks(work, budget)
-    ]
+    )
+    bounds = [0, *sorted(cuts), 1 << bits]
+    out = []
+    for lo, hi in itertools.pairwise(bounds):
+        part = keys[(keys >> np.uint64(32) >= lo) & (keys >> np.uint64(32) < hi)]
+        out.append(ShardData(lo, hi, *build_postings(part)))
+    return out
+
+
+def bounded_kernel_rows(docs, cutoff, threshold, top_k, cuts=(20000, 40000), budget=150):
+    """The all-pairs path of a bounded build, in process, as heavy_stage wires it: light keys
+    through ``df <= cutoff``; the heavy sets built per range (local ranks), each block's
+    candidates' overlap taken per range and summed."""
+    n = len(docs)
+    shards = split_shards(docs, cuts)
+    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
+    sets = [range_sets(s, cutoff, None, n) for s in shards]
+    work = sum(pair_work(s, n, cutoff) for s in shards)
+    out = []
+    for lo, hi in plan_blocks(work, budget):
+        cand = block_candidates(
+            [block_pair_keys(s, lo, hi, n, cutoff) for s in shards], lo, n_chunks, threshold
+        )
+        out.append(
+            bounded_block_rows(
+                cand, [range_overlap(h, cand) for h in sets], n_chunks, threshold, top_k
+            )
+        )
     rows = top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], top_k)
     return list(zip(*[x.tolist() for x in rows], strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n_docs=st.integers(2, 40),
+    cutoff=st.integers(1, 8),
+    cuts=st.lists(st.integers(0, 1 << 16), max_size=6),
+)
+def test_range_overlaps_sum_to_the_heavy_overlap(seed, n_docs, cutoff, cuts):
+    """For any split of the chunk keys into ranges, the per-range heavy sets' overlaps of any
+    pairs sum to the brute-force count of the heavy chunks (df > cutoff) both documents hold."""
+    texts, _ = phrase_docs(n_docs, seed % 50)
+    docs = _id_sets(texts)
+    df = Counter(c for s in docs.values() for c in s)
+    shards = split_shards(docs, cuts)
+    sets = [range_sets(s, cutoff, None, n_docs) for s in shards]
+    assert sum(h.n_heavy for h in sets) == sum(1 for v in df.values() if v > cutoff)
+    rng = random.Random(seed)
+    d = np.array([rng.randrange(n_docs) for _ in range(80)], np.int64)
+    o = np.array([rng.randrange(n_docs) for _ in range(80)], np.int64)
+    cand = (d, o, np.zeros(len(d), np.int32))
+    got = np.sum([range_overlap(h, cand) for h in sets], axis=0)
+    heavy = {c for c, v in df.items() if v > cutoff}
+    want = [len(docs[a] & docs[b] & heavy) for a, b in zip(d.tolist(), o.tolist(), strict=True)]
+    assert got.tolist() == want
+    # no range holds more than its own chunks' postings
+    assert [int(h.sizes.sum()) for h in sets] == [
+        int(np.diff(s.offsets)[np.diff(s.offsets) > cutoff].sum()) for s in shards
+    ]
 
 
 def _id_sets(texts):
@@ -181,12 +239,13 @@ def _id_sets(texts):
     cutoff=st.integers(1, 12),
     threshold=st.sampled_from([1.0, 2.0, 5.0, 12.5]),
     top_k=st.integers(1, 6),
+    cuts=st.lists(st.integers(0, 1 << 16), max_size=5),
 )
-def test_bounded_block_rows_equal_brute_force(seed, n_docs, cutoff, threshold, top_k):
+def test_bounded_block_rows_equal_brute_force(seed, n_docs, cutoff, threshold, top_k, cuts):
     texts, _ = phrase_docs(n_docs, seed % 50)
     docs = _id_sets(texts)
     want = bounded_rows(docs, threshold, top_k, cutoff)
-    assert bounded_kernel_rows(docs, cutoff, threshold, top_k) == [
+    assert bounded_kernel_rows(docs, cutoff, threshold, top_k, cuts) == [
         (a, b, s, pytest.approx(v)) for a, b, s, v in want
     ]
 

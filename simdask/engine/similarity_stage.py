@@ -35,7 +35,13 @@ from simdask.cluster.heap import trim_heap, trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.heavy_candidates import held_pass, run_heavy_blocks, uses_hold
-from simdask.engine.heavy_stage import decide_mode, heavy_bits, heavy_only
+from simdask.engine.heavy_stage import (
+    RangeSets,
+    bounded_rows_submitter,
+    decide_mode,
+    heavy_bits,
+    heavy_only,
+)
 from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
@@ -194,13 +200,16 @@ def member_rows_task(
 class BlockPass:
     """One pass over blocks of documents, dask-style: per block ``b``, ``emit(shard,
     *emit_args(block))`` runs where each shard is (task ``simdask-<emit_stage>-...-b-s``),
-    then ``rows(parts, *rows_args(block))`` once (task ``simdask-rows-...-b``)."""
+    then ``rows(parts, *rows_args(block))`` once (task ``simdask-rows-...-b``), or with
+    ``submit_rows`` the future ``submit_rows(parts, block, b)`` submits (a bounded build's
+    steps after the pair keys, :func:`~simdask.engine.heavy_stage.bounded_rows_submitter`)."""
 
     emit: Callable
     emit_args: Callable[[Any], tuple]
     rows: Callable
     rows_args: Callable[[Any], tuple]
     emit_stage: str = "pairs"
+    submit_rows: Callable[[list, Any, int], Future] | None = None
 
 
 class _BlockStage:
@@ -221,6 +230,8 @@ class _BlockStage:
     def submit(self, b: int) -> Future:
         ctx, p, block = self.ctx, self.p, self.blocks[b]
         parts = ctx.map_shards(p.emit_stage, p.emit, self.shards, *p.emit_args(block), b=b)
+        if p.submit_rows is not None:
+            return p.submit_rows(parts, block, b)
         return ctx.client.submit(p.rows, parts, *p.rows_args(block), key=ctx.key("rows", b=b))
 
     def collect(self, b: int, future: Future) -> None:
@@ -340,12 +351,20 @@ def all_pairs(
         emit_args=lambda block: (*block, n_docs),
         rows=block_rows_task,
         rows_args=lambda block: (block[0], n_chunks_f, config.threshold, config.top_k, bits_f),
+        submit_rows=(
+            bounded_rows_submitter(ctx, bits_f, n_chunks_f, config)
+            if isinstance(bits_f, RangeSets)
+            else None
+        ),
     )
     part = min(n_docs, PART_DOCS)  # the driver folds one part of the documents at a time
     fold = RowFold(config.top_k, fold_min_rows(part, config.top_k), PART_DOCS)
     out = run_blocks(ctx, by_doc, blocks, p, fold)
     for f in by_doc:
         f.release()
+    if isinstance(bits_f, RangeSets):  # the per-range sets are needed no more
+        for f in bits_f.sets:
+            f.release()
     res = SimilarityResult(EMPTY_ROWS, blocks=len(blocks), work=int(work.sum()), heavy=heavy)
     if out:  # the fold's rows are ranked and cut already
         (res.rows,) = out
