@@ -50,18 +50,28 @@ THRESHOLD, TOP_K = 2.0, 5
 # brute force
 
 
-def bounded_rows(docs, threshold, top_k, cutoff):
+def bounded_rows(docs, threshold, top_k, cutoff, then=None, new=()):
     """Rows of a bounded build with ``cutoff``: pairs whose light similarity (chunks held by at
     most ``cutoff`` documents) reaches ``threshold`` in one direction, with their count over
-    all chunks, over ``threshold``, best ``top_k`` per document (ties by the other's key)."""
+    all chunks, over ``threshold``, best ``top_k`` per document (ties by the other's key).
+
+    With ``then`` (the documents when the cutoff was chosen) an incremental history between
+    re-bounds: a pair of two documents of ``then`` not in ``new`` keeps its light evidence as
+    computed then (with the counts of ``then``); a pair with a document of ``new`` takes it
+    with the counts now (docs/design.md, "Bounded all-pairs work")."""
     df = Counter(c for s in docs.values() for c in s)
     light = {c for c, n in df.items() if n <= cutoff}
+    old = light
+    if then is not None:
+        df_then = Counter(c for s in then.values() for c in s)
+        old = {c for c, n in df_then.items() if n <= cutoff}
     rows = []
     for a, sa in docs.items():
         for b, sb in docs.items():
             if a == b or not sa or not sb:
                 continue
-            ls = len(sa & sb & light)
+            lit = light if then is None or a in new or b in new else old
+            ls = len(sa & sb & lit)
             if not (100.0 * ls / len(sa) >= threshold or 100.0 * ls / len(sb) >= threshold):
                 continue
             shared = len(sa & sb)
@@ -73,6 +83,21 @@ def bounded_rows(docs, threshold, top_k, cutoff):
         seen[r[0]] += 1
         if seen[r[0]] <= top_k:
             out.append(r)
+    return out
+
+
+def family_docs(n_families: int, size: int, seed: int, edits: float = 0.04) -> dict[str, str]:
+    """Near-duplicate families (issue 32 item 4's template-heavy pages): ``n_families`` base
+    texts, each copied ``size`` times with a share ``edits`` of its words replaced; keys
+    ``f<family>m<member>``."""
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(3000)]
+    out = {}
+    for f in range(n_families):
+        base = [rng.choice(words) for _ in range(rng.randint(120, 220))]
+        for m in range(size):
+            text = [rng.choice(words) if rng.random() < edits else w for w in base]
+            out[f"f{f:02d}m{m:02d}"] = " ".join(text)
     return out
 
 
@@ -313,25 +338,97 @@ def test_incremental_runs_keep_the_bound(tmp_path, client, fuse_members):
     src = tmp_path / "d"
     idx = _build(tmp_path / "i", first, client, src, light_budget=1, light_floor=0)
     built = idx.stats()["heavy"]
-    assert built["bounded"]
+    assert built["bounded"] and built["bound_docs"] == 60
+    cutoff = built["cutoff"]
     opts = RunOptions(fuse_members=fuse_members)
-    # added documents push chunks over the cutoff; then deletions and an edit bring some back
+    # added documents push chunks over the cutoff: their other holders are not recomputed
     write_txt(texts, src)
+    then, now = _key_sets(first), _key_sets(texts)
+    df0 = Counter(c for s in then.values() for c in s)
+    df1 = Counter(c for s in now.values() for c in s)
+    assert any(df0[c] <= cutoff < n for c, n in df1.items() if c in df0)  # some crossed
     summary = idx.update([src], client=client, options=opts)
     assert ("merge+similarity" in summary.seconds) == (fuse_members > 0)
-    assert summary.stats.df_crossed > 0  # holders of chunks crossing the cutoff recomputed
+    assert not summary.stats.df_crossed and not summary.stats.refilled  # None: no max_df
     kept = idx.stats()["heavy"]
-    assert kept["bounded"] and kept["cutoff"] == built["cutoff"]
-    want = sorted(bounded_rows(_key_sets(texts), THRESHOLD, TOP_K, built["cutoff"]))
+    assert kept["bounded"] and kept["cutoff"] == cutoff and kept["bound_docs"] == 60
+    new = {stem(k) for k in keys[60:]}
+    want = sorted(bounded_rows(now, THRESHOLD, TOP_K, cutoff, then, new))
     assert _rows(idx) == [(a, b, s, pytest.approx(v)) for a, b, s, v in want]
+    # deletions and an edit: every stored value exact, the edited list as computed now
     for k in keys[5:25]:
         (src / f"{k}.txt").unlink()
         del texts[k]
     texts[keys[0]] = texts[keys[0]][: len(texts[keys[0]]) // 2]
     write_txt(texts, src)
     idx.update([src], client=client, options=opts, delete_missing=True)
-    want = sorted(bounded_rows(_key_sets(texts), THRESHOLD, TOP_K, built["cutoff"]))
-    assert _rows(idx) == [(a, b, s, pytest.approx(v)) for a, b, s, v in want]
+    now = _key_sets(texts)
+    rows = _rows(idx)
+    assert all(s == len(now[a] & now[b]) for a, b, s, _ in rows)
+    assert all(v == pytest.approx(100.0 * s / len(now[a])) for a, _, s, v in rows)
+    edited = stem(keys[0])
+    fresh = sorted(r for r in bounded_rows(now, THRESHOLD, TOP_K, cutoff) if r[0] == edited)
+    assert [r for r in rows if r[0] == edited] == [
+        (a, b, s, pytest.approx(v)) for a, b, s, v in fresh
+    ]
+
+
+@pytest.mark.integration
+def test_an_add_to_near_duplicate_families_writes_what_changes(tmp_path, client):
+    """Issue 32 item 4 on a bounded index: adding a few near-duplicates moves the family
+    chunks' counts over the cutoff; the add writes a small multiple of the rows that differ
+    between the index before and after (not the families' whole lists again), costs less
+    pair work than the build, and its rows are the incremental statement's."""
+    texts = family_docs(8, 9, seed=4)
+    keys = sorted(texts)
+    added = [k for k in keys if k.endswith("m08")][:3]
+    first = {k: t for k, t in texts.items() if k not in added}
+    src = tmp_path / "d"
+    cfg = {"light_budget": 1, "light_floor": 0}
+    idx = _build(tmp_path / "i", first, client, src, **cfg)
+    built = idx.stats()["heavy"]
+    assert built["bounded"]
+    cutoff = built["cutoff"]
+    before = set(_rows(idx))
+    build_work = idx.catalog.last_run()["summary"]["extra"]["candidate_pair_counts"]
+    write_txt(texts, src)
+    then, now = _key_sets(first), _key_sets(texts)
+    df0 = Counter(c for s in then.values() for c in s)
+    crossed = [c for c, n in Counter(c for s in now.values() for c in s).items()
+               if df0[c] <= cutoff < n and df0[c] > 0]  # fmt: skip
+    assert crossed  # the add moves family chunks over the cutoff
+    summary = idx.update([src], client=client)
+    after = set(_rows(idx))
+    changed = len(before ^ after)
+    assert 0 < summary.similarity_rows <= 2 * changed
+    assert summary.extra["candidate_pair_counts"] <= build_work
+    new = {stem(k) for k in added}
+    want = bounded_rows(now, THRESHOLD, TOP_K, cutoff, then, new)
+    assert sorted(after) == sorted((a, b, s, pytest.approx(v)) for a, b, s, v in want)
+
+
+@pytest.mark.integration
+def test_a_bounded_index_that_doubles_is_bounded_again(tmp_path, client):
+    """Amortised re-bounds: once the index has grown to twice the documents its cutoff was
+    chosen for, the run recomputes every list with a cutoff chosen again, as a full build of
+    the same documents would."""
+    texts, _ = phrase_docs(130, 2)
+    keys = sorted(texts)
+    first = {k: texts[k] for k in keys[:60]}
+    src = tmp_path / "d"
+    idx = _build(tmp_path / "i", first, client, src, light_budget=1, light_floor=0)
+    assert idx.stats()["heavy"]["bounded"] and idx.stats()["heavy"]["bound_docs"] == 60
+    write_txt({k: texts[k] for k in keys[:119]}, src)  # 119 < 2 x 60: kept
+    idx.update([src], client=client)
+    h = idx.stats()["heavy"]
+    assert h["bound_docs"] == 60 and not h.get("rebound")
+    write_txt(texts, src)  # 130 >= 2 x 60: re-bound
+    idx.update([src], client=client)
+    h = idx.stats()["heavy"]
+    assert h["bounded"] and h["rebound"] and h["bound_docs"] == 130
+    ref = _build(tmp_path / "r", texts, client, tmp_path / "d2", light_budget=1, light_floor=0)
+    assert h["cutoff"] == ref.stats()["heavy"]["cutoff"]
+    assert _rows(idx) == _rows(ref)
 
 
 def test_stored_heavy_keeps_a_bounded_build():

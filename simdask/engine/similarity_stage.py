@@ -334,6 +334,8 @@ def all_pairs(
     heavy = HeavyStats(mode=config.similarity_mode)
     t = time.perf_counter()
     bits_f = heavy_bits(ctx, shards, n_docs, config, heavy)
+    if heavy.bounded:  # incremental runs keep the cutoff until the index doubles or halves
+        heavy.bound_docs = n_docs
     seconds = {"heavy_sets": time.perf_counter() - t}
     t = time.perf_counter()
     light = heavy.cutoff
@@ -475,7 +477,7 @@ def stored_heavy(last_summary: dict | None, config: IndexConfig) -> HeavyStats:
     last = ((last_summary or {}).get("extra") or {}).get("heavy") or {}
     # a bounded build (kernels/heavy_bounded) is kept as it is: its cutoff, informative
     if config.heavy_df is None and last.get("bounded") and config.similarity_mode != "exact":
-        return HeavyStats("informative", cutoff, bounded=True)
+        return HeavyStats("informative", cutoff, bounded=True, bound_docs=last.get("bound_docs"))
     if config.similarity_mode != "auto":
         return HeavyStats(config.similarity_mode, cutoff)
     mode = last.get("mode")

@@ -26,6 +26,14 @@ candidates with light evidence (:func:`block_candidates`) get their overlap in e
 (:func:`range_overlap`), and the sum over ranges, the chunks being split among the ranges, is
 the overlap over all of them (:func:`bounded_block_rows`): the same rows whatever the split.
 
+Incremental runs keep the cutoff (amortised re-bounds): a chunk whose count crosses it changes
+no stored value (light or heavy, every counted chunk is counted), only whether a pair sharing
+it has light evidence; that is taken as of the run that computes the pair (a new or changed
+document's pairs with the counts after the run), and the other holders of the chunk are not
+recomputed. Once the index has grown or shrunk by :data:`REBOUND_GROWTH` since the cutoff was
+chosen (:func:`needs_rebound`), a run recomputes every list with a cutoff chosen again: like a
+geometric resize, the re-bounds cost at most about twice the last one in all.
+
 So a pair whose similarity counted over the light chunks (``df <= cutoff``) reaches the
 threshold in either direction is stored with its exact value wherever the top-k lists take it;
 a pair below that is not stored, however much it shares through chunks above the cutoff
@@ -45,17 +53,21 @@ from simdask.kernels.top_rows import Rows, top_k_rows
 
 __all__ = [
     "CANDIDATE_SLICE",
+    "REBOUND_GROWTH",
     "SET_STEP",
     "Candidates",
     "block_candidates",
     "bounded_block_rows",
     "bounded_cutoff",
     "light_evidence",
+    "needs_rebound",
     "range_overlap",
     "range_sets",
     "set_overlap",
 ]
 
+#: growth (or shrinking) factor of the index since its cutoff was chosen at which a run re-bounds
+REBOUND_GROWTH = 2.0
 #: counted pairs :func:`block_candidates` decodes at once (int32 temporaries, ~40 bytes each)
 CANDIDATE_SLICE = 1 << 21
 #: ``(doc, other, light count)`` of a block's candidate pairs (int64, int64, int32)
@@ -91,6 +103,16 @@ def bounded_cutoff(
     cum = np.cumsum(c * (v * (v - 1) // 2))
     fits = np.flatnonzero(cum <= budget)
     return max(1, int(v[fits[-1]])) if len(fits) else 1
+
+
+def needs_rebound(bound_docs: int | None, n_docs: int, growth: float = REBOUND_GROWTH) -> bool:
+    """Whether an incremental run on a bounded index chooses its cutoff again: the index's
+    documents ``n_docs`` (doc-ID space) are at least ``growth`` times, or at most a
+    ``growth``-th of, ``bound_docs`` (those when the cutoff was chosen; None: not recorded,
+    an index bounded before re-bounds existed: never)."""
+    if bound_docs is None or bound_docs <= 0:
+        return False
+    return n_docs >= growth * bound_docs or n_docs * growth <= bound_docs
 
 
 def light_evidence(d: np.ndarray, o: np.ndarray, light: np.ndarray, need: np.ndarray) -> np.ndarray:
