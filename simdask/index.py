@@ -39,7 +39,7 @@ from simdask.storage.catalog_values import meta_int
 from simdask.storage.failures import Failure, current_failures
 from simdask.storage.lookup import resolve_key
 from simdask.storage.remote import index_folder
-from simdask.storage.segments import migrate_legacy, stored_segments
+from simdask.storage.segments import migrate_legacy, waiting_bytes
 from simdask.storage.shards import ShardData
 from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
@@ -449,10 +449,8 @@ class Index:
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:
-        """Bytes on disk: current segments plus catalog and texts, plus the segments waiting
-        for garbage collection (:meth:`waiting_bytes`). A current segment's bytes are
-        those recorded at its commit (:mod:`simdask.storage.checksums`; no walk of its
-        files), measured on disk only where none are recorded (an older index, a URL store)."""
+        """Bytes on disk: segments (current ones as recorded at their commit, else measured;
+        older ones waiting for garbage collection measured), catalog and texts."""
         recorded: dict[str, int] = {}
         if self.store.local_root is not None:
             recorded = {p: sum(n for _, n in f) for p, f in self.reads.recorded_sizes().items()}
@@ -462,17 +460,8 @@ class Index:
             for g, _, _ in segs
         )
         cat = sum(p.stat().st_size for p in self.path.glob(_CATALOG + "*"))
-        return shards + cat + self.texts.nbytes() + self.waiting_bytes()
-
-    def waiting_bytes(self) -> int:
-        """Bytes of the stored segments no committed manifest lists: those garbage collection
-        keeps one run longer for readers, or has not removed yet (measured on disk)."""
-        live = {(g, s) for s, segs in self.catalog.segments().items() for g, _, _ in segs}
-        return sum(
-            self.store.shard_nbytes(g, s)
-            for g, s in stored_segments(self.store)
-            if (g, s) not in live
-        )
+        cat += waiting_bytes(self.store, self.catalog.segments())  # older segments, until GC
+        return shards + cat + self.texts.nbytes()
 
     def stats(self) -> dict[str, Any]:
         """Documents, distinct chunks, postings, similarity rows, shards, bytes, config."""
@@ -501,8 +490,6 @@ class Index:
             "segments": n_segments,
             "tombstones": n_tombstones,
             "bytes_on_disk": self.disk_bytes(),
-            # of which segments of older generations waiting for garbage collection
-            "bytes_waiting_for_gc": self.waiting_bytes(),
             "last_run": last["run_id"] if last else None,
             "config": self.config.to_dict(),
             # update --exclude: the template files and how many chunk IDs they exclude

@@ -408,9 +408,8 @@ class Writer:
     ) -> dict[str, Any]:
         """Merge segments as the merge policy (``options.merge_policy``) says, or, with
         ``force``, every range into one segment without tombstoned postings. A run of its own
-        (a generation, one commit), then garbage collection, which gives back every free page
-        of the catalog (``VACUUM``, also when no merge was due). Returns its statistics (``{}``
-        when nothing was due and no page was freed; ``catalog_bytes_freed`` when one was)."""
+        (a generation, one commit), then garbage collection giving every free catalog page
+        back. Returns its statistics (``{}``: nothing due, no page freed)."""
         from simdask.cluster.connect import cluster_errors, connect  # loads dask: only a run
         from simdask.engine.run import RunOptions  # loads dask: only when a run needs it
 
@@ -423,7 +422,7 @@ class Writer:
                 with cluster_errors(cl, "the index is unchanged"):  # a worker lost: exit 4
                     out = self._compact_run(cl, options, callback or Callback(), force, cache)
             self.index.drop_caches()
-            freed = self.collect_garbage(keep=before, vacuum_all=True)["catalog_bytes_freed"]
+            freed = collect_garbage(self.index, before, vacuum_all=True)["catalog_bytes_freed"]
         return {**out, "catalog_bytes_freed": freed} if out or freed else out
 
     def _auto_compact(self, req: _Request, summary: RunSummary) -> None:
@@ -482,16 +481,13 @@ class Writer:
         return {"run_id": run_id, **stats}
 
     # --- garbage collection -----------------------------------------------------------------
-    def collect_garbage(
-        self, keep: Iterable[tuple[int, int]] = (), vacuum_all: bool = False
-    ) -> dict[str, int]:
+    def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
         """Delete segments, shard generations, LSH generations, text packs and work files no
         committed state refers to (:func:`simdask.write.garbage.collect_garbage`). Segments
         ``(range, generation)`` in ``keep`` (those committed before the last commit) are kept
-        one run longer, for readers that opened them; ``vacuum_all``: every free page of the
-        catalog given back."""
+        one run longer, for readers that opened them."""
         with self._locked():
-            return collect_garbage(self.index, keep, vacuum_all)
+            return collect_garbage(self.index, keep)
 
 
 def _default_connector(n_items: int):

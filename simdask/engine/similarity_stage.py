@@ -46,11 +46,9 @@ from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
-    HeavySets,
     add_heavy_overlap,
     member_keys,
 )
-from simdask.kernels.heavy_bounded import light_evidence, set_overlap
 from simdask.kernels.heavy_overlap import member_rows_of
 from simdask.kernels.member_counts import count_member_candidates
 from simdask.kernels.similarity import (
@@ -102,18 +100,16 @@ def block_rows_task(
     n_chunks: np.ndarray,
     threshold: float,
     top_k: int,
-    heavy: HeavyBits | HeavySets | None = None,
+    heavy: HeavyBits | None = None,
 ):
     """All-pairs block: count the shards' pair keys
     (:func:`~simdask.kernels.doc_postings.block_keys`); rows over ``threshold`` percent both
     ways, best ``top_k`` per document. With ``heavy`` the keys come from the light chunks only
     and each candidate's heavy overlap is added exactly first
-    (:func:`~simdask.kernels.heavy.add_heavy_overlap`); heavy sets as sorted ranks
-    (:class:`~simdask.kernels.heavy.HeavySets`) mean a bounded build: only the candidates with
-    light evidence are kept (:func:`~simdask.kernels.heavy_bounded.light_evidence`) and their
-    overlap taken from the ranks (:func:`~simdask.kernels.heavy_bounded.set_overlap`). The
-    counted pairs are decoded :data:`ROWS_SLICE` at a time (each pair on its own: the same rows
-    as all at once).
+    (:func:`~simdask.kernels.heavy.add_heavy_overlap`); a bounded build's blocks take
+    :func:`~simdask.engine.heavy_stage.bounded_rows_submitter` instead. The counted pairs
+    are decoded :data:`ROWS_SLICE` at a time (each pair on its own: the same rows as all at
+    once).
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
@@ -156,11 +152,7 @@ def _slice_rows(keys, shared, doc_lo, n_chunks, need, threshold, heavy, sizes):
     else:
         d, o, s = d.astype(np.int64), o.astype(np.int64), shared.astype(np.int64)
     d += d.dtype.type(doc_lo)
-    if isinstance(heavy, HeavySets):  # a bounded build
-        ok = light_evidence(d, o, s, need)
-        d, o, s = d[ok], o[ok], s[ok]
-        s = s + set_overlap(heavy, d, o).astype(s.dtype)
-    elif heavy is not None:
+    if heavy is not None:
         d, o, s = add_heavy_overlap(d, o, s, need, heavy, sizes)
     keep = s >= np.minimum(need[d], need[o])
     d, o = d[keep].astype(np.int64), o[keep].astype(np.int64)
