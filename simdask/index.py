@@ -39,7 +39,7 @@ from simdask.storage.catalog_values import meta_int
 from simdask.storage.failures import Failure, current_failures
 from simdask.storage.lookup import resolve_key
 from simdask.storage.remote import index_folder
-from simdask.storage.segments import migrate_legacy
+from simdask.storage.segments import migrate_legacy, waiting_bytes
 from simdask.storage.shards import ShardData
 from simdask.storage.text_packs import TextStore
 from simdask.summary import HeavyStats, QueryMatch, RunSummary
@@ -449,9 +449,8 @@ class Index:
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:
-        """Bytes on disk: current segments plus catalog and texts. A segment's bytes are
-        those recorded at its commit (:mod:`simdask.storage.checksums`; no walk of its
-        files), measured on disk only where none are recorded (an older index, a URL store)."""
+        """Bytes on disk: segments (current ones as recorded at their commit, else measured;
+        older ones waiting for garbage collection measured), catalog and texts."""
         recorded: dict[str, int] = {}
         if self.store.local_root is not None:
             recorded = {p: sum(n for _, n in f) for p, f in self.reads.recorded_sizes().items()}
@@ -461,6 +460,7 @@ class Index:
             for g, _, _ in segs
         )
         cat = sum(p.stat().st_size for p in self.path.glob(_CATALOG + "*"))
+        cat += waiting_bytes(self.store, self.catalog.segments())  # older segments, until GC
         return shards + cat + self.texts.nbytes()
 
     def stats(self) -> dict[str, Any]:

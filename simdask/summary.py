@@ -70,7 +70,10 @@ class HeavyStats:
     step (``heavy_sets``, ``light_pairs``, ``heavy_only``). None: not measured in this run.
     ``bounded``: the build's light work was over ``light_budget`` pair emissions per posting,
     so ``cutoff`` was lowered to fit it and only pairs whose light chunks alone reach the
-    threshold were counted (:mod:`simdask.kernels.heavy_bounded`); incremental runs keep it.
+    threshold were counted (:mod:`simdask.kernels.heavy_bounded`); incremental runs keep it
+    until the index has grown or shrunk by :data:`~simdask.kernels.heavy_bounded.REBOUND_GROWTH`
+    from ``bound_docs`` (the documents, as doc-ID space, when the cutoff was chosen): then the
+    run re-bounds (recomputes every list with a cutoff chosen again, ``rebound`` True).
     """
 
     mode: str = "informative"
@@ -87,6 +90,8 @@ class HeavyStats:
     seconds: dict[str, float] | None = None
     auto: dict[str, Any] | None = None
     bounded: bool | None = None
+    bound_docs: int | None = None
+    rebound: bool | None = None
 
     def describe(self) -> str:
         """One line for the run summary: the mode used and why, e.g. ``similarity mode exact

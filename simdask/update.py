@@ -408,8 +408,8 @@ class Writer:
     ) -> dict[str, Any]:
         """Merge segments as the merge policy (``options.merge_policy``) says, or, with
         ``force``, every range into one segment without tombstoned postings. A run of its own
-        (a generation, one commit), then garbage collection. Returns its statistics (``{}``
-        when nothing was due)."""
+        (a generation, one commit), then garbage collection giving every free catalog page
+        back. Returns its statistics (``{}``: nothing due, no page freed)."""
         from simdask.cluster.connect import cluster_errors, connect  # loads dask: only a run
         from simdask.engine.run import RunOptions  # loads dask: only when a run needs it
 
@@ -422,8 +422,8 @@ class Writer:
                 with cluster_errors(cl, "the index is unchanged"):  # a worker lost: exit 4
                     out = self._compact_run(cl, options, callback or Callback(), force, cache)
             self.index.drop_caches()
-            self.collect_garbage(keep=before)
-        return out
+            freed = collect_garbage(self.index, before, vacuum_all=True)["catalog_bytes_freed"]
+        return {**out, "catalog_bytes_freed": freed} if out or freed else out
 
     def _auto_compact(self, req: _Request, summary: RunSummary) -> None:
         """After a committed run: compact if the merge policy says so (in the summary); a

@@ -10,6 +10,7 @@ held by a good part of the documents, planted copied passages.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 
@@ -19,14 +20,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask import Index, IndexConfig, RunOptions
-from simdask.engine.similarity_stage import block_rows_task, stored_heavy
+from simdask.engine.similarity_stage import stored_heavy
 from simdask.errors import ConfigError
 from simdask.ingest.phrases import PhraseBank, PhraseParams, iter_phrase_documents
 from simdask.ingest.prose import ProseParams
-from simdask.kernels.heavy import HeavySets, df_histogram, heavy_postings, light_work
-from simdask.kernels.heavy_bounded import bounded_cutoff, light_evidence, set_overlap
+from simdask.kernels.heavy import HeavySets, df_histogram, light_work
+from simdask.kernels.heavy_bounded import (
+    block_candidates,
+    bounded_block_rows,
+    bounded_cutoff,
+    light_evidence,
+    range_overlap,
+    range_sets,
+    set_overlap,
+)
+from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
 from simdask.kernels.text import chunks
+from simdask.storage.shards import ShardData
 from tests.helpers.corpus import stem, write_txt
 from tests.test_heavy import brute_rows
 from tests.test_similarity_kernels import make_shards
@@ -39,18 +50,28 @@ THRESHOLD, TOP_K = 2.0, 5
 # brute force
 
 
-def bounded_rows(docs, threshold, top_k, cutoff):
+def bounded_rows(docs, threshold, top_k, cutoff, then=None, new=()):
     """Rows of a bounded build with ``cutoff``: pairs whose light similarity (chunks held by at
     most ``cutoff`` documents) reaches ``threshold`` in one direction, with their count over
-    all chunks, over ``threshold``, best ``top_k`` per document (ties by the other's key)."""
+    all chunks, over ``threshold``, best ``top_k`` per document (ties by the other's key).
+
+    With ``then`` (the documents when the cutoff was chosen) an incremental history between
+    re-bounds: a pair of two documents of ``then`` not in ``new`` keeps its light evidence as
+    computed then (with the counts of ``then``); a pair with a document of ``new`` takes it
+    with the counts now (docs/design.md, "Bounded all-pairs work")."""
     df = Counter(c for s in docs.values() for c in s)
     light = {c for c, n in df.items() if n <= cutoff}
+    old = light
+    if then is not None:
+        df_then = Counter(c for s in then.values() for c in s)
+        old = {c for c, n in df_then.items() if n <= cutoff}
     rows = []
     for a, sa in docs.items():
         for b, sb in docs.items():
             if a == b or not sa or not sb:
                 continue
-            ls = len(sa & sb & light)
+            lit = light if then is None or a in new or b in new else old
+            ls = len(sa & sb & lit)
             if not (100.0 * ls / len(sa) >= threshold or 100.0 * ls / len(sb) >= threshold):
                 continue
             shared = len(sa & sb)
@@ -62,6 +83,21 @@ def bounded_rows(docs, threshold, top_k, cutoff):
         seen[r[0]] += 1
         if seen[r[0]] <= top_k:
             out.append(r)
+    return out
+
+
+def family_docs(n_families: int, size: int, seed: int, edits: float = 0.04) -> dict[str, str]:
+    """Near-duplicate families (issue 32 item 4's template-heavy pages): ``n_families`` base
+    texts, each copied ``size`` times with a share ``edits`` of its words replaced; keys
+    ``f<family>m<member>``."""
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(3000)]
+    out = {}
+    for f in range(n_families):
+        base = [rng.choice(words) for _ in range(rng.randint(120, 220))]
+        for m in range(size):
+            text = [rng.choice(words) if rng.random() < edits else w for w in base]
+            out[f"f{f:02d}m{m:02d}"] = " ".join(text)
     return out
 
 
@@ -143,27 +179,74 @@ def test_light_evidence_is_either_direction(light, need, data):
     assert got.tolist() == want
 
 
-def bounded_kernel_rows(docs, cutoff, threshold, top_k, n_shards=3, budget=150):
-    """The all-pairs path of a bounded build, in process: light keys through ``df <=
-    cutoff``, heavy sets as sorted ranks (as heavy_stage broadcasts them)."""
-    n = len(docs)
-    shards = make_shards(docs, n_shards, bits=16)
-    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
-    sets = HeavySets.build([heavy_postings(s, cutoff) for s in shards], n)
-    work = sum(pair_work(s, n, cutoff) for s in shards)
-    out = [
-        block_rows_task(
-            [block_pair_keys(s, lo, hi, n, cutoff) for s in shards],
-            lo,
-            n_chunks,
-            threshold,
-            top_k,
-            sets,
+def split_shards(docs, cuts, bits=16):
+    """The postings of ``docs`` as merged ranges split at the chunk-key ``cuts`` (any split of
+    the ``2**bits`` keys into consecutive ranges, empty ones allowed)."""
+    pairs = [(c, d) for d, cs in docs.items() for c in cs]
+    keys = sorted_unique(
+        pack_pairs(
+            np.array([c for c, _ in pairs], np.uint32), np.array([d for _, d in pairs], np.uint32)
         )
-        for lo, hi in plan_blocks(work, budget)
-    ]
+    )
+    bounds = [0, *sorted(cuts), 1 << bits]
+    out = []
+    for lo, hi in itertools.pairwise(bounds):
+        part = keys[(keys >> np.uint64(32) >= lo) & (keys >> np.uint64(32) < hi)]
+        out.append(ShardData(lo, hi, *build_postings(part)))
+    return out
+
+
+def bounded_kernel_rows(docs, cutoff, threshold, top_k, cuts=(20000, 40000), budget=150):
+    """The all-pairs path of a bounded build, in process, as heavy_stage wires it: light keys
+    through ``df <= cutoff``; the heavy sets built per range (local ranks), each block's
+    candidates' overlap taken per range and summed."""
+    n = len(docs)
+    shards = split_shards(docs, cuts)
+    n_chunks = np.array([len(docs[i]) for i in range(n)], np.int64)
+    sets = [range_sets(s, cutoff, None, n) for s in shards]
+    work = sum(pair_work(s, n, cutoff) for s in shards)
+    out = []
+    for lo, hi in plan_blocks(work, budget):
+        cand = block_candidates(
+            [block_pair_keys(s, lo, hi, n, cutoff) for s in shards], lo, n_chunks, threshold
+        )
+        out.append(
+            bounded_block_rows(
+                cand, [range_overlap(h, cand) for h in sets], n_chunks, threshold, top_k
+            )
+        )
     rows = top_k_rows(*[np.concatenate([o[i] for o in out]) for i in range(4)], top_k)
     return list(zip(*[x.tolist() for x in rows], strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n_docs=st.integers(2, 40),
+    cutoff=st.integers(1, 8),
+    cuts=st.lists(st.integers(0, 1 << 16), max_size=6),
+)
+def test_range_overlaps_sum_to_the_heavy_overlap(seed, n_docs, cutoff, cuts):
+    """For any split of the chunk keys into ranges, the per-range heavy sets' overlaps of any
+    pairs sum to the brute-force count of the heavy chunks (df > cutoff) both documents hold."""
+    texts, _ = phrase_docs(n_docs, seed % 50)
+    docs = _id_sets(texts)
+    df = Counter(c for s in docs.values() for c in s)
+    shards = split_shards(docs, cuts)
+    sets = [range_sets(s, cutoff, None, n_docs) for s in shards]
+    assert sum(h.n_heavy for h in sets) == sum(1 for v in df.values() if v > cutoff)
+    rng = random.Random(seed)
+    d = np.array([rng.randrange(n_docs) for _ in range(80)], np.int64)
+    o = np.array([rng.randrange(n_docs) for _ in range(80)], np.int64)
+    cand = (d, o, np.zeros(len(d), np.int32))
+    got = np.sum([range_overlap(h, cand) for h in sets], axis=0)
+    heavy = {c for c, v in df.items() if v > cutoff}
+    want = [len(docs[a] & docs[b] & heavy) for a, b in zip(d.tolist(), o.tolist(), strict=True)]
+    assert got.tolist() == want
+    # no range holds more than its own chunks' postings
+    assert [int(h.sizes.sum()) for h in sets] == [
+        int(np.diff(s.offsets)[np.diff(s.offsets) > cutoff].sum()) for s in shards
+    ]
 
 
 def _id_sets(texts):
@@ -181,12 +264,13 @@ def _id_sets(texts):
     cutoff=st.integers(1, 12),
     threshold=st.sampled_from([1.0, 2.0, 5.0, 12.5]),
     top_k=st.integers(1, 6),
+    cuts=st.lists(st.integers(0, 1 << 16), max_size=5),
 )
-def test_bounded_block_rows_equal_brute_force(seed, n_docs, cutoff, threshold, top_k):
+def test_bounded_block_rows_equal_brute_force(seed, n_docs, cutoff, threshold, top_k, cuts):
     texts, _ = phrase_docs(n_docs, seed % 50)
     docs = _id_sets(texts)
     want = bounded_rows(docs, threshold, top_k, cutoff)
-    assert bounded_kernel_rows(docs, cutoff, threshold, top_k) == [
+    assert bounded_kernel_rows(docs, cutoff, threshold, top_k, cuts) == [
         (a, b, s, pytest.approx(v)) for a, b, s, v in want
     ]
 
@@ -254,25 +338,97 @@ def test_incremental_runs_keep_the_bound(tmp_path, client, fuse_members):
     src = tmp_path / "d"
     idx = _build(tmp_path / "i", first, client, src, light_budget=1, light_floor=0)
     built = idx.stats()["heavy"]
-    assert built["bounded"]
+    assert built["bounded"] and built["bound_docs"] == 60
+    cutoff = built["cutoff"]
     opts = RunOptions(fuse_members=fuse_members)
-    # added documents push chunks over the cutoff; then deletions and an edit bring some back
+    # added documents push chunks over the cutoff: their other holders are not recomputed
     write_txt(texts, src)
+    then, now = _key_sets(first), _key_sets(texts)
+    df0 = Counter(c for s in then.values() for c in s)
+    df1 = Counter(c for s in now.values() for c in s)
+    assert any(df0[c] <= cutoff < n for c, n in df1.items() if c in df0)  # some crossed
     summary = idx.update([src], client=client, options=opts)
     assert ("merge+similarity" in summary.seconds) == (fuse_members > 0)
-    assert summary.stats.df_crossed > 0  # holders of chunks crossing the cutoff recomputed
+    assert not summary.stats.df_crossed and not summary.stats.refilled  # None: no max_df
     kept = idx.stats()["heavy"]
-    assert kept["bounded"] and kept["cutoff"] == built["cutoff"]
-    want = sorted(bounded_rows(_key_sets(texts), THRESHOLD, TOP_K, built["cutoff"]))
+    assert kept["bounded"] and kept["cutoff"] == cutoff and kept["bound_docs"] == 60
+    new = {stem(k) for k in keys[60:]}
+    want = sorted(bounded_rows(now, THRESHOLD, TOP_K, cutoff, then, new))
     assert _rows(idx) == [(a, b, s, pytest.approx(v)) for a, b, s, v in want]
+    # deletions and an edit: every stored value exact, the edited list as computed now
     for k in keys[5:25]:
         (src / f"{k}.txt").unlink()
         del texts[k]
     texts[keys[0]] = texts[keys[0]][: len(texts[keys[0]]) // 2]
     write_txt(texts, src)
     idx.update([src], client=client, options=opts, delete_missing=True)
-    want = sorted(bounded_rows(_key_sets(texts), THRESHOLD, TOP_K, built["cutoff"]))
-    assert _rows(idx) == [(a, b, s, pytest.approx(v)) for a, b, s, v in want]
+    now = _key_sets(texts)
+    rows = _rows(idx)
+    assert all(s == len(now[a] & now[b]) for a, b, s, _ in rows)
+    assert all(v == pytest.approx(100.0 * s / len(now[a])) for a, _, s, v in rows)
+    edited = stem(keys[0])
+    fresh = sorted(r for r in bounded_rows(now, THRESHOLD, TOP_K, cutoff) if r[0] == edited)
+    assert [r for r in rows if r[0] == edited] == [
+        (a, b, s, pytest.approx(v)) for a, b, s, v in fresh
+    ]
+
+
+@pytest.mark.integration
+def test_an_add_to_near_duplicate_families_writes_what_changes(tmp_path, client):
+    """Issue 32 item 4 on a bounded index: adding a few near-duplicates moves the family
+    chunks' counts over the cutoff; the add writes a small multiple of the rows that differ
+    between the index before and after (not the families' whole lists again), costs less
+    pair work than the build, and its rows are the incremental statement's."""
+    texts = family_docs(8, 9, seed=4)
+    keys = sorted(texts)
+    added = [k for k in keys if k.endswith("m08")][:3]
+    first = {k: t for k, t in texts.items() if k not in added}
+    src = tmp_path / "d"
+    cfg = {"light_budget": 1, "light_floor": 0}
+    idx = _build(tmp_path / "i", first, client, src, **cfg)
+    built = idx.stats()["heavy"]
+    assert built["bounded"]
+    cutoff = built["cutoff"]
+    before = set(_rows(idx))
+    build_work = idx.catalog.last_run()["summary"]["extra"]["candidate_pair_counts"]
+    write_txt(texts, src)
+    then, now = _key_sets(first), _key_sets(texts)
+    df0 = Counter(c for s in then.values() for c in s)
+    crossed = [c for c, n in Counter(c for s in now.values() for c in s).items()
+               if df0[c] <= cutoff < n and df0[c] > 0]  # fmt: skip
+    assert crossed  # the add moves family chunks over the cutoff
+    summary = idx.update([src], client=client)
+    after = set(_rows(idx))
+    changed = len(before ^ after)
+    assert 0 < summary.similarity_rows <= 2 * changed
+    assert summary.extra["candidate_pair_counts"] <= build_work
+    new = {stem(k) for k in added}
+    want = bounded_rows(now, THRESHOLD, TOP_K, cutoff, then, new)
+    assert sorted(after) == sorted((a, b, s, pytest.approx(v)) for a, b, s, v in want)
+
+
+@pytest.mark.integration
+def test_a_bounded_index_that_doubles_is_bounded_again(tmp_path, client):
+    """Amortised re-bounds: once the index has grown to twice the documents its cutoff was
+    chosen for, the run recomputes every list with a cutoff chosen again, as a full build of
+    the same documents would."""
+    texts, _ = phrase_docs(130, 2)
+    keys = sorted(texts)
+    first = {k: texts[k] for k in keys[:60]}
+    src = tmp_path / "d"
+    idx = _build(tmp_path / "i", first, client, src, light_budget=1, light_floor=0)
+    assert idx.stats()["heavy"]["bounded"] and idx.stats()["heavy"]["bound_docs"] == 60
+    write_txt({k: texts[k] for k in keys[:119]}, src)  # 119 < 2 x 60: kept
+    idx.update([src], client=client)
+    h = idx.stats()["heavy"]
+    assert h["bound_docs"] == 60 and not h.get("rebound")
+    write_txt(texts, src)  # 130 >= 2 x 60: re-bound
+    idx.update([src], client=client)
+    h = idx.stats()["heavy"]
+    assert h["bounded"] and h["rebound"] and h["bound_docs"] == 130
+    ref = _build(tmp_path / "r", texts, client, tmp_path / "d2", light_budget=1, light_floor=0)
+    assert h["cutoff"] == ref.stats()["heavy"]["cutoff"]
+    assert _rows(idx) == _rows(ref)
 
 
 def test_stored_heavy_keeps_a_bounded_build():

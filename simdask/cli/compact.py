@@ -52,7 +52,7 @@ def run(args) -> int:
             out = writer.compact(client=client, force=args.force, options=options)
         stats = idx.stats()
     if not args.quiet:
-        if out:
+        if "run_id" in out:
             print(
                 f"compaction run {out['run_id']}: {out['segments_merged']} segments of "
                 f"{out['ranges']} ranges merged; {out['postings_read']} postings read, "
@@ -62,4 +62,7 @@ def run(args) -> int:
             )
         else:
             print(f"nothing to compact ({stats['segments']} segments)", file=sys.stderr)
+        if out.get("catalog_bytes_freed"):
+            freed = out["catalog_bytes_freed"] / 2**20
+            print(f"catalog: {freed:.1f} MiB of free pages given back", file=sys.stderr)
     return 0

@@ -94,14 +94,15 @@ class DeltaInputs:
     bounded: bool = False
 
 
-def cross_counts(
-    max_df: int | None, cutoff: int | None, bounded: bool
-) -> int | tuple[int, ...] | None:
-    """The document counts whose crossing changes other documents' rows in an incremental
-    run: ``max_df`` (a chunk counted or not), and the cutoff of a bounded index (a chunk
-    giving light evidence or not, :mod:`simdask.kernels.heavy_bounded`); None: neither."""
-    marks = tuple(m for m in (max_df, cutoff if bounded else None) if m is not None)
-    return None if not marks else marks[0] if len(marks) == 1 else marks
+def cross_counts(max_df: int | None) -> int | None:
+    """The document count whose crossing changes other documents' rows in an incremental
+    run: ``max_df`` (a chunk counted or not; None: none). The cutoff of a bounded index is
+    not one: a chunk crossing it changes no stored value (every counted chunk is counted,
+    light or heavy), only which pairs have light evidence; between re-bounds that is taken
+    as of the run that computes a pair (:func:`~simdask.kernels.heavy_bounded.needs_rebound`,
+    docs/design.md "Bounded all-pairs work"), so the holders of such a chunk are not
+    recomputed."""
+    return max_df
 
 
 def stored_chunk_ids(
@@ -200,7 +201,7 @@ def run_delta(
     t1 = time.perf_counter()
     ranges = [(sp.lo, sp.hi) for sp in specs]
     refill = np.setdiff1d(inp.members, inp.changed)
-    cross = cross_counts(config.max_df, inp.cutoff, inp.bounded)
+    cross = cross_counts(config.max_df)
     probe_docs = refill if cross is None else np.union1d(refill, inp.dropped)
     stored = stored_chunk_ids(catalog, texts, config, probe_docs, inp.exclusions)
     if cross is None and ctx.shared and store.can_mmap:
@@ -337,7 +338,7 @@ def _crossing_pairs(
             befores[s],
             tomb_f,
             config.max_df,
-            cross_counts(config.max_df, inp.cutoff, inp.bounded),
+            cross_counts(config.max_df),
             key=ctx.key("deltaafter", s=s),
         )
         for s in range(len(befores))

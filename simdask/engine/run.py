@@ -46,6 +46,7 @@ from simdask.engine.stage import drive
 from simdask.ingest.sources import KnownHashes, SourceItem, item_keys
 from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChanges, resolve_changes
 from simdask.kernels.exclusions import Exclusions
+from simdask.kernels.heavy_bounded import needs_rebound
 from simdask.kernels.postings import shard_ranges
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
@@ -312,6 +313,7 @@ def _index(
     if targets.full:
         res = all_pairs(ctx, shards, n_chunks_f, len(n_chunks), config)
         changes.rows_replaced = changes.reverse_replaced = np.arange(len(n_chunks))
+        res.heavy.rebound = bool(stats.heavy and stats.heavy.bound_docs) or None  # kept: re-bound
         stats.heavy = res.heavy
     else:
         m = targets
@@ -356,7 +358,8 @@ def _targets(
     """Which documents' rows are recomputed: all of them when nothing indexed before
     survives, else the changed ones and those whose full top-k list held a changed one."""
     survivors = n_known - resolved.counts.modified - resolved.counts.deleted
-    if job.replace_all or survivors == 0:
+    stats.heavy = kept = _kept_heavy(job.catalog, job.config)  # a bounded index may re-bound
+    if job.replace_all or survivors == 0 or needs_rebound(kept.bound_docs, n_docs):
         none = np.zeros(0, np.uint32)
         return _Targets(True, none, none, n_chunks_f, n_docs)
     changed = resolved.chunked
@@ -364,7 +367,6 @@ def _targets(
     members = np.union1d(changed, refill).astype(np.uint32)
     changes.rows_replaced = np.union1d(resolved.touched, members)
     stats.refilled = len(refill)
-    stats.heavy = kept = _kept_heavy(job.catalog, job.config)
     heavy = (kept.cutoff, kept.mode, bool(kept.bounded))
     return _Targets(False, members, changed, n_chunks_f, n_docs, *heavy)
 
@@ -381,8 +383,8 @@ def _merge(
 ) -> list:
     """Merge every shard; write back the rewritten ones if the workers cannot. Returns the
     merged shards' futures (kept on the workers). An incremental run also recomputes the holders
-    of chunks crossing ``max_df`` or a bounded cutoff (:func:`~.delta_stage.cross_counts`)."""
-    cross = cross_counts(job.config.max_df, targets.cutoff, targets.bounded)
+    of chunks crossing ``max_df`` (:func:`~.delta_stage.cross_counts`)."""
+    cross = cross_counts(job.config.max_df)
     if cross is not None and not targets.full:
         args = (*common, cross)
         merges = MergeStage(
@@ -438,7 +440,7 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     cfg = targets.config(deep_config(job.config))
     out = run_delta(ctx, job.store, job.catalog, job.texts, cfg, specs, buckets, inp)
     changes.trim = out.rows.trim
-    if cross_counts(job.config.max_df, targets.cutoff, targets.bounded) is not None:
+    if cross_counts(job.config.max_df) is not None:
         changes.rows_replaced = np.union1d(changes.rows_replaced, out.crossed)
         stats.df_crossed = len(out.crossed)
     split_rows(changes, out.rows.rows, job.config)

@@ -35,16 +35,20 @@ from simdask.cluster.heap import trim_heap, trim_when_freed
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.heavy_candidates import held_pass, run_heavy_blocks, uses_hold
-from simdask.engine.heavy_stage import decide_mode, heavy_bits, heavy_only
+from simdask.engine.heavy_stage import (
+    RangeSets,
+    bounded_rows_submitter,
+    decide_mode,
+    heavy_bits,
+    heavy_only,
+)
 from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
-    HeavySets,
     add_heavy_overlap,
     member_keys,
 )
-from simdask.kernels.heavy_bounded import light_evidence, set_overlap
 from simdask.kernels.heavy_overlap import member_rows_of
 from simdask.kernels.member_counts import count_member_candidates
 from simdask.kernels.similarity import (
@@ -96,18 +100,16 @@ def block_rows_task(
     n_chunks: np.ndarray,
     threshold: float,
     top_k: int,
-    heavy: HeavyBits | HeavySets | None = None,
+    heavy: HeavyBits | None = None,
 ):
     """All-pairs block: count the shards' pair keys
     (:func:`~simdask.kernels.doc_postings.block_keys`); rows over ``threshold`` percent both
     ways, best ``top_k`` per document. With ``heavy`` the keys come from the light chunks only
     and each candidate's heavy overlap is added exactly first
-    (:func:`~simdask.kernels.heavy.add_heavy_overlap`); heavy sets as sorted ranks
-    (:class:`~simdask.kernels.heavy.HeavySets`) mean a bounded build: only the candidates with
-    light evidence are kept (:func:`~simdask.kernels.heavy_bounded.light_evidence`) and their
-    overlap taken from the ranks (:func:`~simdask.kernels.heavy_bounded.set_overlap`). The
-    counted pairs are decoded :data:`ROWS_SLICE` at a time (each pair on its own: the same rows
-    as all at once).
+    (:func:`~simdask.kernels.heavy.add_heavy_overlap`); a bounded build's blocks take
+    :func:`~simdask.engine.heavy_stage.bounded_rows_submitter` instead. The counted pairs
+    are decoded :data:`ROWS_SLICE` at a time (each pair on its own: the same rows as all at
+    once).
 
     A document's rows come from several blocks, so the caller keeps the best ``top_k`` again
     over all blocks.
@@ -150,11 +152,7 @@ def _slice_rows(keys, shared, doc_lo, n_chunks, need, threshold, heavy, sizes):
     else:
         d, o, s = d.astype(np.int64), o.astype(np.int64), shared.astype(np.int64)
     d += d.dtype.type(doc_lo)
-    if isinstance(heavy, HeavySets):  # a bounded build
-        ok = light_evidence(d, o, s, need)
-        d, o, s = d[ok], o[ok], s[ok]
-        s = s + set_overlap(heavy, d, o).astype(s.dtype)
-    elif heavy is not None:
+    if heavy is not None:
         d, o, s = add_heavy_overlap(d, o, s, need, heavy, sizes)
     keep = s >= np.minimum(need[d], need[o])
     d, o = d[keep].astype(np.int64), o[keep].astype(np.int64)
@@ -194,13 +192,16 @@ def member_rows_task(
 class BlockPass:
     """One pass over blocks of documents, dask-style: per block ``b``, ``emit(shard,
     *emit_args(block))`` runs where each shard is (task ``simdask-<emit_stage>-...-b-s``),
-    then ``rows(parts, *rows_args(block))`` once (task ``simdask-rows-...-b``)."""
+    then ``rows(parts, *rows_args(block))`` once (task ``simdask-rows-...-b``), or with
+    ``submit_rows`` the future ``submit_rows(parts, block, b)`` submits (a bounded build's
+    steps after the pair keys, :func:`~simdask.engine.heavy_stage.bounded_rows_submitter`)."""
 
     emit: Callable
     emit_args: Callable[[Any], tuple]
     rows: Callable
     rows_args: Callable[[Any], tuple]
     emit_stage: str = "pairs"
+    submit_rows: Callable[[list, Any, int], Future] | None = None
 
 
 class _BlockStage:
@@ -221,6 +222,8 @@ class _BlockStage:
     def submit(self, b: int) -> Future:
         ctx, p, block = self.ctx, self.p, self.blocks[b]
         parts = ctx.map_shards(p.emit_stage, p.emit, self.shards, *p.emit_args(block), b=b)
+        if p.submit_rows is not None:
+            return p.submit_rows(parts, block, b)
         return ctx.client.submit(p.rows, parts, *p.rows_args(block), key=ctx.key("rows", b=b))
 
     def collect(self, b: int, future: Future) -> None:
@@ -323,6 +326,8 @@ def all_pairs(
     heavy = HeavyStats(mode=config.similarity_mode)
     t = time.perf_counter()
     bits_f = heavy_bits(ctx, shards, n_docs, config, heavy)
+    if heavy.bounded:  # incremental runs keep the cutoff until the index doubles or halves
+        heavy.bound_docs = n_docs
     seconds = {"heavy_sets": time.perf_counter() - t}
     t = time.perf_counter()
     light = heavy.cutoff
@@ -340,12 +345,20 @@ def all_pairs(
         emit_args=lambda block: (*block, n_docs),
         rows=block_rows_task,
         rows_args=lambda block: (block[0], n_chunks_f, config.threshold, config.top_k, bits_f),
+        submit_rows=(
+            bounded_rows_submitter(ctx, bits_f, n_chunks_f, config)
+            if isinstance(bits_f, RangeSets)
+            else None
+        ),
     )
     part = min(n_docs, PART_DOCS)  # the driver folds one part of the documents at a time
     fold = RowFold(config.top_k, fold_min_rows(part, config.top_k), PART_DOCS)
     out = run_blocks(ctx, by_doc, blocks, p, fold)
     for f in by_doc:
         f.release()
+    if isinstance(bits_f, RangeSets):  # the per-range sets are needed no more
+        for f in bits_f.sets:
+            f.release()
     res = SimilarityResult(EMPTY_ROWS, blocks=len(blocks), work=int(work.sum()), heavy=heavy)
     if out:  # the fold's rows are ranked and cut already
         (res.rows,) = out
@@ -456,7 +469,7 @@ def stored_heavy(last_summary: dict | None, config: IndexConfig) -> HeavyStats:
     last = ((last_summary or {}).get("extra") or {}).get("heavy") or {}
     # a bounded build (kernels/heavy_bounded) is kept as it is: its cutoff, informative
     if config.heavy_df is None and last.get("bounded") and config.similarity_mode != "exact":
-        return HeavyStats("informative", cutoff, bounded=True)
+        return HeavyStats("informative", cutoff, bounded=True, bound_docs=last.get("bound_docs"))
     if config.similarity_mode != "auto":
         return HeavyStats(config.similarity_mode, cutoff)
     mode = last.get("mode")

@@ -41,6 +41,7 @@ __all__ = [
     "restrict_shard",
     "split_small",
     "stored_segments",
+    "waiting_bytes",
 ]
 
 #: called with ``(generation, range)`` before a segment is opened (e.g. the size check)
@@ -241,3 +242,10 @@ def migrate_legacy(catalog: Catalog, store: ShardStore) -> bool:
 def stored_segments(store: ShardStore) -> list[tuple[int, int]]:
     """``(generation, range)`` of every segment directory in the store, committed or not."""
     return sorted((g, s) for g in store.generations() for s in store.stored_ranges(g))
+
+
+def waiting_bytes(store: ShardStore, manifest: Manifest) -> int:
+    """Bytes of the stored segments the committed ``manifest`` does not list: those garbage
+    collection keeps one run longer for readers, or has not removed yet (measured on disk)."""
+    live = {(g, s) for s, segs in manifest.items() for g, _, _ in segs}
+    return sum(store.shard_nbytes(g, s) for g, s in stored_segments(store) if (g, s) not in live)

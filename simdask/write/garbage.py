@@ -22,7 +22,7 @@ from simdask.read.segment_reads import segment_set
 from simdask.storage.kept_maps import kept_maps
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 from simdask.storage.segments import remove_segment, stored_segments
-from simdask.storage.vacuum import vacuum_if_it_pays
+from simdask.storage.vacuum import FREE_MIN, FREE_SHARE, vacuum_if_it_pays
 
 __all__ = ["collect_garbage"]
 
@@ -34,12 +34,17 @@ _OWN_WORK = re.compile(
 )
 
 
-def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
+def collect_garbage(
+    index, keep: Iterable[tuple[int, int]] = (), vacuum_all: bool = False
+) -> dict[str, int]:
     """Delete what no committed state of ``index`` refers to (call with the writer lock).
 
     Segments ``(range, generation)`` in ``keep`` (those committed before the last commit) are
     kept one run longer, for readers that opened them; so are the LSH generations the
-    previous LSH manifest read. Returns how many of each kind were removed.
+    previous LSH manifest read. The catalog's free pages are given back when that pays
+    (:func:`~simdask.storage.vacuum.vacuum_if_it_pays`), with ``vacuum_all`` (an explicit
+    ``compact``) whenever there are any and room for the copy. Returns how many of each kind
+    were removed, and ``catalog_bytes_freed``.
     """
     live = segment_set(index.catalog.segments()) | set(keep)
     gone = [(g, s) for g, s in stored_segments(index.store) if (s, g) not in live]
@@ -67,7 +72,8 @@ def collect_garbage(index, keep: Iterable[tuple[int, int]] = ()) -> dict[str, in
         failpoints.hit("gc.pack")
         index.texts.remove(t)
     work = _clear_work(index.path / "work")
-    freed = vacuum_if_it_pays(index.catalog, index.catalog.path)
+    share, least = (0.0, 1) if vacuum_all else (FREE_SHARE, FREE_MIN)
+    freed = vacuum_if_it_pays(index.catalog, index.catalog.path, share, least)
     if freed:  # said with -v (simdask's INFO messages)
         _log.info(
             "catalog %s: %.1f MiB of free pages given back", index.catalog.path, freed / 2**20
