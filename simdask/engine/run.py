@@ -14,7 +14,7 @@ names (:func:`~.context.task_key`), and turns their small results into a
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +53,7 @@ from simdask.kernels.postings import shard_ranges
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
+from simdask.storage.digest_ahead import DigestsAhead, run_paths
 from simdask.storage.lists import FLOORS_META
 from simdask.storage.reads import chunk_total
 from simdask.storage.segments import Manifest, current_tombstones
@@ -65,11 +66,13 @@ __all__ = ["RunOptions", "RunOutcome", "run_update"]
 
 @dataclass
 class RunOutcome:
-    """The changes to commit, the document counts for the summary and what was measured."""
+    """The changes to commit, the document counts for the summary and what was measured;
+    ``digests``: the checksums of the files written, taken while the run went on."""
 
     changes: RunChanges
     counts: DocumentCounts
     stats: RunStats
+    digests: DigestsAhead = field(default_factory=DigestsAhead)
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class _Job:
     manifest: Manifest
     tomb: np.ndarray
     exclusions: Exclusions | None = None
+    digests: DigestsAhead = field(default_factory=DigestsAhead)
 
 
 @dataclass
@@ -151,11 +155,7 @@ def run_update(
     cache_before = client.run(cache_stats) if options.worker_cache else {}
     t = time.time()
     known = {} if replace_all else _known(catalog, items, remove_keys, delete_missing_from)
-    fresh = {k: v for k, v in known.items() if k not in keep_hashes} if keep_hashes else known
-    chunked = _chunk(ctx, job, items, fresh, job.texts)
-    if keep_hashes:
-        for r in chunked.results:
-            r.hashes = [keep_hashes.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]
+    chunked = _chunk(ctx, job, items, known, keep_hashes)
     stats.seconds["chunk"] = ctx.clock.mark("chunk", t)
     failpoints.hit("after_chunk")
     if not replace_all:  # keys the listing could not tell (e.g. a JSONL line's bad id)
@@ -187,12 +187,11 @@ def run_update(
     _index(ctx, job, chunked, resolved, changes, stats, n_known)
     where = (Path(text_dir).parent, Path(job.bucket_dir).parent)
     cjob = CandidateJob(catalog, job.texts, *where, exclusions, config.shards)
-    t = time.time()
-    run_candidate_stage(ctx, cjob, resolved, replace_all, changes, stats, config.candidates)
-    ctx.clock.mark("candidates", t)
+    with ctx.clock.stage("candidates"):
+        run_candidate_stage(ctx, cjob, resolved, replace_all, changes, stats, config.candidates)
     finish_stats(stats, ctx, cache_before)
     failpoints.hit("after_similarity")
-    return RunOutcome(changes, resolved.counts, stats)
+    return RunOutcome(changes, resolved.counts, stats, job.digests)
 
 
 #: a run reads the whole catalog's known documents when the index holds fewer than this
@@ -238,13 +237,13 @@ def _start(client, store, work_dir, items, run_id, options, cb) -> RunContext:
 
 
 def _chunk(
-    ctx: RunContext,
-    job: _Job,
-    items: list[SourceItem],
-    known: dict[str, KnownDocument],
-    texts: TextStore,
+    ctx: RunContext, job: _Job, items: list[SourceItem], known: dict, keep: dict | None
 ) -> ChunkOutput:
-    """Read, hash and chunk what changed; write buckets and text packs."""
+    """Read, hash and chunk what changed (``known``: the :class:`KnownDocument` by key);
+    write buckets and text packs. The keys of ``keep`` are chunked even if unchanged, and
+    keep the content hashes it gives."""
+    if keep:
+        known = {k: v for k, v in known.items() if k not in keep}
     size = ctx.options.batch_docs or batch_docs(len(items), ctx.n_threads)  # engine/sizing
     batches = [(i, items[i : i + size]) for i in range(0, len(items), size)]
     if (sz := ctx.sizing) is not None:
@@ -253,16 +252,19 @@ def _chunk(
         sz.note = range_note(job.config.shards, ctx.n_threads)
     known_hashes = KnownHashes({k: v.content_hash for k, v in known.items()})
     [known_f, excl_f] = ctx.broadcast(known_hashes, job.exclusions)
-    return run_chunk_stage(
+    out = run_chunk_stage(
         ctx,
         batches,
         known_f,
         job.config,
         known=known_hashes,
         bucket_dir=job.bucket_dir,
-        texts=texts,
+        texts=job.texts,
         exclusions_f=excl_f,
     )
+    for r in out.results if keep else ():
+        r.hashes = [keep.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]
+    return out
 
 
 def _changes(resolved: ResolvedChanges, config: IndexConfig, replace_all: bool) -> RunChanges:
@@ -312,6 +314,7 @@ def _index(
         stats.seconds["merge+similarity"] = ctx.clock.mark("merge+similarity", t)
         return
     shards = _merge(ctx, job, specs, chunked.buckets, common, targets, changes, stats)
+    job.digests.add(run_paths(job.store.local_root, job.texts.root, changes, ctx.run_id))
     chunked.buckets = None  # the workers free the run's pairs
     stats.seconds["merge"] = ctx.clock.mark("merge", t)
     failpoints.hit("after_merge")
