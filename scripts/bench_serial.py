@@ -15,6 +15,11 @@ checkout to record it, the commit profile does not).
         --results RUNS/serial.jsonl
 
 Writes one JSON line per build to ``--results`` and prints it; docs/scale.md quotes them.
+
+``--ssh``: the same build through the command line's ``--ssh`` against an sshd of its own on
+127.0.0.1 (throwaway keys, tests/helpers/cluster.Sshd; needs root and openssh-server): the
+scheduler and ``--workers`` workers each started over SSH, as on separate machines; the run
+summary's lines (``time:``, ``tasks:``, ``serial (no worker busy):``) are recorded.
 """
 
 from __future__ import annotations
@@ -134,12 +139,55 @@ def one(args) -> dict:
     d = s.to_dict()
     if "serial_seconds" in d:
         out["serial_seconds"] = d["serial_seconds"]
-    for k in ("profile", "sizing", "blocks"):
+    for k in ("profile", "sizing", "blocks", "candidate_pair_counts"):
         if k in d["extra"]:
             out[k] = d["extra"][k]
     if not args.keep:
         shutil.rmtree(index, ignore_errors=True)
     return out
+
+
+def ssh_run(args, n: int) -> dict:
+    """One build through ``simdask update --ssh`` against an sshd of its own on 127.0.0.1."""
+    import tempfile
+
+    sys.path.insert(0, str(REPO))
+    from tests.helpers.cluster import Sshd
+
+    files = sorted(Path(args.corpus).glob("part-*.jsonl"))[: -(-n // PER_FILE)]
+    index = Path(args.data) / f"ssh-index-{n}"
+    shutil.rmtree(index, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        sshd = Sshd(Path(tmp))
+        try:
+            hosts = ",".join(["127.0.0.1"] * (1 + args.workers))  # the scheduler, then workers
+            cmd = [sys.executable, "-m", "simdask.cli", "update", str(index), *map(str, files)]
+            cmd += ["--ssh", hosts, "--ssh-port", str(sshd.port), "--ssh-user", "root"]
+            cmd += ["--ssh-key", str(sshd.client_key), "--ssh-known-hosts", str(sshd.known_hosts)]
+            cmd += ["--remote-python", str(sshd.remote_python())]
+            cmd += ["--threads-per-worker", str(args.threads), "--dashboard-address", ":0"]
+            load_before = os.getloadavg()
+            t = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            wall = time.perf_counter() - t
+        finally:
+            sshd.stop()
+    if proc.returncode:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"the build over SSH failed ({proc.returncode})")
+    heads = ("time:", "tasks:", "serial (no worker busy):", "data transfer:", "run ")
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith(heads)]
+    if not args.keep:
+        shutil.rmtree(index, ignore_errors=True)
+    return {
+        "n": n,
+        "code": args.code_name,
+        "cluster": f"--ssh: scheduler and {args.workers} workers over sshd on 127.0.0.1",
+        "load_before": [round(x, 1) for x in load_before],
+        "load_after": [round(x, 1) for x in os.getloadavg()],
+        "wall": round(wall, 2),
+        "summary_lines": lines,
+    }
 
 
 def main() -> None:
@@ -153,6 +201,7 @@ def main() -> None:
     ap.add_argument("--code", default=str(REPO), help="checkout whose simdask is measured")
     ap.add_argument("--code-name", default="this checkout")
     ap.add_argument("--keep", action="store_true", help="keep the indexes")
+    ap.add_argument("--ssh", action="store_true", help="through --ssh on 127.0.0.1 (above)")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--index", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -161,6 +210,13 @@ def main() -> None:
         print("RESULT " + json.dumps(one(args)), flush=True)
         return
     for n in (int(x) for x in args.sizes.split(",")):
+        if args.ssh:
+            res = ssh_run(args, n)
+            print(json.dumps(res), flush=True)
+            if args.results:
+                with open(args.results, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(res) + "\n")
+            continue
         index = Path(args.data) / f"index-{n}"
         cmd = [sys.executable, __file__, *sys.argv[1:], "--one", str(n), "--index", str(index)]
         env = {**os.environ, "PYTHONPATH": args.code}
