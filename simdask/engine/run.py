@@ -262,8 +262,9 @@ def _chunk(
         texts=job.texts,
         exclusions_f=excl_f,
     )
-    for r in out.results if keep else ():
-        r.hashes = [keep.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]
+    if keep:
+        for r in out.results:
+            r.hashes = [keep.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]
     return out
 
 

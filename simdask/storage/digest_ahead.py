@@ -43,7 +43,7 @@ class DigestsAhead:
     :meth:`digest` takes one from there when the file is as it was hashed."""
 
     def __init__(self) -> None:
-        self._futures: dict[str, Future] = {}
+        self._futures: dict[str, Future[tuple[tuple[int, int, int], tuple[int, str]]]] = {}
         self.hits = 0
 
     def add(self, paths: Iterable[str | os.PathLike[str]]) -> None:
