@@ -36,8 +36,9 @@ class RunOptions:
     """How a run is executed (not stored in the index).
 
     ``batch_docs``: documents per chunking task (None: about four tasks per worker thread,
-    25 to 5,000 documents: :func:`~simdask.engine.sizing.batch_docs`). ``block_pairs``: most candidate pair counts per similarity block (bounds
-    memory: ~16 bytes each). ``blocks_in_flight``: similarity blocks computed at once.
+    25 to 5,000 documents: :func:`~simdask.engine.sizing.batch_docs`). ``block_pairs``: most
+    candidate pair counts per similarity block (bounds memory: ~16 bytes each).
+    ``blocks_in_flight``: similarity blocks computed at once.
     ``fuse_members``: an incremental run recomputing at most this many documents writes delta
     segments and counts their pairs from the posting lists of their chunks only
     (:mod:`simdask.engine.delta_stage`).
