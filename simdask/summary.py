@@ -4,7 +4,11 @@ query."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the engine's measurement types (no import of dask at run time)
+    from simdask.engine.sizing import TaskSizing
+    from simdask.engine.stage_clock import BusyProfile
 
 __all__ = [
     "CacheCounts",
@@ -156,7 +160,10 @@ class RunStats:
     build measured), ``segments_written`` (delta segments of an incremental run, one per range
     changed), ``delta_seconds`` (seconds per step of the delta path), ``compaction`` (what the
     automatic compaction after the commit merged, :meth:`simdask.update.Writer.compact`)
-    or ``compaction_error`` (why it failed; the run stands).
+    or ``compaction_error`` (why it failed; the run stands), ``sizing`` (the task sizes chosen:
+    :class:`~simdask.engine.sizing.TaskSizing`), ``profile`` (per stage, the seconds no worker
+    computed a task, and tasks and task-seconds per task name:
+    :class:`~simdask.engine.stage_clock.BusyProfile`).
     """
 
     transfer: str = ""
@@ -177,6 +184,8 @@ class RunStats:
     delta_seconds: dict[str, float] | None = None
     compaction: dict[str, Any] | None = None
     compaction_error: str | None = None
+    sizing: TaskSizing | None = None
+    profile: BusyProfile | None = None
 
     def extra(self) -> dict[str, Any]:
         """JSON-ready form of what was measured besides ``seconds`` and ``words`` (None
@@ -186,8 +195,7 @@ class RunStats:
             value = getattr(self, f.name)
             if f.name in ("seconds", "words") or value is None:
                 continue
-            typed = isinstance(value, (CacheCounts, HeavyStats))
-            out[f.name] = value.to_dict() if typed else value
+            out[f.name] = value.to_dict() if hasattr(value, "to_dict") else value
         return out
 
 
@@ -263,6 +271,40 @@ class RunSummary:
         return self.changed.get("added", []) + self.changed.get("modified", [])
 
     @property
+    def serial_seconds(self) -> dict[str, float]:
+        """Seconds per stage in which no worker computed a task of this run: the ``scan``
+        and the ``commit`` whole (the client alone), and for the engine's stages what the
+        task stream gave (:class:`~simdask.engine.stage_clock.BusyProfile`; ``between``:
+        the gaps between them); once the run is over, ``other``: the rest of ``total`` (the
+        run's record, starting a cluster, the compaction's planning, garbage collection).
+        Empty for a run that computed nothing."""
+        out: dict[str, float] = {}
+        secs, profile = self.seconds, self.stats.profile
+        if "scan" in secs:
+            out["scan"] = round(secs["scan"], 3)
+        if profile is not None:
+            out.update(profile.to_dict()["serial_seconds"])
+        if "commit" in secs:
+            out["commit"] = round(secs["commit"], 3)
+        if profile is not None and "total" in secs:
+            known = sum(profile.stage_seconds.values()) + secs.get("compaction", 0.0)
+            known += secs.get("scan", 0.0) + secs.get("commit", 0.0)
+            out["other"] = round(max(0.0, secs["total"] - known), 3)
+        return out
+
+    def describe_serial(self) -> str | None:
+        """One line for people: ``serial (no worker busy): scan 0.12s, chunk 0.40s, ...;
+        3.1s of 10.2s (30 %)``; None when nothing was measured."""
+        serial = self.serial_seconds
+        if not serial or self.stats.profile is None:
+            return None
+        parts = ", ".join(f"{k} {v:.2f}s" for k, v in serial.items())
+        total = sum(serial.values())
+        wall = self.seconds.get("total") or sum(v for k, v in self.seconds.items() if k != "total")
+        share = f" ({100 * total / wall:.0f} %)" if wall else ""
+        return f"serial (no worker busy): {parts}; {total:.1f}s of {wall:.1f}s{share}"
+
+    @property
     def extra(self) -> dict[str, Any]:
         """The engine's statistics as a JSON-ready dict (:meth:`RunStats.extra`), e.g.
         ``extra["transfer"]``, ``extra["worker_cache"]["hits"]``."""
@@ -277,6 +319,7 @@ class RunSummary:
         }
         d["errors"] = [list(e) for e in self.errors]
         d["extra"] = self.extra
+        d["serial_seconds"] = self.serial_seconds
         return d
 
 

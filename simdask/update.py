@@ -36,7 +36,7 @@ from simdask.ingest.sources import SourceItem, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
-from simdask.storage.checksums import run_files
+from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
 from simdask.storage.commit import RunChanges, check_rows
 from simdask.storage.create import CATALOG_NAME, create_catalog
@@ -260,7 +260,7 @@ class Writer:
                 out.changes.totals = run_totals_plan(
                     idx, self._client, req, plan.templates, summary.stats.transfer
                 )
-                out.changes.files = self._checksums(out.changes, run_id)
+                out.changes.files = self._checksums(out.changes, run_id, out.digests.digest)
                 idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
                 cb.end_stage()
             except BaseException as e:
@@ -271,9 +271,9 @@ class Writer:
                     raise
             summary.seconds["commit"] = time.perf_counter() - t
             self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
-        summary.seconds["total"] = time.perf_counter() - started
         summary.documents = idx.catalog.n_documents()
         note_run(idx.catalog, listed, summary, rechunk=req.keep_hashes is not None)
+        summary.seconds["total"] = time.perf_counter() - started  # serial "other": the notes
         summary.index_bytes = idx.disk_bytes()
         return summary
 
@@ -286,14 +286,14 @@ class Writer:
         unchanged = f"the index is unchanged (generation {gen})"
         return disk_full(error, idx.path, needed, free_at_start, unchanged)
 
-    def _checksums(self, ch: RunChanges, run_id: int) -> list[tuple[str, int, str]]:
+    def _checksums(self, ch: RunChanges, run_id: int, hasher=digest) -> list[tuple[str, int, str]]:
         """Size and xxh3 of the shard files, text packs and LSH files this run wrote, read
         back on this machine before the commit that records them (see
-        :mod:`simdask.storage.checksums`)."""
+        :mod:`simdask.storage.checksums`; ``hasher``: from digests taken ahead, or ``digest``)."""
         written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
         packs = {d.text_pack for d in ch.upserted if d.text_pack is not None}
         lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
-        return run_files(self.index.store, self.index.path / "texts", written, packs, lsh)
+        return run_files(self.index.store, self.index.path / "texts", written, packs, lsh, hasher)
 
     def _compute(self, req: _Request, cluster, run_id: int, items, plan) -> RunOutcome:
         """The run on Dask (a LocalCluster for this run if no client was given, entered on

@@ -180,9 +180,10 @@ def test_jsonl_lines_match_splitting_by_hand(tmp_path_factory, lines, final_brea
     data = ("\n".join(lines) + ("\n" if final_break else "")).encode()
     p.write_bytes(data)
     expected = [(i + 1, ln) for i, ln in enumerate(data.split(b"\n")) if ln.strip(b" \t\r")]
+    assert [(n, data[s:e]) for s, e, n in jsonl_lines(p)] == expected  # memory-mapped
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(listing, "_BLOCK", block)  # lines across block boundaries
-        assert [(n, data[s:e]) for s, e, n in jsonl_lines(p)] == expected
+        mp.setattr(listing, "_BLOCK", block)  # read in blocks: lines across their boundaries
+        assert [(n, data[s:e]) for s, e, n in jsonl_lines(p, mapped=False)] == expected
 
 
 def test_jsonl_errors_name_the_line_and_ids_are_strings_or_integers(tmp_path):

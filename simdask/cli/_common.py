@@ -217,6 +217,10 @@ def print_summary(s: RunSummary, verbose: bool = False) -> None:
         print(data, file=sys.stderr)
     if st.heavy is not None:
         print(st.heavy.describe(), file=sys.stderr)
+    if st.sizing is not None:
+        print(st.sizing.describe(), file=sys.stderr)
+    if (serial := s.describe_serial()) is not None:
+        print(serial, file=sys.stderr)
     if st.compaction:
         c = st.compaction
         print(

@@ -20,6 +20,8 @@ from simdask.cluster.placement import TRANSFER_MODES
 from simdask.cluster.transfer import Traffic
 from simdask.cluster.workers import scheduler_workers
 from simdask.engine.segment_ref import on_shard, on_stored_shard
+from simdask.engine.sizing import TaskSizing
+from simdask.engine.stage_clock import StageClock
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes
 from simdask.kernels.merge_policy import MergePolicy
@@ -33,9 +35,10 @@ __all__ = ["TOTALS_MODES", "RunContext", "RunOptions", "task_key"]
 class RunOptions:
     """How a run is executed (not stored in the index).
 
-    ``batch_docs``: documents per chunking task (None: about four tasks per worker, 500 to
-    5,000 documents). ``block_pairs``: most candidate pair counts per similarity block (bounds
-    memory: ~16 bytes each). ``blocks_in_flight``: similarity blocks computed at once.
+    ``batch_docs``: documents per chunking task (None: about four tasks per worker thread,
+    25 to 5,000 documents: :func:`~simdask.engine.sizing.batch_docs`). ``block_pairs``: most
+    candidate pair counts per similarity block (bounds memory: ~16 bytes each).
+    ``blocks_in_flight``: similarity blocks computed at once.
     ``fuse_members``: an incremental run recomputing at most this many documents writes delta
     segments and counts their pairs from the posting lists of their chunks only
     (:mod:`simdask.engine.delta_stage`).
@@ -95,7 +98,9 @@ class RunContext:
     ``tag``: the run's part of every task name (:func:`task_key`); ``cb``: progress;
     ``traffic``: bytes between client and cluster; ``transfer``: ``shared`` (workers read and
     write the index's files) or ``dask`` (data moves through Dask); ``n_workers`` at the start;
-    ``in_flight``: chunking and merge tasks submitted at once when the client feeds them.
+    ``in_flight``: chunking and merge tasks submitted at once when the client feeds them;
+    ``n_threads``: the workers' threads at the start (0: one a worker); ``clock``: the stage
+    windows (:mod:`.stage_clock`); ``sizing``: what the stages chose (:mod:`.sizing`).
     """
 
     client: Client
@@ -107,16 +112,34 @@ class RunContext:
     n_workers: int
     in_flight: int
     options: RunOptions = field(default_factory=RunOptions)
+    n_threads: int = 0
+    clock: StageClock = field(default_factory=StageClock)
+    sizing: TaskSizing | None = None
 
     @classmethod
     def start(
         cls, client: Client, run_id: int, tag: str, cb: Callback, transfer: str, options: RunOptions
     ) -> RunContext:
         """A context for ``client`` with the worker count and limits it has now."""
-        n_workers = max(1, len(scheduler_workers(client)))
+        workers = scheduler_workers(client)
+        n_workers = max(1, len(workers))
+        n_threads = max(n_workers, sum(int(w.get("nthreads", 1)) for w in workers.values()))
         in_flight = max(4, 2 * n_workers)
         traffic = Traffic(client)
-        return cls(client, run_id, tag, cb, traffic, transfer, n_workers, in_flight, options)
+        sizing = TaskSizing(n_workers, n_threads)
+        return cls(
+            client,
+            run_id,
+            tag,
+            cb,
+            traffic,
+            transfer,
+            n_workers,
+            in_flight,
+            options,
+            n_threads,
+            sizing=sizing,
+        )
 
     @property
     def shared(self) -> bool:
@@ -130,6 +153,11 @@ class RunContext:
     def workers_now(self) -> int:
         """The number of workers the scheduler knows at this moment (at least 1)."""
         return max(1, len(scheduler_workers(self.client)))
+
+    def threads_now(self) -> int:
+        """The worker threads the scheduler knows at this moment (at least one a worker)."""
+        workers = scheduler_workers(self.client)
+        return max(1, len(workers), sum(int(w.get("nthreads", 1)) for w in workers.values()))
 
     def broadcast(self, *values) -> list[Future]:
         """Send each value to every worker (counted once per worker); their futures."""

@@ -14,7 +14,7 @@ names (:func:`~.context.task_key`), and turns their small results into a
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +41,11 @@ from simdask.engine.merge_stage import (
     shard_info,
     write_back,
 )
+from simdask.engine.run_stats import finish_stats
 from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows, stored_heavy
+from simdask.engine.sizing import batch_docs, range_note
 from simdask.engine.stage import drive
+from simdask.engine.stage_clock import start_task_stream
 from simdask.ingest.sources import KnownHashes, SourceItem, item_keys
 from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChanges, resolve_changes
 from simdask.kernels.exclusions import Exclusions
@@ -51,23 +54,26 @@ from simdask.kernels.postings import shard_ranges
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
+from simdask.storage.digest_ahead import DigestsAhead, run_paths
 from simdask.storage.lists import FLOORS_META
 from simdask.storage.reads import chunk_total
 from simdask.storage.segments import Manifest, current_tombstones
 from simdask.storage.shards import ShardStore, encode_shard
 from simdask.storage.text_packs import TextStore
-from simdask.summary import CacheCounts, HeavyStats, RunStats
+from simdask.summary import HeavyStats, RunStats
 
 __all__ = ["RunOptions", "RunOutcome", "run_update"]
 
 
 @dataclass
 class RunOutcome:
-    """The changes to commit, the document counts for the summary and what was measured."""
+    """The changes to commit, the document counts for the summary and what was measured;
+    ``digests``: the checksums of the files written, taken while the run went on."""
 
     changes: RunChanges
     counts: DocumentCounts
     stats: RunStats
+    digests: DigestsAhead = field(default_factory=DigestsAhead)
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,7 @@ class _Job:
     manifest: Manifest
     tomb: np.ndarray
     exclusions: Exclusions | None = None
+    digests: DigestsAhead = field(default_factory=DigestsAhead)
 
 
 @dataclass
@@ -147,14 +154,10 @@ def run_update(
     )
     stats = RunStats(transfer=ctx.transfer)
     cache_before = client.run(cache_stats) if options.worker_cache else {}
-    t = time.perf_counter()
+    t = time.time()
     known = {} if replace_all else _known(catalog, items, remove_keys, delete_missing_from)
-    fresh = {k: v for k, v in known.items() if k not in keep_hashes} if keep_hashes else known
-    chunked = _chunk(ctx, job, items, fresh, job.texts)
-    if keep_hashes:
-        for r in chunked.results:
-            r.hashes = [keep_hashes.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]
-    stats.seconds["chunk"] = time.perf_counter() - t
+    chunked = _chunk(ctx, job, items, known, keep_hashes)
+    stats.seconds["chunk"] = ctx.clock.mark("chunk", t)
     failpoints.hit("after_chunk")
     if not replace_all:  # keys the listing could not tell (e.g. a JSONL line's bad id)
         known.update(catalog.known_for(_run_keys(chunked) - known.keys()))
@@ -178,17 +181,18 @@ def run_update(
     if len(resolved.touched) == 0 and not replace_all:
         stats.heavy = _kept_heavy(catalog, config)
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
-        _traffic_stats(stats, ctx, cache_before)
+        finish_stats(stats, ctx, cache_before)
         return RunOutcome(changes, resolved.counts, stats)
     dropped = resolved.counts.modified + resolved.counts.deleted  # does any document survive?
     n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
     _index(ctx, job, chunked, resolved, changes, stats, n_known)
     where = (Path(text_dir).parent, Path(job.bucket_dir).parent)
     cjob = CandidateJob(catalog, job.texts, *where, exclusions, config.shards)
-    run_candidate_stage(ctx, cjob, resolved, replace_all, changes, stats, config.candidates)
-    _traffic_stats(stats, ctx, cache_before)
+    with ctx.clock.stage("candidates"):
+        run_candidate_stage(ctx, cjob, resolved, replace_all, changes, stats, config.candidates)
+    finish_stats(stats, ctx, cache_before)
     failpoints.hit("after_similarity")
-    return RunOutcome(changes, resolved.counts, stats)
+    return RunOutcome(changes, resolved.counts, stats, job.digests)
 
 
 #: a run reads the whole catalog's known documents when the index holds fewer than this
@@ -229,31 +233,40 @@ def _start(client, store, work_dir, items, run_id, options, cb) -> RunContext:
         options.transfer, client, work_dir, [i.path for i in items], store.url
     )
     cb.message(f"data transfer: {transfer} ({why})")
+    start_task_stream(client)  # the busy profile (engine/stage_clock) reads it at the end
     return RunContext.start(client, run_id, tag, cb, transfer, options)
 
 
 def _chunk(
-    ctx: RunContext,
-    job: _Job,
-    items: list[SourceItem],
-    known: dict[str, KnownDocument],
-    texts: TextStore,
+    ctx: RunContext, job: _Job, items: list[SourceItem], known: dict, keep: dict | None
 ) -> ChunkOutput:
-    """Read, hash and chunk what changed; write buckets and text packs."""
-    size = ctx.options.batch_docs or min(5000, max(500, -(-len(items) // (4 * ctx.n_workers))))
+    """Read, hash and chunk what changed (``known``: the :class:`KnownDocument` by key);
+    write buckets and text packs. The keys of ``keep`` are chunked even if unchanged, and
+    keep the content hashes it gives."""
+    if keep:
+        known = {k: v for k, v in known.items() if k not in keep}
+    size = ctx.options.batch_docs or batch_docs(len(items), ctx.n_threads)  # engine/sizing
     batches = [(i, items[i : i + size]) for i in range(0, len(items), size)]
+    if (sz := ctx.sizing) is not None:
+        sz.batch_docs, sz.batch_docs_set = size, bool(ctx.options.batch_docs)
+        sz.batches, sz.ranges = len(batches), job.config.shards
+        sz.note = range_note(job.config.shards, ctx.n_threads)
     known_hashes = KnownHashes({k: v.content_hash for k, v in known.items()})
     [known_f, excl_f] = ctx.broadcast(known_hashes, job.exclusions)
-    return run_chunk_stage(
+    out = run_chunk_stage(
         ctx,
         batches,
         known_f,
         job.config,
         known=known_hashes,
         bucket_dir=job.bucket_dir,
-        texts=texts,
+        texts=job.texts,
         exclusions_f=excl_f,
     )
+    if keep:
+        for r in out.results:
+            r.hashes = [keep.get(k, h) for k, h in zip(r.keys, r.hashes, strict=True)]
+    return out
 
 
 def _changes(resolved: ResolvedChanges, config: IndexConfig, replace_all: bool) -> RunChanges:
@@ -289,7 +302,7 @@ def _index(
 ) -> None:
     """Delta segments when few documents are recomputed, else merge per range, then
     similarity (two stages)."""
-    t = time.perf_counter()
+    t = time.time()
     prov = (resolved.items + PROVISIONAL_BASE).astype(np.uint32)
     common = tuple(ctx.broadcast(prov, resolved.doc_ids, resolved.dropped, job.tomb))
     specs = _merge_specs(ctx, job)
@@ -300,13 +313,14 @@ def _index(
     limit = min(ctx.options.fuse_members, max_block_docs(len(n_chunks)))
     if not targets.full and len(targets.members) <= limit:
         _delta(ctx, job, specs, chunked.buckets, common, resolved, targets, changes, stats)
-        stats.seconds["merge+similarity"] = time.perf_counter() - t
+        stats.seconds["merge+similarity"] = ctx.clock.mark("merge+similarity", t)
         return
     shards = _merge(ctx, job, specs, chunked.buckets, common, targets, changes, stats)
+    job.digests.add(run_paths(job.store.local_root, job.texts.root, changes, ctx.run_id))
     chunked.buckets = None  # the workers free the run's pairs
-    stats.seconds["merge"] = time.perf_counter() - t
+    stats.seconds["merge"] = ctx.clock.mark("merge", t)
     failpoints.hit("after_merge")
-    t = time.perf_counter()
+    t = time.time()
     config = deep_config(job.config)
     skipped = ctx.gather_shards("skip", skipped_chunks, shards, config.max_df, stored=True)
     changes.skipped_chunks = int(sum(skipped))
@@ -323,7 +337,7 @@ def _index(
     ctx.traffic.received(res.rows)
     split_rows(changes, res.rows, job.config)
     stats.blocks, stats.candidate_pair_counts = res.blocks, res.work
-    stats.seconds["similarity"] = time.perf_counter() - t
+    stats.seconds["similarity"] = ctx.clock.mark("similarity", t)
 
 
 def _merge_specs(ctx: RunContext, job: _Job) -> list[MergeSpec]:
@@ -485,16 +499,3 @@ def _n_chunks_after(job: _Job, resolved: ResolvedChanges) -> np.ndarray:
     for d in resolved.upserted:
         n[d.doc_id] = d.n_chunks
     return n
-
-
-def _traffic_stats(stats: RunStats, ctx: RunContext, cache_before: dict) -> None:
-    """Bytes moved, and the worker caches' hits and misses during the run."""
-    stats.bytes_to_cluster = ctx.traffic.to_cluster
-    stats.bytes_from_cluster = ctx.traffic.from_cluster
-    if cache_before:
-        after = ctx.client.run(cache_stats)
-        hits = sum(h - cache_before.get(w, (0, 0, 0))[0] for w, (h, _, _) in after.items())
-        misses = sum(m - cache_before.get(w, (0, 0, 0))[1] for w, (_, m, _) in after.items())
-        stats.worker_cache = CacheCounts(
-            int(hits), int(misses), int(sum(b for _, _, b in after.values()))
-        )

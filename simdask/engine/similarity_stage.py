@@ -42,6 +42,7 @@ from simdask.engine.heavy_stage import (
     heavy_bits,
     heavy_only,
 )
+from simdask.engine.sizing import block_budget
 from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
@@ -284,10 +285,14 @@ def _work(
 
 
 def _budget(ctx: RunContext, work: np.ndarray) -> int:
-    """Pairs per block: ``block_pairs`` at most, and small enough for two blocks per worker,
-    so that the reductions run in parallel."""
-    pairs = ctx.options.block_pairs
-    return max(1, min(pairs, int(work.sum()) // (2 * ctx.workers_now()) + 1))
+    """Pairs per block: ``block_pairs`` at most, and small enough for
+    :data:`~.sizing.TASKS_PER_THREAD` blocks per worker thread, but not below
+    :data:`~.sizing.MIN_BLOCK_PAIRS` (:func:`~.sizing.block_budget`); recorded in
+    ``ctx.sizing``."""
+    budget = block_budget(int(work.sum()), ctx.threads_now(), ctx.options.block_pairs)
+    if ctx.sizing is not None:
+        ctx.sizing.block_pairs = budget
+    return budget
 
 
 #: merged shards (bytes, all workers) from which the similarity stage returns the heap they

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,20 +98,23 @@ def run_files(
     shards: dict[int, int],
     packs: Iterable[str],
     others: Iterable[tuple[str, Path]] = (),
+    hasher: Callable[[Path], tuple[int, str]] = digest,
 ) -> list[tuple[str, int, str]]:
     """The ``(name, size, xxh3)`` rows of the files one run wrote: the segments ``{range:
     generation}`` (one per range a run or compaction writes) of the shard ``store`` (a local
     one's hashed here; a URL store's as it recorded them at upload, :func:`uploaded_files`),
-    the ``packs`` under ``text_root`` and the ``others`` ``(name, path)`` (LSH files)."""
+    the ``packs`` under ``text_root`` and the ``others`` ``(name, path)`` (LSH files).
+    ``hasher``: :func:`digest`, or one that gives what it gives from digests taken ahead
+    (:class:`~simdask.storage.digest_ahead.DigestsAhead`)."""
     rows = []
     shard_root = store.local_root
     if shard_root is not None:
         for shard, gen in sorted(shards.items()):
             d = shard_root / f"gen-{gen:06d}" / f"shard-{shard:04d}"
-            rows += [(name, *digest(p)) for name, p in shard_files(d, gen, shard)]
+            rows += [(name, *hasher(p)) for name, p in shard_files(d, gen, shard)]
     rows += uploaded_files(store, shards)
-    rows += [(pack_name(p), *digest(text_root / p)) for p in sorted(set(packs))]
-    return rows + [(name, *digest(path)) for name, path in others]
+    rows += [(pack_name(p), *hasher(text_root / p)) for p in sorted(set(packs))]
+    return rows + [(name, *hasher(path)) for name, path in others]
 
 
 def uploaded_files(store: Any, shards: dict[int, int]) -> list[tuple[str, int, str]]:
