@@ -28,8 +28,9 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from simdask import failpoints
-from simdask.cluster.placement import choose_transfer, runs_in_process
-from simdask.cluster.spec import ClusterSpec
+from simdask.cluster.current import made_current
+from simdask.cluster.listen import dashboard_line
+from simdask.cluster.placement import choose_transfer
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.ingest.sources import SourceItem, source_id
@@ -46,6 +47,8 @@ from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
+from simdask.write.clusters import default_connector as _default_connector
+from simdask.write.clusters import found_cluster
 from simdask.write.collisions import checked_items
 from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
@@ -151,8 +154,11 @@ class Writer:
         from simdask.engine.run import RunOptions  # loads dask: not when reading
 
         options = options or RunOptions()
-        if options.worker_cache is None:  # a client passed in outlives this run
-            cache = use_worker_cache(None, cluster_outlives_run=client is not None)
+        if client is None and connector is None:  # the caller's cluster, as Dask libraries do
+            client, connector = found_cluster()
+        if options.worker_cache is None:  # a client passed in (or found) outlives this run
+            outlives = client is not None or connector is not None
+            cache = use_worker_cache(None, cluster_outlives_run=outlives)
             options = dataclasses.replace(options, worker_cache=cache)
         if max_file_bytes is not None:
             options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
@@ -313,9 +319,10 @@ class Writer:
             connector = req.connector if req.connector is not None else _default_connector
             ctx = connector(len(items))
         cl = self._client = cluster.enter_context(ctx)
+        cluster.enter_context(made_current(cl))  # Dask's default client, until the stack ends
         with cluster_errors(cl, unchanged):
-            if getattr(cl, "dashboard_link", None):
-                req.cb.message(f"Dask dashboard: {cl.dashboard_link}")
+            if line := dashboard_line(getattr(cl, "dashboard_link", None)):
+                req.cb.message(line)
             return run_update(
                 cl,
                 idx.catalog,
@@ -417,8 +424,11 @@ class Writer:
         with self._locked():
             self.index.catalog.abandon_stale_runs()
             before = segment_set(self.index.catalog.segments())
-            with nullcontext(client) if client is not None else connect() as cl:
-                cache = client is not None if options.worker_cache is None else options.worker_cache
+            found, connector = (client, None) if client is not None else found_cluster()
+            outlives = found is not None or connector is not None
+            own = connector(0) if connector is not None else connect()
+            with nullcontext(found) if found is not None else own as cl, made_current(cl):
+                cache = outlives if options.worker_cache is None else options.worker_cache
                 with cluster_errors(cl, "the index is unchanged"):  # a worker lost: exit 4
                     out = self._compact_run(cl, options, callback or Callback(), force, cache)
             self.index.drop_caches()
@@ -488,13 +498,3 @@ class Writer:
         one run longer, for readers that opened them."""
         with self._locked():
             return collect_garbage(self.index, keep)
-
-
-def _default_connector(n_items: int):
-    """The cluster of a run given neither a client nor a connector: a LocalCluster of worker
-    processes, or of threads in this process for a small run (as the command line does,
-    :func:`~simdask.cluster.placement.runs_in_process`: same tasks, same results, without
-    the seconds of starting processes)."""
-    from simdask.cluster.connect import connect  # loads dask: only when a run needs it
-
-    return connect(processes=not runs_in_process(ClusterSpec(), n_items))

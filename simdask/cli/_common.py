@@ -211,8 +211,8 @@ def print_summary(s: RunSummary, verbose: bool = False) -> None:
             f"{st.bytes_to_cluster / 2**20:.1f} MiB to the cluster, "
             f"{st.bytes_from_cluster / 2**20:.1f} MiB back"
         )
-        if st.worker_cache is not None:
-            wc = st.worker_cache
+        wc = st.worker_cache
+        if wc is not None and (wc.hits or wc.misses):  # only a run that read old shards
             data += f"; worker shard cache: {wc.hits} hits, {wc.misses} misses"
         print(data, file=sys.stderr)
     if st.heavy is not None:

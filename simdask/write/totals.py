@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from simdask.alignment import AlignConfig
+from simdask.cluster.current import made_current
 from simdask.cluster.placement import choose_transfer
 from simdask.errors import ConfigError
 from simdask.progress import Callback
@@ -106,7 +107,7 @@ def compute_totals(
     if top is not None and (type(top) is not int or top < 1):
         raise ConfigError(f"top must be a whole number >= 1, found {top!r}")
     cb = callback or Callback()
-    with index.writer(wait=wait) if lock else nullcontext():
+    with index.writer(wait=wait) if lock else nullcontext(), made_current(client):
         k, required, jobs = compute_start(index.catalog, top)
         settings = _settings(index, index.templates(), None)
         aligned = 0
