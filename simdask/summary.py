@@ -172,6 +172,8 @@ class RunStats:
     delta_seconds: dict[str, float] | None = None
     compaction: dict[str, Any] | None = None
     compaction_error: str | None = None
+    #: worker deaths and tasks run again during the run (:mod:`simdask.cluster.incidents`)
+    incidents: dict[str, int] | None = None
 
     def extra(self) -> dict[str, Any]:
         """JSON-ready form of what was measured besides ``seconds`` and ``words`` (None

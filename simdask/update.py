@@ -7,9 +7,8 @@ for one call) and runs updates under it. A run: record it as ``running``; comput
 ``r<run_id>-*``); commit everything in one catalog transaction
 (:meth:`~simdask.storage.catalog.Catalog.commit_run`); then compact if the merge policy says
 so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.write.garbage`).
-Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; once
-COMMIT has happened the run is committed, whatever arrives afterwards (an interrupt, an error while
-cleaning up): the catalog, not the control flow, says which (:meth:`Writer._settle`).
+Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; after
+COMMIT the run is committed, whatever arrives (an interrupt, an error while cleaning up).
 
 :data:`COMMIT_FAILPOINTS` lists every failure point of the commit window in order; the crash
 tests interrupt a run at each of them in turn.
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from simdask import failpoints
 from simdask.cluster.current import made_current
+from simdask.cluster.incidents import cluster_incidents
 from simdask.cluster.listen import dashboard_line
 from simdask.cluster.placement import choose_transfer
 from simdask.config import IndexConfig
@@ -47,8 +47,7 @@ from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
-from simdask.write.clusters import default_connector as _default_connector
-from simdask.write.clusters import found_cluster
+from simdask.write.clusters import default_connector, found_cluster
 from simdask.write.collisions import checked_items
 from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
@@ -180,7 +179,7 @@ class Writer:
                 self._set_config(config, rebuild)
                 done = None
                 if plan.rechunk or len(plan.affected):  # first: the stored texts chunked again
-                    req = share_cluster(req, shared, _default_connector)
+                    req = share_cluster(req, shared, default_connector)
                     done = self._rechunk(req, plan)
                 if done is not None and not (req.sources or req.items or req.remove):
                     return done
@@ -294,18 +293,16 @@ class Writer:
 
     def _checksums(self, ch: RunChanges, run_id: int) -> list[tuple[str, int, str]]:
         """Size and xxh3 of the shard files, text packs and LSH files this run wrote, read
-        back on this machine before the commit that records them (see
-        :mod:`simdask.storage.checksums`)."""
+        back here before the commit that records them (:mod:`simdask.storage.checksums`)."""
         written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
         packs = {d.text_pack for d in ch.upserted if d.text_pack is not None}
         lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
         return run_files(self.index.store, self.index.path / "texts", written, packs, lsh)
 
     def _compute(self, req: _Request, cluster, run_id: int, items, plan) -> RunOutcome:
-        """The run on Dask (a LocalCluster for this run if no client was given, entered on
-        the exit stack ``cluster``: it stays for the compaction after the commit)."""
-        # imported here: reading and querying an index needs neither dask nor distributed
-        from simdask.cluster.connect import cluster_errors
+        """The run on Dask (the cluster entered on the exit stack ``cluster``: it stays for
+        the totals and the compaction after the commit), with the incidents it survived."""
+        from simdask.cluster.connect import cluster_errors  # loads dask: only a run needs it
         from simdask.engine.run import run_update  # loads dask: only when a run needs it
 
         idx = self.index
@@ -316,14 +313,15 @@ class Writer:
         if req.client is not None:
             ctx = nullcontext(req.client)
         else:
-            connector = req.connector if req.connector is not None else _default_connector
+            connector = req.connector if req.connector is not None else default_connector
             ctx = connector(len(items))
         cl = self._client = cluster.enter_context(ctx)
         cluster.enter_context(made_current(cl))  # Dask's default client, until the stack ends
+        since = time.time()
         with cluster_errors(cl, unchanged):
             if line := dashboard_line(getattr(cl, "dashboard_link", None)):
                 req.cb.message(line)
-            return run_update(
+            out = run_update(
                 cl,
                 idx.catalog,
                 idx.store,
@@ -340,6 +338,8 @@ class Writer:
                 exclusions=plan.exclusions,
                 keep_hashes=req.keep_hashes,
             )
+            out.stats.incidents = cluster_incidents(cl, since)  # deaths and retries
+            return out
 
     def _settle(self, run_id: int, error: BaseException) -> bool:
         """After ``error`` stopped run ``run_id``: True if the run is nevertheless committed

@@ -170,12 +170,13 @@ def write_totals_parquet(index: Index, path: str | Path) -> int:
             ("excluded_sources", pa.list_(pa.string())),
         ]
     )
-    rows = [t.to_dict() for t in index.totals()]
+    # in the order of ``simdask totals``: the largest total first, then by key
+    rows = [t.to_dict() for t in sorted(index.totals(), key=lambda t: (-t.total, t.doc))]
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), str(path))
     return len(rows)
 
 
-def _partition(catalog: str, generation: int, bounds: tuple[int, int], min_sim: float):
+def _partition(bounds: tuple[int, int], catalog: str, generation: int, min_sim: float):
     """One partition of :func:`pairs_frame`: the rows of the documents with doc IDs in
     ``[lo, hi)``, read from the catalog file at ``catalog`` (a task; pandas DataFrame)."""
     import pandas as pd  # optional (dataframe extra): only a DataFrame needs it
