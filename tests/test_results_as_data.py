@@ -129,15 +129,17 @@ def test_summary_json_runs_history_and_log_file(tmp_path, capsys):
     assert proc.returncode == 1, proc.stderr
     failed = Path(log).read_text()[len(text) :]
     assert "simdask: error:" in failed and "simdask: error:" in proc.stderr
+    assert main(["update", idx, str(tmp_path / "new"), "--quiet"]) == 0
     assert main(["compact", idx, "--force", "--data-transfer", "dask", "--quiet"]) == 0
     rows = _cli_json(capsys, "runs", idx, "--format", "jsonl")
     assert [(r["run"], r["status"], r["kind"]) for r in rows] == [
         (1, "committed", "update"),
         (2, "failed", None),
-        (3, "committed", "compaction"),
+        (3, "committed", "update"),
+        (4, "committed", "compaction"),
     ]
     assert rows[0]["added"] == n and rows[0]["worker_deaths"] == 0
-    assert rows[0]["stage_seconds"]["chunk"] == pytest.approx(summary["seconds"]["chunk"], 1e-3)
+    assert rows[0]["stage_seconds"]["chunk"] == pytest.approx(summary["seconds"]["chunk"], abs=1e-3)
     assert "No space left" in rows[1]["error"] or "ENOSPC" in rows[1]["error"].upper()
     assert rows[0]["started"].startswith(time.strftime("%Y-", time.gmtime()))
 
