@@ -201,8 +201,7 @@ def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[S
     """
     items: list[SourceItem] = []
     for src in sources:
-        # absolute: a worker in another working directory reads the same file (and the
-        # data placement's probe sees that it can, issue 32)
+        # absolute: a worker in another working directory reads the same file (issue 32)
         path = Path(os.path.abspath(src))
         name = source_id(path)
         if path.is_dir():

@@ -12,14 +12,14 @@ dask[dataframe] (``'simdask[dataframe]'``): both imported only here, when asked 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from simdask.errors import ConfigError, IndexDamagedError
+from simdask.errors import ConfigError
 from simdask.read.totals import excluded_by_doc, pair_aligned, read_totals
 from simdask.storage.catalog import PairRow
+from simdask.storage.pair_rows import checked_row, doc_id_bounds, pair_batches, partition_rows
 
 if TYPE_CHECKING:
     from simdask.index import Index
@@ -50,31 +50,8 @@ PAIR_SCHEMA: tuple[tuple[str, str], ...] = (
     ("other_chunks", "int64"),
 )
 
-_SQL = (
-    "SELECT a.key, b.key, s.similarity, s.shared, a.n_chunks, b.n_chunks FROM similarity s"
-    " JOIN documents a ON a.doc_id = s.doc JOIN documents b ON b.doc_id = s.other"
-    " WHERE s.similarity >= ?"
-)
-_ORDER = " ORDER BY s.similarity DESC, a.key, b.key"
-
-
-def _checked(r: tuple[Any, ...], where: Any) -> tuple[Any, ...]:
-    """A row whose values are in their domain; otherwise damage, never output."""
-    if not 0.0 <= r[2] <= 100.0 + 1e-9 or not 0 <= r[3] <= r[4]:
-        raise IndexDamagedError(
-            f"the catalog {where} holds an impossible similarity row: {r[0]!r} -> {r[1]!r} "
-            f"{r[2]} % with {r[3]} shared of {r[4]} chunks; run `simdask check` on the index"
-        )
-    return r
-
-
-def _raw_batches(
-    conn: sqlite3.Connection, min_similarity: float, where: str = "", args: tuple = ()
-) -> Iterator[list[tuple[Any, ...]]]:
-    """The stored directed rows, best first, ``BATCH_ROWS`` at a time (one SQL cursor)."""
-    cur = conn.execute(_SQL + where + _ORDER, (min_similarity, *args))
-    while rows := cur.fetchmany(BATCH_ROWS):
-        yield rows
+#: the columns of :func:`pairs_frame` (the stored values; aligned and total are not there)
+_FRAME = tuple((c, t) for c, t in PAIR_SCHEMA if c not in ("aligned", "total", "source_excluded"))
 
 
 def iter_pair_rows(index: Index, min_similarity: float = 0.0) -> Iterator[PairRow]:
@@ -82,9 +59,9 @@ def iter_pair_rows(index: Index, min_similarity: float = 0.0) -> Iterator[PairRo
     streamed: at most :data:`BATCH_ROWS` rows in memory. Call inside ``index.snapshot()``
     for one committed state from the first row to the last."""
     where = index.catalog.path
-    for rows in _raw_batches(index.catalog.conn, min_similarity):
+    for rows in pair_batches(index.catalog, min_similarity, BATCH_ROWS):
         for r in rows:
-            yield PairRow(*_checked(r, where))
+            yield PairRow(*checked_row(r, where))
 
 
 def iter_similar_rows(index: Index, min_similarity: float = 0.0) -> Iterator[list[dict]]:
@@ -92,14 +69,14 @@ def iter_similar_rows(index: Index, min_similarity: float = 0.0) -> Iterator[lis
     at most :data:`BATCH_ROWS` dicts, each batch with its ``aligned``, ``total`` and
     ``source_excluded`` looked up once. Call inside ``index.snapshot()``."""
     where = index.catalog.path
-    for rows in _raw_batches(index.catalog.conn, min_similarity):
+    for rows in pair_batches(index.catalog, min_similarity, BATCH_ROWS):
         docs = {r[0] for r in rows}
         aligned = pair_aligned(index.catalog, [(r[0], r[1]) for r in rows])
         totals = {t.doc: t.total for t in read_totals(index.catalog, docs)}
         left_out = excluded_by_doc(index.catalog, docs)
         out = []
         for r in rows:
-            doc, other, sim, shared, n_doc, n_other = _checked(r, where)
+            doc, other, sim, shared, n_doc, n_other = checked_row(r, where)
             out.append(
                 {
                     "doc": doc,
@@ -132,7 +109,7 @@ def _arrow_schema():
 def _pyarrow():
     try:
         import pyarrow as pa  # optional (parquet extra): only an export needs it
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # optional (parquet extra), as above
     except ImportError:
         raise ConfigError(
             "Parquet needs pyarrow: pip install 'simdask[parquet]' (or use --format jsonl/csv)"
@@ -178,27 +155,13 @@ def write_totals_parquet(index: Index, path: str | Path) -> int:
 
 def _partition(bounds: tuple[int, int], catalog: str, generation: int, min_sim: float):
     """One partition of :func:`pairs_frame`: the rows of the documents with doc IDs in
-    ``[lo, hi)``, read from the catalog file at ``catalog`` (a task; pandas DataFrame)."""
+    ``bounds`` (``[lo, hi)``), read from the catalog file ``catalog`` (a task; a pandas
+    DataFrame)."""
     import pandas as pd  # optional (dataframe extra): only a DataFrame needs it
 
-    conn = sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)
-    try:
-        found = conn.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
-        if found is None or int(found[0]) != generation:
-            raise ConfigError(
-                f"the index at {Path(catalog).parent} was updated after pairs_frame() was "
-                f"made (generation {generation}, now {found and found[0]}): make the frame again"
-            )
-        rows = [
-            _checked(r, catalog)
-            for b in _raw_batches(conn, min_sim, " AND s.doc >= ? AND s.doc < ?", bounds)
-            for r in b
-        ]
-    finally:
-        conn.close()
-    cols = ["doc", "other", "similarity", "shared", "doc_chunks", "other_chunks"]
-    frame = pd.DataFrame(rows, columns=cols)
-    return frame.astype({c: t for c, t in PAIR_SCHEMA if c in cols})
+    rows = partition_rows(catalog, generation, bounds, min_sim, BATCH_ROWS)
+    cols = [c for c, _ in _FRAME]
+    return pd.DataFrame(rows, columns=cols).astype(dict(_FRAME))
 
 
 def pairs_frame(index: Index, min_similarity: float = 0.0, partitions: int | None = None):
@@ -214,9 +177,7 @@ def pairs_frame(index: Index, min_similarity: float = 0.0, partitions: int | Non
         raise ConfigError(
             "pairs_frame() needs dask[dataframe]: pip install 'simdask[dataframe]'"
         ) from None
-    conn = index.catalog.conn
-    top = conn.execute("SELECT COALESCE(MAX(doc_id), 0) + 1 FROM documents").fetchone()[0]
-    rows = conn.execute("SELECT COUNT(*) FROM similarity").fetchone()[0]
+    top, rows = doc_id_bounds(index.catalog)
     n = partitions or max(1, -(-rows // 200_000))
     if n < 1:
         raise ConfigError(f"expected partitions >= 1, found {n}")
@@ -232,5 +193,4 @@ def pairs_frame(index: Index, min_similarity: float = 0.0, partitions: int | Non
 def _partition_meta():
     import pandas as pd  # optional (dataframe extra): only a DataFrame needs it
 
-    cols = [(c, t) for c, t in PAIR_SCHEMA if c not in ("aligned", "total", "source_excluded")]
-    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in cols})
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in _FRAME})
