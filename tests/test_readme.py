@@ -39,7 +39,7 @@ def test_use_block_names_the_documented_commands():
     assert all(c.startswith("simdask ") for c in cmds), cmds
     verbs = [c.split()[1] for c in cmds]
     for verb in ("update", "similar", "query", "remove", "text", "report", "export-html", "stats",
-                 "align"):  # fmt: skip
+                 "align", "export", "runs", "backup"):  # fmt: skip
         assert verb in verbs, verb
 
 
@@ -96,6 +96,11 @@ def test_readme_use_examples_run_as_written(tmp_path):
     assert aligned["passages"]  # the shared 300 words
     repeats = [json.loads(x) for x in (tmp_path / "repeats.jsonl").read_text().splitlines()]
     assert repeats and all(r["count"] >= 3 for r in repeats)
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "pairs.parquet").num_rows > 0  # simdask export
+    assert json.loads((tmp_path / "run.json").read_text())["run_id"] > 1  # --summary-json
+    assert (tmp_path / "my-index-backup" / "catalog.sqlite").is_file()  # simdask backup
 
 
 def blocks(language: str) -> list[str]:

@@ -13,11 +13,12 @@ import os
 import sys
 import time
 import warnings
+from typing import TextIO
 
 __all__ = ["THIRD_PARTY_LOGGERS", "configure_logging", "restore_stderr"]
 
 #: the ``--log-file`` handlers and files of the current command (closed at its end)
-_LOG_FILES: list[tuple[logging.Handler, object]] = []
+_LOG_FILES: list[tuple[logging.Handler, TextIO]] = []
 
 #: loggers that are not simdask's: quiet unless ``--verbose`` (or sent to ``--log-file``)
 THIRD_PARTY_LOGGERS = ("distributed", "dask", "tornado", "bokeh", "asyncio", "fsspec")

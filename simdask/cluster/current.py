@@ -13,6 +13,7 @@ caller opened is the one a run uses.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -34,14 +35,13 @@ def active_client() -> Any | None:
     return client if getattr(client, "status", "running") == "running" else None
 
 
-def configured_scheduler(environ: dict[str, str] | None = None) -> str | None:
+def configured_scheduler(environ: Mapping[str, str] | None = None) -> str | None:
     """The scheduler address of Dask's configuration, None when there is none.
 
     ``DASK_SCHEDULER_ADDRESS`` in ``environ`` (default ``os.environ``) is read now, so a value
     set after dask was imported counts too; otherwise ``dask.config.get("scheduler-address")``
     (Dask's YAML files, ``dask.config.set``)."""
-    environ = os.environ if environ is None else environ
-    value = environ.get(DASK_ADDRESS_ENV, "").strip()
+    value = (os.environ if environ is None else environ).get(DASK_ADDRESS_ENV, "").strip()
     if value:
         return value
     import dask.config  # loads dask: only when no environment variable answers

@@ -93,7 +93,7 @@ def _copy_files(index: Path, dest: Path, files: dict[str, tuple[int, str]]) -> i
     return total
 
 
-def backup_index(index: str | os.PathLike, dest: str | os.PathLike) -> BackupResult:
+def backup_index(index: str | os.PathLike[str], dest: str | os.PathLike[str]) -> BackupResult:
     """Copy the last committed generation of the index folder ``index`` to the new (or
     empty) folder ``dest``; ``dest`` then opens as that index (``simdask check`` clean)."""
     index, dest = Path(index), Path(dest)

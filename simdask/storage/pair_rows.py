@@ -40,7 +40,7 @@ def pair_batches(
     """The stored directed rows (of the documents with doc IDs in ``doc_range``, or all) of at
     least ``min_similarity`` percent, best first, ``size`` at a time from one SQL cursor
     (unchecked: :func:`checked_row`)."""
-    where, args = "", ()
+    where, args = "", ()  # type: tuple[str, tuple[int, ...]]
     if doc_range is not None:
         where, args = " AND s.doc >= ? AND s.doc < ?", doc_range
     cur = connection(db).execute(_SQL + where + _ORDER, (min_similarity, *args))
