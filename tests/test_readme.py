@@ -75,6 +75,7 @@ def _run(cmd: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProces
     return proc
 
 
+@pytest.mark.timeout(1800)  # some 40 commands, each a new process (and a few a cluster)
 def test_readme_use_examples_run_as_written(tmp_path):
     env = _corpus(tmp_path)
     for cmd in use_commands():
