@@ -10,7 +10,7 @@ and :meth:`Index.writer` delegate to it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simdask import failpoints
-from simdask.config import FORMAT_VERSION, IndexConfig
+from simdask.cluster.current import active_client
+from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
@@ -26,23 +27,23 @@ from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.measures import containment
 from simdask.kernels.postings import shard_of as chunk_shards
-from simdask.read import snapshots
+from simdask.read import export, snapshots
 from simdask.read.doc_freq import common_chunk_ids, common_filter
 from simdask.read.pairs import Pair, orient, undirected
 from simdask.read.query_matches import query_matches
 from simdask.read.segment_reads import SegmentReads
+from simdask.read.stats import index_stats
 from simdask.read.totals import DocTotal, query_total, read_totals
 from simdask.storage import checksums
 from simdask.storage.backends import open_shard_store
 from simdask.storage.catalog import Catalog, PairRow
-from simdask.storage.catalog_values import meta_int
 from simdask.storage.failures import Failure, current_failures
 from simdask.storage.lookup import resolve_key
 from simdask.storage.remote import index_folder
 from simdask.storage.segments import migrate_legacy, waiting_bytes
 from simdask.storage.shards import ShardData
 from simdask.storage.text_packs import TextStore
-from simdask.summary import HeavyStats, QueryMatch, RunSummary
+from simdask.summary import QueryMatch, RunSummary
 from simdask.update import Writer, create_catalog
 from simdask.write.exclude import META_NAME, Template, index_exclusions, templates_from_meta
 from simdask.write.totals import compute_totals
@@ -59,7 +60,9 @@ class Index:
     """A simdask index directory: ``catalog.sqlite``, ``shards/gen-*/shard-*`` and ``work/``."""
 
     def __init__(self, path: Path, catalog: Catalog, config: IndexConfig):
-        self.path = path
+        # absolute: the workers of a run may have another working directory (issue 32)
+        self.path = Path(os.path.abspath(path))
+        path = self.path
         self.catalog = catalog
         self.config = config
         self.store = open_shard_store(
@@ -173,8 +176,10 @@ class Index:
         sources and no longer in it are deleted; ``remove``: keys to delete (a key that is also
         in this run's sources is indexed from them instead). ``rebuild``: replace the whole
         index by the given sources (needed to change ``config`` of an index that has
-        documents). ``client``: a ``distributed.Client`` (None: a LocalCluster for this run,
-        its workers threads of this process for at most 1,000 documents, else processes).
+        documents). ``client``: a ``distributed.Client`` (None: the active client, as Dask
+        libraries take it, ``distributed.default_client()``; else the scheduler at Dask's
+        ``scheduler-address`` / ``DASK_SCHEDULER_ADDRESS``; else a LocalCluster for this run,
+        its workers threads of this process for at most 300 documents, else processes).
         ``options``: a :class:`~simdask.engine.run.RunOptions`; ``callback``: progress.
         ``wait``: seconds to wait for another writer (0: fail at once). ``items``: documents
         already listed by :func:`~simdask.ingest.sources.list_items` (e.g. with a key prefix),
@@ -208,12 +213,25 @@ class Index:
 
     # --- reading ---------------------------------------------------------------------------
     def similar(self, key: str, min_similarity: float = 0.0) -> list[PairRow]:
-        """Stored similarities of the document ``key`` to others, best first."""
-        return self.catalog.pairs_of(key, min_similarity)
+        """Stored similarities of the document ``key`` to others, best first. ``key`` is
+        resolved as the command line resolves it (:meth:`resolve_key`: a key, a path, a
+        unique end of a key)."""
+        return self.catalog.pairs_of(self.resolve_key(key), min_similarity)
 
     def pairs(self, min_similarity: float = 0.0) -> list[PairRow]:
         """All stored directed similarities, best first."""
         return list(self.catalog.all_pairs(min_similarity))
+
+    def iter_pairs(self, min_similarity: float = 0.0) -> Iterator[PairRow]:
+        """All stored directed similarities, best first, streamed in batches (bounded memory;
+        :func:`simdask.read.export.iter_pair_rows`); inside ``with idx.snapshot():`` every
+        row is of one committed state."""
+        return export.iter_pair_rows(self, min_similarity)
+
+    def pairs_frame(self, min_similarity: float = 0.0, partitions: int | None = None):
+        """The stored directed similarities as a lazy Dask DataFrame, one partition per range
+        of doc IDs (:func:`simdask.read.export.pairs_frame`; needs ``simdask[dataframe]``)."""
+        return export.pairs_frame(self, min_similarity, partitions)
 
     def totals(self, keys: Iterable[str] | None = None) -> list[DocTotal]:
         """The aligned total of every document that has one (or of those of ``keys``), by
@@ -222,8 +240,9 @@ class Index:
             return read_totals(self.catalog, keys)
 
     def total(self, key: str) -> DocTotal | None:
-        """The aligned total of document ``key``; None: it has none (``totals --compute``)."""
-        return next(iter(self.totals([key])), None)
+        """The aligned total of document ``key`` (resolved: :meth:`resolve_key`); None: it
+        has none (``totals --compute``)."""
+        return next(iter(self.totals([self.resolve_key(key)])), None)
 
     def query_total(self, text: str, name: str = "query", top: int = 5) -> DocTotal:
         """A text's aligned total (named ``name``) against its ``top`` candidates, by source."""
@@ -231,7 +250,10 @@ class Index:
 
     def compute_totals(self, **kwargs: Any) -> dict[str, Any]:
         """Align every document's top candidates, store every total (the arguments of
-        :func:`simdask.write.totals.compute_totals`: ``top``, ``client``, ``wait``, ...)."""
+        :func:`simdask.write.totals.compute_totals`: ``top``, ``client``, ``wait``, ...);
+        without ``client``, on the active ``distributed.Client`` if there is one."""
+        if kwargs.get("client") is None:
+            kwargs["client"] = active_client()
         return compute_totals(self, **kwargs)
 
     def resolve_key(self, typed: str, *, ends: bool = True) -> str:
@@ -249,7 +271,9 @@ class Index:
     def pair_list(self, min_similarity: float = 0.0, key: str | None = None) -> list[Pair]:
         """The stored similarities as unordered pairs, each once with both percentages
         (:func:`simdask.read.pairs.undirected`), the larger first; with ``key``: that document's
-        pairs, seen from it (``a_key == key``), whichever direction was stored."""
+        pairs, seen from it (``a_key == key``), whichever direction was stored (``key``
+        resolved: :meth:`resolve_key`)."""
+        key = None if key is None else self.resolve_key(key)
         pairs = undirected(self.catalog.pair_rows(min_similarity, key), min_similarity)
         return orient(pairs, key) if key is not None else pairs
 
@@ -396,8 +420,9 @@ class Index:
         return lsh_search.index_query(self, texts, min_jaccard)
 
     def text(self, key: str) -> str:
-        """The extracted text of a document, as it was indexed."""
-        doc = self.catalog.document(key)
+        """The extracted text of a document, as it was indexed (``key`` resolved:
+        :meth:`resolve_key`)."""
+        doc = self.catalog.document(self.resolve_key(key))
         if doc.text_pack is None:
             raise DocumentNotFoundError(f"no stored text for {key!r}")
         self.reads.check_pack(doc.text_pack)
@@ -410,7 +435,9 @@ class Index:
         hashed similarity the index holds (or would compute, if below the threshold), and the
         matching passages with character offsets into each text (see
         :mod:`simdask.evidence.passages`); matches shorter than ``min_words`` words are
-        ignored, in the exact similarities too (the stored one is unchanged)."""
+        ignored, in the exact similarities too (the stored one is unchanged). Both keys are
+        resolved (:meth:`resolve_key`)."""
+        key, other = self.resolve_key(key), self.resolve_key(other)
         stored = {r.other: r.similarity for r in self.similar(key)}
         return self.report_text(
             key, self.text(key), other, min_chunks, stored.get(other), min_words=min_words
@@ -464,37 +491,6 @@ class Index:
         return shards + cat + self.texts.nbytes()
 
     def stats(self) -> dict[str, Any]:
-        """Documents, distinct chunks, postings, similarity rows, shards, bytes, config."""
-        gen = self.catalog.generation
-        n_keys, n_post, n_segments, n_tombstones = self.reads.counts()
-        counts = self.catalog.counts()
-        last = self.catalog.last_run()
-        return {
-            "path": str(self.path),
-            "format_version": FORMAT_VERSION,
-            "generation": gen,
-            "documents": counts["documents"],
-            "too_short": counts["too_short"],
-            # files currently failing (not indexed, or only an older version): `simdask errors`
-            "failed": sum(1 for f in self.failures() if not f.indexed),
-            "words": counts["words"],
-            "distinct_chunks": n_keys,
-            "postings": n_post,
-            "similarity_rows": counts["similarity_rows"],
-            "skipped_chunks": meta_int(self.catalog, "skipped_chunks"),
-            # heavy chunks of the last run (simdask.kernels.heavy): cutoff, mode, work share
-            "heavy": (heavy := ((last or {}).get("summary", {}).get("extra") or {}).get("heavy")),
-            # the similarity mode used and why (auto: the heavy-only search against its budget)
-            "similarity_mode": HeavyStats.from_dict(heavy).describe() if heavy else None,
-            "shards": self.config.shards,
-            "segments": n_segments,
-            "tombstones": n_tombstones,
-            "bytes_on_disk": self.disk_bytes(),
-            "last_run": last["run_id"] if last else None,
-            "config": self.config.to_dict(),
-            # update --exclude: the template files and how many chunk IDs they exclude
-            "excluded_templates": [
-                {"name": t.name, "content_hash": t.content_hash} for t in self.templates()
-            ],
-            "excluded_template_chunks": len(self.exclusions().chunk_ids),
-        }
+        """Documents, distinct chunks, postings, similarity rows, shards, bytes, config
+        (:func:`simdask.read.stats.index_stats`)."""
+        return index_stats(self)

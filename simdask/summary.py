@@ -186,6 +186,8 @@ class RunStats:
     compaction_error: str | None = None
     sizing: TaskSizing | None = None
     profile: BusyProfile | None = None
+    #: worker deaths and tasks run again during the run (:mod:`simdask.cluster.incidents`)
+    incidents: dict[str, int] | None = None
 
     def extra(self) -> dict[str, Any]:
         """JSON-ready form of what was measured besides ``seconds`` and ``words`` (None

@@ -7,9 +7,8 @@ for one call) and runs updates under it. A run: record it as ``running``; comput
 ``r<run_id>-*``); commit everything in one catalog transaction
 (:meth:`~simdask.storage.catalog.Catalog.commit_run`); then compact if the merge policy says
 so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.write.garbage`).
-Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; once
-COMMIT has happened the run is committed, whatever arrives afterwards (an interrupt, an error while
-cleaning up): the catalog, not the control flow, says which (:meth:`Writer._settle`).
+Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; after
+COMMIT the run is committed, whatever arrives (an interrupt, an error while cleaning up).
 
 :data:`COMMIT_FAILPOINTS` lists every failure point of the commit window in order; the crash
 tests interrupt a run at each of them in turn.
@@ -28,8 +27,10 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from simdask import failpoints
-from simdask.cluster.placement import choose_transfer, runs_in_process
-from simdask.cluster.spec import ClusterSpec
+from simdask.cluster.current import made_current
+from simdask.cluster.incidents import cluster_incidents
+from simdask.cluster.listen import dashboard_line
+from simdask.cluster.placement import choose_transfer
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.ingest.sources import SourceItem, source_id
@@ -46,6 +47,7 @@ from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
+from simdask.write.clusters import default_connector, found_cluster
 from simdask.write.collisions import checked_items
 from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
@@ -151,8 +153,11 @@ class Writer:
         from simdask.engine.run import RunOptions  # loads dask: not when reading
 
         options = options or RunOptions()
-        if options.worker_cache is None:  # a client passed in outlives this run
-            cache = use_worker_cache(None, cluster_outlives_run=client is not None)
+        if client is None and connector is None:  # the caller's cluster, as Dask libraries do
+            client, connector = found_cluster()
+        if options.worker_cache is None:  # a client passed in (or found) outlives this run
+            outlives = client is not None or connector is not None
+            cache = use_worker_cache(None, cluster_outlives_run=outlives)
             options = dataclasses.replace(options, worker_cache=cache)
         if max_file_bytes is not None:
             options = dataclasses.replace(options, max_file_bytes=max_file_bytes)
@@ -174,7 +179,7 @@ class Writer:
                 self._set_config(config, rebuild)
                 done = None
                 if plan.rechunk or len(plan.affected):  # first: the stored texts chunked again
-                    req = share_cluster(req, shared, _default_connector)
+                    req = share_cluster(req, shared, default_connector)
                     done = self._rechunk(req, plan)
                 if done is not None and not (req.sources or req.items or req.remove):
                     return done
@@ -287,19 +292,17 @@ class Writer:
         return disk_full(error, idx.path, needed, free_at_start, unchanged)
 
     def _checksums(self, ch: RunChanges, run_id: int, hasher=digest) -> list[tuple[str, int, str]]:
-        """Size and xxh3 of the shard files, text packs and LSH files this run wrote, read
-        back on this machine before the commit that records them (see
-        :mod:`simdask.storage.checksums`; ``hasher``: from digests taken ahead, or ``digest``)."""
+        """Size and xxh3 of the files this run wrote, read back here before the commit that
+        records them (:mod:`simdask.storage.checksums`; ``hasher``: digests taken ahead)."""
         written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
         packs = {d.text_pack for d in ch.upserted if d.text_pack is not None}
         lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
         return run_files(self.index.store, self.index.path / "texts", written, packs, lsh, hasher)
 
     def _compute(self, req: _Request, cluster, run_id: int, items, plan) -> RunOutcome:
-        """The run on Dask (a LocalCluster for this run if no client was given, entered on
-        the exit stack ``cluster``: it stays for the compaction after the commit)."""
-        # imported here: reading and querying an index needs neither dask nor distributed
-        from simdask.cluster.connect import cluster_errors
+        """The run on Dask (the cluster entered on the exit stack ``cluster``: it stays for
+        the totals and the compaction after the commit), with the incidents it survived."""
+        from simdask.cluster.connect import cluster_errors  # loads dask: only a run needs it
         from simdask.engine.run import run_update  # loads dask: only when a run needs it
 
         idx = self.index
@@ -310,13 +313,15 @@ class Writer:
         if req.client is not None:
             ctx = nullcontext(req.client)
         else:
-            connector = req.connector if req.connector is not None else _default_connector
+            connector = req.connector if req.connector is not None else default_connector
             ctx = connector(len(items))
         cl = self._client = cluster.enter_context(ctx)
+        cluster.enter_context(made_current(cl))  # Dask's default client, until the stack ends
+        since = time.time()
         with cluster_errors(cl, unchanged):
-            if getattr(cl, "dashboard_link", None):
-                req.cb.message(f"Dask dashboard: {cl.dashboard_link}")
-            return run_update(
+            if line := dashboard_line(getattr(cl, "dashboard_link", None)):
+                req.cb.message(line)
+            out = run_update(
                 cl,
                 idx.catalog,
                 idx.store,
@@ -333,6 +338,8 @@ class Writer:
                 exclusions=plan.exclusions,
                 keep_hashes=req.keep_hashes,
             )
+            out.stats.incidents = cluster_incidents(cl, since)  # deaths and retries
+            return out
 
     def _settle(self, run_id: int, error: BaseException) -> bool:
         """After ``error`` stopped run ``run_id``: True if the run is nevertheless committed
@@ -417,8 +424,11 @@ class Writer:
         with self._locked():
             self.index.catalog.abandon_stale_runs()
             before = segment_set(self.index.catalog.segments())
-            with nullcontext(client) if client is not None else connect() as cl:
-                cache = client is not None if options.worker_cache is None else options.worker_cache
+            found, connector = (client, None) if client is not None else found_cluster()
+            outlives = found is not None or connector is not None
+            own = connector(0) if connector is not None else connect()
+            with nullcontext(found) if found is not None else own as cl, made_current(cl):
+                cache = outlives if options.worker_cache is None else options.worker_cache
                 with cluster_errors(cl, "the index is unchanged"):  # a worker lost: exit 4
                     out = self._compact_run(cl, options, callback or Callback(), force, cache)
             self.index.drop_caches()
@@ -488,13 +498,3 @@ class Writer:
         one run longer, for readers that opened them."""
         with self._locked():
             return collect_garbage(self.index, keep)
-
-
-def _default_connector(n_items: int):
-    """The cluster of a run given neither a client nor a connector: a LocalCluster of worker
-    processes, or of threads in this process for a small run (as the command line does,
-    :func:`~simdask.cluster.placement.runs_in_process`: same tasks, same results, without
-    the seconds of starting processes)."""
-    from simdask.cluster.connect import connect  # loads dask: only when a run needs it
-
-    return connect(processes=not runs_in_process(ClusterSpec(), n_items))

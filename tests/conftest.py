@@ -48,7 +48,9 @@ def client():
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
-    c = Client(cluster)
+    # not the active client (distributed.default_client()): a run given no client= takes the
+    # active one (issue 32), and tests that pass none expect a cluster of the run's own
+    c = Client(cluster, set_as_default=False)
     yield c
     c.close()
     cluster.close()

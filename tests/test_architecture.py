@@ -35,6 +35,7 @@ HEAVY = {
     "jinja2": "web extra",
     "matplotlib": "plot extra",
     "numcodecs": "only compressed data",
+    "pandas": "dataframe extra (Index.pairs_frame)",
     "pyarrow": "parquet extra",
     "pypdfium2": "pdf extra",
     "starlette": "web extra",

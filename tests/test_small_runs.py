@@ -65,7 +65,7 @@ def test_python_api_without_a_client_runs_small_runs_in_process(tmp_path, monkey
         summary = idx.update([write_txt(docs, tmp_path / "src")])
         assert summary.added == len(docs) == idx.catalog.n_documents()
     assert asked == [False]
-    from simdask.update import _default_connector
+    from simdask.write.clusters import default_connector as _default_connector
 
     monkeypatch.setattr(connect_module, "connect", lambda **kw: kw)
     assert _default_connector(SMALL_RUN_ITEMS) == {"processes": False}

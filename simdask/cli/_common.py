@@ -7,6 +7,7 @@ Only printing and wiring: the decisions (settings, shard cache) are in
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "progress",
     "run_progress",
     "update_index",
+    "write_summary_json",
 ]
 
 #: success (a run committed, even if some files failed)
@@ -174,6 +176,16 @@ def update_index(
     return summary
 
 
+def write_summary_json(path: str | os.PathLike, s: RunSummary) -> None:
+    """Write the run summary ``s`` to ``path`` as JSON (``--summary-json``): what
+    :meth:`RunSummary.to_dict` holds (counts, ``seconds`` per stage, ``extra``: the engine's
+    statistics), with ``changed`` (the keys added, modified and deleted)."""
+    data = {**s.to_dict(), "changed": s.changed, "identical": [list(p) for p in s.identical]}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 #: names listed per kind of change in a run summary (all of them with ``--verbose``)
 SHOWN_NAMES = 5
 
@@ -211,8 +223,8 @@ def print_summary(s: RunSummary, verbose: bool = False) -> None:
             f"{st.bytes_to_cluster / 2**20:.1f} MiB to the cluster, "
             f"{st.bytes_from_cluster / 2**20:.1f} MiB back"
         )
-        if st.worker_cache is not None:
-            wc = st.worker_cache
+        wc = st.worker_cache
+        if wc is not None and (wc.hits or wc.misses):  # only a run that read old shards
             data += f"; worker shard cache: {wc.hits} hits, {wc.misses} misses"
         print(data, file=sys.stderr)
     if st.heavy is not None:

@@ -11,9 +11,14 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 import warnings
+from typing import TextIO
 
-__all__ = ["THIRD_PARTY_LOGGERS", "configure_logging"]
+__all__ = ["THIRD_PARTY_LOGGERS", "configure_logging", "restore_stderr"]
+
+#: the ``--log-file`` handlers and files of the current command (closed at its end)
+_LOG_FILES: list[tuple[logging.Handler, TextIO]] = []
 
 #: loggers that are not simdask's: quiet unless ``--verbose`` (or sent to ``--log-file``)
 THIRD_PARTY_LOGGERS = ("distributed", "dask", "tornado", "bokeh", "asyncio", "fsspec")
@@ -35,6 +40,37 @@ class _Writer(logging.Handler):
             out.flush()
         except Exception:
             self.handleError(record)
+
+
+class _Tee:
+    """``sys.stderr`` for a command given ``--log-file``: every line simdask prints there
+    (its messages, the run summary, warnings and the final error line) also goes to the log
+    file, with a timestamp; progress bars (carriage returns, terminal escapes) do not."""
+
+    def __init__(self, stream, log) -> None:
+        self.stream = stream
+        self.log = log
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        n = self.stream.write(text)
+        if "\r" in text or "\x1b" in text:  # a progress bar's redraw: the terminal's only
+            return n
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            self.log.write(f"{stamp} {line}\n")
+        if lines:
+            self.log.flush()
+        return n
+
+    def flush(self) -> None:
+        self.stream.flush()
+        self.log.flush()
+
+    def __getattr__(self, name: str):  # isatty, fileno, encoding: the terminal's
+        return getattr(self.stream, name)
 
 
 def _own_records(record: logging.LogRecord) -> bool:
@@ -59,7 +95,10 @@ def configure_logging(verbose: bool = False, log_file: str | None = None) -> Non
             handler.addFilter(_own_records)
     file_handler = None
     if log_file:
-        file_handler = _Writer(open(log_file, "a", encoding="utf-8"))  # noqa: SIM115
+        log = open(log_file, "a", encoding="utf-8")  # noqa: SIM115 - closed by restore_stderr
+        file_handler = _Writer(log)
+        _LOG_FILES.append((file_handler, log))
+        sys.stderr = _Tee(sys.stderr, log)  # simdask's own lines, the summary, errors
         file_handler.setFormatter(
             logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
         )
@@ -83,3 +122,16 @@ def configure_logging(verbose: bool = False, log_file: str | None = None) -> Non
     if not verbose:
         warnings.filterwarnings("ignore", module=r"distributed(\..*)?$")
         warnings.filterwarnings("ignore", module=r"dask(\..*)?$")
+
+
+def restore_stderr() -> None:
+    """The end of a command given ``--log-file``: ``sys.stderr`` is the terminal's again, the
+    log file's handler is removed from the loggers and the file closed."""
+    if isinstance(sys.stderr, _Tee):
+        sys.stderr.flush()
+        sys.stderr = sys.stderr.stream
+    while _LOG_FILES:
+        handler, log = _LOG_FILES.pop()
+        for name in ("", *THIRD_PARTY_LOGGERS):
+            logging.getLogger(name).removeHandler(handler)
+        log.close()

@@ -23,8 +23,10 @@ SIMDASK_CLUSTER=local|scheduler|ssh chooses the kind); the [cluster] table of th
 ($SIMDASK_CONFIG, else ~/.config/simdask/cluster.toml; the same names as the options, with
 underscores: scheduler, ssh_hosts, ssh_user, ssh_key, ssh_port, ssh_known_hosts,
 remote_python, workers, workers_per_host, threads_per_worker, memory_limit, dashboard_address,
-connect_timeout, kind); the defaults. The kind of cluster comes from the first of those that
-names one (a scheduler address, SSH hosts, or kind / --local); default: a LocalCluster.
+connect_timeout, kind); Dask's own configuration (only a scheduler address:
+DASK_SCHEDULER_ADDRESS, or scheduler-address in Dask's YAML files); the defaults. The kind
+of cluster comes from the first of those that names one (a scheduler address, SSH hosts, or
+kind / --local); default: a LocalCluster.
 """
 
 

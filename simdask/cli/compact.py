@@ -11,11 +11,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from simdask.cli._args import add_cluster_arguments
+from simdask.cli._args import add_cluster_arguments, add_data_placement
 from simdask.index import Index
 from simdask.write.settings import use_worker_cache
 
 __all__ = ["register", "run"]
+
+
+_DESCRIPTION = (
+    "Merge the segments of the index's ranges now, as the merge policy says (--force: every "
+    "range into one segment, dropping every posting a tombstone hides). A run of its own: a "
+    "new generation committed in one transaction, so an interrupted compaction leaves the "
+    "index as it was. Incremental runs also compact on their own when the policy says so; "
+    "this command is for doing it at a chosen time."
+)
 
 
 def register(subparsers) -> None:
@@ -23,7 +32,7 @@ def register(subparsers) -> None:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "compact",
         help="merge the index's delta segments (as the merge policy says, or all with --force)",
-        description=__doc__.split("\n\n", 1)[1],
+        description=_DESCRIPTION,
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument(
@@ -36,6 +45,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--quiet", action="store_true")
     add_cluster_arguments(p)
+    add_data_placement(p)
 
 
 def run(args) -> int:
@@ -44,11 +54,11 @@ def run(args) -> int:
     from simdask.engine.run import RunOptions  # loads dask: only when a run needs it
 
     spec = args.cluster.spec
-    cache = use_worker_cache(None, cluster_outlives_run=spec.outlives_run)
+    cache = use_worker_cache(args.worker_cache, cluster_outlives_run=spec.outlives_run)
+    options = RunOptions(transfer=args.data_transfer, worker_cache=cache)
     # the lock first: a second writer fails before a cluster is started
     with Index.open(args.index) as idx, idx.writer(wait=args.wait) as writer:
         with connect(spec) as client:
-            options = RunOptions(worker_cache=cache)
             out = writer.compact(client=client, force=args.force, options=options)
         stats = idx.stats()
     if not args.quiet:

@@ -24,6 +24,7 @@ from pathlib import Path
 from simdask import __version__
 from simdask.cli import (
     align,
+    backup,
     boilerplate,
     check,
     cluster,
@@ -31,6 +32,7 @@ from simdask.cli import (
     compare,
     demo,
     errors,
+    export,
     export_html,
     lsh,
     mark,
@@ -38,6 +40,7 @@ from simdask.cli import (
     remove,
     repeats,
     report,
+    runs,
     serve,
     similar,
     stats,
@@ -56,7 +59,7 @@ from simdask.cli._common import (
     EXIT_STATUS_HELP,
     EXIT_USAGE,
 )
-from simdask.cli._logging import configure_logging
+from simdask.cli._logging import configure_logging, restore_stderr
 from simdask.config import IndexConfig
 from simdask.errors import ClusterError, ConfigError, IndexDamagedError, SimdaskError
 from simdask.storage.diskspace import catalog_error
@@ -76,6 +79,7 @@ COMMAND_MODULES = (
     list_keys,
     cluster,
     similar,
+    export,
     totals,
     mark,
     query,
@@ -83,7 +87,9 @@ COMMAND_MODULES = (
     align,
     lsh,
     stats,
+    runs,
     compact,
+    backup,
     repeats,
     boilerplate,
     check,
@@ -114,7 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log details (also Dask's) to stderr"
     )
-    parser.add_argument("--log-file", metavar="PATH", help="append Dask's and simdask's logs here")
+    parser.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="append here simdask's own lines (messages, the run summary, errors, also of "
+        "a run that fails) and Dask's logs",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:
         before = set(sub.choices)
@@ -152,6 +163,14 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``simdask`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, args.log_file)
+    try:
+        return _command(args)
+    finally:
+        restore_stderr()  # --log-file: this process's stderr is the terminal's again
+
+
+def _command(args) -> int:
+    """Run the parsed command; its exit status (errors as one line on stderr)."""
     try:
         _locations(args)
     except ConfigError as e:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
-from simdask.cli._common import EXIT_OK, print_summary, update_index
+from simdask.cli._common import EXIT_OK, print_summary, update_index, write_summary_json
 from simdask.config import DEFAULT_SLACK, SIMILARITY_MODES, IndexConfig
 from simdask.errors import ConfigError, IndexDamagedError
 from simdask.index import Index
@@ -74,6 +74,12 @@ def register(subparsers) -> None:
         "default 100MB; 0: no limit)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--summary-json",
+        metavar="FILE",
+        help="also write the run summary to FILE as JSON (counts, seconds per stage, the "
+        "engine's statistics, the keys added, modified and deleted, the errors)",
+    )
     p.add_argument(
         "--align",
         dest="totals",
@@ -241,6 +247,8 @@ def run(args) -> int:
         key_prefix=args.key_prefix,
     )
     print_summary(summary, getattr(args, "verbose", False))
+    if args.summary_json:
+        write_summary_json(args.summary_json, summary)
     try:
         with Index.open(args.index) as idx, idx.snapshot():
             hint = boilerplate_hint(idx)

@@ -5,12 +5,13 @@ TLS with the certificates of Dask's own configuration (``distributed.security.Se
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 from simdask.cluster.spec import ClusterSpec
 from simdask.errors import ClusterError
 
-__all__ = ["dashboard_link", "local_network", "ssh_network"]
+__all__ = ["DASHBOARD_EXTRA", "dashboard_line", "dashboard_link", "local_network", "ssh_network"]
 
 
 def _with_host(address: str, host: str) -> str:
@@ -30,6 +31,21 @@ def local_network(spec: ClusterSpec, processes: bool) -> dict[str, Any]:
     else:  # an in-process scheduler takes no host; the workers' HTTP servers do
         out["worker_dashboard_address"] = _with_host(":0", spec.listen)
     return out
+
+
+#: the extra that installs bokeh, which Dask's dashboard needs (without it the link shows only
+#: "needs bokeh")
+DASHBOARD_EXTRA = "simdask[dashboard]"
+
+
+def dashboard_line(link: str | None) -> str | None:
+    """The line a run prints about the Dask dashboard at ``link``: the link when bokeh is
+    installed, else how to get it (None: the cluster has no dashboard)."""
+    if not link:
+        return None
+    if importlib.util.find_spec("bokeh") is None:
+        return f"Dask dashboard: not shown without bokeh (pip install '{DASHBOARD_EXTRA}')"
+    return f"Dask dashboard: {link}"
 
 
 def dashboard_link(spec: ClusterSpec) -> dict[str, str]:

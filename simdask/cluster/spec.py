@@ -1,7 +1,9 @@
 """Which Dask cluster a run uses: :class:`ClusterSpec`, and where its settings come from.
 
 Settings are taken, for each one separately, from the first of: the command line, environment
-variables (``SIMDASK_*``), the config file (a ``[cluster]`` table), the defaults. The config
+variables (``SIMDASK_*``), the config file (a ``[cluster]`` table), Dask's own configuration
+(only a scheduler address: ``DASK_SCHEDULER_ADDRESS`` or ``scheduler-address`` in Dask's YAML
+files, :mod:`simdask.cluster.current`), the defaults. The config
 file is ``$SIMDASK_CONFIG`` if that is set (empty: no file), else
 ``$XDG_CONFIG_HOME/simdask/cluster.toml`` (``~/.config/simdask/cluster.toml``) if it exists.
 
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simdask.cluster.current import configured_scheduler
 from simdask.cluster.values import BadValue as _Bad
 from simdask.cluster.values import address_value as _address
 from simdask.cluster.values import describe_value as _describe
@@ -410,10 +413,22 @@ def _claimed_kind(values: Mapping[str, Any], label: str) -> str | None:
     return None
 
 
+def _dask_values(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The scheduler of Dask's own configuration (``DASK_SCHEDULER_ADDRESS``, the
+    ``scheduler-address`` of Dask's YAML files), as Dask libraries honour it: a layer below
+    simdask's own settings."""
+    address = configured_scheduler(dict(environ))
+    if address is None:
+        return {}
+    return parse_values({"scheduler": address}, lambda n: "Dask's setting scheduler-address")
+
+
 def resolve_cluster(
     cli: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
 ) -> ResolvedCluster:
-    """Combine command line, environment, config file and defaults (in that precedence)."""
+    """Combine command line, environment, config file, Dask's configuration (a scheduler
+    address: ``DASK_SCHEDULER_ADDRESS``, ``scheduler-address``) and defaults (in that
+    precedence; each setting's source is ``cli``, ``env``, ``file``, ``dask`` or ``default``)."""
     environ = os.environ if environ is None else environ
     path, named = config_file_path(environ)
     if path is not None and not named and not path.exists():
@@ -422,6 +437,7 @@ def resolve_cluster(
         ("cli", "the command line", dict(cli or {})),
         ("env", "the environment", env_values(environ)),
         ("file", str(path), file_values(path) if path is not None else {}),
+        ("dask", "Dask's configuration", _dask_values(environ)),
     ]
     kind, kind_source = "local", "default"
     for source, label, values in layers:

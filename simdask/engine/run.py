@@ -67,8 +67,7 @@ __all__ = ["RunOptions", "RunOutcome", "run_update"]
 
 @dataclass
 class RunOutcome:
-    """The changes to commit, the document counts for the summary and what was measured;
-    ``digests``: the checksums of the files written, taken while the run went on."""
+    """The changes to commit, the counts for the summary, what was measured, ``digests``."""
 
     changes: RunChanges
     counts: DocumentCounts

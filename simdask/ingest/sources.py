@@ -201,7 +201,8 @@ def list_items(sources: Iterable[str | os.PathLike], prefix: str = "") -> list[S
     """
     items: list[SourceItem] = []
     for src in sources:
-        path = Path(src)
+        # absolute: a worker in another working directory reads the same file (issue 32)
+        path = Path(os.path.abspath(src))
         name = source_id(path)
         if path.is_dir():
             items.extend(_folder_items(path, name, prefix))

@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from simdask.alignment import AlignConfig
+from simdask.cluster.current import made_current
 from simdask.cluster.placement import choose_transfer
 from simdask.errors import ConfigError
 from simdask.kernels.partner_rule import PartnerRule
@@ -126,7 +127,7 @@ def compute_totals(
     if rule is not None and top is not None:
         raise ConfigError("expected a fixed top or a rule, found both")
     cb = callback or Callback()
-    with index.writer(wait=wait) if lock else nullcontext():
+    with index.writer(wait=wait) if lock else nullcontext(), made_current(client):
         chosen, required, jobs = compute_start(index.catalog, top, rule)
         settings = _settings(index, index.templates(), None)
         aligned = 0

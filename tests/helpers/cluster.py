@@ -69,8 +69,11 @@ def start_scheduler(
     raise RuntimeError(f"the dask scheduler did not start (exit status {proc.poll()})")
 
 
-def start_worker(address: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
-    """A `dask worker` (with its nanny, which restarts a killed worker process)."""
+def start_worker(
+    address: str, *extra: str, env: dict | None = None, cwd: str | Path | None = None
+) -> subprocess.Popen:
+    """A `dask worker` (with its nanny, which restarts a killed worker process), in the
+    working directory ``cwd`` (None: this process's)."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -85,6 +88,7 @@ def start_worker(address: str, *extra: str, env: dict | None = None) -> subproce
             *extra,
         ],
         env=env,
+        cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # stop() ends the nanny and its worker process together
