@@ -97,6 +97,8 @@ def quote_stage(
     look = Lookups(lists, u_ids, u_doc, q_ids, q_doc, hold, hold, qmap)
     cfg = job.config
     out = quoted_rows(rows, look, n_chunks, cfg.threshold, cfg.stored_depth + 1, cfg.max_df)
+    rest = np.asarray(out[0], np.int64)[~np.isin(out[0], lists)]  # rows to a list document
+    changes.trim = np.union1d(np.asarray(changes.trim, np.int64), rest)  # ranked again
     mine = {d.doc_id for d in resolved.upserted}
     written = {}
     for d in np.unique(q_doc).tolist():
@@ -192,7 +194,7 @@ def _q_map(
     docs, sets = (np.zeros(0, np.int64), []) if job.replace_all else _stored(job)
     keep = ~np.isin(docs, touched)
     run_docs, starts = np.unique(q_doc, return_index=True)
-    ends = np.append(starts[1:], len(q_doc))
+    ends = np.append(starts[1:], len(q_doc))[: len(starts)]
     all_docs = np.concatenate([docs[keep], run_docs]).astype(np.int64)
     all_sets = [s for s, k in zip(sets, keep.tolist(), strict=True) if k]
     all_sets += [q_ids[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]

@@ -31,7 +31,9 @@ __all__ = [
     "QUOTED_META",
     "QUOTED_SCHEMA",
     "QuotedChanges",
+    "quoted_problems",
     "quoted_recorded",
+    "quoted_sizes",
     "read_quoted",
     "write_quoted",
 ]
@@ -106,3 +108,46 @@ def read_quoted(
         rows = sorted(rows_in(c, sql, [int(d) for d in doc_ids]))
     docs = np.asarray([r[0] for r in rows], np.int64)
     return docs, [decode_ids(r[1], hash_bits) for r in rows]
+
+
+def _itemsize(hash_bits: int) -> int:
+    return 4 if hash_bits <= 32 else 8
+
+
+def quoted_sizes(db: Any, hash_bits: int) -> dict[int, int]:
+    """``{doc_id: |Q|}`` of every stored row (none when the table does not exist)."""
+    c = connection(db)
+    if not _has_table(c):
+        return {}
+    q = "SELECT doc_id, length(ids) / ? FROM quoted_chunks"
+    return {int(d): int(n) for d, n in c.execute(q, (_itemsize(hash_bits),))}
+
+
+def quoted_problems(db: Any, hash_bits: int, known: set[int], exclude_quotes: bool) -> list[str]:
+    """What is wrong with the table (empty: nothing): rows of unknown doc IDs, blobs that
+    are not whole sorted distinct chunk IDs of ``hash_bits`` bits, rows left with the
+    setting off, or the setting on and the table not recorded."""
+    c = connection(db)
+    docs, sets = read_quoted(c, hash_bits)
+    out = []
+    if not exclude_quotes and len(docs):
+        out.append(f"{len(docs)} rows kept although the index does not exclude quotations")
+    if exclude_quotes and known and not quoted_recorded(c):
+        out.append("the index excludes quotations but its quoted chunks are not recorded")
+    unknown = [d for d in docs.tolist() if d not in known]
+    if unknown:
+        out.append(f"{len(unknown)} rows of doc IDs the catalog does not know, e.g. {unknown[0]}")
+    size = _itemsize(hash_bits)
+    bad = [r for r in c.execute("SELECT doc_id, length(ids) FROM quoted_chunks").fetchall()]
+    bad = [d for d, n in bad if n % size] if _has_table(c) else []
+    top = 2**hash_bits
+    unsorted = [d for d, q in zip(docs.tolist(), sets, strict=True) if _bad_set(q, top)]
+    for what, ids in (("lengths not whole chunk IDs", bad), ("unsorted or out-of-range", unsorted)):
+        if ids:
+            out.append(f"{len(ids)} rows with {what}, e.g. doc {ids[0]}")
+    return out
+
+
+def _bad_set(ids: np.ndarray, top: int) -> bool:
+    """Whether ``ids`` are not strictly increasing chunk IDs below ``top``."""
+    return bool(len(ids) and (np.any(ids[1:] <= ids[:-1]) or int(ids[-1]) >= top))
