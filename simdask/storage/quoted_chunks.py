@@ -138,8 +138,8 @@ def quoted_problems(db: Any, hash_bits: int, known: set[int], exclude_quotes: bo
     if unknown:
         out.append(f"{len(unknown)} rows of doc IDs the catalog does not know, e.g. {unknown[0]}")
     size = _itemsize(hash_bits)
-    bad = [r for r in c.execute("SELECT doc_id, length(ids) FROM quoted_chunks").fetchall()]
-    bad = [d for d, n in bad if n % size] if _has_table(c) else []
+    lengths = c.execute("SELECT doc_id, length(ids) FROM quoted_chunks") if len(docs) else []
+    bad = [d for d, n in lengths if n % size]
     top = 2**hash_bits
     unsorted = [d for d, q in zip(docs.tolist(), sets, strict=True) if _bad_set(q, top)]
     for what, ids in (("lengths not whole chunk IDs", bad), ("unsorted or out-of-range", unsorted)):
