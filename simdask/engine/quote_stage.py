@@ -31,7 +31,15 @@ from simdask.engine.context import RunContext
 from simdask.kernels.changes import ResolvedChanges
 from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.postings import shard_of, shard_ranges
-from simdask.kernels.quoted import Lookups, encode_ids, quote_map, quoted_rows, split_quoted
+from simdask.kernels.quoted import (
+    Lookups,
+    encode_ids,
+    posting_pairs,
+    quote_map,
+    quoted_rows,
+    split_quoted,
+)
+from simdask.kernels.segments import live_mask
 from simdask.kernels.top_rows import Rows
 from simdask.storage.catalog import Catalog
 from simdask.storage.commit import RunChanges
@@ -178,9 +186,10 @@ def _holders(
         gens = [g for g, _, _ in manifest.get(s, [])]
         probe = ids[sid == s].astype(np.dtype(cfg.chunk_dtype))
         data = reader.subset(s, gens, probe, tomb, *ranges[s])
-        df = np.diff(np.asarray(data.offsets, np.int64))
-        chunks.append(np.repeat(np.asarray(data.chunk_keys, np.uint64), df))
-        holders.append(np.asarray(data.doc_ids, np.int64))
+        c, d = posting_pairs(data.chunk_keys, data.offsets, data.doc_ids)
+        live = live_mask(d, data.generation, tomb)  # a single part comes back unmerged
+        chunks.append(c[live])
+        holders.append(d[live])
     c, h = np.concatenate(chunks), np.concatenate(holders)
     order = np.lexsort((h, c))
     return c[order], h[order]

@@ -38,6 +38,7 @@ __all__ = [
     "decode_ids",
     "directed_counts",
     "encode_ids",
+    "posting_pairs",
     "quote_map",
     "split_quoted",
 ]
@@ -88,6 +89,18 @@ def encode_ids(ids: np.ndarray, hash_bits: int) -> bytes:
 def decode_ids(blob: bytes, hash_bits: int) -> np.ndarray:
     """The chunk IDs of :func:`encode_ids`' blob (uint64)."""
     return np.frombuffer(blob, dtype="<u4" if hash_bits <= 32 else "<u8").astype(np.uint64)
+
+
+def posting_pairs(
+    chunk_keys: np.ndarray, offsets: np.ndarray, doc_ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """CSR postings as one ``(chunk, doc)`` pair each (uint64, int64), in their order; the
+    offsets may start past 0 (a segment's lists looked up in place)."""
+    off = np.asarray(offsets, np.int64)
+    if len(off) == 0:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    chunk = np.repeat(np.asarray(chunk_keys, np.uint64), np.diff(off))
+    return chunk, np.asarray(doc_ids[int(off[0]) : int(off[-1])], np.int64)
 
 
 def quote_map(docs: np.ndarray, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
