@@ -17,7 +17,12 @@ from simdask.storage.quoted_chunks import QUOTED_META
 from simdask.storage.verify import check_index
 from tests.helpers.compare import assert_same_index, quoted_by_key, table_by_doc
 from tests.helpers.properties import examples
-from tests.helpers.quote_reference import brute_sets, quoting_corpus, reference_lists
+from tests.helpers.quote_reference import (
+    brute_sets,
+    quoting_corpus,
+    reference_count,
+    reference_lists,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -40,6 +45,8 @@ def assert_reference(idx: Index, texts: dict[str, str]) -> None:
     want = reference_lists(keyed, cfg, ids)
     got = {d: sorted(r, key=lambda x: (-x[0], ids[x[2]])) for d, r in table_by_doc(idx).items()}
     assert got == want
+    for r in idx.pairs():  # each row's reverse count, shown by the views of pairs
+        assert r.reverse_shared == reference_count(keyed, cfg, r.other, r.doc), r
     q_stored = quoted_by_key(idx)
     for k, t in keyed.items():
         u, q = brute_sets(t, cfg)
@@ -124,6 +131,9 @@ def test_directed_rows_found_where_the_symmetric_rule_misses(tmp_path, client):
     b_in_a = rows[("src/b.txt", "src/a.txt")]
     assert b_in_a.similarity > 75 and b_in_a.shared > b_in_a.other_chunks
     assert ("src/a.txt", "src/b.txt") not in rows  # only the quotation: not A's copied text
+    (pair,) = [p for p in idx.pair_list() if {p.a_key, p.b_key} == {"src/a.txt", "src/b.txt"}]
+    assert (pair.a_key, pair.a_in_b) == ("src/b.txt", b_in_a.similarity)
+    assert pair.b_in_a < 10  # A's own words in B: its quotation is not counted
     assert check_index(tmp_path / "idx").ok
     assert_reference(idx, texts)
 

@@ -33,10 +33,12 @@ from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.postings import shard_of, shard_ranges
 from simdask.kernels.quoted import (
     Lookups,
+    add_quoted,
     encode_ids,
     posting_pairs,
     quote_map,
-    quoted_rows,
+    quoted_pairs,
+    reverse_counts,
     split_quoted,
 )
 from simdask.kernels.segments import live_mask
@@ -104,7 +106,8 @@ def quote_stage(
     qmap = _q_map(job, touched, q_ids, q_doc)
     look = Lookups(lists, u_ids, u_doc, q_ids, q_doc, hold, hold, qmap)
     cfg = job.config
-    out = quoted_rows(rows, look, n_chunks, cfg.threshold, cfg.stored_depth + 1, cfg.max_df)
+    pairs = quoted_pairs(look, cfg.max_df)
+    out = add_quoted(rows, pairs, n_chunks, cfg.threshold, lists, cfg.stored_depth + 1)
     rest = np.asarray(out[0], np.int64)[~np.isin(out[0], lists)]  # rows to a list document
     changes.trim = np.union1d(np.asarray(changes.trim, np.int64), rest)  # ranked again
     mine = {d.doc_id for d in resolved.upserted}
@@ -114,7 +117,10 @@ def quote_stage(
             lo, hi = np.searchsorted(q_doc, [d, d + 1])
             written[int(d)] = encode_ids(q_ids[lo:hi], cfg.hash_bits)
     removed = np.union1d(np.asarray(resolved.touched, np.int64), np.asarray(sorted(mine)))
-    changes.quoted = QuotedChanges(removed.astype(np.int64), written, job.replace_all)
+    reverse = reverse_counts(pairs, n_chunks, cfg.threshold)
+    changes.quoted = QuotedChanges(
+        removed.astype(np.int64), written, job.replace_all, lists, reverse
+    )
     stats.seconds["quotes"] = time.perf_counter() - t0
     stats.seconds["quotes_cpu"] = time.process_time() - cpu0
     ctx.cb.message(f"quotations: {len(docs):,} lists counted in the checked document's direction")

@@ -25,12 +25,14 @@ from typing import Any
 import numpy as np
 
 from simdask.kernels.quoted import decode_ids
-from simdask.storage.sql import connection, rows_in
+from simdask.storage.sql import connection, insert_values, rows_in
 
 __all__ = [
     "QUOTED_META",
     "QUOTED_SCHEMA",
+    "REVERSE_SCHEMA",
     "QuotedChanges",
+    "ensure_reverse_table",
     "quoted_problems",
     "quoted_recorded",
     "quoted_sizes",
@@ -41,19 +43,38 @@ __all__ = [
 QUOTED_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS quoted_chunks (doc_id INTEGER PRIMARY KEY, ids BLOB NOT NULL)"
 )
+#: the reverse count of a directed row where it differs from the row's own: ``doc -> other``
+#: holds ``shared`` of ``doc``'s chunks in ``other``, and ``other -> doc`` holds ``reverse``
+#: (``S + E(other, doc)``); kept for every pair with ``E > 0`` either way that reaches the
+#: threshold either way, so that a view shows both directions of a row stored one way
+REVERSE_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS quoted_reverse (doc INTEGER NOT NULL, other INTEGER NOT NULL,"
+    " reverse INTEGER NOT NULL, PRIMARY KEY (doc, other)) WITHOUT ROWID"
+)
 #: catalog metadata: the table holds the Q of every document (written with the rule on)
 QUOTED_META = "quoted_chunks"
 
 
 @dataclass
 class QuotedChanges:
-    """One run's changes of the table: ``removed`` doc IDs (deleted or modified) lose their
+    """One run's changes of the tables: ``removed`` doc IDs (deleted or modified) lose their
     row, ``written`` ``{doc_id: blob}`` are inserted; ``replace_all``: every row goes
-    first (a full build)."""
+    first (a full build). ``lists``: the documents whose pairs' reverse counts are replaced
+    by ``reverse`` (``doc, other, reverse`` arrays)."""
 
     removed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     written: dict[int, bytes] = field(default_factory=dict)
     replace_all: bool = False
+    lists: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    reverse: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
+        default_factory=lambda: (np.zeros(0, np.int64),) * 3
+    )
+
+
+def ensure_reverse_table(db: Any) -> None:
+    """Create the reverse-count table in a catalog written before it existed (empty: every
+    row's reverse count is its own)."""
+    connection(db).execute(REVERSE_SCHEMA)
 
 
 def _has_table(c: sqlite3.Connection) -> bool:
@@ -73,19 +94,25 @@ def write_quoted(db: Any, changes: QuotedChanges | None, exclude_quotes: bool) -
     table is emptied and the metadata removed (a later run with it on writes them again)."""
     c = connection(db)
     if changes is None:
-        if not exclude_quotes and _has_table(c):
-            c.execute("DELETE FROM quoted_chunks")
         if not exclude_quotes:
+            c.execute("DELETE FROM quoted_reverse")
+            if _has_table(c):
+                c.execute("DELETE FROM quoted_chunks")
             c.execute("DELETE FROM meta WHERE name = ?", (QUOTED_META,))
         return
     c.execute(QUOTED_SCHEMA)
     if changes.replace_all:
         c.execute("DELETE FROM quoted_chunks")
+        c.execute("DELETE FROM quoted_reverse")
     else:
         c.executemany(
             "DELETE FROM quoted_chunks WHERE doc_id = ?",
             ((int(d),) for d in np.asarray(changes.removed).tolist()),
         )
+        gone = ((int(d), int(d)) for d in np.asarray(changes.lists).tolist())
+        c.executemany("DELETE FROM quoted_reverse WHERE doc = ? OR other = ?", gone)
+    cols = [np.asarray(a, np.int64).tolist() for a in changes.reverse]
+    insert_values(c, "INSERT OR REPLACE INTO quoted_reverse (doc, other, reverse)", cols)
     c.executemany(
         "INSERT OR REPLACE INTO quoted_chunks (doc_id, ids) VALUES (?, ?)",
         sorted(changes.written.items()),

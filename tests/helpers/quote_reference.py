@@ -67,3 +67,13 @@ def reference_lists(
         if rows:
             out[a] = [(round(s, 9), n, b) for s, n, b in rows[: cfg.top_k]]
     return out
+
+
+def reference_count(texts: dict[str, str], cfg: IndexConfig, a: str, b: str) -> int:
+    """``|U(a) ∩ (U(b) ∪ Q(b))|`` over the chunks of U(a) held by at most ``max_df``
+    documents' U: the count of ``a -> b`` under the rule."""
+    sets = {k: brute_sets(t, cfg) for k, t in texts.items()}
+    df: Counter = Counter(c for u, _ in sets.values() for c in u)
+    ua, (ub, qb) = sets[a][0], sets[b]
+    counted = {c for c in ua if cfg.max_df is None or df[c] <= cfg.max_df}
+    return len(counted & (ub | (qb if ub else set())))
