@@ -12,6 +12,7 @@ are listed as excluded text of kind ``common`` beside the index's exclusions.
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable
@@ -155,7 +156,10 @@ def compare_texts(
     when the texts together are longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS`
     characters.
     ``exclusions``: the index's exclusions (:mod:`.excluded`): the windows they leave out
-    count in neither text nor in any passage, and are listed as excluded text.
+    count in neither text nor in any passage, and are listed as excluded text; with
+    ``quotes``, each side's similarity also counts its chunks found inside the other's
+    quotations (a quotation is left out of its own document only, docs/term.md; the
+    passages shown are those both sides count).
     ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
     count and the passages, e.g. chunks held by more than ``max_df`` documents of the index
     (:func:`simdask.read.doc_freq.common_filter`). The numpy path for large texts has no word
@@ -214,7 +218,25 @@ def compare_texts(
     ex_b = excluded_words(*bounds_b, marks_b)
     found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
     ev.passages = [p for p in outermost(found) if p.words >= min_words]
-    return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k) if min_words > 0 else ev
+    if min_words > 0:
+        return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
+    if exclusions is not None and exclusions.quotes:  # each side's own quotations only
+        q_a = _quoted(a, sa, ca, k, exclusions) - set_a
+        q_b = _quoted(b, sb, cb, k, exclusions) - set_b
+        extra_a, extra_b = set_a & q_b, set_b & q_a
+        if drop_shared is not None and (extra_a or extra_b):
+            extra_a, extra_b = extra_a - drop_shared(extra_a), extra_b - drop_shared(extra_b)
+        ev.shared = len(shared) + len(extra_a)
+        ev.similarity = containment(ev.shared, len(set_a))
+        ev.reverse_similarity = containment(len(shared) + len(extra_b), len(set_b))
+    return ev
+
+
+def _quoted(text: str, spans, windows, k: int, excl: PairExclusions) -> set:
+    """The windows of ``text`` that count with its quotations read as its own text (the other
+    exclusions applied): with the counted ones removed, its quoted chunks Q (docs/term.md)."""
+    kept, _ = _kept(text, spans, windows, k, dataclasses.replace(excl, quotes=False))
+    return {c for c, kp in zip(windows, kept, strict=True) if kp}
 
 
 def _count_shown(ev: PairEvidence, ca, cb, shared: set, bounds_a, bounds_b, k: int) -> PairEvidence:
