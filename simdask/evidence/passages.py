@@ -153,13 +153,9 @@ def compare_texts(
     ``min_words`` (``--min-match``): shorter matches are ignored, in the similarities too
     (:func:`_count_shown`; ``large`` texts only hide them). ``large``: compare in numpy with
     64-bit chunk keys and bounded passages (see :mod:`simdask.evidence.passages_np`); None:
-    when the texts together are longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS`
-    characters.
+    when the texts together are longer than :data:`.passages_np.LARGE_CHARS` characters.
     ``exclusions``: the index's exclusions (:mod:`.excluded`): the windows they leave out
-    count in neither text nor in any passage, and are listed as excluded text; with
-    ``quotes``, each side's similarity also counts its chunks found inside the other's
-    quotations (a quotation is left out of its own document only, docs/term.md; the
-    passages shown are those both sides count).
+    count in neither text nor in any passage, and are listed as excluded text (:func:`_directed`).
     ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
     count and the passages, e.g. chunks held by more than ``max_df`` documents of the index
     (:func:`simdask.read.doc_freq.common_filter`). The numpy path for large texts has no word
@@ -220,15 +216,24 @@ def compare_texts(
     ev.passages = [p for p in outermost(found) if p.words >= min_words]
     if min_words > 0:
         return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
-    if exclusions is not None and exclusions.quotes:  # each side's own quotations only
-        q_a = _quoted(a, sa, ca, k, exclusions) - set_a
-        q_b = _quoted(b, sb, cb, k, exclusions) - set_b
-        extra_a, extra_b = set_a & q_b, set_b & q_a
-        if drop_shared is not None and (extra_a or extra_b):
-            extra_a, extra_b = extra_a - drop_shared(extra_a), extra_b - drop_shared(extra_b)
-        ev.shared = len(shared) + len(extra_a)
-        ev.similarity = containment(ev.shared, len(set_a))
-        ev.reverse_similarity = containment(len(shared) + len(extra_b), len(set_b))
+    return _directed(ev, (a, sa, ca, set_a), (b, sb, cb, set_b), shared, k, exclusions, drop_shared)
+
+
+def _directed(ev: PairEvidence, side_a, side_b, shared: set, k: int, excl, drop) -> PairEvidence:
+    """With ``excl.quotes``, each side's similarity also counts its chunks inside the other's
+    quotations (a quotation is left out of its own document only, docs/term.md; the passages
+    stay those both sides count). ``side_*``: ``(text, word spans, windows, counted
+    chunks)``; ``drop``: the ``max_df`` filter or None. Else ``ev`` as it is."""
+    if excl is None or not excl.quotes:
+        return ev
+    (a, sa, ca, set_a), (b, sb, cb, set_b) = side_a, side_b
+    extra_a = set_a & (_quoted(b, sb, cb, k, excl) - set_b)
+    extra_b = set_b & (_quoted(a, sa, ca, k, excl) - set_a)
+    if drop is not None and (extra_a or extra_b):
+        extra_a, extra_b = extra_a - drop(extra_a), extra_b - drop(extra_b)
+    ev.shared = len(shared) + len(extra_a)
+    ev.similarity = containment(ev.shared, ev.doc_chunks)
+    ev.reverse_similarity = containment(len(shared) + len(extra_b), ev.other_chunks)
     return ev
 
 

@@ -99,9 +99,7 @@ class PairRow:
     shared: int
     doc_chunks: int
     other_chunks: int
-    #: shared chunks of ``other`` found in ``doc``: the same count unless the index keeps
-    #: quotations out of the checked document only (docs/term.md, table ``quoted_reverse``)
-    reverse_shared: int | None = None
+    reverse_shared: int | None = None  #: ``other``'s chunks in ``doc`` (quotations: term.md)
 
     def to_dict(self) -> dict[str, Any]:
         """The row as the JSONL output of ``simdask similar`` prints it."""
@@ -346,10 +344,8 @@ class Catalog(SegmentTables):
         return dict(self.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall())
 
     def allocate_ids(self, n: int) -> list[int]:
-        """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new ones.
-
-        Nothing is reserved: the IDs become used when the run commits.
-        """
+        """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new
+        ones. Nothing is reserved: the IDs become used when the run commits."""
         free = [
             r[0]
             for r in self.conn.execute("SELECT doc_id FROM free_ids ORDER BY doc_id LIMIT ?", (n,))
@@ -451,10 +447,9 @@ class Catalog(SegmentTables):
 
     # --- similarity -----------------------------------------------------------------------
     _PAIR_SQL = (
-        "SELECT a.key, b.key, s.similarity, s.shared, a.n_chunks, b.n_chunks,"
-        " COALESCE(q.reverse, s.shared) FROM similarity s"
-        " JOIN documents a ON a.doc_id = s.doc JOIN documents b ON b.doc_id = s.other"
-        " LEFT JOIN quoted_reverse q ON q.doc = s.doc AND q.other = s.other"
+        "SELECT a.key, b.key, s.similarity, s.shared, a.n_chunks, b.n_chunks, COALESCE(q.reverse,"
+        " s.shared) FROM similarity s JOIN documents a ON a.doc_id = s.doc JOIN documents b ON"
+        " b.doc_id = s.other LEFT JOIN quoted_reverse q ON q.doc = s.doc AND q.other = s.other"
     )
 
     def pairs_of(self, key: str, min_similarity: float = 0.0) -> list[PairRow]:
