@@ -130,7 +130,7 @@ def quote_stage(
 def _texts(job: QuoteJob, resolved: ResolvedChanges, docs: np.ndarray) -> list[str]:
     """The stored texts of ``docs`` (the run's own from its packs, the others' from the
     catalog's locations), in the order of ``docs``."""
-    where: dict[int, tuple[Any, int, int]] = {
+    where: dict[int, tuple[Any, Any, Any]] = {
         d.doc_id: (d.text_pack, d.text_offset, d.text_length) for d in resolved.upserted
     }
     rest = [int(d) for d in docs.tolist() if int(d) not in where]
