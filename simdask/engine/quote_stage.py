@@ -63,14 +63,22 @@ class QuoteJob(Protocol):
     index, its settings and exclusions, and the committed segments (``manifest``) and
     tombstones (``tomb``, by doc ID) the run started from; ``replace_all``: a full build."""
 
-    catalog: Catalog
-    store: ShardStore
-    texts: TextStore
-    config: IndexConfig
-    exclusions: Exclusions | None
-    manifest: Manifest
-    tomb: np.ndarray
-    replace_all: bool
+    @property
+    def catalog(self) -> Catalog: ...
+    @property
+    def store(self) -> ShardStore: ...
+    @property
+    def texts(self) -> TextStore: ...
+    @property
+    def config(self) -> IndexConfig: ...
+    @property
+    def exclusions(self) -> Exclusions | None: ...
+    @property
+    def manifest(self) -> Manifest: ...
+    @property
+    def tomb(self) -> np.ndarray: ...
+    @property
+    def replace_all(self) -> bool: ...
 
 
 def split_task(
