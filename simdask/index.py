@@ -31,6 +31,7 @@ from simdask.read import export, snapshots
 from simdask.read.doc_freq import common_chunk_ids, common_filter
 from simdask.read.pairs import Pair, orient, undirected
 from simdask.read.query_matches import query_matches
+from simdask.read.quoted_query import quoted_counts
 from simdask.read.segment_reads import SegmentReads
 from simdask.read.stats import index_stats
 from simdask.read.totals import DocTotal, query_total, read_totals
@@ -345,20 +346,15 @@ class Index:
         shard_of = chunk_shards(cb.chunk_ids, cfg.shard_width)
         ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
         shards = self.reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
-        out = []
+        out, quoted = [], quoted_counts(self, texts, manifest, tomb) if cfg.exclude_quotes else None
         for qi in range(len(texts)):
             mine = cb.doc == qi
             q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
-            docs, shared = self.reads.query_counts(
-                shards, q_ids, sid, tomb, cfg.max_df, len(n_chunks)
-            )
-            n_q = int(cb.n_chunks[qi])
+            look = (shards, q_ids, sid, tomb, cfg.max_df, len(n_chunks))  # quoted: both ways
+            counts = self.reads.query_counts(*look) if quoted is None else quoted[qi]
             failpoints.hit("query.keys")
-            out.append(
-                query_matches(
-                    docs, shared, n_q, n_chunks, min_similarity, top, self.catalog.keys_of
-                )
-            )
+            args = (int(cb.n_chunks[qi]), n_chunks, min_similarity, top, self.catalog.keys_of)
+            out.append(query_matches(counts[0], counts[1], *args, *counts[2:]))
         return out
 
     def holders(self, chunk_ids: np.ndarray) -> np.ndarray:

@@ -25,8 +25,10 @@ __all__ = [
 class QueryMatch:
     """An indexed document sharing chunks with a query text.
 
-    ``similarity``: percent of the query's chunks found in the document; ``reverse_similarity``:
-    percent of the document's chunks found in the query.
+    ``similarity``: percent of the query's chunks found in the document (``shared`` of
+    ``query_chunks``); ``reverse_similarity``: percent of the document's chunks found in the
+    query (``reverse_shared`` of ``doc_chunks``; the same count as ``shared`` unless the index
+    keeps quotations out of the checked document only, docs/term.md).
     """
 
     key: str
@@ -35,6 +37,7 @@ class QueryMatch:
     shared: int
     query_chunks: int
     doc_chunks: int
+    reverse_shared: int
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""

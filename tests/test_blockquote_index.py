@@ -40,21 +40,25 @@ def write(folder) -> None:
 
 def brute_table(quotes: bool) -> dict:
     """Per document: sorted ``(similarity, shared, other)``, from the planted words: a window
-    of ``K`` words all in a block quote is left out when ``quotes``."""
-    sets = {}
+    of ``K`` words all in a block quote is left out of its own document when ``quotes``, and
+    still counts as found in it for the others (issue 31 item 4: ``|U(a) ∩ (U(b) ∪ Q(b))|``
+    of ``|U(a)|``)."""
+    sets, quoted = {}, {}
     for name, paras in DOCS.items():
         ws = [(w.lower(), kind in QUOTE_KINDS) for kind, words in paras for w in words]
-        sets[f"src/{name}"] = {
-            tuple(sorted(w for w, _ in ws[i : i + K]))
+        wins = [
+            (tuple(sorted(w for w, _ in ws[i : i + K])), all(q for _, q in ws[i : i + K]))
             for i in range(len(ws) - K + 1)
-            if not (quotes and all(q for _, q in ws[i : i + K]))
-        }
+        ]
+        sets[f"src/{name}"] = {c for c, q in wins if not (quotes and q)}
+        quoted[f"src/{name}"] = {c for c, _ in wins} - sets[f"src/{name}"]
     out = {}
     for a, sa in sets.items():
+        found = {b: sa & (sb | quoted[b]) for b, sb in sets.items()}
         rows = [
-            (round(100.0 * len(sa & sb) / len(sa), 9), len(sa & sb), b)
-            for b, sb in sets.items()
-            if a != b and sa & sb and 100.0 * len(sa & sb) / len(sa) >= CFG.threshold
+            (round(100.0 * len(f) / len(sa), 9), len(f), b)
+            for b, f in found.items()
+            if a != b and f and 100.0 * len(f) / len(sa) >= CFG.threshold
         ]
         if rows:
             out[a] = sorted(rows)
@@ -79,8 +83,10 @@ def test_block_quotes_count_only_without_exclude_quotes(tmp_path, client):
     assert stored_table(idx) == want
     others = {o for _, _, o in want["src/a.docx"]}
     assert "src/b.html" in others and "src/c.odt" not in others and "src/d.docx" not in others
-    # e holds the quoted words unquoted: shared with the others only while their quotes count
-    assert "src/e.docx" not in want and len(plain["src/e.docx"]) == 4
+    # e holds the quoted words unquoted: found in every document quoting them, while their
+    # quotations are not their copied text (issue 31 item 4)
+    assert len(want["src/e.docx"]) == len(plain["src/e.docx"]) == 4
+    assert all("src/e.docx" not in {o for _, _, o in want[d]} for d in want if d != "src/e.docx")
     full = Index.create(tmp_path / "full", CFG.replace(exclude_quotes=True))
     full.update([src], client=client)
     assert stored_table(full) == want

@@ -301,8 +301,11 @@ _REFS = "\nReferences\n" + "\n".join(" ".join(f"src{i}y{j}" for j in range(6)) f
 #: documents quoting the same passage and listing the same references (--exclude-quotes,
 #: --exclude-bibliography)
 QUOTED = [f"{POOL[i][:500]} as said {_QUOTE} here. {POOL[i + 1][:200]}{_REFS}" for i in range(4)]
+#: documents copying the quoted passage without quotation marks: found in the quoting
+#: documents under --exclude-quotes (issue 31 item 4, counts in the checked direction)
+COPIERS = [f"{POOL[i][:300]} {_QUOTE.strip(chr(34))} {POOL[i + 2][:150]}" for i in (5, 9)]
 #: documents sharing a template, so that chunk counts cross a small ``max_df`` both ways
-TEMPLATED = POOL + list(_templated(5, 40, 30).values()) + QUOTED
+TEMPLATED = POOL + list(_templated(5, 40, 30).values()) + QUOTED + COPIERS
 #: texts a run may exclude (update --exclude): the template of TEMPLATED, a passage of POOL
 EXCLUDABLE = [" ".join(f"tpl{i}" for i in range(40)), POOL[2][100:700]]
 
@@ -369,6 +372,23 @@ configs = st.builds(
         [("add", 3, len(POOL) + 2), ("delete", 1, 0)],
     ],
     exclusions=[None, (frozenset({0}), None), (frozenset({0, 1}), None), None],
+)
+@example(  # quotations excluded from the first run: quoting and copying documents added,
+    # a quoting one modified and deleted, then the setting off and on again (issue 31 item 4)
+    config=IndexConfig(k=4, hash_bits=24, shards=3, top_k=2, threshold=5.0, max_df=3),
+    fuse=0,
+    runs=[
+        [("add", 0, len(TEMPLATED) - 3), ("add", 1, len(TEMPLATED) - 4), ("add", 2, 0)],
+        [("add", 3, len(TEMPLATED) - 1), ("add", 4, len(TEMPLATED) - 2)],
+        [("modify", 0, len(TEMPLATED) - 3), ("delete", 1, 0), ("add", 5, len(TEMPLATED) - 5)],
+        [("add", 6, len(TEMPLATED) - 4)],
+    ],
+    exclusions=[
+        (frozenset(), (True, False)),
+        None,
+        (frozenset(), (False, False)),
+        (frozenset({1}), (True, True)),
+    ],
 )
 def test_random_run_sequences_equal_full_build(
     tmp_path_factory, client, config, fuse, runs, exclusions

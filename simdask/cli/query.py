@@ -38,6 +38,7 @@ COLUMNS = (
     "shared",
     "query_chunks",
     "doc_chunks",
+    "reverse_shared",
 )
 #: the table's columns: one row per (query, document) pair, the larger percentage first,
 #: with its plain wording (``in_words``)

@@ -191,7 +191,8 @@ def _exclusions(p) -> None:
     g.add_argument(
         "--exclude-quotes",
         action=argparse.BooleanOptionalAction,
-        help="leave text inside quotation marks and > block quotes out of every count",
+        help="leave text inside quotation marks and > block quotes out of the counts of the "
+        "document holding it (the same words copied unquoted elsewhere are still found)",
     )
     g.add_argument(
         "--exclude-bibliography",

@@ -41,6 +41,7 @@ from simdask.engine.merge_stage import (
     shard_info,
     write_back,
 )
+from simdask.engine.quote_stage import quote_stage
 from simdask.engine.run_stats import finish_stats
 from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows, stored_heavy
 from simdask.engine.sizing import batch_docs, range_note
@@ -51,6 +52,7 @@ from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChang
 from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.heavy_bounded import needs_rebound
 from simdask.kernels.postings import shard_ranges
+from simdask.kernels.segments import tombstones_after
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
@@ -299,8 +301,7 @@ def _index(
     stats: RunStats,
     n_known: int,
 ) -> None:
-    """Delta segments when few documents are recomputed, else merge per range, then
-    similarity (two stages)."""
+    """Delta segments when few are recomputed, else merge per range, then similarity."""
     t = time.time()
     prov = (resolved.items + PROVISIONAL_BASE).astype(np.uint32)
     common = tuple(ctx.broadcast(prov, resolved.doc_ids, resolved.dropped, job.tomb))
@@ -311,7 +312,8 @@ def _index(
     changes.tombstones = np.asarray(resolved.dropped, np.int64)
     limit = min(ctx.options.fuse_members, max_block_docs(len(n_chunks)))
     if not targets.full and len(targets.members) <= limit:
-        _delta(ctx, job, specs, chunked.buckets, common, resolved, targets, changes, stats)
+        rows = _delta(ctx, job, specs, chunked.buckets, common, resolved, targets, changes, stats)
+        _split_rows(ctx, job, resolved, changes, rows, n_chunks, stats)
         stats.seconds["merge+similarity"] = ctx.clock.mark("merge+similarity", t)
         return
     shards = _merge(ctx, job, specs, chunked.buckets, common, targets, changes, stats)
@@ -334,9 +336,17 @@ def _index(
         res = member_rows(ctx, shards, *args, m.bounded)
         changes.trim = res.trim
     ctx.traffic.received(res.rows)
-    split_rows(changes, res.rows, job.config)
     stats.blocks, stats.candidate_pair_counts = res.blocks, res.work
     stats.seconds["similarity"] = ctx.clock.mark("similarity", t)
+    _split_rows(ctx, job, resolved, changes, res.rows, n_chunks, stats)
+
+
+def _split_rows(ctx, job: _Job, resolved, changes: RunChanges, rows, n_chunks, stats) -> None:
+    """The lists cut into what the catalog keeps, first corrected by :mod:`.quote_stage`."""
+    if job.config.exclude_quotes and job.exclusions is not None and job.exclusions.quotes:
+        with ctx.clock.stage("quotes"):
+            rows = quote_stage(ctx, job, resolved, changes, rows, n_chunks, stats)
+    split_rows(changes, rows, job.config)
 
 
 def _merge_specs(ctx: RunContext, job: _Job) -> list[MergeSpec]:
@@ -385,8 +395,7 @@ def _targets(
 
 
 def _kept_heavy(catalog: Catalog, config: IndexConfig) -> HeavyStats:
-    """The heavy cutoff and similarity mode of the index
-    (:func:`~.similarity_stage.stored_heavy`)."""
+    """The index's heavy cutoff and similarity mode (:func:`~.similarity_stage.stored_heavy`)."""
     last = catalog.last_run()
     return stored_heavy(last and last["summary"], config)
 
@@ -430,10 +439,10 @@ def _merge(
 
 def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, changes, stats):
     """Few recomputed documents: a delta segment per range touched and tombstones for the
-    documents modified or removed (:func:`~.delta_stage.run_delta`); the rows of the
-    members from the posting lists of their chunks only."""
+    documents modified or removed (:func:`~.delta_stage.run_delta`); returns the rows of
+    the members, from the posting lists of their chunks only."""
     dropped = np.asarray(resolved.dropped)
-    tomb_new = _tombstones_after(job.tomb, dropped, ctx.run_id)
+    tomb_new = tombstones_after(job.tomb, dropped, ctx.run_id)
     inp = DeltaInputs(
         common[0],
         common[1],
@@ -456,7 +465,6 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     if cross_counts(job.config.max_df) is not None:
         changes.rows_replaced = np.union1d(changes.rows_replaced, out.crossed)
         stats.df_crossed = len(out.crossed)
-    split_rows(changes, out.rows.rows, job.config)
     changes.skipped_chunks = int(job.catalog.meta("skipped_chunks") or 0) + out.skipped_delta
     changes.manifests = {
         s: [*job.manifest.get(s, []), (ctx.run_id, *kp)] for s, kp in out.segments.items()
@@ -467,15 +475,7 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
     stats.postings = int(sum(p for _, p in out.segments.values()))
     stats.blocks, stats.candidate_pair_counts = out.rows.blocks, out.rows.work
     stats.delta_seconds = out.seconds
-
-
-def _tombstones_after(tomb: np.ndarray, dropped: np.ndarray, run_id: int) -> np.ndarray:
-    """``tomb`` with this run's tombstones (``dropped`` at ``run_id``), up to the highest
-    tombstoned ID only (``live_mask`` reads none past it): an add sends no index-sized table."""
-    out = np.zeros(max(len(tomb), int(dropped.max()) + 1 if len(dropped) else 0), np.int64)
-    out[: len(tomb)] = tomb
-    out[dropped.astype(np.int64)] = run_id
-    return out
+    return out.rows.rows
 
 
 def _dead_after(catalog: Catalog, dropped: np.ndarray, manifest: dict, n_ranges: int):

@@ -12,6 +12,7 @@ are listed as excluded text of kind ``common`` beside the index's exclusions.
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable
@@ -152,10 +153,9 @@ def compare_texts(
     ``min_words`` (``--min-match``): shorter matches are ignored, in the similarities too
     (:func:`_count_shown`; ``large`` texts only hide them). ``large``: compare in numpy with
     64-bit chunk keys and bounded passages (see :mod:`simdask.evidence.passages_np`); None:
-    when the texts together are longer than :data:`~simdask.evidence.passages_np.LARGE_CHARS`
-    characters.
+    when the texts together are longer than :data:`.passages_np.LARGE_CHARS` characters.
     ``exclusions``: the index's exclusions (:mod:`.excluded`): the windows they leave out
-    count in neither text nor in any passage, and are listed as excluded text.
+    count in neither text nor in any passage, and are listed as excluded text (:func:`_directed`).
     ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
     count and the passages, e.g. chunks held by more than ``max_df`` documents of the index
     (:func:`simdask.read.doc_freq.common_filter`). The numpy path for large texts has no word
@@ -214,7 +214,34 @@ def compare_texts(
     ex_b = excluded_words(*bounds_b, marks_b)
     found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
     ev.passages = [p for p in outermost(found) if p.words >= min_words]
-    return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k) if min_words > 0 else ev
+    if min_words > 0:
+        return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
+    return _directed(ev, (a, sa, ca, set_a), (b, sb, cb, set_b), shared, k, exclusions, drop_shared)
+
+
+def _directed(ev: PairEvidence, side_a, side_b, shared: set, k: int, excl, drop) -> PairEvidence:
+    """With ``excl.quotes``, each side's similarity also counts its chunks inside the other's
+    quotations (a quotation is left out of its own document only, docs/term.md; the passages
+    stay those both sides count). ``side_*``: ``(text, word spans, windows, counted
+    chunks)``; ``drop``: the ``max_df`` filter or None. Else ``ev`` as it is."""
+    if excl is None or not excl.quotes:
+        return ev
+    (a, sa, ca, set_a), (b, sb, cb, set_b) = side_a, side_b
+    extra_a = set_a & (_quoted(b, sb, cb, k, excl) - set_b)
+    extra_b = set_b & (_quoted(a, sa, ca, k, excl) - set_a)
+    if drop is not None and (extra_a or extra_b):
+        extra_a, extra_b = extra_a - drop(extra_a), extra_b - drop(extra_b)
+    ev.shared = len(shared) + len(extra_a)
+    ev.similarity = containment(ev.shared, ev.doc_chunks)
+    ev.reverse_similarity = containment(len(shared) + len(extra_b), ev.other_chunks)
+    return ev
+
+
+def _quoted(text: str, spans, windows, k: int, excl: PairExclusions) -> set:
+    """The windows of ``text`` that count with its quotations read as its own text (the other
+    exclusions applied): with the counted ones removed, its quoted chunks Q (docs/term.md)."""
+    kept, _ = _kept(text, spans, windows, k, dataclasses.replace(excl, quotes=False))
+    return {c for c, kp in zip(windows, kept, strict=True) if kp}
 
 
 def _count_shown(ev: PairEvidence, ca, cb, shared: set, bounds_a, bounds_b, k: int) -> PairEvidence:

@@ -38,7 +38,9 @@ __all__ = [
     "decode_ids",
     "directed_counts",
     "encode_ids",
+    "posting_pairs",
     "quote_map",
+    "reverse_counts",
     "split_quoted",
 ]
 
@@ -88,6 +90,18 @@ def encode_ids(ids: np.ndarray, hash_bits: int) -> bytes:
 def decode_ids(blob: bytes, hash_bits: int) -> np.ndarray:
     """The chunk IDs of :func:`encode_ids`' blob (uint64)."""
     return np.frombuffer(blob, dtype="<u4" if hash_bits <= 32 else "<u8").astype(np.uint64)
+
+
+def posting_pairs(
+    chunk_keys: np.ndarray, offsets: np.ndarray, doc_ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """CSR postings as one ``(chunk, doc)`` pair each (uint64, int64), in their order; the
+    offsets may start past 0 (a segment's lists looked up in place)."""
+    off = np.asarray(offsets, np.int64)
+    if len(off) == 0:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    chunk = np.repeat(np.asarray(chunk_keys, np.uint64), np.diff(off))
+    return chunk, np.asarray(doc_ids[int(off[0]) : int(off[-1])], np.int64)
 
 
 def quote_map(docs: np.ndarray, sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -248,3 +262,36 @@ def quoted_rows(
     ``n_chunks``: ``|U|`` by doc ID; ``threshold`` in percent."""
     pairs = quoted_pairs(look, max_df)
     return add_quoted(rows, pairs, n_chunks, threshold, look.lists, depth)
+
+
+def reverse_counts(
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    n_chunks: np.ndarray,
+    threshold: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The reverse count of each directed row of a pair with ``E > 0`` either way
+    (``pairs``: :func:`quoted_pairs`' ``(x, y, S, E)``, both directions of a pair listed when
+    both have ``E > 0``): ``(doc, other, reverse)`` with ``reverse = S + E(other, doc)``, for
+    both rows of every such pair reaching ``threshold`` percent either way (``n_chunks``:
+    ``|U|`` by doc ID). Sorted by ``(doc, other)``."""
+    x, y, s, e = (np.asarray(a, np.int64) for a in pairs)
+    n = np.uint64(max(int(n_chunks.shape[0]), 1))
+    key = x.astype(np.uint64) * n + y.astype(np.uint64)
+    back = y.astype(np.uint64) * n + x.astype(np.uint64)
+    order = np.argsort(key)
+    at = np.minimum(np.searchsorted(key[order], back), max(len(key) - 1, 0))
+    found = len(key) > 0
+    e_back = np.zeros(len(x), np.int64)
+    if found:
+        hit = key[order][at] == back
+        e_back[hit] = e[order][at[hit]]
+    fwd, rev = s + e, s + e_back  # x -> y holds fwd; y -> x holds rev
+    ok = (np.asarray(CONTAINMENT.value(fwd, n_chunks[x]), np.float64) >= threshold) | (
+        np.asarray(CONTAINMENT.value(rev, n_chunks[y]), np.float64) >= threshold
+    )
+    d = np.concatenate([x[ok], y[ok]])
+    o = np.concatenate([y[ok], x[ok]])
+    r = np.concatenate([rev[ok], fwd[ok]])
+    k2 = d.astype(np.uint64) * n + o.astype(np.uint64)
+    _, first = np.unique(k2, return_index=True)  # a pair listed both ways: once
+    return d[first], o[first], r[first]

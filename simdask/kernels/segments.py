@@ -22,6 +22,7 @@ __all__ = [
     "merge_segments",
     "restrict",
     "tombstone_table",
+    "tombstones_after",
 ]
 
 Postings = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -36,6 +37,17 @@ def tombstone_table(doc_ids: np.ndarray, generations: np.ndarray, size: int = 0)
     tomb = np.zeros(n, dtype=np.int64)
     np.maximum.at(tomb, doc_ids, generations)
     return tomb
+
+
+def tombstones_after(tomb: np.ndarray, dropped: np.ndarray, generation: int) -> np.ndarray:
+    """``tomb`` with the tombstones of ``dropped`` at ``generation`` (a run's), up to the
+    highest tombstoned ID only (:func:`live_mask` reads none past it): an add sends no
+    index-sized table."""
+    dropped = np.asarray(dropped, np.int64)
+    out = np.zeros(max(len(tomb), int(dropped.max()) + 1 if len(dropped) else 0), np.int64)
+    out[: len(tomb)] = tomb
+    out[dropped] = generation
+    return out
 
 
 def live_mask(doc_ids: np.ndarray, generation: int, tomb: np.ndarray) -> np.ndarray:

@@ -91,7 +91,10 @@ class Pair:
 
 
 def _from_row(r: PairRow, reverse: float | None) -> Pair:
-    rev = containment(r.shared, r.other_chunks) if reverse is None else reverse
+    if reverse is None:  # the row's reverse count (its own unless quotations are directed)
+        back = r.shared if r.reverse_shared is None else r.reverse_shared
+        reverse = containment(back, r.other_chunks)
+    rev = reverse
     return Pair(r.doc, r.other, r.similarity, rev, r.shared, r.doc_chunks, r.other_chunks)
 
 
@@ -99,7 +102,9 @@ def undirected(rows: Iterable[PairRow], min_similarity: float = 0.0) -> list[Pai
     """The unordered pairs of directed rows, each once, oriented so that ``a_in_b >= b_in_a``
     (ties: the smaller key first), the larger percentage first (then by keys).
 
-    A pair stored in one direction only gets the other from its shared-chunk count. Pairs
+    A pair stored in one direction only gets the other from its reverse shared-chunk count
+    (:attr:`PairRow.reverse_shared`: the row's own count unless the index keeps quotations
+    out of the checked document only, docs/term.md). Pairs
     whose larger percentage is below ``min_similarity`` (percent) are left out.
     """
     by_pair: dict[tuple[str, str], dict[tuple[str, str], PairRow]] = {}

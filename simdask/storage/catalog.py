@@ -35,6 +35,7 @@ from simdask.storage.commit import (
 from simdask.storage.diskspace import catalog_error
 from simdask.storage.lists import FLOORS_META, ensure_floors, ensure_list_tables
 from simdask.storage.lists import refill_candidates as _refill
+from simdask.storage.quoted_chunks import ensure_reverse_table
 from simdask.storage.reads import REVERSE
 from simdask.storage.segment_catalog import SegmentTables
 from simdask.storage.sql import rows_in
@@ -98,6 +99,7 @@ class PairRow:
     shared: int
     doc_chunks: int
     other_chunks: int
+    reverse_shared: int | None = None  #: ``other``'s chunks in ``doc`` (quotations: term.md)
 
     def to_dict(self) -> dict[str, Any]:
         """The row as the JSONL output of ``simdask similar`` prints it."""
@@ -127,6 +129,7 @@ class Catalog(SegmentTables):
                 self.conn.executescript(_SCHEMA)
             self._ensure_segment_tables(create)
             ensure_list_tables(self.conn)
+            ensure_reverse_table(self.conn)
         except sqlite3.DatabaseError as e:
             self.conn.close()
             raise self.damaged(e) from None
@@ -341,10 +344,8 @@ class Catalog(SegmentTables):
         return dict(self.conn.execute("SELECT doc_id, n_chunks FROM documents").fetchall())
 
     def allocate_ids(self, n: int) -> list[int]:
-        """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new ones.
-
-        Nothing is reserved: the IDs become used when the run commits.
-        """
+        """``n`` doc IDs for new documents: recycled free IDs first (lowest first), then new
+        ones. Nothing is reserved: the IDs become used when the run commits."""
         free = [
             r[0]
             for r in self.conn.execute("SELECT doc_id FROM free_ids ORDER BY doc_id LIMIT ?", (n,))
@@ -446,8 +447,9 @@ class Catalog(SegmentTables):
 
     # --- similarity -----------------------------------------------------------------------
     _PAIR_SQL = (
-        "SELECT a.key, b.key, s.similarity, s.shared, a.n_chunks, b.n_chunks FROM similarity s"
-        " JOIN documents a ON a.doc_id = s.doc JOIN documents b ON b.doc_id = s.other"
+        "SELECT a.key, b.key, s.similarity, s.shared, a.n_chunks, b.n_chunks, COALESCE(q.reverse,"
+        " s.shared) FROM similarity s JOIN documents a ON a.doc_id = s.doc JOIN documents b ON"
+        " b.doc_id = s.other LEFT JOIN quoted_reverse q ON q.doc = s.doc AND q.other = s.other"
     )
 
     def pairs_of(self, key: str, min_similarity: float = 0.0) -> list[PairRow]:

@@ -25,6 +25,7 @@ from simdask.storage.checksums import FILES_TABLE, drop_stale, record_digest
 from simdask.storage.chunk_table import update_chunk_table
 from simdask.storage.lists import RESERVE_INDEX, RESERVE_INDEX_NAME, rebalance, touched_lists
 from simdask.storage.lsh_store import LshManifest
+from simdask.storage.quoted_chunks import QuotedChanges, write_quoted
 from simdask.storage.segment_catalog import SEGMENT_TABLES
 from simdask.storage.sql import insert_values
 from simdask.storage.totals import TotalsPlan, remember_tracked, settle
@@ -100,6 +101,8 @@ class RunChanges:
     totals: TotalsPlan | None = None
     #: filled by the commit: what it did about totals (:func:`simdask.storage.totals.settle`)
     totals_done: dict[str, int] = field(default_factory=dict)
+    #: the quoted chunks' changes (:mod:`simdask.storage.quoted_chunks`; None: no quote stage)
+    quoted: QuotedChanges | None = None
 
 
 def temp_ids(c: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -375,6 +378,12 @@ def _candidates(c: sqlite3.Connection, run: CommitContext) -> None:
     write_candidates(c, run.ch.candidates)
 
 
+def _quoted_chunks(c: sqlite3.Connection, run: CommitContext) -> None:
+    cfg = run.ch.config
+    if cfg is not None:  # a compaction changes no document
+        write_quoted(c, run.ch.quoted, cfg.exclude_quotes)
+
+
 COMMIT_STEPS = (
     _remember_tracked,
     _replace_all,
@@ -387,6 +396,7 @@ COMMIT_STEPS = (
     _use_ids,
     _chunk_table,
     _candidates,
+    _quoted_chunks,
     _insert_rows,
     _insert_deep,
     _similarity_index,

@@ -19,7 +19,8 @@ __all__ = [
 ]
 
 #: a stored row's reverse similarity (``other -> doc``) from its shared count, in SQL
-REVERSE = CONTAINMENT.sql("s.shared", "b.n_chunks")
+#: (its reverse count: ``quoted_reverse`` aliased ``q`` where the query joins it, docs/term.md)
+REVERSE = CONTAINMENT.sql("COALESCE(q.reverse, s.shared)", "b.n_chunks")
 
 
 def text_locations(db: Any, doc_ids: Sequence[int]) -> list[tuple[int, str, int, int]]:
@@ -70,6 +71,7 @@ def pair_histogram(db: Any, bins: int) -> list[int]:
             "SELECT MIN(CAST(m * ? / 100.0 AS INTEGER), ?), COUNT(*) FROM ("
             f" SELECT MAX(MAX(s.similarity, {REVERSE})) AS m FROM similarity s"
             " JOIN documents b ON b.doc_id = s.other"
+            " LEFT JOIN quoted_reverse q ON q.doc = s.doc AND q.other = s.other"
             " GROUP BY MIN(s.doc, s.other), MAX(s.doc, s.other)) GROUP BY 1",
             (bins, bins - 1),
         )

@@ -29,6 +29,7 @@ from simdask.storage.backends import index_shard_store
 from simdask.storage.catalog import Catalog
 from simdask.storage.diskspace import catalog_error
 from simdask.storage.lists import list_problems, reserve_rows
+from simdask.storage.quoted_chunks import quoted_problems, quoted_sizes
 from simdask.storage.reads import stored_similarities
 from simdask.storage.segments import current_tombstones, migrate_legacy
 from simdask.storage.shards import ShardStore
@@ -228,23 +229,39 @@ def _check_values(idx: _Index, report: CheckReport) -> None:
                 name,
                 f"key_sample differs from chunk_keys[::{sample[0]}] (the queries' index)",
             )
+    _check_rows(idx, n_chunks, report)
+    for problem in list_problems(idx.catalog, idx.config.top_k, idx.config.stored_depth):
+        report.add("similarity", "catalog.sqlite:similarity+reserve", problem)
+
+
+def _check_rows(idx: _Index, n_chunks: dict[int, int], report: CheckReport) -> None:
+    """Every stored row within its domain: known doc IDs, 0..100 %, shared chunks at most
+    those of either document; with ``exclude_quotes`` (counts in the checked document's
+    direction, docs/term.md) at most ``|U(doc)|`` and ``|U(other)| + |Q(other)|``."""
+    cfg = idx.config
+    quoted = quoted_sizes(idx.catalog, cfg.hash_bits) if cfg.exclude_quotes else {}
+    for problem in quoted_problems(idx.catalog, cfg.hash_bits, set(n_chunks), cfg.exclude_quotes):
+        report.add("similarity", "catalog.sqlite:quoted_chunks", problem)
     rows = itertools.chain(stored_similarities(idx.catalog), reserve_rows(idx.catalog))
     bad = 0
     first = ""
     for doc, other, shared, sim in rows:
         na, nb = n_chunks.get(doc), n_chunks.get(other)
-        if na is None or nb is None or not 0.0 <= sim <= 100.0 or shared > min(na, nb):
+        if na is None or nb is None or not 0.0 <= sim <= 100.0:
+            ok = False
+        else:
+            ok = shared <= min(na, nb + quoted.get(other, 0))
+        if not ok:
             bad += 1
             first = first or f"doc {doc} other {other} shared {shared} similarity {sim}"
     if bad:
+        whose = "the other's with its quotations" if cfg.exclude_quotes else "either document"
         report.add(
             "similarity",
             "catalog.sqlite:similarity+reserve",
             f"{bad} rows outside their domain (known doc IDs, 0..100 %, shared chunks at most "
-            f"those of either document), e.g. {first}",
+            f"the document's and {whose}), e.g. {first}",
         )
-    for problem in list_problems(idx.catalog, idx.config.top_k, idx.config.stored_depth):
-        report.add("similarity", "catalog.sqlite:similarity+reserve", problem)
 
 
 def _segments(idx: _Index) -> list[tuple[int, int]]:

@@ -118,8 +118,12 @@ def similar_rows(idx, key: str) -> dict[str, Any]:
     percent of ``key`` inside passages taken from the other, ``total``: :mod:`simdask.read.
     totals`) with ``reverse_similarity`` = percent of the other's chunks in ``key``."""
     doc = idx.catalog.document(key)
+    back = {r.other: r.reverse_shared for r in idx.similar(key)}  # directed with quotations
     rows = [
-        {**r, "reverse_similarity": containment(r["shared"], r["other_chunks"])}
+        {
+            **r,
+            "reverse_similarity": containment(back.get(r["other"], r["shared"]), r["other_chunks"]),
+        }
         for r in stored_similar_rows(idx, key)
     ]
     info = {"key": doc.key, "words": doc.n_words, "chunks": doc.n_chunks, "status": doc.status}

@@ -44,6 +44,7 @@ from simdask.errors import ConfigError
 from simdask.ingest.sources import SourceItem
 from simdask.kernels.exclusions import Exclusions
 from simdask.progress import Callback
+from simdask.storage.quoted_chunks import quoted_recorded, read_quoted
 from simdask.write.exclude import (
     META_NAME,
     Template,
@@ -107,6 +108,8 @@ def plan_exclusions(
     has_docs = index.catalog.n_documents(limit=1) > 0  # not a count of every document
     meta = None if same and exclude is None else templates_to_meta(new)
     excl = index_exclusions(cfg, new)
+    if has_docs and not rebuild and cfg.exclude_quotes and not quoted_recorded(index.catalog):
+        return ExclusionPlan(new, excl, meta, True)  # built before the quoted chunks were kept
     if same or not has_docs or rebuild:
         return ExclusionPlan(new, excl, meta, False)
     affected = affected_documents(index, index.exclusions(), excl)
@@ -124,7 +127,12 @@ def affected_documents(index, old: Exclusions, new: Exclusions) -> np.ndarray | 
     if len(np.setdiff1d(old.chunk_ids, new.chunk_ids, assume_unique=True)):
         return None  # chunks no longer excluded: in no posting list
     added = np.setdiff1d(new.chunk_ids, old.chunk_ids, assume_unique=True)
-    return index.holders(added)
+    held = index.holders(added)
+    if new.quotes:  # a quotation holding a newly excluded chunk changes the document's Q
+        docs, sets = read_quoted(index.catalog, index.config.hash_bits)
+        hit = [int(d) for d, q in zip(docs.tolist(), sets, strict=True) if np.isin(q, added).any()]
+        held = np.union1d(held, np.asarray(hit, np.uint64)).astype(np.uint64)
+    return held
 
 
 def only_exclusions_differ(a: IndexConfig, b: IndexConfig) -> bool:

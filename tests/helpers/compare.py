@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from simdask import Index
+from simdask.storage.quoted_chunks import read_quoted
 from tests.helpers.candidates import assert_contract_candidates, by_key
 
 
@@ -73,6 +74,8 @@ def expected_table(idx: Index, top_k: int | None = None) -> dict[str, list[tuple
                 for b in holders:
                     if a != b:
                         shared[a, b] += 1
+    if cfg.exclude_quotes:  # counted in the checked document's direction (docs/term.md)
+        shared += quoted_extra(idx)
     rows = defaultdict(list)
     for (a, b), n in shared.items():
         sim = 100.0 * n / size[a]
@@ -83,6 +86,36 @@ def expected_table(idx: Index, top_k: int | None = None) -> dict[str, list[tuple
         lst.sort(key=lambda x: (-x[0], x[2]))  # the contract: similarity desc, other ID asc
         out[names[a]] = [(round(sim, 9), n, names[b]) for sim, n, b in lst[:top_k]]
     return out
+
+
+def quoted_extra(idx: Index) -> Counter:
+    """``E(a, b)`` of every pair by brute force (Python sets): the chunks of ``a``'s postings
+    (its U; held by at most ``max_df`` documents) in ``b``'s stored quoted chunks (its Q)."""
+    cfg = idx.config
+    u: defaultdict[int, set[int]] = defaultdict(set)
+    for s in range(cfg.shards):
+        sh = idx.shard(s)
+        for i in range(len(sh.chunk_keys)):
+            holders = [int(x) for x in sh.doc_ids[sh.offsets[i] : sh.offsets[i + 1]]]
+            if cfg.max_df is None or len(holders) <= cfg.max_df:
+                for a in holders:
+                    u[a].add(int(sh.chunk_keys[i]))
+    docs, sets = read_quoted(idx.catalog, cfg.hash_bits)
+    extra: Counter = Counter()
+    for b, q in zip(docs.tolist(), sets, strict=True):
+        qs = set(q.tolist())
+        for a, ua in u.items():
+            n = len(ua & qs)
+            if a != b and n:
+                extra[a, b] = n
+    return extra
+
+
+def quoted_by_key(idx: Index) -> dict[str, list[int]]:
+    """Every stored quoted-chunk set (Q) by document key."""
+    names = {d.doc_id: d.key for d in idx.catalog.documents()}
+    docs, sets = read_quoted(idx.catalog, idx.config.hash_bits)
+    return {names[d]: q.tolist() for d, q in zip(docs.tolist(), sets, strict=True)}
 
 
 def assert_contract_rows(idx: Index) -> None:
@@ -117,6 +150,7 @@ def assert_same_index(a: Index, b: Index) -> None:
         assert len(table) >= max(rows, default=-1) + 1
     assert documents_by_key(a) == documents_by_key(b)
     assert postings_by_key(a) == postings_by_key(b)
+    assert quoted_by_key(a) == quoted_by_key(b)
     assert_same_similarity(a, b)
     assert_same_candidates(a, b)
 
