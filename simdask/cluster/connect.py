@@ -14,13 +14,13 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import CancelledError
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from typing import Any
 
 import dask
 from distributed import Client, LocalCluster
 
-from simdask.cluster.children import worker_environ
+from simdask.cluster.children import worker_environ, worker_loop
 from simdask.cluster.listen import dashboard_link, local_network, ssh_network
 from simdask.cluster.spec import ClusterSpec, default_workers
 from simdask.cluster.worker_check import require_workers, simdask_origin
@@ -203,7 +203,7 @@ def connect(
     workers or a worker cannot import simdask; warns when its dask or distributed differ.
     """
     spec = _spec_of(spec, workers, threads_per_worker, memory_limit, dashboard_address)
-    cluster, saved = None, None
+    cluster, saved, loops = None, None, ExitStack()
     if spec.kind == "scheduler":
         client = _connect_scheduler(spec)
     else:
@@ -221,8 +221,11 @@ def connect(
                 # user would drop the worker_site folder; so the values are put there too
                 # (put back when the cluster is closed)
                 os.environ.update(worker_env)
+                # its worker processes are born with SIGINT blocked (cluster/children.py)
+                loop = loops.enter_context(worker_loop()) if processes else None
                 with dask.config.set({**env, **CLUSTER_CONFIG}):
                     cluster = LocalCluster(
+                        loop=loop,
                         n_workers=spec.workers or default_workers(),
                         threads_per_worker=spec.threads_per_worker,
                         processes=processes,
@@ -235,6 +238,8 @@ def connect(
             if cluster is not None:
                 with suppress(Exception):
                     cluster.close(timeout=30)
+            with suppress(Exception):
+                loops.close()
             if saved is not None:
                 _restore_environ(saved)
             raise
@@ -249,6 +254,8 @@ def connect(
         if cluster is not None:
             with suppress(Exception):
                 cluster.close(timeout=30)
+        with suppress(Exception):
+            loops.close()
         if saved is not None:
             _restore_environ(saved)
 
