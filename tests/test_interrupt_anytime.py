@@ -30,7 +30,7 @@ import pytest
 from simdask import Index, IndexConfig
 from tests.helpers.cli import start
 from tests.helpers.corpus import make_docs, write_txt
-from tests.helpers.processes import new_tag, tagged
+from tests.helpers.processes import left_after, new_tag, tagged
 from tests.helpers.waiting import held_at, reached, wait_until
 
 pytestmark = pytest.mark.system
@@ -47,7 +47,7 @@ def _interrupt(tmp_path, delay: float, *args) -> tuple[bool, int, str]:
     tag = new_tag()
     p = start(*args, failpoints=f"cli_start:mark:{mark}", env=tag)
     try:
-        wait_until(mark.exists, "the command's code starts", proc=p)
+        wait_until(mark.exists, "the command's code starts", timeout=300, proc=p)
         time.sleep(delay)
         running = p.poll() is None
         if running:
@@ -58,7 +58,8 @@ def _interrupt(tmp_path, delay: float, *args) -> tuple[bool, int, str]:
             os.killpg(p.pid, signal.SIGKILL)
             p.communicate()
     # the workers ended with the cluster; multiprocessing's resource tracker may take a moment
-    wait_until(lambda: not tagged(tag), "no process of the run is left", timeout=60)
+    left = left_after(tag, timeout=120)
+    assert left == [], (delay, err, left)
     return running, p.returncode, err
 
 
@@ -140,11 +141,12 @@ def test_killed_client_leaves_no_worker(tmp_path):
         failpoints=held_at("chunk_task", release), env=tag,
     )  # fmt: skip
     try:
-        wait_until(reached(release).exists, "a worker runs a chunk task", proc=p)
+        wait_until(reached(release).exists, "a worker runs a chunk task", timeout=600, proc=p)
         assert len(tagged(tag)) >= 3, tagged(tag)  # the client and its two workers at least
         os.kill(p.pid, signal.SIGKILL)
         p.communicate(timeout=60)
-        wait_until(lambda: not tagged(tag), "no process of the killed run is left", timeout=60)
+        left = left_after(tag, timeout=120)
+        assert left == [], left
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)

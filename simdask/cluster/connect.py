@@ -23,6 +23,7 @@ from distributed import Client, LocalCluster
 from simdask.cluster.children import worker_environ, worker_loop
 from simdask.cluster.listen import dashboard_link, local_network, ssh_network
 from simdask.cluster.spec import ClusterSpec, default_workers
+from simdask.cluster.ssh_errors import ssh_start_error
 from simdask.cluster.worker_check import require_workers, simdask_origin
 from simdask.cluster.workers import scheduler_workers
 from simdask.errors import ClusterError, SimdaskError
@@ -156,18 +157,7 @@ def _start_ssh(spec: ClusterSpec):
         with dask.config.set({**CLUSTER_CONFIG, "logging.distributed": "info"}):
             return SSHCluster(**kwargs, silence_logs=_subprocess_logging()[0])
     except Exception as e:
-        opts = kwargs["connect_options"]
-        ssh = "ssh" + "".join(
-            f" {flag} {opts[k] if k != 'client_keys' else opts[k][0]}"
-            for flag, k in (("-p", "port"), ("-i", "client_keys"), ("-l", "username"))
-            if k in opts
-        )
-        raise ClusterError(
-            f"cannot start {spec.describe()}: {type(e).__name__}: {e}. Check that "
-            f"`{ssh} HOST {kwargs['remote_python']} -c 'import simdask'` works on every host "
-            "without a password prompt and that each host's key is in the known_hosts file "
-            f"({spec.ssh_known_hosts or '~/.ssh/known_hosts'})"
-        ) from None
+        raise ssh_start_error(spec, kwargs, e) from None
 
 
 def _connect_scheduler(spec: ClusterSpec) -> Client:

@@ -4,6 +4,7 @@ environment, which every descendant inherits."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import psutil
@@ -30,3 +31,11 @@ def tagged(env: dict[str, str]) -> list[str]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return out
+
+
+def left_after(env: dict[str, str], timeout: float) -> list[str]:
+    """:func:`tagged` once none is left, or what is still left after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while (left := tagged(env)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
