@@ -153,3 +153,41 @@ def test_killed_client_leaves_no_worker(tmp_path):
             p.communicate()
         for line in tagged(tag):
             os.kill(int(line.split()[0]), signal.SIGKILL)
+
+
+def test_worker_interrupted_inside_python_start_up(tmp_path):
+    """The case that chance hit in the cases above, made certain: every process of the local
+    cluster (marked by ``SIMDASK_WORKER_NO_CTRL_C``) spends 10 s in Python's own start-up, in
+    a ``.pth`` file of the user site folder (processed by the ``site`` module before any
+    ``sitecustomize``), and the Ctrl-C comes while the workers are in it. A worker that took
+    it printed ``Fatal Python error: init_import_site`` and a traceback; born with SIGINT
+    blocked, they never see it, and the run ends with one line and exit status 130."""
+    base = tmp_path / "userbase"
+    site_dir = base / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    site_dir.mkdir(parents=True)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (site_dir / "slow_start.pth").write_text(
+        "import os, time; os.environ.get('SIMDASK_WORKER_NO_CTRL_C') == '1' and "
+        f"(open(os.path.join({str(marks)!r}, str(os.getpid())), 'w').close(), time.sleep(10))\n"
+    )
+    src = write_txt(make_docs(10, seed=8), tmp_path / "src")
+    tag = {**new_tag(), "PYTHONUSERBASE": str(base), "PYTHONNOUSERSITE": ""}
+    p = start(
+        "update", tmp_path / "idx", src, "--workers", 2, "--threads-per-worker", 1, "--quiet",
+        env=tag,
+    )  # fmt: skip
+    try:
+        # two workers and multiprocessing's resource tracker inside their start-up
+        wait_until(lambda: len(list(marks.iterdir())) >= 3, "workers in start-up", 600, p)
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    assert p.returncode == 130, err
+    assert err.splitlines() == ["simdask: interrupted"], err
+    left = left_after(tag, timeout=120)
+    assert left == [], left
+    assert not (tmp_path / "idx" / "catalog.sqlite").exists()
