@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -153,3 +154,68 @@ def test_unverifiable_host_key_fails_clearly(tmp_path, sshd):
     assert p.returncode == 4, p.stderr
     assert "cannot start an SSH cluster: scheduler on 127.0.0.1" in p.stderr
     assert "known_hosts" in p.stderr and "Traceback" not in p.stderr
+
+
+def _files(root) -> dict[str, bytes]:
+    """The bytes of every shard file and text pack under ``root``."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for sub in ("shards", "texts")
+        for p in (root / sub).rglob("*")
+        if p.is_file()
+    }
+
+
+def _catalog(root) -> list[str]:
+    """The catalog's contents as SQL statements."""
+    with sqlite3.connect(root / "catalog.sqlite") as c:
+        return list(c.iterdump())
+
+
+@pytest.mark.parametrize("known", ["changed", "unknown"])
+def test_bad_host_key_names_the_host_and_writes_nothing(tmp_path, sshd, client, known):
+    """`update --ssh` against a host whose key is not the recorded one (changed) or not
+    recorded at all (unknown): exit 4 and one error line naming the host, its port, the
+    known_hosts file and the command that fixes it; no index folder is created; in an
+    existing index no shard file or text pack changes, and the catalog gains nothing but the
+    record of the failed run (``runs``, status ``failed``, with that error)."""
+    known_hosts = tmp_path / "known_hosts"
+    if known == "changed":
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", tmp_path / "k"])
+        known_hosts.write_text(f"[127.0.0.1]:{sshd.port} " + (tmp_path / "k.pub").read_text())
+    else:
+        known_hosts.write_text("")
+    src = write_txt(make_docs(6, seed=31), tmp_path / "docs")
+    existing = tmp_path / "existing"
+    with Index.create(existing, IndexConfig(shards=2)) as idx:
+        idx.update([write_txt(make_docs(4, seed=32), tmp_path / "old")], client=client)
+    before, catalog_before = _files(existing), _catalog(existing)
+    for index in (tmp_path / "new", existing):
+        p = simdask(
+            "update", index, src, "--ssh", "127.0.0.1,127.0.0.1", "--ssh-port", sshd.port,
+            "--ssh-key", sshd.client_key, "--ssh-known-hosts", known_hosts,
+            "--remote-python", sshd.remote_python(), "--connect-timeout", 10, timeout=180,
+        )  # fmt: skip
+        assert p.returncode == 4, p.stderr
+        assert "Traceback" not in p.stderr and p.stdout == ""
+        errors = [ln for ln in p.stderr.splitlines() if ln.startswith("simdask: error:")]
+        others = [ln for ln in p.stderr.splitlines() if not ln.startswith("simdask: error:")]
+        assert len(errors) == 1 and others == [
+            "using an SSH cluster: scheduler on 127.0.0.1, 1 worker(s) on each of 127.0.0.1"
+        ], p.stderr
+        line = errors[0]
+        assert f"the SSH host key of 127.0.0.1 (port {sshd.port})" in line, line
+        assert f"the known_hosts file {known_hosts}" in line, line
+        assert f"`ssh-keyscan -p {sshd.port} 127.0.0.1 >> {known_hosts}`" in line, line
+        if known == "changed":
+            assert "is not the one recorded for" in line, line
+            assert f"ssh-keygen -R '[127.0.0.1]:{sshd.port}' -f {known_hosts}" in line, line
+        else:
+            assert "is unknown" in line and "ssh-keygen -R" not in line, line
+    assert not (tmp_path / "new").exists()
+    assert _files(existing) == before
+    catalog = _catalog(existing)
+    assert [ln for ln in catalog_before if ln not in catalog] == []
+    added = [ln for ln in catalog if ln not in catalog_before]
+    assert len(added) == 1 and added[0].startswith('INSERT INTO "runs"'), added
+    assert "'failed'" in added[0] and "the SSH host key of 127.0.0.1" in added[0], added

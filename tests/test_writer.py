@@ -275,3 +275,22 @@ def test_garbage_collection_removes_the_temp_file_of_a_pack_a_killed_run_was_wri
     mine.write_bytes(b"x")
     assert idx.collect_garbage()["temp_files"] == 1
     assert not left.exists() and mine.exists()
+
+
+def test_garbage_collection_removes_a_segment_write_never_put_in_place(tmp_path):
+    """A worker killed while writing a segment (or an attempt of a task that lost to a retry
+    of it) leaves its temporary folder inside a committed generation, where nothing removed
+    it: garbage collection does (as a temp file), the segments and other names stay."""
+    idx = Index.create(tmp_path / "i", IndexConfig(shards=2))
+    gen = tmp_path / "i" / "shards" / "gen-000001"
+    stray = gen / ".tmp-shard-0000-0123abcd" / "doc_ids" / "c" / "0"
+    segment = gen / "shard-0000" / "doc_ids" / "c" / "0"
+    mine = gen / ".tmp-notes"  # not a name simdask gives: never removed
+    for p in (stray, segment, mine):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"\x00" * 8)
+    with idx.writer() as w:  # the segment (range 0, generation 1) kept as if still read
+        assert w.collect_garbage(keep=[(0, 1)])["temp_files"] == 1
+    assert not stray.parent.parent.parent.exists()
+    assert segment.exists() and mine.exists()
+    idx.close()

@@ -80,8 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     :mod:`simdask.cli.main`), 130 with one line when interrupted at any moment. Called as the
     command (``argv`` None: the arguments of the process), it also guards the process's
     shutdown after it returns (:func:`_exit_at_once`, :func:`_ignore_late`)."""
-    hit("cli_start")  # a test learns that the interrupt guard is in place
     try:
+        # a test learns that the interrupt guard is in place; inside it, so that a Ctrl-C
+        # during the failure point's own work (it creates a file) is handled like any other
+        hit("cli_start")
         # imported here, under the interrupt guard, not at the top: numpy and every command
         # module take a noticeable part of a short command (a Ctrl-C then was a traceback)
         command = import_module("simdask.cli.main")

@@ -14,15 +14,16 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import CancelledError
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from typing import Any
 
 import dask
 from distributed import Client, LocalCluster
 
-from simdask.cluster.children import worker_environ
+from simdask.cluster.children import worker_environ, worker_loop
 from simdask.cluster.listen import dashboard_link, local_network, ssh_network
 from simdask.cluster.spec import ClusterSpec, default_workers
+from simdask.cluster.ssh_errors import ssh_start_error
 from simdask.cluster.worker_check import require_workers, simdask_origin
 from simdask.cluster.workers import scheduler_workers
 from simdask.errors import ClusterError, SimdaskError
@@ -156,18 +157,7 @@ def _start_ssh(spec: ClusterSpec):
         with dask.config.set({**CLUSTER_CONFIG, "logging.distributed": "info"}):
             return SSHCluster(**kwargs, silence_logs=_subprocess_logging()[0])
     except Exception as e:
-        opts = kwargs["connect_options"]
-        ssh = "ssh" + "".join(
-            f" {flag} {opts[k] if k != 'client_keys' else opts[k][0]}"
-            for flag, k in (("-p", "port"), ("-i", "client_keys"), ("-l", "username"))
-            if k in opts
-        )
-        raise ClusterError(
-            f"cannot start {spec.describe()}: {type(e).__name__}: {e}. Check that "
-            f"`{ssh} HOST {kwargs['remote_python']} -c 'import simdask'` works on every host "
-            "without a password prompt and that each host's key is in the known_hosts file "
-            f"({spec.ssh_known_hosts or '~/.ssh/known_hosts'})"
-        ) from None
+        raise ssh_start_error(spec, kwargs, e) from None
 
 
 def _connect_scheduler(spec: ClusterSpec) -> Client:
@@ -203,7 +193,7 @@ def connect(
     workers or a worker cannot import simdask; warns when its dask or distributed differ.
     """
     spec = _spec_of(spec, workers, threads_per_worker, memory_limit, dashboard_address)
-    cluster, saved = None, None
+    cluster, saved, loops = None, None, ExitStack()
     if spec.kind == "scheduler":
         client = _connect_scheduler(spec)
     else:
@@ -221,8 +211,11 @@ def connect(
                 # user would drop the worker_site folder; so the values are put there too
                 # (put back when the cluster is closed)
                 os.environ.update(worker_env)
+                # its worker processes are born with SIGINT blocked (cluster/children.py)
+                loop = loops.enter_context(worker_loop()) if processes else None
                 with dask.config.set({**env, **CLUSTER_CONFIG}):
                     cluster = LocalCluster(
+                        loop=loop,
                         n_workers=spec.workers or default_workers(),
                         threads_per_worker=spec.threads_per_worker,
                         processes=processes,
@@ -235,6 +228,8 @@ def connect(
             if cluster is not None:
                 with suppress(Exception):
                     cluster.close(timeout=30)
+            with suppress(Exception):
+                loops.close()
             if saved is not None:
                 _restore_environ(saved)
             raise
@@ -249,6 +244,8 @@ def connect(
         if cluster is not None:
             with suppress(Exception):
                 cluster.close(timeout=30)
+        with suppress(Exception):
+            loops.close()
         if saved is not None:
             _restore_environ(saved)
 

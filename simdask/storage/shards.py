@@ -25,6 +25,7 @@ present + offsets) is the "sparse keys" encoding of docs/design.md §2.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 import uuid
@@ -81,6 +82,8 @@ if TYPE_CHECKING:
 
 #: held around ``warnings.catch_warnings`` blocks, which threads must not interleave
 _WARNINGS = threading.Lock()
+#: the temporary directory a segment is written into before it is renamed into place
+_TEMP = re.compile(r"\.tmp-shard-\d{4,}-[0-9a-f]{8}")
 
 
 class ShardStore(ABC):
@@ -122,6 +125,13 @@ class ShardStore(ABC):
     @abstractmethod
     def stored_ranges(self, generation: int) -> list[int]:
         """The shard ranges with a directory in ``generation`` (complete or not)."""
+
+    def remove_unpublished(self) -> int:
+        """Delete the temporary directories of segment writes never put in place (a worker
+        killed while writing, an attempt of a task that lost to another attempt of it);
+        returns how many. Only with the writer lock held (no write in progress). A store
+        whose writes publish in place (a URL store) has none."""
+        return 0
 
     @property
     @abstractmethod
@@ -361,6 +371,12 @@ class LocalShardStore(ShardStore):
         parent = path.parent
         if parent.exists() and not any(parent.iterdir()):
             parent.rmdir()
+
+    def remove_unpublished(self) -> int:
+        temps = [p for p in self.root.glob("gen-*/.tmp-shard-*") if _TEMP.fullmatch(p.name)]
+        for t in temps:
+            shutil.rmtree(t, ignore_errors=True)
+        return len(temps)
 
     def stored_ranges(self, generation: int) -> list[int]:
         folder = self.root / f"gen-{generation:06d}"

@@ -4,8 +4,11 @@ give the catalog's free pages back when that pays (:mod:`simdask.storage.vacuum`
 
 Only what simdask names as its own is removed (``gen-NNNNNN/shard-NNNN`` segments and
 ``gen-NNNNNN`` generations, ``rNNNNNN-bNNNNNN.pack`` packs and the temporary files of packs a
-killed run was writing, ``work/run-NNNNNN`` and probe files; ``work/`` itself only if then
-empty). The failure point ``gc.<kind>`` is hit before each removal.
+killed run was writing, the ``gen-NNNNNN/.tmp-shard-NNNN-XXXXXXXX`` folders of segment writes
+never put in place (a worker killed while writing, an attempt that lost to a retry: counted
+with ``temp_files``), ``work/run-NNNNNN`` and probe files; ``work/`` itself only if then
+empty). The failure point ``gc.<kind>`` is hit before each removal (not before the
+unpublished segment folders: no committed state can refer to them).
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ def collect_garbage(
     for t in temps:
         failpoints.hit("gc.pack")
         index.texts.remove(t)
+    unpublished = index.store.remove_unpublished()  # segments a killed worker was writing
     work = _clear_work(index.path / "work")
     share, least = (0.0, 1) if vacuum_all else (FREE_SHARE, FREE_MIN)
     freed = vacuum_if_it_pays(index.catalog, index.catalog.path, share, least)
@@ -83,7 +87,7 @@ def collect_garbage(
         "generations": len(stale),
         "lsh_generations": len(dead_lsh),
         "packs": len(dead),
-        "temp_files": len(temps),
+        "temp_files": len(temps) + unpublished,
         "work": work,
         "catalog_bytes_freed": freed,
     }
