@@ -106,7 +106,9 @@ def prepare(
     )
 
 
-def _terms(a: PreparedText, b: PreparedText):
+def _terms(
+    a: PreparedText, b: PreparedText
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], tuple[int, int], int]:
     """Both texts' content words as term IDs ``0 <= id < n``, their sentences, the texts'
     sentence counts and ``n``."""
     both = np.concatenate([a.stems, b.stems])

@@ -328,7 +328,8 @@ def _index(
     if targets.full:
         res = all_pairs(ctx, shards, n_chunks_f, len(n_chunks), config)
         changes.rows_replaced = changes.reverse_replaced = np.arange(len(n_chunks))
-        res.heavy.rebound = bool(stats.heavy and stats.heavy.bound_docs) or None  # kept: re-bound
+        if res.heavy is not None:  # kept: the re-bound
+            res.heavy.rebound = bool(stats.heavy and stats.heavy.bound_docs) or None
         stats.heavy = res.heavy
     else:
         m = targets
@@ -479,8 +480,7 @@ def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, 
 
 
 def _dead_after(catalog: Catalog, dropped: np.ndarray, manifest: dict, n_ranges: int):
-    """The estimated tombstoned postings per range after tombstoning ``dropped``: their
-    chunks (``|A|`` before the run) spread evenly over the ranges (chunk IDs are hashes)."""
+    """Tombstoned postings per range after dropping ``dropped``: their ``|A|`` spread evenly."""
     total = chunk_total(catalog, dropped)
     if not total:
         return {}

@@ -221,7 +221,7 @@ def range_mass(data: ShardData, max_df: int) -> tuple[np.ndarray, np.ndarray]:
     none = (np.zeros(0, np.uint32), np.zeros(0, np.int64))
     if data.n_postings == 0:
         return none
-    df = np.diff(np.asarray(data.offsets, np.int64))
+    df: np.ndarray = np.diff(np.asarray(data.offsets, np.int64))
     weights = weight_table(max_df)
     w = np.repeat(weights[np.minimum(df, len(weights) - 1)], df)
     docs = np.asarray(data.doc_ids, np.uint32)

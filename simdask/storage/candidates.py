@@ -276,10 +276,10 @@ def rule_partners(conn: Any, doc_ids: Iterable[int], rule: PartnerRule) -> dict[
     short = [d for d in ids if len(out[d]) < rule.least]
     if short:
         for d, partners in _similarity_partners(connection(conn), short).items():
-            lst = out[d]
+            kept = out[d]
             for o in partners:
-                if len(lst) >= rule.least:
+                if len(kept) >= rule.least:
                     break
-                if o not in lst:
-                    lst.append(o)
+                if o not in kept:
+                    kept.append(o)
     return out
