@@ -53,20 +53,22 @@ def test_update_quiet_verbose_and_log_file(tmp_path):
     common = ("--workers", 1, "--dashboard-address", ":0")
     p = run("update", tmp_path / "i", src, "--quiet", *common, env=_env())
     _assert_own_lines_only(p.stderr)
-    # committed, time, data transfer, the similarity mode used and why, the files added (the
-    # first 5 and a count), then the heading of the failed or too short files and the one
-    # too-short file make_docs plants
+    # committed, time, data transfer, the similarity mode used and why, the tasks chosen and
+    # the serial time, the files added (the first 5 and a count), then the heading of the
+    # failed or too short files and the one too-short file make_docs plants
     lines = p.stderr.splitlines()
-    assert len(lines) == 7, p.stderr
+    assert len(lines) == 9, p.stderr
     assert lines[0].startswith("run 1 committed") and lines[2].startswith("data transfer")
     assert lines[3] == (
         "similarity mode exact (auto: heavy-only search 0 x 0 documents = 0 pairs <= budget "
         "5e+08); no heavy chunks"
     )
-    assert lines[4].startswith("added (15): ") and lines[4].endswith(
+    assert lines[4].startswith("tasks: 1 workers, 1 threads; chunking 1 batches")
+    assert lines[5].startswith("serial (no worker busy): scan ")
+    assert lines[6].startswith("added (15): ") and lines[6].endswith(
         "and 10 more (simdask -v ... lists all)"
     )
-    assert lines[5:] == [
+    assert lines[7:] == [
         "failed or too short (1):",
         "  too_short: src/tiny.txt: 3 words: too few to be compared (fewer than one chunk)",
     ], p.stderr

@@ -222,7 +222,7 @@ def align_pairs(
     nxt = 0
     cb.stage("align", len(pairs))
     try:
-        for fut in as_completed(futures):
+        for fut in as_completed(futures, loop=client.loop):  # not the default client
             i = order[fut.key]
             done[i] = fut.result()
             cb.advance(len(batches[i]))

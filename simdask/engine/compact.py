@@ -117,7 +117,7 @@ def run_compaction(
             compact_task, spec, tomb_f, parts, key=f"simdask-compact-{tag}-s{s:04d}", **where
         )
     heads = {}
-    for fut in as_completed(list(futs.values())):
+    for fut in as_completed(list(futs.values()), loop=client.loop):
         s = next(k for k, f in futs.items() if f.key == fut.key)
         heads[s] = client.submit(segment_head, fut, key=f"simdask-chead-{tag}-s{s:04d}").result()
         if not shared:

@@ -319,7 +319,7 @@ def write_back(
         ctx.client.submit(encode, f, store.compressed, key=ctx.key("encode", s=s)): s
         for s, f in futures.items()
     }
-    for fut in as_completed(encoded):
+    for fut in as_completed(encoded, loop=ctx.client.loop):  # not the default client
         files = ctx.traffic.gather(fut)
         store.write_encoded(ctx.run_id, encoded[fut], files)
         fut.release()

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 from dask.sizeof import sizeof
-from distributed import Future, wait
+from distributed import Future, as_completed
 
 from simdask import failpoints
 from simdask.cluster.heap import trim_heap, trim_when_freed
@@ -314,7 +314,8 @@ def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
     held = sum(ctx.client.nbytes(keys, summary=False).values())
     for f in shards:
         f.release()
-    wait(views)
+    for _ in as_completed(views, loop=ctx.client.loop):  # all done (distributed.wait needs
+        pass  # the default client; this run's need not be it)
     if held < TRIM_MIN_BYTES:  # small shards: nothing worth waiting for
         return 0
     # an optimisation only: a worker that does not answer is left as it is

@@ -42,7 +42,7 @@ def drive(ctx: RunContext, stage: Stage) -> None:
     ctx.cb.stage(stage.name, stage.size)
     todo = iter(range(stage.size))
     unit_of: dict[str, int] = {}
-    running = as_completed()
+    running = as_completed(loop=ctx.client.loop)  # this run's client, default or not
 
     def start(i: int, future: Future) -> None:
         unit_of[future.key] = i

@@ -180,7 +180,7 @@ def _on_cluster(client, batches, settings: AlignSettings, cb: Callback, ship_tex
     ]
     size = {f.key: len(b) for f, b in zip(futures, batches, strict=True)}
     try:
-        for fut in as_completed(futures):
+        for fut in as_completed(futures, loop=client.loop):  # not the default client
             got = fut.result()
             cb.advance(size[fut.key])
             fut.release()

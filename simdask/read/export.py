@@ -76,7 +76,7 @@ def iter_similar_rows(index: Index, min_similarity: float = 0.0) -> Iterator[lis
         left_out = excluded_by_doc(index.catalog, docs)
         out = []
         for r in rows:
-            doc, other, sim, shared, n_doc, n_other = checked_row(r, where)
+            doc, other, sim, shared, n_doc, n_other, _ = checked_row(r, where)
             out.append(
                 {
                     "doc": doc,
@@ -159,7 +159,7 @@ def _partition(bounds: tuple[int, int], catalog: str, generation: int, min_sim: 
     DataFrame)."""
     import pandas as pd  # optional (dataframe extra): only a DataFrame needs it
 
-    rows = partition_rows(catalog, generation, bounds, min_sim, BATCH_ROWS)
+    rows = [r[:6] for r in partition_rows(catalog, generation, bounds, min_sim, BATCH_ROWS)]
     cols = [c for c, _ in _FRAME]
     return pd.DataFrame(rows, columns=cols).astype(dict(_FRAME))
 

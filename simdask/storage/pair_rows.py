@@ -15,17 +15,21 @@ from simdask.storage.sql import connection
 
 __all__ = ["checked_row", "doc_id_bounds", "pair_batches", "partition_rows"]
 
+# the seventh column: ``other``'s chunks in ``doc`` where quotations make the two directions
+# differ (the ``quoted_reverse`` table, docs/term.md), else the row's own count
 _SQL = (
-    "SELECT a.key, b.key, s.similarity, s.shared, a.n_chunks, b.n_chunks FROM similarity s"
+    "SELECT a.key, b.key, s.similarity, s.shared, a.n_chunks, b.n_chunks,"
+    " COALESCE(q.reverse, s.shared) FROM similarity s"
     " JOIN documents a ON a.doc_id = s.doc JOIN documents b ON b.doc_id = s.other"
+    " LEFT JOIN quoted_reverse q ON q.doc = s.doc AND q.other = s.other"
     " WHERE s.similarity >= ?"
 )
 _ORDER = " ORDER BY s.similarity DESC, a.key, b.key"
 
 
 def checked_row(r: tuple[Any, ...], where: Any) -> tuple[Any, ...]:
-    """A row ``(doc, other, similarity, shared, doc_chunks, other_chunks)`` whose values are
-    in their domain; otherwise :class:`IndexDamagedError` (damage, never output)."""
+    """A row ``(doc, other, similarity, shared, doc_chunks, other_chunks, reverse_shared)``
+    whose values are in their domain; otherwise :class:`IndexDamagedError` (damage, never output)."""
     if not 0.0 <= r[2] <= 100.0 + 1e-9 or not 0 <= r[3] <= r[4]:
         raise IndexDamagedError(
             f"the catalog {where} holds an impossible similarity row: {r[0]!r} -> {r[1]!r} "
