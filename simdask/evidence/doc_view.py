@@ -143,6 +143,7 @@ def document_view(
     options: ViewOptions | None = None,
     report: Callable[..., dict] = index_report,
     reports: dict[tuple[str, str], dict] | None = None,
+    excluded: frozenset[str] | None = None,
 ) -> DocView:
     """The view of document ``key`` of ``index`` (or, with ``text``, of a checked document
     of that name that is not stored). ``pairs``: its stored pairs seen from it (``a_key`` =
@@ -154,9 +155,12 @@ def document_view(
     gives the same answer (the static site's, computing a pair of texts once). ``reports``:
     the pair reports (``report`` with the same ``options`` and ``text``) by ``(key, other)``
     already made; the view adds those it makes, so that a page showing the same pairs again
-    (a results table) aligns each pair once."""
+    (a results table) aligns each pair once. ``excluded``: the sources left out (None: those
+    the teacher left out of ``key``; a checked text: :mod:`simdask.read.query_sources`)."""
     own = {p.b_key: p for p in pairs}
-    gone = excluded_by_doc(index.catalog, [key]).get(key, frozenset())
+    gone = excluded
+    if gone is None:
+        gone = excluded_by_doc(index.catalog, [key]).get(key, frozenset())
     chosen = _chosen(pairs, total, gone)
     body = text if text is not None else _stored_text(index, key)
     shown = chosen[:MAX_SOURCES] if body is not None else []
