@@ -84,7 +84,8 @@ def run_site(code: Path, index: Path, out: Path, extra: tuple[str, ...]) -> dict
     cmd = [sys.executable, "-m", "simdask.cli", "export-html", str(index), str(out), "--quiet"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*cmd, *extra], env=env, stderr=subprocess.PIPE, text=True)
+    # cwd: `python -m` puts the working folder first on sys.path, before PYTHONPATH
+    proc = subprocess.Popen([*cmd, *extra], env=env, cwd=code, stderr=subprocess.PIPE, text=True)
     peak = _peak(proc)
     err = proc.stderr.read() if proc.stderr else ""
     wall = time.perf_counter() - t0

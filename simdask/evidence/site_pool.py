@@ -42,7 +42,7 @@ __all__ = ["MIN_PARALLEL", "compute_reports", "default_workers", "report_batch"]
 #: about a second of CPU: the imports)
 MIN_PARALLEL = 24
 #: batches per worker (the last batches of a slow worker leave the others idle less long)
-_BATCHES_PER_WORKER = 4
+_BATCHES_PER_WORKER = 8
 
 
 def default_workers() -> int:
@@ -72,19 +72,31 @@ def report_batch(
         return [index_report(idx, k, o, options=opts, cache=cache) for k, o in pairs]
 
 
-def _batches(pairs: list[tuple[str, str]], n: int) -> list[list[tuple[str, str]]]:
-    """``pairs`` cut into about ``n`` batches, the pairs of one first document together
-    (its text is prepared once per batch), in order."""
+def _batches(
+    pairs: list[tuple[str, str]], cost: dict[str, int], n: int
+) -> list[list[tuple[str, str]]]:
+    """``pairs`` cut into about ``n`` batches of about equal ``cost`` (a pair: the words of
+    both texts), the pairs of one first document together (its text is prepared once per
+    batch), the costliest first: a long pair (two copies of a 2 MB licence) starts at once
+    instead of last, when the other workers would wait for it."""
     groups: dict[str, list[tuple[str, str]]] = {}
     for p in pairs:
         groups.setdefault(p[0], []).append(p)
-    size = max(1, -(-len(pairs) // max(1, n)))
-    out: list[list[tuple[str, str]]] = [[]]
-    for group in groups.values():
-        if out[-1] and len(out[-1]) + len(group) > size:
-            out.append([])
-        out[-1].extend(group)
-    return [b for b in out if b]
+
+    def weight(group: list[tuple[str, str]]) -> int:
+        return sum(1 + cost.get(a, 0) + cost.get(b, 0) for a, b in group)
+
+    target = max(1, sum(weight(g) for g in groups.values()) // max(1, n))
+    out: list[list[tuple[str, str]]] = []
+    current: list[tuple[str, str]] = []
+    load = 0
+    for group in sorted(groups.values(), key=lambda g: -weight(g)):  # ties: in order
+        if current and load + weight(group) > target:
+            out.append(current)
+            current, load = [], 0
+        current += group
+        load += weight(group)
+    return [*out, current] if current else out
 
 
 def compute_reports(
@@ -117,7 +129,8 @@ def compute_reports(
 
 def _in_pool(index, reports: SiteReports, todo, workers: int, cb: Callback) -> None:
     """:func:`compute_reports` on a pool of ``workers`` processes."""
-    batches = _batches(todo, workers * _BATCHES_PER_WORKER)
+    words = {d.key: d.n_words for d in index.catalog.documents()}
+    batches = _batches(todo, words, workers * _BATCHES_PER_WORKER)
     args = (str(index.path), index.catalog.generation, reports.options.to_dict())
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(min(workers, len(batches)), ctx, initializer=_ignore_ctrl_c)
