@@ -6,7 +6,8 @@ for this check alone (``query --exclude-source KEY``).
 A checked text is an indexed document when an indexed key is its name or ends in ``/`` and
 its name (a file checked again from another folder) *and* the stored text of that document is
 the checked text, character for character: a file of the same name from another year, or an
-edited copy, is another document and takes none of its decisions. A row of such a source
+edited copy, is another document and takes none of its decisions. The document it is is
+left out of its results too (a text found in itself is no finding). A row of such a source
 stays in the results, flagged ``source_excluded`` (its similarity is the stored measure,
 unchanged), as ``similar`` shows a document's rows; the checked text's total leaves it out.
 """
@@ -39,16 +40,17 @@ def query_exclusions(
 ) -> dict[str, frozenset[str]]:
     """Per checked text (``docs``: ``(name, text or error)``, as
     :func:`~simdask.ingest.sources.read_queries` gives them): the indexed keys left out of
-    its results: the decisions kept on the document it is (:func:`indexed_as`) and
-    ``extra``, keys (or their ends, as ``report`` takes them) named for this check; a key of
-    ``extra`` that names no document raises
+    its results: the document it is (:func:`indexed_as`: its own row is no source) and the
+    decisions kept on that document, and ``extra``, keys (or their ends, as ``report``
+    takes them) named for this check; a key of ``extra`` that names no document raises
     :class:`~simdask.errors.DocumentNotFoundError`. Texts with none are absent."""
     named = frozenset(resolve_key(index.catalog, k) for k in extra)
     same = {name: indexed_as(index, name, text) for name, text in docs if isinstance(text, str)}
     kept = excluded_by_doc(index.catalog, [k for k in same.values() if k is not None])
     out = {}
     for name, key in same.items():
-        gone = named | kept.get(key, frozenset()) if key is not None else named
+        # the document it is is no source of itself (its 100 % row stays, flagged)
+        gone = named | kept.get(key, frozenset()) | {key} if key is not None else named
         if gone:
             out[name] = frozenset(gone)
     return out
