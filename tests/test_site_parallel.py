@@ -19,6 +19,8 @@ from simdask.evidence.site_reports import SiteReports
 from simdask.evidence.text_cache import TextCache
 from simdask.ingest.synth import generate_corpus, write_corpus
 
+pytestmark = pytest.mark.integration
+
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
 
 
