@@ -91,7 +91,6 @@ class Index:
         ``shard_store``: an fsspec URL (``s3://bucket/prefix``, ``file:///nfs/x``) where the
         shards are kept instead of ``path/shards``; the catalog and texts stay at ``path``.
         """
-
         config = config or IndexConfig()
         return cls(
             index_folder(path), create_catalog(index_folder(path), config, shard_store), config
@@ -159,7 +158,6 @@ class Index:
         """The write side of this index (:class:`simdask.update.Writer`): ``with
         idx.writer(wait) as w:`` holds the writer lock for the block (taken once; ``wait``:
         seconds to wait for another writer, 0: fail at once)."""
-
         return Writer(self, wait)
 
     def update(
@@ -378,7 +376,6 @@ class Index:
     def pair_exclusions(self):
         """The index's exclusions as a pair report applies them to true chunks
         (:class:`~simdask.evidence.excluded.PairExclusions`)."""
-
         cfg = self.config
         texts = tuple(t.text for t in self.templates())
         return PairExclusions(cfg.exclude_quotes, cfg.exclude_bibliography, texts)
@@ -449,19 +446,22 @@ class Index:
         *,
         min_words: int = 0,
         other_text: str | None = None,
+        cache: Any = None,
     ) -> dict[str, Any]:
         """:meth:`report` for a text ``text`` named ``key`` (e.g. a query document, not in the
         index) and the stored document ``other`` (or, given ``other_text``, a text named
         ``other`` that need not be in the index); ``hashed``: the similarity (percent) the
         index holds for the pair, None: computed from the hashed chunk IDs of both texts. The
         index's exclusions apply (excluded text is listed under ``excluded``, not counted), and
-        so does ``max_df`` (the chunks the stored similarities leave out)."""
-
+        so does ``max_df`` (the chunks the stored similarities leave out); ``cache``: as
+        :func:`~simdask.evidence.passages.compare_texts`."""
         b = self.text(other) if other_text is None else other_text
         cfg = self.config
         excl = self.pair_exclusions()
         drop = common_filter(self)
-        ev = compare_texts(text, b, cfg.k, min_chunks, min_words, exclusions=excl, drop_shared=drop)
+        ev = compare_texts(
+            text, b, cfg.k, min_chunks, min_words, exclusions=excl, drop_shared=drop, cache=cache
+        )
         if hashed is None:
             ids = SORTED_CHUNK.chunk([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
             ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded

@@ -17,12 +17,24 @@ from typing import TYPE_CHECKING
 from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.sources import read_queries
 from simdask.kernels.text import words
+from simdask.read.pairs import counted
 from simdask.summary import QueryMatch
 
 if TYPE_CHECKING:
     from simdask.index import Index
 
-__all__ = ["QueryBatch", "QueryResult", "query_documents", "query_files"]
+__all__ = [
+    "NOTE_KINDS",
+    "QueryBatch",
+    "QueryResult",
+    "batch_summary",
+    "query_documents",
+    "query_files",
+]
+
+#: per-document errors of a check that are notes, not errors: the document was read but has
+#: nothing to compare (too few words; a scanned PDF without a text layer)
+NOTE_KINDS = frozenset({"too_short", "image_only"})
 
 
 @dataclass(frozen=True)
@@ -88,3 +100,23 @@ def query_documents(
     ]
     bad = [text for _, text in docs if not isinstance(text, str)]
     return QueryBatch(results, bad, k)
+
+
+def batch_summary(sent: int, batch: QueryBatch) -> str:
+    """What a check did, in words: ``"6 documents sent: 2 compared, 4 unreadable; 3 matches"``
+    (``sent``: the documents sent; those not compared for a note's reason, too short or a
+    scanned PDF, are counted apart: ``"1 not compared (see the notes)"``)."""
+    notes = sum(1 for r in batch.results if r.too_short)
+    notes += sum(1 for e in batch.unreadable if e.kind in NOTE_KINDS)
+    bad = sum(1 for e in batch.unreadable if e.kind not in NOTE_KINDS)
+    compared = len(batch.results) - sum(1 for r in batch.results if r.too_short)
+    parts = [f"{compared:,} compared"]
+    if notes:
+        parts.append(f"{notes:,} not compared (see the notes)")
+    if bad:
+        parts.append(f"{bad:,} unreadable")
+    matches = sum(len(r.matches) for r in batch.results)
+    return (
+        f"{counted(sent, 'document')} sent: {', '.join(parts)}; "
+        f"{counted(matches, 'match', 'matches')}"
+    )

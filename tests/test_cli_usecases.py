@@ -94,7 +94,8 @@ def test_query_several_files_both_directions_and_formats(setup, index, tmp_path)
     q2.write_text(docs["short_inside"] + " and some words of its own", encoding="utf-8")
     p = run("query", index, q1, q2, "-o", "jsonl")
     rows = [json.loads(x) for x in p.stdout.splitlines()]
-    assert list(rows[0]) == list(query_cmd.COLUMNS)
+    assert list(rows[0]) == [*query_cmd.COLUMNS, "source_excluded"]
+    assert not any(r["source_excluded"] for r in rows)  # q1.txt is no indexed document
     by = {(r["query"], r["key"]): r for r in rows}
     assert by[("q1.txt", "all/d004.txt")]["similarity"] == 100.0
     assert by[("q1.txt", "all/d004.txt")]["reverse_similarity"] == 100.0
@@ -105,7 +106,9 @@ def test_query_several_files_both_directions_and_formats(setup, index, tmp_path)
     with Index.open(index) as idx:
         api = [m.to_dict() for m in idx.query(docs["d004"], 1.0)]
     assert [
-        {k: v for k, v in r.items() if k != "query"} for r in rows if r["query"] == "q1.txt"
+        {k: v for k, v in r.items() if k not in ("query", "source_excluded")}
+        for r in rows
+        if r["query"] == "q1.txt"
     ] == api
     csv_rows = list(csv.DictReader(io.StringIO(run("query", index, q1, "-o", "csv").stdout)))
     assert [r["key"] for r in csv_rows] == [m["key"] for m in api]

@@ -18,6 +18,7 @@ from simdask.config import IndexConfig
 from simdask.index import Index
 from simdask.ingest.sources import require_sources
 from simdask.progress import Callback, TqdmCallback
+from simdask.queries import NOTE_KINDS
 from simdask.storage.create import CATALOG_NAME, discard_uncommitted
 from simdask.summary import RunSummary
 
@@ -67,9 +68,6 @@ could not be read, 4 the Dask cluster could not be reached or started or failed 
 interrupted.
 """
 
-#: per-document errors of ``query`` and ``compare`` that are notes, not errors: the document
-#: was read but has nothing to compare (too few words; a scanned PDF without a text layer)
-NOTE_KINDS = frozenset({"too_short", "image_only"})
 
 #: columns of ``similar`` and ``demo``: stored directed pairs
 PAIR_COLUMNS = (

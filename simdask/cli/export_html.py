@@ -54,6 +54,13 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="pair reports only for the pairs listed in FILE, one per line: KEY_A<TAB>KEY_B",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes computing the pair reports (default: one per core; 1: this one)",
+    )
     add_exact_only(p)
     add_min_match(p)
     p.add_argument("--quiet", action="store_true")
@@ -70,6 +77,7 @@ def run(args) -> int:
             callback=progress(args),
             limits=limits,
             options=view_options(args),
+            workers=args.workers,
         )
     skipped = n["pairs_skipped"]
     print(

@@ -24,7 +24,7 @@ from simdask.index import Index
 from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
 from simdask.queries import query_documents
 from simdask.read.pairs import Pair, counted, holds, pct
-from simdask.read.totals import query_rows
+from simdask.read.query_sources import flag_rows, query_exclusions, rows_with_totals
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -101,6 +101,16 @@ def register(subparsers) -> None:
     )
     add_total_sorting(p)
     add_min_match(p)
+    p.add_argument(
+        "--exclude-source",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="leave the indexed document KEY out of this check's total (its row stays, "
+        "flagged source_excluded; repeatable). A checked file that is an indexed document "
+        "(its key, or the end of it, and the same text) also leaves out the sources `simdask "
+        "mark DOC SOURCE --exclude-source` left out of that document",
+    )
 
 
 def run(args) -> int:
@@ -108,15 +118,18 @@ def run(args) -> int:
     with Index.open(args.index) as idx, idx.snapshot():  # one committed state
         docs = read_queries(args.files)
         batch = query_documents(idx, docs, args.min, args.top)
+        excluded = query_exclusions(idx, docs, args.exclude_source)
         rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
+        rows = flag_rows(rows, excluded)
+        texts = {key: text for key, text in docs if isinstance(text, str)}
         totals = args.totals or args.sort != "similarity" or args.min_total is not None
         if totals:
-            texts = {key: text for key, text in docs if isinstance(text, str)}
-            rows, _ = query_rows(idx, rows, texts, args.align_top, args.sort, args.min_total)
+            rows = rows_with_totals(idx, rows, texts, args.align_top, args.sort, args.min_total)
         if args.html:
-            texts = {key: text for key, text in docs if isinstance(text, str)}
-            _write_html(args.html, idx, rows, texts, _notes(batch), view_options(args))
+            notes = _notes(batch)
+            _write_html(args.html, idx, rows, texts, notes, view_options(args), excluded)
     extra = ("aligned", "total") if totals else ()
+    flag = ("source_excluded",) if excluded else ()
     if args.format == "table":
         for row in rows:
             row["in_words"] = holds(
@@ -125,11 +138,14 @@ def run(args) -> int:
         if not totals:
             rows.sort(key=lambda r: -max(r["similarity"], r["reverse_similarity"]))
         if rows:
-            write_rows(rows, (*TABLE_COLUMNS[:4], *extra, *TABLE_COLUMNS[4:]), "table", sys.stdout)
+            cols = (*TABLE_COLUMNS[:4], *extra, *flag, *TABLE_COLUMNS[4:])
+            write_rows(rows, cols, "table", sys.stdout)
         elif batch.results:
             print(no_match(len(batch.results), args.min))
     else:
-        write_rows(rows, (*COLUMNS, *extra), args.format, sys.stdout)
+        write_rows(rows, (*COLUMNS, *extra, "source_excluded"), args.format, sys.stdout)
+    for name, keys in excluded.items():
+        print(f"simdask: note: left out of {name}: {', '.join(sorted(keys))}", file=sys.stderr)
     for level, msg in _notes(batch):
         print(f"simdask: {level}: {msg}", file=sys.stderr)
     errors = [e for e in batch.unreadable if e.kind not in NOTE_KINDS]
@@ -169,7 +185,9 @@ def _notes(batch) -> list[tuple[str, str]]:
     return out
 
 
-def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, options) -> None:
+def _write_html(
+    path: str, idx: Index, rows, texts: dict[str, str], notes, options, excluded
+) -> None:
     """The results as one HTML page, each pair with its passages."""
     pairs = [
         Pair(
@@ -184,5 +202,5 @@ def _write_html(path: str, idx: Index, rows, texts: dict[str, str], notes, optio
         for r in rows
     ]
     pairs.sort(key=lambda p: -p.larger)
-    write_page(path, query_page(idx, pairs, texts, notes, options))
+    write_page(path, query_page(idx, pairs, texts, notes, options, excluded))
     print(f"wrote {path}", file=sys.stderr)

@@ -33,6 +33,7 @@ __all__ = [
     "SourceView",
     "document_view",
     "total_sentence",
+    "view_sources",
 ]
 
 #: sources shown in one view of a text (one colour each)
@@ -142,6 +143,7 @@ def document_view(
     options: ViewOptions | None = None,
     report: Callable[..., dict] = index_report,
     reports: dict[tuple[str, str], dict] | None = None,
+    excluded: frozenset[str] | None = None,
 ) -> DocView:
     """The view of document ``key`` of ``index`` (or, with ``text``, of a checked document
     of that name that is not stored). ``pairs``: its stored pairs seen from it (``a_key`` =
@@ -153,15 +155,13 @@ def document_view(
     gives the same answer (the static site's, computing a pair of texts once). ``reports``:
     the pair reports (``report`` with the same ``options`` and ``text``) by ``(key, other)``
     already made; the view adds those it makes, so that a page showing the same pairs again
-    (a results table) aligns each pair once."""
+    (a results table) aligns each pair once. ``excluded``: the sources left out (None: those
+    the teacher left out of ``key``; a checked text: :mod:`simdask.read.query_sources`)."""
     own = {p.b_key: p for p in pairs}
-    gone = excluded_by_doc(index.catalog, [key]).get(key, frozenset())
-    chosen: list[tuple[str, float | None]]
-    if total is not None:  # read_totals leaves the excluded sources out
-        chosen = [(s.key, s.share) for s in total.sources]
-    else:
-        ranked = sorted(pairs, key=lambda p: (-p.a_in_b, p.b_key))
-        chosen = [(p.b_key, None) for p in ranked if p.b_key not in gone]
+    gone = excluded
+    if gone is None:
+        gone = excluded_by_doc(index.catalog, [key]).get(key, frozenset())
+    chosen = _chosen(pairs, total, gone)
     body = text if text is not None else _stored_text(index, key)
     shown = chosen[:MAX_SOURCES] if body is not None else []
     made = {} if reports is None else reports
@@ -177,6 +177,32 @@ def document_view(
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
     more = max(0, len(chosen) - len(shown))
     return DocView(key, words, value, origin, tuple(sources), more, body, tuple(sorted(gone)))
+
+
+def _chosen(pairs: Sequence[Pair], total: DocTotal | None, gone) -> list[tuple[str, float | None]]:
+    """A document's sources, ``(key, share)``: its stored total's (``share`` the stored
+    one), else its pairs by the share of it found in each (``share`` None) less those in
+    ``gone``."""
+    if total is not None:  # read_totals leaves the excluded sources out
+        return [(s.key, s.share) for s in total.sources]
+    ranked = sorted(pairs, key=lambda p: (-p.a_in_b, p.b_key))
+    return [(p.b_key, None) for p in ranked if p.b_key not in gone]
+
+
+def view_sources(
+    index, key: str, pairs: Sequence[Pair], total: DocTotal | None, excluded=frozenset()
+) -> list[str]:
+    """The sources whose pair reports :func:`document_view` of the indexed document ``key``
+    makes (the same arguments; ``excluded``: the sources the teacher left out of it, as
+    :func:`~simdask.storage.decisions.excluded_by_doc` gives them), in its order, without
+    making any: what a caller computes ahead (the static site, on all cores)."""
+    if _stored_text_missing(index, key):
+        return []
+    return [o for o, _ in _chosen(pairs, total, excluded)[:MAX_SOURCES]]
+
+
+def _stored_text_missing(index, key: str) -> bool:
+    return index.catalog.document(key).text_pack is None
 
 
 def _stored_text(index, key: str) -> str | None:

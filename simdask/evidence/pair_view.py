@@ -22,7 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from simdask.alignment import AlignConfig, align, aligned_coverage
+from simdask.alignment import AlignConfig, align, align_prepared, aligned_coverage
 from simdask.errors import ConfigError, check_keys
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
@@ -101,7 +101,7 @@ def _words(text: str, start: int, end: int) -> int:
 
 
 def with_aligned_passages(
-    rep: dict, text_a: str, text_b: str, options: ViewOptions | None = None
+    rep: dict, text_a: str, text_b: str, options: ViewOptions | None = None, cache: Any = None
 ) -> dict:
     """The exact report ``rep`` of ``text_a`` (``rep["doc"]``) and ``text_b``
     (``rep["other"]``) with the aligner's passages in place of the exact ones.
@@ -113,11 +113,20 @@ def with_aligned_passages(
     ``aligned_coverage`` gives the percent of each text's words inside the passages shown
     (those of at least ``options.min_words`` words: shorter matches are ignored, in the
     percentages too), ``min_words`` that length and ``passages_method`` is ``"aligned"``.
+    ``cache``: a :class:`~simdask.evidence.text_cache.TextCache` keeping each text's
+    preparation for the aligner (the same passages).
     """
     opts = options or ViewOptions()
     excl_a = merge_spans(_excluded_spans(rep, "doc"))
     excl_b = merge_spans(_excluded_spans(rep, "other"))
-    found = align(text_a, text_b, opts.align, excluded_a=excl_a, excluded_b=excl_b)
+    if cache is None:
+        found = align(text_a, text_b, opts.align, excluded_a=excl_a, excluded_b=excl_b)
+    else:
+        prepared = (
+            cache.aligned(text_a, opts.align, excl_a),
+            cache.aligned(text_b, opts.align, excl_b),
+        )
+        found = align_prepared(*prepared, opts.align)
     sized = [(p, _words(text_a, p.a_start, p.a_end)) for p in found]
     sized = [(p, n) for p, n in sized if n >= opts.min_words]
     share_a, share_b = aligned_coverage([p for p, _ in sized], text_a, text_b)
@@ -186,6 +195,7 @@ def index_report(
     text: str | None = None,
     other_text: str | None = None,
     options: ViewOptions | None = None,
+    cache: Any = None,
 ) -> dict:
     """The report of a pair as every view of an index shows it: ``key`` and ``other`` are
     documents of ``index``, or names of the texts ``text`` / ``other_text`` when given (a
@@ -195,24 +205,25 @@ def index_report(
     texts are together longer than :data:`ALIGN_MAX_CHARS` (then ``passages_note`` says
     so); ``review``: when each document was first indexed and its file modified, and the
     decision kept on the pair (:func:`simdask.read.review.pair_details`); ``settings``: the
-    index's settings the view applied (:func:`index_settings`)."""
+    index's settings the view applied (:func:`index_settings`). ``cache``: a
+    :class:`~simdask.evidence.text_cache.TextCache` keeping each text's own part for the next
+    pair (the same report)."""
     opts = options or ViewOptions()
-    if text is None and other_text is None:
-        rep = index.report(key, other, opts.min_chunks, opts.min_words)
-    else:
-        text = index.text(key) if text is None else text
-        rep = index.report_text(
-            key, text, other, opts.min_chunks, min_words=opts.min_words, other_text=other_text
-        )
+    a = index.text(key) if text is None else text
+    b = index.text(other) if other_text is None else other_text
+    hashed = None  # a checked text: computed from both texts' hashed chunks
+    if text is None and other_text is None:  # two indexed documents: as Index.report
+        hashed = {r.other: r.similarity for r in index.similar(key)}.get(other)
+    rep = index.report_text(
+        key, a, other, opts.min_chunks, hashed, min_words=opts.min_words, other_text=b, cache=cache
+    )
     rep["review"] = pair_details(index.catalog, [(key, other)])[0]  # dates, decision
     rep["settings"] = index_settings(index)
     if opts.exact_only:
         return _exact(rep)
-    a = index.text(key) if text is None else text
-    b = index.text(other) if other_text is None else other_text
     if _too_large(a, b):
         return _exact(rep, _too_large(a, b))
-    return with_aligned_passages(rep, a, b, opts)
+    return with_aligned_passages(rep, a, b, opts, cache)
 
 
 def texts_report(

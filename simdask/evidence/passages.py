@@ -16,7 +16,8 @@ import dataclasses
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,14 @@ from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.similarity import containment
 from simdask.kernels.text import WORD_PATTERN, normalize, words
 
-__all__ = ["PairEvidence", "Passage", "compare_texts", "word_offsets"]
+__all__ = [
+    "PairEvidence",
+    "Passage",
+    "TextSide",
+    "compare_texts",
+    "prepare_side",
+    "word_offsets",
+]
 
 
 @dataclass(frozen=True)
@@ -78,8 +86,10 @@ class PairEvidence:
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
-        d = asdict(self)
-        d["passages"] = [asdict(p) for p in self.passages]
+        d = {f.name: getattr(self, f.name) for f in fields(self)}  # asdict, without its
+        d["passages"] = [dict(vars(p)) for p in self.passages]  # deep copy of each passage
+        d["doc_excluded"] = [tuple(x) for x in self.doc_excluded]
+        d["other_excluded"] = [tuple(x) for x in self.other_excluded]
         return d
 
     def report(self, doc: str, other: str, hashed_similarity: float) -> dict:
@@ -137,6 +147,32 @@ def _windows(ws: list[str], k: int) -> list[tuple[str, ...]]:
     return [tuple(sorted(ws[i : i + k])) for i in range(len(ws) - k + 1)]
 
 
+@dataclass(frozen=True)
+class TextSide:
+    """What :func:`compare_texts` computes of one text alone: its ``windows`` (sorted words
+    of each ``k`` words, in order), ``keep`` (per window: it counts, not excluded), ``kept``
+    (the distinct windows that count), ``marks`` (excluded ``(start, end, kind)`` spans),
+    ``bounds`` (word starts and ends, characters, int64) and ``exact`` (the offsets are the
+    words' own: :func:`word_offsets`)."""
+
+    windows: list[tuple[str, ...]]
+    keep: list[bool]
+    kept: frozenset[tuple[str, ...]]
+    marks: tuple[tuple[int, int, str], ...]
+    bounds: tuple[np.ndarray, np.ndarray]
+    exact: bool
+
+
+def prepare_side(text: str, k: int, exclusions: PairExclusions | None) -> TextSide:
+    """One text's part of :func:`compare_texts` (``exclusions`` as there: None or active),
+    independent of the text it is compared with."""
+    ws, spans, exact = word_offsets(text)
+    windows = _windows(ws, k)
+    keep, marks = _kept(text, spans, windows, k, exclusions)
+    kept = frozenset(c for c, kp in zip(windows, keep, strict=True) if kp)
+    return TextSide(windows, keep, kept, tuple(marks), _bounds(spans), exact)
+
+
 def compare_texts(
     a: str,
     b: str,
@@ -146,6 +182,7 @@ def compare_texts(
     large: bool | None = None,
     exclusions: PairExclusions | None = None,
     drop_shared: Callable[[set], set] | None = None,
+    cache: Any = None,
 ) -> PairEvidence:
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
     least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
@@ -162,6 +199,8 @@ def compare_texts(
     tuples: it needs a filter on chunk IDs, an object with ``common_ids(ids) -> ids``,
     ``hash_bits`` and ``seed`` (what :func:`~simdask.read.doc_freq.common_filter` returns);
     given a plain function there, it raises :class:`~simdask.errors.ConfigError`.
+    ``cache``: where each text's own part (:func:`prepare_side`) is kept for the next pair
+    (:class:`~simdask.evidence.text_cache.TextCache`; the same answer, computed once).
     """
     if exclusions is not None and not exclusions.active:
         exclusions = None
@@ -175,19 +214,17 @@ def compare_texts(
         ev = _compare_large(a, b, k, min_chunks, exclusions, drop_shared)
         ev.passages = [p for p in ev.passages if p.words >= min_words]
         return ev
-    wa, sa, exact_a = word_offsets(a)
-    wb, sb, exact_b = word_offsets(b)
-    ca, cb = _windows(wa, k), _windows(wb, k)
-    keep_a, marks_a = _kept(a, sa, ca, k, exclusions)
-    keep_b, marks_b = _kept(b, sb, cb, k, exclusions)
-    set_a = {c for c, kp in zip(ca, keep_a, strict=True) if kp}
-    set_b = {c for c, kp in zip(cb, keep_b, strict=True) if kp}
+    side_a = prepare_side(a, k, exclusions) if cache is None else cache.side(a, k, exclusions)
+    side_b = prepare_side(b, k, exclusions) if cache is None else cache.side(b, k, exclusions)
+    ca, cb, keep_a, keep_b = side_a.windows, side_b.windows, side_a.keep, side_b.keep
+    marks_a, marks_b = list(side_a.marks), list(side_b.marks)
+    set_a, set_b = side_a.kept, side_b.kept
     shared = set_a & set_b
     dropped: set = set()
     if drop_shared is not None and shared:
         dropped = drop_shared(shared)
         shared -= dropped
-    bounds_a, bounds_b = _bounds(sa), _bounds(sb)
+    bounds_a, bounds_b = side_a.bounds, side_b.bounds
     if dropped:  # shown as excluded text of kind "common"
         marks_a = sorted(marks_a + common_marks(_hits(ca, dropped), *bounds_a, k))
         marks_b = sorted(marks_b + common_marks(_hits(cb, dropped), *bounds_b, k))
@@ -197,7 +234,7 @@ def compare_texts(
         shared=len(shared),
         doc_chunks=len(set_a),
         other_chunks=len(set_b),
-        offsets_exact=exact_a and exact_b,
+        offsets_exact=side_a.exact and side_b.exact,
         doc_excluded=marks_a,
         other_excluded=marks_b,
     )
@@ -216,17 +253,18 @@ def compare_texts(
     ev.passages = [p for p in outermost(found) if p.words >= min_words]
     if min_words > 0:
         return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
-    return _directed(ev, (a, sa, ca, set_a), (b, sb, cb, set_b), shared, k, exclusions, drop_shared)
+    return _directed(ev, (a, ca, set_a), (b, cb, set_b), shared, k, exclusions, drop_shared)
 
 
 def _directed(ev: PairEvidence, side_a, side_b, shared: set, k: int, excl, drop) -> PairEvidence:
     """With ``excl.quotes``, each side's similarity also counts its chunks inside the other's
     quotations (a quotation is left out of its own document only, docs/term.md; the passages
-    stay those both sides count). ``side_*``: ``(text, word spans, windows, counted
-    chunks)``; ``drop``: the ``max_df`` filter or None. Else ``ev`` as it is."""
+    stay those both sides count). ``side_*``: ``(text, windows, counted chunks)``; ``drop``:
+    the ``max_df`` filter or None. Else ``ev`` as it is."""
     if excl is None or not excl.quotes:
         return ev
-    (a, sa, ca, set_a), (b, sb, cb, set_b) = side_a, side_b
+    (a, ca, set_a), (b, cb, set_b) = side_a, side_b
+    sa, sb = word_offsets(a)[1], word_offsets(b)[1]  # the word spans (not kept in a TextSide)
     extra_a = set_a & (_quoted(b, sb, cb, k, excl) - set_b)
     extra_b = set_b & (_quoted(a, sa, ca, k, excl) - set_a)
     if drop is not None and (extra_a or extra_b):

@@ -120,11 +120,14 @@ def query_page(
     texts: dict[str, str],
     notes: Sequence[tuple[str, str]],
     options: ViewOptions | None = None,
+    excluded: dict[str, frozenset[str]] | None = None,
 ) -> str:
     """The page of ``query --html``: ``pairs`` (a checked document as A, an indexed one as
     B), each with its passages under the index's exclusions and ``max_df``; ``texts``: the
-    checked documents' texts by key. A pair shown in a checked document's view and in the
-    table is aligned once."""
+    checked documents' texts by key; ``excluded``: per checked document, the sources left
+    out of its view and total (:func:`~simdask.read.query_sources.query_exclusions`). A pair
+    shown in a checked document's view and in the table is aligned once."""
+    excluded = excluded or {}
 
     reports: dict[tuple[str, str], dict] = {}  # each pair aligned once: view and table
 
@@ -139,7 +142,10 @@ def query_page(
     for key, text in texts.items():
         own = [p for p in pairs if p.a_key == key]
         if own:
-            view = document_view(index, key, own, text=text, options=options, reports=reports)
+            gone = excluded.get(key, frozenset())
+            view = document_view(
+                index, key, own, text=text, options=options, reports=reports, excluded=gone
+            )
             views.append(f"<section class=checked>{doc_view_html(view)}</section>")
     # a checked document's own share found in each source first (what a teacher reads)
     ordered = sorted(pairs, key=lambda p: (-p.a_in_b, -p.b_in_a, p.a_key, p.b_key))

@@ -18,7 +18,7 @@ from simdask.evidence.doc_html import (
     number_cell,
     sort_header,
 )
-from simdask.evidence.doc_view import NOT_COMPUTED, document_view
+from simdask.evidence.doc_view import NOT_COMPUTED, document_view, view_sources
 from simdask.evidence.pair_view import ViewOptions
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site_pages import (
@@ -29,9 +29,12 @@ from simdask.evidence.site_pages import (
     not_exported_page,
     pairs_table,
 )
+from simdask.evidence.site_pool import compute_reports, default_workers
 from simdask.evidence.site_reports import SiteReports
+from simdask.evidence.text_cache import TextCache
 from simdask.progress import Callback
 from simdask.read.totals import pair_aligned
+from simdask.storage.decisions import excluded_by_doc
 
 __all__ = ["PER_DOCUMENT", "SiteLimits", "export_site", "histogram_bars", "histogram_svg"]
 
@@ -141,6 +144,8 @@ def export_site(
     callback: Callback | None = None,
     limits: SiteLimits | None = None,
     options: ViewOptions | None = None,
+    workers: int | None = None,
+    cache: bool = True,
 ) -> dict[str, int]:
     """Write the site into ``outdir``: ``index.html``, ``docs/<doc id>.html`` (each document
     with the passages of all its sources marked), one ``pairs/<a>-<b>.html`` side-by-side
@@ -152,7 +157,10 @@ def export_site(
     ``reports_computed`` (pairs of texts aligned). Passages are found as every view finds
     them (:func:`~simdask.evidence.pair_view.index_report` with ``options``: the aligner's,
     or the exact evidence), under the index's exclusions, each pair of texts once
-    (:class:`~simdask.evidence.site_reports.SiteReports`).
+    (:class:`~simdask.evidence.site_reports.SiteReports`), first all of them on ``workers``
+    processes (None: one per core; 1: this process alone;
+    :func:`~simdask.evidence.site_pool.compute_reports`), each text's own part once per
+    process (``cache``; False: computed for each pair, the same site).
 
     The front page and the document pages are written first (so the site is usable at once),
     then the pair pages, most similar first, each file atomically. An interrupt
@@ -168,10 +176,15 @@ def export_site(
     by_key = {d.key: d for d in docs}
     rows = index.pair_list()  # unordered pairs, each once, the larger similarity first
     chosen, candidates = _choose_pairs(rows, by_key, lim)
-    reports = SiteReports(index, options)
+    reports = SiteReports(index, options, TextCache() if cache else None)
+    by_id = {d.doc_id: d for d in docs}
+    matches, totals = _matches(rows), {t.doc: t for t in index.totals()}
+    needed = _needed(
+        index, docs, matches, totals, [(by_id[a].key, by_id[b].key) for a, b in chosen]
+    )
+    compute_reports(index, reports, needed, default_workers() if workers is None else workers, cb)
     _write(out / "not-exported.html", _page("simdask: pair not exported", not_exported_page(docs)))
     _write_pages(index, out, docs, rows, set(chosen), cb, reports)
-    by_id = {d.doc_id: d for d in docs}
     cb.stage("pairs", len(chosen))
     written: set[tuple[int, int]] = set()
     try:
@@ -194,6 +207,31 @@ def export_site(
         "pairs_skipped": candidates - len(chosen),
         "reports_computed": reports.computed,
     }
+
+
+def _matches(rows) -> dict[str, list]:
+    """Each document's stored pairs, seen from it (``a_key``: it), the larger first."""
+    out = defaultdict(list)
+    for r in rows:
+        out[r.a_key].append(r)
+        out[r.b_key].append(r.swapped())
+    return out
+
+
+def _needed(index, docs, matches, totals, pairs) -> list[tuple[str, str]]:
+    """The pair reports ``(key, other)`` the site's pages show: each document page's
+    sources (:func:`~simdask.evidence.doc_view.view_sources`), then the pair pages
+    (``pairs``, keys) whose report no document page has, either way round."""
+    gone = excluded_by_doc(index.catalog, [d.key for d in docs])
+    out = []
+    for d in docs:
+        srcs = view_sources(
+            index, d.key, matches.get(d.key, []), totals.get(d.key), gone.get(d.key, frozenset())
+        )
+        out += [(d.key, o) for o in srcs]
+    shown = set(out)
+    out += [(a, b) for a, b in pairs if (a, b) not in shown and (b, a) not in shown]
+    return out
 
 
 def _choose_pairs(rows, by_key, lim: SiteLimits) -> tuple[list[tuple[int, int]], int]:
@@ -236,10 +274,7 @@ def _write_pages(
     index, out: Path, docs, rows, linked: set, cb: Callback, reports: SiteReports
 ) -> None:
     """The document pages (linking the reports in ``linked``), then the front page."""
-    matches = defaultdict(list)  # each document's pairs, seen from it, the larger first
-    for r in rows:
-        matches[r.a_key].append(r)
-        matches[r.b_key].append(r.swapped())
+    matches = _matches(rows)  # each document's pairs, seen from it, the larger first
     ids = {d.key: d.doc_id for d in docs}
     totals = {t.doc: t for t in index.totals()}
     aligned = pair_aligned(index.catalog, [k for r in rows for k in _both(r)])

@@ -15,8 +15,10 @@ alignment, and a pair page reuses its document page's report.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 from simdask.evidence.pair_view import ViewOptions, index_report
+from simdask.evidence.text_cache import TextCache
 from simdask.read.review import pair_details
 
 __all__ = ["SiteReports"]
@@ -26,11 +28,15 @@ class SiteReports:
     """:func:`~simdask.evidence.pair_view.index_report` for the documents of ``index`` under
     ``options``, each ordered pair of texts computed once (see the module docstring); a call
     with a checked text, another index or other options is passed through uncached.
-    ``computed``: reports computed; ``asked``: reports asked for."""
+    ``cache``: a :class:`~simdask.evidence.text_cache.TextCache` for each text's own part
+    (None: none; the same reports). ``computed``: reports computed; ``asked``: reports asked for."""
 
-    def __init__(self, index, options: ViewOptions | None = None):
+    def __init__(
+        self, index, options: ViewOptions | None = None, cache: TextCache | None = None
+    ) -> None:
         self._index = index
         self._options = options or ViewOptions()
+        self._cache = cache
         self._digests: dict[str, str] = {}
         self._reports: dict[tuple[str, str], dict] = {}
         self._by_keys: dict[tuple[str, str], tuple[str, str]] = {}
@@ -69,13 +75,35 @@ class SiteReports:
         texts = (self._digest(key), self._digest(other))
         rep = self._reports.get(texts)
         if rep is None:
-            rep = index_report(index, key, other, options=opts)
+            rep = index_report(index, key, other, options=opts, cache=self._cache)
             self._reports[texts] = rep
             self._by_keys[(key, other)] = texts
             self.computed += 1
             return rep
         self._by_keys[(key, other)] = texts
         return self._renamed(rep, key, other)
+
+    def missing(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Of ``pairs`` (``(key, other)``, documents of the index), one per ordered pair of
+        texts not computed yet, in their order: what :meth:`add` can be given."""
+        seen = set(self._reports)
+        out = []
+        for key, other in pairs:
+            texts = (self._digest(key), self._digest(other))
+            if texts not in seen:
+                seen.add(texts)
+                out.append((key, other))
+        return out
+
+    def add(self, key: str, other: str, rep: dict) -> None:
+        """Keep ``rep``, the report of ``key`` and ``other`` computed elsewhere (another
+        process, :func:`~simdask.evidence.pair_view.index_report` with this object's
+        options on the same committed state), as if this object had computed it; a
+        later call for these keys (or others of the same texts) takes it."""
+        texts = (self._digest(key), self._digest(other))
+        if texts not in self._reports:
+            self._reports[texts] = rep
+            self.computed += 1
 
     def known(self, key: str, other: str) -> dict | None:
         """The report of ``key`` and ``other`` if one was asked for in this order (else None),

@@ -12,7 +12,8 @@ _IMAGE = "an image: simdask reads text, not pictures (OCR is not done); add the 
 #: hints by suffix (lower case)
 _HINTS = {
     ".doc": f"an old Word file: {_CONVERT}",
-    ".rtf": f"a Rich Text file: {_CONVERT}",
+    ".rtf": "an RTF document: simdask reads it with the optional library striprtf "
+    "(pip install 'simdask[rtf]')",
     ".pages": "an Apple Pages file: export it as .docx or PDF (File > Export To)",
     ".wpd": f"a WordPerfect file: {_CONVERT}",
     ".jsonl": "a .jsonl file inside a folder is not read: give it as a SOURCE of its own",

@@ -20,7 +20,7 @@ from typing import Any
 from simdask.errors import DocumentNotFoundError
 from simdask.storage.sql import connection
 
-__all__ = ["closest_keys", "match_keys", "resolve_key"]
+__all__ = ["closest_keys", "keys_ending", "match_keys", "resolve_key"]
 
 _MAX_NAMED = 5
 
@@ -115,3 +115,13 @@ def match_keys(conn: Any, pattern: str | None = None) -> list[str]:
         return [k for k in keys if fnmatch.fnmatchcase(k, pattern)]
     low = pattern.lower()
     return [k for k in keys if low in k.lower()]
+
+
+def keys_ending(conn: Any, name: str, limit: int = 50) -> list[str]:
+    """The keys that are ``name`` or end in ``/name`` (sorted, at most ``limit``)."""
+    conn = connection(conn)
+    rows = conn.execute(
+        "SELECT key FROM documents WHERE key = ? OR key LIKE ? ESCAPE '\\' ORDER BY key LIMIT ?",
+        (name, "%/" + _like_escape(name), limit),
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -29,7 +29,8 @@ _ORDER = " ORDER BY s.similarity DESC, a.key, b.key"
 
 def checked_row(r: tuple[Any, ...], where: Any) -> tuple[Any, ...]:
     """A row ``(doc, other, similarity, shared, doc_chunks, other_chunks, reverse_shared)``
-    whose values are in their domain; otherwise :class:`IndexDamagedError` (damage, never output)."""
+    whose values are in their domain; otherwise :class:`IndexDamagedError` (damage, never
+    output)."""
     if not 0.0 <= r[2] <= 100.0 + 1e-9 or not 0 <= r[3] <= r[4]:
         raise IndexDamagedError(
             f"the catalog {where} holds an impossible similarity row: {r[0]!r} -> {r[1]!r} "

@@ -47,11 +47,11 @@ from starlette.routing import Route
 from simdask.errors import DocumentNotFoundError, ExtractionError
 from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.ingest.sources import read_queries
-from simdask.queries import query_documents
+from simdask.queries import NOTE_KINDS, batch_summary, query_documents
 from simdask.web.auth import Sessions
 from simdask.web.limits import BodyTimeoutError, BusyError, busy_response, slot
 from simdask.web.reader import last_errors, search_documents, similar_rows, similarity_histogram
-from simdask.web.uploads import TooLargeError, limited_receive, save_uploads
+from simdask.web.uploads import TooLargeError, limited_receive, save_uploads, upload_folder
 
 __all__ = [
     "CHECKS_AT_ONCE",
@@ -289,8 +289,9 @@ async def _check(request: Request, srv, form) -> Response:
         for _, e in docs
         if isinstance(e, ExtractionError)
     ]
-    if unreadable and len(unreadable) == len(docs):
-        first = unreadable[0]
+    errors = [u for u in unreadable if u["kind"] not in NOTE_KINDS]
+    if errors and len(errors) == len(docs):  # a scanned PDF alone is a note, as in the CLI
+        first = errors[0]
         message = f"no document could be read: {first['message']}"
         return JSONResponse({"error": message, "unreadable": unreadable}, 422)
     batch = await srv.reader.run(query_documents, docs, min_sim)
@@ -304,8 +305,10 @@ async def _check(request: Request, srv, form) -> Response:
                 for r in batch.results
             ],
             "unreadable": [
-                {"key": e.key, "kind": e.kind, "message": str(e)} for e in batch.unreadable
+                {"key": e.key, "kind": e.kind, "message": str(e), "note": e.kind in NOTE_KINDS}
+                for e in batch.unreadable
             ],
+            "summary": batch_summary(len(docs), batch),
             "k": batch.k,
             "min": min_sim,
             "qid": qid,
@@ -367,7 +370,9 @@ async def errors(request: Request) -> Response:
 
 
 async def add(request: Request) -> Response:
-    """``POST /api/add``: queue uploaded files for indexing (keys ``uploads/<name>``)."""
+    """``POST /api/add``: queue uploaded files for indexing (keys ``uploads/<name>``, or
+    ``uploads/<folder>/<name>`` with the form field or query parameter ``folder``, checked by
+    :func:`~simdask.web.uploads.upload_folder`: a bad one is answered 400)."""
     srv = server_of(request)
     if srv.jobs is None:
         return _error(READ_ONLY, 403)
@@ -383,8 +388,10 @@ async def add(request: Request) -> Response:
         files = file_parts(form)
         if not files:
             raise ValueError("no parts named `file`")
-        (folder / "uploads").mkdir()
-        paths = await save_uploads(files, folder / "uploads", srv.settings.max_file_bytes, True)
+        sub = upload_folder(text_field(form, "folder") or request.query_params.get("folder"))
+        where = folder / "uploads" / sub if sub else folder / "uploads"
+        where.mkdir(parents=True)
+        paths = await save_uploads(files, where, srv.settings.max_file_bytes, True)
     except BusyError as e:
         _rmtree(folder)
         return busy_response(e)
@@ -400,7 +407,9 @@ async def add(request: Request) -> Response:
     finally:
         if form is not None:  # its spooled upload files, refused or saved
             await form.close()
-    job = srv.jobs.submit(folder, [f"uploads/{p.name}" for p in paths])
+    job = srv.jobs.submit(
+        folder, [f"uploads/{sub}/{p.name}" if sub else f"uploads/{p.name}" for p in paths]
+    )
     return JSONResponse({"job": job.to_dict()}, 202)
 
 

@@ -14,10 +14,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from simdask.errors import SimdaskError
+from simdask.errors import ConfigError, SimdaskError
 from simdask.ingest.sources import format_size
 
-__all__ = ["TooLargeError", "limited_receive", "safe_name", "save_uploads"]
+__all__ = [
+    "TooLargeError",
+    "limited_receive",
+    "safe_name",
+    "save_uploads",
+    "upload_folder",
+]
 
 _UNSAFE = re.compile(r"[^\w.\- ]+")
 _MAX_NAME = 150
@@ -62,6 +68,37 @@ def limited_receive(receive: Callable[[], Awaitable[dict]], limit: int) -> Calla
         return message
 
     return wrapped
+
+
+#: levels and characters per level of an upload folder
+MAX_FOLDER_DEPTH = 5
+MAX_FOLDER_PART = 100
+_FOLDER_PART = re.compile(r"[\w][\w .-]*")
+
+
+def upload_folder(value: str | None) -> str:
+    """The folder a teacher chose for an upload (``2026/essays``: the documents get the
+    keys ``uploads/2026/essays/NAME``), checked: relative, parts of letters, digits,
+    ``_``, ``-``, ``.`` and spaces (not starting with ``.`` or a space), none ``..``, at
+    most :data:`MAX_FOLDER_DEPTH` levels of :data:`MAX_FOLDER_PART` characters; ``/``
+    separates levels (leading and trailing ones are an error, not dropped). Empty or None:
+    ``""`` (no folder). Raises :class:`~simdask.errors.ConfigError` (a ``ValueError``)
+    saying what was expected."""
+    text = (value or "").strip()
+    if not text:
+        return ""
+    parts = text.split("/")
+    expected = (
+        f"expected a folder inside uploads/ such as 2026/essays (at most {MAX_FOLDER_DEPTH} "
+        "levels of letters, digits, _ - . and spaces, separated by /)"
+    )
+    if text.startswith("/") or "\\" in text or len(parts) > MAX_FOLDER_DEPTH:
+        raise ConfigError(f"{expected}, found {value!r}")
+    for part in parts:
+        ok = _FOLDER_PART.fullmatch(part) and len(part) <= MAX_FOLDER_PART
+        if not ok or part.rstrip() != part or set(part) == {"."}:
+            raise ConfigError(f"{expected}, found {value!r} (the part {part!r})")
+    return "/".join(parts)
 
 
 async def save_uploads(

@@ -60,7 +60,7 @@ def read_rtf(data: bytes, name: str = "<rtf>", limits: ExtractLimits | None = No
         raise ExtractionError(
             name,
             "missing_dependency",
-            "expected the optional library striprtf to read RTF files, found it is not "
+            "expected the optional library striprtf to read RTF documents, found it is not "
             "installed: pip install 'simdask[rtf]'",
         ) from e
     depth = group_depth(data)

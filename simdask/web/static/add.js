@@ -28,6 +28,7 @@
     if (!files.length) { err.textContent = 'Choose one or more files.'; err.hidden = false; return; }
     var form = new FormData();
     for (var i = 0; i < files.length; i++) form.append('file', files[i], files[i].name);
+    form.append('folder', document.getElementById('add-folder').value.trim());
     fetch('/api/add', { method: 'POST', body: form, headers: { 'X-CSRF-Token': csrf }, credentials: 'same-origin' })
       .then(function (r) { return r.json().then(function (d) { return [r.status, d]; }); })
       .then(function (x) {

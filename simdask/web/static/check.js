@@ -109,10 +109,13 @@
       if (q.too_short) notes.appendChild(el('li', q.key + ': fewer than ' + data.k + ' words, no chunks'));
       else if (!q.matches) notes.appendChild(el('li', q.key + ': no match'));
     });
-    data.unreadable.forEach(function (u) { notes.appendChild(el('li', 'cannot read ' + u.message, 'error')); });
-    document.getElementById('summary').textContent = data.results.length + ' match' +
-      (data.results.length === 1 ? '' : 'es') + ' for ' + data.queries.length + ' document' +
-      (data.queries.length === 1 ? '' : 's') + ' (' + data.seconds.toFixed(2) + ' s on the server).';
+    // a scanned PDF (too short, image_only) is a note, as in the CLI; unreadable files are errors
+    data.unreadable.forEach(function (u) {
+      if (u.note) notes.appendChild(el('li', 'not compared: ' + u.message));
+      else notes.appendChild(el('li', 'cannot read ' + u.message, 'error'));
+    });
+    document.getElementById('summary').textContent = data.summary +
+      ' (' + data.seconds.toFixed(2) + ' s on the server).';
     document.getElementById('progress').hidden = true;
     document.getElementById('results').hidden = false;
   }
