@@ -214,12 +214,13 @@ def compare_texts(
         ev = _compare_large(a, b, k, min_chunks, exclusions, drop_shared)
         ev.passages = [p for p in ev.passages if p.words >= min_words]
         return ev
-    side_a = prepare_side(a, k, exclusions) if cache is None else cache.side(a, k, exclusions)
-    side_b = prepare_side(b, k, exclusions) if cache is None else cache.side(b, k, exclusions)
-    ca, cb, keep_a, keep_b = side_a.windows, side_b.windows, side_a.keep, side_b.keep
+    side = prepare_side if cache is None else cache.side
+    side_a: TextSide = side(a, k, exclusions)
+    side_b: TextSide = side(b, k, exclusions)
+    ca, cb = side_a.windows, side_b.windows
     marks_a, marks_b = list(side_a.marks), list(side_b.marks)
     set_a, set_b = side_a.kept, side_b.kept
-    shared = set_a & set_b
+    shared = set(set_a & set_b)
     dropped: set = set()
     if drop_shared is not None and shared:
         dropped = drop_shared(shared)
@@ -238,15 +239,7 @@ def compare_texts(
         doc_excluded=marks_a,
         other_excluded=marks_b,
     )
-    where_b = defaultdict(list)
-    for j, c in enumerate(cb):
-        if keep_b[j] and c in shared:
-            where_b[c].append(j)
-    diagonals: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for i, c in enumerate(ca):
-        for j in where_b.get(c, ()) if keep_a[i] else ():
-            diagonals[i - j].append((i, j))
-    runs = [(i0, j0, i1, n) for (i0, j0), (i1, _), n in sorted(_diagonal_runs(diagonals, k))]
+    runs = _shared_runs(side_a, side_b, shared, k)
     ex_a = excluded_words(*bounds_a, marks_a)
     ex_b = excluded_words(*bounds_b, marks_b)
     found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
@@ -254,6 +247,20 @@ def compare_texts(
     if min_words > 0:
         return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
     return _directed(ev, (a, ca, set_a), (b, cb, set_b), shared, k, exclusions, drop_shared)
+
+
+def _shared_runs(side_a: TextSide, side_b: TextSide, shared: set, k: int) -> list:
+    """The diagonal runs ``(i0, j0, i1, n)`` of counted windows of ``shared`` chunks that
+    both texts hold at word ``i`` of A and ``j`` of B (window indexes)."""
+    where_b = defaultdict(list)
+    for j, c in enumerate(side_b.windows):
+        if side_b.keep[j] and c in shared:
+            where_b[c].append(j)
+    diagonals: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for i, c in enumerate(side_a.windows):
+        for j in where_b.get(c, ()) if side_a.keep[i] else ():
+            diagonals[i - j].append((i, j))
+    return [(i0, j0, i1, n) for (i0, j0), (i1, _), n in sorted(_diagonal_runs(diagonals, k))]
 
 
 def _directed(ev: PairEvidence, side_a, side_b, shared: set, k: int, excl, drop) -> PairEvidence:
