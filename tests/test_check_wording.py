@@ -37,7 +37,7 @@ def web(tmp_path):
 
 
 def _match(key: str) -> QueryMatch:
-    return QueryMatch(key, 50.0, 40.0, 3, 6, 8)
+    return QueryMatch(key, 50.0, 40.0, 3, 6, 8, 3)
 
 
 def test_batch_summary_counts_in_words():

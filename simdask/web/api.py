@@ -48,6 +48,7 @@ from simdask.errors import DocumentNotFoundError, ExtractionError
 from simdask.evidence.pair_view import ViewOptions, index_report
 from simdask.ingest.sources import read_queries
 from simdask.queries import NOTE_KINDS, batch_summary, query_documents
+from simdask.read.query_sources import flag_rows, query_exclusions
 from simdask.web.auth import Sessions
 from simdask.web.limits import BodyTimeoutError, BusyError, busy_response, slot
 from simdask.web.reader import last_errors, search_documents, similar_rows, similarity_histogram
@@ -186,6 +187,12 @@ def read_bounded(paths: list[Path], budget: int) -> list:
     return out
 
 
+def _checked(index, docs: list, min_sim: float):
+    """The checked texts' matches and, per text, the indexed keys left out of its results
+    (:func:`~simdask.read.query_sources.query_exclusions`), read in one committed state."""
+    return query_documents(index, docs, min_sim), query_exclusions(index, docs)
+
+
 def check_slot(srv):
     """One of the server's :data:`CHECKS_AT_ONCE` check slots for the block; raises
     :class:`~simdask.web.limits.BusyError` after waiting :data:`CHECK_WAIT` seconds."""
@@ -294,9 +301,10 @@ async def _check(request: Request, srv, form) -> Response:
         first = errors[0]
         message = f"no document could be read: {first['message']}"
         return JSONResponse({"error": message, "unreadable": unreadable}, 422)
-    batch = await srv.reader.run(query_documents, docs, min_sim)
+    batch, excluded = await srv.reader.run(_checked, docs, min_sim)
     qid = srv.queries.put({k: t for k, t in docs if isinstance(t, str)})
     rows = [{"query": r.key, **m.to_dict()} for r in batch.results for m in r.matches]
+    rows = flag_rows(rows, excluded)  # as `simdask query` flags them
     return JSONResponse(
         {
             "results": rows,
