@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     :mod:`simdask.cli.main`), 130 with one line when interrupted at any moment. Called as the
     command (``argv`` None: the arguments of the process), it also guards the process's
     shutdown after it returns (:func:`_exit_at_once`, :func:`_ignore_late`)."""
+    if argv is None:
+        _quiet_resource_tracker()
     try:
         # a test learns that the interrupt guard is in place; inside it, so that a Ctrl-C
         # during the failure point's own work (it creates a file) is handled like any other
@@ -97,6 +99,22 @@ def main(argv: list[str] | None = None) -> int:
     if _returned[0] == EXIT_INTERRUPTED:
         _silence_stderr()
     return status
+
+
+#: the warnings filter (``-W``) that multiprocessing hands to the resource tracker it starts
+RESOURCE_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+
+
+def _quiet_resource_tracker() -> None:
+    """The resource tracker process that multiprocessing starts beside a local cluster keeps
+    the command's stderr and outlives it. When a Ctrl-C cuts a worker's start short (the
+    nanny's queue is made while the command already shuts down), the tracker removes the
+    queue's leftover semaphore, as is its job, and then warned about it on the terminal after
+    ``simdask: interrupted`` (``There appear to be 1 leaked semaphore objects``). The tracker
+    takes this process's ``-W`` options (``sys.warnoptions``, read when it starts): it is told
+    to keep those warnings to itself. This process's own warnings are not changed."""
+    if RESOURCE_TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(RESOURCE_TRACKER_QUIET)
 
 
 def _silence_stderr() -> None:
