@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from simdask.kernels.candidate_ranges import block_entries, block_top, merge_range, split_by_range
-from simdask.kernels.candidates import CandidateConfig
+from simdask.kernels.candidate_scores import CandidateConfig
 from simdask.kernels.content_ngrams import CONTENT_NGRAM
 from simdask.kernels.postings import ShardData, shard_ranges
 

@@ -30,7 +30,7 @@ from simdask.kernels.candidate_ranges import (
 )
 from simdask.kernels.postings import ShardData
 from simdask.read.candidates import BLOCK_TARGETS, committed_segments
-from simdask.storage.candidates import stored_candidate_config
+from simdask.storage.candidate_store import stored_candidate_config
 
 from _benchutil import load_average
 

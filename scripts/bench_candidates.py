@@ -26,7 +26,7 @@ import psutil
 from bench_scale import PER_FILE, corpus_files, get_model
 
 from simdask import Index, IndexConfig
-from simdask.storage.candidates import candidate_store, stored_segments
+from simdask.storage.candidate_store import candidate_store, stored_segments
 
 from _benchutil import PeakRSS, load_average, machine, today, write_section
 

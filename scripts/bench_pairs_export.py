@@ -31,8 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from simdask import Index, IndexConfig
-from simdask.read import export
-from simdask.read.totals import similar_rows
+from simdask.read import result_export
+from simdask.read.total_reads import similar_rows
 
 from _benchutil import load_average, machine, today, write_section
 
@@ -73,9 +73,9 @@ def _measure(path: str, what: str, out) -> None:
         elif what == "iter_pairs()":
             n = sum(1 for _ in idx.iter_pairs())
         elif what == "iter_similar_rows (jsonl, after)":
-            n = sum(len(b) for b in export.iter_similar_rows(idx))
+            n = sum(len(b) for b in result_export.iter_similar_rows(idx))
         elif what == "write_pairs_parquet":
-            n = export.write_pairs_parquet(idx, Path(path) / "pairs.parquet")
+            n = result_export.write_pairs_parquet(idx, Path(path) / "pairs.parquet")
         else:
             n = len(idx.pairs_frame().compute(scheduler="sync"))
     cpu, wall = time.process_time() - t0, time.perf_counter() - w0
@@ -128,7 +128,7 @@ measurement in a new process (CPU seconds of that process; peak RSS growth).
 {table}
 
 "before": what the API and `similar --format jsonl` did (every row in a list first);
-"after": streamed in batches of {export.BATCH_ROWS:,} rows (`Index.iter_pairs`,
+"after": streamed in batches of {result_export.BATCH_ROWS:,} rows (`Index.iter_pairs`,
 `simdask export`, `Index.pairs_frame`).
 """
     print(body)

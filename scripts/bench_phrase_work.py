@@ -5,7 +5,7 @@ cutoff of :func:`simdask.kernels.heavy.choose_cutoff` and the light pair emissio
 bounded build (:func:`simdask.kernels.heavy_bounded.bounded_cutoff`, default budgets).
 
 Chunks are the sorted 5-word windows of each document's words (the generator's tokens without
-sentence boundaries are exactly :func:`simdask.kernels.text.words` of its text), keyed by a
+sentence boundaries are exactly :func:`simdask.kernels.words.words` of its text), keyed by a
 64-bit polynomial of the sorted word ranks, counted per document once.
 
     python scripts/bench_phrase_work.py --sizes 10000,20000,40000,100000

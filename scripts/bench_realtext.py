@@ -99,7 +99,7 @@ def run_measured(cmd: list[str], cap: float, env: dict) -> dict:
 
 def shingles(text: str) -> set[str]:
     """The document's chunks as strings (simdask's definition: 5 sorted words)."""
-    from simdask.kernels.text import chunks
+    from simdask.kernels.words import chunks
 
     return {" ".join(c) for c in chunks(text)}
 

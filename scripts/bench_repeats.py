@@ -31,8 +31,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from simdask.engine.repeats import RepeatsConfig, find_repeats
-from simdask.kernels.text import WORD_PATTERN
+from simdask.engine.repeats_run import RepeatsConfig, find_repeats
+from simdask.kernels.words import WORD_PATTERN
 
 from _benchutil import PeakRSS, load_average, machine, today, write_section
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from scripts._benchutil import machine, today
 from simdask import Index, IndexConfig
 from simdask.ingest.sources import list_items
-from simdask.read.boilerplate import boilerplate_hint
+from simdask.read.boilerplate_passages import boilerplate_hint
 from simdask.write.collisions import checked_items
 from tests.helpers.documents import prose
 

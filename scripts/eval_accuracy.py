@@ -4,7 +4,7 @@ chunk-ID width (issue 13, item 4), and the cost of wide IDs.
 For each corpus and each ``hash_bits`` (20, 24, 28, 32 and the default), a real index is built
 on one LocalCluster (``similarity_mode="exact"`` and an unbounded ``top_k``, so that only the
 chunk-ID width separates stored from exact values) and every stored row is compared with the
-exact containment from the readable chunks of :func:`simdask.kernels.text.chunks` (tuples of
+exact containment from the readable chunks of :func:`simdask.kernels.words.chunks` (tuples of
 sorted words, mapped to integers through a Python dict; shared counts by a scipy sparse
 product). Reported per width: the largest and mean absolute error of stored values, in
 percentage points; how many stored values are off at all and by more than 0.5 point; pairs
@@ -39,7 +39,7 @@ from simdask.cluster.connect import connect
 from simdask.config import DEFAULT_HASH_BITS
 from simdask.ingest.synth import generate_corpus
 from simdask.kernels.postings import pack_pairs, sort_pairs
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 
 from _benchutil import PeakRSS, machine, today
 
@@ -372,7 +372,7 @@ the exact one (the containment over the true string chunks); two chunks of one d
 the same ID shrink `|A|`. Here each corpus is indexed once per width with
 `similarity_mode="exact"` and no top-k limit (so that only the width separates stored from
 exact values), threshold {THRESHOLD} %, and every stored row is compared with exact counting
-over `simdask.kernels.text.chunks` (tuples of sorted words). Errors are absolute, in
+over `simdask.kernels.words.chunks` (tuples of sorted words). Errors are absolute, in
 percentage points; *values off*: stored rows whose value differs from the exact one at all;
 *missed*: pairs whose exact containment is >= {THRESHOLD} % and that are not stored;
 *spurious*: stored pairs whose exact containment is below {THRESHOLD} %.

@@ -5,7 +5,7 @@ over an index's stored content n-gram sets.
 scripts/eval_retrieval.py builds it, with candidates). Reads every document's stored feature
 IDs (``candidate_features``), builds the suspicious x source matrix of the stored score
 (summed weights ``round(1000 ln((max_df + 1) / df))`` of the shared features held by
-2..max_df documents, :mod:`simdask.kernels.candidates`) and of normalised variants, and prints
+2..max_df documents, :mod:`simdask.kernels.candidate_scores`) and of normalised variants, and prints
 per sub-corpus the recall of the labelled sources at 10, at max(10, labelled) and at 50 among
 the source documents, over the **whole** ranking (not bounded by the stored depth).
 """

@@ -44,8 +44,8 @@ from simdask.alignment import AlignConfig
 from simdask.alignment.pan_measures import PanScores, scores
 from simdask.kernels.partner_rule import PartnerRule, chosen_count
 from simdask.read.candidates import ranked_among
-from simdask.storage.candidates import candidate_scores
-from simdask.storage.totals import DEFAULT_RULE
+from simdask.storage.aligned_tables import DEFAULT_RULE
+from simdask.storage.candidate_store import candidate_scores
 
 from _benchutil import load_average
 

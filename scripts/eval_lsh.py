@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simdask import Index, IndexConfig
 from simdask.ingest.synth import generate_corpus
 from simdask.kernels.hashing import chunk_batch
-from simdask.kernels.lsh import LshParams
+from simdask.kernels.lsh_bands import LshParams
 from simdask.read.lsh_search import group_pairs, text_pairs
 
 from _benchutil import machine, today, write_section

@@ -7,7 +7,7 @@ the corpus (``simdask update`` of a JSONL file written from the corpus, keys ``s
 
 * **recall** per sub-corpus: the share of the labelled (suspicious, source) pairs whose source
   is among the suspicious document's stored candidate partners
-  (:func:`simdask.storage.candidates.candidate_partners`) at 10, at max(10, the document's
+  (:func:`simdask.storage.candidate_store.candidate_partners`) at 10, at max(10, the document's
   labelled sources), 30 and 50; once among all documents, once among the source documents
   (the PAN task's source collection) only;
 * **cost**: the build's seconds per stage (the candidates' share) and the content n-gram
@@ -30,7 +30,7 @@ from pathlib import Path
 from simdask import Index, IndexConfig
 from simdask.alignment.pan_measures import scores
 from simdask.read.candidates import ranked_among
-from simdask.storage.candidates import candidate_partners, candidate_store, stored_segments
+from simdask.storage.candidate_store import candidate_partners, candidate_store, stored_segments
 
 from _benchutil import load_average
 

@@ -22,17 +22,17 @@ from simdask.errors import (
 if TYPE_CHECKING:
     from simdask.alignment import AlignConfig, Passage, align, aligned_coverage
     from simdask.cluster.spec import ClusterSpec
-    from simdask.compare import CompareResult, CrossPair, compare_groups
+    from simdask.comparison import CompareResult, CrossPair, compare_groups
     from simdask.config import FORMAT_VERSION, IndexConfig
     from simdask.engine.run import RunOptions
     from simdask.index import Index
     from simdask.kernels.hashing import chunk_batch, chunk_id, hash_chunks, word_hashes
-    from simdask.kernels.text import normalize, words
+    from simdask.kernels.words import normalize, words
     from simdask.progress import Callback, TqdmCallback
-    from simdask.read.totals import DocTotal, TotalSource
+    from simdask.read.total_reads import DocTotal, TotalSource
     from simdask.storage.catalog import DocumentRow, PairRow
     from simdask.summary import QueryMatch, RunSummary
-    from simdask.update import Writer
+    from simdask.writer import Writer
 
 #: where each public name lives; imported on first use (PEP 562), so that reading or querying
 #: an index does not import dask, distributed and zarr (about 1 s of a new process), and that
@@ -53,20 +53,20 @@ _LAZY = {
     "hash_chunks": "kernels.hashing",
     "word_hashes": "kernels.hashing",
     "ClusterSpec": "cluster.spec",
-    "CompareResult": "compare",
-    "CrossPair": "compare",
-    "compare_groups": "compare",
+    "CompareResult": "comparison",
+    "CrossPair": "comparison",
+    "compare_groups": "comparison",
     "Index": "index",
     "RunOptions": "engine.run",
     "Callback": "progress",
     "TqdmCallback": "progress",
     "QueryMatch": "summary",
-    "DocTotal": "read.totals",
-    "TotalSource": "read.totals",
+    "DocTotal": "read.total_reads",
+    "TotalSource": "read.total_reads",
     "RunSummary": "summary",
-    "Writer": "update",
-    "normalize": "kernels.text",
-    "words": "kernels.text",
+    "Writer": "writer",
+    "normalize": "kernels.words",
+    "words": "kernels.words",
 }
 
 

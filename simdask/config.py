@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from simdask.errors import ConfigError, check_keys
-from simdask.kernels.lsh import LshParams
+from simdask.kernels.lsh_bands import LshParams
 from simdask.kernels.postings import chunk_dtype, shard_width
 
 __all__ = [
@@ -84,14 +84,14 @@ class IndexConfig:
     cutoff lowered to fit the larger of the two, only pairs whose light chunks alone reach the
     threshold stored, with exact counts; None: never).
     ``lsh``: MinHash LSH setting ``"BANDSxROWS"`` such as ``"20x5"`` (``None``: no LSH mode;
-    see :mod:`simdask.kernels.lsh`). ``exclude_quotes`` / ``exclude_bibliography``: chunks
+    see :mod:`simdask.kernels.lsh_bands`). ``exclude_quotes`` / ``exclude_bibliography``: chunks
     whose words all lie inside a quotation / the reference list are left out of every chunk
     set (:mod:`simdask.kernels.exclusions`); changing them recomputes the index from its stored
     texts (template texts excluded by ``update --exclude`` are kept in the catalog, not here).
     ``candidates``: keep each document's paraphrase-robust candidate partners (content word
-    pairs, :mod:`simdask.kernels.candidates`), which the aligned totals then align first; off by
-    default: the scoring's work grows faster than the corpus (docs/scale.md, "Candidate
-    partners per range").
+    pairs, :mod:`simdask.kernels.candidate_scores`), which the aligned totals then align
+    first; off by default: the scoring's work grows faster than the corpus (docs/scale.md,
+    "Candidate partners per range").
     """
 
     k: int = 5
@@ -203,7 +203,7 @@ class IndexConfig:
 
     @property
     def lsh_params(self):
-        """The :class:`~simdask.kernels.lsh.LshParams` of ``lsh``, or None."""
+        """The :class:`~simdask.kernels.lsh_bands.LshParams` of ``lsh``, or None."""
         if self.lsh is None:
             return None
 

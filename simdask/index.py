@@ -3,7 +3,7 @@ evidence reports, statistics.
 
 This module reads only (no lock: readers see the last committed state) and imports neither
 dask, distributed nor zarr. Writing — creating, updating, removing, garbage collection — is
-in :mod:`simdask.update`; :meth:`Index.create`, :meth:`Index.update`, :meth:`Index.remove`
+in :mod:`simdask.writer`; :meth:`Index.create`, :meth:`Index.update`, :meth:`Index.remove`
 and :meth:`Index.writer` delegate to it.
 """
 
@@ -27,14 +27,14 @@ from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.features import SORTED_CHUNK
 from simdask.kernels.measures import containment
 from simdask.kernels.postings import shard_of as chunk_shards
-from simdask.read import export, snapshots
+from simdask.read import result_export, snapshots
 from simdask.read.doc_freq import common_chunk_ids, common_filter
-from simdask.read.pairs import Pair, orient, undirected
+from simdask.read.index_stats import index_stats
 from simdask.read.query_matches import query_matches
 from simdask.read.quoted_query import quoted_counts
 from simdask.read.segment_reads import SegmentReads
-from simdask.read.stats import index_stats
-from simdask.read.totals import DocTotal, query_total, read_totals
+from simdask.read.total_reads import DocTotal, query_total, read_totals
+from simdask.read.undirected_pairs import Pair, orient, undirected
 from simdask.storage import checksums
 from simdask.storage.backends import open_shard_store
 from simdask.storage.catalog import Catalog, PairRow
@@ -45,9 +45,9 @@ from simdask.storage.segments import migrate_legacy, waiting_bytes
 from simdask.storage.shards import ShardData
 from simdask.storage.text_packs import TextStore
 from simdask.summary import QueryMatch, RunSummary
-from simdask.update import Writer, create_catalog
+from simdask.write.compute_totals import compute_totals
 from simdask.write.exclude import META_NAME, Template, index_exclusions, templates_from_meta
-from simdask.write.totals import compute_totals
+from simdask.writer import Writer, create_catalog
 
 if TYPE_CHECKING:
     from simdask.read.lsh_search import LshMatch, LshPair
@@ -153,9 +153,9 @@ class Index:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # --- writing: delegated to simdask.update ---------------------------------------------
+    # --- writing: delegated to simdask.writer ---------------------------------------------
     def writer(self, wait: float = 0.0) -> Writer:
-        """The write side of this index (:class:`simdask.update.Writer`): ``with
+        """The write side of this index (:class:`simdask.writer.Writer`): ``with
         idx.writer(wait) as w:`` holds the writer lock for the block (taken once; ``wait``:
         seconds to wait for another writer, 0: fail at once)."""
         return Writer(self, wait)
@@ -200,13 +200,13 @@ class Index:
 
     def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:
         """Delete segments, text packs and work files no committed state refers to (under
-        the writer lock; see :meth:`simdask.update.Writer.collect_garbage`)."""
+        the writer lock; see :meth:`simdask.writer.Writer.collect_garbage`)."""
         return self.writer().collect_garbage(keep)
 
     def compact(self, *, force: bool = False, wait: float = 0.0, **kwargs: Any) -> dict[str, Any]:
         """Merge segments as the merge policy says, or with ``force`` every range into one
         segment without tombstoned postings: a run of its own, under the writer lock (see
-        :meth:`simdask.update.Writer.compact`; ``client``, ``options``, ``callback``).
+        :meth:`simdask.writer.Writer.compact`; ``client``, ``options``, ``callback``).
         Returns its statistics (``{}`` when nothing was due)."""
         return self.writer(wait).compact(force=force, **kwargs)
 
@@ -223,18 +223,19 @@ class Index:
 
     def iter_pairs(self, min_similarity: float = 0.0) -> Iterator[PairRow]:
         """All stored directed similarities, best first, streamed in batches (bounded memory;
-        :func:`simdask.read.export.iter_pair_rows`); inside ``with idx.snapshot():`` every
+        :func:`simdask.read.result_export.iter_pair_rows`); inside ``with idx.snapshot():`` every
         row is of one committed state."""
-        return export.iter_pair_rows(self, min_similarity)
+        return result_export.iter_pair_rows(self, min_similarity)
 
     def pairs_frame(self, min_similarity: float = 0.0, partitions: int | None = None):
         """The stored directed similarities as a lazy Dask DataFrame, one partition per range
-        of doc IDs (:func:`simdask.read.export.pairs_frame`; needs ``simdask[dataframe]``)."""
-        return export.pairs_frame(self, min_similarity, partitions)
+        of doc IDs (:func:`simdask.read.result_export.pairs_frame`; needs
+        ``simdask[dataframe]``)."""
+        return result_export.pairs_frame(self, min_similarity, partitions)
 
     def totals(self, keys: Iterable[str] | None = None) -> list[DocTotal]:
         """The aligned total of every document that has one (or of those of ``keys``), by
-        key (:class:`~simdask.read.totals.DocTotal`: percent, sources largest first)."""
+        key (:class:`~simdask.read.total_reads.DocTotal`: percent, sources largest first)."""
         with self.snapshot():  # the totals and their sources of one committed state
             return read_totals(self.catalog, keys)
 
@@ -249,7 +250,7 @@ class Index:
 
     def compute_totals(self, **kwargs: Any) -> dict[str, Any]:
         """Align every document's top candidates, store every total (the arguments of
-        :func:`simdask.write.totals.compute_totals`: ``top``, ``client``, ``wait``, ...);
+        :func:`simdask.write.compute_totals.compute_totals`: ``top``, ``client``, ``wait``, ...);
         without ``client``, on the active ``distributed.Client`` if there is one."""
         if kwargs.get("client") is None:
             kwargs["client"] = active_client()
@@ -269,8 +270,8 @@ class Index:
 
     def pair_list(self, min_similarity: float = 0.0, key: str | None = None) -> list[Pair]:
         """The stored similarities as unordered pairs, each once with both percentages
-        (:func:`simdask.read.pairs.undirected`), the larger first; with ``key``: that document's
-        pairs, seen from it (``a_key == key``), whichever direction was stored (``key``
+        (:func:`simdask.read.undirected_pairs.undirected`), the larger first; with ``key``: that
+        document's pairs, seen from it (``a_key == key``), whichever direction was stored (``key``
         resolved: :meth:`resolve_key`)."""
         key = None if key is None else self.resolve_key(key)
         pairs = undirected(self.catalog.pair_rows(min_similarity, key), min_similarity)
@@ -488,5 +489,5 @@ class Index:
 
     def stats(self) -> dict[str, Any]:
         """Documents, distinct chunks, postings, similarity rows, shards, bytes, config
-        (:func:`simdask.read.stats.index_stats`)."""
+        (:func:`simdask.read.index_stats.index_stats`)."""
         return index_stats(self)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simdask.errors import ConfigError
-from simdask.kernels.lsh import LshParams, s_curve
+from simdask.kernels.lsh_bands import LshParams, s_curve
 
 __all__ = ["plot_curves"]
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.sources import read_queries
-from simdask.kernels.text import words
-from simdask.read.pairs import counted
+from simdask.kernels.words import words
+from simdask.read.undirected_pairs import counted
 from simdask.summary import QueryMatch
 
 if TYPE_CHECKING:

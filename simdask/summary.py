@@ -162,7 +162,7 @@ class RunStats:
     was used), ``heavy`` (:class:`HeavyStats`: the heavy-chunk cutoff and mode, and what a
     build measured), ``segments_written`` (delta segments of an incremental run, one per range
     changed), ``delta_seconds`` (seconds per step of the delta path), ``compaction`` (what the
-    automatic compaction after the commit merged, :meth:`simdask.update.Writer.compact`)
+    automatic compaction after the commit merged, :meth:`simdask.writer.Writer.compact`)
     or ``compaction_error`` (why it failed; the run stands), ``sizing`` (the task sizes chosen:
     :class:`~simdask.engine.sizing.TaskSizing`), ``profile`` (per stage, the seconds no worker
     computed a task, and tasks and task-seconds per task name:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from simdask.kernels.text import WORD_PATTERN
+from simdask.kernels.words import WORD_PATTERN
 from tests.helpers.cli import run
 from tests.helpers.paraphrase import paraphrased_pair, verbatim_pair
 

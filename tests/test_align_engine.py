@@ -8,7 +8,7 @@ import pytest
 from distributed import get_task_stream
 
 from simdask.alignment import align
-from simdask.engine.align import align_batch, align_pairs, read_pairs_file
+from simdask.engine.align_pairs import align_batch, align_pairs, read_pairs_file
 from simdask.errors import ConfigError, ExtractionError
 from simdask.progress import RecordingCallback
 from tests.helpers.paraphrase import PARAGRAPHS, paraphrased_pair, verbatim_pair
@@ -66,7 +66,7 @@ def test_results_equal_the_aligner_pair_by_pair_with_stable_task_names(client, f
 
 def test_a_file_read_once_per_batch_and_errors_per_pair(files, monkeypatch):
     root, _ = files
-    import simdask.engine.align as engine
+    import simdask.engine.align_pairs as engine
 
     reads = []
     real = engine.read_pair_text
@@ -94,7 +94,7 @@ def test_a_bad_line_of_the_pairs_file_is_named(tmp_path, content, found):
 
 
 def test_plain_utf8_with_a_stray_nul_is_text_binary_data_is_not(tmp_path):
-    from simdask.engine.align import read_pair_text
+    from simdask.engine.align_pairs import read_pair_text
 
     text = "Ünïcödé text\r\nwith a stray NUL byte, as a few PAN files have. " * 20 + "\0."
     (tmp_path / "nul.txt").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))

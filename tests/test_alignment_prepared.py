@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simdask.engine.align as engine_align
+import simdask.engine.align_pairs as engine_align
 import simdask.engine.totals as engine_totals
 from simdask.alignment import AlignConfig, align, align_prepared, prepare
-from simdask.engine.align import align_batch, read_pairs_file
+from simdask.engine.align_pairs import align_batch, read_pairs_file
 from simdask.engine.totals import AlignSettings, align_job_batch
 from simdask.errors import ConfigError
-from simdask.storage.totals import AlignJob
+from simdask.storage.aligned_tables import AlignJob
 from tests.helpers.paraphrase import paraphrased_pair, verbatim_pair
 from tests.test_alignment import POOL
 

@@ -318,6 +318,39 @@ def test_no_oversized_modules_or_functions():
     assert not too_long, "\n".join(too_long)
 
 
+#: file names two modules may share: the package markers, and ``config.py`` (the public
+#: ``simdask.config`` and ``simdask.alignment.config``, each its package's settings; renaming
+#: either breaks a documented import path)
+SHARED_FILE_NAMES = {"__init__.py": "package marker", "config.py": "each package's settings"}
+
+
+def _duplicate_file_names() -> dict[str, list[str]]:
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        by_name.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    return {n: ps for n, ps in by_name.items() if len(ps) > 1 and n not in SHARED_FILE_NAMES}
+
+
+def test_no_two_modules_share_a_file_name():
+    """Distinct names for distinct things (issue 27): ``kernels/segments.py`` beside
+    ``storage/segments.py`` made a reader open the wrong one; each file name says what the
+    module is, once in the package."""
+    dups = _duplicate_file_names()
+    assert not dups, "\n".join(f"{n}: {', '.join(ps)}" for n, ps in sorted(dups.items()))
+
+
+def test_no_two_public_functions_share_a_name_across_run_paths():
+    """No two top-level functions ``run_update`` (the CLI's and the engine's were two things
+    under one name): the writer's and the engine's entry points have one name each."""
+    owners = [
+        name
+        for name, path in _modules().items()
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.FunctionDef) and node.name == "run_update"
+    ]
+    assert len(owners) <= 1, owners
+
+
 def test_every_test_module_has_a_tier():
     tiers = {"unit", "integration", "system"}
     for path in sorted((ROOT / "tests").glob("test_*.py")):

@@ -17,7 +17,7 @@ from simdask.config import DEFAULT_AUTO_BUDGET
 from simdask.engine.similarity_stage import stored_heavy
 from simdask.errors import ConfigError
 from simdask.kernels.heavy import auto_mode
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 from simdask.summary import HeavyStats
 from tests.helpers.corpus import stem, write_txt
 from tests.test_heavy import brute_rows, reference_rows, template_texts

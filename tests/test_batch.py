@@ -19,7 +19,7 @@ from simdask.read.batch import (
     select_keys,
     share_groups,
 )
-from simdask.read.totals import DocTotal, TotalSource
+from simdask.read.total_reads import DocTotal, TotalSource
 
 pytestmark = pytest.mark.unit
 

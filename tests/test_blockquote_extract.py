@@ -12,7 +12,7 @@ import pytest
 from simdask.ingest.extract import extract_text
 from simdask.ingest.extract.blockquote import length_pt
 from simdask.kernels.exclusions import quote_spans
-from simdask.kernels.text import WORD_PATTERN, words
+from simdask.kernels.words import WORD_PATTERN, words
 from tests.helpers.quoted_docs import KINDS, QUOTE_KINDS, WRITERS
 
 pytestmark = pytest.mark.unit

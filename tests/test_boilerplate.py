@@ -10,8 +10,8 @@ import pytest
 
 from simdask.config import IndexConfig
 from simdask.index import Index
-from simdask.kernels.text import words
-from simdask.read.boilerplate import segments, shared_passages
+from simdask.kernels.words import words
+from simdask.read.boilerplate_passages import segments, shared_passages
 from tests.helpers.corpus import write_txt
 
 pytestmark = pytest.mark.integration

@@ -52,7 +52,7 @@ _CHILD = """
 import json, sys
 from simdask.errors import ExtractionError
 from simdask.ingest.extract import extract_text
-from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.extract_limits import ExtractLimits
 path, name, changes = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 data = open(path, "rb").read()
 try:

@@ -36,7 +36,7 @@ from simdask.kernels.heavy_bounded import (
 )
 from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
 from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 from simdask.storage.shards import ShardData
 from tests.helpers.corpus import stem, write_txt
 from tests.test_heavy import brute_rows

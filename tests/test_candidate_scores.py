@@ -1,5 +1,5 @@
 """The stored candidates with their scores (``candidate_scores``, read side of
-simdask/storage/candidates.py): best first, cut at k, only the stored candidates (not the
+simdask/storage/candidate_store.py): best first, cut at k, only the stored candidates (not the
 similarity partners ``candidate_partners`` appends), every asked document a key."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import sqlite3
 import numpy as np
 import pytest
 
-from simdask.kernels.candidates import CandidateConfig
+from simdask.kernels.candidate_scores import CandidateConfig
 from simdask.kernels.partner_rule import PartnerRule, chosen_count
-from simdask.storage.candidates import (
+from simdask.storage.candidate_store import (
     CandidateChanges,
     candidate_partners,
     candidate_scores,

@@ -10,7 +10,7 @@ from simdask import Index, IndexConfig
 from simdask.engine.context import RunOptions
 from simdask.errors import ConfigError
 from simdask.read.candidates import ranked_among
-from simdask.storage.candidates import (
+from simdask.storage.candidate_store import (
     CANDIDATE_META,
     SEGMENTS_META,
     candidate_partners,

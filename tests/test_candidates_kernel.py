@@ -26,13 +26,13 @@ from simdask.kernels.candidate_ranges import (
     range_mass,
     split_by_range,
 )
-from simdask.kernels.candidates import CandidateConfig, weight_table
+from simdask.kernels.candidate_scores import CandidateConfig, weight_table
 from simdask.kernels.content_ngrams import CONTENT_NGRAM, content_words
 from simdask.kernels.features import SORTED_CHUNK, feature_type
 from simdask.kernels.postings import ShardData, shard_ranges
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from tests.helpers.candidates import brute_lists
 from tests.helpers.paraphrase import PARAGRAPHS, disguise, paraphrased_pair
 

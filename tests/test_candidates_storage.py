@@ -1,4 +1,4 @@
-"""The candidate tables (simdask/storage/candidates.py) on an in-memory catalog: a commit's
+"""The candidate tables (simdask/storage/candidate_store.py) on an in-memory catalog: a commit's
 changes applied (full and incremental), the segments' manifest read back, candidate_partners'
 order (stored candidates, then similarity rows not among them), damaged metadata refused,
 the segments no commit names removed."""
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from simdask.errors import IndexDamagedError
-from simdask.kernels.candidates import CandidateConfig
-from simdask.storage.candidates import (
+from simdask.kernels.candidate_scores import CandidateConfig
+from simdask.storage.candidate_store import (
     CandidateChanges,
     candidate_partners,
     candidate_store,

@@ -1,9 +1,9 @@
 """The chunk stage's fast paths (issue 13, chunkfast) against the reference paths they replace.
 
-* :func:`~simdask.kernels.text.normal_bytes` + :func:`~simdask.kernels.text.utf8_word_spans`
+* :func:`~simdask.kernels.words.normal_bytes` + :func:`~simdask.kernels.words.utf8_word_spans`
   (words found in UTF-8 bytes, code points decoded in numpy) against the regex reference
-  :func:`~simdask.kernels.text.words` and against the previous pipeline
-  (:func:`~simdask.kernels.text.token_bytes` + :func:`~simdask.kernels.hashing.word_spans`),
+  :func:`~simdask.kernels.words.words` and against the previous pipeline
+  (:func:`~simdask.kernels.words.token_bytes` + :func:`~simdask.kernels.hashing.word_spans`),
   on arbitrary Unicode including lone surrogates and 4-byte characters;
 * the partitioned sort of :func:`~simdask.kernels.postings.sort_columns` (64-bit chunk IDs
   beside up to 16 excess bits of doc IDs) against Python's ``sorted(set(...))``.
@@ -26,7 +26,7 @@ from simdask.kernels.hashing import (
     word_spans,
 )
 from simdask.kernels.postings import sort_columns
-from simdask.kernels.text import chunks, normal_bytes, token_bytes, utf8_word_spans, words
+from simdask.kernels.words import chunks, normal_bytes, token_bytes, utf8_word_spans, words
 
 pytestmark = pytest.mark.unit
 

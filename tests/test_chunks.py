@@ -21,7 +21,7 @@ from simdask.kernels.hashing import (
     word_hashes,
     word_spans,
 )
-from simdask.kernels.text import chunks, token_bytes, words
+from simdask.kernels.words import chunks, token_bytes, words
 
 pytestmark = pytest.mark.unit
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, reference_similarity, stem, write_txt
 

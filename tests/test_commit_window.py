@@ -1,6 +1,6 @@
 """The commit window, interrupted at every write in turn (as SQLite tests crash safety).
 
-For each failure point of :data:`simdask.update.COMMIT_FAILPOINTS` — before the commit, before
+For each failure point of :data:`simdask.writer.COMMIT_FAILPOINTS` — before the commit, before
 each statement of the catalog transaction, around COMMIT, and before each removal of the
 post-commit cleanup — a real ``simdask update`` process receives SIGINT, is SIGKILLed, or
 raises there. The index must then be exactly the old state (before COMMIT) or exactly the new
@@ -25,7 +25,7 @@ import pytest
 
 from simdask import Index, IndexConfig, RunOptions
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
-from simdask.update import COMMIT_FAILPOINTS
+from simdask.writer import COMMIT_FAILPOINTS
 from tests.helpers.compare import assert_same_index, postings_by_key
 from tests.helpers.corpus import make_docs, write_txt
 

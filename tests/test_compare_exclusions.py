@@ -10,8 +10,8 @@ import random
 import pytest
 
 from simdask import IndexConfig
-from simdask.compare import compare_groups
-from simdask.kernels.lsh import LshParams
+from simdask.comparison import compare_groups
+from simdask.kernels.lsh_bands import LshParams
 from simdask.read.lsh_search import group_pairs
 from simdask.write.exclude import index_exclusions, read_templates
 from tests.helpers.corpus import write_txt

@@ -7,7 +7,7 @@ import pytest
 
 from simdask.alignment.config import AlignConfig
 from simdask.config import IndexConfig
-from simdask.engine.repeats import RepeatsConfig
+from simdask.engine.repeats_run import RepeatsConfig
 from simdask.errors import ConfigError, check_keys
 from simdask.evidence.pair_view import ViewOptions
 from simdask.kernels.merge_policy import MergePolicy

@@ -12,7 +12,7 @@ import pytest
 from simdask.evidence.passages import compare_texts, word_offsets
 from simdask.evidence.report_html import render_pair_html
 from simdask.ingest.synth import generate_corpus
-from simdask.kernels.text import chunks, words
+from simdask.kernels.words import chunks, words
 from tests.helpers.documents import outside_evidence
 
 pytestmark = pytest.mark.unit

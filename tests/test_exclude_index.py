@@ -10,7 +10,7 @@ import pytest
 from simdask import Index, IndexConfig
 from simdask.errors import ConfigError, SourceError
 from simdask.kernels.exclusions import excluded_spans, merge_spans
-from simdask.kernels.text import WORD_PATTERN, chunks
+from simdask.kernels.words import WORD_PATTERN, chunks
 from simdask.write import rechunk
 from tests.helpers.compare import assert_same_index, table_by_doc
 from tests.helpers.corpus import make_docs, write_txt

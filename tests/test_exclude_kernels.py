@@ -20,7 +20,7 @@ from simdask.kernels.exclusions import (
     template_chunk_ids,
 )
 from simdask.kernels.hashing import chunk_batch, chunk_id, window_chunks
-from simdask.kernels.text import WORD_PATTERN, chunks, normalize
+from simdask.kernels.words import WORD_PATTERN, chunks, normalize
 from tests.helpers.documents import outside_evidence
 from tests.test_exclusions import planted
 

@@ -12,7 +12,7 @@ from simdask.kernels.exclusions import (
     merge_spans,
     quote_spans,
 )
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 
 pytestmark = pytest.mark.unit
 

@@ -15,7 +15,7 @@ from simdask import IndexConfig
 from simdask.engine.chunk_stage import chunk_task
 from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.extract import KINDS, extract_text, format_of
-from simdask.ingest.extract.pdf import join_hyphenated
+from simdask.ingest.extract.pdf_extract import join_hyphenated
 from simdask.ingest.extract.plain import STRAY_SHARE, decode_text
 from simdask.ingest.sources import (
     KnownHashes,
@@ -26,7 +26,7 @@ from simdask.ingest.sources import (
     parse_size,
     read_item,
 )
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from tests.helpers.documents import (
     CZECH,
     docx_bytes,
@@ -456,7 +456,7 @@ def test_parsing_work_is_bounded_too_complex():
     thousands deep, are ``too_complex`` instead of minutes of CPU and gigabytes."""
     import time
 
-    from simdask.ingest.extract.limits import ExtractLimits
+    from simdask.ingest.extract.extract_limits import ExtractLimits
 
     words = b"<w:p><w:r><w:t>a few real words</w:t></w:r></w:p>"
     small = ExtractLimits(elements=20_000)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from simdask import Index, IndexConfig
 from simdask.cluster.workers import scheduler_workers
 from simdask.ingest.extract import KINDS
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from simdask.storage.failures import WARNING_KINDS
 from tests.helpers.documents import bomb_package, docx_bytes, html_bytes, odt_bytes, prose, text_pdf
 

@@ -13,7 +13,7 @@ import pytest
 
 from simdask.errors import ConfigError, ExtractionError
 from simdask.ingest.extract import extract_text
-from simdask.ingest.extract.limits import ExtractLimits, as_limits, kind_over
+from simdask.ingest.extract.extract_limits import ExtractLimits, as_limits, kind_over
 from simdask.ingest.extract.rtf_text import group_depth
 from simdask.ingest.sources import SourceItem, parse_item
 from tests.helpers import bombs

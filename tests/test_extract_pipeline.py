@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from simdask import Index, IndexConfig, RunOptions
-from simdask.kernels.text import chunks, words
+from simdask.kernels.words import chunks, words
 from simdask.progress import Callback
 from tests.helpers.corpus import make_docs, rel, write_txt
 from tests.helpers.documents import (

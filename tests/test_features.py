@@ -19,7 +19,7 @@ from simdask.kernels.features import (
     feature_type,
 )
 from simdask.kernels.hashing import chunk_id
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 
 pytestmark = pytest.mark.unit
 
@@ -29,7 +29,7 @@ texts = st.lists(st.lists(st.sampled_from(VOCAB), max_size=30).map(" ".join), ma
 
 def _reference(text: str, k: int, bits: int, seed: int) -> set[int]:
     """The distinct chunk IDs of a text by the reference definition: each window of ``k``
-    words (kernels/text.py), hashed in plain Python."""
+    words (kernels/words.py), hashed in plain Python."""
     w = words(text)
     return {chunk_id(tuple(w[i : i + k]), bits, seed) for i in range(len(w) - k + 1)}
 

@@ -15,7 +15,7 @@ from simdask.ingest.extract.furniture import (
     furniture_patterns,
     line_pattern,
 )
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from tests.helpers.documents import pdf_bytes, prose, wrap
 
 # the PDF tests read through the extraction helper process

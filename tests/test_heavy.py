@@ -35,7 +35,7 @@ from simdask.kernels.heavy import (
 from simdask.kernels.heavy_search import heavy_only_rows
 from simdask.kernels.member_counts import count_member_keys
 from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 from tests.helpers.corpus import stem, write_txt
 from tests.test_similarity_kernels import make_shards
 

@@ -23,7 +23,7 @@ from simdask.engine.similarity_stage import member_rows_task
 from simdask.kernels.heavy import member_keys
 from simdask.kernels.heavy_overlap import heavy_hold, heavy_overlap
 from simdask.kernels.postings import ShardData
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 from tests.helpers.corpus import stem, write_txt
 from tests.test_heavy import brute_rows, light_set, reference_rows, template_texts, templated_corpus
 from tests.test_similarity_kernels import make_shards

@@ -13,7 +13,7 @@ import pytest
 
 from simdask import Index, IndexConfig
 from simdask.errors import KeyCollisionError
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from simdask.progress import Callback
 from tests.helpers.corpus import make_docs
 from tests.helpers.documents import prose

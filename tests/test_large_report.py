@@ -16,7 +16,7 @@ import time
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.extract_limits import ExtractLimits
 
 pytestmark = pytest.mark.system
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from simdask import Index
-from simdask.kernels.lsh import s_curve, tune
+from simdask.kernels.lsh_bands import s_curve, tune
 from tests.helpers.cli import run
 from tests.helpers.corpus import write_txt
 from tests.test_lsh_index import POOL, corpus, variant

@@ -14,8 +14,8 @@ import pytest
 from simdask import Index, IndexConfig, RunOptions
 from simdask.errors import ConfigError
 from simdask.failpoints import FailpointError
-from simdask.kernels.lsh import LshParams, band_keys
-from simdask.kernels.text import chunks
+from simdask.kernels.lsh_bands import LshParams, band_keys
+from simdask.kernels.words import chunks
 from simdask.read.lsh_search import text_pairs
 from simdask.storage.lsh_store import LshManifest, LshStore
 from tests.helpers.corpus import make_docs, write_txt

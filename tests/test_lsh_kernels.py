@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
 from simdask.kernels import minhash
-from simdask.kernels.lsh import (
+from simdask.kernels.lsh_bands import (
     LshParams,
     band_keys,
     candidate_pairs,

@@ -10,7 +10,7 @@ from simdask.config import IndexConfig
 from simdask.engine.lsh_stage import apply_run
 from simdask.errors import ConfigError, IndexFormatError
 from simdask.kernels import minhash
-from simdask.kernels.lsh import LshParams, band_keys
+from simdask.kernels.lsh_bands import LshParams, band_keys
 from simdask.kernels.minhash import EMPTY
 from simdask.storage import lsh_store
 from simdask.storage.lsh_store import LshManifest, LshStore, band_part_of

@@ -13,7 +13,7 @@ import pytest
 from simdask import IndexConfig
 from simdask.errors import ConfigError
 from simdask.kernels.hashing import window_chunks
-from simdask.kernels.lsh import LshParams, band_keys
+from simdask.kernels.lsh_bands import LshParams, band_keys
 from simdask.kernels.minhash import EMPTY, signatures_csr
 from simdask.read.lsh_search import _TEXT_BLOCK, default_threads, group_pairs, text_pairs
 

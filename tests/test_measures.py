@@ -20,7 +20,7 @@ from simdask.kernels.measures import (
     containment,
     measure,
 )
-from simdask.read.pairs import holds, pct
+from simdask.read.undirected_pairs import holds, pct
 from simdask.storage.reads import REVERSE
 
 pytestmark = pytest.mark.unit

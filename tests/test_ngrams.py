@@ -24,7 +24,7 @@ from simdask.kernels.ngrams import (
     split_by_range,
     tokenize,
 )
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 
 pytestmark = pytest.mark.unit
 

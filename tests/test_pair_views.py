@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from simdask.kernels.text import WORD_PATTERN
+from simdask.kernels.words import WORD_PATTERN
 from tests.helpers.cli import run
 from tests.helpers.paraphrase import OWN, PARAGRAPHS
 from tests.helpers.server import serving

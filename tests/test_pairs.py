@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask.kernels.similarity import containment
-from simdask.read.pairs import Pair, holds, orient, pct, undirected
+from simdask.read.undirected_pairs import Pair, holds, orient, pct, undirected
 from simdask.storage.catalog import PairRow
 
 pytestmark = pytest.mark.unit

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from simdask.errors import ConfigError
 from simdask.kernels.partner_rule import PartnerRule, chosen_count
-from simdask.storage.totals import DEFAULT_RULE, plan_rule, totals_meta
-from simdask.write.totals import totals_rule
+from simdask.storage.aligned_tables import DEFAULT_RULE, plan_rule, totals_meta
+from simdask.write.compute_totals import totals_rule
 
 pytestmark = pytest.mark.unit
 

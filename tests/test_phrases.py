@@ -19,7 +19,7 @@ from simdask.ingest.phrases import (
     iter_phrase_documents,
 )
 from simdask.ingest.prose import BLOCK_DOCS, ProseParams
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 
 pytestmark = pytest.mark.unit
 

@@ -11,7 +11,7 @@ from distributed import Client, LocalCluster
 from simdask import Index, IndexConfig, RunOptions
 from simdask.errors import ConfigError, IndexExistsError, IndexFormatError, IndexNotFoundError
 from simdask.kernels.hashing import chunk_id
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 from tests.helpers.corpus import make_docs, reference_similarity, rel, stem, write_jsonl, write_txt
 
 pytestmark = pytest.mark.integration

@@ -23,7 +23,7 @@ from simdask.ingest.prose import (
     train_model,
     write_jsonl,
 )
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 
 pytestmark = pytest.mark.unit
 

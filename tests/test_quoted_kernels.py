@@ -25,7 +25,7 @@ from simdask.kernels.quoted import (
     quoted_rows,
     split_quoted,
 )
-from simdask.kernels.text import WORD_PATTERN
+from simdask.kernels.words import WORD_PATTERN
 
 pytestmark = pytest.mark.unit
 

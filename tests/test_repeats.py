@@ -8,10 +8,10 @@ from collections import defaultdict
 import pytest
 
 from simdask.config import IndexConfig
-from simdask.engine.repeats import RepeatsConfig, find_repeats
+from simdask.engine.repeats_run import RepeatsConfig, find_repeats
 from simdask.errors import ConfigError
 from simdask.index import Index
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from tests.helpers.components import need_module
 from tests.helpers.corpus import make_docs, write_jsonl, write_txt
 

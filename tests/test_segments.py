@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from simdask.errors import ConfigError
 from simdask.kernels.merge_policy import MergePolicy, plan_merges
 from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
-from simdask.kernels.segments import (
+from simdask.kernels.segment_merge import (
     live_doc_counts,
     live_mask,
     merge_segments,

@@ -24,7 +24,7 @@ from simdask.ingest.sources import (
     read_queries,
 )
 from simdask.kernels.keys import unsafe_text
-from simdask.storage.keys import KEY_SCHEME, migrate_keys
+from simdask.storage.key_migration import KEY_SCHEME, migrate_keys
 
 pytestmark = pytest.mark.unit
 

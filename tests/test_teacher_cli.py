@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from simdask.kernels.text import WORD_PATTERN
-from simdask.read.pairs import pct
+from simdask.kernels.words import WORD_PATTERN
+from simdask.read.undirected_pairs import pct
 from tests.helpers.cli import run
 from tests.helpers.teacher import write_essays
 

@@ -11,8 +11,8 @@ import random
 import numpy as np
 import pytest
 
-from simdask.kernels.text import words
-from simdask.read.boilerplate import SharedPassage, once, trim_ends
+from simdask.kernels.words import words
+from simdask.read.boilerplate_passages import SharedPassage, once, trim_ends
 from tests.helpers.cli import run
 from tests.helpers.documents import prose
 

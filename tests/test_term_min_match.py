@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask.evidence.passages import compare_texts
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from tests.helpers.cli import run
 from tests.helpers.documents import prose
 

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from simdask.read.pairs import counted
+from simdask.read.undirected_pairs import counted
 from tests.helpers.cli import run
 
 pytestmark = pytest.mark.system

@@ -1,8 +1,8 @@
 """Words and readable chunks (DESIGN §1): NFKC + casefold, words are ``[^\\W_]+``, sorted windows.
 
-The byte path (:func:`simdask.kernels.text.token_bytes` +
+The byte path (:func:`simdask.kernels.words.token_bytes` +
 :func:`simdask.kernels.hashing.word_spans`) that the
-vectorised chunker hashes must find exactly the same words as :func:`simdask.kernels.text.words`.
+vectorised chunker hashes must find exactly the same words as :func:`simdask.kernels.words.words`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask.kernels.hashing import word_spans
-from simdask.kernels.text import chunks, normalize, token_bytes, words
+from simdask.kernels.words import chunks, normalize, token_bytes, words
 
 pytestmark = pytest.mark.unit
 

@@ -13,9 +13,9 @@ from simdask import Index, IndexConfig, RunOptions
 from simdask.alignment.segment import word_spans
 from simdask.engine import totals as engine_totals
 from simdask.kernels.partner_rule import PartnerRule
-from simdask.read.totals import pair_aligned, source_spans, status
-from simdask.storage.candidates import rule_partners
-from simdask.storage.totals import DEFAULT_RULE, compute_start
+from simdask.read.total_reads import pair_aligned, source_spans, status
+from simdask.storage.aligned_tables import DEFAULT_RULE, compute_start
+from simdask.storage.candidate_store import rule_partners
 from tests.helpers.corpus import make_docs, write_txt
 from tests.helpers.totals import (
     assert_totals_close,

@@ -19,7 +19,7 @@ from simdask import ConfigError, Index, IndexConfig, IndexExistsError, compare_g
 from simdask.errors import ExtractionError
 from simdask.ingest.sources import read_document, read_queries
 from simdask.kernels.hashing import chunk_batch
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from simdask.progress import RecordingCallback
 from tests.helpers.corpus import make_docs, reference_similarity, rel, write_jsonl, write_txt
 from tests.helpers.documents import prose, text_pdf

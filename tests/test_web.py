@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from simdask.read.pairs import holds
+from simdask.read.undirected_pairs import holds
 from tests.helpers.browser import chromium_driver
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, reference_similarity, write_jsonl, write_txt

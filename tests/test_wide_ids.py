@@ -30,8 +30,8 @@ from simdask.kernels.postings import (
     sort_pairs,
     split_sorted_by_shard,
 )
-from simdask.kernels.segments import merge_segments, restrict
-from simdask.kernels.text import chunks
+from simdask.kernels.segment_merge import merge_segments, restrict
+from simdask.kernels.words import chunks
 from simdask.storage.backends import open_shard_store
 from simdask.storage.shards import encode_shard
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from simdask import Index, IndexConfig
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 from tests.helpers.compare import assert_same_index
 from tests.helpers.corpus import make_docs, reference_similarity, stem, write_txt
 

@@ -1,4 +1,4 @@
-"""The writer (simdask/update.py): the commit as one transaction with a failure point before
+"""The writer (simdask/writer.py): the commit as one transaction with a failure point before
 every write, the lock taken once, an index created only in a new or empty folder, and garbage
 collection that removes only what simdask made."""
 
@@ -19,7 +19,7 @@ from simdask.failpoints import FailpointError
 from simdask.storage import catalog as catalog_mod
 from simdask.storage import commit as commit_mod
 from simdask.storage.catalog import Catalog, DocumentRow, RunChanges
-from simdask.update import COMMIT_FAILPOINTS, COMPACTION_FAILPOINTS
+from simdask.writer import COMMIT_FAILPOINTS, COMPACTION_FAILPOINTS
 from tests.helpers.cli import run
 
 pytestmark = pytest.mark.unit

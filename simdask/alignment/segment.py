@@ -1,6 +1,6 @@
 """Words and sentences of a text with code-point offsets into the text as given.
 
-A word is a maximal run of :data:`simdask.kernels.text.WORD_PATTERN` (letters or digits),
+A word is a maximal run of :data:`simdask.kernels.words.WORD_PATTERN` (letters or digits),
 normalised (NFKC, casefold) for matching but located in the original text. A sentence ends
 before a word when the gap before it holds ``.``, ``!``, ``?`` or a blank line and the word
 does not start in lower case; a word in lower case starts one too when the gap starts with a
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simdask.kernels.exclusions import merge_spans
-from simdask.kernels.text import WORD_PATTERN, normalize, utf8_word_spans
+from simdask.kernels.words import WORD_PATTERN, normalize, utf8_word_spans
 
 __all__ = ["ABBREVIATIONS", "Segmented", "segment", "word_spans"]
 

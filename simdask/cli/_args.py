@@ -18,7 +18,7 @@ from simdask.config import IndexConfig
 from simdask.errors import ConfigError
 from simdask.evidence.pair_view import ViewOptions
 from simdask.ingest.sources import parse_size
-from simdask.read.totals import SORTS
+from simdask.read.total_reads import SORTS
 
 __all__ = [
     "add_cluster_arguments",

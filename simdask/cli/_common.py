@@ -81,7 +81,8 @@ PAIR_COLUMNS = (
     "doc_chunks",
     "other_chunks",
 )
-#: columns of the tables of unordered pairs (``similar``, ``demo``): see :mod:`simdask.read.pairs`
+#: columns of the tables of unordered pairs (``similar``, ``demo``): see
+#: :mod:`simdask.read.undirected_pairs`
 PAIR_TABLE_COLUMNS = ("a_key", "b_key", "a_in_b", "b_in_a", "shared", "in_words")
 
 

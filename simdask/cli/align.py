@@ -1,5 +1,5 @@
 """``simdask align PAIRS_FILE``: the passages of each pair's first file taken from its second,
-for many pairs on the Dask cluster. Thin over :mod:`simdask.engine.align`.
+for many pairs on the Dask cluster. Thin over :mod:`simdask.engine.align_pairs`.
 
 Exit status: 0 when every file was read, 3 when some could not be (each pair is named on
 stderr and has a line with ``"error"``; the other pairs are aligned and written).
@@ -67,7 +67,7 @@ def _output(path: str | None):
 def run(args) -> int:
     """Run ``simdask align``; returns the exit status."""
     from simdask.cluster.connect import connect  # dask and distributed: only for runs
-    from simdask.engine.align import (  # the engine imports dask: only for runs
+    from simdask.engine.align_pairs import (  # the engine imports dask: only for runs
         align_pairs,
         read_pairs_file,
         write_alignments,

@@ -1,12 +1,12 @@
 """``simdask backup INDEX DEST``: copy one committed generation while runs go on
-(:mod:`simdask.storage.backup`)."""
+(:mod:`simdask.storage.backup_copy`)."""
 
 from __future__ import annotations
 
 import sys
 
 from simdask.cli._common import EXIT_OK
-from simdask.storage.backup import backup_index
+from simdask.storage.backup_copy import backup_index
 from simdask.storage.remote import index_folder
 
 __all__ = ["register", "run"]

@@ -1,6 +1,6 @@
 """``simdask boilerplate INDEX``: the most widely shared passages, to see what to exclude.
 
-Thin over :func:`simdask.read.boilerplate.shared_passages`.
+Thin over :func:`simdask.read.boilerplate_passages.shared_passages`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from simdask.cli._args import add_format
 from simdask.cli._common import EXIT_OK
 from simdask.cli.output import write_rows
 from simdask.index import Index
-from simdask.read.boilerplate import save_passages, shared_passages
+from simdask.read.boilerplate_passages import save_passages, shared_passages
 
 __all__ = ["COLUMNS", "register", "run"]
 

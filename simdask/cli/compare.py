@@ -23,7 +23,7 @@ from simdask.cli.output import write_rows
 from simdask.config import IndexConfig
 from simdask.evidence.results_html import compare_page, write_page
 from simdask.ingest.sources import TEXT_SUFFIXES
-from simdask.read.pairs import Pair, holds
+from simdask.read.undirected_pairs import Pair, holds
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 
@@ -121,7 +121,7 @@ def run(args) -> int:
     from simdask.cluster.connect import (
         connect,  # dask and distributed: imported by the commands that run
     )
-    from simdask.compare import compare_groups  # builds an index with dask: only for runs
+    from simdask.comparison import compare_groups  # builds an index with dask: only for runs
     from simdask.engine.run import RunOptions  # the engine imports dask: only for runs
 
     callback = run_progress(args)

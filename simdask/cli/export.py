@@ -7,7 +7,7 @@ import sys
 from simdask.cli._common import EXIT_OK
 from simdask.errors import ConfigError
 from simdask.index import Index
-from simdask.read.export import write_pairs_parquet, write_totals_parquet
+from simdask.read.result_export import write_pairs_parquet, write_totals_parquet
 
 __all__ = ["register", "run"]
 

@@ -9,7 +9,7 @@ from simdask.cli._common import EXIT_OK, progress
 from simdask.errors import ConfigError
 from simdask.evidence.site import PER_DOCUMENT, SiteLimits, export_site
 from simdask.index import Index
-from simdask.read.pairs import counted
+from simdask.read.undirected_pairs import counted
 
 __all__ = ["register", "run"]
 

@@ -18,7 +18,7 @@ from simdask.config import IndexConfig
 from simdask.errors import ConfigError
 from simdask.index import Index
 from simdask.ingest.sources import read_queries
-from simdask.kernels.lsh import LshParams, s_curve, tune
+from simdask.kernels.lsh_bands import LshParams, s_curve, tune
 from simdask.lsh_plot import plot_curves
 from simdask.write.exclude import index_exclusions, read_templates
 

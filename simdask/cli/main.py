@@ -1,6 +1,8 @@
 """The ``simdask`` command: builds the parser from the command modules, configures logging,
 dispatches, and turns exceptions into exit statuses. The commands are in
-``simdask/cli/<command>.py`` (``register(subparsers)``, ``run(args) -> int``); the work is in
+``simdask/cli/<command>.py`` (``error_list.py`` for ``errors`` and ``doc_totals.py`` for
+``totals``, so that no two modules share a file name; ``register(subparsers)``,
+``run(args) -> int``); the work is in
 the Python API.
 
 Exit status: 0 success (a run committed, even if some files failed), 1 a simdask error (the
@@ -31,7 +33,8 @@ from simdask.cli import (
     compact,
     compare,
     demo,
-    errors,
+    doc_totals,
+    error_list,
     export,
     export_html,
     lsh,
@@ -45,7 +48,6 @@ from simdask.cli import (
     similar,
     stats,
     text,
-    totals,
     update,
 )
 from simdask.cli import list as list_keys
@@ -75,12 +77,12 @@ COMMAND_MODULES = (
     text,
     report,
     export_html,
-    errors,
+    error_list,
     list_keys,
     cluster,
     similar,
     export,
-    totals,
+    doc_totals,
     mark,
     query,
     compare,

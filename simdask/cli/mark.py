@@ -1,7 +1,7 @@
 """``simdask mark INDEX A B STATUS [--note TEXT]``: keep a decision on a pair;
 ``simdask mark INDEX DOC SOURCE --exclude-source`` (``--include-source``): leave a source out
 of one document's total; ``simdask mark INDEX --list``: the decisions kept (to export
-them). Thin over :func:`simdask.write.decisions.mark_pair` and :mod:`simdask.storage.decisions`."""
+them). Thin over :func:`simdask.write.marking.mark_pair` and :mod:`simdask.storage.decisions`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.index import Index
 from simdask.read.review import iso_time
 from simdask.storage.decisions import STATUSES, all_decisions, source_exclusions
-from simdask.write.decisions import exclude_source, mark_pair
+from simdask.write.marking import exclude_source, mark_pair
 
 __all__ = ["COLUMNS", "register", "run"]
 

@@ -23,8 +23,8 @@ from simdask.evidence.results_html import query_page, write_page
 from simdask.index import Index
 from simdask.ingest.sources import TEXT_SUFFIXES, read_queries
 from simdask.queries import query_documents
-from simdask.read.pairs import Pair, counted, holds, pct
 from simdask.read.query_sources import flag_rows, query_exclusions, rows_with_totals
+from simdask.read.undirected_pairs import Pair, counted, holds, pct
 
 __all__ = ["COLUMNS", "EXIT_UNREADABLE", "register", "run"]
 

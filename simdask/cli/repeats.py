@@ -1,6 +1,6 @@
 """``simdask repeats SOURCE_OR_INDEX... --n N --min-count M --out FILE``: repeated n-grams.
 
-Thin over :func:`simdask.engine.repeats.find_repeats`.
+Thin over :func:`simdask.engine.repeats_run.find_repeats`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 from simdask.cli._args import add_cluster_arguments
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, run_progress
-from simdask.engine.repeats import METHODS, RepeatsConfig, find_repeats
+from simdask.engine.repeats_run import METHODS, RepeatsConfig, find_repeats
 
 __all__ = ["register", "run"]
 

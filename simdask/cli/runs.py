@@ -1,4 +1,4 @@
-"""``simdask runs INDEX``: the history of the index's runs (:mod:`simdask.read.runs`)."""
+"""``simdask runs INDEX``: the history of the index's runs (:mod:`simdask.read.run_history`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from simdask.cli._args import add_format
 from simdask.cli._common import EXIT_OK
 from simdask.cli.output import write_rows
 from simdask.index import Index
-from simdask.read.runs import RUN_COLUMNS, run_history
+from simdask.read.run_history import RUN_COLUMNS, run_history
 
 __all__ = ["register", "run"]
 

@@ -1,8 +1,9 @@
 """``simdask similar INDEX [KEY]``: the stored similar pairs, all or of one document.
 
 The table shows one row per unordered pair, both percentages and their plain wording
-(:mod:`simdask.read.pairs`); JSONL and CSV print the stored directed rows (``doc -> other``), or
-with ``--pairs`` the undirected rows (:data:`simdask.read.pairs.PAIR_FIELDS`).
+(:mod:`simdask.read.undirected_pairs`); JSONL and CSV print the stored directed rows
+(``doc -> other``), or with ``--pairs`` the undirected rows
+(:data:`simdask.read.undirected_pairs.PAIR_FIELDS`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from simdask.cli._common import EXIT_OK, PAIR_COLUMNS, PAIR_TABLE_COLUMNS
 from simdask.cli.output import write_rows
 from simdask.index import Index
 from simdask.read.batch import BATCH_FIELDS, GROUP_LEVEL, batch_overview
-from simdask.read.pairs import PAIR_FIELDS
 from simdask.read.review import DETAIL_FIELDS, pair_details
-from simdask.read.totals import similar_rows
+from simdask.read.total_reads import similar_rows
+from simdask.read.undirected_pairs import PAIR_FIELDS
 
 __all__ = ["register", "run"]
 

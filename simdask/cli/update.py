@@ -12,7 +12,7 @@ from simdask.errors import ConfigError, IndexDamagedError
 from simdask.index import Index
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
 from simdask.kernels.keys import key_prefix
-from simdask.read.boilerplate import boilerplate_hint
+from simdask.read.boilerplate_passages import boilerplate_hint
 from simdask.write.settings import INDEX_SETTINGS, update_config, use_worker_cache
 
 __all__ = ["register", "run"]

@@ -9,7 +9,7 @@ Three task stages with deterministic names (:func:`~.context.task_key`), the wor
    range and batch in the run's work folder, or kept on the worker);
 2. ``cmerge`` per range: the range's committed segment without the recomputed documents'
    postings, with the new ones, written as this run's segment of the range
-   (:func:`~simdask.storage.candidates.candidate_store`); returns the documents whose lists
+   (:func:`~simdask.storage.candidate_store.candidate_store`); returns the documents whose lists
    may change and the range's partner entries (small);
 3. ``cscore`` per block of target documents (every document in a build; else the new ones
    and the affected ones): every range's partial scores of the block, summed and cut to each
@@ -17,7 +17,7 @@ Three task stages with deterministic names (:func:`~.context.task_key`), the wor
 
 Nothing in the client reads every feature set: it reads only the new documents' texts when
 the workers do not share the index's files. The result commits with the run
-(:class:`~simdask.storage.candidates.CandidateChanges`). Thin: the work is in the kernels.
+(:class:`~simdask.storage.candidate_store.CandidateChanges`). Thin: the work is in the kernels.
 """
 
 from __future__ import annotations
@@ -39,12 +39,12 @@ from simdask.kernels.candidate_ranges import (
     range_mass,
     split_by_range,
 )
-from simdask.kernels.candidates import CandidateConfig
+from simdask.kernels.candidate_scores import CandidateConfig
 from simdask.kernels.changes import DocumentRow, ResolvedChanges
 from simdask.kernels.content_ngrams import CONTENT_NGRAM
 from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.postings import ShardData, shard_ranges
-from simdask.storage.candidates import (
+from simdask.storage.candidate_store import (
     CandidateChanges,
     candidate_store,
     remove_unreferenced,

@@ -34,7 +34,7 @@ from simdask.ingest.sources import (
 from simdask.kernels.changes import NewVersion
 from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.features import SORTED_CHUNK
-from simdask.kernels.lsh import batch_lsh
+from simdask.kernels.lsh_bands import batch_lsh
 from simdask.kernels.postings import pack_pairs, split_sorted_by_shard
 from simdask.storage.text_packs import TextStore
 

@@ -48,7 +48,8 @@ class RunOptions:
     ``max_file_bytes``: larger files are not read (error kind ``too_large``; None: no limit).
     ``merge_policy``: when the segments of a range are compacted
     (:mod:`simdask.kernels.merge_policy`; ``MergePolicy(enabled=False)``: never on its own).
-    ``totals``: which documents get an aligned total (:mod:`simdask.storage.totals`): ``new``,
+    ``totals``: which documents get an aligned total
+    (:mod:`simdask.storage.aligned_tables`): ``new``,
     those an incremental run adds or modifies; ``all``, every document (``update --align``);
     ``off``, no new ones (documents that have a total keep it correct in every mode).
     """

@@ -18,7 +18,7 @@ from simdask.config import IndexConfig
 from simdask.engine.chunk_stage import PROVISIONAL_BASE, BatchResult
 from simdask.errors import ConfigError
 from simdask.kernels.changes import ResolvedChanges
-from simdask.kernels.lsh import is_empty
+from simdask.kernels.lsh_bands import is_empty
 from simdask.kernels.minhash import EMPTY
 from simdask.storage.catalog import Catalog
 from simdask.storage.lsh_store import SIG_BLOCK, LshManifest, LshStore, band_part_of, lsh_root

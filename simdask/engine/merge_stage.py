@@ -19,7 +19,7 @@ from distributed import Client, Future, as_completed
 
 from simdask.cluster.worker_cache import cache_entries, worker_cache
 from simdask.engine.context import RunContext
-from simdask.engine.merge_pieces import merge_pieces, write_pieces
+from simdask.engine.range_merge import merge_pieces, write_pieces
 from simdask.engine.segment_ref import SegmentRef
 from simdask.errors import ShardNotCachedError
 from simdask.kernels.merge_pieces import MERGE_PIECE_POSTINGS
@@ -127,7 +127,7 @@ def merge_task(
     The pairs come from the bucket files (shared filesystem) or ``buckets``; they carry
     provisional IDs, replaced via ``prov_ids -> final_ids`` (sorted ``prov_ids``; unmapped
     ones, e.g. duplicate keys, are left out). ``tomb``: the committed tombstones
-    (:mod:`simdask.kernels.segments`). A range that does not change is not rewritten: its
+    (:mod:`simdask.kernels.segment_merge`). A range that does not change is not rewritten: its
     live postings are returned with the newest old generation. With a store, a rewritten
     range is written as generation ``spec.generation`` and, when the store is raw
     (memory-mappable), returned as a :class:`~simdask.engine.segment_ref.SegmentRef` to it,
@@ -139,7 +139,7 @@ def merge_task(
 
 def _merge(spec, prov_ids, final_ids, dropped, tomb, buckets, old, max_df=None):
     """:func:`merge_task` (and with ``max_df`` the crossed documents, else None): the range
-    merged in pieces of about ``spec.piece`` postings (:mod:`.merge_pieces`), written piece by
+    merged in pieces of about ``spec.piece`` postings (:mod:`.range_merge`), written piece by
     piece into a raw store. Returns ``(result, crossed)``."""
     crossed = []
 

@@ -41,7 +41,7 @@ from simdask.kernels.quoted import (
     reverse_counts,
     split_quoted,
 )
-from simdask.kernels.segments import live_mask
+from simdask.kernels.segment_merge import live_mask
 from simdask.kernels.top_rows import Rows
 from simdask.storage.catalog import Catalog
 from simdask.storage.commit import RunChanges

@@ -1,6 +1,6 @@
 """The functions Dask runs for ``simdask repeats`` (paper 004's location-based two-pass method).
 
-Plain functions of plain arguments; :mod:`simdask.engine.repeats` submits them. Files between
+Plain functions of plain arguments; :mod:`simdask.engine.repeats_run` submits them. Files between
 stages live in one temporary folder and are named by stage, range and task
 (``p1/r0003/b000012.npy``: pass-1 records of hash range 3 from batch 12), written atomically
 and removed by the stage that reads them, so the temporary disk holds at most two stages.

@@ -52,7 +52,7 @@ from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChang
 from simdask.kernels.exclusions import Exclusions
 from simdask.kernels.heavy_bounded import needs_rebound
 from simdask.kernels.postings import shard_ranges
-from simdask.kernels.segments import tombstones_after
+from simdask.kernels.segment_merge import tombstones_after
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges

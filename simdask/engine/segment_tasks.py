@@ -21,8 +21,8 @@ import numpy as np
 from simdask import failpoints
 from simdask.cluster.worker_cache import worker_cache
 from simdask.engine.heavy_candidates import held_emit
-from simdask.engine.merge_pieces import compact_pieces, mapped_segment, write_pieces
 from simdask.engine.merge_stage import MergeSpec, cached_segment, run_pairs
+from simdask.engine.range_merge import compact_pieces, mapped_segment, write_pieces
 from simdask.engine.segment_ref import SegmentRef
 from simdask.kernels.heavy import member_keys
 from simdask.kernels.merge_pieces import MERGE_PIECE_POSTINGS
@@ -246,9 +246,9 @@ def compact_task(
     spec: CompactSpec, tomb: np.ndarray, parts: list[ShardData] | None = None
 ) -> ShardData | SegmentRef:
     """Merge segments of one range, dropping the postings tombstones hide (k-way merge;
-    :func:`~simdask.kernels.segments.merge_segments`), into a segment of
+    :func:`~simdask.kernels.segment_merge.merge_segments`), into a segment of
     ``spec.generation``, in pieces of about ``spec.piece`` postings
-    (:func:`~simdask.engine.merge_pieces.compact_pieces`). Written piece by piece into a raw
+    (:func:`~simdask.engine.range_merge.compact_pieces`). Written piece by piece into a raw
     store and returned as a :class:`~simdask.engine.segment_ref.SegmentRef`; put together in
     memory otherwise, written to the store when there is one and returned (no store: for
     the client to write). ``parts``: the segments, sent by the client (no shared

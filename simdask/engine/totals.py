@@ -1,6 +1,6 @@
 """Aligning an index's candidate pairs on the Dask cluster, for the totals (issue 29 item 2).
 
-A job (:class:`~simdask.storage.totals.AlignJob`) names two stored documents and where
+A job (:class:`~simdask.storage.aligned_tables.AlignJob`) names two stored documents and where
 their texts are. One task aligns a batch of jobs (:func:`align_job_batch`, a plain function:
 each text read from the index's text packs, its excluded text found as the index excludes
 it and the text prepared for the aligner once per batch, each pair aligned as
@@ -26,10 +26,10 @@ from simdask.alignment.segment import word_spans
 from simdask.cluster.workers import scheduler_workers
 from simdask.engine.context import task_key
 from simdask.kernels.aligned_totals import excluded_text, word_intervals
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 from simdask.progress import Callback
+from simdask.storage.aligned_tables import AlignJob, PairAlignment
 from simdask.storage.text_packs import TextStore
-from simdask.storage.totals import AlignJob, PairAlignment
 
 __all__ = ["MAX_BATCH_JOBS", "MAX_PAIR_CHARS", "AlignSettings", "align_job_batch", "align_jobs"]
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from simdask.alignment.coverage import word_share
 from simdask.evidence.pair_view import ViewOptions, index_report
-from simdask.kernels.text import WORD_PATTERN
-from simdask.read.pairs import Pair, pct
-from simdask.read.totals import DocTotal
+from simdask.kernels.words import WORD_PATTERN
+from simdask.read.total_reads import DocTotal
+from simdask.read.undirected_pairs import Pair, pct
 from simdask.storage.decisions import excluded_by_doc
 
 __all__ = [

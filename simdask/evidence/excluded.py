@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simdask.kernels.exclusions import excluded_spans, merge_spans
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 
 __all__ = ["PairExclusions", "excluded_marks", "excluded_windows", "inside_words"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from simdask.kernels.text import WORD_PATTERN
+from simdask.kernels.words import WORD_PATTERN
 
 __all__ = ["PRINT_CSS", "evidence_html", "legend_html"]
 

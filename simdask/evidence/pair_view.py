@@ -28,9 +28,9 @@ from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
 from simdask.evidence.passages_np import LARGE_CHARS
 from simdask.kernels.exclusions import merge_spans
-from simdask.kernels.text import WORD_PATTERN
-from simdask.read.pairs import pct
+from simdask.kernels.words import WORD_PATTERN
 from simdask.read.review import pair_details
+from simdask.read.undirected_pairs import pct
 
 __all__ = [
     "ViewOptions",

@@ -41,7 +41,7 @@ from simdask.evidence.passages_np import (
 from simdask.evidence.trim import common_marks, excluded_words, kept_runs
 from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.similarity import containment
-from simdask.kernels.text import WORD_PATTERN, normalize, words
+from simdask.kernels.words import WORD_PATTERN, normalize, words
 
 __all__ = [
     "PairEvidence",
@@ -122,7 +122,7 @@ class PairEvidence:
 
 
 def word_offsets(text: str) -> tuple[list[str], list[tuple[int, int]], bool]:
-    """The words of ``text`` (as :func:`simdask.kernels.text.words`) with character spans.
+    """The words of ``text`` (as :func:`simdask.kernels.words.words`) with character spans.
 
     Spans come from matching words in the original text and normalising each; where NFKC
     changes word boundaries (rare: e.g. a fraction sign splitting into digits) the words still

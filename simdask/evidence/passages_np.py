@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from simdask.kernels.hashing import hash_chunks, word_hashes, word_spans
-from simdask.kernels.text import token_bytes
+from simdask.kernels.words import token_bytes
 
 __all__ = [
     "LARGE_CHARS",

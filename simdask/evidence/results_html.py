@@ -22,7 +22,7 @@ from simdask.evidence.pair_view import (
 )
 from simdask.evidence.summary_text import snippet
 from simdask.ingest.sources import read_queries
-from simdask.read.pairs import Pair, counted
+from simdask.read.undirected_pairs import Pair, counted
 
 __all__ = ["compare_page", "query_page", "render_results_html", "report_lines", "write_page"]
 

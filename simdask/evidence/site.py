@@ -33,7 +33,7 @@ from simdask.evidence.site_pool import compute_reports, default_workers
 from simdask.evidence.site_reports import SiteReports
 from simdask.evidence.text_cache import TextCache
 from simdask.progress import Callback
-from simdask.read.totals import pair_aligned
+from simdask.read.total_reads import pair_aligned
 from simdask.storage.decisions import excluded_by_doc
 
 __all__ = ["PER_DOCUMENT", "SiteLimits", "export_site", "histogram_bars", "histogram_svg"]

@@ -93,8 +93,9 @@ def pairs_table(
     table_id="",
     aligned: dict[tuple[str, str], float] | None = None,
 ) -> str:
-    """A table of pairs (:class:`~simdask.read.pairs.Pair`), one row each: both keys (linking
-    their pages), both percentages, the wording, the report link when it was written, and
+    """A table of pairs (:class:`~simdask.read.undirected_pairs.Pair`), one row each: both
+    keys (linking their pages), both percentages, the wording, the report link when it was
+    written, and
     the aligned coverage both ways (``aligned``: ``(doc, other) -> percent`` of ``doc``
     inside passages taken from ``other``; a pair not in it: "—", never aligned). Sortable by
     every number and key."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from simdask.evidence.pair_view import coverage_sentence
-from simdask.kernels.text import WORD_PATTERN
-from simdask.read.pairs import counted, holds
+from simdask.kernels.words import WORD_PATTERN
 from simdask.read.review import review_lines
+from simdask.read.undirected_pairs import counted, holds
 
 __all__ = ["format_report", "snippet"]
 

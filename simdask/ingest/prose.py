@@ -17,7 +17,7 @@ and walked to produce documents (:func:`iter_documents`).
 * **Planted reuse.** A ``reuse_fraction`` of each block's documents get a passage of 100..400
   words copied from another document of the same block (not itself a target), recorded as
   :class:`~simdask.ingest.synth.Reuse` (word offsets into
-  :func:`simdask.kernels.text.words` of the final texts).
+  :func:`simdask.kernels.words.words` of the final texts).
 
 Token 0 of the vocabulary is the sentence boundary (rendered as ``.``, not a word).
 """
@@ -35,7 +35,7 @@ import numpy as np
 
 from simdask.errors import ConfigError
 from simdask.ingest.synth import Reuse, SynthDoc
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 
 __all__ = [
     "BLOCK_DOCS",

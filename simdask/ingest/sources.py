@@ -23,7 +23,7 @@ import xxhash
 
 from simdask.errors import ConfigError, ExtractionError, SourceError
 from simdask.ingest.extract import SUFFIXES, extract_text
-from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.listing import (
     FOLDER_SUFFIX,
     folder_key,

@@ -9,7 +9,7 @@ Reuse is planted the way students plagiarise (the kinds of :data:`REUSE_KINDS`):
 * ``contained``: the target is a short document wholly cut out of the source.
 
 Sources are never targets, so the ground-truth word offsets (into
-:func:`simdask.kernels.text.words` of each final text) stay exact.
+:func:`simdask.kernels.words.words` of each final text) stay exact.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class SynthDoc:
 @dataclass(frozen=True)
 class Reuse:
     """One planted reuse: ``target`` words ``[target_start, target_end)`` come from ``source``
-    words ``[source_start, source_end)`` (word offsets into :func:`simdask.kernels.text.words`)."""
+    words ``[source_start, source_end)`` (word offsets into :func:`simdask.kernels.words.words`)."""
 
     kind: str
     source: str

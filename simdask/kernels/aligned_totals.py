@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from simdask.kernels.exclusions import excluded_spans, merge_spans
-from simdask.kernels.text import WORD_PATTERN, normalize
+from simdask.kernels.words import WORD_PATTERN, normalize
 
 __all__ = [
     "covered_words",

@@ -15,7 +15,7 @@ sorted chunk's). A run:
    the block's parts are summed and cut to each target's best ``depth``
    (:func:`block_top`).
 
-Scores are sums of integer weights (:func:`~simdask.kernels.candidates.weight_table`), so
+Scores are sums of integer weights (:func:`~simdask.kernels.candidate_scores.weight_table`), so
 the result does not depend on how ranges and blocks split the work: a run recomputing the
 affected documents' lists gets what a full build gets.
 
@@ -43,7 +43,7 @@ from itertools import pairwise
 import numpy as np
 
 from simdask.kernels.arrays import expand_ranges
-from simdask.kernels.candidates import weight_table
+from simdask.kernels.candidate_scores import weight_table
 from simdask.kernels.postings import ShardData, shard_ranges
 
 __all__ = [
@@ -216,7 +216,7 @@ def _sum_by_key(key: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def range_mass(data: ShardData, max_df: int) -> tuple[np.ndarray, np.ndarray]:
     """Each document's weight mass in ``data``: the sum of the weights of its features there
-    (:func:`~simdask.kernels.candidates.weight_table`; 0 outside ``2 <= df <= max_df``), as
+    (:func:`~simdask.kernels.candidate_scores.weight_table`; 0 outside ``2 <= df <= max_df``), as
     ``(docs, mass)``: the sorted distinct uint32 doc IDs with a positive mass and it (int64)."""
     none = (np.zeros(0, np.uint32), np.zeros(0, np.int64))
     if data.n_postings == 0:

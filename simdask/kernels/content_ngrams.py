@@ -27,7 +27,7 @@ from simdask.kernels.hashing import ChunkedBatch, chunk_id, hash_chunks, word_ha
 from simdask.kernels.postings import chunk_dtype
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 
 __all__ = ["CONTENT_NGRAM", "ContentNgram", "content_words"]
 
@@ -131,6 +131,6 @@ def _kept_text(text: str, exclusions: Exclusions | None) -> str:
     return blank_spans(text, exclusions.spans(text))
 
 
-#: the feature of the candidate partners (:mod:`simdask.kernels.candidates`)
+#: the feature of the candidate partners (:mod:`simdask.kernels.candidate_scores`)
 CONTENT_NGRAM = ContentNgram()
 FEATURE_TYPES[CONTENT_NGRAM.name] = CONTENT_NGRAM

@@ -28,7 +28,7 @@ from simdask.kernels.postings import (
     sort_columns,
     sort_pairs,
 )
-from simdask.kernels.text import normal_bytes, utf8_word_spans
+from simdask.kernels.words import normal_bytes, utf8_word_spans
 
 __all__ = [
     "ChunkedBatch",
@@ -49,7 +49,7 @@ _LEN = 0x27D4EB2F165667C5
 #: words longer than this many bytes are hashed with xxh3_64 (one Python call each)
 LONG_WORD = 64
 
-#: bytes that belong to words in :func:`simdask.kernels.text.token_bytes` output
+#: bytes that belong to words in :func:`simdask.kernels.words.token_bytes` output
 _WORD_BYTE = np.zeros(256, dtype=bool)
 _WORD_BYTE[ord("0") : ord("9") + 1] = True
 _WORD_BYTE[ord("a") : ord("z") + 1] = True
@@ -117,7 +117,7 @@ def _word_state(seed: int) -> int:
 
 def word_spans(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and end byte offsets (int64) of the words in a
-    :func:`~simdask.kernels.text.token_bytes` buffer."""
+    :func:`~simdask.kernels.words.token_bytes` buffer."""
     isw = _WORD_BYTE[buf].view(np.int8)
     edge = np.diff(isw, prepend=np.int8(0), append=np.int8(0))
     return np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)

@@ -1,6 +1,6 @@
 """Repeated word n-grams (paper 004, Huston, Moffat & Croft), the pure numpy kernels.
 
-Words are those of DESIGN §1 (:func:`simdask.kernels.text.token_bytes` and
+Words are those of DESIGN §1 (:func:`simdask.kernels.words.token_bytes` and
 :func:`simdask.kernels.hashing.word_spans`). An n-gram is ``n`` consecutive words *in text
 order* (not sorted, unlike a chunk) inside one document. Its hash folds the ``n`` word hashes
 in order with the chunk hash's step and keeps the top ``bits`` bits; its text is the words
@@ -28,7 +28,7 @@ from simdask.kernels.hashing import (
     word_hashes,
     word_spans,
 )
-from simdask.kernels.text import token_bytes
+from simdask.kernels.words import token_bytes
 
 __all__ = [
     "RECORD",

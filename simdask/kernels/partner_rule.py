@@ -4,7 +4,7 @@ candidate and a tail of topical neighbours; a document copied from twenty has tw
 ones. The rule keeps the candidates whose score is at least ``floor`` times the document's
 best score (and at least ``min_score``), at least ``least`` and at most ``cap`` of them.
 
-Pure numpy: no I/O. Scores are the stored retrieval scores (:mod:`simdask.kernels.candidates`:
+Pure numpy: no I/O. Scores are the stored retrieval scores (:mod:`simdask.kernels.candidate_scores`:
 summed integer weights of shared content n-grams), best first.
 """
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simdask.errors import ConfigError
-from simdask.read.totals import DocTotal, read_totals
+from simdask.read.total_reads import DocTotal, read_totals
 from simdask.storage.doc_dates import document_dates, run_documents
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Candidate partners ranked among a part of the index (a folder, a source collection).
 
-The stored lists (:mod:`simdask.storage.candidates`) rank each document's partners among
+The stored lists (:mod:`simdask.storage.candidate_store`) rank each document's partners among
 every document of the index. A caller who checks documents against one collection only
 (PAN's text alignment task: the suspicious documents against the *source* collection; a
 teacher: the term's essays against a folder of published sources) wants them ranked among
@@ -26,7 +26,11 @@ from simdask.kernels.candidate_ranges import (
     range_mass,
 )
 from simdask.kernels.postings import ShardData, shard_ranges
-from simdask.storage.candidates import candidate_store, stored_candidate_config, stored_segments
+from simdask.storage.candidate_store import (
+    candidate_store,
+    stored_candidate_config,
+    stored_segments,
+)
 
 __all__ = ["BLOCK_TARGETS", "committed_segments", "ranked_among"]
 

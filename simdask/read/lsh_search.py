@@ -19,7 +19,7 @@ from simdask.cluster.spec import default_workers
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError
 from simdask.kernels.features import SORTED_CHUNK
-from simdask.kernels.lsh import LshParams, band_keys, candidate_pairs, cross_pairs, is_empty
+from simdask.kernels.lsh_bands import LshParams, band_keys, candidate_pairs, cross_pairs, is_empty
 from simdask.kernels.minhash import agreement, signatures_csr
 from simdask.storage.lsh_store import LshManifest, LshStore, lsh_root
 

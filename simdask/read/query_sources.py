@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from simdask.read.totals import query_rows, sort_rows
+from simdask.read.total_reads import query_rows, sort_rows
 from simdask.storage.decisions import excluded_by_doc
 from simdask.storage.lookup import keys_ending, resolve_key
 
@@ -70,7 +70,7 @@ def rows_with_totals(
     sort: str = "similarity",
     min_total: float | None = None,
 ) -> list[dict]:
-    """:func:`~simdask.read.totals.query_rows` of the rows :func:`flag_rows` flagged: each
+    """:func:`~simdask.read.total_reads.query_rows` of the rows :func:`flag_rows` flagged: each
     checked text's total from its sources not left out (a text whose every source is left
     out: 0 %); a row left out gets its text's total and ``aligned`` None (not counted),
     then filtered and sorted as there."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from simdask.kernels.postings import ShardData, shard_of
 from simdask.kernels.quoted import directed_counts, posting_pairs, quote_map, split_quoted
-from simdask.kernels.segments import live_mask
+from simdask.kernels.segment_merge import live_mask
 from simdask.storage.quoted_chunks import read_quoted
 from simdask.storage.segments import Manifest
 

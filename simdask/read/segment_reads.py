@@ -19,7 +19,7 @@ import numpy as np
 
 from simdask.config import IndexConfig
 from simdask.errors import damaged
-from simdask.kernels.segments import live_doc_counts, live_mask
+from simdask.kernels.segment_merge import live_doc_counts, live_mask
 from simdask.kernels.similarity import query_postings
 from simdask.read.segment_damage import check_counts, segment_damage
 from simdask.storage import checksums
@@ -319,7 +319,7 @@ class SegmentReads:
     def query_counts(self, shards: dict, q_ids, sid, tomb: np.ndarray, max_df, n_docs: int):
         """How many of one query text's chunk IDs ``q_ids`` (in ranges ``sid``) each document
         holds, by its live postings: sorted doc IDs and counts (int64), one ``bincount`` a
-        generation (:func:`~simdask.kernels.segments.live_doc_counts`: no test per posting)."""
+        generation (:func:`~simdask.kernels.segment_merge.live_doc_counts`: no test per posting)."""
         parts = [
             (query_postings(seg, q_ids[sid == s], max_df), seg.generation)
             for s in np.unique(sid).tolist()

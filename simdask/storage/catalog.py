@@ -488,7 +488,7 @@ class Catalog(SegmentTables):
     def pair_rows(self, min_similarity: float = 0.0, key: str | None = None) -> list[PairRow]:
         """Stored directed rows of which either direction is at least ``min_similarity``
         percent (the reverse from the shared count), all or those touching ``key`` (as ``doc``
-        or as ``other``): what :func:`simdask.read.pairs.undirected` makes pairs of."""
+        or as ``other``): what :func:`simdask.read.undirected_pairs.undirected` makes pairs of."""
         where = f" WHERE (s.similarity >= ? OR {REVERSE} >= ?)"
         args: tuple[Any, ...] = (min_similarity, min_similarity)
         if key is not None:

@@ -20,7 +20,8 @@ import numpy as np
 from simdask.config import IndexConfig
 from simdask.errors import damaged
 from simdask.kernels.changes import DocumentRow
-from simdask.storage.candidates import CandidateChanges, write_candidates
+from simdask.storage.aligned_tables import TotalsPlan, remember_tracked, settle
+from simdask.storage.candidate_store import CandidateChanges, write_candidates
 from simdask.storage.checksums import FILES_TABLE, drop_stale, record_digest
 from simdask.storage.chunk_table import update_chunk_table
 from simdask.storage.lists import RESERVE_INDEX, RESERVE_INDEX_NAME, rebalance, touched_lists
@@ -28,7 +29,6 @@ from simdask.storage.lsh_store import LshManifest
 from simdask.storage.quoted_chunks import QuotedChanges, write_quoted
 from simdask.storage.segment_catalog import SEGMENT_TABLES
 from simdask.storage.sql import insert_values
-from simdask.storage.totals import TotalsPlan, remember_tracked, settle
 
 __all__ = [
     "COMMIT_CACHE_KIB",
@@ -94,12 +94,13 @@ class RunChanges:
         default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
     )
     depth: int = 0
-    #: the candidate partners' changes (:mod:`simdask.storage.candidates`); None: unchanged
+    #: the candidate partners' changes (:mod:`simdask.storage.candidate_store`); None: unchanged
     candidates: CandidateChanges | None = None
-    #: what the commit does about aligned pairs and totals (:mod:`simdask.storage.totals`;
+    #: what the commit does about aligned pairs and totals (:mod:`simdask.storage.aligned_tables`;
     #: None: no aligning, tracked documents kept correct or left without a total)
     totals: TotalsPlan | None = None
-    #: filled by the commit: what it did about totals (:func:`simdask.storage.totals.settle`)
+    #: filled by the commit: what it did about totals
+    #: (:func:`simdask.storage.aligned_tables.settle`)
     totals_done: dict[str, int] = field(default_factory=dict)
     #: the quoted chunks' changes (:mod:`simdask.storage.quoted_chunks`; None: no quote stage)
     quoted: QuotedChanges | None = None

@@ -12,7 +12,7 @@ from simdask.config import IndexConfig
 from simdask.errors import ConfigError, IndexExistsError, NotAnIndexError
 from simdask.storage.catalog import Catalog
 from simdask.storage.durable import fsync_file, sync_dirs_up_to
-from simdask.storage.keys import set_current_scheme
+from simdask.storage.key_migration import set_current_scheme
 from simdask.storage.remote import RemoteStore, is_url
 
 __all__ = ["CATALOG_NAME", "create_catalog", "discard_uncommitted"]

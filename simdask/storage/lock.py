@@ -20,7 +20,7 @@ __all__ = ["WriterLock"]
 class WriterLock:
     """``with WriterLock(index_dir, wait=seconds):`` — wait up to ``wait`` s (0: fail at once).
 
-    Not re-entrant: the writer (:class:`simdask.update.Writer`) takes it once per write, and a
+    Not re-entrant: the writer (:class:`simdask.writer.Writer`) takes it once per write, and a
     second attempt — from another process or from this one — waits or fails like any other.
     """
 

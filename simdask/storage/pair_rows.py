@@ -1,5 +1,5 @@
 """Reading the stored similarity rows in batches, for the exports of
-:mod:`simdask.read.export` (the SQL stays in ``storage/``): the rows best first, a batch at a
+:mod:`simdask.read.result_export` (the SQL stays in ``storage/``): the rows best first, a batch at a
 time, each checked against its domain; the doc-ID bounds a partitioned reader splits; one
 partition read from the catalog file by a task."""
 

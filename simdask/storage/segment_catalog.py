@@ -18,7 +18,7 @@ from simdask.config import FORMAT_VERSION
 __all__ = ["SEGMENT_SCHEMA", "SEGMENT_TABLES", "SegmentTables"]
 
 #: the segments of each chunk-ID range (its manifest) and the tombstones hiding postings of
-#: removed or modified documents in older segments (:mod:`simdask.kernels.segments`);
+#: removed or modified documents in older segments (:mod:`simdask.kernels.segment_merge`);
 #: ``ranges.dead``: estimated postings of the range hidden by tombstones
 SEGMENT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS segments (

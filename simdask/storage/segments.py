@@ -4,7 +4,7 @@ Every generation writes at most one segment per range, stored exactly as a shard
 (``gen-GGGGGG/shard-SSSS``, :mod:`simdask.storage.shards`), so ``(range, generation)`` names a
 segment. The catalog's ``segments`` table is the per-range manifest of the committed
 generation; its ``tombstones`` table says which postings of older segments are hidden
-(:mod:`simdask.kernels.segments`). Readers merge a range's segments on the fly: whole
+(:mod:`simdask.kernels.segment_merge`). Readers merge a range's segments on the fly: whole
 (:func:`read_range`) or only the posting lists of given chunk IDs (:class:`RangeReader`), which
 is what queries and the similarity of changed documents need.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simdask.kernels.postings import doc_mask
-from simdask.kernels.segments import (
+from simdask.kernels.segment_merge import (
     concat_disjoint,
     live_mask,
     merge_segments,

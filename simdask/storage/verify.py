@@ -23,7 +23,7 @@ import numpy as np
 from simdask.config import IndexConfig
 from simdask.errors import DiskFullError, IndexDamagedError, IndexFormatError, IndexNotFoundError
 from simdask.kernels.postings import ShardData
-from simdask.kernels.segments import live_mask
+from simdask.kernels.segment_merge import live_mask
 from simdask.storage import checksums
 from simdask.storage.backends import index_shard_store
 from simdask.storage.catalog import Catalog

@@ -4,7 +4,7 @@ Each job is a folder of uploaded files (``<job folder>/uploads/<name>``, so the 
 the keys ``uploads/<name>``). The thread takes the writer lock without waiting; when another
 writer (a ``simdask update`` in a terminal, say) holds it, the job stays queued with the state
 ``waiting for the writer lock`` and is retried every few seconds, so nothing is ever written
-beside another writer. A job runs one incremental update (:meth:`simdask.update.Writer.update`)
+beside another writer. A job runs one incremental update (:meth:`simdask.writer.Writer.update`)
 on the cluster the server was started with (a LocalCluster by default); its progress (stage,
 tasks done of total) is visible through :meth:`Jobs.status`. The reader of the web pages never
 waits for a job: it reads the last committed state.

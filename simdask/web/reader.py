@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 from simdask.index import Index
 from simdask.kernels.similarity import containment
 from simdask.read.snapshots import read_consistent
-from simdask.read.totals import read_totals
-from simdask.read.totals import similar_rows as stored_similar_rows
+from simdask.read.total_reads import read_totals
+from simdask.read.total_reads import similar_rows as stored_similar_rows
 from simdask.storage.reads import document_page, pair_histogram
 
 __all__ = [
@@ -102,7 +102,7 @@ def search_documents(idx, search: str, limit: int = 100, offset: int = 0) -> dic
     ``{"total": n, "documents": [{"key", "words", "chunks", "status", "best", "total"}]}``
     where ``best`` is the highest stored similarity of the document to another (percent)
     and a document's ``total`` the percent of it found in other documents (None: never
-    computed, :mod:`simdask.read.totals`)."""
+    computed, :mod:`simdask.read.total_reads`)."""
     total, rows = document_page(idx.catalog, search, limit, offset)
     found = {t.doc: t.total for t in read_totals(idx.catalog, [r[0] for r in rows])}
     docs = [

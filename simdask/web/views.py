@@ -20,8 +20,8 @@ from simdask.evidence.doc_view import NOT_COMPUTED, document_view
 from simdask.evidence.pair_view import ViewOptions
 from simdask.queries import query_documents
 from simdask.read.batch import GROUP_LEVEL, batch_overview
-from simdask.read.pairs import Pair
-from simdask.read.totals import pair_aligned
+from simdask.read.total_reads import pair_aligned
+from simdask.read.undirected_pairs import Pair
 from simdask.web.reader import document_pairs
 
 __all__ = ["checked_document", "doc_href", "document_with_view", "term_overview"]

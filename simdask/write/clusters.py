@@ -1,4 +1,4 @@
-"""Which cluster a run given no ``client`` uses (:class:`simdask.update.Writer`).
+"""Which cluster a run given no ``client`` uses (:class:`simdask.writer.Writer`).
 
 The caller's own first, as Dask libraries do (:mod:`simdask.cluster.current`): the active
 ``distributed.Client``, then the scheduler address of Dask's configuration

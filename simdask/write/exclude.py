@@ -10,7 +10,7 @@ template text. ``--exclude-quotes`` and ``--exclude-bibliography`` are index set
 (:class:`~simdask.config.IndexConfig`). :func:`index_exclusions` turns both into the
 :class:`~simdask.kernels.exclusions.Exclusions` that chunking, queries and reports apply.
 
-No dask here: the reader (``simdask.index``) and the writer (``simdask.update``) share it.
+No dask here: the reader (``simdask.index``) and the writer (``simdask.writer``) share it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Garbage collection of an index (part of the writer, :mod:`simdask.update`): delete the
+"""Garbage collection of an index (part of the writer, :mod:`simdask.writer`): delete the
 segments, LSH generations, text packs and work files no committed state refers to, and
 give the catalog's free pages back when that pays (:mod:`simdask.storage.vacuum`).
 

@@ -11,10 +11,10 @@ import sqlite3
 from collections import Counter
 
 from simdask import Index
-from simdask.kernels.candidates import CandidateConfig
+from simdask.kernels.candidate_scores import CandidateConfig
 from simdask.kernels.content_ngrams import CONTENT_NGRAM, content_words
 from simdask.kernels.exclusions import Exclusions, blank_spans
-from simdask.storage.candidates import (
+from simdask.storage.candidate_store import (
     candidate_partners,
     ensure_candidate_tables,
     stored_candidate_config,
@@ -94,7 +94,7 @@ def stored_candidates(idx: Index) -> dict[int, list[tuple[int, int]]]:
 
 def assert_contract_candidates(idx: Index) -> None:
     """The stored candidates of ``idx`` are exactly the brute force's (no tie forgiven), and
-    :func:`~simdask.storage.candidates.candidate_partners` reads them first."""
+    :func:`~simdask.storage.candidate_store.candidate_partners` reads them first."""
     got, want = stored_candidates(idx), expected_candidates(idx)
     assert got == want
     stored = stored_candidate_config(idx.catalog) is not None

@@ -6,7 +6,7 @@ import json
 import random
 from pathlib import Path
 
-from simdask.kernels.text import chunks
+from simdask.kernels.words import chunks
 
 
 def make_docs(n: int = 40, seed: int = 0, vocab: int = 1500) -> dict[str, str]:

@@ -10,7 +10,7 @@ from collections import Counter
 from simdask.config import IndexConfig
 from simdask.kernels.exclusions import quote_spans
 from simdask.kernels.hashing import chunk_id
-from simdask.kernels.text import WORD_PATTERN
+from simdask.kernels.words import WORD_PATTERN
 
 
 def quoting_corpus(seed: int, n: int, words: int = 40) -> dict[str, str]:

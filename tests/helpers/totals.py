@@ -7,9 +7,9 @@ from simdask.alignment import align
 from simdask.alignment.segment import word_spans
 from simdask.kernels.aligned_totals import excluded_text
 from simdask.kernels.partner_rule import PartnerRule
-from simdask.kernels.text import chunks
-from simdask.storage.candidates import candidate_partners, ensure_candidate_tables
-from simdask.storage.totals import DEFAULT_RULE
+from simdask.kernels.words import chunks
+from simdask.storage.aligned_tables import DEFAULT_RULE
+from simdask.storage.candidate_store import candidate_partners, ensure_candidate_tables
 
 
 def chosen_by_rule(conn, ids: list[int], rule: PartnerRule) -> dict[int, list[int]]:

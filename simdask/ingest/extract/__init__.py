@@ -16,10 +16,10 @@ from pathlib import PurePosixPath
 from simdask.errors import ExtractionError
 from simdask.ingest.extract.doc import extract_doc
 from simdask.ingest.extract.docx import extract_docx
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.extract.html import extract_html
-from simdask.ingest.extract.limits import ExtractLimits
 from simdask.ingest.extract.odt import extract_odt
-from simdask.ingest.extract.pdf import extract_pdf
+from simdask.ingest.extract.pdf_extract import extract_pdf
 from simdask.ingest.extract.plain import decode_text, extract_plain
 from simdask.ingest.extract.rtf import extract_rtf
 from simdask.ingest.extract.sniff import foreign, sniff
@@ -113,7 +113,7 @@ def extract_text(
     """The plain text of a document given as bytes; ``name`` (a key or file name) gives the
     suffix and labels errors. ``max_file_bytes``: the run's --max-file-size (None: the
     default, 0: none); ``limits``: what extracting may cost
-    (:class:`~simdask.ingest.extract.limits.ExtractLimits`; None:
+    (:class:`~simdask.ingest.extract.extract_limits.ExtractLimits`; None:
     ``ExtractLimits.for_file_size(max_file_bytes)``), beyond which the document fails as
     ``bomb``, ``too_large`` or ``too_complex``. ``notes`` (a list) receives ``(kind,
     message)`` of what was changed in a document still extracted (stray control bytes

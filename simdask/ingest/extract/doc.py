@@ -14,8 +14,8 @@ import subprocess
 import tempfile
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.extract.isolated import extract_isolated
-from simdask.ingest.extract.limits import ExtractLimits
 
 __all__ = ["ANTIWORD", "TIMEOUT_S", "antiword_path", "extract_doc", "read_doc"]
 

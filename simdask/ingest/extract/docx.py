@@ -17,7 +17,7 @@ import re
 
 from simdask.errors import ExtractionError
 from simdask.ingest.extract.blockquote import Paragraph, QuoteParagraphs, Style, length_pt
-from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.extract.package import Package, Rules
 
 __all__ = ["extract_docx"]

@@ -24,7 +24,7 @@ from collections import Counter
 from html.parser import HTMLParser
 
 from simdask.errors import ExtractionError
-from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.extract.plain import decode_text, reject_control_heavy
 
 __all__ = ["extract_html", "html_encoding"]

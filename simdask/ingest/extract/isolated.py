@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from simdask.errors import ExtractionError
-from simdask.ingest.extract.limits import ExtractLimits, kind_over
+from simdask.ingest.extract.extract_limits import ExtractLimits, kind_over
 
 __all__ = ["Helper", "extract_isolated", "helper"]
 

@@ -1,7 +1,7 @@
 """The child side of :mod:`simdask.ingest.extract.isolated`: ``python -m
 simdask.ingest.extract.isolated_child`` answers requests on stdin, one document at a time,
 each under the address-space and CPU limits of its
-:class:`~simdask.ingest.extract.limits.ExtractLimits` (``RLIMIT_AS``: ``pdf_memory_bytes``
+:class:`~simdask.ingest.extract.extract_limits.ExtractLimits` (``RLIMIT_AS``: ``pdf_memory_bytes``
 plus the document; ``RLIMIT_CPU``: 1.25 times ``cpu_seconds`` plus a second; programs it
 runs, as antiword, inherit both)."""
 
@@ -15,7 +15,7 @@ import time
 
 from simdask.errors import ExtractionError
 from simdask.ingest.extract.doc import read_doc
-from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.extract.pdf_text import read_pdf
 from simdask.ingest.extract.rtf_text import read_rtf
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from simdask.errors import ExtractionError
 from simdask.ingest.extract.blockquote import Paragraph, QuoteParagraphs, Style, length_pt
-from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.extract.package import Package, Rules
 
 __all__ = ["extract_odt"]

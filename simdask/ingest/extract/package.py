@@ -1,7 +1,7 @@
 """ZIP packages of XML parts (DOCX, ODT): opening them safely and turning XML into text.
 
 Bounded by what is decompressed and by the work of parsing, under an
-:class:`~simdask.ingest.extract.limits.ExtractLimits`: the parts read from one file may
+:class:`~simdask.ingest.extract.extract_limits.ExtractLimits`: the parts read from one file may
 inflate to at most ``inflated_bytes`` *together* (twice the run's --max-file-size, 200 MB by
 default), counted as they are decompressed, and the text they give may not exceed
 ``text_chars`` (expat expands internal entities). Beyond it the file fails with kind
@@ -24,7 +24,12 @@ import zlib
 from xml.parsers import expat
 
 from simdask.errors import ExtractionError
-from simdask.ingest.extract.limits import NO_LIMIT_CEILING, ExtractLimits, as_limits, kind_over
+from simdask.ingest.extract.extract_limits import (
+    NO_LIMIT_CEILING,
+    ExtractLimits,
+    as_limits,
+    kind_over,
+)
 from simdask.ingest.extract.sniff import describe
 
 __all__ = [

@@ -1,5 +1,5 @@
 """PDF, read in this process: the text layer of every page, in page order, with pypdfium2
-(PDFium's bindings). :func:`simdask.ingest.extract.pdf.extract_pdf` runs :func:`read_pdf` in
+(PDFium's bindings). :func:`simdask.ingest.extract.pdf_extract.extract_pdf` runs :func:`read_pdf` in
 a helper process bounded in memory (:mod:`simdask.ingest.extract.isolated`).
 
 PDFium marks a hyphen at the end of a line as U+FFFE and drops the line break after it;
@@ -21,8 +21,8 @@ import threading
 import time
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.extract.furniture import drop_furniture
-from simdask.ingest.extract.limits import ExtractLimits
 from simdask.ingest.extract.sniff import describe
 
 __all__ = ["join_hyphenated", "read_pdf"]
@@ -131,7 +131,7 @@ def read_pdf(
     data: bytes, name: str = "<pdf>", limits: ExtractLimits | None = None, cpu_start=None
 ) -> str:
     """The text layer of a PDF, pages in order, read in this process (unbounded memory:
-    :func:`simdask.ingest.extract.pdf.extract_pdf` runs it in a bounded helper process).
+    :func:`simdask.ingest.extract.pdf_extract.extract_pdf` runs it in a bounded helper process).
     ``cpu_start``: :func:`time.process_time` when the document's CPU budget began (None:
     now).
 

@@ -284,7 +284,7 @@ def decode_text(data: bytes, name: str = "<text>", notes: list | None = None) ->
 def extract_plain(data: bytes, name: str = "<text>", notes: list | None = None, limits=None) -> str:
     """The text of a plain text or Markdown file (Markdown is indexed as it is written);
     ``notes``: see :func:`decode_text`. ``limits``
-    (:class:`~simdask.ingest.extract.limits.ExtractLimits`): more than ``text_chars``
+    (:class:`~simdask.ingest.extract.extract_limits.ExtractLimits`): more than ``text_chars``
     characters is ``too_large``."""
     text = decode_text(data, name, notes)
     if limits is not None and len(text) > limits.text_chars:

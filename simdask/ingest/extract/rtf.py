@@ -5,8 +5,8 @@ the library's regular expressions can take quadratic time on a small file."""
 from __future__ import annotations
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.extract_limits import ExtractLimits, as_limits
 from simdask.ingest.extract.isolated import extract_isolated
-from simdask.ingest.extract.limits import ExtractLimits, as_limits
 from simdask.ingest.extract.sniff import describe
 
 __all__ = ["extract_rtf"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from simdask.errors import ExtractionError
-from simdask.ingest.extract.limits import ExtractLimits
+from simdask.ingest.extract.extract_limits import ExtractLimits
 from simdask.ingest.extract.sniff import describe
 
 __all__ = ["group_depth", "read_rtf"]

@@ -41,7 +41,7 @@
     p.hidden = false;
   }
   function pct(x) { return x.toFixed(2); }
-  // a percentage for a sentence, as simdask.read.pairs.pct writes it
+  // a percentage for a sentence, as simdask.read.undirected_pairs.pct writes it
   function said(x) {
     if (x >= 99.5 && x < 100) return x.toFixed(1) + ' %';
     var t = x >= 10 ? x.toFixed(0) : x.toFixed(1);

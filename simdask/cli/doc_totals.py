@@ -16,8 +16,8 @@ from simdask.cli._args import add_cluster_arguments, add_format
 from simdask.cli._common import EXIT_OK, progress
 from simdask.cli.output import write_rows
 from simdask.index import Index
-from simdask.read.totals import TOTAL_FIELDS, status
-from simdask.write.totals import totals_rule
+from simdask.read.total_reads import TOTAL_FIELDS, status
+from simdask.write.compute_totals import totals_rule
 
 __all__ = ["register", "run"]
 

@@ -9,11 +9,11 @@ document's ranked partners.
   is the catalog's ``candidate_segments`` metadata, committed with the run; segments no
   committed state names are removed by the next run (:func:`remove_unreferenced`).
 * ``candidates (doc, rank, other, score)``: each document's best ``depth`` partners by the
-  score of :mod:`simdask.kernels.candidates`, rank 0 first, changed by a run's commit
+  score of :mod:`simdask.kernels.candidate_scores`, rank 0 first, changed by a run's commit
   (:func:`write_candidates`, one step of :mod:`simdask.storage.commit`) for the documents
   whose lists it recomputed.
 
-The settings (:class:`~simdask.kernels.candidates.CandidateConfig`) are the catalog's
+The settings (:class:`~simdask.kernels.candidate_scores.CandidateConfig`) are the catalog's
 ``candidates`` metadata. :func:`candidate_partners` is what the aligning stages read. An
 index of the earlier layout (a ``candidate_features`` table of per-document blobs) has no
 segments: its next run computes every list again and drops that table.
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from simdask.errors import IndexDamagedError
-from simdask.kernels.candidates import CandidateConfig
+from simdask.kernels.candidate_scores import CandidateConfig
 from simdask.kernels.partner_rule import PartnerRule, chosen_count
 from simdask.storage.shards import LocalShardStore
 from simdask.storage.sql import connection, insert_values, rows_in
@@ -245,7 +245,7 @@ def candidate_partners(conn: Any, doc_ids: Iterable[int], k: int) -> dict[int, l
 
 def candidate_scores(conn: Any, doc_ids: Iterable[int], k: int) -> dict[int, list[tuple[int, int]]]:
     """Up to ``k`` stored candidates of each of ``doc_ids`` as ``(other, score)``, best
-    first (``score``: the stored retrieval score, :mod:`simdask.kernels.candidates`; only
+    first (``score``: the stored retrieval score, :mod:`simdask.kernels.candidate_scores`; only
     the stored candidates, not the similarity partners :func:`candidate_partners` adds).
     Every asked doc ID is a key (an empty list if it has none)."""
     c = connection(conn)

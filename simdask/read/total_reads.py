@@ -22,15 +22,15 @@ from simdask.kernels.aligned_totals import (
     excluded_text,
     word_intervals,
 )
-from simdask.kernels.text import chunks
-from simdask.storage.decisions import excluded_by_doc
-from simdask.storage.sql import connection
-from simdask.storage.totals import (
+from simdask.kernels.words import chunks
+from simdask.storage.aligned_tables import (
     aligned_shares,
     source_intervals,
     stored_totals,
     totals_status,
 )
+from simdask.storage.decisions import excluded_by_doc
+from simdask.storage.sql import connection
 
 __all__ = [
     "SORTS",
@@ -133,7 +133,7 @@ def pair_aligned(db: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, s
 
 def status(db: Any) -> dict[str, Any]:
     """``{"documents", "tracked", "top", "rule", "scope"}`` (see
-    :func:`simdask.storage.totals.totals_status`)."""
+    :func:`simdask.storage.aligned_tables.totals_status`)."""
     return totals_status(connection(db))
 
 

@@ -42,18 +42,18 @@ from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
 from simdask.storage.commit import RunChanges, check_rows
 from simdask.storage.create import CATALOG_NAME, create_catalog
 from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
-from simdask.storage.keys import migrate_keys
+from simdask.storage.key_migration import migrate_keys
 from simdask.storage.lock import WriterLock
 from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
 from simdask.write.clusters import default_connector, found_cluster
 from simdask.write.collisions import checked_items
+from simdask.write.compute_totals import run_totals_plan
 from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
 from simdask.write.run_notes import note_run
 from simdask.write.settings import use_worker_cache
-from simdask.write.totals import run_totals_plan
 
 if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
@@ -456,7 +456,7 @@ class Writer:
         Returns its statistics with ``run_id`` (``{}`` when nothing was due). On failure
         before the commit its generation is removed and the previous one stays current."""
         # loads dask: only when a run needs it
-        from simdask.engine.compact import plan_compaction, run_compaction
+        from simdask.engine.compact_run import plan_compaction, run_compaction
 
         idx = self.index
         plan = plan_compaction(idx.catalog, options.merge_policy, force)

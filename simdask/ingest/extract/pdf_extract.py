@@ -5,8 +5,8 @@ the reading itself: :mod:`simdask.ingest.extract.pdf_text`)."""
 from __future__ import annotations
 
 from simdask.errors import ExtractionError
+from simdask.ingest.extract.extract_limits import ExtractLimits, as_limits
 from simdask.ingest.extract.isolated import extract_isolated
-from simdask.ingest.extract.limits import ExtractLimits, as_limits
 from simdask.ingest.extract.pdf_text import join_hyphenated
 from simdask.ingest.extract.sniff import describe
 
@@ -15,7 +15,7 @@ __all__ = ["extract_pdf", "join_hyphenated"]
 
 def extract_pdf(data: bytes, name: str = "<pdf>", limits: ExtractLimits | int | None = None) -> str:
     """The text layer of a PDF, pages in order (an integer ``limits``: characters of text at
-    most, as before :class:`~simdask.ingest.extract.limits.ExtractLimits`).
+    most, as before :class:`~simdask.ingest.extract.extract_limits.ExtractLimits`).
 
     Raises :class:`~simdask.errors.ExtractionError` of the kinds of
     :func:`~simdask.ingest.extract.pdf_text.read_pdf`, and ``bomb`` or ``too_large`` when

@@ -33,7 +33,9 @@ from simdask.index import Index, RunSummary
 from simdask.ingest.sources import list_items
 from simdask.kernels.measures import containment
 from simdask.progress import Callback
-from simdask.read.pairs import Pair as CrossPair  # a pair across the groups: A in B, B in A
+from simdask.read.undirected_pairs import (
+    Pair as CrossPair,  # a pair across the groups: A in B, B in A
+)
 from simdask.storage.failures import WARNING_KINDS
 
 __all__ = ["GROUP_PREFIXES", "CompareResult", "CrossPair", "compare_groups"]

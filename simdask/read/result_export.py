@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simdask.errors import ConfigError
-from simdask.read.totals import excluded_by_doc, pair_aligned, read_totals
+from simdask.read.total_reads import excluded_by_doc, pair_aligned, read_totals
 from simdask.storage.catalog import PairRow
 from simdask.storage.pair_rows import checked_row, doc_id_bounds, pair_batches, partition_rows
 

@@ -10,13 +10,13 @@ Tables (created on first use, so that an older index reads as "no totals yet"):
   rows of every document it adds, modifies or deletes.
 - ``doc_totals (doc, words, total)``: the *tracked* documents (those with a total) and their
   totals; ``total_sources (doc, source, share)``: the sources of each total.
-- ``total_cands (doc, rank, partner)``: the candidates (:mod:`simdask.storage.candidates`)
+- ``total_cands (doc, rank, partner)``: the candidates (:mod:`simdask.storage.candidate_store`)
   each tracked document's total was computed from.
 
 The total of a tracked document ``d`` is the share of its words in the union of its passages
 from its *required* partners: its own chosen candidates (the stored candidates a
 :class:`~simdask.kernels.partner_rule.PartnerRule` chooses,
-:func:`~simdask.storage.candidates.rule_partners`) and every tracked document that has ``d``
+:func:`~simdask.storage.candidate_store.rule_partners`) and every tracked document that has ``d``
 among its chosen candidates. Which documents are tracked: every document when the meta
 ``totals`` says ``"scope": "all"`` (``totals --compute``, ``update --align``), else those an
 incremental run added or modified (and kept, by key, across runs). :func:`settle` brings the
@@ -37,7 +37,7 @@ import numpy as np
 
 from simdask.kernels.aligned_totals import doc_total, intervals_from_bytes, intervals_to_bytes
 from simdask.kernels.partner_rule import PartnerRule
-from simdask.storage.candidates import rule_partners
+from simdask.storage.candidate_store import rule_partners
 from simdask.storage.sql import connection, insert_values, rows_in
 
 __all__ = [

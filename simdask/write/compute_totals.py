@@ -16,7 +16,7 @@ from simdask.cluster.placement import choose_transfer
 from simdask.errors import ConfigError
 from simdask.kernels.partner_rule import PartnerRule
 from simdask.progress import Callback
-from simdask.storage.totals import (
+from simdask.storage.aligned_tables import (
     DEFAULT_RULE,
     AlignJob,
     PairAlignment,
@@ -35,7 +35,7 @@ __all__ = ["compute_totals", "run_totals_plan", "totals_rule"]
 
 def totals_rule(floor: float | None, cap: int | None) -> PartnerRule | None:
     """The rule of ``totals --compute --floor F --cap N`` (None: neither given): the default
-    rule (:data:`~simdask.storage.totals.DEFAULT_RULE`) with the given floor and cap, never
+    rule (:data:`~simdask.storage.aligned_tables.DEFAULT_RULE`) with the given floor and cap, never
     fewer than its ``least`` (at most the cap) candidates."""
     if floor is None and cap is None:
         return None
@@ -113,7 +113,7 @@ def compute_totals(
     """Align every document's chosen candidates on the cluster of ``client`` (None: in this
     process) and store every total: a fixed ``top`` of them, else those ``rule`` chooses
     (:class:`~simdask.kernels.partner_rule.PartnerRule`), else (both None) as the stored
-    setting, at first :data:`~simdask.storage.totals.DEFAULT_RULE`; every
+    setting, at first :data:`~simdask.storage.aligned_tables.DEFAULT_RULE`; every
     document stays tracked from then on. Resumable: each batch of pairs is committed as it
     completes, and pairs already stored are not aligned again. ``lock``: take the writer
     lock (False: the caller holds it). Returns counts: ``pairs`` required, ``aligned`` now,
