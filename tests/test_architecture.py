@@ -318,6 +318,40 @@ def test_no_oversized_modules_or_functions():
     assert not too_long, "\n".join(too_long)
 
 
+#: the shard store's backends: leaves that import the contract (``storage/shards.py``) and
+#: nothing of each other or of the factory (``storage/backends.py``), as zarr's
+#: ``storage/_local.py`` imports only its ABC
+SHARD_BACKENDS = ("simdask.storage.local_store", "simdask.storage.remote")
+
+
+def test_shard_backends_are_leaves_and_the_factory_stands_apart():
+    graph = _import_graph()
+    contract, factory = "simdask.storage.shards", "simdask.storage.backends"
+    assert not graph[contract] & {*SHARD_BACKENDS, factory}, graph[contract]
+    for backend in SHARD_BACKENDS:
+        assert contract in graph[backend], backend
+        others = {*SHARD_BACKENDS, factory} - {backend}
+        assert not graph[backend] & others, (backend, graph[backend] & others)
+    assert set(SHARD_BACKENDS) <= graph[factory]
+    # the factory is the only module that chooses a backend; the rest ask the store
+    choosers = {name for name, deps in graph.items() if "simdask.storage.local_store" in deps} - {
+        factory
+    }
+    assert choosers <= {"simdask.storage.candidate_store"}, choosers
+
+
+def test_no_branch_on_which_backend_a_store_is():
+    """Callers ask the store what it can do (``store.local_root``, ``store.can_mmap``,
+    ``store.url``), never ``store.remote``: no attribute ``remote`` is read anywhere."""
+    found = [
+        f"{name}:{node.lineno}"
+        for name, path in _modules().items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr in ("remote", "is_remote")
+    ]
+    assert not found, found
+
+
 #: file names two modules may share: the package markers, and ``config.py`` (the public
 #: ``simdask.config`` and ``simdask.alignment.config``, each its package's settings; renaming
 #: either breaks a documented import path)

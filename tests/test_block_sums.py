@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from simdask.errors import IndexDamagedError
 from simdask.kernels.postings import ShardData
 from simdask.storage import block_sums, checksums, verified
+from simdask.storage.local_store import LocalShardStore
 from simdask.storage.shard_codec import encode_shard
-from simdask.storage.shards import LocalShardStore
 
 pytestmark = pytest.mark.unit
 

@@ -24,8 +24,8 @@ from simdask.kernels.postings import ShardData
 from simdask.storage import durable
 from simdask.storage.catalog import Catalog
 from simdask.storage.create import create_catalog
+from simdask.storage.local_store import LocalShardStore
 from simdask.storage.lsh_store import LshStore
-from simdask.storage.shards import LocalShardStore
 from simdask.storage.text_packs import TextStore
 from tests.helpers.durability import SyncRecorder, store_files
 
@@ -108,7 +108,7 @@ def test_the_check_sees_a_segment_written_without_fsync(tmp_path, recorder, monk
     def undurable(tmp, final, top):
         os.replace(tmp, final)
 
-    monkeypatch.setattr("simdask.storage.shards.publish", undurable)
+    monkeypatch.setattr("simdask.storage.local_store.publish", undurable)
     LocalShardStore(tmp_path / "shards").write(1, 0, _shard())
     faults = recorder.unsynced(tmp_path, store_files(tmp_path))
     assert faults and all("never fsynced" in f for f in faults)

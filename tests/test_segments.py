@@ -21,6 +21,7 @@ from simdask.kernels.segment_merge import (
     restrict,
     tombstone_table,
 )
+from simdask.storage.local_store import LocalShardStore
 from simdask.storage.segments import (
     RangeReader,
     add_delta,
@@ -29,7 +30,7 @@ from simdask.storage.segments import (
     remove_segment,
     restrict_shard,
 )
-from simdask.storage.shards import LocalShardStore, ShardData
+from simdask.storage.shards import ShardData
 
 pytestmark = pytest.mark.unit
 

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from simdask.errors import IndexFormatError
 from simdask.kernels.postings import ShardData, build_postings, pack_pairs, sorted_unique
 from simdask.storage.backends import open_shard_store
+from simdask.storage.local_store import LocalShardStore
 from simdask.storage.remote import UrlShardStore
-from simdask.storage.shards import LocalShardStore, ShardStore, encode_shard
+from simdask.storage.shards import ShardStore, encode_shard
 
 pytestmark = pytest.mark.unit
 

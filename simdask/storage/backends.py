@@ -1,5 +1,5 @@
 """Which shard store a root gets: the factory, apart from the backends it chooses between
-(:class:`~simdask.storage.shards.LocalShardStore`, an index directory;
+(:class:`~simdask.storage.local_store.LocalShardStore`, an index directory;
 :class:`~simdask.storage.remote.UrlShardStore`, an fsspec URL), which import only the
 :class:`~simdask.storage.shards.ShardStore` contract."""
 
@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from simdask.storage.local_store import LocalShardStore
 from simdask.storage.remote import UrlShardStore, is_url
-from simdask.storage.shards import LocalShardStore, ShardStore
+from simdask.storage.shards import ShardStore
 
 __all__ = ["index_shard_store", "open_shard_store"]
 

@@ -4,7 +4,7 @@ document's ranked partners.
 * The content n-gram postings (:mod:`simdask.kernels.content_ngrams`) are one segment per
   range of the feature-ID space in their own shard store, ``<index>/candidates``
   (:func:`candidate_store`: the raw, memory-mappable layout of
-  :class:`~simdask.storage.shards.LocalShardStore`, ``gen-NNNNNN/shard-NNNN``, written
+  :class:`~simdask.storage.local_store.LocalShardStore`, ``gen-NNNNNN/shard-NNNN``, written
   durably by the run's tasks before the commit). Which generation of each range is current
   is the catalog's ``candidate_segments`` metadata, committed with the run; segments no
   committed state names are removed by the next run (:func:`remove_unreferenced`).
@@ -33,7 +33,7 @@ import numpy as np
 from simdask.errors import IndexDamagedError
 from simdask.kernels.candidate_scores import CandidateConfig
 from simdask.kernels.partner_rule import PartnerRule, chosen_count
-from simdask.storage.shards import LocalShardStore
+from simdask.storage.local_store import LocalShardStore
 from simdask.storage.sql import connection, insert_values, rows_in
 
 __all__ = [
