@@ -47,7 +47,7 @@ def test_the_enumerated_failpoints_are_all_the_writer_has():
     assert len(names) == len(COMMIT_FAILPOINTS)
     listed = names | {n for n, _ in COMPACTION_FAILPOINTS}  # the writer commits compactions too
     dynamic = 0
-    for path in (ROOT / "update.py", ROOT / "storage/catalog.py", ROOT / "storage/commit.py"):
+    for path in (ROOT / "writer.py", ROOT / "storage/catalog.py", ROOT / "storage/commit.py"):
         for call in _hits(path):
             arg = call.args[0]
             if isinstance(arg, ast.Constant):
