@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import itertools
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -554,3 +556,28 @@ def test_block_candidates_by_sub_blocks_equal_the_whole_block(
         if docs[a] & docs[b] & light and len(docs[a] & docs[b] & light) >= min(need[a], need[b])
     )
     assert sorted(zip(*[c.tolist() for c in cut], strict=True)) == want
+
+
+@pytest.mark.integration
+def test_views_and_range_sets_report_their_size_without_any_registration():
+    """A worker sizes the blocks' views and a bounded build's range sets by their arrays even
+    when no module registered a Dask ``sizeof`` for them (a worker imports only what its
+    tasks name): sized at ~50 bytes, the scheduler ran their readers on the other worker and
+    each view and set was copied to both (issue 33, worker memory at 1M)."""
+    code = (
+        "import sys, numpy as np\n"
+        "from dask.sizeof import sizeof\n"
+        "from simdask.kernels.doc_postings import DocPostings\n"
+        "from simdask.kernels.heavy import HeavySets\n"
+        "assert 'simdask.engine.similarity_stage' not in sys.modules\n"
+        "n = 10**6\n"
+        "dp = DocPostings(np.zeros(n, np.uint32), np.zeros(11, np.uint32),"
+        " np.zeros(n, np.uint32), np.zeros(n, np.uint8))\n"
+        "hs = HeavySets(np.zeros(n + 1, np.int64), np.zeros(n, np.uint16), 5)\n"
+        "print(sizeof(dp) - dp.nbytes, sizeof(hs) - hs.offsets.nbytes - hs.ranks.nbytes)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    extra = [int(x) for x in out.stdout.split()]
+    assert all(0 <= x <= 1000 for x in extra), out.stdout

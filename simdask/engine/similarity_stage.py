@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from dask.sizeof import sizeof
 from distributed import Future, as_completed
 
 from simdask import failpoints
@@ -270,12 +269,6 @@ class SimilarityResult:
     heavy: HeavyStats | None = None
 
 
-@sizeof.register(DocPostings)
-def _sizeof_doc_postings(dp: DocPostings) -> int:
-    """Dask's size estimate: the view's arrays (it holds no reference to the shard)."""
-    return dp.nbytes + 200
-
-
 def _work(
     ctx: RunContext, shards: Sequence, fn: Callable, *args, stored: bool = False
 ) -> np.ndarray:
@@ -316,7 +309,10 @@ def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
         f.release()
     for _ in as_completed(views, loop=ctx.client.loop):  # all done (distributed.wait needs
         pass  # the default client; this run's need not be it)
-    if held < TRIM_MIN_BYTES:  # small shards: nothing worth waiting for
+    # building the views leaves their temporaries' heap (pieces of the range) behind too,
+    # also when the ranges are references to stored segments that weigh nothing
+    built = sum(ctx.client.nbytes([v.key for v in views], summary=False).values())
+    if max(held, built) < TRIM_MIN_BYTES:  # small shards and views: nothing worth waiting for
         return 0
     # an optimisation only: a worker that does not answer is left as it is
     freed = ctx.client.run(trim_when_freed, keys, on_error="ignore")
