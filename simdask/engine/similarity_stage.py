@@ -31,6 +31,7 @@ from distributed import Future, as_completed
 
 from simdask import failpoints
 from simdask.cluster.heap import trim_heap, trim_when_freed
+from simdask.cluster.workers import scheduler_workers
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.heavy_candidates import held_pass, run_heavy_blocks, uses_hold
@@ -41,7 +42,7 @@ from simdask.engine.heavy_stage import (
     heavy_bits,
     heavy_only,
 )
-from simdask.engine.sizing import block_budget
+from simdask.engine.sizing import block_budget, memory_block_pairs
 from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
@@ -280,12 +281,25 @@ def _work(
 def _budget(ctx: RunContext, work: np.ndarray) -> int:
     """Pairs per block: ``block_pairs`` at most, and small enough for
     :data:`~.sizing.TASKS_PER_THREAD` blocks per worker thread, but not below
-    :data:`~.sizing.MIN_BLOCK_PAIRS` (:func:`~.sizing.block_budget`); recorded in
-    ``ctx.sizing``."""
-    budget = block_budget(int(work.sum()), ctx.threads_now(), ctx.options.block_pairs)
+    :data:`~.sizing.MIN_BLOCK_PAIRS` (:func:`~.sizing.block_budget`), and within the
+    workers' memory (:func:`~.sizing.memory_block_pairs` of the smallest worker memory
+    limit); recorded in ``ctx.sizing``."""
+    memory = memory_block_pairs(_worker_memory(ctx), ctx.options.blocks_in_flight)
+    budget = block_budget(int(work.sum()), ctx.threads_now(), ctx.options.block_pairs, memory)
     if ctx.sizing is not None:
         ctx.sizing.block_pairs = budget
     return budget
+
+
+def _worker_memory(ctx: RunContext) -> int | None:
+    """The smallest memory limit (bytes) of the cluster's workers now; None when none has
+    one (or the scheduler cannot say)."""
+    try:
+        workers = scheduler_workers(ctx.client)
+    except Exception:  # an optimisation only: the blocks are then sized by work alone
+        return None
+    limits = [int(w.get("memory_limit") or 0) for w in workers.values()]
+    return min((x for x in limits if x > 0), default=None)
 
 
 #: merged shards (bytes, all workers) from which the similarity stage returns the heap they
