@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import itertools
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -24,6 +26,7 @@ from simdask.engine.similarity_stage import stored_heavy
 from simdask.errors import ConfigError
 from simdask.ingest.phrases import PhraseBank, PhraseParams, iter_phrase_documents
 from simdask.ingest.prose import ProseParams
+from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import HeavySets, df_histogram, light_work
 from simdask.kernels.heavy_bounded import (
     block_candidates,
@@ -35,7 +38,16 @@ from simdask.kernels.heavy_bounded import (
     set_overlap,
 )
 from simdask.kernels.postings import build_postings, pack_pairs, sorted_unique
-from simdask.kernels.similarity import block_pair_keys, pair_work, plan_blocks, top_k_rows
+from simdask.kernels.similarity import (
+    block_pair_keys,
+    count_block_keys,
+    count_keys,
+    need_counts,
+    pair_work,
+    plan_blocks,
+    row_slices,
+    top_k_rows,
+)
 from simdask.kernels.words import chunks
 from simdask.storage.shards import ShardData
 from tests.helpers.corpus import stem, write_txt
@@ -456,3 +468,116 @@ def test_df_histogram_of_phrase_text_has_a_mid_band():
     work = counts * values * (values - 1) // 2
     mid = (values >= 5) & (values <= 60)
     assert work[mid].sum() > 0.5 * work.sum()
+
+
+# --------------------------------------------------------------------------------------------
+# sub-blocks (worker memory at 1M, issue 33): a block counted by sub-blocks of whole rows
+
+
+def _sorted_parts(rng, n_rows, n_docs, n_parts, max_per_row):
+    """Pair keys ``i * n_docs + o`` in ``n_parts`` parts, rows ascending in each part (as the
+    all-pairs emission gives them), unsorted within a row, with repeats across parts."""
+    parts = []
+    for _ in range(n_parts):
+        rows = []
+        for i in range(n_rows):
+            k = int(rng.integers(0, max_per_row + 1))
+            o = rng.integers(0, n_docs, k)
+            rows.append((i * n_docs + o).astype(np.uint32))
+        parts.append(np.concatenate(rows) if rows else np.zeros(0, np.uint32))
+    return parts
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n_rows=st.integers(1, 40),
+    n_docs=st.integers(1, 50),
+    n_parts=st.integers(1, 5),
+    max_per_row=st.integers(0, 30),
+    max_keys=st.integers(1, 400),
+)
+def test_row_slices_count_exactly_the_block(seed, n_rows, n_docs, n_parts, max_per_row, max_keys):
+    """Sub-blocks of whole rows: every key in exactly one, no sub-block over ``max_keys``
+    keys unless it is a single row, and their counts, concatenated, are the block's counts."""
+    rng = np.random.default_rng(seed)
+    parts = _sorted_parts(rng, n_rows, n_docs, n_parts, max_per_row)
+    subs = row_slices(parts, n_docs, max_keys)
+    whole = count_keys([p for p in parts if len(p)])
+    got = [count_block_keys(s, n_docs) for s in subs]
+    keys = np.concatenate([g[0] for g in got]) if got else np.zeros(0, np.uint32)
+    counts = np.concatenate([g[1] for g in got]) if got else np.zeros(0, np.uint32)
+    assert keys.tolist() == whole[0].tolist()
+    assert counts.tolist() == whole[1].tolist()
+    for s in subs:
+        n = sum(len(p) for p in s)
+        rows = np.unique(np.concatenate(s) // n_docs) if n else []
+        assert n <= max_keys or len(rows) == 1
+    # rows never straddle two sub-blocks
+    row_sets = [set((np.concatenate(s) // n_docs).tolist()) for s in subs if sum(map(len, s))]
+    assert sum(len(r) for r in row_sets) == len(set().union(*row_sets)) if row_sets else True
+    if sum(len(p) for p in parts) > max_keys and max_per_row * n_parts <= max_keys:
+        assert len(subs) > 1  # the block was cut
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n_docs=st.integers(2, 60),
+    cutoff=st.integers(1, 12),
+    threshold=st.sampled_from([1.0, 2.0, 5.0, 12.5]),
+    sub_keys=st.integers(1, 300),
+)
+def test_block_candidates_by_sub_blocks_equal_the_whole_block(
+    seed, n_docs, cutoff, threshold, sub_keys
+):
+    """The candidates of a block counted by sub-blocks of ``sub_keys`` keys are exactly those
+    of the whole block counted at once, on the all-pairs emission of phrase-rich documents."""
+    texts, _ = phrase_docs(n_docs, seed % 50)
+    docs = _id_sets(texts)
+    shards = split_shards(docs, (20000, 40000))
+    n_chunks = np.array([len(docs[i]) for i in range(n_docs)], np.int64)
+    views = [DocPostings.build(s, n_docs, cutoff) for s in shards]
+    rng = random.Random(seed)
+    lo = rng.randrange(n_docs)
+    hi = rng.randrange(lo + 1, n_docs + 1)
+    parts = [block_keys(v, lo, hi, n_docs) for v in views]
+    whole = block_candidates(parts, lo, n_chunks, threshold, sub_keys=1 << 30)
+    cut = block_candidates(parts, lo, n_chunks, threshold, sub_keys=sub_keys)
+    assert [c.tolist() for c in cut] == [c.tolist() for c in whole]
+    # and against brute force: every pair of the block whose light count reaches `need`
+    df = Counter(c for s in docs.values() for c in s)
+    light = {c for c, v in df.items() if v <= cutoff}
+    need = need_counts(n_chunks, threshold)
+    want = sorted(
+        (a, b, len(docs[a] & docs[b] & light))
+        for a in range(lo, hi)
+        for b in range(a + 1, n_docs)
+        if docs[a] & docs[b] & light and len(docs[a] & docs[b] & light) >= min(need[a], need[b])
+    )
+    assert sorted(zip(*[c.tolist() for c in cut], strict=True)) == want
+
+
+@pytest.mark.integration
+def test_views_and_range_sets_report_their_size_without_any_registration():
+    """A worker sizes the blocks' views and a bounded build's range sets by their arrays even
+    when no module registered a Dask ``sizeof`` for them (a worker imports only what its
+    tasks name): sized at ~50 bytes, the scheduler ran their readers on the other worker and
+    each view and set was copied to both (issue 33, worker memory at 1M)."""
+    code = (
+        "import sys, numpy as np\n"
+        "from dask.sizeof import sizeof\n"
+        "from simdask.kernels.doc_postings import DocPostings\n"
+        "from simdask.kernels.heavy import HeavySets\n"
+        "assert 'simdask.engine.similarity_stage' not in sys.modules\n"
+        "n = 10**6\n"
+        "dp = DocPostings(np.zeros(n, np.uint32), np.zeros(11, np.uint32),"
+        " np.zeros(n, np.uint32), np.zeros(n, np.uint8))\n"
+        "hs = HeavySets(np.zeros(n + 1, np.int64), np.zeros(n, np.uint16), 5)\n"
+        "print(sizeof(dp) - dp.nbytes, sizeof(hs) - hs.offsets.nbytes - hs.ranks.nbytes)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    extra = [int(x) for x in out.stdout.split()]
+    assert all(0 <= x <= 1000 for x in extra), out.stdout

@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simdask.engine.sizing import (
+    BLOCK_BYTES_PER_PAIR,
+    BLOCK_MEMORY_SHARE,
     MAX_BATCH_DOCS,
     MIN_BATCH_DOCS,
     MIN_BLOCK_PAIRS,
@@ -16,6 +18,7 @@ from simdask.engine.sizing import (
     TaskSizing,
     batch_docs,
     block_budget,
+    memory_block_pairs,
     range_note,
 )
 from simdask.engine.stage_clock import (
@@ -63,6 +66,44 @@ def test_block_budget_rule(work, threads, block_pairs):
     # ceiling stops it
     if MIN_BLOCK_PAIRS < b < block_pairs:
         assert work / b > TASKS_PER_THREAD * threads - 1
+
+
+@given(
+    st.integers(0, 10**12),
+    st.integers(1, 64),
+    st.integers(1, 10**9),
+    st.one_of(st.none(), st.integers(0, 2**40)),
+    st.integers(1, 16),
+)
+def test_block_budget_respects_the_memory_budget(
+    work, threads, block_pairs, memory_limit, in_flight
+):
+    """Blocks sized from the workers' memory limit: ``in_flight`` blocks of the budget, at
+    BLOCK_BYTES_PER_PAIR a pair count, fit in BLOCK_MEMORY_SHARE of the limit (or the
+    budget is a single pair count); without a limit the rule of work alone."""
+    memory = memory_block_pairs(memory_limit, in_flight)
+    b = block_budget(work, threads, block_pairs, memory)
+    assert 1 <= b <= block_pairs
+    if not memory_limit:
+        assert memory is None
+        assert b == block_budget(work, threads, block_pairs)
+        return
+    room = memory_limit * BLOCK_MEMORY_SHARE
+    assert b == 1 or b * BLOCK_BYTES_PER_PAIR * in_flight <= room
+    # the memory bound is the only thing that lowers the budget below the work rule
+    assert b == min(block_budget(work, threads, block_pairs), memory)
+
+
+def test_memory_block_pairs_examples():
+    # a 4 GiB worker, 4 blocks in flight: 512 MiB for 4 blocks of 8 bytes a pair count
+    assert memory_block_pairs(4 << 30, 4) == (4 << 30) // 8 // 32
+    # the 12 GiB workers of docs/scale.md's 2-core VM do not bind the default 32 M pairs
+    assert block_budget(5_639_403_009, 2, 32_000_000, memory_block_pairs(12 << 30, 4)) == (
+        32_000_000
+    )
+    # a 1 GiB worker does: 4 M pair counts a block, below the floor MIN_BLOCK_PAIRS * 16
+    assert block_budget(10**10, 2, 32_000_000, memory_block_pairs(1 << 30, 4)) == (1 << 30) // 256
+    assert memory_block_pairs(None, 4) is None and memory_block_pairs(0, 4) is None
 
 
 def test_plan_blocks_meets_the_rule():

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from dask.sizeof import sizeof
 from distributed import Future, as_completed
 
 from simdask import failpoints
 from simdask.cluster.heap import trim_heap, trim_when_freed
+from simdask.cluster.workers import scheduler_workers
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
 from simdask.engine.heavy_candidates import held_pass, run_heavy_blocks, uses_hold
@@ -42,7 +42,7 @@ from simdask.engine.heavy_stage import (
     heavy_bits,
     heavy_only,
 )
-from simdask.engine.sizing import block_budget
+from simdask.engine.sizing import block_budget, memory_block_pairs
 from simdask.engine.stage import drive
 from simdask.kernels.doc_postings import DocPostings, block_keys
 from simdask.kernels.heavy import (
@@ -270,12 +270,6 @@ class SimilarityResult:
     heavy: HeavyStats | None = None
 
 
-@sizeof.register(DocPostings)
-def _sizeof_doc_postings(dp: DocPostings) -> int:
-    """Dask's size estimate: the view's arrays (it holds no reference to the shard)."""
-    return dp.nbytes + 200
-
-
 def _work(
     ctx: RunContext, shards: Sequence, fn: Callable, *args, stored: bool = False
 ) -> np.ndarray:
@@ -287,12 +281,25 @@ def _work(
 def _budget(ctx: RunContext, work: np.ndarray) -> int:
     """Pairs per block: ``block_pairs`` at most, and small enough for
     :data:`~.sizing.TASKS_PER_THREAD` blocks per worker thread, but not below
-    :data:`~.sizing.MIN_BLOCK_PAIRS` (:func:`~.sizing.block_budget`); recorded in
-    ``ctx.sizing``."""
-    budget = block_budget(int(work.sum()), ctx.threads_now(), ctx.options.block_pairs)
+    :data:`~.sizing.MIN_BLOCK_PAIRS` (:func:`~.sizing.block_budget`), and within the
+    workers' memory (:func:`~.sizing.memory_block_pairs` of the smallest worker memory
+    limit); recorded in ``ctx.sizing``."""
+    memory = memory_block_pairs(_worker_memory(ctx), ctx.options.blocks_in_flight)
+    budget = block_budget(int(work.sum()), ctx.threads_now(), ctx.options.block_pairs, memory)
     if ctx.sizing is not None:
         ctx.sizing.block_pairs = budget
     return budget
+
+
+def _worker_memory(ctx: RunContext) -> int | None:
+    """The smallest memory limit (bytes) of the cluster's workers now; None when none has
+    one (or the scheduler cannot say)."""
+    try:
+        workers = scheduler_workers(ctx.client)
+    except Exception:  # an optimisation only: the blocks are then sized by work alone
+        return None
+    limits = [int(w.get("memory_limit") or 0) for w in workers.values()]
+    return min((x for x in limits if x > 0), default=None)
 
 
 #: merged shards (bytes, all workers) from which the similarity stage returns the heap they
@@ -316,7 +323,10 @@ def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
         f.release()
     for _ in as_completed(views, loop=ctx.client.loop):  # all done (distributed.wait needs
         pass  # the default client; this run's need not be it)
-    if held < TRIM_MIN_BYTES:  # small shards: nothing worth waiting for
+    # building the views leaves their temporaries' heap (pieces of the range) behind too,
+    # also when the ranges are references to stored segments that weigh nothing
+    built = sum(ctx.client.nbytes([v.key for v in views], summary=False).values())
+    if max(held, built) < TRIM_MIN_BYTES:  # small shards and views: nothing worth waiting for
         return 0
     # an optimisation only: a worker that does not answer is left as it is
     freed = ctx.client.run(trim_when_freed, keys, on_error="ignore")

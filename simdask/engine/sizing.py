@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "BLOCK_BYTES_PER_PAIR",
+    "BLOCK_MEMORY_SHARE",
     "MAX_BATCH_DOCS",
     "MIN_BATCH_DOCS",
     "MIN_BLOCK_PAIRS",
@@ -33,6 +35,7 @@ __all__ = [
     "TaskSizing",
     "batch_docs",
     "block_budget",
+    "memory_block_pairs",
     "range_note",
 ]
 
@@ -46,6 +49,12 @@ MAX_BATCH_DOCS = 5000
 #: fewest candidate pair counts in a similarity block (its rows task and one emission task
 #: per range cost milliseconds each; 2**18 counts take a few tens of milliseconds to count)
 MIN_BLOCK_PAIRS = 1 << 18
+#: share of a worker's memory limit that the similarity blocks in flight may hold
+BLOCK_MEMORY_SHARE = 1 / 8
+#: bytes a candidate pair count of a block holds while the block is in flight: its key in
+#: the emitted part (uint32) and its copy gathered to the worker counting the block (the
+#: counting itself goes by sub-blocks of a fixed size: kernels/heavy_bounded)
+BLOCK_BYTES_PER_PAIR = 8
 
 
 def batch_docs(n_items: int, threads: int) -> int:
@@ -56,12 +65,28 @@ def batch_docs(n_items: int, threads: int) -> int:
     return min(MAX_BATCH_DOCS, max(MIN_BATCH_DOCS, want))
 
 
-def block_budget(total_work: int, threads: int, block_pairs: int) -> int:
+def block_budget(
+    total_work: int, threads: int, block_pairs: int, memory_pairs: int | None = None
+) -> int:
     """Candidate pair counts per similarity block for ``total_work`` counts on ``threads``
     worker threads: ``total_work / (TASKS_PER_THREAD * threads)``, at least
-    :data:`MIN_BLOCK_PAIRS` and at most ``block_pairs`` (the memory bound)."""
+    :data:`MIN_BLOCK_PAIRS` and at most ``block_pairs`` (the configured bound) and
+    ``memory_pairs`` (the workers' memory, :func:`memory_block_pairs`; None: no limit). The
+    memory bound wins over the floor."""
     want = int(total_work) // (TASKS_PER_THREAD * max(1, threads)) + 1
-    return max(1, min(block_pairs, max(MIN_BLOCK_PAIRS, want)))
+    cap = block_pairs if memory_pairs is None else min(block_pairs, memory_pairs)
+    return max(1, min(cap, max(MIN_BLOCK_PAIRS, want)))
+
+
+def memory_block_pairs(memory_limit: int | None, blocks_in_flight: int) -> int | None:
+    """Most candidate pair counts a similarity block may hold so that ``blocks_in_flight``
+    blocks, all on one worker, fit in :data:`BLOCK_MEMORY_SHARE` of a worker's
+    ``memory_limit`` (bytes; the smallest of the cluster's) at :data:`BLOCK_BYTES_PER_PAIR`
+    a pair count; at least 1. None when the workers have no limit (None or 0)."""
+    if not memory_limit or memory_limit <= 0:
+        return None
+    room = int(memory_limit * BLOCK_MEMORY_SHARE)
+    return max(1, room // (BLOCK_BYTES_PER_PAIR * max(1, int(blocks_in_flight))))
 
 
 def range_note(ranges: int, threads: int) -> str | None:

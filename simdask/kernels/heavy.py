@@ -184,6 +184,13 @@ class HeavySets:
         """``|heavy(d)|`` per document (int64)."""
         return np.diff(self.offsets)
 
+    def __sizeof__(self) -> int:
+        """Bytes of the sets (their arrays and the object), as ``sys.getsizeof`` and Dask's
+        ``sizeof`` report them: a bounded build's per-range sets stay where they were built
+        only if the scheduler knows they are large (without it, ~50 bytes, each was copied to
+        the worker of every task that read it; issue 33)."""
+        return self.offsets.nbytes + self.ranks.nbytes + 200
+
     def bits(self) -> HeavyBits:
         """The same sets as bitsets over heavy ranks (see :class:`HeavyBits`)."""
         sizes = self.sizes

@@ -48,13 +48,19 @@ import numpy as np
 from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.heavy import HeavySets, heavy_postings, light_work
 from simdask.kernels.postings import ShardData
-from simdask.kernels.similarity import count_block_keys, directed_rows, need_counts
+from simdask.kernels.similarity import (
+    count_block_keys,
+    directed_rows,
+    need_counts,
+    row_slices,
+)
 from simdask.kernels.top_rows import Rows, top_k_rows
 
 __all__ = [
     "CANDIDATE_SLICE",
     "REBOUND_GROWTH",
     "SET_STEP",
+    "SUB_BLOCK_KEYS",
     "Candidates",
     "block_candidates",
     "bounded_block_rows",
@@ -72,6 +78,10 @@ REBOUND_GROWTH = 2.0
 CANDIDATE_SLICE = 1 << 21
 #: ``(doc, other, light count)`` of a block's candidate pairs (int64, int64, int32)
 Candidates = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+#: light pair keys :func:`block_candidates` counts at once (a sub-block of whole rows): its
+#: counts take ~16 bytes a distinct pair, ~64 MiB at 2**22 keys, whatever the block's size
+SUB_BLOCK_KEYS = 1 << 22
 
 #: heavy ranks :func:`set_overlap` gathers at once (both sides; ~40 bytes each in temporaries)
 SET_STEP = 1 << 22
@@ -174,22 +184,32 @@ def range_sets(shard: ShardData, cutoff: int, max_df: int | None, n_docs: int) -
 
 
 def block_candidates(
-    parts: list[np.ndarray], doc_lo: int, n_chunks: np.ndarray, threshold: float
+    parts: list[np.ndarray],
+    doc_lo: int,
+    n_chunks: np.ndarray,
+    threshold: float,
+    sub_keys: int = SUB_BLOCK_KEYS,
 ) -> Candidates:
     """A bounded block's candidates: its counted light pair keys (``i * n_docs + o`` pairing
     ``doc_lo + i`` with ``o``, :func:`~simdask.kernels.similarity.count_block_keys`) whose
     light count alone reaches the threshold in one direction (:func:`light_evidence`), as
-    ``(doc, other, light count)``; decoded :data:`CANDIDATE_SLICE` pairs at a time."""
+    ``(doc, other, light count)``. The keys are counted by sub-blocks of whole rows of at
+    most ``sub_keys`` keys (:func:`~simdask.kernels.similarity.row_slices`: the same counts,
+    cut at row boundaries), each decoded :data:`CANDIDATE_SLICE` pairs at a time, so that
+    beyond the parts the task holds one sub-block's counts (~16 bytes a distinct pair), not
+    the whole block's."""
     n_docs = len(n_chunks)
-    keys, shared = count_block_keys(parts, n_docs)
     need = need_counts(n_chunks, threshold)
     out: list[Candidates] = [(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32))]
-    for lo in range(0, len(keys), CANDIDATE_SLICE):
-        d, o = np.divmod(keys[lo : lo + CANDIDATE_SLICE].astype(np.int64), n_docs)
-        s = shared[lo : lo + CANDIDATE_SLICE]
-        d += doc_lo
-        ok = light_evidence(d, o, s, need)
-        out.append((d[ok], o[ok], s[ok].astype(np.int32)))
+    for sub in row_slices(parts, n_docs, sub_keys):
+        keys, shared = count_block_keys(sub, n_docs)
+        for lo in range(0, len(keys), CANDIDATE_SLICE):
+            d, o = np.divmod(keys[lo : lo + CANDIDATE_SLICE].astype(np.int64), n_docs)
+            s = shared[lo : lo + CANDIDATE_SLICE]
+            d += doc_lo
+            ok = light_evidence(d, o, s, need)
+            out.append((d[ok], o[ok], s[ok].astype(np.int32)))
+        del keys, shared
     d, o, s = (np.concatenate([c[i] for c in out]) for i in range(3))
     return d, o, s
 

@@ -34,6 +34,7 @@ __all__ = [
     "pair_work",
     "plan_blocks",
     "query_postings",
+    "row_slices",
     "skipped_chunks",
     "split_lists",
     "sum_pair_counts",
@@ -247,6 +248,48 @@ def count_block_keys(
         counts.append(c)
         r = end
     return np.concatenate(keys), np.concatenate(counts)
+
+
+def row_slices(parts: list[np.ndarray], n_docs: int, max_keys: int) -> list[list[np.ndarray]]:
+    """A block's pair keys ``i * n_docs + o`` (uint32, one array per shard) cut into sub-blocks
+    of whole rows ``i`` holding at most ``max_keys`` keys each (a single row holding more gets a
+    sub-block of its own): per sub-block, the slice of every part (views, no copy). Every key
+    is in exactly one sub-block and all keys of a row in the same one, so counting each
+    sub-block (:func:`count_block_keys`) gives exactly the block's counts, cut at row
+    boundaries. Parts must list their keys by ascending ``i`` (as the all-pairs emission
+    gives them); when one does not, the whole block is one sub-block. Costs one
+    ``searchsorted`` per part and candidate cut (about 64 cuts per ``max_keys`` keys, never
+    finer than a row): no temporary follows the block but the rows check's."""
+    n_docs = max(1, int(n_docs))
+    parts = [p for p in parts if len(p)]
+    total = sum(len(p) for p in parts)
+    if total <= max_keys or not all(_rows_ascend(p, n_docs) for p in parts):
+        return [parts] if parts else []
+    first = min(int(p[0]) // n_docs for p in parts)
+    last = max(int(p[-1]) // n_docs for p in parts) + 1
+    step = max(1, (last - first) * max(1, max_keys // 64) // max(1, total))
+    rows = np.arange(first + step, last, step, dtype=np.int64)
+    cut_keys = (rows * n_docs).astype(np.uint32)  # rows < last: below the largest key's row
+    at = np.array([np.searchsorted(p, cut_keys) for p in parts], np.int64).reshape(len(parts), -1)
+    ends = np.concatenate([at, [[len(p)] for p in parts]], axis=1)  # (parts, cuts + 1)
+    held = ends.sum(axis=0)  # keys below each cut (the last: all)
+    out: list[list[np.ndarray]] = []
+    lo = np.zeros(len(parts), np.int64)
+    done = 0
+    while done < total:
+        # the last cut whose keys fit; at least the next cut (a row larger than max_keys)
+        j = int(np.searchsorted(held, done + max_keys, side="right")) - 1
+        j = max(j, int(np.searchsorted(held, done, side="right")))
+        hi = ends[:, j]
+        out.append([p[a:b] for p, a, b in zip(parts, lo.tolist(), hi.tolist(), strict=True)])
+        lo, done = hi.copy(), int(held[j])
+    return out
+
+
+def _rows_ascend(p: np.ndarray, n_docs: int) -> bool:
+    """Whether pair keys ``p`` (``i * n_docs + o``) list their rows ``i`` ascending."""
+    row = p // np.uint32(n_docs)
+    return not bool(np.any(row[1:] < row[:-1]))
 
 
 def _member_postings(
