@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simdask import failpoints
-from simdask.cluster.current import active_client
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.evidence.excluded import PairExclusions
@@ -250,9 +249,9 @@ class Index:
     def compute_totals(self, **kwargs: Any) -> dict[str, Any]:
         """Align every document's top candidates, store every total (the arguments of
         :func:`simdask.write.totals.compute_totals`: ``top``, ``client``, ``wait``, ...);
-        without ``client``, on the active ``distributed.Client`` if there is one."""
-        if kwargs.get("client") is None:
-            kwargs["client"] = active_client()
+        without ``client``, on the cluster :meth:`update` would use: the active
+        ``distributed.Client``, else ``DASK_SCHEDULER_ADDRESS`` (Dask's
+        ``scheduler-address``), else in this process."""
         return compute_totals(self, **kwargs)
 
     def resolve_key(self, typed: str, *, ends: bool = True) -> str:
