@@ -64,7 +64,6 @@ class Index:
         self.path = Path(os.path.abspath(path))
         path = self.path
         self.catalog = catalog
-        self.config = config
         self.store = open_shard_store(
             catalog.meta("shard_store") or path / "shards", key_dtype=config.chunk_dtype
         )
@@ -73,6 +72,7 @@ class Index:
         self._doc_table: tuple[int, np.ndarray] | None = None
         #: segments opened and read, tombstones, recorded file sizes
         self.reads = SegmentReads(path, catalog, self.store, config)
+        self.config = config
         self._excl: tuple[tuple, Exclusions] | None = None  # by (generation, config)
 
     # --- opening ---------------------------------------------------------------------------
@@ -89,11 +89,10 @@ class Index:
 
         ``shard_store``: an fsspec URL (``s3://bucket/prefix``, ``file:///nfs/x``) where the
         shards are kept instead of ``path/shards``; the catalog and texts stay at ``path``.
+        ``config.shards`` None (default): the first :meth:`update` chooses it for its cluster.
         """
-        config = config or IndexConfig()
-        return cls(
-            index_folder(path), create_catalog(index_folder(path), config, shard_store), config
-        )
+        catalog = create_catalog(index_folder(path), config or IndexConfig(), shard_store)
+        return cls(index_folder(path), catalog, catalog.check_format())
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> Index:
@@ -108,6 +107,16 @@ class Index:
         catalog = Catalog(path / _CATALOG)
         config = catalog.check_format()
         return cls(path, catalog, config)
+
+    @property
+    def config(self) -> IndexConfig:
+        """The index's settings (of the committed state last read, or of the running update)."""
+        return self._config
+
+    @config.setter
+    def config(self, value: IndexConfig) -> None:
+        self._config = value
+        self.reads.config = value  # the ranges its reads cut follow the settings
 
     def snapshot(self) -> AbstractContextManager[Index]:
         """``with idx.snapshot():`` every read of the block sees one committed state, with its
