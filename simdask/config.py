@@ -56,8 +56,13 @@ class IndexConfig:
     ``k``: words per chunk. ``hash_bits``: bits of a chunk ID (16..64; uint32 IDs up to 32
     bits, uint64 above; the default 64 makes stored values equal exact counting over the true
     chunks in practice, docs/accuracy.md; 28 is the seed's setting). ``shards``: number
-    of equal ranges the chunk-ID space is split into. ``seed``: hash seed (changing it changes
-    every chunk ID). ``threshold``: least similarity stored, in percent (0 < t <= 100).
+    of equal ranges the chunk-ID space is split into (fixed when the index is created: the
+    merge and the per-range passes run one task per range); ``None``: not given, i.e. for a
+    new index chosen by its first run for its cluster's worker threads
+    (:func:`~simdask.engine.sizing.new_ranges`: 16 on up to four threads), for an existing
+    index its own (an index's stored settings always hold a number). ``seed``: hash seed
+    (changing it changes every chunk ID). ``threshold``: least similarity stored, in
+    percent (0 < t <= 100).
     ``top_k``: most similar documents shown per document (the similarity table). ``slack``:
     rows kept per document beyond ``top_k`` (the reserve table; ``None``: ``min(top_k,
     DEFAULT_SLACK)``, 16: a list is recomputed only after more than 16 of its partners were
@@ -96,7 +101,7 @@ class IndexConfig:
 
     k: int = 5
     hash_bits: int = DEFAULT_HASH_BITS
-    shards: int = 16
+    shards: int | None = None
     seed: int = 0
     threshold: float = 1.0
     top_k: int = 100
@@ -124,8 +129,9 @@ class IndexConfig:
         for name in ("k", "hash_bits", "shards", "seed", "top_k"):
             value = getattr(self, name)
             need(
-                isinstance(value, int) and not isinstance(value, bool),
-                f"{name} must be an integer",
+                (isinstance(value, int) and not isinstance(value, bool))
+                or (value is None and name == "shards"),
+                f"{name} must be an integer{' or None' if name == 'shards' else ''}",
                 value,
             )
         need(1 <= self.k <= 64, "k (words per chunk) must be in 1..64", self.k)
@@ -134,18 +140,8 @@ class IndexConfig:
             f"hash_bits must be in 16..{MAX_HASH_BITS}",
             self.hash_bits,
         )
-        need(
-            1 <= self.shards <= min(4096, 2**self.hash_bits),
-            "shards must be in 1..4096",
-            self.shards,
-        )
-        width = shard_width(self.hash_bits, self.shards)
-        need(
-            (self.shards - 1) * width < 2**self.hash_bits,
-            f"shards must leave every range non-empty: at most "
-            f"{-(-(2**self.hash_bits) // width)} ranges of {width} IDs fit in 2**{self.hash_bits}",
-            self.shards,
-        )
+        if self.shards is not None:
+            self._check_shards(need)
         need(0 <= self.seed < 2**64, "seed must be in 0..2**64-1", self.seed)
         need(
             isinstance(self.threshold, (int, float)) and 0 < self.threshold <= 100,
@@ -195,6 +191,31 @@ class IndexConfig:
         if self.lsh is not None:
             object.__setattr__(self, "lsh", str(LshParams.parse(self.lsh)))
 
+    def _check_shards(self, need) -> None:
+        need(
+            1 <= self.shards <= min(4096, 2**self.hash_bits),
+            "shards must be in 1..4096",
+            self.shards,
+        )
+        width = shard_width(self.hash_bits, self.shards)
+        need(
+            (self.shards - 1) * width < 2**self.hash_bits,
+            f"shards must leave every range non-empty: at most "
+            f"{-(-(2**self.hash_bits) // width)} ranges of {width} IDs fit in 2**{self.hash_bits}",
+            self.shards,
+        )
+
+    @property
+    def ranges(self) -> int:
+        """``shards``, which must be chosen (:class:`ConfigError` if it is None: the range
+        count of a new index is chosen by its first run, ``simdask.write.settings``)."""
+        if self.shards is None:
+            raise ConfigError(
+                "expected the settings of an index, whose shards (range count) is a number; "
+                "found shards None (chosen for the cluster by the run that creates the index)"
+            )
+        return self.shards
+
     @property
     def stored_depth(self) -> int:
         """Rows kept per document: ``top_k`` shown plus ``slack`` in reserve."""
@@ -239,7 +260,7 @@ class IndexConfig:
     @property
     def shard_width(self) -> int:
         """Chunk IDs per shard range (the last range may be shorter)."""
-        return shard_width(self.hash_bits, self.shards)
+        return shard_width(self.hash_bits, self.ranges)
 
     @property
     def chunk_dtype(self) -> np.dtype:
@@ -250,4 +271,4 @@ class IndexConfig:
     def shard_layout(self) -> str:
         """The settings that decide what a shard holds (k, hash bits, seed, shard count), as a
         string: a worker-side cached shard is used only under the same layout."""
-        return f"k{self.k}-h{self.hash_bits}-s{self.seed}-n{self.shards}"
+        return f"k{self.k}-h{self.hash_bits}-s{self.seed}-n{self.ranges}"

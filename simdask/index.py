@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simdask import failpoints
-from simdask.cluster.current import active_client
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.evidence.excluded import PairExclusions
@@ -65,7 +64,6 @@ class Index:
         self.path = Path(os.path.abspath(path))
         path = self.path
         self.catalog = catalog
-        self.config = config
         self.store = open_shard_store(
             catalog.meta("shard_store") or path / "shards", key_dtype=config.chunk_dtype
         )
@@ -74,6 +72,7 @@ class Index:
         self._doc_table: tuple[int, np.ndarray] | None = None
         #: segments opened and read, tombstones, recorded file sizes
         self.reads = SegmentReads(path, catalog, self.store, config)
+        self.config = config
         self._excl: tuple[tuple, Exclusions] | None = None  # by (generation, config)
 
     # --- opening ---------------------------------------------------------------------------
@@ -90,11 +89,10 @@ class Index:
 
         ``shard_store``: an fsspec URL (``s3://bucket/prefix``, ``file:///nfs/x``) where the
         shards are kept instead of ``path/shards``; the catalog and texts stay at ``path``.
+        ``config.shards`` None (default): the first :meth:`update` chooses it for its cluster.
         """
-        config = config or IndexConfig()
-        return cls(
-            index_folder(path), create_catalog(index_folder(path), config, shard_store), config
-        )
+        catalog = create_catalog(index_folder(path), config or IndexConfig(), shard_store)
+        return cls(index_folder(path), catalog, catalog.check_format())
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> Index:
@@ -109,6 +107,16 @@ class Index:
         catalog = Catalog(path / _CATALOG)
         config = catalog.check_format()
         return cls(path, catalog, config)
+
+    @property
+    def config(self) -> IndexConfig:
+        """The index's settings (of the committed state last read, or of the running update)."""
+        return self._config
+
+    @config.setter
+    def config(self, value: IndexConfig) -> None:
+        self._config = value
+        self.reads.config = value  # the ranges its reads cut follow the settings
 
     def snapshot(self) -> AbstractContextManager[Index]:
         """``with idx.snapshot():`` every read of the block sees one committed state, with its
@@ -251,9 +259,9 @@ class Index:
     def compute_totals(self, **kwargs: Any) -> dict[str, Any]:
         """Align every document's top candidates, store every total (the arguments of
         :func:`simdask.write.compute_totals.compute_totals`: ``top``, ``client``, ``wait``, ...);
-        without ``client``, on the active ``distributed.Client`` if there is one."""
-        if kwargs.get("client") is None:
-            kwargs["client"] = active_client()
+        without ``client``, on the cluster :meth:`update` would use: the active
+        ``distributed.Client``, else ``DASK_SCHEDULER_ADDRESS`` (Dask's
+        ``scheduler-address``), else in this process."""
         return compute_totals(self, **kwargs)
 
     def resolve_key(self, typed: str, *, ends: bool = True) -> str:

@@ -32,7 +32,7 @@ from simdask.cluster.incidents import cluster_incidents
 from simdask.cluster.listen import dashboard_line
 from simdask.cluster.placement import choose_transfer
 from simdask.config import IndexConfig
-from simdask.errors import ConfigError, DocumentNotFoundError
+from simdask.errors import DocumentNotFoundError
 from simdask.ingest.sources import SourceItem, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
@@ -53,7 +53,7 @@ from simdask.write.compute_totals import run_totals_plan
 from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
 from simdask.write.run_notes import note_run
-from simdask.write.settings import use_worker_cache
+from simdask.write.settings import cluster_ranges, run_config, use_worker_cache
 
 if TYPE_CHECKING:
     from simdask.engine.run import RunOptions, RunOutcome
@@ -114,6 +114,7 @@ class Writer:
         self._lock = WriterLock(index.path, wait=wait)
         self._held = False
         self._client = None  # the cluster of the current run (for its compaction)
+        self._choose_ranges = False  # the run chooses the index's range count (write/settings)
 
     def __enter__(self) -> Writer:
         self._lock.__enter__()
@@ -176,7 +177,7 @@ class Writer:
         with self._locked(), contextlib.ExitStack() as shared:
             plan = rechunk.plan_exclusions(self.index, config, exclude, rebuild)
             try:
-                self._set_config(config, rebuild)
+                self.index.config, self._choose_ranges = run_config(self.index, config, rebuild)
                 done = None
                 if plan.rechunk or len(plan.affected):  # first: the stored texts chunked again
                     req = share_cluster(req, shared, default_connector)
@@ -199,19 +200,6 @@ class Writer:
             if missing:
                 raise DocumentNotFoundError(f"no document with key {missing[0]!r} in the index")
             return self.update((), remove=keys, **kwargs)
-
-    def _set_config(self, config: IndexConfig | None, rebuild: bool) -> None:
-        idx = self.index
-        if config is None or config == idx.config:
-            return
-        allowed = rebuild or rechunk.only_exclusions_differ(idx.config, config)
-        if idx.catalog.n_documents(limit=1) and not allowed:
-            raise ConfigError(
-                f"index at {idx.path} was built with other settings"
-                f" ({idx.config.differences(config)}): "
-                "pass rebuild=True (CLI: --rebuild) to rebuild it with the new settings"
-            )
-        idx.config = config
 
     def _rechunk(self, req: _Request, plan: rechunk.ExclusionPlan) -> RunSummary:
         """The run applying changed exclusions: every document (``plan.rechunk``: the run
@@ -317,6 +305,8 @@ class Writer:
             ctx = connector(len(items))
         cl = self._client = cluster.enter_context(ctx)
         cluster.enter_context(made_current(cl))  # Dask's default client, until the stack ends
+        if chosen := cluster_ranges(idx, cl, len(items), self._choose_ranges):
+            idx.config = chosen  # a new index's range count, for this cluster
         since = time.time()
         with cluster_errors(cl, unchanged):
             if line := dashboard_line(getattr(cl, "dashboard_link", None)):
@@ -339,6 +329,8 @@ class Writer:
                 keep_hashes=req.keep_hashes,
             )
             out.stats.incidents = cluster_incidents(cl, since)  # deaths and retries
+            if out.stats.sizing is not None:  # the run summary says who chose the ranges
+                out.stats.sizing.ranges_chosen = chosen is not None
             return out
 
     def _settle(self, run_id: int, error: BaseException) -> bool:

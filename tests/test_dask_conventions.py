@@ -4,7 +4,8 @@ worker` processes started by the test in another working directory than the clie
 * an active ``distributed.Client`` is the cluster of ``Index.update()``, ``compact()`` and
   ``compute_totals()`` given no ``client=``;
 * ``DASK_SCHEDULER_ADDRESS`` (``dask.config``'s ``scheduler-address``) is honoured by the
-  command line and the API;
+  command line and the API: ``update``, ``compute_totals`` and ``compact`` (and the command
+  line's ``totals --compute`` and ``align``);
 * relative INDEX and SOURCE paths are resolved before the data placement is decided, so a
   worker in another working directory still shares the filesystem (``auto`` picks ``shared``,
   ``--data-transfer shared`` is accepted).
@@ -114,6 +115,58 @@ def test_dask_config_scheduler_address_in_the_api(tmp_path, elsewhere, monkeypat
     assert summary.stats.transfer == "shared" and summary.added == len(make_docs(30, seed=5))
     with Client(address, set_as_default=False) as c:  # connected to, left running
         assert len(scheduler_workers(c)) == 2
+
+
+def _totals(idx) -> list:
+    return sorted(idx.totals(), key=lambda t: t.doc)
+
+
+def test_scheduler_address_runs_totals_and_compaction(tmp_path, elsewhere, monkeypatch, client):
+    address, _ = elsewhere
+    monkeypatch.chdir(tmp_path)
+    _corpus(tmp_path)
+    _corpus(tmp_path, "more", seed=6)
+    ref = Index.create(tmp_path / "ref", CONFIG)  # no cluster found: totals in this process
+    ref.update([tmp_path / "docs", tmp_path / "more"], client=client)
+    assert active_client() is None and configured_scheduler() is None
+    before = _transitions(address)
+    ref.compute_totals()
+    assert _transitions(address) == before  # nothing configured: not that scheduler
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", address)
+    with Index.create("idx", CONFIG) as idx:
+        idx.update(["docs"])
+        idx.update(["more"])
+        before = _transitions(address)
+        got = idx.compute_totals()
+        assert _transitions(address) - before >= 1  # the alignment ran there
+        assert got["aligned"] > 0 and got["documents"] > 0
+        before = _transitions(address)
+        assert idx.compact(force=True)["segments_merged"] > 0
+        assert _transitions(address) - before >= 4  # one merge task a range at least
+        assert _totals(idx) == _totals(ref) and _totals(ref)
+        assert table_by_doc(idx) == table_by_doc(ref)
+    with Client(address, set_as_default=False) as c:  # connected to, left running
+        assert len(scheduler_workers(c)) == 2
+
+
+def test_scheduler_address_totals_and_align_on_the_command_line(tmp_path, elsewhere, client):
+    address, _ = elsewhere
+    _corpus(tmp_path)
+    with Index.create(tmp_path / "idx", CONFIG) as idx:
+        idx.update([tmp_path / "docs"], client=client)
+    names = sorted(p.name for p in (tmp_path / "docs").iterdir())
+    (tmp_path / "pairs.tsv").write_text(f"docs/{names[0]}\tdocs/{names[1]}\n")
+    env = {**os.environ, "DASK_SCHEDULER_ADDRESS": address, "SIMDASK_CONFIG": ""}
+    env.pop("SIMDASK_SCHEDULER", None)
+    for cmd in (["totals", "idx", "--compute", "--quiet"], ["align", "pairs.tsv"]):
+        before = _transitions(address)
+        proc = subprocess.run(
+            [*_CLI, *cmd], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert _transitions(address) - before >= 1, cmd  # its tasks went to that scheduler
+    with Index.open(tmp_path / "idx") as idx:
+        assert _totals(idx)  # the CLI's computation was committed
 
 
 @pytest.mark.parametrize("transfer", ["shared", "auto"])

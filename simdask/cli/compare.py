@@ -82,7 +82,9 @@ def register(subparsers) -> None:
     )
     d = IndexConfig()
     p.add_argument("--hash-bits", type=int, default=d.hash_bits, help="bits of a chunk ID")
-    p.add_argument("--shards", type=int, default=d.shards, help="shard ranges")
+    p.add_argument(
+        "--shards", type=int, help="shard ranges (default: chosen for the cluster, as update's)"
+    )
     p.add_argument("--max-df", type=int, help="leave out chunks held by more than N documents")
     p.add_argument("--batch-docs", type=int, help="documents per chunking task (default: auto)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

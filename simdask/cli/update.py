@@ -8,6 +8,7 @@ import sys
 from simdask.cli._args import add_cluster_arguments, add_data_placement, size
 from simdask.cli._common import EXIT_OK, print_summary, update_index, write_summary_json
 from simdask.config import DEFAULT_SLACK, SIMILARITY_MODES, IndexConfig
+from simdask.engine.sizing import MAX_RANGES, MIN_RANGE_DOCS, MIN_RANGES, TASKS_PER_THREAD
 from simdask.errors import ConfigError, IndexDamagedError
 from simdask.index import Index
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, require_sources
@@ -112,7 +113,15 @@ def _index_settings(p) -> None:
         type=int,
         help=f"bits of a chunk ID, 16..64 ({d.hash_bits}; 28: the seed's setting)",
     )
-    g.add_argument("--shards", type=int, help=f"shard ranges ({d.shards})")
+    g.add_argument(
+        "--shards",
+        type=int,
+        help="chunk-ID ranges, 1..4096; the merge and the per-range passes run one task per "
+        "range (default for a new index: chosen for the cluster, the smallest power of two "
+        f">= {TASKS_PER_THREAD} per worker thread, {MIN_RANGES}..{MAX_RANGES}, at most one per "
+        f"{MIN_RANGE_DOCS} documents of the first run; an existing index keeps its own, with "
+        "--rebuild too)",
+    )
     g.add_argument(
         "--threshold", type=float, help=f"least similarity stored, percent ({d.threshold})"
     )

@@ -12,9 +12,28 @@ block). A corpus too small for that many tasks of the floor's size gets fewer.
 
 Stages with one task per stored range (the merge, and the per-range passes of the
 similarity stage) get the index's range count (its ``shards`` setting, part of the stored
-layout: it is chosen when the index is created and a rebuild can change it); the similarity
-stage's pair emission runs one task per range and block, so it follows the block count.
-:func:`range_note` says in the run summary when the ranges, not the cluster, bound a stage.
+layout: it is fixed when the index is created and only a rebuild can change it); the
+similarity stage's pair emission runs one task per range and block, so it follows the block
+count. :func:`range_note` says in the run summary when the ranges, not the cluster, bound a
+stage.
+
+The range count of a new index whose creator did not give one (``IndexConfig.shards`` None,
+no ``--shards``) is chosen by the run that creates it, for its cluster (:func:`new_ranges`):
+the smallest power of two >= :data:`TASKS_PER_THREAD` x the worker threads, so that the
+merge and the per-range passes give every thread that many tasks; at least
+:data:`MIN_RANGES` (the fixed default before, so an index made on a laptop of up to four
+threads keeps its layout) and at most :data:`MAX_RANGES` (the most an index allows). A power
+of two, because the chunk-ID space then splits into equal ranges and a later ``--rebuild
+--shards`` to twice the count splits every range in two. The corpus bounds it too: at most
+one range per :data:`MIN_RANGE_DOCS` documents of that first run (rounded down to a power of
+two, never below :data:`MIN_RANGES`). A range costs every run fixed work whatever it holds
+(its merge task, six per-range passes of a build, one bucket file per chunking batch, a
+segment's files and catalog rows), taken to be outweighed by the work of
+:data:`MIN_BATCH_DOCS` documents as a chunking task's is (a judgement, not measured per
+range); a first run of 200 documents on a cluster of 1,024 threads would
+otherwise make 4,096 ranges of a few postings each. The first run is usually the corpus (an
+index grows later by small adds); an index that grows much beyond it keeps its ranges, and
+the run summary's :func:`range_note` names the ``--rebuild --shards N`` that fits.
 
 Pure functions: the tests call them directly; :mod:`simdask.engine.run` and
 :mod:`simdask.engine.similarity_stage` apply them.
@@ -29,13 +48,17 @@ __all__ = [
     "BLOCK_BYTES_PER_PAIR",
     "BLOCK_MEMORY_SHARE",
     "MAX_BATCH_DOCS",
+    "MAX_RANGES",
     "MIN_BATCH_DOCS",
     "MIN_BLOCK_PAIRS",
+    "MIN_RANGES",
+    "MIN_RANGE_DOCS",
     "TASKS_PER_THREAD",
     "TaskSizing",
     "batch_docs",
     "block_budget",
     "memory_block_pairs",
+    "new_ranges",
     "range_note",
 ]
 
@@ -55,6 +78,13 @@ BLOCK_MEMORY_SHARE = 1 / 8
 #: the emitted part (uint32) and its copy gathered to the worker counting the block (the
 #: counting itself goes by sub-blocks of a fixed size: kernels/heavy_bounded)
 BLOCK_BYTES_PER_PAIR = 8
+#: fewest ranges of a new index sized to its cluster (the fixed default before)
+MIN_RANGES = 16
+#: most ranges of an index (``IndexConfig`` allows no more)
+MAX_RANGES = 4096
+#: fewest documents of its first run per range of a new index (the corpus bound of
+#: :func:`new_ranges`): a chunking batch's floor, for the same reason
+MIN_RANGE_DOCS = MIN_BATCH_DOCS
 
 
 def batch_docs(n_items: int, threads: int) -> int:
@@ -89,6 +119,23 @@ def memory_block_pairs(memory_limit: int | None, blocks_in_flight: int) -> int |
     return max(1, room // (BLOCK_BYTES_PER_PAIR * max(1, int(blocks_in_flight))))
 
 
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+def new_ranges(threads: int, n_docs: int | None = None) -> int:
+    """The range count (``shards``) of a new index first built on ``threads`` worker threads
+    from ``n_docs`` documents (None: not known): the smallest power of two >=
+    ``TASKS_PER_THREAD * threads``, at most the largest power of two <= ``n_docs /
+    MIN_RANGE_DOCS``, within ``[MIN_RANGES, MAX_RANGES]`` (module docstring: why). E.g. 16
+    for 1 to 4 threads, 32 for 8, 64 for 16, 256 for 64, 4096 from 1024."""
+    want = _pow2_at_least(TASKS_PER_THREAD * max(1, threads))
+    if n_docs is not None:
+        fits = max(1, int(n_docs) // MIN_RANGE_DOCS)
+        want = min(want, 1 << (fits.bit_length() - 1))
+    return min(MAX_RANGES, max(MIN_RANGES, want))
+
+
 def range_note(ranges: int, threads: int) -> str | None:
     """A line for the run summary when the index's ``ranges`` give its per-range stages
     fewer than :data:`TASKS_PER_THREAD` tasks a thread (None otherwise)."""
@@ -98,7 +145,7 @@ def range_note(ranges: int, threads: int) -> str | None:
     return (
         f"the merge and the per-range passes run one task per range: {ranges} ranges for "
         f"{threads} worker threads (fewer than {TASKS_PER_THREAD} a thread; a rebuild with "
-        f"--shards {min(4096, 1 << (want - 1).bit_length())} gives each thread {TASKS_PER_THREAD})"
+        f"--shards {min(MAX_RANGES, _pow2_at_least(want))} gives each thread {TASKS_PER_THREAD})"
     )
 
 
@@ -107,7 +154,8 @@ class TaskSizing:
     """What a run chose for its tasks (in the run summary): the cluster's ``workers`` and
     worker ``threads`` at the start of the run; ``batch_docs`` documents per chunking task
     (``batch_docs_set``: given by the caller, else the rule of this module) and the
-    ``batches``; the index's ``ranges`` (one merge task each); the similarity stage's
+    ``batches``; the index's ``ranges`` (one merge task each; ``ranges_chosen``: chosen for
+    this cluster by this run, the index's first, :func:`new_ranges`); the similarity stage's
     ``block_pairs`` budget and ``blocks``; ``note``: :func:`range_note`."""
 
     workers: int
@@ -116,6 +164,7 @@ class TaskSizing:
     batch_docs_set: bool = False
     batches: int = 0
     ranges: int = 0
+    ranges_chosen: bool = False
     block_pairs: int | None = None
     blocks: int | None = None
     note: str | None = None
@@ -126,13 +175,15 @@ class TaskSizing:
 
     def describe(self) -> str:
         """One line for the run summary, e.g. ``tasks: 4 workers, 8 threads; chunking 32
-        batches of 125 documents (auto); 16 ranges; similarity 32 blocks of <= 2.1e+06
-        pair counts``."""
+        batches of 125 documents (auto); 32 ranges (chosen for the cluster); similarity 32
+        blocks of <= 2.1e+06 pair counts``."""
         how = "given" if self.batch_docs_set else "auto"
         out = (
             f"tasks: {self.workers} workers, {self.threads} threads; chunking {self.batches} "
             f"batches of {self.batch_docs} documents ({how}); {self.ranges} ranges"
         )
+        if self.ranges_chosen:
+            out += " (chosen for the cluster)"
         if self.blocks is not None:
             out += f"; similarity {self.blocks} blocks"
             if self.block_pairs is not None:

@@ -15,9 +15,21 @@ from simdask.storage.durable import fsync_file, sync_dirs_up_to
 from simdask.storage.key_migration import set_current_scheme
 from simdask.storage.remote import RemoteStore, is_url
 
-__all__ = ["CATALOG_NAME", "create_catalog", "discard_uncommitted"]
+__all__ = [
+    "CATALOG_NAME",
+    "RANGES_FOR_CLUSTER",
+    "STARTING_RANGES",
+    "create_catalog",
+    "discard_uncommitted",
+    "ranges_open",
+]
 
 CATALOG_NAME = "catalog.sqlite"
+#: catalog metadata of an index created without a range count (``IndexConfig.shards`` None):
+#: its first run chooses one for its cluster (:func:`ranges_open`)
+RANGES_FOR_CLUSTER = "ranges_for_cluster"
+#: the range count stored until then (what a reader of the empty index sees)
+STARTING_RANGES = 16
 
 # what simdask itself puts in an index folder before its catalog exists, and in work/
 _OWN_BEFORE_CATALOG = re.compile(r"writer\.lock|\.catalog-[0-9a-f]{12}\.sqlite(-wal|-shm)?")
@@ -27,9 +39,11 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
     """Create the catalog of a new index in ``path`` (a new or empty folder) and return it.
 
     The catalog is written under a temporary name and linked into place, so an interrupted
-    creation leaves no half-made index. Raises :class:`IndexExistsError` if there is an index
-    at ``path`` and :class:`NotAnIndexError` if ``path`` is a file or a folder holding
-    anything else (simdask never turns a user's folder into an index).
+    creation leaves no half-made index. ``config.shards`` None: :data:`STARTING_RANGES` is
+    stored, marked as open for the first run to choose (:func:`ranges_open`). Raises
+    :class:`IndexExistsError` if there is an index at ``path`` and :class:`NotAnIndexError`
+    if ``path`` is a file or a folder holding anything else (simdask never turns a user's
+    folder into an index).
     """
     final = path / CATALOG_NAME
     if final.exists():
@@ -50,7 +64,9 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
     tmp = path / f".catalog-{uuid.uuid4().hex[:12]}.sqlite"
     try:
         catalog = Catalog(tmp, create=True)
-        catalog.init_meta(config)
+        catalog.init_meta(config.replace(shards=config.shards or STARTING_RANGES))
+        if config.shards is None:
+            catalog.set_meta(RANGES_FOR_CLUSTER, "1")
         set_current_scheme(catalog)
         if shard_store is not None:
             catalog.set_meta("shard_store", shard_store)
@@ -62,6 +78,12 @@ def create_catalog(path: Path, config: IndexConfig, shard_store: str | None = No
         for suffix in ("", "-wal", "-shm"):
             Path(f"{tmp}{suffix}").unlink(missing_ok=True)
     return Catalog(final)
+
+
+def ranges_open(catalog: Catalog) -> bool:
+    """Whether the next run of this index chooses its range count: it was created without
+    one and no run has committed yet (generation 0)."""
+    return catalog.meta(RANGES_FOR_CLUSTER) == "1" and catalog.generation == 0
 
 
 def _check_new_folder(path: Path) -> None:

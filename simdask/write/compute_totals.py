@@ -6,8 +6,8 @@ on where it stopped), then every total in one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from simdask.alignment import AlignConfig
@@ -25,6 +25,7 @@ from simdask.storage.aligned_tables import (
     compute_finish,
     compute_start,
 )
+from simdask.write.clusters import found_cluster
 from simdask.write.exclude import Template
 
 if TYPE_CHECKING:
@@ -99,6 +100,14 @@ def run_totals_plan(
     )
 
 
+@contextmanager
+def _cluster(client, connector) -> Iterator[Any]:
+    """The client of ``totals --compute`` made current for the block: ``client``, else the
+    one ``connector`` connects (closed afterwards, its cluster left running), else None."""
+    with connector(0) if connector is not None else nullcontext(client) as cl, made_current(cl):
+        yield cl
+
+
 def compute_totals(
     index: Index,
     *,
@@ -110,8 +119,13 @@ def compute_totals(
     batch_jobs: int | None = None,
     lock: bool = True,
 ) -> dict[str, Any]:
-    """Align every document's chosen candidates on the cluster of ``client`` (None: in this
-    process) and store every total: a fixed ``top`` of them, else those ``rule`` chooses
+    """Align every document's chosen candidates on the cluster of ``client`` and store every
+    total. Without ``client``, the cluster a run of :meth:`~simdask.writer.Writer.update`
+    would use (:func:`~simdask.write.clusters.found_cluster`): the active
+    ``distributed.Client``, else the scheduler of Dask's configuration
+    (``DASK_SCHEDULER_ADDRESS``, ``scheduler-address``; connected to after the lock is taken,
+    left running), else none: the pairs are aligned in this process, batch by batch.
+    Aligned: a fixed ``top`` of them, else those ``rule`` chooses
     (:class:`~simdask.kernels.partner_rule.PartnerRule`), else (both None) as the stored
     setting, at first :data:`~simdask.storage.aligned_tables.DEFAULT_RULE`; every
     document stays tracked from then on. Resumable: each batch of pairs is committed as it
@@ -127,7 +141,8 @@ def compute_totals(
     if rule is not None and top is not None:
         raise ConfigError("expected a fixed top or a rule, found both")
     cb = callback or Callback()
-    with index.writer(wait=wait) if lock else nullcontext(), made_current(client):
+    found, connector = (client, None) if client is not None else found_cluster()
+    with index.writer(wait=wait) if lock else nullcontext(), _cluster(found, connector) as client:
         chosen, required, jobs = compute_start(index.catalog, top, rule)
         settings = _settings(index, index.templates(), None)
         aligned = 0
