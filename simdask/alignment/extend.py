@@ -48,15 +48,22 @@ class Fragment:
 def fragments(index: np.ndarray, gap: int, barriers: np.ndarray) -> list[tuple[int, int]]:
     """Runs ``(first, last)`` of the sorted distinct sentence numbers in ``index`` split where
     more than ``gap`` sentences lie between two or a barrier separates them (``barriers``:
-    cumulative count of barriers up to each sentence)."""
-    u = np.unique(index)
-    if len(u) == 0:
+    cumulative count of barriers up to each sentence). In plain Python: the extension calls
+    this on a few seeds at a time, thousands of times a pair, where numpy's per-call cost
+    was half the aligner's time (the same runs as the vectorised form, tests/test_extend.py)."""
+    if len(index) == 0:
         return []
-    cut = (np.diff(u) > gap + 1) | (barriers[u[1:]] != barriers[u[:-1]])
-    edges = np.flatnonzero(cut)
-    firsts = np.r_[u[0], u[edges + 1]]
-    lasts = np.r_[u[edges], u[-1]]
-    return list(zip(firsts.tolist(), lasts.tolist(), strict=True))
+    u = sorted(set(index.tolist()))
+    b = barriers[u].tolist()
+    out = []
+    first = prev = u[0]
+    for x, bx, bp in zip(u[1:], b[1:], b[:-1], strict=True):
+        if x - prev > gap + 1 or bx != bp:
+            out.append((first, prev))
+            first = x
+        prev = x
+    out.append((first, prev))
+    return out
 
 
 def _inside(values: np.ndarray, first: int, last: int) -> np.ndarray:

@@ -14,6 +14,7 @@ stage scores them, weights and masses counting every document of the index. Read
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,12 +28,23 @@ from simdask.kernels.candidate_ranges import (
 )
 from simdask.kernels.postings import ShardData, shard_ranges
 from simdask.storage.candidate_store import (
+    candidate_scores,
     candidate_store,
     stored_candidate_config,
     stored_segments,
 )
 
-__all__ = ["BLOCK_TARGETS", "committed_segments", "ranked_among"]
+__all__ = [
+    "BLOCK_TARGETS",
+    "CANDIDATE_FIELDS",
+    "CandidateRow",
+    "candidate_rows",
+    "committed_segments",
+    "ranked_among",
+]
+
+#: the columns of ``simdask candidates``
+CANDIDATE_FIELDS = ("doc", "rank", "other", "score")
 
 #: documents scored together (their partner entries are expanded at once)
 BLOCK_TARGETS = 256
@@ -91,3 +103,49 @@ def ranked_among(
         for d, o, s in zip(doc.tolist(), other.tolist(), score.tolist(), strict=True):
             out[d].append((o, s))
     return out
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    """One candidate of a document: ``doc`` and ``other`` (keys), ``rank`` (1: the best) and
+    ``score``, the retrieval score (:mod:`simdask.kernels.candidates`; normalised scores are
+    in units of 10**-9, 10**9 for identical feature sets)."""
+
+    doc: str
+    rank: int
+    other: str
+    score: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as ``simdask candidates`` prints it (:data:`CANDIDATE_FIELDS`)."""
+        return {"doc": self.doc, "rank": self.rank, "other": self.other, "score": self.score}
+
+
+def candidate_rows(
+    index: Any, keys: Iterable[str], among: str | None, top: int
+) -> list[CandidateRow]:
+    """The top ``top`` candidates of each document of ``keys`` (keys of the open ``index``),
+    in the order asked, each best first: ranked among the documents whose key starts with
+    ``among`` (:func:`ranked_among`, scored now), or (``among`` None) the stored lists of the
+    index, which rank among every document (at most their stored depth). Raises
+    :class:`~simdask.errors.ConfigError` when the index keeps no candidates or ``top`` is
+    below 1, :class:`~simdask.errors.DocumentNotFoundError` for an unknown key."""
+    if type(top) is not int or top < 1:
+        raise ConfigError(f"expected top a whole number >= 1, found {top!r}")
+    wanted = list(dict.fromkeys(index.resolve_key(k) for k in keys))
+    ids = {d.key: d.doc_id for d in index.catalog.documents()}
+    names = {v: k for k, v in ids.items()}
+    asked = [ids[k] for k in wanted]
+    if among is not None:
+        got = ranked_among(index, asked, among, top)
+    elif stored_candidate_config(index.catalog) is None:
+        raise ConfigError(
+            "expected an index with candidates (update --candidates --rebuild), found none stored"
+        )
+    else:
+        got = candidate_scores(index.catalog, asked, top)
+    return [
+        CandidateRow(names[d], r, names[o], int(s))
+        for d in asked
+        for r, (o, s) in enumerate(got[d], 1)
+    ]
