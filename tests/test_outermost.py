@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.evidence import passages as passages_module
+from simdask.evidence import nesting as passages_module
 from simdask.evidence.passages import Passage, outermost
 
 pytestmark = pytest.mark.unit
