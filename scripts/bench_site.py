@@ -9,8 +9,12 @@ the other, each as a new process (``python -m simdask.cli export-html INDEX OUT 
 
 * ``--before PATH``: the ``simdask`` package at PATH (a checkout of the code before the
   change: ``git archive BASE simdask | tar -x -C PATH``), if given;
-* after, with ``--workers 1`` (one process: the per-text cache alone);
+* after, with ``--workers 1`` (one process: the per-text cache alone; left out with
+  ``--no-single``);
 * after, defaults (one worker process per core).
+
+Each site is compared with the first run's, file by file (``same site``: every file
+byte-identical, else how many differ).
 
 Each row: wall seconds, CPU seconds (user + system, of the process and its worker
 processes), peak memory (RSS of the process and its workers together, sampled), the site's
@@ -19,7 +23,8 @@ wall time is loaded: the CPU seconds divided by the cores give the quiet wall ti
 
 Writes the section "The static site (bench_site.py)" of docs/benchmarks.md.
 
-    python scripts/bench_site.py [--before CHECKOUT] [--limit N] [--no-write]
+    python scripts/bench_site.py [--before CHECKOUT] [--limit N] [--every N] [--no-single]
+        [--no-write]
 """
 
 from __future__ import annotations
@@ -81,6 +86,19 @@ def _peak(proc: subprocess.Popen) -> int:
     return peak
 
 
+def differing_files(a: Path, b: Path) -> int:
+    """How many files of the sites ``a`` and ``b`` differ (in one only, or in bytes)."""
+    names = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+    names |= {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    return sum(
+        1
+        for n in names
+        if not (a / n).is_file()
+        or not (b / n).is_file()
+        or (a / n).read_bytes() != (b / n).read_bytes()
+    )
+
+
 def run_site(code: Path, index: Path, out: Path, extra: tuple[str, ...]) -> dict:
     """``export-html`` of ``index`` into ``out`` with the package at ``code``."""
     env = {**os.environ, "PYTHONPATH": str(code)}
@@ -113,6 +131,7 @@ def main() -> None:
     ap.add_argument("--before", type=Path, help="a checkout of simdask before the change")
     ap.add_argument("--limit", type=int, default=None, help="at most N licence files")
     ap.add_argument("--every", type=int, default=1, help="every N-th licence file (a sample)")
+    ap.add_argument("--no-single", action="store_true", help="no `--workers 1` run")
     ap.add_argument("--no-write", action="store_true", help="do not write docs/benchmarks.md")
     args = ap.parse_args()
     print(banner(), flush=True)
@@ -129,10 +148,10 @@ def main() -> None:
         print(f"{n} licence files indexed: {pairs}", flush=True)
         runs = []
         if args.before:
-            runs.append(("before (the `--before` checkout)", args.before, (), 1))
-        runs.append(
-            ("after, `--workers 1` (the per-text cache alone)", ROOT, ("--workers", "1"), 1)
-        )
+            # its defaults: one worker process per core too (simdask since its site_pool)
+            runs.append(("before (the `--before` checkout)", args.before, (), os.cpu_count() or 1))
+        if not args.no_single:
+            runs.append(("after, `--workers 1` (one process)", ROOT, ("--workers", "1"), 1))
         runs.append(
             ("after, defaults (one worker process per core)", ROOT, (), os.cpu_count() or 1)
         )
@@ -140,11 +159,14 @@ def main() -> None:
         for i, (name, code, extra, procs) in enumerate(runs):
             r = run_site(code, index, tmp_path / f"site{i}", extra)
             r["quiet"] = r["cpu"] / procs
+            diff = differing_files(tmp_path / "site0", tmp_path / f"site{i}")
+            r["same"] = "yes" if diff == 0 else f"no: {diff:,} files differ"
             rows.append((name, r))
             print(
                 f"{name}: wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, peak {r['peak_mb']:.0f} MB,"
                 f" site {r['mb']:.1f} MB, {r['doc_pages']} document pages, {r['pair_pages']} "
-                f"pair pages; load {r['load']}; {r['said']}",
+                f"pair pages, same site as the first run: {r['same']}; load {r['load']}; "
+                f"{r['said']}",
                 flush=True,
             )
     if not args.no_write:
@@ -160,22 +182,22 @@ def _body(n: int, pairs: str, rows) -> str:
     table = "\n".join(
         f"| {name} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['quiet']:.1f} | "
         f"{r['peak_mb']:.0f} | {r['mb']:.1f} | {r['doc_pages']:,} | {r['pair_pages']:,} | "
-        f"{r['load']} |"
+        f"{r['same']} | {r['load']} |"
         for name, r in rows
     )
     return f"""`scripts/bench_site.py`: `simdask export-html INDEX OUTDIR` with its default settings
 on an index of {n} real licence files (`/usr/share/doc/*/copyright`, each real file once),
 indexed with `simdask update` defaults ({pairs.split(";")[-1].strip() if pairs else "?"}).
 Each run a new process; CPU: user + system of it and its worker processes; quiet wall: the
-CPU seconds divided by the processes that share the work ({cores} for the default run, 1 for
-the others): about what the run takes on an idle machine (the default run's pages are
+CPU seconds divided by the processes that share the work ({cores} for the default runs, 1 for
+`--workers 1`): about what the run takes on an idle machine (the default run's pages are
 written by one process, so a little more); peak: RSS of the process and its workers
 together.
 
 Machine: {machine()}. Date: {today()}.
 
-| export-html | wall (s) | CPU (s) | quiet wall (s) | peak (MB) | site (MB) | document pages | pair pages | load at its end |
-|---|---:|---:|---:|---:|---:|---:|---:|---|
+| export-html | wall (s) | CPU (s) | quiet wall (s) | peak (MB) | site (MB) | document pages | pair pages | same site as the first row | load at its end |
+|---|---:|---:|---:|---:|---:|---:|---:|---|---|
 {table}
 """
 

@@ -456,20 +456,29 @@ class Index:
         min_words: int = 0,
         other_text: str | None = None,
         cache: Any = None,
+        passages: bool = True,
     ) -> dict[str, Any]:
         """:meth:`report` for a text ``text`` named ``key`` (e.g. a query document, not in the
         index) and the stored document ``other`` (or, given ``other_text``, a text named
         ``other`` that need not be in the index); ``hashed``: the similarity (percent) the
         index holds for the pair, None: computed from the hashed chunk IDs of both texts. The
         index's exclusions apply (excluded text is listed under ``excluded``, not counted), and
-        so does ``max_df`` (the chunks the stored similarities leave out); ``cache``: as
-        :func:`~simdask.evidence.passages.compare_texts`."""
+        so does ``max_df`` (the chunks the stored similarities leave out); ``cache`` and
+        ``passages`` (False: none listed): as :func:`~simdask.evidence.passages.compare_texts`."""
         b = self.text(other) if other_text is None else other_text
         cfg = self.config
         excl = self.pair_exclusions()
         drop = common_filter(self)
         ev = compare_texts(
-            text, b, cfg.k, min_chunks, min_words, exclusions=excl, drop_shared=drop, cache=cache
+            text,
+            b,
+            cfg.k,
+            min_chunks,
+            min_words,
+            exclusions=excl,
+            drop_shared=drop,
+            cache=cache,
+            passages=passages,
         )
         if hashed is None:
             ids = SORTED_CHUNK.chunk([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())

@@ -12,6 +12,7 @@ index (``compare --html``, tests) lack ``review`` and ``settings``: those parts 
 from __future__ import annotations
 
 import html
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from simdask.kernels.words import WORD_PATTERN
@@ -56,8 +57,21 @@ _EXCLUDED_STYLES = (
 )
 
 
-def _words_before(text: str, pos: int) -> int:
-    return sum(1 for _ in WORD_PATTERN.finditer(text, 0, pos))
+class _Words:
+    """The words (:data:`WORD_PATTERN` runs) of a text, to count those of a part of it in
+    O(log n): a run of ``text[s:e]`` is a run of ``text`` cut to ``[s, e)`` (the pattern
+    has no anchors), so they are the runs starting before ``e`` and ending after ``s``."""
+
+    def __init__(self, text: str):
+        spans = [m.span() for m in WORD_PATTERN.finditer(text)]
+        self.starts = [a for a, _ in spans]
+        self.ends = [b for _, b in spans]
+
+    def count(self, start: int, end: int) -> int:
+        """``sum(1 for _ in WORD_PATTERN.finditer(text, start, end))``."""
+        if end <= start:
+            return 0
+        return bisect_left(self.starts, end) - bisect_right(self.ends, start)
 
 
 def _cut(text: str, start: int, end: int) -> str:
@@ -69,11 +83,12 @@ def _cut(text: str, start: int, end: int) -> str:
     return f"{text[start : words[ROW_WORDS - 1].end()]} … ({rest:,} more words)"
 
 
-def _where(text: str, start: int, end: int) -> str:
-    """``"words 451–748 of 1,200"`` (1-based, inclusive)."""
-    first = _words_before(text, start) + 1
-    n = sum(1 for _ in WORD_PATTERN.finditer(text, start, end))
-    total = _words_before(text, len(text))
+def _where(words: _Words, length: int, start: int, end: int) -> str:
+    """``"words 451–748 of 1,200"`` (1-based, inclusive) of a text of ``length``
+    characters whose words are ``words``."""
+    first = words.count(0, start) + 1
+    n = words.count(start, end)
+    total = words.count(0, length)
     return f"words {first:,}–{first + n - 1:,} of {total:,}"
 
 
@@ -83,15 +98,17 @@ def _matched(report: dict, text_a: str, text_b: str, palette: list[str]) -> str:
     if not ps:
         return "<p>No passages.</p>"
     a, b = html.escape(report["doc"]), html.escape(report["other"])
+    words_a, words_b = _Words(text_a), _Words(text_b)  # once, not per passage
     rows = []
     for i, p in enumerate(ps):
         color = palette[i % len(palette)]
         kind = p.get("kind") or "exact"
         cells = []
-        for text, s, e in ((text_a, p["doc_start"], p["doc_end"]),
-                           (text_b, p["other_start"], p["other_end"])):  # fmt: skip
+        for text, words, s, e in ((text_a, words_a, p["doc_start"], p["doc_end"]),
+                                  (text_b, words_b, p["other_start"], p["other_end"])):  # fmt: skip
+            where = _where(words, len(text), s, e)
             cells.append(
-                f"<td class=t><span class=where>{html.escape(_where(text, s, e))}</span>"
+                f"<td class=t><span class=where>{html.escape(where)}</span>"
                 f'<mark class="k-{html.escape(kind)}" style="background:{color}">'
                 f"{html.escape(_cut(text, s, e))}</mark></td>"
             )

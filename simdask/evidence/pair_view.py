@@ -214,14 +214,25 @@ def index_report(
     hashed = None  # a checked text: computed from both texts' hashed chunks
     if text is None and other_text is None:  # two indexed documents: as Index.report
         hashed = {r.other: r.similarity for r in index.similar(key)}.get(other)
+    aligned = not opts.exact_only and not _too_large(a, b)
     rep = index.report_text(
-        key, a, other, opts.min_chunks, hashed, min_words=opts.min_words, other_text=b, cache=cache
+        key,
+        a,
+        other,
+        opts.min_chunks,
+        hashed,
+        min_words=opts.min_words,
+        other_text=b,
+        cache=cache,
+        # the aligner's passages replace the exact ones: not computed unless min_words
+        # counts from them (two copies of a long licence: 100 s of nested passages)
+        passages=not aligned or opts.min_words > 0,
     )
     rep["review"] = pair_details(index.catalog, [(key, other)])[0]  # dates, decision
     rep["settings"] = index_settings(index)
     if opts.exact_only:
         return _exact(rep)
-    if _too_large(a, b):
+    if not aligned:
         return _exact(rep, _too_large(a, b))
     return with_aligned_passages(rep, a, b, opts, cache)
 

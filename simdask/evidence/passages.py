@@ -29,6 +29,7 @@ from simdask.evidence.excluded import (
     inside_words,
     window_inside,
 )
+from simdask.evidence.nesting import outermost
 from simdask.evidence.passages_np import (
     LARGE_CHARS,
     chunk_keys,
@@ -48,6 +49,7 @@ __all__ = [
     "Passage",
     "TextSide",
     "compare_texts",
+    "outermost",
     "prepare_side",
     "word_offsets",
 ]
@@ -183,6 +185,7 @@ def compare_texts(
     exclusions: PairExclusions | None = None,
     drop_shared: Callable[[set], set] | None = None,
     cache: Any = None,
+    passages: bool = True,
 ) -> PairEvidence:
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
     least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
@@ -201,7 +204,17 @@ def compare_texts(
     given a plain function there, it raises :class:`~simdask.errors.ConfigError`.
     ``cache``: where each text's own part (:func:`prepare_side`) is kept for the next pair
     (:class:`~simdask.evidence.text_cache.TextCache`; the same answer, computed once).
+    ``passages``: False for a view that shows other passages (the aligner's) and needs only
+    the counts and excluded text: no passage is computed (``passages`` is empty), the rest is
+    the same; ``min_words`` counts from the passages, so it needs them
+    (:class:`~simdask.errors.ConfigError`). Two copies of a long text match at every repeated
+    window on many diagonals: their passages are the cost of such a pair.
     """
+    if not passages and min_words > 0:
+        raise ConfigError(
+            f"min_words {min_words} counts the shared chunks inside the passages shown: "
+            "expected passages=True with it, found passages=False"
+        )
     if exclusions is not None and not exclusions.active:
         exclusions = None
     if large or (large is None and len(a) + len(b) > LARGE_CHARS):
@@ -211,7 +224,7 @@ def compare_texts(
                 "with common_ids(ids), hash_bits and seed (simdask.read.doc_freq.common_filter), "
                 f"found {type(drop_shared).__name__}"
             )
-        ev = _compare_large(a, b, k, min_chunks, exclusions, drop_shared)
+        ev = _compare_large(a, b, k, min_chunks, exclusions, drop_shared, passages)
         ev.passages = [p for p in ev.passages if p.words >= min_words]
         return ev
     side = prepare_side if cache is None else cache.side
@@ -239,11 +252,12 @@ def compare_texts(
         doc_excluded=marks_a,
         other_excluded=marks_b,
     )
-    runs = _shared_runs(side_a, side_b, shared, k)
-    ex_a = excluded_words(*bounds_a, marks_a)
-    ex_b = excluded_words(*bounds_b, marks_b)
-    found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
-    ev.passages = [p for p in outermost(found) if p.words >= min_words]
+    if passages:
+        runs = _shared_runs(side_a, side_b, shared, k)
+        ex_a = excluded_words(*bounds_a, marks_a)
+        ex_b = excluded_words(*bounds_b, marks_b)
+        found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
+        ev.passages = [p for p in outermost(found) if p.words >= min_words]
     if min_words > 0:
         return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
     return _directed(ev, (a, ca, set_a), (b, cb, set_b), shared, k, exclusions, drop_shared)
@@ -371,7 +385,13 @@ def _diagonal_runs(diagonals: dict[int, list[tuple[int, int]]], k: int) -> list:
 
 
 def _compare_large(
-    a: str, b: str, k: int, min_chunks: int, excl: PairExclusions | None = None, common=None
+    a: str,
+    b: str,
+    k: int,
+    min_chunks: int,
+    excl: PairExclusions | None = None,
+    common=None,
+    passages: bool = True,
 ) -> PairEvidence:
     """:func:`compare_texts` in numpy (memory about 40 bytes per word, no Python object per
     word or chunk). Excluded windows get a key no kept window has, so they match nothing.
@@ -412,6 +432,8 @@ def _compare_large(
         other_excluded=marks_b,
     )
     del ua, ub
+    if not passages:
+        return ev
     i0, j0, i1, count, ev.passages_truncated = matched_runs(ka, kb, shared, k, min_chunks)
     runs = zip(i0.tolist(), j0.tolist(), i1.tolist(), count.tolist(), strict=True)
     ex_a, ex_b = excluded_words(sa0, sa1, marks_a), excluded_words(sb0, sb1, marks_b)
@@ -435,40 +457,3 @@ def _exclude_large(text, keys, starts, ends, template_keys, k, excl: PairExclusi
 
 
 _SENTINEL = np.uint64(2**64 - 1)
-
-
-#: passages compared with all others at once in :func:`outermost` (a block of rows)
-_BLOCK = 512
-
-
-def outermost(found: list[Passage]) -> list[Passage]:
-    """The passages of ``found`` (in their order) that lie inside no other (:func:`_inside`:
-    within it in both documents and not the larger), by blocks of numpy comparisons: the
-    same answer as testing every pair in Python, in O(n^2 / 64) vector work instead of
-    O(n^2) calls (a licence text can give thousands of passages)."""
-    if len(found) < 2:
-        return list(found)
-    cols = np.array(
-        [(p.doc_start, p.doc_end, p.other_start, p.other_end, p.chunks, p.words) for p in found],
-        dtype=np.int64,
-    )
-    ds, de, os_, oe, ch, wd = cols.T
-    inner = np.zeros(len(found), dtype=bool)
-    for lo in range(0, len(found), _BLOCK):
-        p = cols[lo : lo + _BLOCK, :, None]  # rows: p; columns: every q
-        larger = (ch > p[:, 4]) | ((ch == p[:, 4]) & (wd > p[:, 5]))
-        within = (ds <= p[:, 0]) & (p[:, 1] <= de) & (os_ <= p[:, 2]) & (p[:, 3] <= oe)
-        inner[lo : lo + _BLOCK] = (within & larger).any(axis=1)
-    return [p for p, drop in zip(found, inner.tolist(), strict=True) if not drop]
-
-
-def _inside(p: Passage, q: Passage) -> bool:
-    """``p`` lies within ``q`` in both documents and is not the larger: a chance match of a
-    few words inside a copied passage, which adds nothing to it."""
-    return (
-        q.doc_start <= p.doc_start
-        and p.doc_end <= q.doc_end
-        and q.other_start <= p.other_start
-        and p.other_end <= q.other_end
-        and (q.chunks, q.words) > (p.chunks, p.words)
-    )
