@@ -291,7 +291,7 @@ class Writer:
         """The run on Dask (the cluster entered on the exit stack ``cluster``: it stays for
         the totals and the compaction after the commit), with the incidents it survived."""
         from simdask.cluster.connect import cluster_errors  # loads dask: only a run needs it
-        from simdask.engine.run import run_update  # loads dask: only when a run needs it
+        from simdask.engine.run import RunRequest, run_update  # loads dask: only for a run
 
         idx = self.index
         unchanged = f"the index at {idx.path} is unchanged (generation {idx.catalog.generation})"
@@ -311,14 +311,13 @@ class Writer:
         with cluster_errors(cl, unchanged):
             if line := dashboard_line(getattr(cl, "dashboard_link", None)):
                 req.cb.message(line)
-            out = run_update(
-                cl,
-                idx.catalog,
-                idx.store,
-                idx.path / "texts",
-                idx.path / "work",
-                idx.config,
-                items,
+            run = RunRequest(
+                catalog=idx.catalog,
+                store=idx.store,
+                text_dir=idx.path / "texts",
+                work_dir=idx.path / "work",
+                config=idx.config,
+                items=items,
                 run_id=run_id,
                 options=req.options,
                 cb=req.cb,
@@ -328,6 +327,7 @@ class Writer:
                 exclusions=plan.exclusions,
                 keep_hashes=req.keep_hashes,
             )
+            out = run_update(cl, run)
             out.stats.incidents = cluster_incidents(cl, since)  # deaths and retries
             if out.stats.sizing is not None:  # the run summary says who chose the ranges
                 out.stats.sizing.ranges_chosen = chosen is not None

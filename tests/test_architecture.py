@@ -7,6 +7,7 @@ every test module in a tier."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -383,6 +384,19 @@ def test_no_two_public_functions_share_a_name_across_run_paths():
         if isinstance(node, ast.FunctionDef) and node.name == "run_update"
     ]
     assert len(owners) <= 1, owners
+
+
+def test_docs_architecture_names_every_module():
+    """docs/architecture.md describes the code as it is: every module's file name appears in
+    it (file names are unique, test above), with what the module is for."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [
+        str(path.relative_to(ROOT))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "__init__.py"
+        and not re.search(r"(?<![A-Za-z0-9_])" + re.escape(path.name), doc)
+    ]
+    assert not missing, f"not in docs/architecture.md: {missing}"
 
 
 def test_every_test_module_has_a_tier():

@@ -4,22 +4,24 @@ A run recomputing few documents writes, per range it touches, a delta segment an
 (:mod:`.delta_stage`; with ``max_df`` also recomputing the documents holding a chunk whose
 count crossed it); a build, or a run recomputing many, rewrites each changed range whole.
 
-:func:`run_update` lists the work, drives the stages (:mod:`.chunk_stage`, :mod:`.merge_stage`,
-:mod:`.similarity_stage`, all under the contract of :mod:`.stage`) with deterministic task
-names (:func:`~.context.task_key`), and turns their small results into a
-:class:`~simdask.storage.catalog.RunChanges` that the index commits in one transaction, with
-:class:`~simdask.summary.RunStats` of what it measured.
+:func:`run_update` (asked by a :class:`~.run_request.RunRequest`) lists the work, drives the
+stages (:mod:`.chunk_stage`, :mod:`.merge_stage`, :mod:`.similarity_stage`, all under the
+contract of :mod:`.stage`) with deterministic task names (:func:`~.context.task_key`), and
+turns their small results into a :class:`~simdask.storage.catalog.RunChanges` that the index
+commits in one transaction, with :class:`~simdask.summary.RunStats` of what it measured.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xxhash
-from distributed import Client, Future
+from distributed import Client
 
 from simdask import failpoints
 from simdask.cluster.placement import choose_transfer
@@ -42,39 +44,34 @@ from simdask.engine.merge_stage import (
     write_back,
 )
 from simdask.engine.quote_stage import quote_stage
+from simdask.engine.run_request import RunOutcome, RunRequest
 from simdask.engine.run_stats import finish_stats
-from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows, stored_heavy
+from simdask.engine.run_targets import (
+    Targets,
+    choose_targets,
+    dead_after,
+    kept_heavy,
+    n_chunks_after,
+)
+from simdask.engine.similarity_stage import EMPTY_ROWS, all_pairs, member_rows
 from simdask.engine.sizing import batch_docs, range_note
 from simdask.engine.stage import drive
 from simdask.engine.stage_clock import start_task_stream
 from simdask.ingest.sources import KnownHashes, SourceItem, item_keys
-from simdask.kernels.changes import DocumentCounts, KnownDocument, ResolvedChanges, resolve_changes
+from simdask.kernels.changes import KnownDocument, ResolvedChanges, resolve_changes
 from simdask.kernels.exclusions import Exclusions
-from simdask.kernels.heavy_bounded import needs_rebound
 from simdask.kernels.postings import shard_ranges
 from simdask.kernels.segment_merge import tombstones_after
 from simdask.kernels.similarity import max_block_docs, skipped_chunks
-from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
 from simdask.storage.digest_ahead import DigestsAhead, run_paths
 from simdask.storage.lists import FLOORS_META
-from simdask.storage.reads import chunk_total
 from simdask.storage.segments import Manifest, current_tombstones
 from simdask.storage.shards import ShardStore, encode_shard
 from simdask.storage.text_packs import TextStore
-from simdask.summary import HeavyStats, RunStats
+from simdask.summary import RunStats
 
-__all__ = ["RunOptions", "RunOutcome", "run_update"]
-
-
-@dataclass
-class RunOutcome:
-    """The changes to commit, the counts for the summary, what was measured, ``digests``."""
-
-    changes: RunChanges
-    counts: DocumentCounts
-    stats: RunStats
-    digests: DigestsAhead = field(default_factory=DigestsAhead)
+__all__ = ["RunOptions", "RunOutcome", "RunRequest", "run_update"]
 
 
 @dataclass(frozen=True)
@@ -94,70 +91,44 @@ class _Job:
     digests: DigestsAhead = field(default_factory=DigestsAhead)
 
 
-@dataclass
-class _Targets:
-    """The documents whose similarity rows a run recomputes: ``members`` (recomputed: changed
-    or refilled) and ``changed`` (new content, with chunks), or ``full``: every document (a
-    build). ``n_chunks_f``: the future of ``|A|`` by doc ID on every worker; ``n_docs``: its
-    length; ``cutoff`` and ``mode``: the heavy cutoff and the similarity mode (``informative``
-    or ``exact``) the index was built with (incremental runs keep them; a build chooses its
-    own); ``bounded``: whether that build was bounded (kernels/heavy_bounded)."""
+@dataclass(frozen=True)
+class _Written:
+    """What a run's merge or delta path decided for the commit and measured: ``manifests``
+    (the ranges' segments after the run), ``dead`` (tombstoned postings per range),
+    ``rows_replaced`` (the lists recomputed, documents crossing ``max_df`` included), ``trim``
+    and ``skipped_chunks`` (None: left as they are), ``measured``: :class:`RunStats` fields."""
 
-    full: bool
-    members: np.ndarray
-    changed: np.ndarray
-    n_chunks_f: Future
-    n_docs: int
-    cutoff: int | None = None
-    mode: str = "informative"
-    bounded: bool = False
-
-    def config(self, config: IndexConfig) -> IndexConfig:
-        """``config`` with the kept similarity mode, for the member rows of this run."""
-        return config.replace(similarity_mode=self.mode)
+    manifests: dict[int, list[tuple[int, int, int]]]
+    dead: dict[int, float]
+    rows_replaced: np.ndarray
+    measured: dict[str, Any]
+    trim: np.ndarray | None = None
+    skipped_chunks: int | None = None
 
 
-def run_update(
-    client: Client,
-    catalog: Catalog,
-    store: ShardStore,
-    text_dir: Path,
-    work_dir: Path,
-    config: IndexConfig,
-    items: list[SourceItem],
-    *,
-    run_id: int,
-    options: RunOptions,
-    cb: Callback,
-    remove_keys: frozenset[str] = frozenset(),
-    delete_missing_from: frozenset[str] = frozenset(),
-    replace_all: bool = False,
-    exclusions: Exclusions | None = None,
-    keep_hashes: dict[str, str] | None = None,
-) -> RunOutcome:
-    """Index what changed in ``items``; delete ``remove_keys`` and, for the sources in
-    ``delete_missing_from``, their documents that are gone. Writes shards as generation
-    ``run_id``; commits nothing. ``exclusions``: what every chunk set leaves out (the index's
-    templates, quotations, reference lists). ``keep_hashes``: content hashes recorded for these
-    keys instead of those of the items read (a run re-chunking the stored texts keeps the
-    hashes of the original files); these keys are chunked again even if unchanged."""
-    ctx = _start(client, store, work_dir, items, run_id, options, cb)
+def run_update(client: Client, req: RunRequest) -> RunOutcome:
+    """Index what changed in ``req.items``; delete ``req.remove_keys`` and, for the sources in
+    ``req.delete_missing_from``, their documents that are gone (:class:`RunRequest`). Writes
+    shards as generation ``req.run_id``; commits nothing."""
+    items, catalog, config, replace_all = list(req.items), req.catalog, req.config, req.replace_all
+    ctx = _start(client, req.store, req.work_dir, items, req.run_id, req.options, req.cb)
     job = _Job(
-        catalog,
-        store,
-        config,
-        str(work_dir / f"run-{run_id:06d}" / "buckets"),
-        replace_all,
-        TextStore(text_dir),
-        {} if replace_all else catalog.segments(),
-        np.zeros(0, np.int64) if replace_all else current_tombstones(catalog),
-        exclusions,
+        catalog=catalog,
+        store=req.store,
+        config=config,
+        bucket_dir=str(req.work_dir / f"run-{req.run_id:06d}" / "buckets"),
+        replace_all=replace_all,
+        texts=TextStore(req.text_dir),
+        manifest={} if replace_all else catalog.segments(),
+        tomb=np.zeros(0, np.int64) if replace_all else current_tombstones(catalog),
+        exclusions=req.exclusions,
     )
     stats = RunStats(transfer=ctx.transfer)
-    cache_before = client.run(cache_stats) if options.worker_cache else {}
+    cache_before = client.run(cache_stats) if req.options.worker_cache else {}
     t = time.time()
-    known = {} if replace_all else _known(catalog, items, remove_keys, delete_missing_from)
-    chunked = _chunk(ctx, job, items, known, keep_hashes)
+    remove_keys, delete_from = req.remove_keys, req.delete_missing_from
+    known = {} if replace_all else _known(catalog, items, remove_keys, delete_from)
+    chunked = _chunk(ctx, job, items, known, req.keep_hashes)
     stats.seconds["chunk"] = ctx.clock.mark("chunk", t)
     failpoints.hit("after_chunk")
     if not replace_all:  # keys the listing could not tell (e.g. a JSONL line's bad id)
@@ -169,7 +140,7 @@ def run_update(
         known,
         (lambda n: list(range(n))) if replace_all else catalog.allocate_ids,
         remove_keys=remove_keys,
-        delete_missing_from=delete_missing_from,
+        delete_missing_from=delete_from,
         id_limit=PROVISIONAL_BASE,
         sources=[i.source for i in items],
         warnings=[w for r in chunked.results for w in r.warnings],
@@ -177,18 +148,18 @@ def run_update(
     stats.words = resolved.words
     changes = _changes(resolved, config, replace_all)
     # MinHash LSH mode: this run's LSH generation; its manifest commits with the run
-    lsh_args = (catalog, Path(text_dir).parent, config, chunked.results, resolved, run_id)
+    lsh_args = (catalog, Path(req.text_dir).parent, config, chunked.results, resolved, req.run_id)
     changes.meta.update(lsh_meta(*lsh_args, replace_all, seconds=stats.seconds))
     if len(resolved.touched) == 0 and not replace_all:
-        stats.heavy = _kept_heavy(catalog, config)
+        stats.heavy = kept_heavy(catalog, config)
         changes.skipped_chunks = int(catalog.meta("skipped_chunks") or 0)
         finish_stats(stats, ctx, cache_before)
         return RunOutcome(changes, resolved.counts, stats)
     dropped = resolved.counts.modified + resolved.counts.deleted  # does any document survive?
     n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
     _index(ctx, job, chunked, resolved, changes, stats, n_known)
-    where = (Path(text_dir).parent, Path(job.bucket_dir).parent)
-    cjob = CandidateJob(catalog, job.texts, *where, exclusions, config.shards)
+    where = (Path(req.text_dir).parent, Path(job.bucket_dir).parent)
+    cjob = CandidateJob(catalog, job.texts, *where, req.exclusions, config.shards)
     with ctx.clock.stage("candidates"):
         run_candidate_stage(ctx, cjob, resolved, replace_all, changes, stats, config.candidates)
     finish_stats(stats, ctx, cache_before)
@@ -239,7 +210,11 @@ def _start(client, store, work_dir, items, run_id, options, cb) -> RunContext:
 
 
 def _chunk(
-    ctx: RunContext, job: _Job, items: list[SourceItem], known: dict, keep: dict | None
+    ctx: RunContext,
+    job: _Job,
+    items: list[SourceItem],
+    known: dict,
+    keep: Mapping[str, str] | None,
 ) -> ChunkOutput:
     """Read, hash and chunk what changed (``known``: the :class:`KnownDocument` by key);
     write buckets and text packs. The keys of ``keep`` are chunked even if unchanged, and
@@ -301,22 +276,37 @@ def _index(
     stats: RunStats,
     n_known: int,
 ) -> None:
-    """Delta segments when few are recomputed, else merge per range, then similarity."""
+    """Delta segments when few are recomputed, else merge per range, then similarity. The
+    one place where the stages' results enter the run's ``changes`` and ``stats``: the
+    helpers below return theirs (:class:`_Written`, the similarity result)."""
     t = time.time()
     prov = (resolved.items + PROVISIONAL_BASE).astype(np.uint32)
     common = tuple(ctx.broadcast(prov, resolved.doc_ids, resolved.dropped, job.tomb))
     specs = _merge_specs(ctx, job)
-    n_chunks = _n_chunks_after(job, resolved)
+    n_chunks = n_chunks_after(job.catalog, resolved, job.replace_all)
     [n_chunks_f] = ctx.broadcast(n_chunks)
-    targets = _targets(job, resolved, changes, stats, n_known, n_chunks_f, len(n_chunks))
+    targets = choose_targets(
+        job.catalog,
+        job.config,
+        resolved,
+        replace_all=job.replace_all,
+        n_known=n_known,
+        n_chunks_f=n_chunks_f,
+        n_docs=len(n_chunks),
+    )
+    stats.heavy, changes.rows_replaced = targets.kept, targets.rows_replaced
+    if targets.refilled is not None:
+        stats.refilled = targets.refilled
     changes.tombstones = np.asarray(resolved.dropped, np.int64)
     limit = min(ctx.options.fuse_members, max_block_docs(len(n_chunks)))
     if not targets.full and len(targets.members) <= limit:
-        rows = _delta(ctx, job, specs, chunked.buckets, common, resolved, targets, changes, stats)
+        rows, written = _delta(ctx, job, specs, chunked.buckets, common, resolved, targets)
+        _apply(changes, stats, written)
         _split_rows(ctx, job, resolved, changes, rows, n_chunks, stats)
         stats.seconds["merge+similarity"] = ctx.clock.mark("merge+similarity", t)
         return
-    shards = _merge(ctx, job, specs, chunked.buckets, common, targets, changes, stats)
+    shards, members, written = _merge(ctx, job, specs, chunked.buckets, common, targets)
+    _apply(changes, stats, written)
     job.digests.add(run_paths(job.store.local_root, job.texts.root, changes, ctx.run_id))
     chunked.buckets = None  # the workers free the run's pairs
     stats.seconds["merge"] = ctx.clock.mark("merge", t)
@@ -333,13 +323,25 @@ def _index(
         stats.heavy = res.heavy
     else:
         m = targets
-        args = (m.n_chunks_f, m.n_docs, m.config(config), m.members, m.changed, m.cutoff)
+        args = (m.n_chunks_f, m.n_docs, m.config(config), members, m.changed, m.cutoff)
         res = member_rows(ctx, shards, *args, m.bounded)
         changes.trim = res.trim
     ctx.traffic.received(res.rows)
     stats.blocks, stats.candidate_pair_counts = res.blocks, res.work
     stats.seconds["similarity"] = ctx.clock.mark("similarity", t)
     _split_rows(ctx, job, resolved, changes, res.rows, n_chunks, stats)
+
+
+def _apply(changes: RunChanges, stats: RunStats, written: _Written) -> None:
+    """What the merge or delta path returned, into the run's ``changes`` and ``stats``."""
+    changes.manifests, changes.dead = written.manifests, written.dead
+    changes.rows_replaced = written.rows_replaced
+    if written.trim is not None:
+        changes.trim = written.trim
+    if written.skipped_chunks is not None:
+        changes.skipped_chunks = written.skipped_chunks
+    for name, value in written.measured.items():
+        setattr(stats, name, value)
 
 
 def _split_rows(ctx, job: _Job, resolved, changes: RunChanges, rows, n_chunks, stats) -> None:
@@ -370,45 +372,16 @@ def _merge_specs(ctx: RunContext, job: _Job) -> list[MergeSpec]:
     ]
 
 
-def _targets(
-    job: _Job,
-    resolved: ResolvedChanges,
-    changes: RunChanges,
-    stats: RunStats,
-    n_known: int,
-    n_chunks_f,
-    n_docs: int,
-) -> _Targets:
-    """Which documents' rows are recomputed: all of them when nothing indexed before
-    survives, else the changed ones and those whose full top-k list held a changed one."""
-    survivors = n_known - resolved.counts.modified - resolved.counts.deleted
-    stats.heavy = kept = _kept_heavy(job.catalog, job.config)  # a bounded index may re-bound
-    if job.replace_all or survivors == 0 or needs_rebound(kept.bound_docs, n_docs):
-        none = np.zeros(0, np.uint32)
-        return _Targets(True, none, none, n_chunks_f, n_docs)
-    changed = resolved.chunked
-    refill = job.catalog.refill_candidates(resolved.touched, job.config.top_k)
-    members = np.union1d(changed, refill).astype(np.uint32)
-    changes.rows_replaced = np.union1d(resolved.touched, members)
-    stats.refilled = len(refill)
-    heavy = (kept.cutoff, kept.mode, bool(kept.bounded))
-    return _Targets(False, members, changed, n_chunks_f, n_docs, *heavy)
-
-
-def _kept_heavy(catalog: Catalog, config: IndexConfig) -> HeavyStats:
-    """The index's heavy cutoff and similarity mode (:func:`~.similarity_stage.stored_heavy`)."""
-    last = catalog.last_run()
-    return stored_heavy(last and last["summary"], config)
-
-
 def _merge(
-    ctx, job: _Job, specs, buckets, common, targets: _Targets, changes: RunChanges, stats: RunStats
-) -> list:
+    ctx: RunContext, job: _Job, specs, buckets, common, targets: Targets
+) -> tuple[list, np.ndarray, _Written]:
     """Merge every shard; write back the rewritten ones if the workers cannot. Returns the
-    merged shards' futures (kept on the workers). An incremental run also recomputes the holders
-    of chunks crossing ``max_df`` (:func:`~.delta_stage.cross_counts`)."""
+    merged shards' futures (kept on the workers), the members (an incremental run also
+    recomputes the holders of chunks crossing ``max_df``, :func:`~.delta_stage.cross_counts`)
+    and what it wrote."""
     cross = cross_counts(job.config.max_df)
-    if cross is not None and not targets.full:
+    crossing = cross is not None and not targets.full
+    if crossing:
         args = (*common, cross)
         merges = MergeStage(
             ctx, job.store, specs, buckets, merge_crossed_task, args, "mergex", job.tomb
@@ -417,84 +390,75 @@ def _merge(
         merges = MergeStage(ctx, job.store, specs, buckets, merge_task, common, tomb=job.tomb)
     drive(ctx, merges)
     shards = merges.futures
-    if cross is not None and not targets.full:
+    members, rows_replaced = targets.members, targets.rows_replaced
+    measured: dict[str, Any] = {}
+    if crossing:
         both = shards
         shards = ctx.map_shards("merge", crossed_shard, both, refs=True)
         found = ctx.gather_shards("crossed", crossed_doc_ids, both, refs=True)
         crossed = np.unique(np.concatenate([np.zeros(0, np.uint32), *found])).astype(np.uint32)
-        targets.members = np.union1d(targets.members, crossed).astype(np.uint32)
-        changes.rows_replaced = np.union1d(changes.rows_replaced, targets.members)
-        stats.df_crossed = len(crossed)
+        members = np.union1d(members, crossed).astype(np.uint32)
+        rows_replaced = np.union1d(rows_replaced, members)
+        measured["df_crossed"] = len(crossed)
     infos = ctx.gather_shards("info", shard_info, shards, refs=True)
     run_id = ctx.run_id  # a rewritten range becomes one segment, without tombstoned postings
-    changes.manifests = {s: [(run_id, k, n)] for s, (g, k, n) in enumerate(infos) if g == run_id}
-    changes.dead = dict.fromkeys(changes.manifests, 0.0)
+    manifests = {s: [(run_id, k, n)] for s, (g, k, n) in enumerate(infos) if g == run_id}
     if not ctx.shared:  # workers encode the rewritten shards, the client writes the files
-        written = {s: shards[s] for s in changes.manifests}
+        written = {s: shards[s] for s in manifests}
         write_back(ctx, job.store, written, encode_shard)
-    stats.postings = int(sum(n for _, _, n in infos))
-    stats.shards_rewritten = stats.segments_written = len(changes.manifests)
-    stats.merges_sent_to_cache = merges.sent_to_cache
-    return shards
+    measured["postings"] = int(sum(n for _, _, n in infos))
+    measured["shards_rewritten"] = measured["segments_written"] = len(manifests)
+    measured["merges_sent_to_cache"] = merges.sent_to_cache
+    dead = dict.fromkeys(manifests, 0.0)
+    return shards, members, _Written(manifests, dead, rows_replaced, measured)
 
 
-def _delta(ctx, job: _Job, specs, buckets, common, resolved, targets: _Targets, changes, stats):
+def _delta(
+    ctx: RunContext, job: _Job, specs, buckets, common, resolved, targets: Targets
+) -> tuple[object, _Written]:
     """Few recomputed documents: a delta segment per range touched and tombstones for the
     documents modified or removed (:func:`~.delta_stage.run_delta`); returns the rows of
-    the members, from the posting lists of their chunks only."""
+    the members, from the posting lists of their chunks only, and what it wrote."""
     dropped = np.asarray(resolved.dropped)
-    tomb_new = tombstones_after(job.tomb, dropped, ctx.run_id)
     inp = DeltaInputs(
-        common[0],
-        common[1],
-        targets.members,
-        targets.changed,
-        dropped,
-        job.manifest,
-        job.tomb,
-        tomb_new,
-        targets.n_chunks_f,
-        targets.n_docs,
-        targets.cutoff,
-        job.exclusions,
-        common[3],
-        targets.bounded,
+        prov_f=common[0],
+        final_f=common[1],
+        members=targets.members,
+        changed=targets.changed,
+        dropped=dropped,
+        manifest=job.manifest,
+        tomb_old=job.tomb,
+        tomb_new=tombstones_after(job.tomb, dropped, ctx.run_id),
+        n_chunks_f=targets.n_chunks_f,
+        n_docs=targets.n_docs,
+        cutoff=targets.cutoff,
+        exclusions=job.exclusions,
+        tomb_old_f=common[3],
+        bounded=targets.bounded,
     )
     cfg = targets.config(deep_config(job.config))
     out = run_delta(ctx, job.store, job.catalog, job.texts, cfg, specs, buckets, inp)
-    changes.trim = out.rows.trim
+    rows_replaced = targets.rows_replaced
+    measured: dict[str, Any] = {}
     if cross_counts(job.config.max_df) is not None:
-        changes.rows_replaced = np.union1d(changes.rows_replaced, out.crossed)
-        stats.df_crossed = len(out.crossed)
-    changes.skipped_chunks = int(job.catalog.meta("skipped_chunks") or 0) + out.skipped_delta
-    changes.manifests = {
-        s: [*job.manifest.get(s, []), (ctx.run_id, *kp)] for s, kp in out.segments.items()
-    }
-    changes.dead = _dead_after(job.catalog, dropped, job.manifest, job.config.shards)
-    stats.shards_rewritten = 0
-    stats.segments_written = len(out.segments)
-    stats.postings = int(sum(p for _, p in out.segments.values()))
-    stats.blocks, stats.candidate_pair_counts = out.rows.blocks, out.rows.work
-    stats.delta_seconds = out.seconds
-    return out.rows.rows
-
-
-def _dead_after(catalog: Catalog, dropped: np.ndarray, manifest: dict, n_ranges: int):
-    """Tombstoned postings per range after dropping ``dropped``: their ``|A|`` spread evenly."""
-    total = chunk_total(catalog, dropped)
-    if not total:
-        return {}
-    old = catalog.dead_postings()
-    return {s: old.get(s, 0.0) + total / n_ranges for s in manifest}
-
-
-def _n_chunks_after(job: _Job, resolved: ResolvedChanges) -> np.ndarray:
-    """``|A|`` by doc ID after the run (0 for free IDs)."""
-    before = np.zeros(0, np.int64) if job.replace_all else job.catalog.chunk_table()
-    top = max([len(before) - 1, *(d.doc_id for d in resolved.upserted)])
-    n = np.zeros(top + 1, dtype=np.int64)
-    n[: len(before)] = before
-    n[np.asarray(resolved.deleted, np.int64)] = 0
-    for d in resolved.upserted:
-        n[d.doc_id] = d.n_chunks
-    return n
+        rows_replaced = np.union1d(rows_replaced, out.crossed)
+        measured["df_crossed"] = len(out.crossed)
+    measured.update(
+        shards_rewritten=0,
+        segments_written=len(out.segments),
+        postings=int(sum(p for _, p in out.segments.values())),
+        blocks=out.rows.blocks,
+        candidate_pair_counts=out.rows.work,
+        delta_seconds=out.seconds,
+    )
+    written = _Written(
+        manifests={
+            s: [*job.manifest.get(s, []), (ctx.run_id, *kp)] for s, kp in out.segments.items()
+        },
+        dead=dead_after(job.catalog, dropped, job.manifest, job.config.shards),
+        rows_replaced=rows_replaced,
+        measured=measured,
+        trim=out.rows.trim,
+        skipped_chunks=int(job.catalog.meta("skipped_chunks") or 0) + out.skipped_delta,
+    )
+    return out.rows.rows, written
