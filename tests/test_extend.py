@@ -4,10 +4,13 @@ the former vectorised form (numpy unique, diff and the barrier comparison) on ev
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask.alignment.extend import fragments
+
+pytestmark = pytest.mark.unit
 
 
 def vectorised(index: np.ndarray, gap: int, barriers: np.ndarray) -> list[tuple[int, int]]:
