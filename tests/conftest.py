@@ -56,6 +56,8 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCAC
 
 def pytest_unconfigure(config):
     if _BYTECODE_DIR is not None:
+        # an import after this point (warnings at exit) must not make the folder again
+        sys.dont_write_bytecode = True
         shutil.rmtree(_BYTECODE_DIR, ignore_errors=True)
 
 
