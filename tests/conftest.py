@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import multiprocessing.process
 import os
+import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 from contextlib import contextmanager
 
 import pytest
@@ -31,6 +34,31 @@ settings.load_profile(
     os.environ.get("SIMDASK_HYPOTHESIS_PROFILE")
     or ("ci" if os.environ.get("CI") == "true" else "dev")
 )
+
+
+# Bytecode shared by the session's processes. Under PYTHONDONTWRITEBYTECODE (set in the CI
+# image) every process a test starts (each `python -m simdask.cli`, each Dask worker, nanny
+# and scheduler) compiled simdask from source again: ~0.25 CPU s of a 0.6 s CLI command,
+# some thousands of times a run (docs/testing.md, "Tier timings"). The variable's intent, no
+# bytecode beside the sources, is kept: the session writes it to a folder of its own
+# (PYTHONPYCACHEPREFIX, deleted at the end), which every process it starts reads and fills;
+# a bytecode file is checked against its source's size and time, as any, before it is used.
+# Nothing the tests check depends on it. The first pytest process (the xdist controller)
+# chooses the folder; its workers and every process started below them inherit it.
+_BYTECODE_DIR = None
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    _BYTECODE_DIR = tempfile.mkdtemp(prefix="simdask-tests-bytecode-")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE_DIR
+    sys.pycache_prefix = _BYTECODE_DIR
+    sys.dont_write_bytecode = False
+
+
+def pytest_unconfigure(config):
+    if _BYTECODE_DIR is not None:
+        # an import after this point (warnings at exit) must not make the folder again
+        sys.dont_write_bytecode = True
+        shutil.rmtree(_BYTECODE_DIR, ignore_errors=True)
 
 
 def pytest_configure(config):
