@@ -36,7 +36,7 @@ def measure(path: str, docs: int, repeat: int) -> str:
     from simdask.storage.text_packs import TextStore
 
     items = list_items([path])[:docs]
-    cfg, known = IndexConfig(), KnownHashes({})
+    cfg, known = IndexConfig(shards=16), KnownHashes({})
     tmp = tempfile.mkdtemp()
     best: dict[str, float] = {}
     try:

@@ -192,17 +192,14 @@ class IndexConfig:
             object.__setattr__(self, "lsh", str(LshParams.parse(self.lsh)))
 
     def _check_shards(self, need) -> None:
+        n = self.ranges
+        need(1 <= n <= min(4096, 2**self.hash_bits), "shards must be in 1..4096", n)
+        width = shard_width(self.hash_bits, n)
         need(
-            1 <= self.shards <= min(4096, 2**self.hash_bits),
-            "shards must be in 1..4096",
-            self.shards,
-        )
-        width = shard_width(self.hash_bits, self.shards)
-        need(
-            (self.shards - 1) * width < 2**self.hash_bits,
+            (n - 1) * width < 2**self.hash_bits,
             f"shards must leave every range non-empty: at most "
             f"{-(-(2**self.hash_bits) // width)} ranges of {width} IDs fit in 2**{self.hash_bits}",
-            self.shards,
+            n,
         )
 
     @property

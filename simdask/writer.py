@@ -305,10 +305,10 @@ class Writer:
             ctx = connector(len(items))
         cl = self._client = cluster.enter_context(ctx)
         cluster.enter_context(made_current(cl))  # Dask's default client, until the stack ends
-        if chosen := cluster_ranges(idx, cl, len(items), self._choose_ranges):
-            idx.config = chosen  # a new index's range count, for this cluster
         since = time.time()
         with cluster_errors(cl, unchanged):
+            if chosen := cluster_ranges(idx, cl, len(items), self._choose_ranges):
+                idx.config = chosen  # a new index's range count, for this cluster
             if line := dashboard_line(getattr(cl, "dashboard_link", None)):
                 req.cb.message(line)
             run = RunRequest(

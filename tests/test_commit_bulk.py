@@ -131,7 +131,7 @@ def test_rows_into_an_empty_then_a_filled_table(tmp_path, repeats):
     """First commit: an empty table (bulk path unless keys repeat); second: a filled one."""
     rng = np.random.default_rng(3 + repeats)
     cat = Catalog(tmp_path / "c.sqlite", create=True)
-    cat.init_meta(IndexConfig())
+    cat.init_meta(IndexConfig(shards=16))
     first = _rows(rng, 40, 600, repeats)
     run = cat.start_run()
     cat.commit_run(run, run, _changes(40, first, replaced=np.arange(40)), {})
@@ -147,7 +147,7 @@ def test_rows_into_an_empty_then_a_filled_table(tmp_path, repeats):
 
 def test_a_failure_between_load_and_index_build_rolls_back(tmp_path, monkeypatch):
     cat = Catalog(tmp_path / "c.sqlite", create=True)
-    cat.init_meta(IndexConfig())
+    cat.init_meta(IndexConfig(shards=16))
     rows = _rows(np.random.default_rng(5), 30, 300, False)
     run = cat.start_run()
     monkeypatch.setenv("SIMDASK_FAILPOINTS", "commit.similarity_index:raise")
@@ -165,7 +165,7 @@ def test_documents_into_an_empty_then_a_filled_table(tmp_path):
     """A first commit (documents in any order: plain INSERT) then one replacing a document
     (OR REPLACE): rows as given, ``added_at`` kept from the first, the cache size as before."""
     cat = Catalog(tmp_path / "c.sqlite", create=True)
-    cat.init_meta(IndexConfig())
+    cat.init_meta(IndexConfig(shards=16))
     cache = cat.conn.execute("PRAGMA cache_size").fetchone()
     empty = tuple(np.zeros(0, t) for t in (np.int64, np.int64, np.int64, np.float64))
     ch = _changes(50, empty, replaced=np.zeros(0, np.int64))

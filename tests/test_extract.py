@@ -419,7 +419,7 @@ def test_parse_item_hashes_raw_bytes_and_skips_extraction_when_unchanged(tmp_pat
     monkeypatch.setattr("simdask.ingest.sources.extract_text", boom)
     assert parse_item(item, pdf, known) == (d, None, digest)
     res = chunk_task(
-        [item], 0, known, IndexConfig(), str(tmp_path / "b"), str(tmp_path / "t"), 1, 0
+        [item], 0, known, IndexConfig(shards=16), str(tmp_path / "b"), str(tmp_path / "t"), 1, 0
     )
     assert res.unchanged == [(0, d)] and not res.errors and not res.keys
     with pytest.raises(AssertionError, match="extracted although unchanged"):

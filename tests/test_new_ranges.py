@@ -24,6 +24,7 @@ from simdask.engine.sizing import (
     range_note,
 )
 from simdask.errors import ConfigError
+from simdask.storage.catalog import Catalog
 from simdask.storage.create import RANGES_FOR_CLUSTER, ranges_open
 from simdask.write.settings import run_config, update_config
 
@@ -141,3 +142,14 @@ def test_task_sizing_says_who_chose_the_ranges():
     assert "32 ranges (chosen for the cluster)" in sz.describe()
     sz.ranges_chosen = False
     assert "32 ranges" in sz.describe() and "chosen" not in sz.describe()
+
+
+def test_a_catalog_never_stores_a_range_count_of_none(tmp_path):
+    cat = Catalog(tmp_path / "c.sqlite", create=True)
+    try:
+        with pytest.raises(ConfigError, match="shards None"):
+            cat.init_meta(IndexConfig())
+        cat.init_meta(IndexConfig(shards=4))
+        assert cat.check_format().shards == 4
+    finally:
+        cat.close()

@@ -115,7 +115,7 @@ def _snapshot(cat: Catalog) -> tuple:
 @pytest.mark.parametrize("point", [n for n, c in COMMIT_FAILPOINTS if n.startswith("commit.")])
 def test_catalog_commit_is_all_or_nothing(tmp_path, monkeypatch, point):
     cat = Catalog(tmp_path / "c.sqlite", create=True)
-    cat.init_meta(IndexConfig())
+    cat.init_meta(IndexConfig(shards=16))
     run1 = cat.start_run()
     cat.commit_run(run1, run1, _changes([0, 1], run1), {})
     old = _snapshot(cat)

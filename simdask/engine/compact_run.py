@@ -82,7 +82,7 @@ def run_compaction(
     ``shared``: the workers read and write the store themselves (else the client sends the
     segments and writes the results)."""
     t = time.perf_counter()
-    ranges = shard_ranges(config.hash_bits, config.shards)
+    ranges = shard_ranges(config.hash_bits, config.ranges)
     tag = f"{xxhash.xxh3_64_hexdigest(store.location.encode())[:8]}-c{run_id}"
     index_id = catalog.index_id
     specs = {

@@ -109,7 +109,7 @@ def apply_run(
             f"the index's LSH data is {old.params}, the setting is {params}: "
             "rebuild the index (--rebuild) to change it"
         )
-    parts = config.shards
+    parts = config.ranges
     man = LshManifest(str(params), parts)
     if old is not None:
         man.sig, man.band, man.prev = dict(old.sig), dict(old.band), sorted(old.generations())

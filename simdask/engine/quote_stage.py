@@ -193,7 +193,7 @@ def _holders(
     manifest = {**job.manifest, **changes.manifests}
     tomb = _tomb_after(job.tomb, changes.tombstones, run_id)
     reader = RangeReader(job.store)
-    ranges = shard_ranges(cfg.hash_bits, cfg.shards)
+    ranges = shard_ranges(cfg.hash_bits, cfg.ranges)
     sid = shard_of(ids, cfg.shard_width)
     chunks, holders = [np.zeros(0, np.uint64)], [np.zeros(0, np.int64)]
     for s in np.unique(sid).tolist():

@@ -159,7 +159,7 @@ def run_update(client: Client, req: RunRequest) -> RunOutcome:
     n_known = 0 if replace_all else catalog.n_documents(limit=dropped + 1)
     _index(ctx, job, chunked, resolved, changes, stats, n_known)
     where = (Path(req.text_dir).parent, Path(job.bucket_dir).parent)
-    cjob = CandidateJob(catalog, job.texts, *where, req.exclusions, config.shards)
+    cjob = CandidateJob(catalog, job.texts, *where, req.exclusions, config.ranges)
     with ctx.clock.stage("candidates"):
         run_candidate_stage(ctx, cjob, resolved, replace_all, changes, stats, config.candidates)
     finish_stats(stats, ctx, cache_before)
@@ -225,8 +225,8 @@ def _chunk(
     batches = [(i, items[i : i + size]) for i in range(0, len(items), size)]
     if (sz := ctx.sizing) is not None:
         sz.batch_docs, sz.batch_docs_set = size, bool(ctx.options.batch_docs)
-        sz.batches, sz.ranges = len(batches), job.config.shards
-        sz.note = range_note(job.config.shards, ctx.n_threads)
+        sz.batches, sz.ranges = len(batches), job.config.ranges
+        sz.note = range_note(job.config.ranges, ctx.n_threads)
     known_hashes = KnownHashes({k: v.content_hash for k, v in known.items()})
     [known_f, excl_f] = ctx.broadcast(known_hashes, job.exclusions)
     out = run_chunk_stage(
@@ -368,7 +368,7 @@ def _merge_specs(ctx: RunContext, job: _Job) -> list[MergeSpec]:
             layout=job.config.shard_layout,
             use_cache=bool(ctx.options.worker_cache),
         )
-        for s, (lo, hi) in enumerate(shard_ranges(job.config.hash_bits, job.config.shards))
+        for s, (lo, hi) in enumerate(shard_ranges(job.config.hash_bits, job.config.ranges))
     ]
 
 
@@ -455,7 +455,7 @@ def _delta(
         manifests={
             s: [*job.manifest.get(s, []), (ctx.run_id, *kp)] for s, kp in out.segments.items()
         },
-        dead=dead_after(job.catalog, dropped, job.manifest, job.config.shards),
+        dead=dead_after(job.catalog, dropped, job.manifest, job.config.ranges),
         rows_replaced=rows_replaced,
         measured=measured,
         trim=out.rows.trim,

@@ -164,10 +164,10 @@ class TaskSizing:
     batch_docs_set: bool = False
     batches: int = 0
     ranges: int = 0
-    ranges_chosen: bool = False
     block_pairs: int | None = None
     blocks: int | None = None
     note: str | None = None
+    ranges_chosen: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (None fields left out)."""

@@ -68,7 +68,7 @@ def heavy_chunks(idx: Index, min_documents: int, limit: int) -> dict[int, np.nda
     keys: list[np.ndarray] = []
     dfs: list[np.ndarray] = []
     where: list[tuple[int, int]] = []
-    for s in range(idx.config.shards):
+    for s in range(idx.config.ranges):
         sd = idx.shard(s)
         df = np.diff(sd.offsets.astype(np.int64))
         sel = np.flatnonzero(df >= min_documents)

@@ -163,7 +163,7 @@ class SegmentReads:
 
     def _ranges(self) -> list[tuple[int, int]]:
         cfg = self.config
-        return shard_ranges(cfg.hash_bits, cfg.shards)
+        return shard_ranges(cfg.hash_bits, cfg.ranges)
 
     def manifest(self) -> Manifest:
         """The committed manifest (cached per generation; call inside a read snapshot to

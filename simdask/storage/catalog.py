@@ -156,13 +156,14 @@ class Catalog(SegmentTables):
 
     # --- metadata -------------------------------------------------------------------------
     def init_meta(self, config: IndexConfig) -> None:
-        """Record format version, config and generation 0 in a new catalog."""
+        """Record format version, config (its range count a number) and generation 0."""
+        stored = json.dumps({**config.to_dict(), "shards": config.ranges}, sort_keys=True)
         with self.transaction() as c:
             c.executemany(
                 "INSERT INTO meta (name, value) VALUES (?, ?)",
                 [
                     ("format_version", str(FORMAT_VERSION)),
-                    ("config", json.dumps(config.to_dict(), sort_keys=True)),
+                    ("config", stored),
                     ("generation", "0"),
                     ("skipped_chunks", "0"),
                     ("index_id", uuid.uuid4().hex),
