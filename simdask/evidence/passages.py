@@ -219,17 +219,10 @@ def compare_texts(
     given a plain function there, it raises :class:`~simdask.errors.ConfigError`.
     ``cache``: where each text's own part (:func:`prepare_side`) is kept for the next pair
     (:class:`~simdask.evidence.text_cache.TextCache`; the same answer, computed once).
-    ``passages``: False for a view that shows other passages (the aligner's) and needs only
-    the counts and excluded text: no passage is computed (``passages`` is empty), the rest is
-    the same; ``min_words`` counts from the passages, so it needs them
-    (:class:`~simdask.errors.ConfigError`). Two copies of a long text match at every repeated
-    window on many diagonals: their passages are the cost of such a pair.
+    ``passages``: False for a view that shows the aligner's passages: none computed (two
+    copies of a long text: the cost of the pair), the rest the same; not with ``min_words``.
     """
-    if not passages and min_words > 0:
-        raise ConfigError(
-            f"min_words {min_words} counts the shared chunks inside the passages shown: "
-            "expected passages=True with it, found passages=False"
-        )
+    _check_passages(passages, min_words)
     if exclusions is not None and not exclusions.active:
         exclusions = None
     if large or (large is None and len(a) + len(b) > LARGE_CHARS):
@@ -276,6 +269,15 @@ def compare_texts(
     if min_words > 0:
         return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
     return _directed(ev, (a, side_a), (b, side_b), shared, (k, min_chunks), exclusions, drop_shared)
+
+
+def _check_passages(passages: bool, min_words: int) -> None:
+    """``min_words`` counts from the passages: it needs them."""
+    if not passages and min_words > 0:
+        raise ConfigError(
+            f"min_words {min_words} counts the shared chunks inside the passages shown: "
+            "expected passages=True with it, found passages=False"
+        )
 
 
 def _shared_runs(windows_a, keep_a, windows_b, keep_b, shared: set, k: int) -> list:
