@@ -467,18 +467,9 @@ class Index:
         ``passages`` (False: none listed): as :func:`~simdask.evidence.passages.compare_texts`."""
         b = self.text(other) if other_text is None else other_text
         cfg = self.config
-        excl = self.pair_exclusions()
-        drop = common_filter(self)
+        kw = {"exclusions": self.pair_exclusions(), "drop_shared": common_filter(self)}
         ev = compare_texts(
-            text,
-            b,
-            cfg.k,
-            min_chunks,
-            min_words,
-            exclusions=excl,
-            drop_shared=drop,
-            cache=cache,
-            passages=passages,
+            text, b, cfg.k, min_chunks, min_words, cache=cache, passages=passages, **kw
         )
         if hashed is None:
             ids = SORTED_CHUNK.chunk([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())

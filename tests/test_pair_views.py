@@ -87,7 +87,10 @@ class _Marks(HTMLParser):
             self.depth = 1
         elif self.depth:
             self.depth += tag not in ("br", "wbr")
-            if tag == "mark":
+            # a passage the other text copies from inside this one's quotation is marked in
+            # the quotation, "quoted: not counted" (tests/test_quoted_passages.py): not a
+            # passage of this text
+            if tag == "mark" and not a.get("data-label", "").endswith("quoted: not counted"):
                 self.open = self.pos
             if tag == "li" and "data-start" in a:
                 self.spans.append((int(a["data-start"]), int(a["data-end"])))

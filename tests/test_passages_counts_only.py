@@ -17,15 +17,16 @@ from simdask.evidence.passages import compare_texts
 pytestmark = pytest.mark.unit
 
 _WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"])
-_TEXT = st.lists(
-    st.one_of(_WORDS, st.just('"'), st.just(".")), min_size=0, max_size=80
-).map(" ".join)
+_TEXT = st.lists(st.one_of(_WORDS, st.just('"'), st.just(".")), min_size=0, max_size=80).map(
+    " ".join
+)
 
 
 @settings(max_examples=200, deadline=None)
 @given(_TEXT, _TEXT, st.booleans(), st.booleans(), st.booleans())
 def test_counts_without_passages_equal_counts_with_them(a, b, quotes, template, large):
-    excl = PairExclusions(quotes=quotes, templates=("beta gamma delta eps zeta",) if template else ())
+    templates = ("beta gamma delta eps zeta",) if template else ()
+    excl = PairExclusions(quotes=quotes, templates=templates)
     full = compare_texts(a + " " + b, b, 3, large=large, exclusions=excl)
     bare = compare_texts(a + " " + b, b, 3, large=large, exclusions=excl, passages=False)
     assert bare.passages == []

@@ -85,6 +85,11 @@ class PairEvidence:
     #: ``quote``, ``bibliography``; :mod:`.excluded`)
     doc_excluded: list[tuple[int, int, str]] = field(default_factory=list)
     other_excluded: list[tuple[int, int, str]] = field(default_factory=list)
+    #: quotations left out of their own document only (docs/term.md): A's text found inside
+    #: B's quotations (counted for A, not for B), and B's inside A's (counted for B); None:
+    #: the rule is off
+    doc_quoted_copies: list[Passage] | None = None
+    other_quoted_copies: list[Passage] | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
@@ -92,12 +97,21 @@ class PairEvidence:
         d["passages"] = [dict(vars(p)) for p in self.passages]  # deep copy of each passage
         d["doc_excluded"] = [tuple(x) for x in self.doc_excluded]
         d["other_excluded"] = [tuple(x) for x in self.other_excluded]
+        for name in ("doc_quoted_copies", "other_quoted_copies"):
+            found = getattr(self, name)
+            d[name] = None if found is None else [dict(vars(p)) for p in found]
         return d
 
     def report(self, doc: str, other: str, hashed_similarity: float) -> dict:
         """The report of ``simdask report --format json``: keys, exact similarities both
         ways, shared chunks, the hashed similarity (percent) and the difference, passages."""
         d = self.to_dict()
+        quoted = {}
+        if self.doc_quoted_copies is not None:  # the passages inside the other's quotation
+            quoted["quoted_copies"] = {
+                "doc": d["doc_quoted_copies"],
+                "other": d["other_quoted_copies"] or [],
+            }
         return {
             "doc": doc,
             "other": other,
@@ -120,6 +134,7 @@ class PairEvidence:
                 "doc": [{"start": s, "end": e, "kind": k} for s, e, k in self.doc_excluded],
                 "other": [{"start": s, "end": e, "kind": k} for s, e, k in self.other_excluded],
             },
+            **quoted,
         }
 
 
@@ -204,17 +219,10 @@ def compare_texts(
     given a plain function there, it raises :class:`~simdask.errors.ConfigError`.
     ``cache``: where each text's own part (:func:`prepare_side`) is kept for the next pair
     (:class:`~simdask.evidence.text_cache.TextCache`; the same answer, computed once).
-    ``passages``: False for a view that shows other passages (the aligner's) and needs only
-    the counts and excluded text: no passage is computed (``passages`` is empty), the rest is
-    the same; ``min_words`` counts from the passages, so it needs them
-    (:class:`~simdask.errors.ConfigError`). Two copies of a long text match at every repeated
-    window on many diagonals: their passages are the cost of such a pair.
+    ``passages``: False for a view that shows the aligner's passages: none computed (two
+    copies of a long text: the cost of the pair), the rest the same; not with ``min_words``.
     """
-    if not passages and min_words > 0:
-        raise ConfigError(
-            f"min_words {min_words} counts the shared chunks inside the passages shown: "
-            "expected passages=True with it, found passages=False"
-        )
+    _check_passages(passages, min_words)
     if exclusions is not None and not exclusions.active:
         exclusions = None
     if large or (large is None and len(a) + len(b) > LARGE_CHARS):
@@ -253,54 +261,84 @@ def compare_texts(
         other_excluded=marks_b,
     )
     if passages:
-        runs = _shared_runs(side_a, side_b, shared, k)
+        runs = _shared_runs(ca, side_a.keep, cb, side_b.keep, shared, k)
         ex_a = excluded_words(*bounds_a, marks_a)
         ex_b = excluded_words(*bounds_b, marks_b)
         found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
         ev.passages = [p for p in outermost(found) if p.words >= min_words]
     if min_words > 0:
         return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
-    return _directed(ev, (a, ca, set_a), (b, cb, set_b), shared, k, exclusions, drop_shared)
+    return _directed(ev, (a, side_a), (b, side_b), shared, (k, min_chunks), exclusions, drop_shared)
 
 
-def _shared_runs(side_a: TextSide, side_b: TextSide, shared: set, k: int) -> list:
-    """The diagonal runs ``(i0, j0, i1, n)`` of counted windows of ``shared`` chunks that
-    both texts hold at word ``i`` of A and ``j`` of B (window indexes)."""
+def _check_passages(passages: bool, min_words: int) -> None:
+    """``min_words`` counts from the passages: it needs them."""
+    if not passages and min_words > 0:
+        raise ConfigError(
+            f"min_words {min_words} counts the shared chunks inside the passages shown: "
+            "expected passages=True with it, found passages=False"
+        )
+
+
+def _shared_runs(windows_a, keep_a, windows_b, keep_b, shared: set, k: int) -> list:
+    """The diagonal runs ``(i0, j0, i1, n)`` of windows of ``shared`` chunks that both texts
+    hold at word ``i`` of A and ``j`` of B (window indexes), those that ``keep_*`` keeps."""
     where_b = defaultdict(list)
-    for j, c in enumerate(side_b.windows):
-        if side_b.keep[j] and c in shared:
+    for j, c in enumerate(windows_b):
+        if keep_b[j] and c in shared:
             where_b[c].append(j)
     diagonals: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for i, c in enumerate(side_a.windows):
-        for j in where_b.get(c, ()) if side_a.keep[i] else ():
+    for i, c in enumerate(windows_a):
+        for j in where_b.get(c, ()) if keep_a[i] else ():
             diagonals[i - j].append((i, j))
     return [(i0, j0, i1, n) for (i0, j0), (i1, _), n in sorted(_diagonal_runs(diagonals, k))]
 
 
-def _directed(ev: PairEvidence, side_a, side_b, shared: set, k: int, excl, drop) -> PairEvidence:
+def _directed(ev: PairEvidence, side_a, side_b, shared: set, sizes, excl, drop) -> PairEvidence:
     """With ``excl.quotes``, each side's similarity also counts its chunks inside the other's
-    quotations (a quotation is left out of its own document only, docs/term.md; the passages
-    stay those both sides count). ``side_*``: ``(text, windows, counted chunks)``; ``drop``:
-    the ``max_df`` filter or None. Else ``ev`` as it is."""
+    quotations (a quotation is left out of its own document only, docs/term.md), and the
+    passages of those chunks are listed (``doc_quoted_copies``, ``other_quoted_copies``;
+    the passages stay those both sides count). ``side_*``: ``(text, TextSide)``; ``sizes``:
+    ``(k, min_chunks)``; ``drop``: the ``max_df`` filter or None. Else ``ev`` as it is."""
     if excl is None or not excl.quotes:
         return ev
-    (a, ca, set_a), (b, cb, set_b) = side_a, side_b
-    sa, sb = word_offsets(a)[1], word_offsets(b)[1]  # the word spans (not kept in a TextSide)
-    extra_a = set_a & (_quoted(b, sb, cb, k, excl) - set_b)
-    extra_b = set_b & (_quoted(a, sa, ca, k, excl) - set_a)
+    k, min_chunks = sizes
+    (a, sd_a), (b, sd_b) = side_a, side_b
+    q_a, q_b = _quoted(a, sd_a, k, excl), _quoted(b, sd_b, k, excl)
+    extra_a = sd_a.kept & ({c for c, q in zip(sd_b.windows, q_b, strict=True) if q} - sd_b.kept)
+    extra_b = sd_b.kept & ({c for c, q in zip(sd_a.windows, q_a, strict=True) if q} - sd_a.kept)
     if drop is not None and (extra_a or extra_b):
         extra_a, extra_b = extra_a - drop(extra_a), extra_b - drop(extra_b)
     ev.shared = len(shared) + len(extra_a)
     ev.similarity = containment(ev.shared, ev.doc_chunks)
     ev.reverse_similarity = containment(len(shared) + len(extra_b), ev.other_chunks)
+    marks = (ev.doc_excluded, ev.other_excluded)
+    # a passage covers no excluded word of the side it counts for, and none but quoted ones
+    # of the quoting side
+    ex = [excluded_words(*sd.bounds, m) for sd, m in zip((sd_a, sd_b), marks, strict=True)]
+    ex_q = [
+        excluded_words(*sd.bounds, [x for x in m if x[2] != "quote"])
+        for sd, m in zip((sd_a, sd_b), marks, strict=True)
+    ]
+    runs = _shared_runs(sd_a.windows, sd_a.keep, sd_b.windows, q_b, extra_a, k)
+    found = _run_passages(runs, sd_a.bounds, sd_b.bounds, ex[0], ex_q[1], k, min_chunks)
+    ev.doc_quoted_copies = outermost(found)
+    runs = _shared_runs(sd_b.windows, sd_b.keep, sd_a.windows, q_a, extra_b, k)
+    found = _run_passages(runs, sd_b.bounds, sd_a.bounds, ex[1], ex_q[0], k, min_chunks)
+    ev.other_quoted_copies = [
+        Passage(p.other_start, p.other_end, p.doc_start, p.doc_end, p.words, p.chunks)
+        for p in outermost(found)
+    ]
     return ev
 
 
-def _quoted(text: str, spans, windows, k: int, excl: PairExclusions) -> set:
-    """The windows of ``text`` that count with its quotations read as its own text (the other
-    exclusions applied): with the counted ones removed, its quoted chunks Q (docs/term.md)."""
-    kept, _ = _kept(text, spans, windows, k, dataclasses.replace(excl, quotes=False))
-    return {c for c, kp in zip(windows, kept, strict=True) if kp}
+def _quoted(text: str, side: TextSide, k: int, excl: PairExclusions) -> list[bool]:
+    """Per window of ``text``: it counts with the text's quotations read as its own text
+    (the other exclusions applied) and not as it is: it holds a quoted chunk (Q,
+    docs/term.md)."""
+    spans = word_offsets(text)[1]  # the word spans (not kept in a TextSide)
+    kept, _ = _kept(text, spans, side.windows, k, dataclasses.replace(excl, quotes=False))
+    return [q and not kp for q, kp in zip(kept, side.keep, strict=True)]
 
 
 def _count_shown(ev: PairEvidence, ca, cb, shared: set, bounds_a, bounds_b, k: int) -> PairEvidence:

@@ -68,6 +68,29 @@ _KIND_TITLE = {
 }
 
 
+#: the labels of the two sides of a passage one side copies from the other's quotation
+#: (``--exclude-quotes``: a quotation is left out of its own document only, docs/term.md)
+_QUOTED_LABEL = {
+    "quoted": "quoted: not counted",
+    "from-quote": "copied from the other's quotation: counted",
+}
+
+
+def _quoted_spans(report: dict, first: int) -> tuple[list, list]:
+    """The ``(start, end, passage, kind)`` marks of each text for the report's passages
+    inside the other text's quotation (``quoted_copies``), numbered from ``first``: kind
+    ``from-quote`` in the text they count for, ``quoted`` in the quoting one."""
+    found = report.get("quoted_copies") or {}
+    a_spans, b_spans = [], []
+    for side in ("doc", "other"):
+        for p in found.get(side, []):
+            i = first + len(a_spans)
+            kind_a, kind_b = ("from-quote", "quoted") if side == "doc" else ("quoted", "from-quote")
+            a_spans.append((p["doc_start"], p["doc_end"], i, kind_a))
+            b_spans.append((p["other_start"], p["other_end"], i, kind_b))
+    return a_spans, b_spans
+
+
 def _marked(
     text: str,
     spans: list[tuple[int, int, int, str]],
@@ -86,7 +109,7 @@ def _marked(
             continue
         out.append(excluded_html(text, pos, start, excluded))
         color = _PALETTE[i % len(_PALETTE)]
-        label = f"{i + 1} {kind}" if kind else f"{i + 1}"
+        label = f"{i + 1} {_QUOTED_LABEL.get(kind, kind)}" if kind else f"{i + 1}"
         cls = f' class="k-{html.escape(kind)}"' if kind else ""
         out.append(
             f'<mark id="{side}-{i}" data-twin="{twin}-{i}"{cls} style="background:{color}"'
@@ -116,6 +139,19 @@ def excluded_html(text: str, lo: int, hi: int, excluded) -> str:
         pos = e
     out.append(html.escape(text[pos:hi]))
     return "".join(out)
+
+
+def _quoted_said(report: dict) -> str:
+    """How many passages each text copies from the other's quotation (counted for it, not
+    for the quoting text)."""
+    found = report["quoted_copies"]
+    parts = [
+        f"{len(found[side])} passage(s) of {report[side]} inside a quotation of "
+        f"{report['other' if side == 'doc' else 'doc']} (counted for {report[side]} only)"
+        for side in ("doc", "other")
+        if found.get(side)
+    ]
+    return "; ".join(parts)
 
 
 def _coverage(spans: list[tuple[int, int]], length: int) -> float:
@@ -206,8 +242,12 @@ def render_pair_html(
     ps = report["passages"]
     a_spans = [(p["doc_start"], p["doc_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
     b_spans = [(p["other_start"], p["other_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
+    qa, qb = _quoted_spans(report, len(ps))
+    a_spans, b_spans = a_spans + qa, b_spans + qb
     ka, kb = report["doc"], report["other"]
     summary, details = _summary(report, text_a, text_b)
+    if qa:
+        summary.append(("inside a quotation", _quoted_said(report)))
     gone = (report.get("review") or {}).get("source_excluded")
     if gone:  # simdask mark DOC SOURCE --exclude-source
         summary.append(("excluded by the teacher", f"{gone} (not counted in its total)"))
