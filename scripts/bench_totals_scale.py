@@ -119,8 +119,8 @@ def step_pairs(index: Path, docs: int, seed: int = 1) -> dict:
     from simdask import Index
     from simdask.engine.totals import AlignSettings, align_job_batch
     from simdask.kernels.partner_rule import PartnerRule
-    from simdask.storage.candidates import rule_partners
-    from simdask.storage.totals import missing_jobs, required_pairs
+    from simdask.storage.aligned_tables import missing_jobs, required_pairs
+    from simdask.storage.candidate_store import rule_partners
 
     idx = Index.open(index)
     c = idx.catalog.conn

@@ -465,12 +465,10 @@ class Index:
         index's exclusions apply (excluded text is listed under ``excluded``, not counted), and
         so does ``max_df`` (the chunks the stored similarities leave out); ``cache`` and
         ``passages`` (False: none listed): as :func:`~simdask.evidence.passages.compare_texts`."""
-        b = self.text(other) if other_text is None else other_text
-        cfg = self.config
+        b, cfg = (self.text(other) if other_text is None else other_text), self.config
         kw = {"exclusions": self.pair_exclusions(), "drop_shared": common_filter(self)}
-        ev = compare_texts(
-            text, b, cfg.k, min_chunks, min_words, cache=cache, passages=passages, **kw
-        )
+        kw.update(cache=cache, passages=passages)
+        ev = compare_texts(text, b, cfg.k, min_chunks, min_words, **kw)
         if hashed is None:
             ids = SORTED_CHUNK.chunk([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
             ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from simdask import Index
-from simdask.storage.candidates import stored_candidate_config
+from simdask.storage.candidate_store import stored_candidate_config
 from tests.helpers.candidates import brute_lists, feature_sets, stored_candidates
 from tests.helpers.cli import run
 from tests.helpers.corpus import make_docs, write_txt

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simdask.evidence import hearing_html
-from simdask.kernels.text import WORD_PATTERN
+from simdask.kernels.words import WORD_PATTERN
 
 pytestmark = pytest.mark.unit
 

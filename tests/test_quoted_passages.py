@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from simdask.kernels.text import words
+from simdask.kernels.words import words
 from tests.helpers.cli import run
 
 pytestmark = pytest.mark.system

@@ -315,9 +315,12 @@ def _directed(ev: PairEvidence, side_a, side_b, shared: set, sizes, excl, drop) 
     marks = (ev.doc_excluded, ev.other_excluded)
     # a passage covers no excluded word of the side it counts for, and none but quoted ones
     # of the quoting side
-    ex = [excluded_words(*sd.bounds, m) for sd, m in zip((sd_a, sd_b), marks, strict=True)]
+    ex = [
+        excluded_words(sd.bounds[0], sd.bounds[1], m)
+        for sd, m in zip((sd_a, sd_b), marks, strict=True)
+    ]
     ex_q = [
-        excluded_words(*sd.bounds, [x for x in m if x[2] != "quote"])
+        excluded_words(sd.bounds[0], sd.bounds[1], [x for x in m if x[2] != "quote"])
         for sd, m in zip((sd_a, sd_b), marks, strict=True)
     ]
     runs = _shared_runs(sd_a.windows, sd_a.keep, sd_b.windows, q_b, extra_a, k)

@@ -81,7 +81,8 @@ def _quoted_spans(report: dict, first: int) -> tuple[list, list]:
     inside the other text's quotation (``quoted_copies``), numbered from ``first``: kind
     ``from-quote`` in the text they count for, ``quoted`` in the quoting one."""
     found = report.get("quoted_copies") or {}
-    a_spans, b_spans = [], []
+    a_spans: list[tuple[int, int, int, str]] = []
+    b_spans: list[tuple[int, int, int, str]] = []
     for side in ("doc", "other"):
         for p in found.get(side, []):
             i = first + len(a_spans)

@@ -108,7 +108,7 @@ def ranked_among(
 @dataclass(frozen=True)
 class CandidateRow:
     """One candidate of a document: ``doc`` and ``other`` (keys), ``rank`` (1: the best) and
-    ``score``, the retrieval score (:mod:`simdask.kernels.candidates`; normalised scores are
+    ``score``, the retrieval score (:mod:`simdask.kernels.candidate_scores`; normalised scores are
     in units of 10**-9, 10**9 for identical feature sets)."""
 
     doc: str
