@@ -36,7 +36,7 @@ pytestmark = pytest.mark.unit
 _NOT_COMMANDS = {"main", "output", "__main__"}
 #: command modules not named as their command: ``errors`` and ``totals`` would share a file
 #: name with ``simdask/errors.py`` and ``engine/totals.py`` (test_architecture.py)
-_MODULE_OF = {"errors": "error_list", "totals": "doc_totals"}
+_MODULE_OF = {"errors": "error_list", "totals": "doc_totals", "candidates": "candidate_list"}
 
 
 def _commands() -> list[str]:
