@@ -250,6 +250,11 @@ def count_block_keys(
     return np.concatenate(keys), np.concatenate(counts)
 
 
+#: rows of a block up to which :func:`row_slices` may cut at every row (a block holds at most
+#: 2**32 / n_docs rows: every row of the blocks of 65,536 documents or more)
+ROW_CUTS = 1 << 16
+
+
 def row_slices(parts: list[np.ndarray], n_docs: int, max_keys: int) -> list[list[np.ndarray]]:
     """A block's pair keys ``i * n_docs + o`` (uint32, one array per shard) cut into sub-blocks
     of whole rows ``i`` holding at most ``max_keys`` keys each (a single row holding more gets a
@@ -258,8 +263,11 @@ def row_slices(parts: list[np.ndarray], n_docs: int, max_keys: int) -> list[list
     sub-block (:func:`count_block_keys`) gives exactly the block's counts, cut at row
     boundaries. Parts must list their keys by ascending ``i`` (as the all-pairs emission
     gives them); when one does not, the whole block is one sub-block. Costs one
-    ``searchsorted`` per part and candidate cut (about 64 cuts per ``max_keys`` keys, never
-    finer than a row): no temporary follows the block but the rows check's."""
+    ``searchsorted`` per part and candidate cut: a cut at every row for blocks of at most
+    :data:`ROW_CUTS` rows (the all-pairs blocks of 65,536 documents or more), else cuts every
+    few rows (about 64 per ``max_keys`` keys on average), where a sub-block may exceed
+    ``max_keys`` by the keys of one such run of rows. No temporary follows the block but the
+    rows check's."""
     n_docs = max(1, int(n_docs))
     parts = [p for p in parts if len(p)]
     total = sum(len(p) for p in parts)
@@ -267,7 +275,9 @@ def row_slices(parts: list[np.ndarray], n_docs: int, max_keys: int) -> list[list
         return [parts] if parts else []
     first = min(int(p[0]) // n_docs for p in parts)
     last = max(int(p[-1]) // n_docs for p in parts) + 1
-    step = max(1, (last - first) * max(1, max_keys // 64) // max(1, total))
+    step = 1  # a cut at every row; beyond ROW_CUTS rows, about 64 cuts per max_keys keys
+    if last - first > ROW_CUTS:
+        step = max(1, (last - first) * max(1, max_keys // 64) // max(1, total))
     rows = np.arange(first + step, last, step, dtype=np.int64)
     cut_keys = (rows * n_docs).astype(np.uint32)  # rows < last: below the largest key's row
     at = np.array([np.searchsorted(p, cut_keys) for p in parts], np.int64).reshape(len(parts), -1)
