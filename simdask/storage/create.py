@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import uuid
 from pathlib import Path
 
@@ -120,16 +121,21 @@ def _link_new(tmp: Path, final: Path) -> None:
 #: what a new index holds before its first commit (a run that failed before it committed:
 #: the catalog, its SQLite side files, the writer lock; nothing else to lose)
 _OWN_BEFORE_COMMIT = re.compile(r"catalog\.sqlite(-wal|-shm|-journal)?|writer\.lock")
+#: the data folders a first run writes into before its commit (texts, shard segments, work
+#: files, LSH bands, candidate lists): in an index at generation 0 they hold nothing committed
+_RUN_FOLDERS = frozenset({"texts", "shards", "work", "lsh", "candidates"})
 
 
 def discard_uncommitted(path: Path, made_folder: bool) -> bool:
     """Remove the index this command created at ``path`` when nothing was ever committed to
-    it (its catalog at generation 0, no other files than :data:`_OWN_BEFORE_COMMIT`): an
-    update that could not reach its cluster leaves no empty index behind (issue 30 item 11).
-    ``made_folder``: the folder did not exist before (removed too). Returns True if removed."""
+    it (its catalog at generation 0, no other files than :data:`_OWN_BEFORE_COMMIT` and the
+    run's own data folders :data:`_RUN_FOLDERS`): an update that could not reach its cluster,
+    or was interrupted before its first commit, leaves no empty index behind (issue 30 item
+    11). ``made_folder``: the folder did not exist before (removed too). Returns True if
+    removed."""
     try:
         names = {p.name for p in path.iterdir()}
-        if not names or not all(_OWN_BEFORE_COMMIT.fullmatch(n) for n in names):
+        if not names or not all(_own_uncommitted(path / n) for n in names):
             return False
         catalog = Catalog(path / CATALOG_NAME)
         try:
@@ -141,7 +147,17 @@ def discard_uncommitted(path: Path, made_folder: bool) -> bool:
     if generation != 0:
         return False
     for n in names:
-        (path / n).unlink(missing_ok=True)
+        if (path / n).is_dir():
+            shutil.rmtree(path / n, ignore_errors=True)
+        else:
+            (path / n).unlink(missing_ok=True)
     if made_folder:
         path.rmdir()
     return True
+
+
+def _own_uncommitted(entry: Path) -> bool:
+    """Whether ``entry`` of a new index folder is simdask's own before the first commit."""
+    if entry.is_dir() and not entry.is_symlink():
+        return entry.name in _RUN_FOLDERS
+    return _OWN_BEFORE_COMMIT.fullmatch(entry.name) is not None
