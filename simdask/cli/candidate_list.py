@@ -24,13 +24,25 @@ from simdask.read.candidates import CANDIDATE_FIELDS, candidate_rows
 
 __all__ = ["register", "run"]
 
+_DESCRIPTION = (
+    "Each document's candidate partners: the documents most likely to hold its source, ranked "
+    "by the informative content words they share (which survive paraphrase). The index keeps "
+    "them when built with `update --candidates`. By default the stored lists, ranked among "
+    "every document of the index; --among PREFIX ranks them among the documents whose key "
+    "starts with PREFIX only (a folder such as sources/ or an archive of last year's essays), "
+    "scored now from the stored features, so a document whose stored list is full of its "
+    "classmates still gets its best sources. Read only. Exit status 0, also when a document "
+    "has no candidates; 1 when the index keeps no candidates or a DOC is not in it; 2 for "
+    "bad usage."
+)
+
 
 def register(subparsers) -> None:
     """Declare ``candidates``."""
     p = subparsers.add_parser(
         "candidates",
         help="each document's candidate partners (likely sources), optionally among one folder",
-        description=__doc__.split("\n\n", 1)[1],
+        description=_DESCRIPTION,
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument(
