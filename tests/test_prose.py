@@ -24,6 +24,7 @@ from simdask.ingest.prose import (
     write_jsonl,
 )
 from simdask.kernels.words import words
+from tests.helpers.planted_truth import assert_planted_where_truth_says
 
 pytestmark = pytest.mark.unit
 
@@ -145,15 +146,7 @@ def test_deterministic_by_seed_and_document_number(model):
 
 def test_planted_passages_are_where_the_truth_says(model):
     docs, reuse = generate_block(model, 3, seed=2, params=SMALL)
-    assert len(reuse) == round(BLOCK_DOCS * SMALL.reuse_fraction)
-    text = {d.key: words(d.text) for d in docs}
-    assert not {r.source for r in reuse} & {r.target for r in reuse}
-    for r in reuse:
-        assert 20 <= r.source_end - r.source_start <= 400
-        assert (
-            text[r.target][r.target_start : r.target_end]
-            == (text[r.source][r.source_start : r.source_end])
-        )
+    assert_planted_where_truth_says(docs, reuse, SMALL)
 
 
 _PEAKS = """

@@ -16,51 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.helpers.documents import docx_bytes, html_bytes, odt_bytes, pdf_bytes, wrap
+from tests.helpers.made_up_words import FUNCTION_WORDS, SYLLABLES
 from tests.helpers.paraphrase import disguise
 
-_SYLLABLES = [
-    "ka",
-    "lo",
-    "mi",
-    "ne",
-    "tu",
-    "ra",
-    "se",
-    "vi",
-    "po",
-    "da",
-    "ge",
-    "hu",
-    "li",
-    "mo",
-    "ta",
-    "re",
-    "si",
-    "no",
-    "pu",
-    "fe",
-]
-_FUNCTION = [
-    "the",
-    "of",
-    "and",
-    "to",
-    "in",
-    "a",
-    "is",
-    "that",
-    "for",
-    "it",
-    "as",
-    "with",
-    "was",
-    "on",
-    "by",
-    "be",
-    "this",
-    "are",
-    "from",
-]
+#: the first 20 syllables (the term's words were drawn from these)
+_SYLLABLES = SYLLABLES[:20]
+
 #: ~2,900 made-up content words (two or three syllables), drawn with Zipf frequencies: text
 #: whose sentences share words as real essays do, so that a paraphrase is still recognisable
 #: (a 40-word vocabulary makes every sentence look like every other)
@@ -75,7 +36,7 @@ def prose(n_words: int, seed: int = 0) -> str:
     rng = random.Random(seed)
     out, sentence = [], []
     for i in range(n_words):
-        pool = _FUNCTION if rng.random() < 0.35 else None
+        pool = FUNCTION_WORDS if rng.random() < 0.35 else None
         sentence.append(rng.choice(pool) if pool else rng.choices(_WORDS, _WEIGHTS)[0])
         if len(sentence) >= rng.randint(8, 18) or i == n_words - 1:
             out.append(" ".join(sentence).capitalize() + ".")

@@ -9,53 +9,9 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["summary_of", "vocabulary", "zipf_sentences"]
+from tests.helpers.made_up_words import FUNCTION_WORDS, SYLLABLES
 
-_SYLLABLES = [
-    "ka",
-    "lo",
-    "mi",
-    "ne",
-    "tu",
-    "ra",
-    "se",
-    "vi",
-    "po",
-    "da",
-    "ge",
-    "hu",
-    "li",
-    "mo",
-    "ta",
-    "re",
-    "si",
-    "no",
-    "pu",
-    "fe",
-    "ba",
-    "zo",
-]
-_FUNCTION = [
-    "the",
-    "of",
-    "and",
-    "to",
-    "in",
-    "a",
-    "is",
-    "that",
-    "for",
-    "it",
-    "as",
-    "with",
-    "was",
-    "on",
-    "by",
-    "be",
-    "this",
-    "are",
-    "from",
-]
+__all__ = ["summary_of", "vocabulary", "zipf_sentences"]
 
 
 def vocabulary(size: int, seed: int = 0) -> list[str]:
@@ -63,7 +19,7 @@ def vocabulary(size: int, seed: int = 0) -> list[str]:
     rng = random.Random(seed)
     words: set[str] = set()
     while len(words) < size:
-        words.add("".join(rng.choices(_SYLLABLES, k=rng.randint(2, 4))))
+        words.add("".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))))
     out = sorted(words)
     rng.shuffle(out)
     return out
@@ -79,7 +35,7 @@ def zipf_sentences(n_words: int, vocab: list[str], seed: int) -> list[str]:
     while done < n_words:
         n = rng.randint(8, 18)
         words = [
-            rng.choice(_FUNCTION) if rng.random() < 0.35 else rng.choices(vocab, weights)[0]
+            rng.choice(FUNCTION_WORDS) if rng.random() < 0.35 else rng.choices(vocab, weights)[0]
             for _ in range(n)
         ]
         out.append(" ".join(words).capitalize() + ".")
