@@ -46,7 +46,9 @@ def register(subparsers) -> None:
         "(its files of these formats, recursively; other files are reported) or a .jsonl "
         "file; the same key may occur in both groups. Exit status 3 when some documents "
         "could not be read (the pairs of the others are still printed); too-short "
-        "documents and scanned PDFs without text are notes.",
+        "documents and scanned PDFs without text are notes. With --min-match WORDS both "
+        "percentages count only the matches of at least WORDS words, each direction on its "
+        "own, in the printed pairs and the --html page alike.",
     )
     p.add_argument("group_a", metavar="GROUP_A", help="file, folder or .jsonl file")
     p.add_argument("group_b", metavar="GROUP_B", help="file, folder or .jsonl file")
@@ -140,6 +142,7 @@ def run(args) -> int:
             callback=callback,
             keep_index=args.keep_index,
             exclude=args.exclude,
+            min_match=args.min_match,
         )
         callback.end_stage()
     if args.format == "table":

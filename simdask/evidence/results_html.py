@@ -180,6 +180,8 @@ def compare_page(
         return report_lines(texts_report(p.a_key, a, p.b_key, b, k, exclusions, options), a)
 
     title = f"simdask compare: {groups[0]} (A) and {groups[1]} (B)"
+    if options is not None and options.min_words:  # the pairs were counted the same way
+        title += f"; matches shorter than {options.min_words} words left out"
     return render_results_html(title, pairs, ("group A", "group B"), notes, passages)
 
 
