@@ -89,8 +89,9 @@ class _Marks(HTMLParser):
             self.depth += tag not in ("br", "wbr")
             # a passage the other text copies from inside this one's quotation is marked in
             # the quotation, "quoted: not counted" (tests/test_quoted_passages.py): not a
-            # passage of this text
-            if tag == "mark" and not a.get("data-label", "").endswith("quoted: not counted"):
+            # passage of this text (on a document page: ``data-quoted="quoted"``)
+            quoted = a.get("data-label", "").endswith("quoted: not counted")
+            if tag == "mark" and not quoted and a.get("data-quoted") != "quoted":
                 self.open = self.pos
             if tag == "li" and "data-start" in a:
                 self.spans.append((int(a["data-start"]), int(a["data-end"])))

@@ -208,9 +208,8 @@ def compare_texts(
 
     ``min_words`` (``--min-match``): shorter matches are ignored, in the similarities too,
     each direction on its own (:func:`~.shown_counts.count_shown`; ``large`` texts only hide
-    them). ``large``: compare in numpy with 64-bit chunk keys and bounded passages (see
-    :mod:`simdask.evidence.passages_np`); None: when the texts together are longer than
-    :data:`.passages_np.LARGE_CHARS` characters.
+    them). ``large``: compare in numpy with 64-bit chunk keys and bounded passages
+    (:mod:`.passages_np`); None: when both texts are longer than ``LARGE_CHARS`` characters.
     ``exclusions``: the index's exclusions (:mod:`.excluded`): the windows they leave out
     count in neither text nor in any passage, and are listed as excluded text (:func:`_directed`).
     ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
@@ -246,8 +245,7 @@ def compare_texts(
     shared = set(set_a & set_b)
     dropped: set = set()
     if drop_shared is not None and shared:
-        dropped = drop_shared(shared)
-        shared -= dropped
+        shared -= (dropped := drop_shared(shared))
     bounds_a, bounds_b = side_a.bounds, side_b.bounds
     if dropped:  # shown as excluded text of kind "common"
         marks_a = sorted(marks_a + common_marks(_hits(ca, dropped), *bounds_a, k))
@@ -268,12 +266,10 @@ def compare_texts(
         ex_b = excluded_words(*bounds_b, marks_b)
         found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
         ev.passages = [p for p in outermost(found) if p.words >= min_words]
-    ev, extras = _directed(
-        ev, (a, side_a), (b, side_b), shared, (k, min_chunks), exclusions, drop_shared
-    )
+    sides = ((a, side_a), (b, side_b))
+    ev, extras = _directed(ev, *sides, shared, (k, min_chunks), exclusions, drop_shared)
     if min_words > 0:  # each direction over the matches shown (quote-aware)
-        sides = ((ca, bounds_a), (cb, bounds_b))
-        return count_shown(ev, sides, shared, extras, k, min_words)
+        return count_shown(ev, ((ca, bounds_a), (cb, bounds_b)), shared, extras, k, min_words)
     return ev
 
 
