@@ -109,6 +109,14 @@ def test_side_by_side_and_document_page_leave_short_matches_out(served):
         assert float(head.get_attribute("data-total")) == pytest.approx(
             100.0 * len(words(LONG)) / len(words(A))
         )
+        assert (
+            head.text
+            == f"{round(100 * 40 / len(words(A)))} % of src/a.txt is found in 2 other documents"
+        )
+        shares = driver.find_elements("css selector", "#sources tbody td:nth-child(2)")
+        assert [float(c.get_attribute("data-v")) for c in shares] == pytest.approx(
+            [100.0 * len(words(LONG)) / len(words(A))] * 2
+        )
         assert "shorter than 30 words" in driver.find_element("id", "min-match").text
         marks = driver.find_elements("css selector", "#text mark")
         # b and HOSTILE hold the same long passage: one mark (a character is in one mark)

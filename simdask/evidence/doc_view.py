@@ -16,6 +16,7 @@ Offsets are code points of the document's text; percentages 0..100.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -199,6 +200,7 @@ def document_view(
     words = total.words if total is not None else _words(index, key, text)
     value, origin = (total.total, "stored") if total is not None else (None, None)
     if body is not None and (text is not None or least):  # the total of the passages shown
+        sources = [_own_share(s, body) for s in sources]
         spans = [(p["doc_start"], p["doc_end"]) for s in sources for p in s.passages]
         value, origin = 100.0 * word_share(body, spans), "view"
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
@@ -206,6 +208,15 @@ def document_view(
     return DocView(
         key, words, value, origin, tuple(sources), more, body, tuple(sorted(gone)), least
     )
+
+
+def _own_share(source: SourceView, text: str) -> SourceView:
+    """``source`` with its share computed from its passages when it has none (the exact
+    evidence has no aligned coverage): the percent of ``text``'s words inside them."""
+    if source.share is not None:
+        return source
+    spans = [(p["doc_start"], p["doc_end"]) for p in source.passages]
+    return dataclasses.replace(source, share=100.0 * word_share(text, spans))
 
 
 def _chosen(pairs: Sequence[Pair], total: DocTotal | None, gone) -> list[tuple[str, float | None]]:
