@@ -13,7 +13,9 @@ passages of a pair (:mod:`simdask.evidence.excluded`).
 
 Both directions come from one shared-chunk count: ``a_in_b`` is
 :func:`~simdask.kernels.similarity.containment` ``(shared, |a|)`` percent (how much of the A
-document is found in the B document), ``b_in_a`` is ``containment(shared, |b|)``.
+document is found in the B document), ``b_in_a`` is ``containment(shared, |b|)``; with
+``exclude_quotes`` each direction has its own count (a quotation is left out of its own
+document only, docs/term.md).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from simdask.config import IndexConfig
 from simdask.engine.run import RunOptions
 from simdask.errors import ConfigError, IndexExistsError
 from simdask.evidence.excluded import PairExclusions
+from simdask.evidence.recount import recount_pairs
 from simdask.index import Index, RunSummary
 from simdask.ingest.sources import list_items
 from simdask.kernels.measures import containment
@@ -85,6 +88,7 @@ def compare_groups(
     callback: Callback | None = None,
     keep_index: str | os.PathLike | None = None,
     exclude: Iterable[str | os.PathLike] | None = None,
+    min_match: int = 0,
 ) -> CompareResult:
     """Documents of ``a_sources`` similar to documents of ``b_sources`` (cross-group only).
 
@@ -100,6 +104,9 @@ def compare_groups(
     files whose chunks are left out of every count (a missing or unreadable one raises
     :class:`~simdask.errors.SourceError` before anything runs); quotations and reference
     lists are left out by ``config.exclude_quotes`` / ``config.exclude_bibliography``.
+    ``min_match`` (``--min-match``): each pair's percentages counted over the matches of at
+    least this many words only, each direction on its own (:mod:`simdask.evidence.recount`),
+    and ``min_similarity`` applied to them; 0: the stored ones.
     """
     a_items = list_items(a_sources, prefix=GROUP_PREFIXES[0])
     b_items = list_items(b_sources, prefix=GROUP_PREFIXES[1])
@@ -129,13 +136,25 @@ def compare_groups(
                 callback=callback,
                 exclude=None if exclude is None else list(exclude),
             )
-            pairs = cross_pairs(idx, min_similarity)
+            pairs = cross_pairs(idx, 0.0 if min_match else min_similarity)
             counts = _group_counts(idx)
             excl = idx.pair_exclusions()
+            if min_match:
+                pairs = _recounted(idx, pairs, excl, min_match, min_similarity)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return CompareResult(pairs, summary, counts, None if tmp is not None else path, excl)
+
+
+def _recounted(idx: Index, pairs, excl, min_match: int, min_similarity: float) -> list:
+    """``pairs`` counted over the matches of at least ``min_match`` words, from the texts
+    the index holds (:func:`~simdask.evidence.recount.recount_pairs`)."""
+    a_pre, b_pre = GROUP_PREFIXES
+    texts_a = {p.a_key: idx.text(a_pre + p.a_key) for p in pairs}
+    texts_b = {p.b_key: idx.text(b_pre + p.b_key) for p in pairs}
+    k = idx.config.k
+    return recount_pairs(pairs, texts_a, texts_b, k, excl, min_match, min_similarity)
 
 
 def _split(key: str) -> tuple[int, str]:
@@ -147,7 +166,8 @@ def cross_pairs(idx: Index, min_similarity: float = 0.0) -> list[CrossPair]:
     """The cross-group pairs stored in an index whose keys carry :data:`GROUP_PREFIXES`.
 
     A pair is included when either direction is stored; the other direction is computed from
-    the same shared count (it may be below the index's threshold).
+    the row's reverse count (the same shared count, or with ``exclude_quotes`` the other
+    document's own, docs/term.md; it may be below the index's threshold).
     """
     found: dict[tuple[str, str], CrossPair] = {}
     for r in idx.pairs():
@@ -162,11 +182,14 @@ def cross_pairs(idx: Index, min_similarity: float = 0.0) -> list[CrossPair]:
         if old is not None:  # the other direction was seen first: keep both stored values
             a_in_b = old.a_in_b if a_in_b is None else a_in_b
             b_in_a = old.b_in_a if b_in_a is None else b_in_a
+        # the direction not stored: the row's reverse count (its own unless quotations
+        # are counted per direction, docs/term.md)
+        back = r.shared if r.reverse_shared is None else r.reverse_shared
         found[(a, b)] = CrossPair(
             a,
             b,
-            containment(r.shared, na) if a_in_b is None else a_in_b,
-            containment(r.shared, nb) if b_in_a is None else b_in_a,
+            containment(back, na) if a_in_b is None else a_in_b,
+            containment(back, nb) if b_in_a is None else b_in_a,
             r.shared,
             na,
             nb,

@@ -89,8 +89,9 @@ class _Marks(HTMLParser):
             self.depth += tag not in ("br", "wbr")
             # a passage the other text copies from inside this one's quotation is marked in
             # the quotation, "quoted: not counted" (tests/test_quoted_passages.py): not a
-            # passage of this text
-            if tag == "mark" and not a.get("data-label", "").endswith("quoted: not counted"):
+            # passage of this text (on a document page: ``data-quoted="quoted"``)
+            quoted = a.get("data-label", "").endswith("quoted: not counted")
+            if tag == "mark" and not quoted and a.get("data-quoted") != "quoted":
                 self.open = self.pos
             if tag == "li" and "data-start" in a:
                 self.spans.append((int(a["data-start"]), int(a["data-end"])))
@@ -177,6 +178,9 @@ def _serve(root, excl, which):
             return _json(requests.get(url + "/api/report", params=q, timeout=60).json())
         if which == "report":
             return _pair_page(requests.get(url + "/report", params=q, timeout=60).text)
+        if which == "document":  # one text with all its sources
+            page = requests.get(url + "/document", params={"key": q["a"]}, timeout=60).text
+            return {"a": _spans(page, "text")}
         files = [("file", ("a.txt", A_TEXT.encode()))]
         got = requests.post(url + "/api/query", files=files, timeout=60).json()
         page = requests.get(
@@ -196,6 +200,7 @@ VIEWS = {
     "site-pair-page": (lambda r, e: _site(r, e, "pair"), True),
     "site-document-page": (lambda r, e: _site(r, e, "doc"), True),
     "serve-report": (lambda r, e: _serve(r, e, "report"), True),
+    "serve-document-page": (lambda r, e: _serve(r, e, "document"), True),
     "serve-check-report": (lambda r, e: _serve(r, e, "check"), True),
     "serve-api-report": (lambda r, e: _serve(r, e, "api"), True),
 }

@@ -34,7 +34,7 @@ def index(tmp_path_factory):
     (src / "b.txt").write_text(f"{own('b', 10)} {PASSAGE} {own('bb', 5)} {own('both', 20)}\n")
     (src / "c.txt").write_text(own("c", 80) + "\n")
     idx = tmp / "idx"
-    run("update", idx, src, "--exclude-quotes", "--workers", 1, "--quiet", "--hash-bits", 32)
+    run("update", idx, src, "--exclude-quotes", "--quiet", "--hash-bits", 32)  # in-process: small
     stored = {}
     for line in run("similar", idx, "--format", "jsonl").stdout.splitlines():
         r = json.loads(line)
@@ -134,3 +134,82 @@ def test_site_pair_page_marks_the_copy_of_a_quotation(index):
     pages = [p.read_text(encoding="utf-8") for p in (site / "pairs").glob("*.html")]
     page = next(t for t in pages if "src/a.txt" in t and "src/b.txt" in t and "<h1>" in t)
     check_page(page, "src/b.txt", "src/a.txt", stored)
+
+
+class _DocMarks(HTMLParser):
+    """Each ``<mark data-quoted>`` inside ``#text`` of a document page: its kind, its title
+    and its text; and whether the page has the legend of these marks."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.depth, self.open = 0, None
+        self.marks: list[tuple[str, str, str]] = []
+        self.legend = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id") == "quote-legend":
+            self.legend = True
+        if self.depth == 0 and a.get("id") == "text":
+            self.depth = 1
+        elif self.depth:
+            self.depth += 1
+            if tag == "mark" and a.get("data-quoted"):
+                self.open = [a["data-quoted"], a.get("title", ""), ""]
+
+    def handle_endtag(self, tag):
+        if self.depth:
+            self.depth -= 1
+            if tag == "mark" and self.open is not None:
+                self.marks.append(tuple(self.open))
+                self.open = None
+
+    def handle_data(self, data):
+        if self.open is not None:
+            self.open[2] += data
+
+
+def check_document_pages(copier_page: str, quoter_page: str, stored: dict) -> None:
+    """The copier's page marks the passage as copied from the quoter's quotation (counted),
+    the quoter's as quoted and not counted, each with the legend; the marked words' chunks
+    are the stored count minus the reverse one."""
+    extra = stored[("src/b.txt", "src/a.txt")] - stored.get(("src/a.txt", "src/b.txt"), 0)
+    for page, kind, title in (
+        (copier_page, "from-quote", "copied from src/a.txt's quotation: counted"),
+        (quoter_page, "quoted", "quoted: not counted (copied by src/b.txt"),
+    ):
+        p = _DocMarks()
+        p.feed(page)
+        assert p.legend
+        assert [(k, t[: len(title)]) for k, t, _ in p.marks] == [(kind, title)]
+        marked = p.marks[0][2]
+        assert words(marked) == words(PASSAGE)
+        assert len(chunks(marked)) == extra == len(chunks(PASSAGE))
+
+
+def test_site_document_pages_mark_the_copy_of_a_quotation(index):
+    tmp, idx, stored = index
+    site = tmp / "site-docs"
+    run("export-html", idx, site, "--quiet")
+    pages = {}
+    for page in (site / "docs").glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for key in ("src/a.txt", "src/b.txt"):
+            if f"<h1>{key}</h1>" in text:
+                pages[key] = text
+    check_document_pages(pages["src/b.txt"], pages["src/a.txt"], stored)
+
+
+def test_web_document_pages_mark_the_copy_of_a_quotation(index):
+    tmp, idx, stored = index
+    from tests.helpers.server import serving
+
+    with serving(idx, log=tmp / "serve-quoted.log") as (url, _):
+        import requests  # the web extra (serving() skips without it)
+
+        got = {
+            key: requests.get(f"{url}/document", params={"key": key}, timeout=120)
+            for key in ("src/a.txt", "src/b.txt")
+        }
+    assert all(r.status_code == 200 for r in got.values())
+    check_document_pages(got["src/b.txt"].text, got["src/a.txt"].text, stored)

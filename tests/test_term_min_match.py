@@ -5,6 +5,7 @@ brute-force count, through the real CLI (``report``, ``query --html``)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -92,3 +93,11 @@ def test_min_match_changes_the_report_and_query_pages(tmp_path):
     assert page_all.read_text().count("25 words") >= 1
     assert page_some.read_text().count("25 words") == 0
     assert page_some.read_text().count("40 words") >= 1
+    # the table of matches counts as the view does: the long match only, both ways
+    row = re.search(
+        r"<td>src/b\.txt</td><td class=n data-v=([0-9.]+)>.*?data-v=([0-9.]+)>",
+        page_some.read_text(),
+    )
+    assert float(row.group(1)) == pytest.approx(brute(A, B, LONG), abs=1e-5)
+    assert float(row.group(2)) == pytest.approx(brute(B, A, LONG), abs=1e-5)
+    assert "matches shorter than 30 words left out" in page_some.read_text()

@@ -39,14 +39,14 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "compare",
         help="which documents of group A are similar to which of group B",
-        description="Index both groups in a temporary index and print the pairs with one "
-        "document in each group (pairs inside a group are not reported): `a_in_b` is the "
-        "percent of the A document's chunks found in the B document, `b_in_a` the reverse. "
-        f"A group is one SOURCE: a document file ({' '.join(TEXT_SUFFIXES)}), a folder "
-        "(its files of these formats, recursively; other files are reported) or a .jsonl "
-        "file; the same key may occur in both groups. Exit status 3 when some documents "
-        "could not be read (the pairs of the others are still printed); too-short "
-        "documents and scanned PDFs without text are notes.",
+        description="Index both groups in a temporary index and print the pairs with one document "
+        "in each group (pairs inside a group are not reported): `a_in_b` is the percent of the A "
+        "document's chunks found in the B document, `b_in_a` the reverse. A group is one "
+        f"SOURCE: a document file ({' '.join(TEXT_SUFFIXES)}), a folder (its files of these "
+        "formats, recursively; other files are reported) or a .jsonl file; the same key may occur "
+        "in both groups. Exit status 3 when some documents could not be read (the pairs of the "
+        "others are still printed); too-short documents and scanned PDFs without text are notes. "
+        "--min-match WORDS: both percentages count only matches of at least WORDS words.",
     )
     p.add_argument("group_a", metavar="GROUP_A", help="file, folder or .jsonl file")
     p.add_argument("group_b", metavar="GROUP_B", help="file, folder or .jsonl file")
@@ -140,6 +140,7 @@ def run(args) -> int:
             callback=callback,
             keep_index=args.keep_index,
             exclude=args.exclude,
+            min_match=args.min_match,
         )
         callback.end_stage()
     if args.format == "table":

@@ -62,6 +62,8 @@ VIEW_CSS = (
     ".text mark{border-radius:2px;padding:0 1px}mark.flash{outline:3px solid #d33}"
     ".excl{color:#777;background:repeating-linear-gradient(135deg,#eee 0 6px,#f7f7f7 6px 12px)}"
     ".legend span{padding:0 .4em;margin-right:.6em}"
+    "mark.q-from-quote,span.q-from-quote{outline:2px solid #b60}"
+    "mark.q-quoted,span.q-quoted{outline:2px dashed #b60;font-style:italic}"
 )
 
 VIEW_JS = r"""
@@ -120,6 +122,32 @@ _EXCL_LEGEND = (
 )
 
 
+_QUOTE_LEGEND = (
+    "<p id=quote-legend class=legend>Inside a quotation (--exclude-quotes: a quotation is not "
+    "counted for the document it is in): <span class=q-from-quote>solid outline</span>: "
+    "copied from a source's quotation without quotation marks, counted for this text; "
+    "<span class=q-quoted>dashed outline</span>: quoted here, and copied by the source without "
+    "quotation marks, not counted for this text</p>"
+)
+
+
+def _quoted_title(p: dict, source: str) -> str:
+    """A passage inside a quotation in a teacher's words (:attr:`SourceView.quoted
+    <simdask.evidence.doc_view.SourceView>`)."""
+    if p["quoted"] == "from-quote":
+        return f"copied from {source}'s quotation: counted"
+    return f"quoted: not counted (copied by {source} without quotation marks)"
+
+
+def _label(p: dict) -> str:
+    """A passage's label in the list of passages."""
+    if p.get("quoted") == "from-quote":
+        return f"copied from a quotation, {p['words']} words"
+    if p.get("quoted"):
+        return f"quoted (not counted), {p['words']} words"
+    return passage_label(p)
+
+
 def sort_header(label: str, kind: str = "num", title: str = "") -> str:
     """A ``<th>`` that sorts its table (``kind``: ``num`` or ``text``) on a click."""
     t = f' title="{html.escape(title)}"' if title else ""
@@ -151,8 +179,12 @@ def marked_sources(view: DocView) -> str:
         out.append(excluded_html(text, pos, start, excluded))
         kind = f" ({p['kind']})" if p.get("kind") else ""
         title = f"shared with {view.sources[i].key}{kind}"
+        quoted = ""
+        if p.get("quoted"):  # inside a quotation (--exclude-quotes), counted for one side
+            title = _quoted_title(p, view.sources[i].key)
+            quoted = f' class="q-{p["quoted"]}" data-quoted="{p["quoted"]}"'
         out.append(
-            f'<mark id="p-{n}" data-source="{i}" style="background:{_color(i)}"'
+            f'<mark id="p-{n}" data-source="{i}"{quoted} style="background:{_color(i)}"'
             f' title="{html.escape(title)}">{html.escape(text[start:end])}</mark>'
         )
         pos = end
@@ -167,7 +199,7 @@ def _nav(view: DocView) -> str:
     links = "".join(
         f'<a href="#p-{n}" title="{html.escape(view.sources[i].key)}">'
         f'<span class=sw style="background:{_color(i)}"></span>{n + 1}: '
-        f"{html.escape(passage_label(p))}</a>"
+        f"{html.escape(_label(p))}</a>"
         for n, (_, _, i, p) in enumerate(items)
     )
     return (
@@ -217,7 +249,7 @@ def _sources(view: DocView, href, report) -> str:
     elif view.total_from == "view":
         more = (
             f"<p id=more-sources>The total counts the passages of the {len(view.sources)} "
-            f"closest matches by 5-word chunks; {view.more} further match"
+            f"sources shown; {view.more} further match"
             f"{'' if view.more == 1 else 'es'} were not aligned.</p>"
         )
     else:
@@ -255,6 +287,11 @@ def doc_head_html(
         f'<div class=docview-head><p id=total class="{cls}" data-total="{value}">'
         f"{html.escape(total_sentence(view))}</p>{_nav(view)}</div>"
     )
+    if view.min_words:  # --min-match, or the web page's setting
+        head += (
+            f"<p id=min-match>Matches shorter than {view.min_words} words are left out of the "
+            "passages and of the percentages of this view (the stored total counts them).</p>"
+        )
     return (
         head
         + _sources(view, href, report)
@@ -287,6 +324,7 @@ def doc_text_html(view: DocView) -> str:
     return (
         "<h2>Text</h2>"
         + (_EXCL_LEGEND if 'class="excl ' in marked else "")
+        + (_QUOTE_LEGEND if " data-quoted=" in marked else "")
         + f"<div id=text class=text>{marked}</div>"
     )
 

@@ -16,6 +16,7 @@ Offsets are code points of the document's text; percentages 0..100.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -49,7 +50,11 @@ class SourceView:
     ``back`` the percent of the source inside them; ``a_in_b``/``b_in_a`` the chunk
     containment both ways (the index's measure); ``passages`` the pair's passages
     (``doc_start``, ``doc_end``, ``words``, ``kind``...: :func:`index_report`);
-    ``excluded`` the ``(start, end, kind)`` spans of the document left out."""
+    ``excluded`` the ``(start, end, kind)`` spans of the document left out; ``quoted`` (with
+    ``--exclude-quotes``) the passages of the document copied from inside the source's
+    quotation (``quoted`` ``"from-quote"``: counted for the document) and those inside the
+    document's own quotation that the source copies (``"quoted"``: not counted for it), each
+    ``{doc_start, doc_end, words, quoted}``."""
 
     key: str
     share: float | None
@@ -58,6 +63,7 @@ class SourceView:
     b_in_a: float | None
     passages: tuple[dict, ...]
     excluded: tuple[tuple[int, int, str], ...]
+    quoted: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,9 @@ class DocView:
     computed in the view: further matches by chunks, not aligned); ``text`` (None: no stored
     text; then no passages were looked for); ``excluded_sources``: the sources the teacher
     left out of this document (``simdask mark DOC SOURCE --exclude-source``), in neither
-    its total nor ``sources``."""
+    its total nor ``sources``; ``min_words``: matches shorter than this many words are left
+    out of the passages and of the total and shares, then computed in the view
+    (``--min-match``; 0: none)."""
 
     key: str
     words: int
@@ -79,14 +87,16 @@ class DocView:
     more: int
     text: str | None
     excluded_sources: tuple[str, ...] = ()
+    min_words: int = 0
 
     def passages(self) -> list[tuple[int, int, int, dict]]:
         """Every passage of every source as ``(start, end, source number, passage)``, in text
-        order (where sources overlap, each keeps its own span)."""
+        order (where sources overlap, each keeps its own span); the passages inside a
+        quotation (:attr:`SourceView.quoted`) among them."""
         out = [
             (p["doc_start"], p["doc_end"], i, p)
             for i, s in enumerate(self.sources)
-            for p in s.passages
+            for p in s.passages + s.quoted
         ]
         return sorted(out, key=lambda t: (t[0], t[1], t[2]))
 
@@ -130,6 +140,19 @@ def _source(
         b_in_a=rep.get("reverse_similarity", None if pair is None else pair.b_in_a),
         passages=tuple(rep["passages"]),
         excluded=excl,
+        quoted=_quoted(rep),
+    )
+
+
+def _quoted(rep: dict) -> tuple[dict, ...]:
+    """The pair report's passages inside a quotation (``quoted_copies``), on the document's
+    side: those it copies from the source's quotation, and those of its own quotation the
+    source copies (:attr:`SourceView.quoted`)."""
+    found = rep.get("quoted_copies") or {}
+    return tuple(
+        {"doc_start": p["doc_start"], "doc_end": p["doc_end"], "words": p["words"], "quoted": q}
+        for side, q in (("doc", "from-quote"), ("other", "quoted"))
+        for p in found.get(side) or ()
     )
 
 
@@ -145,18 +168,20 @@ def document_view(
     reports: dict[tuple[str, str], dict] | None = None,
     excluded: frozenset[str] | None = None,
 ) -> DocView:
-    """The view of document ``key`` of ``index`` (or, with ``text``, of a checked document
-    of that name that is not stored). ``pairs``: its stored pairs seen from it (``a_key`` =
-    ``key``). Its sources are those of its stored ``total`` (None: it has none; then its
-    pairs, largest share of it first), at most :data:`MAX_SOURCES`, each with the pair's
-    passages; a checked document's total is computed from them. The sources the teacher left
-    out of ``key`` are not among them (``excluded_sources`` names them). ``report``: the pairs'
-    reports, :func:`~simdask.evidence.pair_view.index_report` or one with its signature that
-    gives the same answer (the static site's, computing a pair of texts once). ``reports``:
-    the pair reports (``report`` with the same ``options`` and ``text``) by ``(key, other)``
-    already made; the view adds those it makes, so that a page showing the same pairs again
-    (a results table) aligns each pair once. ``excluded``: the sources left out (None: those
-    the teacher left out of ``key``; a checked text: :mod:`simdask.read.query_sources`)."""
+    """The view of document ``key`` of ``index`` (or, with ``text``, of a checked document of that
+    name that is not stored). ``pairs``: its stored pairs seen from it (``a_key`` = ``key``).
+    Its sources are those of its stored ``total`` (None: it has none; then its pairs, largest
+    share of it first), at most :data:`MAX_SOURCES`, each with the pair's passages; a checked
+    document's total is computed from them, and so is every document's when
+    ``options.min_words`` leaves short matches out (the stored total counts them). The sources
+    the teacher left out of ``key`` are not among them (``excluded_sources`` names them).
+    ``report``: the pairs' reports, :func:`~simdask.evidence.pair_view.index_report` or one with
+    its signature that gives the same answer (the static site's, computing a pair of texts
+    once). ``reports``: the pair reports (``report`` with the same ``options`` and ``text``) by
+    ``(key, other)`` already made; the view adds those it makes, so that a page showing the same
+    pairs again (a results table) aligns each pair once. ``excluded``: the sources left out
+    (None: those the teacher left out of ``key``; a checked text:
+    :mod:`simdask.read.query_sources`)."""
     own = {p.b_key: p for p in pairs}
     gone = excluded
     if gone is None:
@@ -165,18 +190,33 @@ def document_view(
     body = text if text is not None else _stored_text(index, key)
     shown = chosen[:MAX_SOURCES] if body is not None else []
     made = {} if reports is None else reports
+    least = 0 if options is None else options.min_words
+    if least:  # short matches left out: the view's shares, not the stored ones
+        shown = [(o, None) for o, _ in shown]
     sources = [_source(index, key, o, text, s, own.get(o), options, report, made) for o, s in shown]
     if total is None and text is None:
         # an indexed document without a stored total: its sources by the view's share
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
     words = total.words if total is not None else _words(index, key, text)
     value, origin = (total.total, "stored") if total is not None else (None, None)
-    if text is not None:
+    if body is not None and (text is not None or least):  # the total of the passages shown
+        sources = [_own_share(s, body) for s in sources]
         spans = [(p["doc_start"], p["doc_end"]) for s in sources for p in s.passages]
-        value, origin = 100.0 * word_share(text, spans), "view"
+        value, origin = 100.0 * word_share(body, spans), "view"
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
     more = max(0, len(chosen) - len(shown))
-    return DocView(key, words, value, origin, tuple(sources), more, body, tuple(sorted(gone)))
+    return DocView(
+        key, words, value, origin, tuple(sources), more, body, tuple(sorted(gone)), least
+    )
+
+
+def _own_share(source: SourceView, text: str) -> SourceView:
+    """``source`` with its share computed from its passages when it has none (the exact
+    evidence has no aligned coverage): the percent of ``text``'s words inside them."""
+    if source.share is not None:
+        return source
+    spans = [(p["doc_start"], p["doc_end"]) for p in source.passages]
+    return dataclasses.replace(source, share=100.0 * word_share(text, spans))
 
 
 def _chosen(pairs: Sequence[Pair], total: DocTotal | None, gone) -> list[tuple[str, float | None]]:

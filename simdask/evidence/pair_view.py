@@ -155,10 +155,13 @@ def with_aligned_passages(
     return out
 
 
-def _exact(rep: dict, chars: int = 0) -> dict:
+def _exact(rep: dict, chars: int = 0, min_words: int = 0) -> dict:
     """``rep`` with the exact evidence's method; ``chars``: the pair's size when it was too
-    large for the aligner (said in ``passages_note``)."""
+    large for the aligner (said in ``passages_note``); ``min_words``: the view's shortest
+    match (given only when not 0)."""
     out = {**rep, "passages_method": "exact"}
+    if min_words:
+        out["min_words"] = min_words
     if chars > ALIGN_MAX_CHARS:
         out["passages_note"] = (
             f"the texts are too large to align ({chars:,} characters together, at most "
@@ -230,10 +233,8 @@ def index_report(
     )
     rep["review"] = pair_details(index.catalog, [(key, other)])[0]  # dates, decision
     rep["settings"] = index_settings(index)
-    if opts.exact_only:
-        return _exact(rep)
-    if not aligned:
-        return _exact(rep, _too_large(a, b))
+    if opts.exact_only or not aligned:  # the note only when the aligner was wanted
+        return _exact(rep, 0 if opts.exact_only else _too_large(a, b), opts.min_words)
     return with_aligned_passages(rep, a, b, opts, cache)
 
 
@@ -252,7 +253,7 @@ def texts_report(
     ev = compare_texts(text, other_text, k, opts.min_chunks, opts.min_words, exclusions=exclusions)
     rep = ev.report(key, other, ev.similarity)
     if opts.exact_only or _too_large(text, other_text):
-        return _exact(rep, _too_large(text, other_text))
+        return _exact(rep, _too_large(text, other_text), opts.min_words)
     return with_aligned_passages(rep, text, other_text, opts)
 
 

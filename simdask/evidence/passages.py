@@ -39,6 +39,7 @@ from simdask.evidence.passages_np import (
     matched_runs,
     word_table,
 )
+from simdask.evidence.shown_counts import count_shown
 from simdask.evidence.trim import common_marks, excluded_words, kept_runs
 from simdask.kernels.exclusions import merge_spans
 from simdask.kernels.similarity import containment
@@ -205,10 +206,10 @@ def compare_texts(
     """Exact similarity of ``a`` to ``b`` and back, and their matching passages (those of at
     least ``min_chunks`` shared chunks and ``min_words`` words), ordered by position in ``a``.
 
-    ``min_words`` (``--min-match``): shorter matches are ignored, in the similarities too
-    (:func:`_count_shown`; ``large`` texts only hide them). ``large``: compare in numpy with
-    64-bit chunk keys and bounded passages (see :mod:`simdask.evidence.passages_np`); None:
-    when the texts together are longer than :data:`.passages_np.LARGE_CHARS` characters.
+    ``min_words`` (``--min-match``): shorter matches are ignored, in the similarities too,
+    each direction on its own (:func:`~.shown_counts.count_shown`; ``large`` texts only hide
+    them). ``large``: compare in numpy with 64-bit chunk keys and bounded passages
+    (:mod:`.passages_np`); None: when both texts are longer than ``LARGE_CHARS`` characters.
     ``exclusions``: the index's exclusions (:mod:`.excluded`): the windows they leave out
     count in neither text nor in any passage, and are listed as excluded text (:func:`_directed`).
     ``drop_shared``: given the shared chunks (sorted word tuples), those to leave out of the
@@ -244,8 +245,7 @@ def compare_texts(
     shared = set(set_a & set_b)
     dropped: set = set()
     if drop_shared is not None and shared:
-        dropped = drop_shared(shared)
-        shared -= dropped
+        shared -= (dropped := drop_shared(shared))
     bounds_a, bounds_b = side_a.bounds, side_b.bounds
     if dropped:  # shown as excluded text of kind "common"
         marks_a = sorted(marks_a + common_marks(_hits(ca, dropped), *bounds_a, k))
@@ -266,9 +266,11 @@ def compare_texts(
         ex_b = excluded_words(*bounds_b, marks_b)
         found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
         ev.passages = [p for p in outermost(found) if p.words >= min_words]
-    if min_words > 0:
-        return _count_shown(ev, ca, cb, shared, bounds_a, bounds_b, k)
-    return _directed(ev, (a, side_a), (b, side_b), shared, (k, min_chunks), exclusions, drop_shared)
+    sides = ((a, side_a), (b, side_b))
+    ev, extras = _directed(ev, *sides, shared, (k, min_chunks), exclusions, drop_shared)
+    if min_words > 0:  # each direction over the matches shown (quote-aware)
+        return count_shown(ev, ((ca, bounds_a), (cb, bounds_b)), shared, extras, k, min_words)
+    return ev
 
 
 def _check_passages(passages: bool, min_words: int) -> None:
@@ -294,14 +296,15 @@ def _shared_runs(windows_a, keep_a, windows_b, keep_b, shared: set, k: int) -> l
     return [(i0, j0, i1, n) for (i0, j0), (i1, _), n in sorted(_diagonal_runs(diagonals, k))]
 
 
-def _directed(ev: PairEvidence, side_a, side_b, shared: set, sizes, excl, drop) -> PairEvidence:
+def _directed(ev: PairEvidence, side_a, side_b, shared: set, sizes, excl, drop):
     """With ``excl.quotes``, each side's similarity also counts its chunks inside the other's
     quotations (a quotation is left out of its own document only, docs/term.md), and the
     passages of those chunks are listed (``doc_quoted_copies``, ``other_quoted_copies``;
     the passages stay those both sides count). ``side_*``: ``(text, TextSide)``; ``sizes``:
-    ``(k, min_chunks)``; ``drop``: the ``max_df`` filter or None. Else ``ev`` as it is."""
+    ``(k, min_chunks)``; ``drop``: the ``max_df`` filter or None. Else ``ev`` as it is.
+    Returns ``ev`` and the chunks each side counts inside the other's quotations."""
     if excl is None or not excl.quotes:
-        return ev
+        return ev, (set(), set())
     k, min_chunks = sizes
     (a, sd_a), (b, sd_b) = side_a, side_b
     q_a, q_b = _quoted(a, sd_a, k, excl), _quoted(b, sd_b, k, excl)
@@ -332,7 +335,7 @@ def _directed(ev: PairEvidence, side_a, side_b, shared: set, sizes, excl, drop) 
         Passage(p.other_start, p.other_end, p.doc_start, p.doc_end, p.words, p.chunks)
         for p in outermost(found)
     ]
-    return ev
+    return ev, (extra_a, extra_b)
 
 
 def _quoted(text: str, side: TextSide, k: int, excl: PairExclusions) -> list[bool]:
@@ -342,28 +345,6 @@ def _quoted(text: str, side: TextSide, k: int, excl: PairExclusions) -> list[boo
     spans = word_offsets(text)[1]  # the word spans (not kept in a TextSide)
     kept, _ = _kept(text, spans, side.windows, k, dataclasses.replace(excl, quotes=False))
     return [q and not kp for q, kp in zip(kept, side.keep, strict=True)]
-
-
-def _count_shown(ev: PairEvidence, ca, cb, shared: set, bounds_a, bounds_b, k: int) -> PairEvidence:
-    """``min_words``: the similarities (and ``shared``, A's side) count only the shared
-    chunks whose window lies inside a passage shown, in each text (matches shorter than
-    ``min_words`` words are ignored, as Turnitin's and WCopyfind's setting does)."""
-    in_a: set = set()
-    in_b: set = set()
-    for p in ev.passages:
-        in_a |= _windows_in(ca, bounds_a, p.doc_start, p.doc_end, k) & shared
-        in_b |= _windows_in(cb, bounds_b, p.other_start, p.other_end, k) & shared
-    ev.similarity = containment(len(in_a), ev.doc_chunks)
-    ev.reverse_similarity = containment(len(in_b), ev.other_chunks)
-    ev.shared = len(in_a)
-    return ev
-
-
-def _windows_in(windows: list, bounds, start: int, end: int, k: int) -> set:
-    """The windows (chunks) of the words lying wholly in ``[start, end)`` (characters)."""
-    lo = int(np.searchsorted(bounds[0], start))
-    hi = int(np.searchsorted(bounds[1], end, side="right")) - 1
-    return set(windows[lo : max(lo, hi - k + 2)])
 
 
 def _bounds(spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:

@@ -234,12 +234,14 @@ def render_pair_html(
     text_b: str,
     links: tuple[tuple[str, str], ...] = (),
     printing: bool = False,
+    controls: str = "",
 ) -> str:
     """The HTML page for a report as made by :func:`simdask.evidence.pair_view.index_report`
     (or :meth:`simdask.Index.report`); ``links``: ``(href, text)`` shown in the header (e.g.
     the other kind of evidence). The evidence block (dates, decision, settings, legend, the
     matched passages: :mod:`simdask.evidence.hearing_html`) is folded on screen and opened to
-    print; ``printing``: open from the start (``report --pdf``)."""
+    print; ``printing``: open from the start (``report --pdf``); ``controls``: HTML (already
+    escaped) shown in the header, e.g. the web page's form of the view's settings."""
     ps = report["passages"]
     a_spans = [(p["doc_start"], p["doc_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
     b_spans = [(p["other_start"], p["other_end"], i, p.get("kind", "")) for i, p in enumerate(ps)]
@@ -249,6 +251,14 @@ def render_pair_html(
     summary, details = _summary(report, text_a, text_b)
     if qa:
         summary.append(("inside a quotation", _quoted_said(report)))
+    if report.get("min_words"):  # --min-match, or the web page's setting
+        summary.append(
+            (
+                "short matches",
+                f"matches shorter than {report['min_words']} words are left out of the passages "
+                "and the percentages",
+            )
+        )
     gone = (report.get("review") or {}).get("source_excluded")
     if gone:  # simdask mark DOC SOURCE --exclude-source
         summary.append(("excluded by the teacher", f"{gone} (not counted in its total)"))
@@ -271,7 +281,7 @@ def render_pair_html(
         else ""
     )
     extra = "".join(f'<a href="{html.escape(h)}">{html.escape(t)}</a>' for h, t in links)
-    extra = f"<p class=links>{extra}</p>" if extra else ""
+    extra = (f"<p class=links>{extra}</p>" if extra else "") + controls
     a, b = html.escape(ka), html.escape(kb)
     data = html.escape(json.dumps({k: v for k, v in report.items() if k != "passages"}))
     body_a = _marked(text_a, a_spans, "a", "b", ex_a)

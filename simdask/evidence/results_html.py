@@ -5,6 +5,7 @@ aligned coverage in words, and the documents that could not be compared."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import os
 from collections.abc import Callable, Sequence
@@ -147,12 +148,39 @@ def query_page(
                 index, key, own, text=text, options=options, reports=reports, excluded=gone
             )
             views.append(f"<section class=checked>{doc_view_html(view)}</section>")
+    title = f"simdask query: {counted(len(texts), 'checked document')} against {index.path}"
+    if options is not None and options.min_words:  # the table counts as the views do
+        pairs = _recounted(index, pairs, texts, options, reports)
+        title += f"; matches shorter than {options.min_words} words left out"
     # a checked document's own share found in each source first (what a teacher reads)
     ordered = sorted(pairs, key=lambda p: (-p.a_in_b, -p.b_in_a, p.a_key, p.b_key))
-    title = f"simdask query: {counted(len(texts), 'checked document')} against {index.path}"
     return render_results_html(
         title, ordered, ("checked document", "indexed document"), notes, passages, views
     )
+
+
+def _recounted(index, pairs: list[Pair], texts, options: ViewOptions, reports) -> list[Pair]:
+    """``pairs`` with both percentages as the view counts them (``options.min_words``: the
+    long matches only, each direction on its own): from the views' reports where made, else
+    from the exact report (the same counts, no alignment)."""
+    exact = dataclasses.replace(options, exact_only=True)
+    out = []
+    for p in pairs:
+        rep = reports.get((p.a_key, p.b_key))
+        if rep is None:
+            rep = index_report(index, p.a_key, p.b_key, text=texts[p.a_key], options=exact)
+        out.append(
+            Pair(
+                p.a_key,
+                p.b_key,
+                rep["similarity"],
+                rep["reverse_similarity"],
+                rep["shared"],
+                rep["doc_chunks"],
+                rep["other_chunks"],
+            )
+        )
+    return out
 
 
 def compare_page(
@@ -180,6 +208,8 @@ def compare_page(
         return report_lines(texts_report(p.a_key, a, p.b_key, b, k, exclusions, options), a)
 
     title = f"simdask compare: {groups[0]} (A) and {groups[1]} (B)"
+    if options is not None and options.min_words:  # the pairs were counted the same way
+        title += f"; matches shorter than {options.min_words} words left out"
     return render_results_html(title, pairs, ("group A", "group B"), notes, passages)
 
 

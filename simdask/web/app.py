@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -35,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 from simdask.errors import ConfigError, DocumentNotFoundError
 from simdask.evidence import report_html
 from simdask.evidence.doc_html import VIEW_CSS, VIEW_JS
-from simdask.evidence.pair_view import ViewOptions, index_report
+from simdask.evidence.pair_view import index_report
 from simdask.evidence.report_html import render_pair_html
 from simdask.evidence.site import histogram_bars
 from simdask.read.batch import GROUP_LEVEL
@@ -58,6 +57,7 @@ from simdask.web.reader import (
     search_documents,
     similarity_histogram,
 )
+from simdask.web.view_settings import view_settings
 from simdask.web.views import checked_document, document_with_view, term_overview
 
 __all__ = ["Settings", "create_app"]
@@ -285,20 +285,24 @@ async def documents_page(request: Request) -> Response:
 
 
 async def document_page(request: Request) -> Response:
-    """``GET /document?key=K[&exact=1]``: a document with the total first, its sources and
-    their passages marked in its text, and its stored matches both ways."""
+    """``GET /document?key=K[&exact=1][&min_match=N]``: a document with the total first, its
+    sources and their passages marked in its text, and its stored matches both ways."""
     key = request.query_params.get("key", "")
-    options, _ = _evidence(request)
     try:
-        found = await server_of(request).reader.run(document_with_view, key, options)
+        view = view_settings(request.url.path, request.query_params)
+        found = await server_of(request).reader.run(document_with_view, key, view.options)
+    except ConfigError as e:
+        return _bad(request, e)
     except DocumentNotFoundError as e:
         return server_of(request).page(request, "message.html", 404, title="Not found", text=str(e))
-    return server_of(request).page(request, "document.html", view_css=VIEW_CSS, **found)
+    srv = server_of(request)
+    return srv.page(request, "document.html", view_css=VIEW_CSS, view_form=view.form, **found)
 
 
 async def check_document_page(request: Request) -> Response:
-    """``GET /check/{qid}/document?query=Q[&min=PCT]``: a checked document with its total
-    (computed from the passages of its sources) first, its sources and its text marked."""
+    """``GET /check/{qid}/document?query=Q[&min=PCT][&exact=1][&min_match=N]``: a checked
+    document with its total (computed from the passages of its sources) first, its sources
+    and its text marked."""
     srv = server_of(request)
     qid, qkey = request.path_params["qid"], request.query_params.get("query", "")
     text = srv.queries.get(qid, qkey)
@@ -306,10 +310,11 @@ async def check_document_page(request: Request) -> Response:
         return srv.page(request, "message.html", 404, title="Not found", text=_FORGOTTEN)
     try:
         min_sim = api.min_similarity({}, request.query_params)
+        view = view_settings(request.url.path, request.query_params)
     except ValueError as e:
-        return srv.page(request, "message.html", 400, title="Bad request", text=str(e))
-    found = await srv.reader.run(checked_document, qid, qkey, text, min_sim)
-    return srv.page(request, "checked.html", view_css=VIEW_CSS, **found)
+        return _bad(request, e)
+    found = await srv.reader.run(checked_document, qid, qkey, text, min_sim, view.options)
+    return srv.page(request, "checked.html", view_css=VIEW_CSS, view_form=view.form, **found)
 
 
 async def term_page(request: Request) -> Response:
@@ -336,27 +341,24 @@ async def view_js(request: Request) -> Response:
     return Response(VIEW_JS, media_type="text/javascript")
 
 
-def _evidence(request: Request) -> tuple[ViewOptions, tuple[tuple[str, str], ...]]:
-    """The view's options (``exact=1``: the exact 5-word evidence instead of the aligned
-    passages) and the link to the other kind of evidence (the same URL, ``exact`` toggled)."""
-    exact = request.query_params.get("exact") == "1"
-    params = {k: v for k, v in request.query_params.items() if k != "exact"}
-    if not exact:
-        params["exact"] = "1"
-    text = "show the aligned passages" if exact else "show exact 5-word matches only"
-    href = request.url.path + "?" + urlencode(params)
-    return ViewOptions(exact_only=exact), ((href, text),)
+def _bad(request: Request, e: Exception) -> Response:
+    """A 400 page saying what was wrong with the request."""
+    return server_of(request).page(request, "message.html", 400, title="Bad request", text=str(e))
 
 
 async def report_page(request: Request) -> Response:
-    """``GET /report?a=KEY&b=KEY[&exact=1]``: the side-by-side report of two indexed
-    documents (the aligned passages; ``exact=1``: the exact 5-word evidence)."""
+    """``GET /report?a=KEY&b=KEY[&exact=1][&min_match=N]``: the side-by-side report of two
+    indexed documents (the aligned passages; ``exact=1``: the exact 5-word evidence;
+    ``min_match``: matches shorter than N words left out, :mod:`simdask.web.view_settings`)."""
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
-    options, links = _evidence(request)
+    try:
+        view = view_settings(request.url.path, request.query_params)
+    except ConfigError as e:
+        return _bad(request, e)
 
     def render(idx):
-        rep = index_report(idx, a, b, options=options)
-        return render_pair_html(rep, idx.text(a), idx.text(b), links)
+        rep = index_report(idx, a, b, options=view.options)
+        return render_pair_html(rep, idx.text(a), idx.text(b), view.links, controls=view.form)
 
     try:
         return HTMLResponse(await server_of(request).reader.run(render))
@@ -379,11 +381,14 @@ async def check_report_page(request: Request) -> Response:
             text=_FORGOTTEN,
         )
 
-    options, links = _evidence(request)
+    try:
+        view = view_settings(request.url.path, request.query_params)
+    except ConfigError as e:
+        return _bad(request, e)
 
     def render(idx):
-        rep = index_report(idx, qkey, key, text=text, options=options)
-        return render_pair_html(rep, text, idx.text(key), links)
+        rep = index_report(idx, qkey, key, text=text, options=view.options)
+        return render_pair_html(rep, text, idx.text(key), view.links, controls=view.form)
 
     try:
         return HTMLResponse(await srv.reader.run(render))

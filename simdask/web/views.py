@@ -32,9 +32,12 @@ def doc_href(key: str) -> str:
     return "/document?" + urlencode({"key": key})
 
 
-def _report_href(key: str):
+def _report_href(key: str, options: ViewOptions | None):
+    """The side-by-side page of ``key`` and a source, with the view's ``min_match``."""
+    least = {"min_match": str(options.min_words)} if options and options.min_words else {}
+
     def report(other: str) -> str:
-        return "/report?" + urlencode({"a": key, "b": other})
+        return "/report?" + urlencode({"a": key, "b": other, **least})
 
     return report
 
@@ -52,27 +55,33 @@ def document_with_view(idx, key: str, options: ViewOptions | None = None) -> dic
         r["aligned"] = aligned.get((key, r["b_key"]))
         r["aligned_back"] = aligned.get((r["b_key"], key))
     view = document_view(idx, key, pairs, total=idx.total(key), options=options)
-    found["view_head"] = Markup(doc_head_html(view, doc_href, _report_href(key)))
+    found["view_head"] = Markup(doc_head_html(view, doc_href, _report_href(key, options)))
     found["view_text"] = Markup(doc_text_html(view))
     return found
 
 
 def checked_document(
-    idx, qid: str, key: str, text: str, min_similarity: float = 1.0
+    idx,
+    qid: str,
+    key: str,
+    text: str,
+    min_similarity: float = 1.0,
+    options: ViewOptions | None = None,
 ) -> dict[str, Any]:
     """The view of a checked document ``key`` (its ``text``, kept by the server under query
     ``qid``): its matches as ``query`` finds them (``min_similarity`` percent either way),
-    its total computed from the passages of its sources, their links."""
+    its total computed from the passages of its sources (under ``options``), their links."""
     batch = query_documents(idx, [(key, text)], min_similarity)
     pairs = [
         Pair(key, m.key, m.similarity, m.reverse_similarity, m.shared, m.query_chunks, m.doc_chunks)
         for r in batch.results
         for m in r.matches
     ]
-    view = document_view(idx, key, pairs, text=text)
+    view = document_view(idx, key, pairs, text=text, options=options)
+    least = {"min_match": str(options.min_words)} if options and options.min_words else {}
 
     def report(other: str) -> str:
-        return f"/check/{qid}/report?" + urlencode({"query": key, "key": other})
+        return f"/check/{qid}/report?" + urlencode({"query": key, "key": other, **least})
 
     return {
         "key": key,
