@@ -8,7 +8,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simdask.kernels.packed_sort import bit_width, distinct_pairs, sums_by_key, top_per_row
+from simdask.kernels.packed_sort import (
+    bit_width,
+    distinct_pairs,
+    group_floor,
+    sums_by_key,
+    top_per_row,
+)
 
 small = st.integers(0, 40)
 wide = st.integers(0, (1 << 63) - 1)
@@ -69,3 +75,25 @@ def test_both_paths_are_taken():
     assert bit_width(np.array([40], np.uint64)) + bit_width(np.array([1 << 20])) <= 64
     assert bit_width(np.array([(1 << 63) - 1], np.uint64)) * 2 > 64
     assert bit_width(np.zeros(0, np.int64)) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 5)), max_size=80),
+    st.integers(1, 6),
+)
+def test_group_floor_keeps_every_entry_the_top_keeps(cells, depth):
+    """Rows grouped; many ties: the floor drops only entries the top would drop, and the top
+    of what it keeps is the top of all."""
+    cells = sorted(cells, key=lambda c: c[0])
+    row = np.array([c[0] for c in cells], np.int64)
+    score = np.array([c[1] for c in cells], np.int64)
+    other = np.arange(len(cells), dtype=np.int64)  # distinct (row, other)
+    keep = group_floor(row, score, depth)
+    for r in set(row.tolist()):
+        mine = np.sort(score[row == r])[::-1]
+        floor = mine[min(depth, len(mine)) - 1]
+        assert keep[row == r].tolist() == (score[row == r] >= floor).tolist()
+    whole = top_per_row(row, other, score, depth)
+    kept = top_per_row(row[keep], other[keep], score[keep], depth)
+    assert all(np.array_equal(a, b) for a, b in zip(whole, kept, strict=True))

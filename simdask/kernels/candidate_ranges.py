@@ -44,7 +44,7 @@ import numpy as np
 
 from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.candidate_scores import weight_table
-from simdask.kernels.packed_sort import distinct_pairs, sums_by_key, top_per_row
+from simdask.kernels.packed_sort import distinct_pairs, group_floor, sums_by_key, top_per_row
 from simdask.kernels.postings import ShardData, shard_ranges
 
 __all__ = [
@@ -258,6 +258,7 @@ def block_top(
     if mass is not None and len(score):
         doc = np.asarray(targets, np.int64)[who]
         score = normalised_scores(score, mass[doc], mass[other])
-    pos = score > 0
+    pos = score > 0  # rows grouped (the keys are sorted): a floor per row before the sort
+    pos[pos] = group_floor(who[pos], score[pos], depth)
     who, other, score = top_per_row(who[pos], other[pos], score[pos], depth)
     return np.asarray(targets, np.int64)[who], other, score

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["bit_width", "distinct_pairs", "sums_by_key", "top_per_row"]
+__all__ = ["bit_width", "distinct_pairs", "group_floor", "sums_by_key", "top_per_row"]
 
 
 def bit_width(a: np.ndarray) -> int:
@@ -103,3 +103,23 @@ def top_per_row(
     rank = np.arange(len(row)) - np.repeat(starts, np.diff(np.append(starts, len(row))))
     keep = rank < depth
     return row[keep], other[keep], score[keep]
+
+
+def group_floor(row: np.ndarray, score: np.ndarray, depth: int) -> np.ndarray:
+    """A mask keeping, of each run of equal ``row`` (rows grouped, e.g. sorted), the entries
+    whose ``score`` is at least the run's ``depth``-th largest: every entry that
+    :func:`top_per_row` could keep (ties at the floor included), so that it sorts only those.
+    One ``np.partition`` per run longer than ``depth`` (a loop over the runs)."""
+    keep = np.ones(len(row), dtype=bool)
+    if len(row) <= depth:
+        return keep
+    new = np.ones(len(row), dtype=bool)
+    new[1:] = row[1:] != row[:-1]
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], len(row))
+    long = np.flatnonzero(ends - starts > depth)
+    for a, b in zip(starts[long].tolist(), ends[long].tolist(), strict=True):
+        part = score[a:b]
+        cut = b - a - depth  # the depth-th largest sits here in ascending order
+        keep[a:b] = part >= np.partition(part, cut)[cut]
+    return keep
