@@ -5,6 +5,7 @@ general path) give the same results."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,8 @@ from simdask.kernels.packed_sort import (
     sums_by_key,
     top_per_row,
 )
+
+pytestmark = pytest.mark.unit
 
 small = st.integers(0, 40)
 wide = st.integers(0, (1 << 63) - 1)
