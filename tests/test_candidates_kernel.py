@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from simdask.errors import ConfigError
 from simdask.ingest.synth import generate_corpus
-from simdask.kernels import candidate_ranges
 from simdask.kernels.candidate_ranges import (
     block_entries,
     block_neighbours,
@@ -248,19 +247,3 @@ def test_a_disguised_copy_finds_its_source_among_2000_documents():
     shared = np.intersect1d(a.chunk_ids[a.doc == 0], a.chunk_ids[a.doc == 1])
     assert len(shared) < 0.1 * a.n_chunks[0]
     assert PARAGRAPHS[1] in para.source
-
-
-def test_block_top_sorts_alike_with_one_key_and_three(monkeypatch):
-    """The one-key sort of block_top (scores below 2**SCORE_BITS) and the three-key one give
-    the same rows, ties by the smaller ``other``."""
-    rng = np.random.default_rng(0)
-    who = rng.integers(0, 300, 20_000).astype(np.uint64)
-    other = rng.integers(0, 500, 20_000).astype(np.uint64)
-    key = (who << np.uint64(32)) | other
-    w = rng.integers(1, 4, 20_000)
-    targets = np.arange(300, dtype=np.uint32) * 2
-    one = block_top([(key, w)], targets, 7)
-    monkeypatch.setattr(candidate_ranges, "SCORE_BITS", 0)
-    three = block_top([(key, w)], targets, 7)
-    assert all(np.array_equal(a, b) for a, b in zip(one, three, strict=True))
-    assert len(one[0]) == 300 * 7 and np.all(one[0] % 2 == 0)

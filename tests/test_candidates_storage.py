@@ -12,6 +12,7 @@ import pytest
 
 from simdask.errors import IndexDamagedError
 from simdask.kernels.candidate_scores import CandidateConfig
+from simdask.storage import candidate_store as store_module
 from simdask.storage.candidate_store import (
     CandidateChanges,
     candidate_partners,
@@ -78,6 +79,20 @@ def test_full_then_incremental_changes():
     write_candidates(c, CandidateChanges(cfg, full=True, off=True))  # the setting turned off
     assert stored_segments(c) is None and stored_candidate_config(c) is None
     assert c.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0
+
+
+def test_rows_written_in_pieces_are_all_rows_ranked_per_doc(monkeypatch):
+    """A build's rows are inserted a piece at a time (bounded memory): every row, each
+    document's ranks counted across the pieces' borders."""
+    monkeypatch.setattr(store_module, "INSERT_ROWS", 2)
+    c = _conn()
+    rows = [(1, 2, 50), (1, 3, 40), (1, 4, 30), (2, 1, 50), (3, 1, 40), (3, 5, 9), (3, 6, 8)]
+    write_candidates(c, CandidateChanges(CandidateConfig(), rows=_rows(*rows), full=True))
+    got = c.execute("SELECT doc, rank, other, score FROM candidates ORDER BY doc, rank")
+    assert got.fetchall() == [
+        (1, 0, 2, 50), (1, 1, 3, 40), (1, 2, 4, 30), (2, 0, 1, 50),
+        (3, 0, 1, 40), (3, 1, 5, 9), (3, 2, 6, 8),
+    ]  # fmt: skip
 
 
 def test_damaged_metadata_is_refused():

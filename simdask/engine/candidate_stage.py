@@ -67,8 +67,9 @@ __all__ = [
 
 #: documents turned into features by one task
 FEATURE_BATCH = 1000
-#: partner entries a scoring task expands at most (about 24 bytes each at its peak)
-BLOCK_ENTRIES = 1 << 24
+#: partner entries a scoring task expands at most (about 72 bytes each at its peak; a
+#: task also scans every range's doc IDs once, so fewer, larger blocks scan less)
+BLOCK_ENTRIES = 1 << 25
 
 _Row = tuple[int, str | None, int | None, int | None]
 

@@ -44,6 +44,7 @@ import numpy as np
 
 from simdask.kernels.arrays import expand_ranges
 from simdask.kernels.candidate_scores import weight_table
+from simdask.kernels.packed_sort import distinct_pairs, group_floor, sums_by_key, top_per_row
 from simdask.kernels.postings import ShardData, shard_ranges
 
 __all__ = [
@@ -63,19 +64,8 @@ __all__ = [
 #: a pair key is ``row << ROW_SHIFT | other`` (doc IDs are uint32)
 ROW_SHIFT = 32
 _LOW = (1 << ROW_SHIFT) - 1
-#: bits of a score in the one-key sort of :func:`block_top` (larger scores: three keys)
-SCORE_BITS = 40
 #: a normalised score is this times the cosine-like ratio (module docstring)
 NORM_SCALE = 1_000_000_000
-
-
-def _sorted_pairs(ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct pairs ``(ids[i], docs[i])`` sorted by feature, then doc."""
-    order = np.lexsort((docs, ids))
-    ids, docs = ids[order], docs[order]
-    keep = np.ones(len(ids), dtype=bool)
-    keep[1:] = (ids[1:] != ids[:-1]) | (docs[1:] != docs[:-1])
-    return ids[keep], docs[keep]
 
 
 def split_by_range(
@@ -84,7 +74,7 @@ def split_by_range(
     """The distinct pairs ``(ids[i], docs[i])`` (feature IDs, doc IDs) of each of the
     ``n_ranges`` ranges of the ``hash_bits``-bit ID space, sorted by feature then doc; doc
     IDs as uint32."""
-    ids, docs = _sorted_pairs(np.asarray(ids), np.asarray(docs, np.uint32))
+    ids, docs = distinct_pairs(np.asarray(ids), np.asarray(docs, np.uint32))
     bounds = [lo for lo, _ in shard_ranges(hash_bits, n_ranges)] + [1 << hash_bits]
     cuts = np.searchsorted(ids, np.asarray(bounds, dtype=np.uint64))
     return [(ids[a:b], docs[a:b]) for a, b in pairwise(cuts)]
@@ -136,7 +126,7 @@ def merge_range(
     keys = np.asarray(old.chunk_keys)
     keys = keys.astype(np.promote_types(keys.dtype, new_ids.dtype), copy=False)
     feat = np.repeat(keys, old_df)
-    ids, ds = _sorted_pairs(
+    ids, ds = distinct_pairs(
         np.concatenate([feat[~gone], new_ids.astype(keys.dtype)]),
         np.concatenate([docs[~gone], np.asarray(new_docs, np.uint32)]),
     )
@@ -202,18 +192,6 @@ def block_entries(
     return key[mine], w[mine]
 
 
-def _sum_by_key(key: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct ``key`` and the integer sum of ``w`` over each."""
-    if len(key) == 0:
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    order = np.argsort(key)  # sums do not depend on the order of equal keys
-    key, w = key[order], np.asarray(w, np.int64)[order]
-    new = np.ones(len(key), dtype=bool)
-    new[1:] = key[1:] != key[:-1]
-    starts = np.flatnonzero(new)
-    return key[starts], np.add.reduceat(w, starts)
-
-
 def range_mass(data: ShardData, max_df: int) -> tuple[np.ndarray, np.ndarray]:
     """Each document's weight mass in ``data``: the sum of the weights of its features there
     (:func:`~simdask.kernels.candidate_scores.weight_table`; 0 outside ``2 <= df <= max_df``), as
@@ -228,7 +206,7 @@ def range_mass(data: ShardData, max_df: int) -> tuple[np.ndarray, np.ndarray]:
     use = w > 0
     if not use.any():
         return none
-    who, mass = _sum_by_key(docs[use].astype(np.uint64), w[use])
+    who, mass = sums_by_key(docs[use].astype(np.uint64), w[use])
     return who.astype(np.uint32), mass
 
 
@@ -274,24 +252,13 @@ def block_top(
     :func:`mass_vector`): the scores normalised (:func:`normalised_scores`); None: the sums."""
     keys = np.concatenate([np.zeros(0, np.uint64), *[k for k, _ in parts]])
     sums = np.concatenate([np.zeros(0, np.int64), *[s for _, s in parts]])
-    key, score = _sum_by_key(keys, sums)
+    key, score = sums_by_key(keys, sums)
     who = (key >> np.uint64(ROW_SHIFT)).astype(np.int64)
     other = (key & np.uint64(_LOW)).astype(np.int64)
     if mass is not None and len(score):
         doc = np.asarray(targets, np.int64)[who]
         score = normalised_scores(score, mass[doc], mass[other])
-    pos = score > 0
-    who, other, score = who[pos], other[pos], score[pos]
-    if len(score) and int(score.max()) < 1 << SCORE_BITS and len(targets) < 1 << 62 - SCORE_BITS:
-        # by row, then score descending; a stable sort keeps ``other`` ascending (key order)
-        rank_key = (who << SCORE_BITS) | ((1 << SCORE_BITS) - 1 - score)
-        order = np.argsort(rank_key, kind="stable")
-    else:
-        order = np.lexsort((other, -score, who))
-    who, other, score = who[order], other[order], score[order]
-    new = np.ones(len(who), dtype=bool)
-    new[1:] = who[1:] != who[:-1]
-    starts = np.flatnonzero(new)
-    rank = np.arange(len(who)) - np.repeat(starts, np.diff(np.append(starts, len(who))))
-    keep = rank < depth
-    return np.asarray(targets, np.int64)[who[keep]], other[keep], score[keep]
+    pos = score > 0  # rows grouped (the keys are sorted): a floor per row before the sort
+    pos[pos] = group_floor(who[pos], score[pos], depth)
+    who, other, score = top_per_row(who[pos], other[pos], score[pos], depth)
+    return np.asarray(targets, np.int64)[who], other, score

@@ -24,6 +24,7 @@ import numpy as np
 from simdask.kernels.exclusions import Exclusions, blank_spans
 from simdask.kernels.features import FEATURE_TYPES, FeatureType
 from simdask.kernels.hashing import ChunkedBatch, chunk_id, hash_chunks, word_hash
+from simdask.kernels.packed_sort import distinct_pairs
 from simdask.kernels.postings import chunk_dtype
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS
@@ -74,16 +75,16 @@ class ContentNgram(FeatureType):
             [w for w in words(_kept_text(t, exclusions)) if w not in CONTENT_STOPWORDS]
             for t in texts
         ]
-        distinct = list({w: None for doc in tokens for w in doc})
+        vocab: dict[str, int] = {}  # each distinct word's index, in order of first use
+        index = [vocab.setdefault(w, len(vocab)) for doc in tokens for w in doc]
         s = self.seed(seed)
-        stems = stem_words(distinct, LANGUAGE) if distinct else []
+        stems = stem_words(list(vocab), LANGUAGE) if vocab else []
         by_stem: dict[str, int] = {}
-        hash_of = {}
-        for w, stem in zip(distinct, stems, strict=True):
+        for stem in stems:
             if stem not in by_stem:
                 by_stem[stem] = word_hash(stem, s)
-            hash_of[w] = by_stem[stem]
-        hashes = np.array([hash_of[w] for doc in tokens for w in doc], dtype=np.uint64)
+        of_word = np.array([by_stem[stem] for stem in stems], dtype=np.uint64)
+        hashes = of_word[np.array(index, dtype=np.int64)]
         n_words = np.array([len(d) for d in tokens], dtype=np.int64)
         offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
         np.cumsum(n_words, out=offsets[1:])
@@ -111,11 +112,7 @@ class ContentNgram(FeatureType):
             return ChunkedBatch(
                 np.zeros(0, chunk_dtype(hash_bits)), none, n_words, np.zeros(n, np.int64)
             )
-        order = np.lexsort((doc, ids))
-        ids, doc = ids[order], doc[order]
-        keep = np.ones(len(ids), dtype=bool)
-        keep[1:] = (ids[1:] != ids[:-1]) | (doc[1:] != doc[:-1])
-        ids, doc = ids[keep], doc[keep]
+        ids, doc = distinct_pairs(ids, doc)
         n_chunks = np.bincount(doc, minlength=n).astype(np.int64)
         return ChunkedBatch(ids, doc, n_words, n_chunks)
 
