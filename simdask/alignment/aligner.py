@@ -101,9 +101,11 @@ def prepare(
     hashes = _distinct_ids(seg.tokens)
     english = config.language.lower() == "english"
     content = ~np.isin(hashes, _CONTENT_STOP) if english else np.ones(len(hashes), bool)
-    idx = np.flatnonzero(content).tolist()
-    stems = stem_words([seg.tokens[i] for i in idx], config.language)
-    stem_hashes = _distinct_ids(stems)
+    words = [seg.tokens[i] for i in np.flatnonzero(content).tolist()]
+    distinct = list(dict.fromkeys(words))  # each distinct word stemmed and hashed once
+    stems = _distinct_ids(stem_words(distinct, config.language)).tolist()
+    stem_of = dict(zip(distinct, stems, strict=True))
+    stem_hashes = np.fromiter(map(stem_of.__getitem__, words), np.int64, len(words))
     arrays = (hashes, content, stem_hashes, np.cumsum(seg.barrier))
     frozen_hashes, frozen_content, frozen_stems, barriers = (_frozen(a) for a in arrays)
     return PreparedText(
