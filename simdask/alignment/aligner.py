@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xxhash import xxh3_64_intdigest
@@ -79,6 +79,23 @@ class PreparedText:
     barriers: np.ndarray  # cumulative barrier count per sentence
     language: str
     min_sentence_words: int
+    #: the keys below, each computed at its first use (a text is aligned with several others)
+    kept: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def chunk_keys(self, k: int) -> np.ndarray:
+        """The key of each window of ``k`` words, the words sorted inside it
+        (:func:`.seeds.window_keys`), read-only."""
+        if ("chunks", k) not in self.kept:
+            self.kept[("chunks", k)] = _frozen(window_keys(self.hashes, k, True))
+        return self.kept[("chunks", k)]
+
+    def stopword_keys(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The positions of its stop words (those of n-grams) and the key of each run of
+        ``n`` consecutive ones in that order (:func:`.seeds.window_keys`), read-only."""
+        if ("stop", n) not in self.kept:
+            at = _frozen(np.flatnonzero(np.isin(self.hashes, _NGRAM_STOP)))
+            self.kept[("stop", n)] = at, _frozen(window_keys(self.hashes[at], n, False))
+        return self.kept[("stop", n)]
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -181,9 +198,7 @@ def _chunk_matches(
     """Word windows ``(i, j)`` of A and B with the same sorted chunk (no window reaching
     across excluded text)."""
     k = config.chunk_words
-    ia, ib = key_matches(
-        window_keys(a.hashes, k, True), window_keys(b.hashes, k, True), config.max_key_repeats
-    )
+    ia, ib = key_matches(a.chunk_keys(k), b.chunk_keys(k), config.max_key_repeats)
     ok = (a.seg.breaks[ia] == a.seg.breaks[ia + k - 1]) & (
         b.seg.breaks[ib] == b.seg.breaks[ib + k - 1]
     )
@@ -194,14 +209,9 @@ def _stopword_seeds(a: PreparedText, b: PreparedText, config: AlignConfig) -> np
     """Sentence pairs sharing a stop-word n-gram (English only)."""
     if config.language.lower() != "english":
         return np.zeros((0, 2), dtype=np.int64)
-    pa = np.flatnonzero(np.isin(a.hashes, _NGRAM_STOP))
-    pb = np.flatnonzero(np.isin(b.hashes, _NGRAM_STOP))
     n = config.stopword_ngram
-    ia, ib = key_matches(
-        window_keys(a.hashes[pa], n, False),
-        window_keys(b.hashes[pb], n, False),
-        config.max_key_repeats,
-    )
+    (pa, keys_a), (pb, keys_b) = a.stopword_keys(n), b.stopword_keys(n)
+    ia, ib = key_matches(keys_a, keys_b, config.max_key_repeats)
     mid = n // 2
     return np.stack([a.seg.sentence[pa[ia + mid]], b.seg.sentence[pb[ib + mid]]], axis=1).astype(
         np.int64
