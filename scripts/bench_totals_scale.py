@@ -14,7 +14,10 @@ workers) and takes the CPU seconds of the whole tree (``RUSAGE_CHILDREN``):
   the whole process's wall time (target at 1M: <= 1.5 s for a 20-page essay);
 - ``--pair-sample N``: the aligner's CPU ms a pair in this process, on the required pairs
   (top 5 candidates) of N random documents, and the CPU seconds of choosing every
-  document's candidates (what ``--compute`` does first).
+  document's candidates (what ``--compute`` does first);
+- ``--slice START N``: the aligner's CPU ms a pair on N consecutive required pairs from
+  START, batched as ``--compute`` batches them (run once with each version of the code on
+  ``PYTHONPATH``, alternating, to compare two versions on the same pairs).
 
 Prints one JSON object with machine, date and load before/after.
 
@@ -146,6 +149,38 @@ def step_pairs(index: Path, docs: int, seed: int = 1) -> dict:
     }
 
 
+def step_slice(index: Path, start: int, n: int) -> dict:
+    """The aligner's CPU ms a pair on ``n`` consecutive pairs of every document's top 5 from
+    ``start``, in batches as ``--compute`` cuts them (each text prepared once a batch); run
+    it with each version of the code on the path to compare them on the same pairs."""
+    from simdask import Index
+    from simdask.engine.totals import MAX_BATCH_JOBS, AlignSettings, align_job_batch
+    from simdask.kernels.partner_rule import PartnerRule
+    from simdask.storage.aligned_tables import missing_jobs, required_pairs
+    from simdask.storage.candidate_store import rule_partners
+
+    idx = Index.open(index)
+    c = idx.catalog.conn
+    ids = [int(r[0]) for r in c.execute("SELECT doc_id FROM documents")]
+    jobs = missing_jobs(c, required_pairs(rule_partners(c, ids, PartnerRule(0.0, 5, 5))))
+    jobs = jobs[start : start + n]
+    settings = AlignSettings(str(idx.path / "texts"), k=idx.config.k)
+    batches = [jobs[i : i + MAX_BATCH_JOBS] for i in range(0, len(jobs), MAX_BATCH_JOBS)]
+    t = time.process_time()
+    found = [r for b in batches for r in align_job_batch(b, settings)]
+    cpu = time.process_time() - t
+    texts = sum(len({loc for j in b for loc in (j.a_text, j.b_text)}) for b in batches)
+    words = sum(int(r.a_spans[:, 1].sum() - r.a_spans[:, 0].sum()) for r in found)
+    return {
+        "start": start,
+        "pairs": len(jobs),
+        "texts_prepared": texts,
+        "align_cpu_s": round(cpu, 2),
+        "align_cpu_ms_a_pair": round(1000 * cpu / max(1, len(jobs)), 1),
+        "aligned_words_a": words,
+    }
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--index", type=Path, required=True, help="a built index (not changed)")
@@ -156,6 +191,7 @@ def main() -> int:
     p.add_argument("--limit", type=float, help="cut --compute off after this many seconds")
     p.add_argument("--query", type=Path, help="an essay to query with --totals")
     p.add_argument("--pair-sample", type=int, default=0, help="documents whose pairs to time")
+    p.add_argument("--slice", type=int, nargs=2, metavar=("START", "N"), help="pairs to time")
     p.add_argument("--out", type=Path, help="also append the JSON to this file")
     args = p.parse_args()
     if (args.add or args.compute) and args.scratch is None:
@@ -165,6 +201,8 @@ def main() -> int:
     res["nice"] = os.nice(0)
     if args.pair_sample:
         res["pairs"] = step_pairs(args.index, args.pair_sample)
+    if args.slice:
+        res["slice"] = step_slice(args.index, *args.slice)
     if args.add:
         res["add"] = step_add(args.index, args.scratch, args.add)
     if args.compute:

@@ -62,6 +62,28 @@ def test_a_prepared_text_reused_with_many_partners_is_unchanged():
     assert got == want
 
 
+def test_a_prepared_texts_keys_follow_the_settings_it_is_aligned_with():
+    """A prepared text keeps its chunk and stop-word n-gram keys after their first use, per
+    length: aligned under other ``chunk_words`` and ``stopword_ngram`` in turn, each result
+    equals ``align`` under those settings."""
+    a, b, *_ = verbatim_pair()
+    pa, pb = prepare(a), prepare(b)
+    configs = [AlignConfig(), AlignConfig(chunk_words=3, stopword_ngram=4), AlignConfig()]
+    configs += [AlignConfig(chunk_words=7, chunk_seeds=True, stopword_ngram=6)]
+    results = [_dicts(align_prepared(pa, pb, c)) for c in configs]
+    assert results == [_dicts(align(a, b, c)) for c in configs]
+    kinds = [{p["kind"] for p in r} for r in results]
+    assert "verbatim" in kinds[0], "the pair must hold a verbatim passage, or chunks show nothing"
+    assert set(pa.kept) == {
+        ("chunks", 5),
+        ("chunks", 3),
+        ("chunks", 7),
+        ("stop", 8),
+        ("stop", 4),
+        ("stop", 6),
+    }
+
+
 def test_a_text_prepared_with_other_settings_is_refused():
     config = AlignConfig(min_sentence_words=5)
     a, b = prepare("One sentence here. And another one there."), prepare("Some text here.")

@@ -18,8 +18,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from xxhash import xxh3_64_intdigest
@@ -40,6 +40,9 @@ from simdask.kernels.stopwords import CONTENT_STOPWORDS, NGRAM_STOPWORDS
 
 __all__ = ["PreparedText", "align", "align_prepared", "prepare", "word_ids"]
 
+#: the validation cosine of a range of A's sentences and one of B's
+Similarity = Callable[[tuple[int, int], tuple[int, int]], float]
+
 
 def word_ids(words: Iterable[str], n: int) -> np.ndarray:
     """int64 IDs of ``n`` words: xxh3-64 of their UTF-8 bytes, the same in every process and
@@ -47,6 +50,14 @@ def word_ids(words: Iterable[str], n: int) -> np.ndarray:
     between equal similarities, and so the passages, differ from run to run)."""
     ids = (xxh3_64_intdigest(w.encode("utf-8", "surrogatepass")) for w in words)
     return np.fromiter(ids, np.uint64, n).view(np.int64)
+
+
+def _distinct_ids(words: list[str]) -> np.ndarray:
+    """:func:`word_ids` of ``words``, each distinct word hashed once (a text repeats most of
+    its words)."""
+    distinct = list(dict.fromkeys(words))
+    table = dict(zip(distinct, word_ids(distinct, len(distinct)).tolist(), strict=True))
+    return np.fromiter(map(table.__getitem__, words), np.int64, len(words))
 
 
 _CONTENT_STOP = np.sort(word_ids(CONTENT_STOPWORDS, len(CONTENT_STOPWORDS)))
@@ -68,6 +79,23 @@ class PreparedText:
     barriers: np.ndarray  # cumulative barrier count per sentence
     language: str
     min_sentence_words: int
+    #: the keys below, each computed at its first use (a text is aligned with several others)
+    kept: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def chunk_keys(self, k: int) -> np.ndarray:
+        """The key of each window of ``k`` words, the words sorted inside it
+        (:func:`.seeds.window_keys`), read-only."""
+        if ("chunks", k) not in self.kept:
+            self.kept[("chunks", k)] = _frozen(window_keys(self.hashes, k, True))
+        return self.kept[("chunks", k)]
+
+    def stopword_keys(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The positions of its stop words (those of n-grams) and the key of each run of
+        ``n`` consecutive ones in that order (:func:`.seeds.window_keys`), read-only."""
+        if ("stop", n) not in self.kept:
+            at = _frozen(np.flatnonzero(np.isin(self.hashes, _NGRAM_STOP)))
+            self.kept[("stop", n)] = at, _frozen(window_keys(self.hashes[at], n, False))
+        return self.kept[("stop", n)]
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -87,12 +115,14 @@ def prepare(
     seg = segment(text, excluded, config.min_sentence_words)
     for name in ("starts", "ends", "sentence", "sent_first", "sent_last", "barrier", "breaks"):
         _frozen(getattr(seg, name))
-    hashes = word_ids(seg.tokens, len(seg.tokens))
+    hashes = _distinct_ids(seg.tokens)
     english = config.language.lower() == "english"
     content = ~np.isin(hashes, _CONTENT_STOP) if english else np.ones(len(hashes), bool)
-    idx = np.flatnonzero(content).tolist()
-    stems = stem_words([seg.tokens[i] for i in idx], config.language)
-    stem_hashes = word_ids(stems, len(stems))
+    words = [seg.tokens[i] for i in np.flatnonzero(content).tolist()]
+    distinct = list(dict.fromkeys(words))  # each distinct word stemmed and hashed once
+    stems = _distinct_ids(stem_words(distinct, config.language)).tolist()
+    stem_of = dict(zip(distinct, stems, strict=True))
+    stem_hashes = np.fromiter(map(stem_of.__getitem__, words), np.int64, len(words))
     arrays = (hashes, content, stem_hashes, np.cumsum(seg.barrier))
     frozen_hashes, frozen_content, frozen_stems, barriers = (_frozen(a) for a in arrays)
     return PreparedText(
@@ -168,9 +198,7 @@ def _chunk_matches(
     """Word windows ``(i, j)`` of A and B with the same sorted chunk (no window reaching
     across excluded text)."""
     k = config.chunk_words
-    ia, ib = key_matches(
-        window_keys(a.hashes, k, True), window_keys(b.hashes, k, True), config.max_key_repeats
-    )
+    ia, ib = key_matches(a.chunk_keys(k), b.chunk_keys(k), config.max_key_repeats)
     ok = (a.seg.breaks[ia] == a.seg.breaks[ia + k - 1]) & (
         b.seg.breaks[ib] == b.seg.breaks[ib + k - 1]
     )
@@ -181,14 +209,9 @@ def _stopword_seeds(a: PreparedText, b: PreparedText, config: AlignConfig) -> np
     """Sentence pairs sharing a stop-word n-gram (English only)."""
     if config.language.lower() != "english":
         return np.zeros((0, 2), dtype=np.int64)
-    pa = np.flatnonzero(np.isin(a.hashes, _NGRAM_STOP))
-    pb = np.flatnonzero(np.isin(b.hashes, _NGRAM_STOP))
     n = config.stopword_ngram
-    ia, ib = key_matches(
-        window_keys(a.hashes[pa], n, False),
-        window_keys(b.hashes[pb], n, False),
-        config.max_key_repeats,
-    )
+    (pa, keys_a), (pb, keys_b) = a.stopword_keys(n), b.stopword_keys(n)
+    ia, ib = key_matches(keys_a, keys_b, config.max_key_repeats)
     mid = n // 2
     return np.stack([a.seg.sentence[pa[ia + mid]], b.seg.sentence[pb[ib + mid]]], axis=1).astype(
         np.int64
@@ -254,10 +277,22 @@ def _spans(f: Fragment, a: PreparedText, b: PreparedText) -> tuple[int, int, int
     return (*a.seg.span(f.a_first, f.a_last), *b.seg.span(f.b_first, f.b_last))
 
 
-def _extend(seeds, a: PreparedText, b: PreparedText, va, vb, gaps, config) -> list[Fragment]:
-    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
-        return fragment_cosine(va, ra, vb, rb)
+def _cosines(va: SentenceVectors, vb: SentenceVectors) -> Similarity:
+    """The validation cosine of sentence ranges of A and B (:func:`fragment_cosine`), each
+    pair of ranges computed once per pair of texts: the extension's levels, its two variants,
+    the trimming and the joining ask for the same ranges again."""
+    memo: dict[tuple[tuple[int, int], tuple[int, int]], float] = {}
 
+    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
+        got = memo.get((ra, rb))
+        if got is None:
+            got = memo[(ra, rb)] = fragment_cosine(va, ra, vb, rb)
+        return got
+
+    return similarity
+
+
+def _extend(seeds, a: PreparedText, b: PreparedText, similarity, gaps, config) -> list[Fragment]:
     return integrate(
         seeds,
         gaps,
@@ -270,25 +305,17 @@ def _extend(seeds, a: PreparedText, b: PreparedText, va, vb, gaps, config) -> li
     )
 
 
-def _trim(found: list[Fragment], cos, va, vb, config) -> list[Fragment]:
+def _trim(found: list[Fragment], cos, similarity, config) -> list[Fragment]:
     """Passages narrowed to their mutually best seeds (:func:`.extend.trim`), those that no
     longer validate dropped."""
-
-    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
-        return fragment_cosine(va, ra, vb, rb)
-
     narrowed = [trim(f, cos, similarity, config.trim_keep_cosine) for f in found]
     return [f for f in narrowed if f.score >= config.validation_threshold]
 
 
 def _join(
-    found: list[Fragment], a: PreparedText, b: PreparedText, va, vb, config
+    found: list[Fragment], a: PreparedText, b: PreparedText, similarity, config
 ) -> list[Fragment]:
     """Passages that follow each other in both texts joined (:func:`join_in_order`)."""
-
-    def similarity(ra: tuple[int, int], rb: tuple[int, int]) -> float:
-        return fragment_cosine(va, ra, vb, rb)
-
     return join_in_order(
         found,
         config.summary_suspicious_gap,
@@ -385,18 +412,19 @@ def align_prepared(
         return []
     va, vb = _vectors(a, b)
     cos = SentenceCosine.of(va, vb, config.pair_block)
+    sim = _cosines(va, vb)
     pairs = _sentence_pairs(va, vb, config)
     chunks = _chunk_matches(a, b, config)
     seeds = _seeds(a, b, pairs, chunks, config)
     gaps = (config.max_gap, config.max_gap)
-    found = _extend(seeds, a, b, va, vb, gaps, config)
+    found = _extend(seeds, a, b, sim, gaps, config)
     if config.trim:
-        found = _trim(found, cos, va, vb, config)
+        found = _trim(found, cos, sim, config)
     found = _passages(found, a, b, cos, config)
     # joined passages decide whether this is a summary, and are kept only for one: joining
     # in order across seedless sentences would mark a student's own paragraph between two
     # copied sections as taken
-    joined = _join(found, a, b, va, vb, config) if config.join_passages else found
+    joined = _join(found, a, b, sim, config) if config.join_passages else found
     len_a, len_b = _lengths(joined, a, b)
     if not found or len_b >= config.summary_ratio * len_a:
         # the summary variant (wider source gap, its own seed thresholds): taken when the
@@ -404,12 +432,12 @@ def align_prepared(
         # the summary variant's passages are
         seeds = _seeds(a, b, pairs, chunks, config, summary=True)
         gaps = (config.summary_suspicious_gap, config.summary_source_gap)
-        summary = _extend(seeds, a, b, va, vb, gaps, config)
+        summary = _extend(seeds, a, b, sim, gaps, config)
         # the passages that beat chance (two texts of one vocabulary share frequent words)
         summary = _significant(summary, seeds, a, b, cos, config, found)
         summary = _passages(summary, a, b, cos, config)
         if config.join_passages:
-            summary = _join(summary, a, b, va, vb, config)
+            summary = _join(summary, a, b, sim, config)
         sum_a, sum_b = _lengths(summary, a, b)
         if summary and (found or sum_b >= config.summary_ratio * sum_a):
             found = summary

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Protocol
 
 import numpy as np
@@ -66,8 +67,79 @@ def fragments(index: np.ndarray, gap: int, barriers: np.ndarray) -> list[tuple[i
     return out
 
 
-def _inside(values: np.ndarray, first: int, last: int) -> np.ndarray:
-    return (values >= first) & (values <= last)
+def _split(seeds: list[tuple[int, int]], col: int, gap: int, barrier: list[int]) -> list:
+    """``seeds`` grouped by the runs of their column ``col`` (:func:`fragments` of that
+    column), the groups in run order, each in the order of ``seeds``: what masking the seeds
+    by each run gives."""
+    values = sorted({s[col] for s in seeds})
+    prev = values[0]
+    run = 0
+    run_of = {}
+    for x in values:
+        if x - prev > gap + 1 or barrier[x] != barrier[prev]:
+            run += 1
+        run_of[x] = run
+        prev = x
+    if run == 0:
+        return [seeds]
+    groups: list[list[tuple[int, int]]] = [[] for _ in range(run + 1)]
+    for s in seeds:
+        groups[run_of[s[col]]].append(s)
+    return groups
+
+
+def _widest_gap(values: list[int]) -> int:
+    """The largest difference of two consecutive distinct ``values`` (0 for one value)."""
+    u = sorted(set(values))
+    return max((y - x for x, y in pairwise(u)), default=0)
+
+
+@dataclass(frozen=True)
+class _Extension:
+    """The settings of one :func:`integrate` call; the seeds are lists of ``(a, b)`` tuples."""
+
+    barriers: tuple[list[int], list[int]]
+    similarity: Callable[[tuple[int, int], tuple[int, int]], float]
+    threshold: float
+    min_gap: int
+    min_seeds: int
+    single_threshold: float
+
+    def extend(self, seeds: list, ga: int, gb: int, out: list) -> None:
+        """Algorithm 1 on ``seeds`` with gaps ``ga``, ``gb``: the passages found appended to
+        ``out`` as ``(a_range, b_range, score, seeds)``."""
+        ms, (bar_a, bar_b) = self.min_seeds, self.barriers
+        for s1 in _split(seeds, 0, ga, bar_a):
+            if len(s1) < ms:
+                continue
+            for s2 in _split(s1, 1, gb, bar_b):
+                if len(s2) < ms:
+                    continue
+                for s3 in _split(s2, 0, ga, bar_a) if len(s2) > 1 else (s2,):
+                    if len(s3) < ms:
+                        continue
+                    ra = (min(s[0] for s in s3), max(s[0] for s in s3))
+                    rb = (min(s[1] for s in s3), max(s[1] for s in s3))
+                    score = self.similarity(ra, rb)
+                    if score >= self.threshold and (len(s3) > 1 or score >= self.single_threshold):
+                        out.append((ra, rb, score, s3))
+                    elif max(ga, gb) > self.min_gap:
+                        self.retry(s3, ga, gb, out)
+
+    def retry(self, seeds: list, ga: int, gb: int, out: list) -> None:
+        """``seeds``, a fragment that failed validation at gaps ``ga``, ``gb``, extended again
+        with gaps one smaller. While they still form that one fragment (no run of either
+        text splits: no barrier lies inside a fragment, so only its widest gaps decide), it
+        has the same sentences and score and fails again: those levels are skipped."""
+        m = self.min_gap
+        ga, gb = max(ga - 1, m), max(gb - 1, m)
+        wa = _widest_gap([s[0] for s in seeds])
+        wb = _widest_gap([s[1] for s in seeds])
+        while wa <= ga + 1 and wb <= gb + 1:
+            if max(ga, gb) <= m:
+                return
+            ga, gb = max(ga - 1, m), max(gb - 1, m)
+        self.extend(seeds, ga, gb, out)
 
 
 def integrate(
@@ -81,39 +153,30 @@ def integrate(
     single_threshold: float = 0.0,
 ) -> list[Fragment]:
     """The passages the seeds (sentence pairs, int64 ``(n, 2)``) extend to with ``gaps``
-    (A, B) in sentences; ``similarity(a_range, b_range)`` validates each against
-    ``threshold``; a failed one is retried on its own seeds with gaps one smaller (not
-    below ``min_gap``). A passage of a single seed needs ``single_threshold`` too."""
-    out: list[Fragment] = []
-    for fa in fragments(seeds[:, 0], gaps[0], barriers[0]):
-        s1 = seeds[_inside(seeds[:, 0], *fa)]
-        if len(s1) < min_seeds:
-            continue
-        for fb in fragments(s1[:, 1], gaps[1], barriers[1]):
-            s2 = s1[_inside(s1[:, 1], *fb)]
-            if len(s2) < min_seeds:
-                continue
-            for fa2 in fragments(s2[:, 0], gaps[0], barriers[0]):
-                s3 = s2[_inside(s2[:, 0], *fa2)]
-                if len(s3) < min_seeds:
-                    continue
-                fb2 = (int(s3[:, 1].min()), int(s3[:, 1].max()))
-                score = similarity(fa2, fb2)
-                if score >= threshold and (len(s3) > 1 or score >= single_threshold):
-                    out.append(Fragment(*fa2, *fb2, score, s3))
-                elif max(gaps) > min_gap:
-                    smaller = (max(gaps[0] - 1, min_gap), max(gaps[1] - 1, min_gap))
-                    out += integrate(
-                        s3,
-                        smaller,
-                        barriers,
-                        similarity,
-                        threshold,
-                        min_gap,
-                        min_seeds,
-                        single_threshold,
-                    )
-    return out
+    (A, B) in sentences; ``similarity(a_range, b_range)`` (a pure function) validates each
+    against ``threshold``; a failed one is retried on its own seeds with gaps one smaller
+    (not below ``min_gap``). A passage of a single seed needs ``single_threshold`` too.
+
+    In plain Python over lists of seed tuples (a pair calls this on a few seeds at a time
+    thousands of times, where numpy's per-call cost was most of the time), and a failed
+    fragment's gap levels at which it cannot split are skipped: the same passages, in the
+    same order, as the recursion level by level (tests/test_extend.py)."""
+    if len(seeds) == 0:
+        return []
+    ext = _Extension(
+        (barriers[0].tolist(), barriers[1].tolist()),
+        similarity,
+        threshold,
+        min_gap,
+        min_seeds,
+        single_threshold,
+    )
+    found: list = []
+    ext.extend([(a, b) for a, b in seeds.tolist()], gaps[0], gaps[1], found)
+    return [
+        Fragment(*ra, *rb, score, np.array(s, dtype=np.int64).reshape(-1, 2))
+        for ra, rb, score, s in found
+    ]
 
 
 def join_in_order(

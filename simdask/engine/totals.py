@@ -75,7 +75,11 @@ def _prepared(text: str, s: AlignSettings, cfg: AlignConfig) -> tuple[PreparedTe
     exclusions), its word spans, its length (characters)."""
     tpl = s.template_chunks() if s.templates else frozenset()
     excluded = excluded_text(text, s.quotes, s.bibliography, tpl, s.k)
-    return prepare(text, cfg, excluded), word_spans(text), len(text)
+    prepared = prepare(text, cfg, excluded)
+    if any(end > start for start, end in excluded):
+        return prepared, word_spans(text), len(text)
+    # nothing excluded: the aligner's words are all the text's words (found once)
+    return prepared, (prepared.seg.starts, prepared.seg.ends), len(text)
 
 
 def align_job_batch(
