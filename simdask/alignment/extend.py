@@ -174,7 +174,7 @@ def integrate(
     found: list = []
     ext.extend([(a, b) for a, b in seeds.tolist()], gaps[0], gaps[1], found)
     return [
-        Fragment(*ra, *rb, score, np.array(s, dtype=np.int64).reshape(-1, 2))
+        Fragment(ra[0], ra[1], rb[0], rb[1], score, np.array(s, dtype=np.int64).reshape(-1, 2))
         for ra, rb, score, s in found
     ]
 
