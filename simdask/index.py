@@ -3,9 +3,9 @@ evidence reports, statistics.
 
 This module reads only (no lock: readers see the last committed state) and imports neither
 dask, distributed nor zarr; the work of each read is in :mod:`simdask.read` (a text checked
-against the index: :mod:`simdask.read.text_query`). Writing — creating, updating, removing, garbage collection — is
-in :mod:`simdask.writer`; :meth:`Index.create`, :meth:`Index.update`, :meth:`Index.remove`
-and :meth:`Index.writer` delegate to it.
+against the index: :mod:`simdask.read.text_query`). Writing — creating, updating, removing,
+garbage collection — is in :mod:`simdask.writer`; :meth:`Index.create`, :meth:`Index.update`,
+:meth:`Index.remove` and :meth:`Index.writer` delegate to it.
 """
 
 from __future__ import annotations

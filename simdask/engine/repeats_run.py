@@ -225,8 +225,8 @@ class _PassStage:
         self.results: list[Any] = [None] * len(calls)
 
     def submit(self, i: int):
-        unit = {self.per: i}
-        key = task_key(f"r{self.name}", self.host.tag, **unit)
+        b, s = (i, None) if self.per == "b" else (None, i)
+        key = task_key(f"r{self.name}", self.host.tag, b=b, s=s)
         return self.host.client.submit(self.fn, *self.calls[i], key=key)
 
     def collect(self, i: int, future) -> None:
