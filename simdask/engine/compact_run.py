@@ -4,9 +4,12 @@ cost"), as its own Dask tasks and its own generation.
 A compaction is a run that changes no document: each range the policy picks
 (:func:`~simdask.kernels.merge_policy.plan_merges`) gets one
 :func:`~simdask.engine.segment_tasks.compact_task` that merges some of its segments into a
-segment of the compaction's generation, dropping the postings tombstones hide. The new
-manifests are committed by the writer (:class:`~simdask.writer.Writer`, the one owner of every
-commit) in one catalog transaction, like any run: a crash before it leaves
+segment of the compaction's generation, dropping the postings tombstones hide. The tasks are
+a stage (:class:`CompactStage`, driven by :func:`~.stage.drive`) of the compaction's own
+:class:`~.context.RunContext`, named by :func:`~.context.task_key` with the run's tag as an
+update's are. The new manifests are committed by the writer
+(:class:`~simdask.write.run_commit.RunCommit`, the one owner of every commit) in one catalog
+transaction, like any run: a crash before it leaves
 the previous generation current, and the next run or compaction redoes the work. The old
 segments are deleted by garbage collection once no committed generation lists them.
 """
