@@ -2,9 +2,10 @@
 evidence reports, statistics.
 
 This module reads only (no lock: readers see the last committed state) and imports neither
-dask, distributed nor zarr. Writing — creating, updating, removing, garbage collection — is
-in :mod:`simdask.writer`; :meth:`Index.create`, :meth:`Index.update`, :meth:`Index.remove`
-and :meth:`Index.writer` delegate to it.
+dask, distributed nor zarr; the work of each read is in :mod:`simdask.read` (a text checked
+against the index: :mod:`simdask.read.text_query`). Writing — creating, updating, removing,
+garbage collection — is in :mod:`simdask.writer`; :meth:`Index.create`, :meth:`Index.update`,
+:meth:`Index.remove` and :meth:`Index.writer` delegate to it.
 """
 
 from __future__ import annotations
@@ -17,21 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simdask import failpoints
 from simdask.config import IndexConfig
 from simdask.errors import ConfigError, DocumentNotFoundError, IndexNotFoundError
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
 from simdask.kernels.exclusions import Exclusions
-from simdask.kernels.features import SORTED_CHUNK
-from simdask.kernels.measures import containment
-from simdask.kernels.postings import shard_of as chunk_shards
 from simdask.read import result_export, snapshots
-from simdask.read.doc_freq import common_chunk_ids, common_filter
+from simdask.read.doc_freq import common_filter
 from simdask.read.index_stats import index_stats
-from simdask.read.query_matches import query_matches
-from simdask.read.quoted_query import quoted_counts
 from simdask.read.segment_reads import SegmentReads
+from simdask.read.text_query import hashed_similarity, live_holders, query_texts
 from simdask.read.total_reads import DocTotal, query_total, read_totals
 from simdask.read.undirected_pairs import Pair, orient, undirected
 from simdask.storage import checksums
@@ -338,45 +334,13 @@ class Index:
         if top is not None and top < 1:
             raise ConfigError(f"expected top >= 1 or None (all), found {top}")
         with self.snapshot():  # one committed state, from the manifest to the matches' keys
-            return self._query_top(texts, min_similarity, top)
-
-    def _query_top(self, texts, min_similarity, top) -> list[tuple[list[QueryMatch], int]]:
-        cfg = self.config
-        cb = SORTED_CHUNK.chunk(list(texts), cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
-        manifest, tomb, n_chunks = (
-            self.reads.manifest(),
-            self.reads.tombstones(),
-            self._doc_chunks(),
-        )
-        if not manifest:
-            return [([], 0) for _ in texts]
-        shard_of = chunk_shards(cb.chunk_ids, cfg.shard_width)
-        ids = {s: np.unique(cb.chunk_ids[shard_of == s]) for s in np.unique(shard_of).tolist()}
-        shards = self.reads.query_shards(manifest, tomb, ids, merge=cfg.max_df is not None)
-        out, quoted = [], quoted_counts(self, texts, manifest, tomb) if cfg.exclude_quotes else None
-        for qi in range(len(texts)):
-            mine = cb.doc == qi
-            q_ids, sid = cb.chunk_ids[mine], shard_of[mine]
-            look = (shards, q_ids, sid, tomb, cfg.max_df, len(n_chunks))  # quoted: both ways
-            counts = self.reads.query_counts(*look) if quoted is None else quoted[qi]
-            failpoints.hit("query.keys")
-            args = (int(cb.n_chunks[qi]), n_chunks, min_similarity, top, self.catalog.keys_of)
-            out.append(query_matches(counts[0], counts[1], *args, *counts[2:]))
-        return out
+            return query_texts(self, texts, min_similarity, top)
 
     def holders(self, chunk_ids: np.ndarray) -> np.ndarray:
         """Sorted doc IDs of the live documents holding any of ``chunk_ids`` (every posting,
-        ``max_df`` not applied): what a query reads, for a change of the exclusions."""
-        with self.catalog.read_snapshot():
-            manifest, tomb = self.reads.manifest(), self.reads.tombstones()
-        ids = np.unique(np.asarray(chunk_ids))
-        if not manifest or not len(ids):
-            return np.zeros(0, np.uint64)
-        sid = chunk_shards(ids, self.config.shard_width)
-        by_range = {s: ids[sid == s] for s in np.unique(sid).tolist()}
-        shards = self.reads.query_shards(manifest, tomb, by_range, merge=False)
-        parts = self.reads.query_live_postings(shards, ids, sid, tomb, None)
-        return np.unique(np.concatenate([np.zeros(0, np.uint32), *parts])).astype(np.uint64)
+        ``max_df`` not applied): what a query reads, for a change of the exclusions
+        (:func:`simdask.read.text_query.live_holders`)."""
+        return live_holders(self, chunk_ids)
 
     def templates(self) -> tuple[Template, ...]:
         """The template texts the index excludes (``update --exclude``), as committed."""
@@ -397,7 +361,7 @@ class Index:
             self._excl = (key, index_exclusions(self.config, self.templates()))
         return self._excl[1]
 
-    def _doc_chunks(self) -> np.ndarray:
+    def doc_chunks(self) -> np.ndarray:
         """``|d|`` of every document by doc ID (int64; 0 for free IDs), cached per generation."""
         gen = self.catalog.generation
         if self._doc_table is None or self._doc_table[0] != gen:
@@ -470,12 +434,7 @@ class Index:
         kw.update(cache=cache, passages=passages)
         ev = compare_texts(text, b, cfg.k, min_chunks, min_words, **kw)
         if hashed is None:
-            ids = SORTED_CHUNK.chunk([text, b], cfg.k, cfg.hash_bits, cfg.seed, self.exclusions())
-            ia = ids.chunk_ids[ids.doc == 0]  # distinct per document already: numpy, bounded
-            ib = ids.chunk_ids[ids.doc == 1]
-            both = np.intersect1d(ia, ib, assume_unique=True)
-            shared = len(both) - len(common_chunk_ids(self, both))
-            hashed = containment(shared, len(ia))
+            hashed = hashed_similarity(self, text, b)
         return ev.report(key, other, hashed)
 
     def disk_bytes(self) -> int:

@@ -4,11 +4,12 @@ and garbage collection.
 A :class:`Writer` holds the writer lock of one index (taken once, for the ``with`` block or
 for one call) and runs updates under it. A run: record it as ``running``; compute on Dask
 (:func:`simdask.engine.run.run_update`: new segments as generation ``run_id``, text packs
-``r<run_id>-*``); commit everything in one catalog transaction
-(:meth:`~simdask.storage.catalog.Catalog.commit_run`); then compact if the merge policy says
-so (:meth:`Writer.compact`, a run of its own) and collect garbage (:mod:`simdask.write.garbage`).
-Until COMMIT nothing a reader sees has changed and a failure frees what the run wrote; after
-COMMIT the run is committed, whatever arrives (an interrupt, an error while cleaning up).
+``r<run_id>-*``); commit everything in one catalog transaction; then compact if the merge
+policy says so (:meth:`Writer.compact`, a run of its own, committed the same way) and collect
+garbage (:mod:`simdask.write.garbage`). Every run's record, commit and failure handling is
+:class:`~simdask.write.run_commit.RunCommit`'s, the one owner of the commit. Until COMMIT
+nothing a reader sees has changed and a failure frees what the run wrote; after COMMIT the
+run is committed, whatever arrives (an interrupt, an error while cleaning up).
 
 :data:`COMMIT_FAILPOINTS` lists every failure point of the commit window in order; the crash
 tests interrupt a run at each of them in turn.
@@ -18,9 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import os
-import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
@@ -30,21 +29,17 @@ from simdask import failpoints
 from simdask.cluster.current import made_current
 from simdask.cluster.incidents import cluster_incidents
 from simdask.cluster.listen import dashboard_line
-from simdask.cluster.placement import choose_transfer
 from simdask.config import IndexConfig
 from simdask.errors import DocumentNotFoundError
 from simdask.ingest.sources import SourceItem, source_id
 from simdask.progress import Callback
 from simdask.read.segment_reads import segment_set
 from simdask.storage.changed import changed_keys
-from simdask.storage.checksums import digest, run_files
 from simdask.storage.commit import COMMIT_FAILPOINTS as _CATALOG_FAILPOINTS
-from simdask.storage.commit import RunChanges, check_rows
+from simdask.storage.commit import check_rows
 from simdask.storage.create import CATALOG_NAME, create_catalog
-from simdask.storage.diskspace import disk_full, estimate_run_bytes, free_bytes
 from simdask.storage.key_migration import migrate_keys
 from simdask.storage.lock import WriterLock
-from simdask.storage.lsh_store import LshStore, lsh_root
 from simdask.summary import RunSummary, run_summary
 from simdask.write import rechunk
 from simdask.write.clusters import default_connector, found_cluster
@@ -52,6 +47,7 @@ from simdask.write.collisions import checked_items
 from simdask.write.compute_totals import run_totals_plan
 from simdask.write.exclusion_runs import carry_change, measure, measured, share_cluster
 from simdask.write.garbage import collect_garbage
+from simdask.write.run_commit import RunCommit
 from simdask.write.run_notes import note_run
 from simdask.write.settings import cluster_ranges, run_config, use_worker_cache
 
@@ -60,8 +56,6 @@ if TYPE_CHECKING:
     from simdask.index import Index
 
 __all__ = ["CATALOG_NAME", "COMMIT_FAILPOINTS", "COMPACTION_FAILPOINTS", "Writer", "create_catalog"]
-
-_log = logging.getLogger(__name__)
 
 #: Every failure point from the end of the computation to the end of the run, in the order a
 #: run reaches them, each with whether the run is committed there. ``gc.*`` points are hit
@@ -232,18 +226,17 @@ class Writer:
         items = [*listed, *req.items]
         cb.end_stage()
         scan_s = time.perf_counter() - t
-        run_id = idx.catalog.start_run()
+        run = RunCommit(idx, (i.path for i in items))
         before = segment_set(idx.catalog.segments())
-        free_at_start = free_bytes(idx.path)
         with contextlib.ExitStack() as cluster:
-            try:
-                out = self._compute(req, cluster, run_id, items, plan)
+            with run.settled():
+                out = self._compute(req, cluster, run.run_id, items, plan)
                 if plan.meta is not None:  # the templates commit with the run using them
                     out.changes.meta["exclusions"] = plan.meta
                 failpoints.hit("before_commit")
                 t = time.perf_counter()
                 cb.stage("commit", None)
-                summary = run_summary(run_id, out, scan_s)
+                summary = run_summary(run.run_id, out, scan_s)
                 summary.sources = sorted(
                     {i.source for i in items} | {source_id(x) for x in req.sources}
                 )
@@ -253,39 +246,15 @@ class Writer:
                 out.changes.totals = run_totals_plan(
                     idx, self._client, req, plan.templates, summary.stats.transfer
                 )
-                out.changes.files = self._checksums(out.changes, run_id, out.digests.digest)
-                idx.catalog.commit_run(run_id, run_id, out.changes, summary.to_dict())
+                run.commit(out.changes, summary.to_dict(), out.digests.digest)
                 cb.end_stage()
-            except BaseException as e:
-                if not self._settle(run_id, e):
-                    full = self._disk_full(e, items, free_at_start)
-                    if full is not None:
-                        raise full from None
-                    raise
             summary.seconds["commit"] = time.perf_counter() - t
-            self._after_commit(run_id, before, lambda: self._auto_compact(req, summary))
+            run.after_commit(before, lambda: self._auto_compact(req, summary))
         summary.documents = idx.catalog.n_documents()
         note_run(idx.catalog, listed, summary, rechunk=req.keep_hashes is not None)
         summary.seconds["total"] = time.perf_counter() - started  # serial "other": the notes
         summary.index_bytes = idx.disk_bytes()
         return summary
-
-    def _disk_full(self, error: BaseException, items: list[SourceItem], free_at_start: int):
-        """A :class:`~simdask.errors.DiskFullError` if ``error`` means the disk is full."""
-        idx = self.index
-        shards = 0 if idx.store.local_root is None else idx.disk_bytes()
-        needed = estimate_run_bytes(shards, (i.path for i in items))
-        gen = idx.catalog.generation
-        unchanged = f"the index is unchanged (generation {gen})"
-        return disk_full(error, idx.path, needed, free_at_start, unchanged)
-
-    def _checksums(self, ch: RunChanges, run_id: int, hasher=digest) -> list[tuple[str, int, str]]:
-        """Size and xxh3 of the files this run wrote, read back here before the commit that
-        records them (:mod:`simdask.storage.checksums`; ``hasher``: digests taken ahead)."""
-        written = {s: g for s, segs in ch.manifests.items() for g, _, _ in segs if g == run_id}
-        packs = {d.text_pack for d in ch.upserted if d.text_pack is not None}
-        lsh = LshStore(lsh_root(self.index.path)).files(run_id) if ch.meta.get("lsh") else []
-        return run_files(self.index.store, self.index.path / "texts", written, packs, lsh, hasher)
 
     def _compute(self, req: _Request, cluster, run_id: int, items, plan) -> RunOutcome:
         """The run on Dask (the cluster entered on the exit stack ``cluster``: it stays for
@@ -333,69 +302,6 @@ class Writer:
                 out.stats.sizing.ranges_chosen = chosen is not None
             return out
 
-    def _settle(self, run_id: int, error: BaseException) -> bool:
-        """After ``error`` stopped run ``run_id``: True if the run is nevertheless committed
-        and the error came after COMMIT (an exception: reported, the run goes on); False to
-        re-raise it. An uncommitted run is recorded as failed and what it wrote is freed; if
-        the catalog cannot say (it cannot be read), nothing is deleted (the next run's garbage
-        collection frees it)."""
-        try:
-            status = self.index.catalog.run_status(run_id)
-        except Exception:
-            return False
-        if status == "committed":
-            if isinstance(error, Exception):
-                _log.warning(
-                    "generation %d is committed; after the commit: %s: %s",
-                    run_id,
-                    type(error).__name__,
-                    error,
-                )
-                return True
-            _log.warning("interrupted after the commit: generation %d is committed", run_id)
-            return False
-        if status == "running":
-            self._abort(run_id, error)
-        return False
-
-    def _abort(self, run_id: int, error: BaseException) -> None:
-        """After a failed, uncommitted run: record it (if the disk lets us) and free what it
-        wrote (its shard generation, LSH generation, text packs and work folder)."""
-        idx = self.index
-        with contextlib.suppress(Exception):
-            idx.store.remove_generation(run_id)
-        with contextlib.suppress(Exception):
-            LshStore(lsh_root(idx.path)).remove_generation(run_id)
-        with contextlib.suppress(Exception):
-            for pack in idx.texts.packs():
-                if pack.startswith(f"r{run_id:06d}-"):
-                    idx.texts.remove(pack)
-        shutil.rmtree(idx.path / "work" / f"run-{run_id:06d}", ignore_errors=True)
-        # e.g. the disk is still full: then the next run marks it abandoned
-        with contextlib.suppress(Exception):
-            idx.catalog.fail_run(run_id, f"{type(error).__name__}: {error}")
-
-    def _after_commit(self, run_id: int, before: set, then=lambda: None) -> None:
-        """Clean up after a commit (``then``: the automatic compaction, before garbage
-        collection); nothing arriving here undoes the run (an error is logged as a warning,
-        an interrupt goes on up after saying that the run is committed)."""
-        try:
-            failpoints.hit("after_commit")
-            self.index.drop_caches()
-            then()
-            self.collect_garbage(keep=before)
-        except Exception as e:
-            _log.warning(
-                "generation %d is committed, but cleaning up failed (%s: %s); the next run "
-                "removes what is left",
-                run_id,
-                type(e).__name__,
-                e,
-            )
-        except BaseException:
-            _log.warning("interrupted after the commit: generation %d is committed", run_id)
-            raise
-
     # --- compaction -------------------------------------------------------------------------
     def compact(
         self,
@@ -417,12 +323,16 @@ class Writer:
             self.index.catalog.abandon_stale_runs()
             before = segment_set(self.index.catalog.segments())
             found, connector = (client, None) if client is not None else found_cluster()
-            outlives = found is not None or connector is not None
+            if options.worker_cache is None:  # a cluster found outlives the compaction
+                outlives = found is not None or connector is not None
+                options = dataclasses.replace(options, worker_cache=outlives)
             own = connector(0) if connector is not None else connect()
-            with nullcontext(found) if found is not None else own as cl, made_current(cl):
-                cache = outlives if options.worker_cache is None else options.worker_cache
-                with cluster_errors(cl, "the index is unchanged"):  # a worker lost: exit 4
-                    out = self._compact_run(cl, options, callback or Callback(), force, cache)
+            with (
+                nullcontext(found) if found is not None else own as cl,
+                made_current(cl),
+                cluster_errors(cl, "the index is unchanged"),  # a worker lost: exit 4
+            ):
+                out = self._compact_run(cl, options, callback or Callback(), force)
             self.index.drop_caches()
             freed = collect_garbage(self.index, before, vacuum_all=True)["catalog_bytes_freed"]
         return {**out, "catalog_bytes_freed": freed} if out or freed else out
@@ -430,9 +340,8 @@ class Writer:
     def _auto_compact(self, req: _Request, summary: RunSummary) -> None:
         """After a committed run: compact if the merge policy says so (in the summary); a
         failure is recorded there (the run stands; the next run compacts again)."""
-        opts = req.options
         try:
-            out = self._compact_run(self._client, opts, req.cb, False, bool(opts.worker_cache))
+            out = self._compact_run(self._client, req.options, req.cb, False)
         except Exception as e:
             summary.stats.compaction_error = f"{type(e).__name__}: {e}"
             return
@@ -440,13 +349,14 @@ class Writer:
             summary.stats.compaction = out
             summary.seconds["compaction"] = out["seconds"]
 
-    def _compact_run(
-        self, client, options: RunOptions, cb: Callback, force: bool, use_cache: bool
-    ) -> dict[str, Any]:
-        """Plan and run one compaction with ``options.merge_policy`` (lock held): a run of its
-        own, committed here like every run, with the checksums of the segments it wrote.
-        Returns its statistics with ``run_id`` (``{}`` when nothing was due). On failure
-        before the commit its generation is removed and the previous one stays current."""
+    def _compact_run(self, client, options: RunOptions, cb: Callback, force: bool) -> dict:
+        """Plan and run one compaction with ``options.merge_policy`` (lock held): a run of
+        the writer like an update — its record, its tasks on the engine's stage contract
+        (:mod:`simdask.engine.compact_run`), its commit by
+        :class:`~simdask.write.run_commit.RunCommit` with the checksums of the segments it
+        wrote. Returns its statistics with ``run_id`` (``{}`` when nothing was due). On
+        failure before the commit its generation is removed and the previous one stays
+        current."""
         # loads dask: only when a run needs it
         from simdask.engine.compact_run import plan_compaction, run_compaction
 
@@ -454,33 +364,23 @@ class Writer:
         plan = plan_compaction(idx.catalog, options.merge_policy, force)
         if not plan:
             return {}
-        transfer, _ = choose_transfer(
-            options.transfer, client, idx.path / "work", [], idx.store.url
-        )
-        run_id, free_at_start = idx.catalog.start_run(), free_bytes(idx.path)
-        try:
+        run = RunCommit(idx)
+        with run.settled():
             changes, stats = run_compaction(
                 client,
                 idx.catalog,
                 idx.store,
                 idx.config,
                 plan,
-                run_id=run_id,
-                shared=transfer == "shared",
-                use_cache=use_cache,
+                run_id=run.run_id,
+                work_dir=idx.path / "work",
+                options=options,
                 cb=cb,
             )
             failpoints.hit("before_compaction_commit")
-            changes.files = self._checksums(changes, run_id)
-            idx.catalog.commit_run(run_id, run_id, changes, {"compaction": stats})
-        except BaseException as e:
-            if not self._settle(run_id, e):  # committed: the error came after COMMIT
-                full = self._disk_full(e, [], free_at_start)
-                if full is not None:  # one line naming the path and the space needed
-                    raise full from None
-                raise
+            run.commit(changes, {"compaction": stats})
         failpoints.hit("after_compaction_commit")
-        return {"run_id": run_id, **stats}
+        return {"run_id": run.run_id, **stats}
 
     # --- garbage collection -----------------------------------------------------------------
     def collect_garbage(self, keep: Iterable[tuple[int, int]] = ()) -> dict[str, int]:

@@ -356,20 +356,17 @@ def run_candidate_stage(
     job: CandidateJob,
     resolved: ResolvedChanges,
     replace_all: bool,
-    changes,
-    stats,
     enabled: bool,
-) -> None:
-    """:func:`candidate_changes` into the run's ``changes`` (a
-    :class:`~simdask.storage.catalog.RunChanges`), its seconds into ``stats.seconds``; an
-    index without ``candidates`` (its setting, ``enabled`` False) keeps none: stored ones
-    (the setting turned off) are dropped by the commit."""
+) -> tuple[CandidateChanges | None, dict[str, float]]:
+    """The run's candidate changes (:func:`candidate_changes`; None: unchanged) and the
+    seconds they took (``{"candidates": s}``, for the run's ``stats.seconds``). An index
+    without ``candidates`` (its setting, ``enabled`` False) keeps none: stored ones (the
+    setting turned off) are dropped by the commit."""
     if not enabled:
         remove_unreferenced(candidate_store(job.index_path), stored_segments(job.catalog))
         config = stored_candidate_config(job.catalog)
-        if config is not None:
-            changes.candidates = CandidateChanges(config, full=True, off=True)
-        return
+        off = None if config is None else CandidateChanges(config, full=True, off=True)
+        return off, {}
     t = time.perf_counter()
-    changes.candidates = candidate_changes(ctx, job, resolved, replace_all)
-    stats.seconds["candidates"] = time.perf_counter() - t
+    got = candidate_changes(ctx, job, resolved, replace_all)
+    return got, {"candidates": time.perf_counter() - t}

@@ -4,9 +4,12 @@ cost"), as its own Dask tasks and its own generation.
 A compaction is a run that changes no document: each range the policy picks
 (:func:`~simdask.kernels.merge_policy.plan_merges`) gets one
 :func:`~simdask.engine.segment_tasks.compact_task` that merges some of its segments into a
-segment of the compaction's generation, dropping the postings tombstones hide. The new
-manifests are committed by the writer (:class:`~simdask.writer.Writer`, the one owner of every
-commit) in one catalog transaction, like any run: a crash before it leaves
+segment of the compaction's generation, dropping the postings tombstones hide. The tasks are
+a stage (:class:`CompactStage`, driven by :func:`~.stage.drive`) of the compaction's own
+:class:`~.context.RunContext`, named by :func:`~.context.task_key` with the run's tag as an
+update's are. The new manifests are committed by the writer
+(:class:`~simdask.write.run_commit.RunCommit`, the one owner of every commit) in one catalog
+transaction, like any run: a crash before it leaves
 the previous generation current, and the next run or compaction redoes the work. The old
 segments are deleted by garbage collection once no committed generation lists them.
 """
@@ -15,16 +18,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
-import xxhash
-from distributed import Client, as_completed
+from distributed import Client, Future
 
 from simdask import failpoints
-from simdask.cluster.transfer import Traffic
+from simdask.cluster.placement import choose_transfer
 from simdask.config import IndexConfig
+from simdask.engine.context import RunContext, RunOptions, run_tag
 from simdask.engine.merge_stage import cache_retain, cached_shards
 from simdask.engine.segment_tasks import CompactSpec, compact_task, segment_head
+from simdask.engine.stage import drive
+from simdask.errors import ShardNotCachedError
 from simdask.kernels.merge_policy import MergePolicy, plan_merges
 from simdask.progress import Callback
 from simdask.storage.catalog import Catalog, RunChanges
@@ -32,7 +38,7 @@ from simdask.storage.catalog_values import meta_int
 from simdask.storage.segments import Manifest, current_tombstones
 from simdask.storage.shards import ShardStore, encode_shard, shard_ranges
 
-__all__ = ["CompactionPlan", "plan_compaction", "run_compaction"]
+__all__ = ["CompactStage", "CompactionPlan", "plan_compaction", "run_compaction"]
 
 
 @dataclass
@@ -65,6 +71,66 @@ def plan_compaction(catalog: Catalog, policy: MergePolicy, force: bool = False) 
     return plan
 
 
+class CompactStage:
+    """One :func:`~simdask.engine.segment_tasks.compact_task` per range the plan merges (the
+    :class:`~.stage.Stage` contract), task names ``simdask-compact-<tag>-sNNNN``; collected:
+    the new segment's counts (``chead``) and, when the workers do not share the store, its
+    files encoded on the worker (``cencode``) and written by the client.
+
+    A range cached on a worker (:attr:`located`) is merged there. Without a shared store a
+    range not cached is read by the client and sent, at most ``ctx.in_flight`` at a time, and
+    a task whose worker lost the cached copy (:class:`ShardNotCachedError`) is sent again
+    with the segments (suffix ``sent``), as the merge stage does."""
+
+    name = "compact"
+
+    def __init__(self, ctx: RunContext, store: ShardStore, specs: list[CompactSpec], tomb_f):
+        self.ctx, self.store, self.specs, self.tomb_f = ctx, store, specs, tomb_f
+        self.size = len(specs)
+        self.limit = self.size if ctx.shared else ctx.in_flight
+        self.heads: dict[int, tuple[int, int]] = {}
+        self.located: dict[int, str] = {}
+
+    def locate(self, index_id: str, layout: str, manifest: Manifest) -> None:
+        """Keep the committed segments of ``manifest`` in the workers' caches and find the
+        workers holding those of the ranges to merge."""
+        keep = {s: [g for g, _, _ in segs] for s, segs in manifest.items()}
+        self.ctx.client.run(cache_retain, index_id, layout, keep)
+        merges = {spec.shard: list(spec.generations) for spec in self.specs}
+        self.located = cached_shards(self.ctx.client, index_id, layout, merges)
+
+    def _submit(self, i: int, send: bool, suffix: str = "") -> Future:
+        spec, ctx = self.specs[i], self.ctx
+        s = spec.shard
+        parts = None
+        if send:
+            parts = ctx.traffic.scatter([self.store.read(g, s) for g in spec.generations])
+        where = {}
+        if s in self.located and not send:
+            where = {"workers": [self.located[s]], "allow_other_workers": True}
+        key = ctx.key("compact", s=s, suffix=suffix)
+        return ctx.client.submit(compact_task, spec, self.tomb_f, parts, key=key, **where)
+
+    def submit(self, i: int) -> Future:
+        send = not self.ctx.shared and self.specs[i].shard not in self.located
+        return self._submit(i, send)
+
+    def collect(self, i: int, future: Future) -> Future | None:
+        ctx, s = self.ctx, self.specs[i].shard
+        if future.status == "error":
+            if ctx.shared or not isinstance(future.exception(), ShardNotCachedError):
+                future.result()  # raises the task's error
+            self.located.pop(s, None)
+            return self._submit(i, True, "sent")
+        head = ctx.client.submit(segment_head, future, key=ctx.key("chead", s=s))
+        self.heads[s] = head.result()
+        if not ctx.shared:
+            key = ctx.key("cencode", s=s)
+            blob = ctx.client.submit(encode_shard, future, self.store.compressed, key=key)
+            self.store.write_encoded(ctx.run_id, s, ctx.traffic.gather(blob))
+        return None
+
+
 def run_compaction(
     client: Client,
     catalog: Catalog,
@@ -73,64 +139,43 @@ def run_compaction(
     plan: CompactionPlan,
     *,
     run_id: int,
-    shared: bool,
-    use_cache: bool,
+    work_dir: Path,
+    options: RunOptions,
     cb: Callback,
 ) -> tuple[RunChanges, dict]:
-    """Merge the planned segments as generation ``run_id``; returns the changes to commit
-    and statistics (ranges, segments merged, postings read and written, seconds).
-    ``shared``: the workers read and write the store themselves (else the client sends the
-    segments and writes the results)."""
+    """Merge the planned segments as generation ``run_id`` (a run of its own: its
+    :class:`~.context.RunContext`, its data placement chosen as an update's,
+    ``options.transfer``, in ``work_dir``; the workers' caches used when
+    ``options.worker_cache``). Returns the changes for the writer to commit and statistics
+    (ranges, segments merged, postings read and written, seconds)."""
     t = time.perf_counter()
+    transfer, _ = choose_transfer(options.transfer, client, work_dir, [], store.url)
+    ctx = RunContext.start(client, run_id, run_tag(store, run_id), cb, transfer, options)
     ranges = shard_ranges(config.hash_bits, config.ranges)
-    tag = f"{xxhash.xxh3_64_hexdigest(store.location.encode())[:8]}-c{run_id}"
-    index_id = catalog.index_id
-    specs = {
-        s: CompactSpec(
-            s,
-            *ranges[s],
-            tuple(gens),
-            run_id,
-            store.location if shared else None,
-            index_id,
-            config.shard_layout,
-            use_cache,
+    use_cache = bool(options.worker_cache)
+    specs = [
+        CompactSpec(
+            shard=s,
+            lo=ranges[s][0],
+            hi=ranges[s][1],
+            generations=tuple(gens),
+            generation=run_id,
+            store_root=store.location if ctx.shared else None,
+            index_id=catalog.index_id,
+            layout=config.shard_layout,
+            use_cache=use_cache,
         )
         for s, gens in plan.merges.items()
-    }
-    located: dict[int, str] = {}
+    ]
+    [tomb_f] = ctx.broadcast(current_tombstones(catalog))
+    stage = CompactStage(ctx, store, specs, tomb_f)
     if use_cache:
-        keep = {s: [g for g, _, _ in segs] for s, segs in plan.manifest.items()}
-        client.run(cache_retain, index_id, config.shard_layout, keep)
-        located = cached_shards(client, index_id, config.shard_layout, plan.merges)
-    tomb = current_tombstones(catalog)
-    [tomb_f] = client.scatter([tomb], broadcast=True, hash=False)
-    traffic = Traffic(client)
-    cb.stage("compact", len(specs))
-    futs = {}
-    for s, spec in specs.items():
-        parts = None
-        if not shared and s not in located:
-            parts = traffic.scatter([store.read(g, s) for g in spec.generations])
-        where = {"workers": [located[s]], "allow_other_workers": True} if s in located else {}
-        futs[s] = client.submit(
-            compact_task, spec, tomb_f, parts, key=f"simdask-compact-{tag}-s{s:04d}", **where
-        )
-    heads = {}
-    for fut in as_completed(list(futs.values()), loop=client.loop):
-        s = next(k for k, f in futs.items() if f.key == fut.key)
-        heads[s] = client.submit(segment_head, fut, key=f"simdask-chead-{tag}-s{s:04d}").result()
-        if not shared:
-            blob = client.submit(
-                encode_shard, fut, store.compressed, key=f"simdask-cencode-{tag}-s{s:04d}"
-            )
-            store.write_encoded(run_id, s, traffic.gather(blob))
-        cb.advance(1)
-    cb.end_stage()
+        stage.locate(catalog.index_id, config.shard_layout, plan.manifest)
+    drive(ctx, stage)
     failpoints.hit("after_compaction")
-    changes, stats = _changes(catalog, config, plan, heads, run_id)
-    stats["ranges_from_cache"] = len(located)
-    stats["bytes_to_cluster"] = traffic.to_cluster
+    changes, stats = _changes(catalog, config, plan, stage.heads, run_id)
+    stats["ranges_from_cache"] = len(stage.located)
+    stats["bytes_to_cluster"] = ctx.traffic.to_cluster
     stats["seconds"] = time.perf_counter() - t
     return changes, stats
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import xxhash
 from dask.sizeof import sizeof
 from distributed import Client, Future
 
@@ -27,8 +29,9 @@ from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes
 from simdask.kernels.merge_policy import MergePolicy
 from simdask.kernels.postings import ShardData
 from simdask.progress import Callback
+from simdask.storage.shards import ShardStore
 
-__all__ = ["TOTALS_MODES", "RunContext", "RunOptions", "task_key"]
+__all__ = ["TOTALS_MODES", "RunContext", "RunOptions", "run_tag", "task_key"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,13 @@ def task_key(
     if s is not None:
         key += f"-s{s:04d}"
     return f"{key}-{suffix}" if suffix else key
+
+
+def run_tag(store: ShardStore, run_id: int) -> str:
+    """The ``tag`` of run ``run_id`` of the index whose shards ``store`` holds (every run
+    of the writer: an update, a compaction): ``<8 hex digits of the store's location>-r<run>``."""
+    location = store.url or str(Path(store.location).resolve())
+    return f"{xxhash.xxh3_64_hexdigest(location.encode())[:8]}-r{run_id}"
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ docs/term.md.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -50,9 +51,8 @@ from simdask.storage.reads import text_locations
 from simdask.storage.segments import Manifest, RangeReader
 from simdask.storage.shards import ShardStore
 from simdask.storage.text_packs import TextStore
-from simdask.summary import RunStats
 
-__all__ = ["SPLIT_BATCH", "QuoteJob", "quote_stage", "split_task"]
+__all__ = ["SPLIT_BATCH", "QuoteJob", "QuoteResult", "quote_stage", "split_task"]
 
 #: texts split into U and Q per task
 SPLIT_BATCH = 500
@@ -89,6 +89,20 @@ def split_task(
     return sp.u.chunk_ids, sp.u.doc.astype(np.int64), sp.q_ids, sp.q_doc
 
 
+@dataclass(frozen=True)
+class QuoteResult:
+    """What the quote stage gives the run to commit: ``rows``, the lists corrected to
+    ``S + E``; ``ranked_again``, the documents whose lists got a row from a recomputed list
+    (the commit ranks them again: the run's ``trim``); ``quoted``, the Q of the run's new and
+    modified documents; ``seconds``: ``quotes`` (wall) and ``quotes_cpu`` (this process's
+    CPU), for the run's ``stats.seconds``."""
+
+    rows: Rows
+    ranked_again: np.ndarray
+    quoted: QuotedChanges
+    seconds: dict[str, float]
+
+
 def quote_stage(
     ctx: RunContext,
     job: QuoteJob,
@@ -96,13 +110,11 @@ def quote_stage(
     changes: RunChanges,
     rows: Rows,
     n_chunks: np.ndarray,
-    stats: RunStats,
-) -> Rows:
+) -> QuoteResult:
     """The engine's ``rows`` (lists of ``changes.rows_replaced`` computed
-    ``stored_depth + 1`` deep, by ``S``) corrected to ``S + E``; sets ``changes.quoted``
-    (the Q of the run's new and modified documents). ``n_chunks``: ``|U|`` by doc ID after
-    the run. Records its seconds in ``stats.seconds`` (``quotes``: wall; ``quotes_cpu``:
-    this process's CPU)."""
+    ``stored_depth + 1`` deep, by ``S``) corrected to ``S + E`` (:class:`QuoteResult`).
+    ``changes``: the run's changes so far, read, never changed (its recomputed lists,
+    segments and tombstones); ``n_chunks``: ``|U|`` by doc ID after the run."""
     t0, cpu0 = time.perf_counter(), time.process_time()
     lists = np.asarray(changes.rows_replaced, np.int64)
     docs = lists[(lists < len(n_chunks))]
@@ -117,7 +129,6 @@ def quote_stage(
     pairs = quoted_pairs(look, cfg.max_df)
     out = add_quoted(rows, pairs, n_chunks, cfg.threshold, lists, cfg.stored_depth + 1)
     rest = np.asarray(out[0], np.int64)[~np.isin(out[0], lists)]  # rows to a list document
-    changes.trim = np.union1d(np.asarray(changes.trim, np.int64), rest)  # ranked again
     mine = {d.doc_id for d in resolved.upserted}
     written = {}
     for d in np.unique(q_doc).tolist():
@@ -126,13 +137,13 @@ def quote_stage(
             written[int(d)] = encode_ids(q_ids[lo:hi], cfg.hash_bits)
     removed = np.union1d(np.asarray(resolved.touched, np.int64), np.asarray(sorted(mine)))
     reverse = reverse_counts(pairs, n_chunks, cfg.threshold)
-    changes.quoted = QuotedChanges(
-        removed.astype(np.int64), written, job.replace_all, lists, reverse
-    )
-    stats.seconds["quotes"] = time.perf_counter() - t0
-    stats.seconds["quotes_cpu"] = time.process_time() - cpu0
+    quoted = QuotedChanges(removed.astype(np.int64), written, job.replace_all, lists, reverse)
+    seconds = {
+        "quotes": time.perf_counter() - t0,
+        "quotes_cpu": time.process_time() - cpu0,
+    }
     ctx.cb.message(f"quotations: {len(docs):,} lists counted in the checked document's direction")
-    return out
+    return QuoteResult(out, np.unique(rest), quoted, seconds)
 
 
 def _texts(job: QuoteJob, resolved: ResolvedChanges, docs: np.ndarray) -> list[str]:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simdask.engine.context import task_key
 from simdask.engine.repeats_tasks import (
     IndexText,
     Plan,
@@ -43,9 +44,11 @@ from simdask.engine.repeats_tasks import (
     pass2_task,
     select_task,
 )
+from simdask.engine.stage import drive
 from simdask.errors import ConfigError, check_keys
 from simdask.ingest.sources import SourceItem, list_items
 from simdask.kernels.ngrams import RECORD
+from simdask.progress import Callback
 from simdask.storage.catalog import Catalog
 from simdask.storage.create import CATALOG_NAME
 
@@ -200,20 +203,43 @@ class _DiskWatcher:
         self._thread.join()
 
 
-def _stage(client, res: RepeatsResult, name: str, fn, calls: list[tuple], *, tag: str, callback):
-    """Run ``fn(*args)`` for every ``args`` in ``calls`` as tasks; their results in order."""
+@dataclass(frozen=True)
+class _Host:
+    """A ``repeats`` run as :func:`~.stage.drive` sees it (it belongs to no index): the
+    client, progress and the run's part of every task name (:func:`~.context.task_key`)."""
+
+    client: Any
+    cb: Callback
+    tag: str
+
+
+class _PassStage:
+    """One pass as a stage (the :class:`~.stage.Stage` contract): ``fn(*calls[i])`` for every
+    unit ``i``, all submitted at once (each task's memory is bounded by ``batch_bytes`` or
+    ``range_bytes``), task names ``simdask-r<name>-<tag>-bNNNNNN`` per batch of documents or
+    ``-sNNNN`` per hash range (``per``); :attr:`results` in unit order once driven."""
+
+    def __init__(self, host: _Host, name: str, fn, calls: list[tuple], per: str):
+        self.host, self.name, self.fn, self.calls, self.per = host, name, fn, calls, per
+        self.size = self.limit = len(calls)
+        self.results: list[Any] = [None] * len(calls)
+
+    def submit(self, i: int):
+        b, s = (i, None) if self.per == "b" else (None, i)
+        key = task_key(f"r{self.name}", self.host.tag, b=b, s=s)
+        return self.host.client.submit(self.fn, *self.calls[i], key=key)
+
+    def collect(self, i: int, future) -> None:
+        self.results[i] = future.result()
+
+
+def _stage(host: _Host, res: RepeatsResult, name: str, fn, calls: list[tuple], per: str):
+    """Run ``fn(*args)`` for every ``args`` in ``calls`` as one stage (:class:`_PassStage`);
+    their results in order. Records its seconds and temporary bytes written in ``res``."""
     t0 = time.perf_counter()
-    if callback is not None:
-        callback.stage(name, len(calls))
-    futures = [
-        client.submit(fn, *args, key=f"simdask-repeats-{tag}-{name}-{i:06d}", pure=False)
-        for i, args in enumerate(calls)
-    ]
-    out = client.gather(futures)
-    del futures
-    if callback is not None:
-        callback.advance(len(calls))
-        callback.end_stage()
+    stage = _PassStage(host, name, fn, calls, per)
+    drive(host, stage)
+    out = stage.results
     res.seconds[name] = time.perf_counter() - t0
     res.temp_written[name] = sum(int(o["bytes"]) for o in out)
     return out
@@ -272,10 +298,11 @@ def find_repeats(
 
 def _run_stages(client, refs, bases, plan: Plan, method: str, res: RepeatsResult, callback):
     """The stages of one run (module docstring), stage after stage; fills ``res``."""
-    run = functools.partial(_stage, client, res, tag=uuid.uuid4().hex[:8], callback=callback)
+    host = _Host(client, callback or Callback(), uuid.uuid4().hex[:8])
+    run = functools.partial(_stage, host, res)
     batches = [(b, refs[lo:hi], lo) for b, (lo, hi) in enumerate(itertools.pairwise(bases))]
     first = pass1_task if method == "two-pass" else onepass_task
-    p1 = run("pass1", first, [(*a, plan) for a in batches])
+    p1 = run("pass1", first, [(*a, plan) for a in batches], "b")
     keys: list[str | None] = [None] * len(refs)
     for (_, _, lo), o in zip(batches, p1, strict=True):
         keys[lo : lo + len(o["keys"])] = o["keys"]
@@ -286,12 +313,12 @@ def _run_stages(client, refs, bases, plan: Plan, method: str, res: RepeatsResult
     ranges = range(plan.n_ranges)
     stage = "op"
     if method == "two-pass":
-        selected = run("select", select_task, [(r, bases, plan) for r in ranges])
+        selected = run("select", select_task, [(r, bases, plan) for r in ranges], "s")
         res.candidates = sum(o["selected"] for o in selected)
         calls = [(*a, o["keys"], plan) for a, o in zip(batches, p1, strict=True)]
-        run("pass2", pass2_task, calls)
+        run("pass2", pass2_task, calls, "b")
         stage = "p2"
-    rows = run("group", group_task, [(r, stage, plan) for r in ranges])
+    rows = run("group", group_task, [(r, stage, plan) for r in ranges], "s")
     res.rows = sum(o["rows"] for o in rows)
 
 

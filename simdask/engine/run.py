@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xxhash
 from distributed import Client
 
 from simdask import failpoints
@@ -29,7 +28,7 @@ from simdask.cluster.worker_cache import cache_stats
 from simdask.config import IndexConfig
 from simdask.engine.candidate_stage import CandidateJob, run_candidate_stage
 from simdask.engine.chunk_stage import PROVISIONAL_BASE, ChunkOutput, run_chunk_stage
-from simdask.engine.context import RunContext, RunOptions
+from simdask.engine.context import RunContext, RunOptions, run_tag
 from simdask.engine.deep_lists import deep_config, split_rows
 from simdask.engine.delta_stage import DeltaInputs, cross_counts, run_delta
 from simdask.engine.lsh_stage import lsh_meta
@@ -161,7 +160,9 @@ def run_update(client: Client, req: RunRequest) -> RunOutcome:
     where = (Path(req.text_dir).parent, Path(job.bucket_dir).parent)
     cjob = CandidateJob(catalog, job.texts, *where, req.exclusions, config.ranges)
     with ctx.clock.stage("candidates"):
-        run_candidate_stage(ctx, cjob, resolved, replace_all, changes, stats, config.candidates)
+        args = (ctx, cjob, resolved, replace_all, config.candidates)
+        changes.candidates, seconds = run_candidate_stage(*args)
+        stats.seconds.update(seconds)
     finish_stats(stats, ctx, cache_before)
     failpoints.hit("after_similarity")
     return RunOutcome(changes, resolved.counts, stats, job.digests)
@@ -199,8 +200,7 @@ def _run_keys(chunked: ChunkOutput) -> set[str]:
 
 def _start(client, store, work_dir, items, run_id, options, cb) -> RunContext:
     """The run's context: its task-name tag and the data placement chosen."""
-    location = store.url or str(Path(store.location).resolve())
-    tag = f"{xxhash.xxh3_64_hexdigest(location.encode())[:8]}-r{run_id}"
+    tag = run_tag(store, run_id)
     transfer, why = choose_transfer(
         options.transfer, client, work_dir, [i.path for i in items], store.url
     )
@@ -345,11 +345,17 @@ def _apply(changes: RunChanges, stats: RunStats, written: _Written) -> None:
 
 
 def _split_rows(ctx, job: _Job, resolved, changes: RunChanges, rows, n_chunks, stats) -> None:
-    """The lists cut into what the catalog keeps, first corrected by :mod:`.quote_stage`."""
+    """The lists cut into what the catalog keeps (:func:`~.deep_lists.split_rows`), first
+    corrected by :mod:`.quote_stage`; both return theirs, put into ``changes`` and ``stats``
+    here."""
     if job.config.exclude_quotes and job.exclusions is not None and job.exclusions.quotes:
         with ctx.clock.stage("quotes"):
-            rows = quote_stage(ctx, job, resolved, changes, rows, n_chunks, stats)
-    split_rows(changes, rows, job.config)
+            q = quote_stage(ctx, job, resolved, changes, rows, n_chunks)
+        rows, changes.quoted = q.rows, q.quoted
+        changes.trim = np.union1d(np.asarray(changes.trim, np.int64), q.ranked_again)
+        stats.seconds.update(q.seconds)
+    cut = split_rows(rows, job.config, changes.replace_all, changes.rows_replaced)
+    changes.rows, changes.reserve, changes.floors = cut.rows, cut.reserve, cut.floors
 
 
 def _merge_specs(ctx: RunContext, job: _Job) -> list[MergeSpec]:

@@ -6,18 +6,31 @@ running, and hands each finished future to ``stage.collect(i, future)``, which t
 result (writes files, keeps futures, counts) or returns a new future for the unit (a retry,
 e.g. a merge sent again with its old shard); progress is reported per unit. Stages
 differ only in what they submit and collect: chunking (:mod:`.chunk_stage`), merging
-(:mod:`.merge_stage`) and similarity blocks (:mod:`.similarity_stage`).
+(:mod:`.merge_stage`), similarity blocks (:mod:`.similarity_stage`), a compaction's ranges
+(:mod:`.compact_run`) and the passes of ``simdask repeats`` (:mod:`.repeats_run`). The driver
+needs of the run only its client and its progress (:class:`StageHost`): a
+:class:`~.context.RunContext`, or what a ``repeats`` run, which belongs to no index, gives.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from distributed import Future, as_completed
+from distributed import Client, Future, as_completed
 
-from simdask.engine.context import RunContext
+from simdask.progress import Callback
 
-__all__ = ["Stage", "drive"]
+__all__ = ["Stage", "StageHost", "drive"]
+
+
+class StageHost(Protocol):
+    """What :func:`drive` needs of the run it drives a stage for (a
+    :class:`~.context.RunContext` is one): its ``client`` and its progress ``cb``."""
+
+    @property
+    def client(self) -> Client: ...
+    @property
+    def cb(self) -> Callback: ...
 
 
 class Stage(Protocol):
@@ -37,7 +50,7 @@ class Stage(Protocol):
         ...
 
 
-def drive(ctx: RunContext, stage: Stage) -> None:
+def drive(ctx: StageHost, stage: Stage) -> None:
     """Run all units of ``stage`` (at most ``stage.limit`` at a time), in unit order."""
     ctx.cb.stage(stage.name, stage.size)
     todo = iter(range(stage.size))
