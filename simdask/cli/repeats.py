@@ -9,7 +9,7 @@ import sys
 
 from simdask.cli._args import add_cluster_arguments
 from simdask.cli._common import EXIT_OK, EXIT_UNREADABLE, run_progress
-from simdask.engine.repeats_run import METHODS, RepeatsConfig, find_repeats
+from simdask.engine.repeats_config import METHODS, RepeatsConfig
 
 __all__ = ["register", "run"]
 
@@ -44,6 +44,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     """Run ``simdask repeats``; returns the exit status (3 if some documents were unreadable)."""
     from simdask.cluster.connect import connect  # loads dask: only when a run needs it
+    from simdask.engine.repeats_run import find_repeats  # loads dask, as above
 
     config = RepeatsConfig(n=args.n, min_count=args.min_count, method=args.method)
     callback = run_progress(args)
