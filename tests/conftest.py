@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import multiprocessing.process
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from contextlib import contextmanager
 
 import pytest
@@ -36,29 +34,27 @@ settings.load_profile(
 )
 
 
-# Bytecode shared by the session's processes. Under PYTHONDONTWRITEBYTECODE (set in the CI
-# image) every process a test starts (each `python -m simdask.cli`, each Dask worker, nanny
-# and scheduler) compiled simdask from source again: ~0.25 CPU s of a 0.6 s CLI command,
-# some thousands of times a run (docs/testing.md, "Tier timings"). The variable's intent, no
-# bytecode beside the sources, is kept: the session writes it to a folder of its own
-# (PYTHONPYCACHEPREFIX, deleted at the end), which every process it starts reads and fills;
-# a bytecode file is checked against its source's size and time, as any, before it is used.
-# Nothing the tests check depends on it. The first pytest process (the xdist controller)
-# chooses the folder; its workers and every process started below them inherit it.
+# Bytecode kept outside the sources. Under PYTHONDONTWRITEBYTECODE (set in the CI image) every
+# process a test starts (each `python -m simdask.cli`, each Dask worker, nanny and scheduler)
+# compiled simdask from source again, and every pytest process (xdist's workers) rewrote and
+# compiled every test module again: ~12 of the 17 CPU s a pytest process spends collecting the
+# suite (docs/testing.md, "Tier timings"). The variable's intent, no bytecode beside the
+# sources, is kept: bytecode goes to a cache folder of the user's (PYTHONPYCACHEPREFIX), which
+# every process the session starts reads and fills, and which the next session finds. Python
+# and pytest's assertion rewriter use a bytecode file only while its source's size and
+# modification time match (as they do beside the sources), and the folder mirrors each
+# source's absolute path, so two checkouts never share a file. Nothing the tests check
+# depends on it; `rm -rf` the folder to start cold. The first pytest process (the xdist
+# controller) sets it; its workers and every process started below them inherit it.
 _BYTECODE_DIR = None
 if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
-    _BYTECODE_DIR = tempfile.mkdtemp(prefix="simdask-tests-bytecode-")
+    _cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    _BYTECODE_DIR = os.path.join(_cache, "simdask-tests", "bytecode")
+    os.makedirs(_BYTECODE_DIR, exist_ok=True)
     os.environ.pop("PYTHONDONTWRITEBYTECODE")
     os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE_DIR
     sys.pycache_prefix = _BYTECODE_DIR
     sys.dont_write_bytecode = False
-
-
-def pytest_unconfigure(config):
-    if _BYTECODE_DIR is not None:
-        # an import after this point (warnings at exit) must not make the folder again
-        sys.dont_write_bytecode = True
-        shutil.rmtree(_BYTECODE_DIR, ignore_errors=True)
 
 
 def pytest_configure(config):

@@ -7,6 +7,7 @@ every test module in a tier."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -72,6 +73,14 @@ ENGINE_MAY_IMPORT = (
 FRIEND_ACCESS_ALLOWED = {("simdask/web/app.py", "report_html._JS")}
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
+
+
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """The syntax tree of a source file, parsed once per test process: every check reads
+    the same ~250 modules and none changes a tree (parsing them all again in each check cost
+    ~10 CPU s of the unit tier)."""
+    return ast.parse(path.read_text())
 
 
 def _module_name(path: Path) -> str:
@@ -140,7 +149,7 @@ def _import_graph(function_level: bool = True) -> dict[str, set[str]]:
     mods = _modules()
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
-        for node, in_function in _imports(ast.parse(path.read_text())):
+        for node, in_function in _imports(_parsed(path)):
             if in_function and not function_level:
                 continue
             graph[name] |= {t for t in _targets(node, mods) if t in mods and t != name}
@@ -187,7 +196,7 @@ def _loads_heavy(graph: dict[str, set[str]], roots: dict[str, set[str]]) -> set[
 
 def test_no_relative_imports_and_no_import_cycles_counting_every_import():
     for name, path in _modules().items():
-        rel = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ImportFrom)]
+        rel = [n for n in ast.walk(_parsed(path)) if isinstance(n, ast.ImportFrom)]
         assert all(n.level == 0 for n in rel), f"{name} uses a relative import"
     cycle = _cycle(_import_graph(function_level=True))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
@@ -209,12 +218,7 @@ def test_function_level_imports_only_defer_heavy_modules_and_say_why():
     mods = _modules()
     top = _import_graph(function_level=False)
     roots = {
-        m: {
-            t.split(".")[0]
-            for n, f in _imports(ast.parse(p.read_text()))
-            if not f
-            for t in _targets(n, mods)
-        }
+        m: {t.split(".")[0] for n, f in _imports(_parsed(p)) if not f for t in _targets(n, mods)}
         for m, p in mods.items()
     }
     heavy = _loads_heavy(top, roots)
@@ -224,7 +228,7 @@ def test_function_level_imports_only_defer_heavy_modules_and_say_why():
         if rel.startswith(NOT_YET_HOISTED):
             continue
         lines = path.read_text().splitlines()
-        for node, in_function in _imports(ast.parse(path.read_text())):
+        for node, in_function in _imports(_parsed(path)):
             if not in_function:
                 continue
             for t in _targets(node, mods):
@@ -270,7 +274,7 @@ def test_no_module_reads_another_objects_private_attributes():
     bad = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = str(path.relative_to(ROOT))
-        for line, expr in _friend_access(ast.parse(path.read_text())):
+        for line, expr in _friend_access(_parsed(path)):
             if (rel, expr) not in FRIEND_ACCESS_ALLOWED:
                 bad.append(f"{rel}:{line}: {expr}")
     assert not bad, "private attributes read from outside:\n" + "\n".join(bad)
@@ -281,7 +285,7 @@ def test_no_module_reads_another_objects_private_attributes():
 @pytest.mark.parametrize("sub", NO_DASK)
 def test_kernels_ingest_storage_never_import_dask(sub):
     for path in sorted((PACKAGE / sub).rglob("*.py")):
-        roots = _all_imported_roots(ast.parse(path.read_text()))
+        roots = _all_imported_roots(_parsed(path))
         banned = {"dask", "distributed"} | set(NO_IO.get(sub, ()))
         assert not roots & banned, f"{path.relative_to(ROOT)} imports {sorted(roots & banned)}"
 
@@ -295,7 +299,7 @@ def test_only_storage_touches_the_catalog_connection():
     for name, path in _modules().items():
         if name.startswith("simdask.storage."):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_parsed(path)):
             own = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             if own and node.value.id == "self":  # type: ignore[attr-defined]
                 continue
@@ -311,7 +315,7 @@ def test_no_oversized_modules_or_functions():
         lines = text.count("\n")
         if lines > MAX_MODULE_LINES:
             too_long.append(f"module {name}: {lines} lines")
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(_parsed(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 n = node.end_lineno - node.lineno + 1
                 if n > MAX_FUNCTION_LINES:
@@ -347,7 +351,7 @@ def test_no_branch_on_which_backend_a_store_is():
     found = [
         f"{name}:{node.lineno}"
         for name, path in _modules().items()
-        for node in ast.walk(ast.parse(path.read_text()))
+        for node in ast.walk(_parsed(path))
         if isinstance(node, ast.Attribute) and node.attr in ("remote", "is_remote")
     ]
     assert not found, found
@@ -380,7 +384,7 @@ def test_no_two_public_functions_share_a_name_across_run_paths():
     owners = [
         name
         for name, path in _modules().items()
-        for node in ast.parse(path.read_text()).body
+        for node in _parsed(path).body
         if isinstance(node, ast.FunctionDef) and node.name == "run_update"
     ]
     assert len(owners) <= 1, owners
@@ -402,7 +406,7 @@ def test_docs_architecture_names_every_module():
 def test_every_test_module_has_a_tier():
     tiers = {"unit", "integration", "system"}
     for path in sorted((ROOT / "tests").glob("test_*.py")):
-        tree = ast.parse(path.read_text())
+        tree = _parsed(path)
         marks = [
             n.value
             for n in tree.body

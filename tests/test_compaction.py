@@ -101,6 +101,7 @@ def test_policy_compacts_at_the_end_of_a_run(tmp_path, client):
     assert_same_index(idx, full_build(tmp_path, folder, client))
 
 
+@pytest.mark.slow  # 60-90 s under CI's 50 examples: out of the fast tiers, run by CI
 @settings(
     max_examples=examples(default=25, ci=50),  # CI: derandomised (tests/conftest.py)
     deadline=None,

@@ -20,18 +20,22 @@ pytestmark = pytest.mark.integration
 _SETTINGS = settings(max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _seeds():
-    """Valid documents of each format to mutate (cut, flip bytes), so the fuzzer gets past
-    the first magic-byte check into the real parsers."""
-    return [
-        text_pdf("fuzzing seed words " * 30),
-        docx_bytes(["fuzzing seed words " * 10]),
-        odt_bytes(["fuzzing seed words " * 10]),
-        b"<!DOCTYPE html><html><body><p>seed &amp; words</p></body></html>",
-    ]
+#: makers of valid documents of each format to mutate (cut, flip bytes), so the fuzzer gets
+#: past the first magic-byte check into the real parsers; made by the ``seeds`` fixture, not
+#: at import (the PDF writer's import and the documents cost ~2 CPU s of every pytest process
+#: that collects this module, whichever tests it runs)
+_SEED_MAKERS = (
+    lambda: text_pdf("fuzzing seed words " * 30),
+    lambda: docx_bytes(["fuzzing seed words " * 10]),
+    lambda: odt_bytes(["fuzzing seed words " * 10]),
+    lambda: b"<!DOCTYPE html><html><body><p>seed &amp; words</p></body></html>",
+)
 
 
-SEEDS = _seeds()
+@pytest.fixture(scope="module")
+def seeds() -> list[bytes]:
+    """The seed documents, made before the first example (outside its deadline)."""
+    return [make() for make in _SEED_MAKERS]
 
 
 def _outcome(data: bytes, name: str) -> None:
@@ -53,12 +57,12 @@ def test_arbitrary_bytes_give_text_or_extraction_error(suffix, data):
 @pytest.mark.parametrize("suffix", [".pdf", ".docx", ".odt", ".html", ".txt"])
 @_SETTINGS
 @given(
-    seed=st.sampled_from(range(len(SEEDS))),
+    seed=st.sampled_from(range(len(_SEED_MAKERS))),
     cut=st.floats(0, 1),
     flips=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=8),
 )
-def test_damaged_documents_give_text_or_extraction_error(suffix, seed, cut, flips):
-    data = bytearray(SEEDS[seed])
+def test_damaged_documents_give_text_or_extraction_error(seeds, suffix, seed, cut, flips):
+    data = bytearray(seeds[seed])
     for where, value in flips:
         data[int(where * (len(data) - 1))] = value
     _outcome(bytes(data[: max(1, int(cut * len(data)))]), "doc" + suffix)

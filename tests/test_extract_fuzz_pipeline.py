@@ -29,20 +29,31 @@ pytestmark = pytest.mark.integration
 
 LIMIT = 1_000_000  # --max-file-size of the runs: packages may inflate to 2 MB
 GOOD = prose(200, seed=31)
-SEEDS = {
-    ".pdf": text_pdf(prose(120, seed=32)),
-    ".docx": docx_bytes([prose(80, seed=33), prose(40, seed=34)], header="head words here"),
-    ".odt": odt_bytes([prose(80, seed=35)], note="a note of five words"),
-    ".html": html_bytes([prose(60, seed=36)]),
-    ".htm": "<p>caf\u00e9 words for the sake of words</p>".encode("cp1250"),
-    ".txt": prose(90, seed=37).encode("utf-16"),
-    ".md": prose(90, seed=38).encode(),
+#: the damaged documents' originals and the bombs, made by the ``inputs`` fixture when the test
+#: runs, not at import (~1 CPU s of every pytest process that collects this module)
+_SEED_MAKERS = {
+    ".pdf": lambda: text_pdf(prose(120, seed=32)),
+    ".docx": lambda: docx_bytes([prose(80, seed=33), prose(40, seed=34)], header="head words here"),
+    ".odt": lambda: odt_bytes([prose(80, seed=35)], note="a note of five words"),
+    ".html": lambda: html_bytes([prose(60, seed=36)]),
+    ".htm": lambda: "<p>caf\u00e9 words for the sake of words</p>".encode("cp1250"),
+    ".txt": lambda: prose(90, seed=37).encode("utf-16"),
+    ".md": lambda: prose(90, seed=38).encode(),
 }
-BOMBS = {  # made once: ~1000x deflate ratio, far over 2 MB uncompressed
-    "bomb1.docx": bomb_package("docx", 30_000_000),
-    "bomb2.odt": bomb_package("odt", 30_000_000, split=2),
-    "bomb3.docx": bomb_package("docx", 12_000_000, split=4),
+_BOMB_MAKERS = {  # ~1000x deflate ratio, far over 2 MB uncompressed
+    "bomb1.docx": lambda: bomb_package("docx", 30_000_000),
+    "bomb2.odt": lambda: bomb_package("odt", 30_000_000, split=2),
+    "bomb3.docx": lambda: bomb_package("docx", 12_000_000, split=4),
 }
+
+
+@pytest.fixture(scope="module")
+def inputs() -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The seed documents by suffix and the bombs by file name (made once per module)."""
+    seeds = {suffix: make() for suffix, make in _SEED_MAKERS.items()}
+    return seeds, {name: make() for name, make in _BOMB_MAKERS.items()}
+
+
 JSONL_LINES = [
     json.dumps({"id": "j-good", "text": prose(60, seed=39)}),
     json.dumps({"id": 5, "text": prose(30, seed=40)}),
@@ -107,21 +118,22 @@ _NAME = st.binary(min_size=1, max_size=8).filter(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(
-    damage=st.fixed_dictionaries({suffix: _DAMAGE for suffix in SEEDS}),
-    bombs=st.lists(st.sampled_from(sorted(BOMBS)), min_size=1, max_size=3, unique=True),
+    damage=st.fixed_dictionaries({suffix: _DAMAGE for suffix in _SEED_MAKERS}),
+    bombs=st.lists(st.sampled_from(sorted(_BOMB_MAKERS)), min_size=1, max_size=3, unique=True),
     lines=st.lists(st.sampled_from(JSONL_LINES), min_size=1, max_size=8),
     name=_NAME,
 )
 def test_bad_inputs_of_every_format_never_stop_the_run(
-    small_client, first_workers, damage, bombs, lines, name
+    small_client, first_workers, inputs, damage, bombs, lines, name
 ):
     first = first_workers
+    seeds, made_bombs = inputs
     assert set(scheduler_workers(small_client)) == set(first)  # none died since the first
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
-        files = {f"damaged{sfx}": _damage(SEEDS[sfx], *damage[sfx]) for sfx in SEEDS}
-        files.update({b: BOMBS[b] for b in bombs})
+        files = {f"damaged{sfx}": _damage(seeds[sfx], *damage[sfx]) for sfx in seeds}
+        files.update({b: made_bombs[b] for b in bombs})
         files["good.txt"] = GOOD.encode()
         for fname, data in files.items():
             (src / fname).write_bytes(data)

@@ -325,6 +325,7 @@ configs = st.builds(
 )
 
 
+@pytest.mark.slow  # 60-90 s under CI's 50 examples: out of the fast tiers, run by CI
 @settings(
     max_examples=examples(default=25, ci=50),  # CI: derandomised (tests/conftest.py)
     deadline=None,
