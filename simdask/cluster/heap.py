@@ -8,8 +8,9 @@ stage has just dropped a large part of what it held (the similarity stage, once 
 shards are replaced by the blocks' compact views), :func:`trim_heap` returns those pages at
 once, so that the memory the blocks then need is not added on top of the memory the shards
 left behind (docs/scale.md, "Worker memory in the similarity stage"); and after each block of
-the similarity stage :func:`trim_grown` returns the heap the block's tasks freed, so that a
-worker's RSS follows what it holds instead of the high-water mark of the blocks in flight.
+the similarity stage :func:`trim_grown` returns the heap the block's tasks freed, so that it
+does not stay resident on top of what the worker holds for the rest of the stage (the heap in
+use while a block's tasks run is not lowered by it).
 """
 
 from __future__ import annotations
