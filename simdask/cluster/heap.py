@@ -7,7 +7,10 @@ glibc keeps whatever a worker freed in its heap (allocations below
 stage has just dropped a large part of what it held (the similarity stage, once the merged
 shards are replaced by the blocks' compact views), :func:`trim_heap` returns those pages at
 once, so that the memory the blocks then need is not added on top of the memory the shards
-left behind (docs/scale.md, "Worker memory in the similarity stage").
+left behind (docs/scale.md, "Worker memory in the similarity stage"); and after each block of
+the similarity stage :func:`trim_grown` returns the heap the block's tasks freed, so that it
+does not stay resident on top of what the worker holds for the rest of the stage (the heap in
+use while a block's tasks run is not lowered by it).
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ import time
 
 import psutil
 
-__all__ = ["trim_heap", "trim_when_freed"]
+__all__ = ["TRIM_STEP_BYTES", "trim_grown", "trim_heap", "trim_when_freed"]
+
+#: growth of a process's RSS (bytes) since its last :func:`trim_grown` above which the next
+#: call returns the free heap: the freed heap a similarity-stage worker keeps resident between
+#: two blocks is bounded by about this much (docs/scale.md, "Worker heap between blocks")
+TRIM_STEP_BYTES = 256 << 20
+
+#: this process's RSS (bytes) right after its last :func:`trim_grown` that trimmed (0: none yet)
+_after_trim = [0]
 
 
 def _malloc_trim():
@@ -54,3 +65,18 @@ def trim_when_freed(keys: list, dask_worker=None, timeout: float = 5.0) -> int:
     while any(k in dask_worker.data for k in keys) and time.monotonic() < deadline:
         time.sleep(0.01)
     return trim_heap()
+
+
+def trim_grown(step: int = TRIM_STEP_BYTES) -> int:
+    """:func:`trim_heap` when this process's RSS has grown by more than ``step`` bytes since
+    the last call of this function that trimmed (the first call: when the RSS is above
+    ``step``); nothing otherwise. Run on every worker after each similarity block
+    (``Client.run``), it keeps what a worker's tasks freed from piling up in its heap at a
+    cost of ~0.25 s a GiB returned only when a block left that much. Returns the bytes of
+    resident memory released (0 when it did not trim)."""
+    rss = psutil.Process().memory_info().rss
+    if rss - _after_trim[0] <= step:
+        return 0
+    released = trim_heap()
+    _after_trim[0] = rss - released
+    return released

@@ -30,7 +30,7 @@ import numpy as np
 from distributed import Future, as_completed
 
 from simdask import failpoints
-from simdask.cluster.heap import trim_heap, trim_when_freed
+from simdask.cluster.heap import trim_grown, trim_heap, trim_when_freed
 from simdask.cluster.workers import scheduler_workers
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
@@ -233,6 +233,7 @@ class _BlockStage:
         else:
             self.fold.add(future.result())
         future.release()
+        self.ctx.client.run(trim_grown, on_error="ignore")  # the block's freed heap: to the OS
         return None
 
 
