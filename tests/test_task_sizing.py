@@ -95,16 +95,15 @@ def test_block_budget_respects_the_memory_budget(
 
 
 def test_memory_block_pairs_examples():
-    # a 4 GiB worker, 4 blocks in flight: a tenth of it for 4 blocks of 40 bytes a pair count
-    assert memory_block_pairs(4 << 30, 4) == int((4 << 30) * 0.1) // 160
-    # the 12 GiB workers of docs/scale.md's 2-core VM bind it: 8.05 M pair counts a block
-    # (1.2 GiB for 4 blocks), not the default 32 M, nor the 22 M the work alone would give
+    # a 4 GiB worker, 4 blocks in flight: 512 MiB for 4 blocks of 32 bytes a pair count
+    assert memory_block_pairs(4 << 30, 4) == (4 << 30) // 8 // 128
+    # the 12 GiB workers of docs/scale.md's 2-core VM bind it: 12.6 M pair counts a block
+    # (1.5 GiB for 4 blocks), not the default 32 M, nor the 22 M the work alone would give
     assert block_budget(5_639_403_009, 2, 32_000_000, memory_block_pairs(12 << 30, 4)) == (
-        int((12 << 30) * 0.1) // 160
+        (12 << 30) // 8 // 128
     )
-    assert memory_block_pairs(12 << 30, 4) == 8_053_063
-    # a 1 GiB worker: 671 k pair counts a block, the memory bound below MIN_BLOCK_PAIRS * 4
-    assert block_budget(10**10, 2, 32_000_000, memory_block_pairs(1 << 30, 4)) == 671_088
+    # a 1 GiB worker: 1 M pair counts a block, below the floor MIN_BLOCK_PAIRS * 4
+    assert block_budget(10**10, 2, 32_000_000, memory_block_pairs(1 << 30, 4)) == (1 << 30) // 1024
     assert memory_block_pairs(None, 4) is None and memory_block_pairs(0, 4) is None
 
 

@@ -72,16 +72,14 @@ MAX_BATCH_DOCS = 5000
 #: fewest candidate pair counts in a similarity block (its rows task and one emission task
 #: per range cost milliseconds each; 2**18 counts take a few tens of milliseconds to count)
 MIN_BLOCK_PAIRS = 1 << 18
-#: share of a worker's memory limit that the similarity blocks in flight may hold: the rest
-#: holds the documents' views and the heavy sets (~2.3 GiB a worker at 1M phrase-rich
-#: documents, 12 GiB limits) and the process
-BLOCK_MEMORY_SHARE = 1 / 10
+#: share of a worker's memory limit that the similarity blocks in flight may hold
+BLOCK_MEMORY_SHARE = 1 / 8
 #: bytes a candidate pair count of a block holds while the block is in flight, measured: its
 #: key in the emitted part (uint32), its copy gathered to the worker counting the block, the
 #: sub-block counts and set-overlap slices, and the heap glibc keeps after them. At 1M
-#: phrase-rich documents 4 blocks of 12.3 M counts raised a worker by ~1.9 GiB (~40 bytes a
-#: count; 4 blocks of ~22 M by ~2.2 GiB: docs/scale.md "Worker heap between blocks")
-BLOCK_BYTES_PER_PAIR = 40
+#: phrase-rich documents 4 blocks of ~22 M counts raised a worker by ~2.2 GiB (~27 bytes a
+#: count, docs/scale.md "Worker heap between blocks"); 32 rounds that up
+BLOCK_BYTES_PER_PAIR = 32
 #: fewest ranges of a new index sized to its cluster (the fixed default before)
 MIN_RANGES = 16
 #: most ranges of an index (``IndexConfig`` allows no more)
