@@ -48,7 +48,11 @@ class _Marks(HTMLParser):
     def __init__(self, ident: str):
         super().__init__(convert_charrefs=True)
         self.ident, self.depth, self.open = ident, 0, None
-        self.marks: list[tuple[str, str]] = []
+        self.marks: list[tuple[str, ...]] = []
+
+    def opened(self, tag: str, a: dict) -> list[str] | None:
+        """The fields of a mark this start tag opens (its text appended last), or None."""
+        return [a.get("data-label", ""), ""] if tag == "mark" else None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -56,8 +60,9 @@ class _Marks(HTMLParser):
             self.depth = 1
         elif self.depth:
             self.depth += 1
-            if tag == "mark":
-                self.open = [a.get("data-label", ""), ""]
+            fields = self.opened(tag, a)
+            if fields is not None:
+                self.open = fields
 
     def handle_endtag(self, tag):
         if self.depth:
@@ -68,7 +73,7 @@ class _Marks(HTMLParser):
 
     def handle_data(self, data):
         if self.open is not None:
-            self.open[1] += data
+            self.open[-1] += data
 
 
 def marks(page: str, ident: str) -> list[tuple[str, str]]:
@@ -136,37 +141,23 @@ def test_site_pair_page_marks_the_copy_of_a_quotation(index):
     check_page(page, "src/b.txt", "src/a.txt", stored)
 
 
-class _DocMarks(HTMLParser):
+class _DocMarks(_Marks):
     """Each ``<mark data-quoted>`` inside ``#text`` of a document page: its kind, its title
     and its text; and whether the page has the legend of these marks."""
 
     def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.depth, self.open = 0, None
-        self.marks: list[tuple[str, str, str]] = []
+        super().__init__("text")
         self.legend = False
 
+    def opened(self, tag: str, a: dict) -> list[str] | None:
+        if tag == "mark" and a.get("data-quoted"):
+            return [a["data-quoted"], a.get("title", ""), ""]
+        return None
+
     def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if a.get("id") == "quote-legend":
+        if dict(attrs).get("id") == "quote-legend":
             self.legend = True
-        if self.depth == 0 and a.get("id") == "text":
-            self.depth = 1
-        elif self.depth:
-            self.depth += 1
-            if tag == "mark" and a.get("data-quoted"):
-                self.open = [a["data-quoted"], a.get("title", ""), ""]
-
-    def handle_endtag(self, tag):
-        if self.depth:
-            self.depth -= 1
-            if tag == "mark" and self.open is not None:
-                self.marks.append(tuple(self.open))
-                self.open = None
-
-    def handle_data(self, data):
-        if self.open is not None:
-            self.open[2] += data
+        super().handle_starttag(tag, attrs)
 
 
 def check_document_pages(copier_page: str, quoter_page: str, stored: dict) -> None:
