@@ -58,6 +58,36 @@ def test_trim_grown_trims_only_past_its_step():
     assert trimmed1 > 300 * MIB and trimmed2 > 300 * MIB  # of the 400 MiB freed each time
 
 
+_HELD_SCRIPT = """
+import numpy as np
+from simdask.cluster.heap import trim_grown
+
+first = [np.ones(1 << 17) for _ in range(100)]
+del first
+print(trim_grown(64 << 20))  # 100 MiB freed: trimmed, the mark set
+held = [np.ones(1 << 17) for _ in range(400)]  # another block's task holds 400 MiB
+print(trim_grown(64 << 20))  # the RSS grew by 400 MiB, all of it in use: kept, mark unchanged
+last = np.ones(1 << 10)  # an allocation above them: the heap top stays in use
+del held
+print(trim_grown(64 << 20))  # that task ended: its 400 MiB freed and trimmed
+"""
+
+
+def test_memory_in_use_while_trimming_does_not_raise_the_mark():
+    """A trim that runs while another task holds memory neither counts that memory as freed
+    nor takes it as the new mark: once the task frees it, the next call returns it (CI's
+    failure of session 15: blocks in flight overlapped the trim after the block before)."""
+    need(_malloc_trim() is not None, "glibc's malloc_trim", "a glibc-based Linux")
+    env = {**os.environ, **WORKER_MALLOC_ENV}
+    out = subprocess.run(
+        [sys.executable, "-c", _HELD_SCRIPT], env=env, capture_output=True, text=True, check=True
+    )
+    first, while_held, after = (int(x) for x in out.stdout.split())
+    assert first > 50 * MIB
+    assert while_held < 50 * MIB
+    assert after > 300 * MIB
+
+
 def churn_emit(shard, mib: int) -> np.ndarray:
     """An emission task that leaves ``mib`` MiB of freed heap behind (1 MiB arrays)."""
     keep = [np.ones(1 << 17) for _ in range(mib)]
