@@ -75,6 +75,9 @@ class HeavyStats:
     chunks alone could give a row, ``heavy_only_searched`` whether they were searched
     (``exact``) and ``heavy_only_docs_searched`` how many still needed it; ``seconds`` per
     step (``heavy_sets``, ``light_pairs``, ``heavy_only``). None: not measured in this run.
+    ``light_postings`` / ``light_lists``: postings and lists of the chunks counted as light
+    (``2 <= df <=`` the cutoff and ``max_df``), what the all-pairs views hold; ``view_windows``:
+    document windows the views were built in (:func:`~simdask.engine.sizing.view_windows`).
     ``bounded``: the build's light work was over ``light_budget`` pair emissions per posting,
     so ``cutoff`` was lowered to fit it and only pairs whose light chunks alone reach the
     threshold were counted (:mod:`simdask.kernels.heavy_bounded`); incremental runs keep it
@@ -99,6 +102,9 @@ class HeavyStats:
     bounded: bool | None = None
     bound_docs: int | None = None
     rebound: bool | None = None
+    light_postings: int | None = None
+    light_lists: int | None = None
+    view_windows: int | None = None
 
     def describe(self) -> str:
         """One line for the run summary: the mode used and why, e.g. ``similarity mode exact

@@ -10,11 +10,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from distributed.diagnostics.plugin import SchedulerPlugin
 
 from simdask.cluster.transfer import Traffic
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext, RunOptions
 from simdask.engine.similarity_stage import all_pairs
+from simdask.engine.sizing import MAX_VIEW_WINDOWS
 from simdask.kernels.similarity import containment
 from simdask.progress import Callback
 from tests.test_doc_postings import brute_pairs, make_shards
@@ -46,8 +48,39 @@ def shard_keys_held(client, keys: list[str]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("heavy_df", [None, 3], ids=["no-heavy", "heavy"])
-def test_all_pairs_on_views_equals_brute_force_and_drops_the_shards(client, heavy_df):
+class ViewsHeld(SchedulerPlugin):
+    """Records the most ``bydoc`` (view) keys in memory at once and every such key."""
+
+    def __init__(self):
+        self.now: set[str] = set()
+        self.most = 0
+        self.seen: set[str] = set()
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if "-bydoc-" not in str(key):
+            return
+        self.seen.add(str(key))
+        if finish == "memory":
+            self.now.add(str(key))
+        elif start == "memory":
+            self.now.discard(str(key))
+        self.most = max(self.most, len(self.now))
+
+
+def views_held(dask_scheduler, name):
+    p = dask_scheduler.plugins.pop(name)
+    return p.most, sorted(p.seen)
+
+
+@pytest.mark.parametrize(
+    ("heavy_df", "view_bytes"),
+    [(None, None), (3, None), (None, 1), (3, 1)],
+    ids=["no-heavy", "heavy", "no-heavy-windows", "heavy-windows"],
+)
+def test_all_pairs_on_views_equals_brute_force_and_drops_the_shards(client, heavy_df, view_bytes):
+    """Rows equal brute force, also with the views built in document windows (``view_bytes``
+    1: the most windows), where at most one window's views (one per range) are held at a
+    time."""
     rng = np.random.default_rng(5)
     n = 60
     # a few common chunks (boilerplate: up to 40 holders) and many rare ones
@@ -62,7 +95,10 @@ def test_all_pairs_on_views_equals_brute_force_and_drops_the_shards(client, heav
     sizes = np.array([len(docs.get(d, ())) for d in range(n)], np.int64)
     [n_chunks_f] = client.scatter([sizes], broadcast=True, hash=False)
     opts = RunOptions(block_pairs=40)  # many blocks
-    tag = f"t-views-{heavy_df}"
+    if view_bytes is not None:
+        opts = RunOptions(block_pairs=40, view_bytes=view_bytes)
+    tag = f"t-views-{heavy_df}-{view_bytes}"
+    client.register_plugin(ViewsHeld(), name=f"views-held-{tag}")
     ctx = RunContext(client, 1, tag, Callback(), Traffic(client), "dask", 2, 4, opts)
     cfg = IndexConfig(threshold=1.0, top_k=n, heavy_df=heavy_df, similarity_mode="exact")
     res = all_pairs(ctx, futs, n_chunks_f, n, cfg)
@@ -73,3 +109,8 @@ def test_all_pairs_on_views_equals_brute_force_and_drops_the_shards(client, heav
     assert got == brute_rows(docs, n, 1.0) and len(got) == len(res.rows[0])
     assert Counter(d for d, *_ in got)  # not trivially empty
     assert shard_keys_held(client, keys) == []  # the caller's futures no longer hold them
+    most, seen = client.run_on_scheduler(views_held, name=f"views-held-{tag}")
+    windows = res.heavy.view_windows
+    assert windows == 1 if view_bytes is None else 1 < windows <= MAX_VIEW_WINDOWS
+    assert len(seen) == 4 * windows  # 4 ranges a window
+    assert 0 < most <= 4

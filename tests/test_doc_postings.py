@@ -4,6 +4,7 @@ brute force and against the whole-shard scan of block_pair_keys."""
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -149,3 +150,57 @@ def test_later_takes_the_narrowest_width():
     keys = block_keys(v, 0, 300, 300)
     assert len(keys) == 300 * 299 // 2
     assert DocPostings.build(shard, 300, max_df=299).doc_ids.tolist() == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    docs=corpora,
+    n_shards=st.sampled_from([1, 3]),
+    max_df=st.sampled_from([None, 2, 5]),
+    cuts=st.lists(st.integers(1, 40), max_size=3, unique=True),
+    budget=st.integers(1, 60),
+    piece=st.sampled_from([1, 7, 1 << 20]),
+)
+def test_views_in_document_windows_give_the_whole_views_keys(
+    docs, n_shards, max_df, cuts, budget, piece
+):
+    """Views built one document window at a time (``window=(lo, hi)``) give, for every block
+    inside their window, the keys the whole view gives; together the brute-force pairs. Each
+    holds no position of a document outside its window, and no list it does not emit into."""
+    n = 41
+    shards = make_shards(docs, n_shards)
+    whole = [DocPostings.build(s, n, max_df, piece) for s in shards]
+    bounds = [0, *sorted(cuts), n]
+    got: Counter = Counter()
+    for w_lo, w_hi in pairwise(bounds):
+        hi = None if w_hi == n else w_hi
+        views = [DocPostings.build(s, n, max_df, piece, window=(w_lo, hi)) for s in shards]
+        for v, full in zip(views, whole, strict=True):
+            outside = np.diff(v.starts.astype(np.int64))
+            assert not outside[:w_lo].any() and not outside[w_hi:].any()
+            assert len(v.doc_ids) <= len(full.doc_ids) and len(v.pos) <= len(full.pos)
+            assert (v.doc_ids[v.pos.astype(np.int64)] >= w_lo).all()
+        blocks = plan_blocks(np.full(w_hi - w_lo, 7), budget, max_docs=6)
+        for lo, hi_b in ((w_lo + a, w_lo + b) for a, b in blocks):
+            mine = [block_keys(v, lo, hi_b, n) for v in views]
+            ref = [block_keys(g, lo, hi_b, n) for g in whole]
+            k1, c1 = count_keys(mine)
+            k2, c2 = count_keys(ref)
+            np.testing.assert_array_equal(k1, k2)
+            np.testing.assert_array_equal(c1, c2)
+            for k, c in zip(k1.tolist(), c1.tolist(), strict=True):
+                got[(lo + k // n, k % n)] += c
+    assert got == brute_pairs(docs, max_df)
+
+
+def test_a_window_drops_the_lists_it_does_not_emit_into():
+    """A list whose documents all lie before the window, or whose tail starts after it, or
+    whose tail is one posting, is not in the window's view."""
+    docs = {0: {1, 2}, 1: {1, 2}, 5: {2, 3}, 9: {3, 4}, 12: {4}}
+    (shard,) = make_shards(docs, 1)
+    v = DocPostings.build(shard, 13, None, window=(5, 9))
+    # chunk 1 (docs 0, 1): before the window; chunk 2 (0, 1, 5): tail (5,) of one posting;
+    # chunk 3 (5, 9): kept whole; chunk 4 (9, 12): starts after the window
+    assert v.doc_ids.tolist() == [5, 9]
+    assert v.pos.tolist() == [0] and v.later.tolist() == [1]
+    assert block_keys(v, 5, 9, 13).tolist() == [9]

@@ -22,7 +22,7 @@ from simdask.cluster.placement import TRANSFER_MODES
 from simdask.cluster.transfer import Traffic
 from simdask.cluster.workers import scheduler_workers
 from simdask.engine.segment_ref import on_shard, on_stored_shard
-from simdask.engine.sizing import TaskSizing
+from simdask.engine.sizing import VIEW_BYTES_PER_WORKER, TaskSizing
 from simdask.engine.stage_clock import StageClock
 from simdask.errors import ConfigError
 from simdask.ingest.sources import DEFAULT_MAX_FILE_BYTES, KnownHashes
@@ -41,7 +41,9 @@ class RunOptions:
     ``batch_docs``: documents per chunking task (None: about four tasks per worker thread,
     25 to 5,000 documents: :func:`~simdask.engine.sizing.batch_docs`). ``block_pairs``: most
     candidate pair counts per similarity block (bounds memory: ~16 bytes each).
-    ``blocks_in_flight``: similarity blocks computed at once.
+    ``blocks_in_flight``: similarity blocks computed at once. ``view_bytes``: bytes of
+    all-pairs views a worker should hold at once, above which they are built one document
+    window at a time (:func:`~simdask.engine.sizing.view_windows`).
     ``fuse_members``: an incremental run recomputing at most this many documents writes delta
     segments and counts their pairs from the posting lists of their chunks only
     (:mod:`simdask.engine.delta_stage`).
@@ -60,6 +62,7 @@ class RunOptions:
     batch_docs: int | None = None
     block_pairs: int = 32_000_000
     blocks_in_flight: int = 4
+    view_bytes: int = VIEW_BYTES_PER_WORKER
     fuse_members: int = 1000
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES
     transfer: str = "auto"

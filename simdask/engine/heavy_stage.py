@@ -85,6 +85,11 @@ def heavy_bits(
     if lowered is not None:
         heavy.cutoff, heavy.bounded, heavy.mode = lowered, True, "informative"
     is_heavy = np.zeros(len(values), bool) if heavy.cutoff is None else values > heavy.cutoff
+    is_light = (values > 1) & ~is_heavy
+    if config.max_df is not None:
+        is_light &= values <= config.max_df
+    heavy.light_postings = int((values * counts)[is_light].sum())
+    heavy.light_lists = int(counts[is_light].sum())
     heavy.heavy_chunks = int(counts[is_heavy].sum())
     heavy.heavy_postings = int((values * counts)[is_heavy].sum())
     heavy.pair_work_all = light_work(values, counts, None)

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from distributed import Future, as_completed
+from distributed import Future
 
 from simdask import failpoints
-from simdask.cluster.heap import trim_grown, trim_heap, trim_when_freed
+from simdask.cluster.heap import trim_grown, trim_heap
 from simdask.cluster.workers import scheduler_workers
 from simdask.config import IndexConfig
 from simdask.engine.context import RunContext
@@ -44,7 +44,8 @@ from simdask.engine.heavy_stage import (
 )
 from simdask.engine.sizing import block_budget, memory_block_pairs
 from simdask.engine.stage import drive
-from simdask.kernels.doc_postings import DocPostings, block_keys
+from simdask.engine.view_windows import WindowViews, window_views
+from simdask.kernels.doc_postings import block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
     add_heavy_overlap,
@@ -212,24 +213,31 @@ class _BlockStage:
     name = "similarity"
 
     def __init__(
-        self, ctx: RunContext, shards: Sequence, blocks: Sequence, p: BlockPass, fold=None
+        self,
+        ctx: RunContext,
+        shards: Sequence,
+        blocks: Sequence,
+        p: BlockPass,
+        fold=None,
+        first: int = 0,
     ):
         self.ctx, self.shards, self.blocks, self.p = ctx, shards, blocks, p
         self.size = len(blocks)
         self.limit = ctx.options.blocks_in_flight
         self.out: list = [None] * self.size
         self.fold = fold
+        self.first = first  # the number of this stage's first block among all (task names)
 
-    def submit(self, b: int) -> Future:
-        ctx, p, block = self.ctx, self.p, self.blocks[b]
+    def submit(self, i: int) -> Future:
+        ctx, p, block, b = self.ctx, self.p, self.blocks[i], self.first + i
         parts = ctx.map_shards(p.emit_stage, p.emit, self.shards, *p.emit_args(block), b=b)
         if p.submit_rows is not None:
             return p.submit_rows(parts, block, b)
         return ctx.client.submit(p.rows, parts, *p.rows_args(block), key=ctx.key("rows", b=b))
 
-    def collect(self, b: int, future: Future) -> None:
+    def collect(self, i: int, future: Future) -> None:
         if self.fold is None:
-            self.out[b] = future.result()
+            self.out[i] = future.result()
         else:
             self.fold.add(future.result())
         future.release()
@@ -246,14 +254,31 @@ def fold_min_rows(n_docs: int, top_k: int) -> int:
 
 
 def run_blocks(
-    ctx: RunContext, shards: Sequence, blocks: Sequence, p: BlockPass, fold: RowFold | None = None
+    ctx: RunContext,
+    shards: Sequence,
+    blocks: Sequence,
+    p: BlockPass,
+    fold: RowFold | None = None,
+    windows: WindowViews | None = None,
 ) -> list:
     """The one block driver: ``p`` over every block, at most ``blocks_in_flight`` at a time;
-    each block's result, in block order, or with ``fold`` the folded rows as one result."""
-    stage = _BlockStage(ctx, shards, blocks, p, fold)
-    drive(ctx, stage)
+    each block's result, in block order, or with ``fold`` the folded rows as one result. With
+    ``windows`` the blocks read the views of their window instead of ``shards``."""
+    if windows is None or windows.count == 1:
+        stage = _BlockStage(ctx, shards if windows is None else windows.views(0), blocks, p, fold)
+        drive(ctx, stage)
+        out = stage.out
+    else:  # one window's blocks all done before the next window's views are built
+        ctx.cb.stage(_BlockStage.name, len(blocks))
+        out = []
+        for lo, hi in windows.block_ranges():
+            stage = _BlockStage(ctx, windows.views(lo), blocks[lo:hi], p, fold, first=lo)
+            drive(ctx, stage, announce=False)
+            out.extend(stage.out)
+            del stage
+        ctx.cb.end_stage()
     if fold is None:
-        return stage.out
+        return out
     rows = fold.result(release=trim_heap)  # the folded parts' heap goes back to the OS
     return [] if rows is None else [rows]
 
@@ -303,43 +328,13 @@ def _worker_memory(ctx: RunContext) -> int | None:
     return min((x for x in limits if x > 0), default=None)
 
 
-#: merged shards (bytes, all workers) from which the similarity stage returns the heap they
-#: leave to the OS (:func:`_drop_shards`); below it, the wait for their release (up to
-#: seconds when another reference keeps a shard a little longer) costs more than it gives
-TRIM_MIN_BYTES = 256 << 20
-
-
-def _drop_shards(ctx: RunContext, shards: Sequence, views: Sequence) -> int:
-    """Release the merged shards' futures: the blocks read only the compact ``views``
-    (:class:`~simdask.kernels.doc_postings.DocPostings`), so the workers free each shard
-    as soon as its view is built instead of holding both through the blocks (docs/scale.md,
-    "Worker memory in the similarity stage"). Once the views exist, each worker gives the
-    freed heap back to the OS (:func:`~simdask.cluster.heap.trim_when_freed`). Merged ranges
-    held as :class:`~simdask.engine.segment_ref.SegmentRef` (a shared raw store) weigh
-    nothing: the merge tasks freed their arrays already. The caller must not use ``shards``
-    again. Returns the resident bytes the workers released."""
-    keys = [f.key for f in shards]
-    held = sum(ctx.client.nbytes(keys, summary=False).values())
-    for f in shards:
-        f.release()
-    for _ in as_completed(views, loop=ctx.client.loop):  # all done (distributed.wait needs
-        pass  # the default client; this run's need not be it)
-    # building the views leaves their temporaries' heap (pieces of the range) behind too,
-    # also when the ranges are references to stored segments that weigh nothing
-    built = sum(ctx.client.nbytes([v.key for v in views], summary=False).values())
-    if max(held, built) < TRIM_MIN_BYTES:  # small shards and views: nothing worth waiting for
-        return 0
-    # an optimisation only: a worker that does not answer is left as it is
-    freed = ctx.client.run(trim_when_freed, keys, on_error="ignore")
-    return sum(v for v in freed.values() if isinstance(v, int))
-
-
 def all_pairs(
     ctx: RunContext, shards: Sequence, n_chunks_f: Future, n_docs: int, config: IndexConfig
 ) -> SimilarityResult:
     """Every document against every other (a first build, or all documents changed); heavy
     chunks apart (module docstring), measured in the result's ``heavy``. Releases the
-    ``shards`` futures once the blocks' views are submitted (:func:`_drop_shards`)."""
+    ``shards`` futures once the blocks' last views are submitted
+    (:func:`~simdask.engine.view_windows.drop_shards`)."""
     heavy = HeavyStats(mode=config.similarity_mode)
     t = time.perf_counter()
     bits_f = heavy_bits(ctx, shards, n_docs, config, heavy)
@@ -354,9 +349,9 @@ def all_pairs(
     # (kernels/range_pieces): their memory follows the piece, not the range
     work = _work(ctx, shards, pair_work, n_docs, light, stored=True)
     blocks = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
-    # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings)
-    by_doc = ctx.map_shards("bydoc", DocPostings.build, shards, n_docs, light, stored=True)
-    _drop_shards(ctx, shards, by_doc)
+    # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings),
+    # from views built one document window at a time when the whole would be too large
+    windows = window_views(ctx, shards, blocks, n_docs, light, heavy)
     p = BlockPass(
         emit=block_keys,
         emit_args=lambda block: (*block, n_docs),
@@ -370,9 +365,8 @@ def all_pairs(
     )
     part = min(n_docs, PART_DOCS)  # the driver folds one part of the documents at a time
     fold = RowFold(config.top_k, fold_min_rows(part, config.top_k), PART_DOCS)
-    out = run_blocks(ctx, by_doc, blocks, p, fold)
-    for f in by_doc:
-        f.release()
+    out = run_blocks(ctx, [], blocks, p, fold, windows)
+    windows.release()
     if isinstance(bits_f, RangeSets):  # the per-range sets are needed no more
         for f in bits_f.sets:
             f.release()

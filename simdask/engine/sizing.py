@@ -60,6 +60,8 @@ __all__ = [
     "memory_block_pairs",
     "new_ranges",
     "range_note",
+    "view_bytes",
+    "view_windows",
 ]
 
 #: tasks aimed at per worker thread, for the stages whose task count is free
@@ -80,6 +82,13 @@ BLOCK_MEMORY_SHARE = 1 / 8
 #: phrase-rich documents 4 blocks of ~22 M counts raised a worker by ~2.2 GiB (~27 bytes a
 #: count, docs/scale.md "Worker heap between blocks"); 32 rounds that up
 BLOCK_BYTES_PER_PAIR = 32
+#: bytes of all-pairs views (:class:`~simdask.kernels.doc_postings.DocPostings`) a worker
+#: should hold at once: above it the views are built one document window at a time
+#: (:func:`view_windows`; docs/scale.md, "Views in document windows"). At 1M phrase-rich
+#: documents the whole views were ~2.8 GiB a worker, most of a worker's peak
+VIEW_BYTES_PER_WORKER = 1 << 30
+#: most document windows the views are built in (each costs one more read of every range)
+MAX_VIEW_WINDOWS = 4
 #: fewest ranges of a new index sized to its cluster (the fixed default before)
 MIN_RANGES = 16
 #: most ranges of an index (``IndexConfig`` allows no more)
@@ -119,6 +128,38 @@ def memory_block_pairs(memory_limit: int | None, blocks_in_flight: int) -> int |
         return None
     room = int(memory_limit * BLOCK_MEMORY_SHARE)
     return max(1, room // (BLOCK_BYTES_PER_PAIR * max(1, int(blocks_in_flight))))
+
+
+def view_bytes(light_postings: int, light_lists: int, n_docs: int, ranges: int) -> int:
+    """Bytes of the whole all-pairs views over every range: 4 a posting of the lists with
+    ``2 <= df <= light`` (``light_postings`` in ``light_lists`` lists), 5 an emitting posting
+    (all but the last of a list: position and later count), and 4 a document a range."""
+    emitting = max(0, light_postings - light_lists)
+    return 4 * light_postings + 5 * emitting + 4 * (n_docs + 1) * ranges
+
+
+def view_windows(
+    light_postings: int,
+    light_lists: int,
+    n_docs: int,
+    ranges: int,
+    workers: int,
+    per_worker: int = VIEW_BYTES_PER_WORKER,
+) -> int:
+    """Document windows to build the all-pairs views in: the fewest (at most
+    :data:`MAX_VIEW_WINDOWS`) with which a worker's share of a window's views fits
+    ``per_worker`` bytes. A window's views hold its documents' positions (a share of the
+    emitting postings) and the lists they emit into (at most all of them), so the lists
+    bound what more windows can save; 1 when the whole views fit."""
+    lists = view_bytes(light_postings, light_lists, n_docs, ranges) - 5 * max(
+        0, light_postings - light_lists
+    )
+    positions = 5 * max(0, light_postings - light_lists)
+    share = max(1, int(workers))
+    for w in range(1, MAX_VIEW_WINDOWS + 1):
+        if (lists + positions / w) / share <= per_worker:
+            return w
+    return MAX_VIEW_WINDOWS
 
 
 def _pow2_at_least(n: int) -> int:

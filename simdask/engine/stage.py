@@ -50,9 +50,12 @@ class Stage(Protocol):
         ...
 
 
-def drive(ctx: StageHost, stage: Stage) -> None:
-    """Run all units of ``stage`` (at most ``stage.limit`` at a time), in unit order."""
-    ctx.cb.stage(stage.name, stage.size)
+def drive(ctx: StageHost, stage: Stage, announce: bool = True) -> None:
+    """Run all units of ``stage`` (at most ``stage.limit`` at a time), in unit order.
+    ``announce`` False: the caller reports the stage's start and end (one stage driven in
+    parts); each unit still advances the progress by one."""
+    if announce:
+        ctx.cb.stage(stage.name, stage.size)
     todo = iter(range(stage.size))
     unit_of: dict[str, int] = {}
     running = as_completed(loop=ctx.client.loop)  # this run's client, default or not
@@ -74,4 +77,5 @@ def drive(ctx: StageHost, stage: Stage) -> None:
         nxt = next(todo, None)
         if nxt is not None:
             start(nxt, stage.submit(nxt))
-    ctx.cb.end_stage()
+    if announce:
+        ctx.cb.end_stage()

@@ -43,13 +43,29 @@ def _narrow_dtype(top: int) -> type:
     return np.int64
 
 
-def _kept(shard: ShardData, c0: int, c1: int, max_df: int | None) -> tuple[np.ndarray, np.ndarray]:
+def _kept(
+    shard: ShardData, c0: int, c1: int, max_df: int | None, window: tuple[int, int | None]
+) -> tuple[np.ndarray, np.ndarray]:
     """Chunks ``[c0, c1)`` of the shard with ``2 <= df <= max_df``: their lists' starts in
-    the shard and their lengths (int64)."""
+    the shard and their lengths (int64); with a document ``window`` ``[lo, hi)`` other than
+    ``(0, None)``, each list's tail from its first document ``>= lo``, kept when it has two
+    postings or more and starts below ``hi`` (the postings a document of the window emits
+    pairs through: its own and the later ones)."""
     off, df = piece_offsets(shard.offsets, c0, c1)
     keep = df > 1 if max_df is None else (df > 1) & (df <= max_df)
     chunks = np.flatnonzero(keep)
-    return off[chunks], df[chunks]
+    first, lens = off[chunks], df[chunks]
+    lo, hi = window
+    if (lo == 0 and hi is None) or len(lens) == 0:
+        return first, lens
+    ends = np.cumsum(lens)
+    inside = (shard.doc_ids[expand_ranges(first, lens)] >= lo).astype(np.int64)
+    tail = np.add.reduceat(inside, ends - lens)  # lists ascend: the inside ones end a list
+    first = first + lens - tail
+    keep = tail > 1
+    if hi is not None:
+        keep &= shard.doc_ids[np.minimum(first, len(shard.doc_ids) - 1)] < hi
+    return first[keep], tail[keep]
 
 
 @dataclass(frozen=True)
@@ -75,10 +91,15 @@ class DocPostings:
         n_docs: int,
         max_df: int | None = None,
         piece: int = VIEW_PIECE_POSTINGS,
+        window: tuple[int, int | None] = (0, None),
     ) -> DocPostings:
         """The view of ``shard`` for documents ``0 .. n_docs - 1`` (the emitting postings of
         any higher doc ID come after ``starts[n_docs]``); chunks with ``df > max_df`` are left
-        out (None: none).
+        out (None: none). With a document ``window`` ``(lo, hi)`` (``hi`` None: no end), the
+        view of the documents ``lo <= d < hi`` only: their emitting postings, and of each
+        list only the tail they emit into (:func:`block_keys` gives the same keys for blocks
+        inside the window), so that views built one window at a time hold a part of the
+        positions and of the lists (docs/scale.md, "Views in document windows").
 
         A counting sort over pieces of at most ``piece`` postings
         (:func:`~simdask.kernels.range_pieces.chunk_pieces`): a first pass counts the emitting
@@ -90,13 +111,16 @@ class DocPostings:
         pieces = chunk_pieces(shard.offsets, piece)
         counts = np.zeros(n_docs, np.int64)  # emitting postings per document
         n_kept = top = 0
+        hi = window[1]
         for c0, c1 in pieces:
-            first, lens = _kept(shard, c0, c1, max_df)
+            first, lens = _kept(shard, c0, c1, max_df, window)
             if len(lens) == 0:
                 continue
             n_kept += int(lens.sum())
             top = max(top, int(lens.max()) - 1)  # the largest number of later postings
             emit = shard.doc_ids[expand_ranges(first, lens - 1)]
+            if hi is not None:
+                emit = emit[emit < hi]
             counts = add_grown(counts, np.bincount(emit, minlength=n_docs))
         width = np.uint32 if n_kept < 2**32 else np.int64  # 4 bytes a posting, not 8
         ends = np.cumsum(counts)  # documents >= n_docs (if any) go last, as a sort puts them
@@ -110,7 +134,7 @@ class DocPostings:
         del ends
         k = 0  # kept postings copied so far
         for c0, c1 in pieces:
-            src, lens = _kept(shard, c0, c1, max_df)
+            src, lens = _kept(shard, c0, c1, max_df, window)
             if len(lens) == 0:
                 continue
             m = int(lens.sum())
@@ -123,6 +147,9 @@ class DocPostings:
             lat = np.repeat(first + lens, lens - 1) - p - 1
             del first, lens
             docs = doc_ids[p]
+            if hi is not None:  # the window's documents emit; later ones are partners only
+                below = docs < hi
+                p, lat, docs = p[below], lat[below], docs[below]
             order = np.argsort(docs, kind="stable")
             docs = docs[order]
             runs = np.flatnonzero(run_starts(docs))  # each document's first in the piece
