@@ -20,6 +20,8 @@ from simdask.engine.sizing import (
     block_budget,
     memory_block_pairs,
     range_note,
+    view_bytes,
+    view_windows,
 )
 from simdask.engine.stage_clock import (
     StageClock,
@@ -204,3 +206,17 @@ def test_summary_serial_seconds():
     line = s.describe_serial()
     assert line.startswith("serial (no worker busy): scan 0.50s, chunk 2.00s")
     assert line.endswith("12.0s of 14.0s (86 %)")
+
+
+def test_view_windows_are_the_fewest_whose_views_fit():
+    """Views of 1,000 lists of 100 postings in 16 ranges of 10,000 documents: 4 bytes a
+    posting, 5 an emitting one, 4 a document a range; windows divide only the emitting part."""
+    k, lists, n, ranges = 100_000, 1_000, 10_000, 16
+    whole = view_bytes(k, lists, n, ranges)
+    assert whole == 4 * k + 5 * (k - lists) + 4 * (n + 1) * ranges
+    emitting = 5 * (k - lists)
+    assert view_windows(k, lists, n, ranges, per_worker=whole) == 1
+    assert view_windows(k, lists, n, ranges, per_worker=whole - 1) == 2
+    assert view_windows(k, lists, n, ranges, per_worker=whole - emitting // 2) == 2
+    assert view_windows(k, lists, n, ranges, per_worker=whole - emitting * 2 // 3) == 3
+    assert view_windows(k, lists, n, ranges, per_worker=1) == 4  # at most MAX_VIEW_WINDOWS

@@ -3,8 +3,9 @@ document windows").
 
 A full build's blocks read compact per-range views
 (:class:`~simdask.kernels.doc_postings.DocPostings`, one task ``bydoc`` per range where the
-range is). At a million phrase-rich documents the whole views are ~2.8 GiB a worker, most
-of its peak. When they would pass ``RunOptions.view_bytes`` a worker
+range is). At a million phrase-rich documents the whole views are ~2.8 GiB, and a worker
+may hold all of them (work stealing copies a view to the worker a pair emission moved to):
+most of its peak. When they would pass ``RunOptions.view_bytes`` a worker
 (:func:`~simdask.engine.sizing.view_windows`), the blocks, which come in document order, are
 cut into a few consecutive windows and each window's views (its documents' positions and the
 lists they emit into) are built when its first block is submitted, after the blocks of the
@@ -187,7 +188,6 @@ def window_views(
                 heavy.light_lists,
                 n_docs,
                 len(shards),
-                ctx.workers_now(),
                 ctx.options.view_bytes,
             )
     starts = window_starts(blocks, n)  # fewer windows than blocks never
