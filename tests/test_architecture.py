@@ -453,3 +453,20 @@ def test_docs_cite_only_scripts_present_and_no_machine_paths():
         ]
     assert not absent, f"scripts cited but not in scripts/: {sorted(absent)}"
     assert not local, f"machine-local paths in the docs: {local}"
+
+
+def test_docs_name_only_modules_that_exist():
+    """A module path README and docs/ name (``engine/range_merge.py``, with or without
+    ``simdask/``) is a file of the package: a renamed or removed module leaves no stale name
+    (``docs/placement.md`` named three such paths once)."""
+    rooms = "|".join(sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name[0] != "_"))
+    named = re.compile(rf"(?<![\w/])(?:simdask/)?((?:{rooms})/[a-z_/]+\.py)")
+    stale = sorted(
+        {
+            f"{page.name}: {m.group(1)}"
+            for page in DOCS
+            for m in named.finditer(page.read_text(encoding="utf-8"))
+            if not (PACKAGE / m.group(1)).exists()
+        }
+    )
+    assert not stale, f"modules named in the docs that do not exist: {stale}"
