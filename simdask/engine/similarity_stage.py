@@ -394,15 +394,16 @@ def member_rows(
     (:mod:`simdask.engine.heavy_candidates`), with ``bounded`` only for the candidates with
     light evidence (:func:`~simdask.kernels.heavy_bounded.light_evidence`)."""
     max_df = config.max_df
-    hold = uses_hold(config.similarity_mode, cutoff)  # only the candidates' heavy overlap
-    light = (cutoff if max_df is None else min(cutoff, max_df)) if hold else max_df
+    # only the candidates' heavy overlap: the cutoff of the held chunks
+    held = cutoff if cutoff is not None and uses_hold(config.similarity_mode, cutoff) else None
+    light = max_df if held is None else (held if max_df is None else min(held, max_df))
     work = _work(ctx, shards, member_work, members, light) if len(members) else np.zeros(0)
     cuts = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
     blocks = [members[lo:hi] for lo, hi in cuts]
     changed_f, members_f = ctx.broadcast(changed, members)
-    if hold:
+    if held is not None:
         steps = HeavySteps.of(config, n_docs, n_chunks_f, changed_f, members_f, bounded)
-        p = held_pass(ctx, n_docs, max_df, cutoff, steps)
+        p = held_pass(ctx, n_docs, max_df, held, steps)
     else:
         p = member_pass(
             member_keys,
