@@ -16,13 +16,14 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.helpers import bombs  # noqa: E402
+
+from _benchutil import banner  # noqa: E402
 
 CASES = {
     "docx_empty_paragraphs": ("bomb.docx", bombs.docx_empty_paragraphs),
@@ -72,7 +73,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600.0)
     args = ap.parse_args()
     cap = int(args.cap_gib * 2**30)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')} load {os.getloadavg()[0]:.2f}")
+    print(f"# {banner()}", flush=True)
     _, rss, cpu, _ = measure("", "", cap, args.timeout)
     print(f"baseline: {rss:.0f} MiB peak, {cpu:.2f} s CPU")
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,6 +22,8 @@ from simdask.kernels.candidate_scores import CandidateConfig
 from simdask.kernels.content_ngrams import CONTENT_NGRAM
 from simdask.kernels.postings import ShardData, shard_ranges
 
+from _benchutil import banner
+
 RANGES = 16
 BLOCK = 1 << 24
 
@@ -88,6 +90,7 @@ def main() -> None:
     ap.add_argument("--corpus", required=True, help="a JSONL file of {id, text} lines")
     ap.add_argument("--docs", default="2500", help="comma-separated sizes")
     args = ap.parse_args()
+    print(banner(), flush=True)
     for n in (int(x) for x in args.docs.split(",")):
         print(json.dumps(measure(texts_of(args.corpus, n), CandidateConfig())), flush=True)
 

@@ -15,7 +15,6 @@ separate install); writes docs/evidence.md.
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import resource
 import subprocess
@@ -31,6 +30,8 @@ from simdask.evidence.pair_view import texts_report  # noqa: E402
 from simdask.evidence.pdf import find_browser, html_to_pdf  # noqa: E402
 from simdask.evidence.report_html import render_pair_html  # noqa: E402
 from tests.helpers.documents import prose  # noqa: E402
+
+from _benchutil import load_average  # noqa: E402
 
 SIZES = (800, 4_000, 20_000)  # words of the longer text
 
@@ -139,13 +140,12 @@ def main() -> None:
         [find_browser(), "--version"], capture_output=True, text=True
     ).stdout.strip()
     table = "\n".join(_row(w, e, m) for w, e, m in rows)
-    load = os.getloadavg()
     Path(args.out).write_text(
         TEMPLATE.format(
             table=table,
             browser=browser or "chromium",
             python=platform.python_version(),
-            load=f"{load[0]:.1f}",
+            load=load_average(),
         ),
         encoding="utf-8",
     )

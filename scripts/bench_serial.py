@@ -37,6 +37,8 @@ from pathlib import Path
 
 import psutil
 
+from _benchutil import banner
+
 REPO = Path(__file__).resolve().parent.parent
 PER_FILE = 10_000
 #: client-side functions (``name`` or ``file.py:name``) whose cumulative seconds tell what the
@@ -209,6 +211,7 @@ def main() -> None:
         args.n = args.one
         print("RESULT " + json.dumps(one(args)), flush=True)
         return
+    print(banner(), flush=True)
     for n in (int(x) for x in args.sizes.split(",")):
         if args.ssh:
             res = ssh_run(args, n)

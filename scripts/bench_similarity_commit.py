@@ -34,6 +34,8 @@ import numpy as np
 
 from simdask.storage.sql import insert_values
 
+from _benchutil import banner
+
 _SCHEMA = (
     "CREATE TABLE similarity (doc INTEGER NOT NULL, other INTEGER NOT NULL,"
     " shared INTEGER NOT NULL, similarity REAL NOT NULL, PRIMARY KEY (doc, other))"
@@ -106,6 +108,7 @@ def main() -> None:
     ap.add_argument("--tmp", type=Path, required=True, help="folder for the scratch files")
     args = ap.parse_args()
     args.tmp.mkdir(parents=True, exist_ok=True)
+    print(banner(), flush=True)
     cols = _read_rows(args.catalog)
     n = len(cols[0])
     results = []

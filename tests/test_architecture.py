@@ -419,3 +419,54 @@ def test_every_test_module_has_a_tier():
         # one marker, or a list of markers (a tier and e.g. a skipif) whose first is the tier
         first = marks[0].elts[0] if isinstance(marks[0], ast.List) and marks[0].elts else marks[0]
         assert isinstance(first, ast.Attribute) and first.attr in tiers, path.name
+
+
+#: documentation read as the code's description: README and docs/
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_every_benchmark_uses_the_shared_bench_helper():
+    """One bench harness (issue 27): every ``scripts/bench_*.py`` imports ``_benchutil``, so
+    that each prints or writes its machine, date and load the same way."""
+    missing = [
+        p.name
+        for p in sorted((ROOT / "scripts").glob("bench_*.py"))
+        if not re.search(
+            r"^\s*from (?:scripts\.)?_benchutil import ", p.read_text(encoding="utf-8"), re.M
+        )
+    ]
+    assert not missing, f"benchmarks not using scripts/_benchutil.py: {missing}"
+
+
+def test_docs_cite_only_scripts_present_and_no_machine_paths():
+    """Every script README and docs/ name (``scripts/x.py``, or a bench/eval/probe script by
+    its file name) is in the repository, and no page carries a path of this machine (the
+    checkouts under ``/work/``, a home under ``/root/``)."""
+    cited = re.compile(r"\b(?:scripts/[a-z_0-9]+|(?:bench|eval|probe|profile)_[a-z_0-9]+)\.py")
+    absent, local = set(), []
+    for page in DOCS:
+        text = page.read_text(encoding="utf-8")
+        names = {m.group(0).removeprefix("scripts/") for m in cited.finditer(text)}
+        absent |= {f"{page.name}: {n}" for n in names if not (ROOT / "scripts" / n).exists()}
+        local += [
+            f"{page.name}: {m.group(0)}" for m in re.finditer(r"(?<![\w.])/(?:work|root)/\S*", text)
+        ]
+    assert not absent, f"scripts cited but not in scripts/: {sorted(absent)}"
+    assert not local, f"machine-local paths in the docs: {local}"
+
+
+def test_docs_name_only_modules_that_exist():
+    """A module path README and docs/ name (``engine/range_merge.py``, with or without
+    ``simdask/``) is a file of the package: a renamed or removed module leaves no stale name
+    (``docs/placement.md`` named three such paths once)."""
+    rooms = "|".join(sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name[0] != "_"))
+    named = re.compile(rf"(?<![\w/])(?:simdask/)?((?:{rooms})/[a-z_/]+\.py)")
+    stale = sorted(
+        {
+            f"{page.name}: {m.group(1)}"
+            for page in DOCS
+            for m in named.finditer(page.read_text(encoding="utf-8"))
+            if not (PACKAGE / m.group(1)).exists()
+        }
+    )
+    assert not stale, f"modules named in the docs that do not exist: {stale}"

@@ -1,22 +1,26 @@
-"""Compaction and ``repeats`` on the stage contract (engine/stage.py, issue 27): a
-compaction is a run of the writer with its own run context — its tasks named by
+"""Compaction, ``repeats`` and the heavy block pass on the stage contract (engine/stage.py,
+issue 27): a compaction is a run of the writer with its own run context — its tasks named by
 ``task_key`` with the run's tag (``run_tag``, as an update's), progress one unit a range —
-and the passes of ``repeats`` are stages driven by ``drive``, each task named by
-``task_key``, progress one unit a task."""
+the passes of ``repeats`` are stages driven by ``drive``, each task named by ``task_key``,
+progress one unit a task, and the candidates' heavy overlap runs on the one block driver
+(engine/block_driver.py) as every other block pass: ``task_key`` names, a heap trim after
+each block, progress one unit a block."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from distributed import get_task_stream
+from distributed import Client, get_task_stream
 
 from simdask import Index, IndexConfig, RunOptions
+from simdask.cluster.heap import trim_grown
 from simdask.engine.context import run_tag, task_key
 from simdask.engine.repeats_run import RepeatsConfig, find_repeats
 from simdask.kernels.merge_policy import MergePolicy
 from simdask.progress import RecordingCallback
 from tests.helpers.corpus import make_docs, write_txt
+from tests.test_heavy import template_texts
 
 pytestmark = pytest.mark.integration
 
@@ -80,3 +84,53 @@ def test_repeats_passes_are_stages_with_task_keys(tmp_path, client):
     [tag] = tags
     assert task_key("rpass1", tag, b=batches - 1) in names
     assert task_key("rgroup", tag, s=ranges - 1) in names
+
+
+@pytest.mark.parametrize("fuse_members", [1000, 0], ids=["delta", "member-blocks"])
+def test_heavy_overlap_blocks_run_on_the_one_block_driver(
+    tmp_path, client, monkeypatch, fuse_members
+):
+    """An incremental run in the ``informative`` mode with heavy chunks takes the candidates'
+    heavy overlap per block (engine/heavy_candidates.py), through a delta run's range tasks or
+    merged ranges: every step named by ``task_key`` with the run's tag, block by block and
+    range by range; one heap trim (``trim_grown`` on the workers) after each block; progress
+    one unit a block, as the other block passes."""
+    texts = template_texts(40, seed=8)
+    keys = sorted(texts)
+    cfg = IndexConfig(
+        hash_bits=32, shards=3, top_k=5, threshold=2.0, similarity_mode="informative", heavy_df=3
+    )
+    opts = RunOptions(fuse_members=fuse_members, block_pairs=20, merge_policy=NEVER.merge_policy)
+    idx = Index.create(tmp_path / "i", cfg)
+    src = write_txt({k: texts[k] for k in keys[:28]}, tmp_path / "docs")
+    idx.update([src], client=client, options=opts)
+    write_txt(texts, src)  # 12 added: their rows through the heavy pass
+    trims: list = []
+    run = Client.run
+
+    def counted(self, fn, *args, **kwargs):
+        trims.extend([fn] if fn is trim_grown else [])
+        return run(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(Client, "run", counted)
+    cb = RecordingCallback()
+    with get_task_stream(client) as ts:
+        s = idx.update([src], client=client, options=opts, callback=cb)
+    monkeypatch.undo()
+    assert s.added == 12 and s.extra["heavy"] == {"mode": "informative", "cutoff": 3}
+    tag = run_tag(idx.store, s.run_id)
+    keys_run = {str(t["key"]) for t in ts.data}
+    step = {
+        n: sorted(k for k in keys_run if k.startswith(f"simdask-{n}-"))
+        for n in ("hlight", "hcand", "hover", "rows")
+    }
+    blocks = len(step["hcand"])
+    assert blocks >= (2 if fuse_members == 0 else 1)
+    assert step["hcand"] == [task_key("hcand", tag, b=b) for b in range(blocks)]
+    assert step["rows"] == [task_key("rows", tag, b=b) for b in range(blocks)]
+    ranges = len(step["hlight"]) // blocks
+    for n in ("hlight", "hover"):
+        want = [task_key(n, tag, b=b, s=r) for b in range(blocks) for r in range(ranges)]
+        assert step[n] == want
+    assert len(trims) == blocks  # the driver's trim after each block
+    assert ("similarity", blocks, blocks) in _stages(cb.events)

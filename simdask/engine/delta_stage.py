@@ -20,18 +20,19 @@ from __future__ import annotations
 import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from simdask import failpoints
 from simdask.config import IndexConfig
+from simdask.engine.block_driver import BlockPass, run_blocks
 from simdask.engine.context import RunContext
 from simdask.engine.heavy_candidates import (
-    HeavyPass,
+    HeavySteps,
     delta_light,
     delta_overlap,
-    run_heavy_blocks,
+    heavy_rows_submitter,
     uses_hold,
 )
 from simdask.engine.merge_stage import MergeSpec, MergeStage
@@ -51,7 +52,6 @@ from simdask.engine.similarity_stage import (
     member_pass,
     member_results,
     member_rows,
-    run_blocks,
 )
 from simdask.engine.stage import drive
 from simdask.kernels.exclusions import Exclusions
@@ -305,21 +305,17 @@ def _member_pairs(ctx, config, inp: DeltaInputs, delta_f, befores, tomb_f, membe
         return (lo, lo + len(block), inp.n_docs)
 
     if hold:  # the candidates' heavy overlap only (engine/heavy_candidates)
-        rows_args = (inp.n_chunks_f, changed_f, members_f, config.threshold, config.top_k)
-        hp = HeavyPass(
-            held=lambda b, block: pair_f,
+        steps = replace(
+            HeavySteps.of(config, inp.n_docs, inp.n_chunks_f, changed_f, members_f, inp.bounded),
             light=delta_light,
             light_args=emit_args,
             overlap=delta_overlap,
             overlap_args=lambda block: emit_args(block)[:1],
-            rows_args=rows_args,
-            n_docs=inp.n_docs,
-            bounded=inp.bounded,
-        )
-        out = run_heavy_blocks(ctx, blocks, hp)
+        )  # the range tasks hold every block's light keys and hold: no emission per block
+        p = BlockPass(submit_rows=heavy_rows_submitter(ctx, steps))
     else:
         p = member_pass(delta_keys, emit_args, "keys", inp.n_chunks_f, changed_f, members_f, config)
-        out = run_blocks(ctx, pair_f, blocks, p)
+    out = run_blocks(ctx, pair_f, blocks, p)
     res = member_results(out, len(blocks), work)
     return res, int(sum(h[0] for h in heads))
 

@@ -14,6 +14,11 @@ Per block of members, four steps, each task where its data is:
    :func:`~simdask.engine.similarity_stage.member_rows_task` makes them (``rows``,
    :func:`candidate_rows_task`).
 
+The steps are a :class:`~simdask.engine.block_driver.BlockPass` on the one block driver
+(:func:`held_pass` over merged ranges, step 1 its emission; a delta run's range tasks hold
+every block's part already): :class:`HeavySteps` and :func:`heavy_rows_submitter` submit
+steps 2-4 of a block.
+
 Today's path emits one key per (heavy chunk of a member, other holder): ``Σ df``, ~1.4 M keys a
 document at a million prose documents; here the heavy work is ``Σ_r h_r |candidates(r)|``
 lookups. The ``exact`` mode keeps the heavy keys: it needs the pairs sharing only heavy chunks.
@@ -21,7 +26,7 @@ lookups. The ``exact`` mode keeps the heavy keys: it needs the pairs sharing onl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +35,9 @@ from dask.sizeof import sizeof
 from distributed import Future
 
 from simdask import failpoints
+from simdask.config import IndexConfig
+from simdask.engine.block_driver import BlockPass, RowsSubmitter, no_args
 from simdask.engine.context import RunContext
-from simdask.engine.stage import drive
 from simdask.kernels.heavy_bounded import light_evidence
 from simdask.kernels.heavy_overlap import (
     HeavyHold,
@@ -46,16 +52,16 @@ from simdask.kernels.measures import containment
 from simdask.kernels.similarity import member_pair_keys, need_counts
 
 __all__ = [
-    "HeavyPass",
+    "HeavySteps",
     "candidate_rows_task",
     "candidates_task",
     "delta_light",
     "delta_overlap",
+    "heavy_rows_submitter",
     "held_emit",
     "held_light",
     "held_overlap",
     "held_pass",
-    "run_heavy_blocks",
     "uses_hold",
 ]
 
@@ -159,87 +165,69 @@ def candidate_rows_task(
 
 
 @dataclass(frozen=True)
-class HeavyPass:
-    """One pass over blocks of members: ``held(b, block)`` gives the per-range futures
-    holding the block's light keys and hold; ``light(h, *light_args(block))`` cuts the light
-    keys, ``overlap(h, cand, n_docs, *overlap_args(block))`` the candidates' overlap in a
-    range; :func:`candidate_rows_task` takes ``rows_args``: ``(n_chunks, changed, members,
-    threshold, top_k)``; ``bounded``: the candidates are cut to those with light evidence
-    (:func:`candidates_task`)."""
+class HeavySteps:
+    """A block's steps after its per-range held parts (futures of ``(light keys, hold)``, or
+    of results holding them): ``light(h, *light_args(block))`` cuts the block's light keys of
+    a range (``hlight``), :func:`candidates_task` counts them (``hcand``),
+    ``overlap(h, cand, n_docs, *overlap_args(block))`` takes the candidates' overlap in a range
+    (``hover``) and :func:`candidate_rows_task` makes the rows (``rows``) of ``n_docs``
+    documents (``n_chunks_f``) for the recomputed ``members_f``, reverse rows to
+    ``changed_f``, at ``threshold`` percent, ``top_k`` a document; ``bounded``: the candidates
+    are cut to those with light evidence (:func:`candidates_task`)."""
 
-    held: Callable[[int, Any], Sequence[Future]]
-    light: Callable
-    light_args: Callable[[Any], tuple]
-    overlap: Callable
-    overlap_args: Callable[[Any], tuple]
-    rows_args: tuple
     n_docs: int
+    n_chunks_f: Any
+    changed_f: Any
+    members_f: Any
+    threshold: float
+    top_k: int
     bounded: bool = False
+    light: Callable = held_light
+    light_args: Callable[[Any], tuple] = no_args
+    overlap: Callable = held_overlap
+    overlap_args: Callable[[Any], tuple] = no_args
+
+    @classmethod
+    def of(cls, config: IndexConfig, n_docs: int, n_chunks_f, changed_f, members_f, bounded=False):
+        """The steps of ``config``'s threshold and top k, reading held parts as
+        :func:`held_emit` makes them."""
+        return cls(
+            n_docs, n_chunks_f, changed_f, members_f, config.threshold, config.top_k, bounded
+        )
 
 
-class _HeavyStage:
-    """:class:`HeavyPass` over ``blocks`` under the :class:`~.stage.Stage` contract; the
-    results in block order."""
+def heavy_rows_submitter(ctx: RunContext, steps: HeavySteps) -> RowsSubmitter:
+    """For a :class:`~.block_driver.BlockPass`: given a block's held parts, the block and its
+    number ``b``, submit the :class:`HeavySteps` (tasks ``hlight``/``hover`` per range,
+    ``hcand`` and ``rows`` once); the rows' future (``(forward, reverse)`` rows as
+    :func:`~simdask.engine.similarity_stage.member_rows_task` gives them)."""
+    p, submit, key = steps, ctx.client.submit, ctx.key
 
-    name = "similarity"
-
-    def __init__(self, ctx: RunContext, blocks: Sequence, p: HeavyPass):
-        self.ctx, self.blocks, self.p = ctx, blocks, p
-        self.size = len(blocks)
-        self.limit = ctx.options.blocks_in_flight
-        self.out: list = [None] * self.size
-
-    def submit(self, b: int) -> Future:
-        ctx, p, block = self.ctx, self.p, self.blocks[b]
-        submit, key = ctx.client.submit, ctx.key
-        held = p.held(b, block)
+    def submit_rows(held: list, block, b: int) -> Future:
         light = [
             submit(p.light, h, *p.light_args(block), key=key("hlight", b=b, s=s))
             for s, h in enumerate(held)
         ]
         # a bounded index: (block, n_chunks, threshold) for the light-evidence test
-        more = (block, p.rows_args[0], p.rows_args[3]) if p.bounded else ()
+        more = (block, p.n_chunks_f, p.threshold) if p.bounded else ()
         cand = submit(candidates_task, light, len(block), p.n_docs, *more, key=key("hcand", b=b))
         ov = [
             submit(p.overlap, h, cand, p.n_docs, *p.overlap_args(block), key=key("hover", b=b, s=s))
             for s, h in enumerate(held)
         ]
-        return submit(candidate_rows_task, cand, ov, block, *p.rows_args, key=key("rows", b=b))
+        rows_args = (p.n_chunks_f, p.changed_f, p.members_f, p.threshold, p.top_k)
+        return submit(candidate_rows_task, cand, ov, block, *rows_args, key=key("rows", b=b))
 
-    def collect(self, b: int, future: Future) -> None:
-        self.out[b] = future.result()
-        future.release()
-        return None
-
-
-def run_heavy_blocks(ctx: RunContext, blocks: Sequence, p: HeavyPass) -> list:
-    """``p`` over every block (at most ``blocks_in_flight`` at a time); each block's
-    ``(forward, reverse)`` rows, in block order (as
-    :func:`~simdask.engine.similarity_stage.run_blocks` gives them for member rows)."""
-    stage = _HeavyStage(ctx, blocks, p)
-    drive(ctx, stage)
-    return stage.out
+    return submit_rows
 
 
 def held_pass(
-    ctx: RunContext,
-    shards: Sequence,
-    n_docs: int,
-    max_df: int | None,
-    cutoff: int,
-    rows_args,
-    bounded: bool = False,
-) -> HeavyPass:
-    """The pass over merged ranges ``shards``: per block, :func:`held_emit` where each range
-    is (task ``simdask-pairs-...-b-s``), then the steps of :class:`HeavyPass`."""
+    ctx: RunContext, n_docs: int, max_df: int | None, cutoff: int, steps: HeavySteps
+) -> BlockPass:
+    """The pass over merged ranges: per block, :func:`held_emit` where each range is (task
+    ``simdask-pairs-...-b-s``), then the :class:`HeavySteps` (:func:`heavy_rows_submitter`)."""
 
-    def held(b: int, block) -> list[Future]:
-        return ctx.map_shards("pairs", held_emit, shards, block, n_docs, max_df, cutoff, b=b)
+    def emit_args(block) -> tuple:
+        return (block, n_docs, max_df, cutoff)
 
-    rows = tuple(rows_args)
-    return HeavyPass(held, held_light, _none, held_overlap, _none, rows, n_docs, bounded)
-
-
-def _none(block) -> tuple:
-    """No extra arguments."""
-    return ()
+    return BlockPass(held_emit, emit_args, submit_rows=heavy_rows_submitter(ctx, steps))

@@ -2,11 +2,13 @@
 per block of documents, each shard's pair keys are emitted where the shard is (map), then
 counted, thresholded and cut to the top k by one task (aggregate).
 
-One block driver, :func:`run_blocks`, serves every path: all pairs of a full build
-(:func:`all_pairs`), the rows of the recomputed documents of an incremental run
-(:func:`member_rows`), and the fused merge of a small run, whose merge tasks already emitted
-the keys (:mod:`simdask.engine.run`). :func:`block_rows_task` and :func:`member_rows_task`
-are the aggregates, plain functions the tests call directly.
+Every path runs its blocks on the one block driver (:mod:`.block_driver`: a
+:class:`~.block_driver.BlockPass` run by :func:`~.block_driver.run_blocks`): all pairs of a
+full build (:func:`all_pairs`), the rows of the recomputed documents of an incremental run
+(:func:`member_rows`), with the candidates' heavy overlap too, and the delta path of a small
+run (:mod:`simdask.engine.delta_stage`), whose range tasks already emitted the keys.
+:func:`block_rows_task` and :func:`member_rows_task` are the aggregates, plain functions the
+tests call directly.
 
 Chunks above the heavy cutoff are handled apart (:mod:`simdask.kernels.heavy`, wired by
 :mod:`simdask.engine.heavy_stage`): a full build
@@ -24,17 +26,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from distributed import Future
 
 from simdask import failpoints
-from simdask.cluster.heap import trim_grown, trim_heap
 from simdask.cluster.workers import scheduler_workers
 from simdask.config import IndexConfig
+from simdask.engine.block_driver import BlockPass, run_blocks
 from simdask.engine.context import RunContext
-from simdask.engine.heavy_candidates import held_pass, run_heavy_blocks, uses_hold
+from simdask.engine.heavy_candidates import HeavySteps, held_pass, uses_hold
 from simdask.engine.heavy_stage import (
     RangeSets,
     bounded_rows_submitter,
@@ -43,8 +44,7 @@ from simdask.engine.heavy_stage import (
     heavy_only,
 )
 from simdask.engine.sizing import block_budget, memory_block_pairs
-from simdask.engine.stage import drive
-from simdask.engine.view_windows import WindowViews, window_views
+from simdask.engine.view_windows import window_views
 from simdask.kernels.doc_postings import block_keys
 from simdask.kernels.heavy import (
     HeavyBits,
@@ -190,97 +190,12 @@ def member_rows_task(
     return member_rows_of(keys, shared, block, n_chunks, changed, members, threshold, top_k)
 
 
-@dataclass(frozen=True)
-class BlockPass:
-    """One pass over blocks of documents, dask-style: per block ``b``, ``emit(shard,
-    *emit_args(block))`` runs where each shard is (task ``simdask-<emit_stage>-...-b-s``),
-    then ``rows(parts, *rows_args(block))`` once (task ``simdask-rows-...-b``), or with
-    ``submit_rows`` the future ``submit_rows(parts, block, b)`` submits (a bounded build's
-    steps after the pair keys, :func:`~simdask.engine.heavy_stage.bounded_rows_submitter`)."""
-
-    emit: Callable
-    emit_args: Callable[[Any], tuple]
-    rows: Callable
-    rows_args: Callable[[Any], tuple]
-    emit_stage: str = "pairs"
-    submit_rows: Callable[[list, Any, int], Future] | None = None
-
-
-class _BlockStage:
-    """:class:`BlockPass` over ``blocks`` under the :class:`~.stage.Stage` contract; the
-    results in block order."""
-
-    name = "similarity"
-
-    def __init__(
-        self,
-        ctx: RunContext,
-        shards: Sequence,
-        blocks: Sequence,
-        p: BlockPass,
-        fold=None,
-        first: int = 0,
-    ):
-        self.ctx, self.shards, self.blocks, self.p = ctx, shards, blocks, p
-        self.size = len(blocks)
-        self.limit = ctx.options.blocks_in_flight
-        self.out: list = [None] * self.size
-        self.fold = fold
-        self.first = first  # the number of this stage's first block among all (task names)
-
-    def submit(self, i: int) -> Future:
-        ctx, p, block, b = self.ctx, self.p, self.blocks[i], self.first + i
-        parts = ctx.map_shards(p.emit_stage, p.emit, self.shards, *p.emit_args(block), b=b)
-        if p.submit_rows is not None:
-            return p.submit_rows(parts, block, b)
-        return ctx.client.submit(p.rows, parts, *p.rows_args(block), key=ctx.key("rows", b=b))
-
-    def collect(self, i: int, future: Future) -> None:
-        if self.fold is None:
-            self.out[i] = future.result()
-        else:
-            self.fold.add(future.result())
-        future.release()
-        self.ctx.client.run(trim_grown, on_error="ignore")  # the block's freed heap: to the OS
-        return None
-
-
 def fold_min_rows(n_docs: int, top_k: int) -> int:
     """Rows a :class:`~simdask.kernels.top_rows.RowFold` part of ``n_docs`` documents lets
     wait before its first cut: ``n_docs * top_k / 4`` (a quarter of a full list a document);
     runs with fewer rows are cut once, at the end. A full build passes the documents of one
     part (:data:`~simdask.kernels.top_rows.PART_DOCS` at most)."""
     return max(1, n_docs * top_k // 4)
-
-
-def run_blocks(
-    ctx: RunContext,
-    shards: Sequence,
-    blocks: Sequence,
-    p: BlockPass,
-    fold: RowFold | None = None,
-    windows: WindowViews | None = None,
-) -> list:
-    """The one block driver: ``p`` over every block, at most ``blocks_in_flight`` at a time;
-    each block's result, in block order, or with ``fold`` the folded rows as one result. With
-    ``windows`` the blocks read the views of their window instead of ``shards``."""
-    if windows is None or windows.count == 1:
-        stage = _BlockStage(ctx, shards if windows is None else windows.views(0), blocks, p, fold)
-        drive(ctx, stage)
-        out = stage.out
-    else:  # one window's blocks all done before the next window's views are built
-        ctx.cb.stage(_BlockStage.name, len(blocks))
-        out = []
-        for lo, hi in windows.block_ranges():
-            stage = _BlockStage(ctx, windows.views(lo), blocks[lo:hi], p, fold, first=lo)
-            drive(ctx, stage, announce=False)
-            out.extend(stage.out)
-            del stage
-        ctx.cb.end_stage()
-    if fold is None:
-        return out
-    rows = fold.result(release=trim_heap)  # the folded parts' heap goes back to the OS
-    return [] if rows is None else [rows]
 
 
 @dataclass
@@ -352,17 +267,7 @@ def all_pairs(
     # each block reads its own postings, not a scan of the whole shard (kernels/doc_postings),
     # from views built one document window at a time when the whole would be too large
     windows = window_views(ctx, shards, blocks, n_docs, light, heavy)
-    p = BlockPass(
-        emit=block_keys,
-        emit_args=lambda block: (*block, n_docs),
-        rows=block_rows_task,
-        rows_args=lambda block: (block[0], n_chunks_f, config.threshold, config.top_k, bits_f),
-        submit_rows=(
-            bounded_rows_submitter(ctx, bits_f, n_chunks_f, config)
-            if isinstance(bits_f, RangeSets)
-            else None
-        ),
-    )
+    p = _all_pairs_pass(ctx, n_chunks_f, n_docs, config, bits_f)
     part = min(n_docs, PART_DOCS)  # the driver folds one part of the documents at a time
     fold = RowFold(config.top_k, fold_min_rows(part, config.top_k), PART_DOCS)
     out = run_blocks(ctx, [], blocks, p, fold, windows)
@@ -382,6 +287,26 @@ def all_pairs(
     seconds["heavy_only"] = time.perf_counter() - t
     heavy.seconds = {k: round(v, 3) for k, v in seconds.items()}
     return res
+
+
+def _all_pairs_pass(
+    ctx: RunContext, n_chunks_f: Future, n_docs: int, config: IndexConfig, bits_f
+) -> BlockPass:
+    """The pass of a full build's blocks ``(lo, hi)``: each range's pair keys of the block
+    (:func:`~simdask.kernels.doc_postings.block_keys`), then :func:`block_rows_task`, or a
+    bounded build's steps (:func:`~simdask.engine.heavy_stage.bounded_rows_submitter`)."""
+
+    def emit_args(block) -> tuple:
+        return (*block, n_docs)
+
+    if isinstance(bits_f, RangeSets):
+        submit = bounded_rows_submitter(ctx, bits_f, n_chunks_f, config)
+        return BlockPass(emit=block_keys, emit_args=emit_args, submit_rows=submit)
+
+    def rows_args(block) -> tuple:
+        return (block[0], n_chunks_f, config.threshold, config.top_k, bits_f)
+
+    return BlockPass(block_keys, emit_args, block_rows_task, rows_args)
 
 
 def member_pass(
@@ -438,25 +363,26 @@ def member_rows(
     (:mod:`simdask.engine.heavy_candidates`), with ``bounded`` only for the candidates with
     light evidence (:func:`~simdask.kernels.heavy_bounded.light_evidence`)."""
     max_df = config.max_df
-    hold = uses_hold(config.similarity_mode, cutoff)  # only the candidates' heavy overlap
-    light = (cutoff if max_df is None else min(cutoff, max_df)) if hold else max_df
+    # only the candidates' heavy overlap: the cutoff of the held chunks
+    held = cutoff if cutoff is not None and uses_hold(config.similarity_mode, cutoff) else None
+    light = max_df if held is None else (held if max_df is None else min(held, max_df))
     work = _work(ctx, shards, member_work, members, light) if len(members) else np.zeros(0)
     cuts = plan_blocks(work, _budget(ctx, work), max_block_docs(n_docs))
     blocks = [members[lo:hi] for lo, hi in cuts]
     changed_f, members_f = ctx.broadcast(changed, members)
-    if hold:
-        rows_args = (n_chunks_f, changed_f, members_f, config.threshold, config.top_k)
-        hp = held_pass(ctx, shards, n_docs, max_df, cutoff, rows_args, bounded)
-        return member_results(run_heavy_blocks(ctx, blocks, hp), len(blocks), int(work.sum()))
-    p = member_pass(
-        member_keys,
-        lambda block: (block, n_docs, max_df, cutoff),
-        "pairs",
-        n_chunks_f,
-        changed_f,
-        members_f,
-        config,
-    )
+    if held is not None:
+        steps = HeavySteps.of(config, n_docs, n_chunks_f, changed_f, members_f, bounded)
+        p = held_pass(ctx, n_docs, max_df, held, steps)
+    else:
+        p = member_pass(
+            member_keys,
+            lambda block: (block, n_docs, max_df, cutoff),
+            "pairs",
+            n_chunks_f,
+            changed_f,
+            members_f,
+            config,
+        )
     return member_results(run_blocks(ctx, shards, blocks, p), len(blocks), int(work.sum()))
 
 

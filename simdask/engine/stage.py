@@ -14,6 +14,7 @@ needs of the run only its client and its progress (:class:`StageHost`): a
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Protocol
 
 from distributed import Client, Future, as_completed
@@ -57,7 +58,7 @@ def drive(ctx: StageHost, stage: Stage, announce: bool = True) -> None:
     if announce:
         ctx.cb.stage(stage.name, stage.size)
     todo = iter(range(stage.size))
-    unit_of: dict[str, int] = {}
+    unit_of: dict[Hashable, int] = {}  # by task key (a str, or a tuple of Dask's)
     running = as_completed(loop=ctx.client.loop)  # this run's client, default or not
 
     def start(i: int, future: Future) -> None:
