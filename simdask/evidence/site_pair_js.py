@@ -167,7 +167,7 @@ function render(site,A,B,out){
     if(!g)return;ev.preventDefault();var t=document.getElementById(g);
     var u=document.getElementById('b'+g.slice(1));
     if(t)t.scrollIntoView();if(u)u.scrollIntoView();});
-  document.body.setAttribute('data-rendered','1');}
+  document.body.setAttribute('data-rendered',location.hash.slice(1));}
 window.addEventListener('hashchange',show);
 if(document.getElementById('pair'))show();
 })();
