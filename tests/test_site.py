@@ -129,7 +129,8 @@ def _broken_links(site: Path) -> list[str]:
 def test_default_site_is_bounded_by_documents_and_links_resolve(tmp_path, client):
     """30 documents sharing one paragraph: every pair is stored (435), the default site has
     pair pages for each document's PER_DOCUMENT best partners only, every other pair links
-    to pair.html (rendered in the browser), and no link is broken; --all-pairs (everything) writes them all."""
+    to pair.html (rendered in the browser), and no link is broken; --all-pairs (everything)
+    writes them all."""
     shared = " ".join(f"common{i} paragraph text" for i in range(40))
     src = tmp_path / "c"
     src.mkdir()

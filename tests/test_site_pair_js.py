@@ -63,9 +63,16 @@ def texts(draw) -> str:
 
 @st.composite
 def pairs(draw) -> tuple[str, str]:
-    shared = draw(texts())
-    a = draw(texts()) + shared + draw(texts())
-    b = draw(texts()) + (shared if draw(st.booleans()) else shared[::-1]) + draw(texts())
+    """Two texts sharing a passage, in B reversed or with words changed (runs with gaps)."""
+    shared = draw(st.lists(st.sampled_from(VOCAB), min_size=0, max_size=50))
+    copy = list(shared)
+    for i in draw(st.lists(st.integers(0, 49), max_size=4)):
+        if i < len(copy):
+            copy[i] = f"changed{i}"
+    if draw(st.booleans()):
+        copy.reverse()
+    a = draw(texts()) + " ".join(shared) + " " + draw(texts())
+    b = draw(texts()) + " ".join(copy) + " " + draw(texts())
     return a, b
 
 

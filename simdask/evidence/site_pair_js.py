@@ -141,7 +141,8 @@ function render(site,A,B,out){
   var ta=texts[A[1]],tb=texts[B[1]],ca=cps(ta.text),cb=cps(tb.text);
   if(ca.length+cb.length>site.large_chars){
     say('These texts are too large to compare in the browser ('+(ca.length+cb.length)+
-      ' characters together): the command below writes the pair\'s page.');return;}
+      ' characters together): the command below writes the pair\'s page.');
+    document.body.setAttribute('data-rendered',location.hash.slice(1));return;}
   var ps=passages(site,ta,tb);
   var words=ps.reduce(function(s,p){return s+p[4];},0);
   say(ps.length+(ps.length===1?' passage':' passages')+' of at least '+site.k+
