@@ -20,6 +20,8 @@ from simdask.evidence.passages import compare_texts, prepare_side
 from simdask.evidence.site_data import SiteData, js_value, mask_ranges, text_record
 from simdask.evidence.site_pair_js import PAIR_JS
 
+pytestmark = pytest.mark.integration
+
 K = 5
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the page's script")
