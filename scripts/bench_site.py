@@ -41,6 +41,8 @@ from pathlib import Path
 
 import psutil
 
+from simdask.index import Index
+
 from _benchutil import banner, load_average, machine, today, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,18 +135,12 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=1, help="every N-th licence file (a sample)")
     ap.add_argument("--no-single", action="store_true", help="no `--workers 1` run")
     ap.add_argument("--no-write", action="store_true", help="do not write docs/benchmarks.md")
+    ap.add_argument("--index", type=Path, help="an index of the licence files built before")
     args = ap.parse_args()
     print(banner(), flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_site_") as tmp:
         tmp_path = Path(tmp)
-        n = licence_folder(tmp_path / "lic", args.limit, args.every)
-        index = tmp_path / "idx"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        update = [sys.executable, "-m", "simdask.cli", "update", str(index), str(tmp_path / "lic")]
-        said = subprocess.run(
-            [*update, "--quiet"], env=env, check=True, capture_output=True, text=True
-        ).stderr
-        pairs = next((ln for ln in said.splitlines() if "similarity rows" in ln), "")
+        n, pairs, index = _index(args, tmp_path)
         print(f"{n} licence files indexed: {pairs}", flush=True)
         runs = []
         if args.before:
@@ -175,6 +171,26 @@ def main() -> None:
             "The static site (bench_site.py)",
             _body(n, pairs, rows),
         )
+
+
+def _index(args, tmp_path: Path) -> tuple[int, str, Path]:
+    """The licence index: ``--index`` as it is, or the files copied and indexed anew; the
+    files, the update's summary line, the index's path."""
+    if args.index is not None:
+        with Index.open(args.index) as idx:
+            return (
+                len(idx.catalog.documents()),
+                f"{len(idx.pair_list()):,} stored pairs",
+                args.index,
+            )
+    n = licence_folder(tmp_path / "lic", args.limit, args.every)
+    index = tmp_path / "idx"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    update = [sys.executable, "-m", "simdask.cli", "update", str(index), str(tmp_path / "lic")]
+    said = subprocess.run(
+        [*update, "--quiet"], env=env, check=True, capture_output=True, text=True
+    ).stderr
+    return n, next((ln for ln in said.splitlines() if "similarity rows" in ln), ""), index
 
 
 def _body(n: int, pairs: str, rows) -> str:

@@ -129,7 +129,8 @@ def _broken_links(site: Path) -> list[str]:
 def test_default_site_is_bounded_by_documents_and_links_resolve(tmp_path, client):
     """30 documents sharing one paragraph: every pair is stored (435), the default site has
     pair pages for each document's PER_DOCUMENT best partners only, every other pair links
-    to not-exported.html, and no link is broken; --all-pairs (everything) writes them all."""
+    to pair.html (rendered in the browser), and no link is broken; --all-pairs (everything)
+    writes them all."""
     shared = " ".join(f"common{i} paragraph text" for i in range(40))
     src = tmp_path / "c"
     src.mkdir()
@@ -148,10 +149,11 @@ def test_default_site_is_bounded_by_documents_and_links_resolve(tmp_path, client
     )
     assert n["reports_computed"] <= 30 * 8  # each document's shown sources, once per pair of texts
     text = "".join(p.read_text(encoding="utf-8") for p in (site / "docs").iterdir())
-    assert text.count('href="../not-exported.html#') >= n["pairs_skipped"]
+    assert text.count('href="../pair.html#') >= n["pairs_skipped"]
+    assert (site / "data" / "site.js").is_file() and n["data_texts"] == 30
     assert _broken_links(site) == []
     everything = export_site(idx, tmp_path / "all", limits=SiteLimits.everything())
     assert everything["pairs"] == stored and everything["pairs_skipped"] == 0
-    assert "not-exported.html#" not in "".join(
+    assert "pair.html#" not in "".join(
         p.read_text(encoding="utf-8") for p in (tmp_path / "all" / "docs").iterdir()
     )

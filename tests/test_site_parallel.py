@@ -48,7 +48,8 @@ def test_parallel_cached_site_is_the_serial_one(index, tmp_path, monkeypatch):
         pooled = export_site(index, tmp_path / "pooled", workers=2)
     assert serial == cached == pooled and serial["pairs"] > 0
     a = _files(tmp_path / "serial")
-    assert len(a) == 1 + 1 + 36 + serial["pairs"]  # front, not-exported, documents, pairs
+    # front, pair.html, documents, pairs, data/site.js and one data file per distinct text
+    assert len(a) == 1 + 1 + 36 + serial["pairs"] + 1 + serial["data_texts"]
     assert _files(tmp_path / "cached") == a
     assert _files(tmp_path / "pooled") == a
 

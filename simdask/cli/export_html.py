@@ -85,7 +85,8 @@ def run(args) -> int:
         f"{counted(n['pairs'], 'pair report')}"
         + (
             f" ({counted(skipped, 'more stored pair')} without one: "
-            f"they link to {args.outdir}/not-exported.html; --all-pairs writes them all)"
+            f"they open {args.outdir}/pair.html, which shows their exact passages in the "
+            "browser; --all-pairs writes them all)"
             if skipped
             else ""
         ),

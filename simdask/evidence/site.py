@@ -21,14 +21,15 @@ from simdask.evidence.doc_html import (
 from simdask.evidence.doc_view import NOT_COMPUTED, document_view, view_sources
 from simdask.evidence.pair_view import ViewOptions
 from simdask.evidence.report_html import render_pair_html
+from simdask.evidence.site_data import write_site_data
 from simdask.evidence.site_pages import (
     NOT_EXPORTED,
     doc_body,
     failed_table,
     index_info,
-    not_exported_page,
     pairs_table,
 )
+from simdask.evidence.site_pair_page import pair_page_body
 from simdask.evidence.site_pool import compute_reports, default_workers
 from simdask.evidence.site_reports import SiteReports
 from simdask.evidence.text_cache import TextCache
@@ -151,10 +152,13 @@ def export_site(
     with the passages of all its sources marked), one ``pairs/<a>-<b>.html`` side-by-side
     page per chosen pair (``limits``; without it, ``min_similarity`` and ``max_pairs`` as
     :class:`SiteLimits`, so each document's :data:`PER_DOCUMENT` best partners), and
-    ``not-exported.html``, where every other stored pair links: it gives the command that
-    writes that pair's page. Returns counts: ``documents``, ``pairs`` (pages written),
-    ``pairs_skipped`` (stored pairs at least ``min_similarity`` similar without a page) and
-    ``reports_computed`` (pairs of texts aligned). Passages are found as every view finds
+    ``pair.html``, where every other stored pair links (``#<a>-<b>``): it shows the pair's
+    exact passages side by side, computed in the browser from ``data/``
+    (:mod:`~simdask.evidence.site_data`), and the command that writes its full page.
+    Returns counts: ``documents``, ``pairs`` (pages written), ``pairs_skipped`` (stored
+    pairs at least ``min_similarity`` similar without a page), ``reports_computed`` (pairs
+    of texts aligned), ``data_texts`` and ``data_bytes`` (the distinct texts in ``data/``
+    and the bytes of all of it). Passages are found as every view finds
     them (:func:`~simdask.evidence.pair_view.index_report` with ``options``: the aligner's,
     or the exact evidence), under the index's exclusions, each pair of texts once
     (:class:`~simdask.evidence.site_reports.SiteReports`), first all of them on ``workers``
@@ -183,7 +187,8 @@ def export_site(
         index, docs, matches, totals, [(by_id[a].key, by_id[b].key) for a, b in chosen]
     )
     compute_reports(index, reports, needed, default_workers() if workers is None else workers, cb)
-    _write(out / "not-exported.html", _page("simdask: pair not exported", not_exported_page(docs)))
+    data = write_site_data(index, out, docs, reports.options)
+    _write(out / NOT_EXPORTED, _page("simdask: a pair side by side", pair_page_body()))
     _write_pages(index, out, docs, rows, set(chosen), cb, reports)
     cb.stage("pairs", len(chosen))
     written: set[tuple[int, int]] = set()
@@ -206,6 +211,8 @@ def export_site(
         "pairs": len(chosen),
         "pairs_skipped": candidates - len(chosen),
         "reports_computed": reports.computed,
+        "data_texts": data["texts"],
+        "data_bytes": data["bytes"],
     }
 
 
@@ -321,8 +328,9 @@ def _pages_written(written: int, stored: int) -> str:
         return f"{pages} written (side by side): every stored pair."
     others = "the other stored pair links" if rest == 1 else f"the other {rest:,} stored pairs link"
     return (
-        f"{pages} written (side by side); {others} to {NOT_EXPORTED}, which gives the "
-        "command that writes its page (export-html --all-pairs writes them all)."
+        f"{pages} written (side by side); {others} to {NOT_EXPORTED}, which shows its "
+        "exact passages side by side, computed in the browser (export-html --all-pairs "
+        "writes every pair's page)."
     )
 
 

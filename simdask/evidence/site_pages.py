@@ -13,35 +13,19 @@ import time
 from typing import Any
 
 from simdask.evidence.doc_html import number_cell, sort_header
+from simdask.evidence.site_pair_page import PAIR_PAGE
 
 __all__ = [
     "NOT_EXPORTED",
     "doc_body",
     "failed_table",
     "index_info",
-    "not_exported_page",
     "pairs_table",
 ]
 
-#: the page every pair without a side-by-side page links to (``#<a>-<b>``: which pair)
-NOT_EXPORTED = "not-exported.html"
-
-_NOT_EXPORTED_JS = r"""
-(function(){'use strict';
-function key(i){var li=document.querySelector('#keys li[data-id="'+i+'"]');
-  return li?li.textContent:null;}
-function q(s){return "'"+s.replace(/'/g,"'\\''")+"'";}
-function show(){
-  var m=/^#(\d+)-(\d+)$/.exec(location.hash),box=document.getElementById('this-pair');
-  if(!m){box.hidden=true;return;}
-  var a=key(m[1]),b=key(m[2]);if(a===null||b===null){box.hidden=true;return;}
-  document.getElementById('pair-keys').textContent=a+' and '+b;
-  document.getElementById('pair-cmd').textContent='simdask report INDEX '+q(a)+' '+q(b)+
-    ' --html '+m[1]+'-'+m[2]+'.html';
-  box.hidden=false;}
-window.addEventListener('hashchange',show);show();
-})();
-"""
+#: the page every pair without a side-by-side page links to (``#<a>-<b>``: which pair); it
+#: renders the pair in the browser (:mod:`.site_pair_page`)
+NOT_EXPORTED = PAIR_PAGE
 
 _SETTINGS = (
     ("k", "words per chunk"),
@@ -54,34 +38,13 @@ _SETTINGS = (
 
 
 def _pair_link(a_id: int, b_id: int, linked: set, prefix: str, text: str) -> str:
-    """The pair's side-by-side page, or the page saying how to write it."""
+    """The pair's side-by-side page, or the generic page rendering it in the browser."""
     pair = (min(a_id, b_id), max(a_id, b_id))
     if pair in linked:
         return f'<a class=report href="{prefix}pairs/{pair[0]}-{pair[1]}.html">{text}</a>'
     return (
         f'<a class=noexp href="{prefix}{NOT_EXPORTED}#{pair[0]}-{pair[1]}" '
-        'title="no side-by-side page in this site: how to write it">not exported</a>'
-    )
-
-
-def not_exported_page(docs) -> str:
-    """The body of :data:`NOT_EXPORTED`: why a pair has no side-by-side page, the commands
-    that write one, and (with ``#<a>-<b>``, doc IDs, and script) the command for that pair;
-    ``docs``: the index's documents (``doc_id``, ``key``)."""
-    keys = "".join(f"<li data-id={d.doc_id}>{html.escape(d.key)}</li>" for d in docs)
-    return (
-        '<p><a href="index.html">all documents</a></p>'
-        "<h1>Pair not exported</h1>"
-        "<p>This site has a side-by-side page for each document's most similar partners "
-        "only, so that it stays small whatever the number of stored pairs. Each document's "
-        "page still marks the passages of all its sources in its text.</p>"
-        "<div id=this-pair hidden><p>The side-by-side page of <strong id=pair-keys></strong>"
-        " is written by:</p><pre id=pair-cmd></pre></div>"
-        "<p>Any pair: <code>simdask report INDEX A B --html FILE</code> (A, B: the keys). "
-        "Every stored pair: <code>simdask export-html INDEX OUTDIR --all-pairs</code>; the "
-        "pairs listed in a file of <code>KEY_A&lt;TAB&gt;KEY_B</code> lines: "
-        "<code>simdask export-html INDEX OUTDIR --pairs FILE</code>.</p>"
-        f"<ul id=keys hidden>{keys}</ul><script>{_NOT_EXPORTED_JS}</script>"
+        'title="exact passages, computed in the browser">side by side (exact)</a>'
     )
 
 
