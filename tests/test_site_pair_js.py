@@ -19,16 +19,17 @@ from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts, prepare_side
 from simdask.evidence.site_data import SiteData, js_value, mask_ranges, text_record
 from simdask.evidence.site_pair_js import PAIR_JS
+from tests.helpers.components import need
 
 pytestmark = pytest.mark.integration
 
 K = 5
 NODE = shutil.which("node")
-needs_node = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the page's script")
 
 
 def js_passages(cases: list[dict]) -> list[list[list[int]]]:
     """``SimdaskPairs.passages(site, A, B)`` in Node for each case ``{site, a, b}``."""
+    need(NODE is not None, "Node.js to run the page's script", ".ci/run installs Debian's nodejs")
     script = (
         PAIR_JS
         + "\nvar cases=JSON.parse(require('fs').readFileSync(0,'utf8'));"
@@ -36,7 +37,11 @@ def js_passages(cases: list[dict]) -> list[list[list[int]]]:
         + "return globalThis.SimdaskPairs.passages(c.site,c.a,c.b);})));"
     )
     out = subprocess.run(
-        [NODE, "-e", script], input=json.dumps(cases), capture_output=True, text=True, check=True
+        [str(NODE), "-e", script],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout)
 
@@ -94,7 +99,6 @@ TEMPLATE = ("gamma delta eps zeta eta",)
 MANY = st.lists(st.tuples(pairs(), st.booleans(), st.booleans()), min_size=10, max_size=25)
 
 
-@needs_node
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(MANY, st.sampled_from([0, 6]))
 def test_passages_in_js_equal_the_exact_report(many, min_words):
@@ -108,7 +112,6 @@ def test_passages_in_js_equal_the_exact_report(many, min_words):
     assert js_passages(cases) == want
 
 
-@needs_node
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(pairs(), min_size=10, max_size=25))
 def test_max_df_chunks_are_left_out_and_cut_as_in_python(many):
@@ -125,7 +128,6 @@ def test_max_df_chunks_are_left_out_and_cut_as_in_python(many):
     assert js_passages(cases) == want
 
 
-@needs_node
 def test_a_copied_passage_is_found_and_a_broken_script_would_fail():
     shared = " ".join(f"w{i}" for i in range(40))
     a = "intro words here and there " + shared + " the end of a"
