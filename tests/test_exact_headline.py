@@ -19,6 +19,8 @@ from tests.helpers.cli import run
 from tests.helpers.documents import prose
 from tests.helpers.server import serving
 
+pytestmark = pytest.mark.system
+
 SHARED = prose(120, seed=51)
 A_TEXT = prose(40, seed=52) + " " + SHARED + " " + prose(20, seed=53)
 B_TEXT = prose(300, seed=54) + " " + SHARED + " " + prose(200, seed=55)
@@ -110,7 +112,6 @@ def built(tmp_path_factory):
     return root
 
 
-@pytest.mark.system
 def test_report_exact_only_html_leads_with_the_words(built):
     root = built
     idx, a, b = root / "idx", "class/scott.txt", "class/thesis.txt"
@@ -119,7 +120,6 @@ def test_report_exact_only_html_leads_with_the_words(built):
     _check((root / "r.html").read_text(encoding="utf-8"), rep, a, b, A_TEXT, B_TEXT)
 
 
-@pytest.mark.system
 def test_serve_exact_report_leads_with_the_words(built):
     import requests
 
