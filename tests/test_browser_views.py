@@ -3,7 +3,8 @@ a late essay copied from three sources (one with a hostile key) shows "70 % of â
 other documents" as the first number of its page on the static site and on ``serve``, its
 sources by their share with one colour each in ONE view of its text, a next-passage button
 and a header that leaves the text room on a 1024x700 window; the documents table sorts by the
-total; "this term" lists the run's documents by total with the group that shares text; a
+total; the sources table gives each source's dates (first indexed, file modified: item 13);
+"this term" lists the run's documents by total with the group that shares text; a
 document whose total was never computed says so and never shows 0 %. Screenshots are saved in
 the test's temporary directory."""
 
@@ -14,6 +15,8 @@ import urllib.parse
 import pytest
 
 from simdask import Index
+from simdask.read.review import iso_time
+from simdask.storage.doc_dates import dates_of
 from tests.helpers.browser import chromium_driver
 from tests.helpers.cli import run
 from tests.helpers.documents import prose
@@ -76,6 +79,15 @@ def _check_document_view(driver, totals, tmp, name: str) -> None:
     shares = [float(r.find_elements("tag name", "td")[1].get_attribute("data-v")) for r in rows]
     assert shares == sorted(shares, reverse=True)
     assert [round(x, 4) for x in shares] == [round(s.share, 4) for s in total.sources]
+    # who was first (item 13): each source's dates as the catalog holds them, shown
+    with Index.open(tmp / "idx") as index:
+        dates = dates_of(index.catalog, keys)
+    cells = [r.find_elements("css selector", "td.d") for r in rows]
+    assert [[c.get_attribute("data-v") for c in row] for row in cells] == [
+        [iso_time(dates[k][0]), iso_time(dates[k][1])] for k in keys
+    ]
+    assert all(c.text == iso_time(dates[k][0])[:16].replace("T", " ")
+               for k, (c, _) in zip(keys, cells, strict=True))  # fmt: skip
     swatches = [
         r.find_element("css selector", "span.sw").value_of_css_property("background-color")
         for r in rows

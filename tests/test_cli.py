@@ -23,6 +23,8 @@ PAIR_FIELDS = [
     "aligned",
     "total",
     "source_excluded",  # the teacher left this source out of doc's total (issue 31 item 12)
+    "decision",  # the teacher's decision on the pair (simdask mark; null: none), item 12
+    "note",  # the decision's note
     "shared",
     "doc_chunks",
     "other_chunks",

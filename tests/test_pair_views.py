@@ -1,5 +1,6 @@
 """Every view of a pair's passages applies the index's exclusions (issue 28; issue 31 item 1):
-``report`` (JSON, ``--html``, ``--exact-only``), ``query --html``, ``compare --html``, the
+``report`` (JSON, ``--html``, ``--exact-only``), ``query --html`` (its results table and its
+view of the checked document), ``compare --html``, the
 site's pair page and document page (``export-html``), and ``serve``'s side-by-side views and
 JSON report. One parametrised test: in each view no passage covers text the similarities do
 not count (a template, a quotation, the reference list, chunks over ``max_df``), and the
@@ -147,6 +148,16 @@ def _query_html(root, excl):
     return {"a": _spans(f"<table id=t>{row}</table>", "t")}
 
 
+def _query_html_view(root, excl):
+    """``query --html``'s view of the checked document: its text with every source's
+    passages marked (the one view of a checked text, above the results table)."""
+    page = root / "q.html"
+    if not page.exists():
+        run("query", root / "idx", root / "a.txt", "--html", page)
+    view = page.read_text(encoding="utf-8").split("<section class=checked>", 1)[1]
+    return {"a": _spans(view.split("</section>", 1)[0], "text")}
+
+
 def _compare_html(root, excl):
     run("compare", root / "ga", root / "gb", *excl, "--workers", 1, "--quiet",
         "--html", root / "c.html")  # fmt: skip
@@ -196,6 +207,7 @@ VIEWS = {
     "report-json-exact": (lambda r, e: _report_json(r, e, "--exact-only"), True),
     "report-html": (_report_html, True),
     "query-html": (_query_html, True),
+    "query-html-document-view": (_query_html_view, True),
     "compare-html": (_compare_html, False),  # two documents: nothing over max_df
     "site-pair-page": (lambda r, e: _site(r, e, "pair"), True),
     "site-document-page": (lambda r, e: _site(r, e, "doc"), True),

@@ -1,17 +1,17 @@
 """A term's work for a teacher (issue 31, "How it is checked"), through the real CLI, the web
 page and Chromium, on an archive like the issue's (tests/helpers/term_corpus.py: every format,
 a shared assignment sheet, quotations, reference lists, PDF page footers, two years with the
-same sub-folder name, planted copies). PDF page footers (item 6) are in the archive but not
-asserted here: their removal is other work.
+same sub-folder name, planted copies).
 
 Asserted, item by item: keys with ``--key-prefix`` and a collision refused (2), the same files
 through a parent folder refused (3), ``boilerplate --save`` writes the sheet (8), the exclusions
 (template, quotations, references: 1, 16), ``similar --batch`` with
 the totals first and the groups (9), every planted copy found with its source (the heavy
 paraphrase among the document's sources), ``--min-match`` (11), ``mark`` and
-``--exclude-source`` (12), the dates (13), the evidence PDF (14). Screenshots of the overview
-(``/term``), a checked essay, the side-by-side view and the PDF's first page (rendered to PNG)
-are written to the test's folder, and to ``$SIMDASK_SCREENSHOTS`` when set
+``--exclude-source`` (12), the dates (13), the evidence PDF (14), the PDFs' page footers
+dropped at extraction and a passage copied across a page break found whole (6). Screenshots
+of the overview (``/term``), a checked essay, the side-by-side view and the PDF's first page
+(rendered to PNG) are written to the test's folder, and to ``$SIMDASK_SCREENSHOTS`` when set
 (scripts/teacher_screenshots.py puts them in docs/).
 """
 
@@ -26,10 +26,18 @@ from urllib.parse import quote
 
 import pytest
 
+from simdask.kernels.words import WORD_PATTERN
 from tests.helpers.browser import chromium_driver
 from tests.helpers.cli import run
 from tests.helpers.server import serving
-from tests.helpers.term_corpus import PLANTED, QUINN_SOURCES, QUOTE, SHEET, write_term
+from tests.helpers.term_corpus import (
+    PLANTED,
+    QUINN_SOURCES,
+    QUOTE,
+    SHEET,
+    short_copy,
+    write_term,
+)
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 
@@ -215,3 +223,52 @@ def test_each_planted_copy_has_its_source_first(term):
     # the heavy paraphrase (its sentences start in lower case) is found by the aligner too
     clark = "2026/submissions/clark.rtf"
     assert by_doc[clark]["total"] > 10, by_doc[clark]
+
+
+FOOTER = re.compile(r"Page \d+/\d+")
+
+
+def test_page_footers_are_dropped_and_a_copy_across_a_page_break_is_whole(term):
+    """Item 6: every PDF of the archive has a "Page i/n" footer on each page (read from the
+    PDF itself); none is in the indexed text, and the essay taken from the thesis across one
+    of its page breaks is one exact passage, whole (a footer left inside would cut it)."""
+    import pypdfium2 as pdfium
+
+    t, idx, _root = term
+    pdfs = sorted([*t.last.glob("*.pdf"), *t.thesis_dir.glob("*.pdf"), *t.now.glob("*.pdf")])
+    assert len(pdfs) == 4
+    for path in pdfs:
+        doc = pdfium.PdfDocument(str(path))
+        try:
+            raw = [doc[i].get_textpage().get_text_range() for i in range(len(doc))]
+        finally:
+            doc.close()
+        assert [FOOTER.findall(p) for p in raw] == [[f"Page {i + 1}/{len(raw)}"]
+                                                   for i in range(len(raw))]  # fmt: skip
+        year = "2026" if path.parent == t.now else "2025"
+        key = f"{year}/{path.parent.name}/{path.name}"
+        text = run("text", idx, key).stdout
+        assert not FOOTER.search(text), (key, FOOTER.findall(text))
+
+    thesis, short = "2025/theses/thesis.pdf", "2026/submissions/short.txt"
+    copied = short_copy()
+    # the copy crosses a page break of the thesis: its words are on two pages of the PDF
+    doc = pdfium.PdfDocument(str(t.thesis_dir / "thesis.pdf"))
+    try:
+        pages = [" ".join(doc[i].get_textpage().get_text_range().split()) for i in range(len(doc))]
+    finally:
+        doc.close()
+    words = copied.split()[:-1]  # the slice may end inside a word
+    first, last = " ".join(words[:8]), " ".join(words[-8:])
+    assert len(pages) >= 3 and all(FOOTER.search(p) for p in pages)
+    [on_first] = [i for i, p in enumerate(pages) if first in p]
+    [on_last] = [i for i, p in enumerate(pages) if last in p]
+    assert on_first < on_last
+    rep = json.loads(run("report", idx, short, thesis, "--exact-only", "--format", "json").stdout)
+    own = run("text", idx, short).stdout
+    at = own.index(copied[:60])
+    spans = [m.span() for m in WORD_PATTERN.finditer(own, at, at + len(copied))]
+    start, end = spans[0][0], spans[-2][1]  # the copy's words (the last may be cut)
+    whole = [p for p in rep["passages"] if p["doc_start"] <= start and end <= p["doc_end"]]
+    assert len(whole) == 1, [(p["doc_start"], p["doc_end"]) for p in rep["passages"]]
+    assert whole[0]["words"] >= len(spans) - 1

@@ -30,6 +30,15 @@ def details(index) -> dict[tuple[str, str], dict]:
     return {(r["a_key"], r["b_key"]): r for r in map(json.loads, out)}
 
 
+def similar_jsonl(index) -> list[dict]:
+    return [json.loads(x) for x in run("similar", index, "--format", "jsonl").stdout.splitlines()]
+
+
+def stored(rows: list[dict]) -> list[dict]:
+    """The rows without what the teacher decided (the stored similarities and counts)."""
+    return [{k: v for k, v in r.items() if k not in ("decision", "note")} for r in rows]
+
+
 def both(d: dict, a: str) -> tuple[dict, dict]:
     """The row's fields of ``a`` and of the other key, whichever side ``a`` is."""
     mine, other = ("a", "b") if d["a_key"] == a else ("b", "a")
@@ -61,11 +70,14 @@ def test_who_was_first_and_decisions_kept(tmp_path):
         in report
     )
 
-    before = run("similar", idx, "--format", "jsonl").stdout
+    before = similar_jsonl(idx)
+    assert {(r["decision"], r["note"]) for r in before} == {(None, None)}
     run("mark", idx, "smith.txt", "jones.txt", "confirmed", "--note", "hearing on 3 Dec")
     assert details(idx)[pair]["decision"] == "confirmed"
     assert details(idx)[pair]["note"] == "hearing on 3 Dec"
-    assert run("similar", idx, "--format", "jsonl").stdout == before  # similarities unchanged
+    after = similar_jsonl(idx)
+    assert {(r["decision"], r["note"]) for r in after} == {("confirmed", "hearing on 3 Dec")}
+    assert stored(after) == stored(before)  # similarities unchanged
     report = run("report", idx, "2026/jones.txt", "2025/smith.txt", "--format", "json").stdout
     assert json.loads(report)["review"]["decision"] == "confirmed"
 
@@ -103,3 +115,73 @@ def test_a_decision_needs_a_known_status_and_two_documents(tmp_path):
     with pytest.raises(ConfigError, match="two different documents"):
         set_decision(db, "a", "a", "reviewed", "", 0.0)
     assert iso_time(0) == "1970-01-01T00:00:00Z" and iso_time(None) is None
+
+
+def _listed(index) -> tuple[dict[frozenset, tuple[str, str]], set[tuple[str, str]]]:
+    """``mark --list`` (the stored decisions): the decided pairs' ``(status, note)`` by pair,
+    and the ``(doc, source)`` left out of a total."""
+    out = run("mark", index, "--list", "--format", "jsonl").stdout.splitlines()
+    rows = [json.loads(x) for x in out]
+    decided = {
+        frozenset((r["a_key"], r["b_key"])): (r["status"], r["note"])
+        for r in rows
+        if r["status"] != "source_excluded"
+    }
+    left_out = {(r["a_key"], r["b_key"]) for r in rows if r["status"] == "source_excluded"}
+    return decided, left_out
+
+
+def _expected(row: dict, decided: dict, left_out: set) -> tuple:
+    status, note = decided.get(frozenset((row["doc"], row["other"])), (None, None))
+    return status, note or None, (row["doc"], row["other"]) in left_out
+
+
+def test_decisions_are_exported_with_the_results(tmp_path):
+    """Item 12: every exported pair row (``similar`` JSONL, CSV and table, ``export``'s
+    Parquet) carries the pair's decision and note beside ``source_excluded``, as ``mark
+    --list`` gives them; the stored values beside them do not change."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    shared, more = prose(200, seed=21), prose(150, seed=22)
+    src = tmp_path / "class"
+    src.mkdir()
+    (src / "ann.txt").write_text(shared + " " + prose(100, seed=23))
+    (src / "bob.txt").write_text(prose(90, seed=24) + " " + shared + " " + more)
+    (src / "cy.txt").write_text(more + " " + prose(120, seed=25))
+    (src / "dee.txt").write_text(shared + " " + prose(60, seed=26))
+    idx = tmp_path / "idx"
+    run("update", idx, src, *OPTS)
+    before = similar_jsonl(idx)
+    assert len({frozenset((r["doc"], r["other"])) for r in before}) >= 4
+
+    run("mark", idx, "ann.txt", "bob.txt", "confirmed", "--note", "same wording, 3 Dec")
+    run("mark", idx, "cy.txt", "bob.txt", "dismissed")
+    run("mark", idx, "dee.txt", "ann.txt", "reviewed", "--note", "quoted; fine")
+    run("mark", idx, "dee.txt", "ann.txt", "--exclude-source", "--note", "her own draft")
+    decided, left_out = _listed(idx)
+    assert len(decided) == 3 and len(left_out) == 1
+
+    rows = similar_jsonl(idx)
+    mine = ("decision", "note", "source_excluded", "total")
+    assert [{k: v for k, v in r.items() if k not in mine} for r in rows] == [
+        {k: v for k, v in r.items() if k not in mine} for r in before
+    ]  # the stored similarities and counts unchanged
+    assert list(rows[0])[5:8] == ["source_excluded", "decision", "note"]
+    got = [(r["decision"], r["note"], r["source_excluded"]) for r in rows]
+    assert got == [_expected(r, decided, left_out) for r in rows]
+    assert {g[0] for g in got} == {"confirmed", "dismissed", "reviewed", None}
+
+    csv_out = run("similar", idx, "--format", "csv").stdout
+    as_csv = list(csv.DictReader(io.StringIO(csv_out)))
+    assert [(r["decision"], r["note"]) for r in as_csv] == [(g[0] or "", g[1] or "") for g in got]
+    table = run("similar", idx, "--sort", "total").stdout
+    assert "decision" in table.splitlines()[0] and "same wording, 3 Dec" in table
+    pairs = run("similar", idx).stdout.splitlines()  # one row per pair: the decision shown
+    assert pairs[0].split()[-1] == "decision"
+    for status in ("confirmed", "dismissed", "reviewed"):
+        [line] = [x for x in pairs if x.endswith(status)]
+        a, b = line.split()[:2]
+        assert decided[frozenset((a, b))][0] == status
+
+    run("export", idx, tmp_path / "pairs.parquet")
+    exported = pq.read_table(tmp_path / "pairs.parquet").to_pylist()
+    assert exported == rows  # the same rows, decisions and notes as similar's JSONL

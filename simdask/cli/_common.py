@@ -77,6 +77,8 @@ PAIR_COLUMNS = (
     "aligned",
     "total",
     "source_excluded",
+    "decision",
+    "note",
     "shared",
     "doc_chunks",
     "other_chunks",

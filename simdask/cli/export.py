@@ -13,10 +13,11 @@ __all__ = ["register", "run"]
 
 _DESCRIPTION = (
     "Write the index's stored directed similarity rows (the columns of `simdask similar "
-    "--format jsonl`: doc, other, similarity, aligned, total, source_excluded, shared, "
-    "doc_chunks, other_chunks; the most similar first) or, with --totals, every document's "
-    "total (the fields of `simdask totals --format jsonl`) to a Parquet file, from one "
-    "committed state, in bounded memory. Needs pyarrow: pip install 'simdask[parquet]'."
+    "--format jsonl`: doc, other, similarity, aligned, total, source_excluded, decision, "
+    "note, shared, doc_chunks, other_chunks; the most similar first) or, with --totals, "
+    "every document's total (the fields of `simdask totals --format jsonl`) to a Parquet "
+    "file, from one committed state, in bounded memory. Needs pyarrow: pip install "
+    "'simdask[parquet]'."
 )
 
 

@@ -15,7 +15,7 @@ from simdask.cli._common import EXIT_OK, PAIR_COLUMNS, PAIR_TABLE_COLUMNS
 from simdask.cli.output import write_rows
 from simdask.index import Index
 from simdask.read.batch import BATCH_FIELDS, GROUP_LEVEL, batch_overview
-from simdask.read.review import DETAIL_FIELDS, pair_details
+from simdask.read.review import DETAIL_FIELDS, pair_details, with_decisions
 from simdask.read.total_reads import similar_rows
 from simdask.read.undirected_pairs import PAIR_FIELDS
 
@@ -33,8 +33,10 @@ def register(subparsers) -> None:
         "found in the other. JSONL and CSV print the stored directed rows (doc, other, "
         "similarity = percent of doc found in other, aligned = percent of doc's words inside "
         "passages the text aligner found taken from other, total = percent of doc's words "
-        "found in any other document (null: not aligned; `simdask totals`), shared, "
-        "doc_chunks, other_chunks); --pairs prints the table's rows there too.",
+        "found in any other document (null: not aligned; `simdask totals`), source_excluded "
+        "(the teacher left other out of doc's total), decision and note (kept on the pair by "
+        "`simdask mark`; null: none), shared, doc_chunks, other_chunks); --pairs prints the "
+        "table's rows there too. The table shows the decisions when any pair has one.",
     )
     p.add_argument("index", metavar="INDEX")
     p.add_argument(
@@ -123,7 +125,9 @@ def run(args) -> int:
         if (args.format == "table" and not by_totals) or args.pairs:
             pairs = idx.pair_list(args.min, key)
             if args.format == "table":
-                write_rows((p.table_row() for p in pairs), PAIR_TABLE_COLUMNS, "table", sys.stdout)
+                rows, decided = with_decisions(idx.catalog, [p.table_row() for p in pairs])
+                cols = (*PAIR_TABLE_COLUMNS, "decision") if decided else PAIR_TABLE_COLUMNS
+                write_rows(rows, cols, "table", sys.stdout)
                 if not pairs:
                     what = f"for {key}" if key else "in the index"
                     print(f"simdask: no similar documents {what}", file=sys.stderr)

@@ -19,11 +19,13 @@ from collections.abc import Callable
 from simdask.evidence.doc_view import DocView, total_sentence
 from simdask.evidence.pair_view import passage_label
 from simdask.evidence.report_html import excluded_html
+from simdask.read.review import iso_time
 
 __all__ = [
     "SOURCE_COLORS",
     "VIEW_CSS",
     "VIEW_JS",
+    "date_cell",
     "doc_head_html",
     "doc_text_html",
     "doc_view_html",
@@ -161,6 +163,18 @@ def number_cell(value: float | None, missing: str = "—") -> str:
     return f'<td class=n data-v="{value:.6f}">{value:.1f}</td>'
 
 
+def date_cell(seconds: float | None) -> str:
+    """A date cell: ``2026-11-28 02:30`` in a ``<time>`` whose ``datetime`` (and the cell's
+    ``data-v``, to sort by) is the ISO 8601 time in UTC of ``seconds`` since the epoch
+    (:func:`~simdask.read.review.iso_time`, as ``report`` and ``similar --details`` give it);
+    a dash when unknown."""
+    when = iso_time(seconds)
+    if when is None:
+        return '<td class=d data-v="">—</td>'
+    shown = when[:16].replace("T", " ")
+    return f'<td class=d data-v="{when}"><time datetime="{when}">{shown}</time></td>'
+
+
 def _color(i: int) -> str:
     return SOURCE_COLORS[i % len(SOURCE_COLORS)]
 
@@ -220,7 +234,8 @@ def _source_rows(
         rows.append(
             f'<tr data-key="{html.escape(s.key)}"><td class=src><span class=sw style="background:'
             f'{_color(i)}"></span>{name}</td>{number_cell(s.share)}{number_cell(s.back)}'
-            f"<td class=n data-v={len(s.passages)}>{len(s.passages)}</td><td>{side}</td></tr>"
+            f"<td class=n data-v={len(s.passages)}>{len(s.passages)}</td>"
+            f"{date_cell(s.first_indexed)}{date_cell(s.modified)}<td>{side}</td></tr>"
         )
     return "".join(rows)
 
@@ -267,6 +282,8 @@ def _sources(view: DocView, href, report) -> str:
         + sort_header("% of this text found in it", title=share_title)
         + sort_header("% of it found in this text")
         + sort_header("passages")
+        + sort_header("first indexed", "text", "when simdask first indexed it (UTC)")
+        + sort_header("file modified", "text", "its file's modification time (UTC)")
         + "<th></th></tr></thead><tbody>"
         + _source_rows(view, href, report)
         + f"</tbody></table>{more}"
@@ -287,6 +304,7 @@ def doc_head_html(
         f'<div class=docview-head><p id=total class="{cls}" data-total="{value}">'
         f"{html.escape(total_sentence(view))}</p>{_nav(view)}</div>"
     )
+    head += _own_dates(view)
     if view.min_words:  # --min-match, or the web page's setting
         head += (
             f"<p id=min-match>Matches shorter than {view.min_words} words are left out of the "
@@ -298,6 +316,22 @@ def doc_head_html(
         + _left_out(view, href)
         + (_chunks(view) if view.sources else "")
     )
+
+
+def _own_dates(view: DocView) -> str:
+    """The document's own dates, to compare with its sources' (empty when unknown)."""
+    first, mod = iso_time(view.first_indexed), iso_time(view.modified)
+    if first is None:
+        return ""
+    said = f"first indexed {_time('doc-first-indexed', first)}"
+    if mod is not None:
+        said += f", file modified {_time('doc-modified', mod)}"
+    return f"<p id=doc-dates>This document: {said} (UTC).</p>"
+
+
+def _time(ident: str, when: str) -> str:
+    """``<time id=ident datetime=ISO>2026-11-28 02:30</time>``."""
+    return f'<time id={ident} datetime="{when}">{when[:16].replace("T", " ")}</time>'
 
 
 def _left_out(view: DocView, href: Callable[[str], str | None]) -> str:

@@ -26,6 +26,7 @@ from simdask.kernels.words import WORD_PATTERN
 from simdask.read.total_reads import DocTotal
 from simdask.read.undirected_pairs import Pair, pct
 from simdask.storage.decisions import excluded_by_doc
+from simdask.storage.doc_dates import dates_of
 
 __all__ = [
     "MAX_SOURCES",
@@ -54,7 +55,9 @@ class SourceView:
     ``--exclude-quotes``) the passages of the document copied from inside the source's
     quotation (``quoted`` ``"from-quote"``: counted for the document) and those inside the
     document's own quotation that the source copies (``"quoted"``: not counted for it), each
-    ``{doc_start, doc_end, words, quoted}``."""
+    ``{doc_start, doc_end, words, quoted}``; ``first_indexed`` and ``modified``: when the
+    source was first indexed and its file last modified (seconds since the epoch; None:
+    unknown), "who was first"."""
 
     key: str
     share: float | None
@@ -64,6 +67,8 @@ class SourceView:
     passages: tuple[dict, ...]
     excluded: tuple[tuple[int, int, str], ...]
     quoted: tuple[dict, ...] = ()
+    first_indexed: float | None = None
+    modified: float | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,8 @@ class DocView:
     left out of this document (``simdask mark DOC SOURCE --exclude-source``), in neither
     its total nor ``sources``; ``min_words``: matches shorter than this many words are left
     out of the passages and of the total and shares, then computed in the view
-    (``--min-match``; 0: none)."""
+    (``--min-match``; 0: none); ``first_indexed`` and ``modified``: the document's dates as
+    its sources' (None: unknown, and for a checked document)."""
 
     key: str
     words: int
@@ -88,6 +94,8 @@ class DocView:
     text: str | None
     excluded_sources: tuple[str, ...] = ()
     min_words: int = 0
+    first_indexed: float | None = None
+    modified: float | None = None
 
     def passages(self) -> list[tuple[int, int, int, dict]]:
         """Every passage of every source as ``(start, end, source number, passage)``, in text
@@ -205,9 +213,19 @@ def document_view(
         value, origin = 100.0 * word_share(body, spans), "view"
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
     more = max(0, len(chosen) - len(shown))
+    dates = dates_of(index.catalog, [key, *(s.key for s in sources)])
+    sources = [dataclasses.replace(s, **_dates(dates, s.key)) for s in sources]
+    own = _dates(dates, key) if text is None else {}  # a checked text is not indexed
     return DocView(
-        key, words, value, origin, tuple(sources), more, body, tuple(sorted(gone)), least
+        key, words, value, origin, tuple(sources), more, body, tuple(sorted(gone)), least, **own
     )
+
+
+def _dates(dates: dict[str, tuple[float, float | None]], key: str) -> dict[str, float | None]:
+    """``{"first_indexed", "modified"}`` of ``key`` in ``dates`` (:func:`~simdask.storage.
+    doc_dates.dates_of`; None: unknown)."""
+    first, mod = dates.get(key, (None, None))
+    return {"first_indexed": first, "modified": mod}
 
 
 def _own_share(source: SourceView, text: str) -> SourceView:

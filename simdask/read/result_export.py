@@ -2,7 +2,8 @@
 in batches, written as Parquet, or read as a Dask DataFrame.
 
 Every form holds the rows ``simdask similar --format jsonl`` prints (:data:`PAIR_SCHEMA`: the
-directed rows, ``doc -> other``, with ``aligned``, ``total`` and ``source_excluded``), in the
+directed rows, ``doc -> other``, with ``aligned``, ``total``, ``source_excluded`` and the
+teacher's ``decision`` and ``note`` on the pair), in the
 same order (the largest similarity first, ties by the keys), and the totals as ``simdask
 totals --format jsonl`` prints them. Rows are read from the catalog in batches of
 :data:`BATCH_ROWS` (bounded memory, however large the index): :func:`iter_similar_rows`.
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from simdask.errors import ConfigError
 from simdask.read.total_reads import excluded_by_doc, pair_aligned, read_totals
 from simdask.storage.catalog import PairRow
+from simdask.storage.decisions import decision_fields, decisions_by_pair
 from simdask.storage.pair_rows import checked_row, doc_id_bounds, pair_batches, partition_rows
 
 if TYPE_CHECKING:
@@ -45,13 +47,19 @@ PAIR_SCHEMA: tuple[tuple[str, str], ...] = (
     ("aligned", "float64"),
     ("total", "float64"),
     ("source_excluded", "bool"),
+    ("decision", "string"),
+    ("note", "string"),
     ("shared", "int64"),
     ("doc_chunks", "int64"),
     ("other_chunks", "int64"),
 )
 
 #: the columns of :func:`pairs_frame` (the stored values; aligned and total are not there)
-_FRAME = tuple((c, t) for c, t in PAIR_SCHEMA if c not in ("aligned", "total", "source_excluded"))
+_FRAME = tuple(
+    (c, t)
+    for c, t in PAIR_SCHEMA
+    if c not in ("aligned", "total", "source_excluded", "decision", "note")
+)
 
 
 def iter_pair_rows(index: Index, min_similarity: float = 0.0) -> Iterator[PairRow]:
@@ -67,8 +75,10 @@ def iter_pair_rows(index: Index, min_similarity: float = 0.0) -> Iterator[PairRo
 def iter_similar_rows(index: Index, min_similarity: float = 0.0) -> Iterator[list[dict]]:
     """The rows of ``similar --format jsonl`` (all documents, default sort), in batches of
     at most :data:`BATCH_ROWS` dicts, each batch with its ``aligned``, ``total`` and
-    ``source_excluded`` looked up once. Call inside ``index.snapshot()``."""
+    ``source_excluded`` looked up once, the decisions (``decision``, ``note``) once for all.
+    Call inside ``index.snapshot()``."""
     where = index.catalog.path
+    marks = decisions_by_pair(index.catalog)
     for rows in pair_batches(index.catalog, min_similarity, BATCH_ROWS):
         docs = {r[0] for r in rows}
         aligned = pair_aligned(index.catalog, [(r[0], r[1]) for r in rows])
@@ -85,6 +95,7 @@ def iter_similar_rows(index: Index, min_similarity: float = 0.0) -> Iterator[lis
                     "aligned": aligned.get((doc, other)),
                     "total": totals.get(doc),
                     "source_excluded": other in left_out.get(doc, ()),
+                    **decision_fields(marks, doc, other),
                     "shared": shared,
                     "doc_chunks": n_doc,
                     "other_chunks": n_other,

@@ -12,10 +12,15 @@ import datetime
 from collections.abc import Sequence
 from typing import Any
 
-from simdask.storage.decisions import decisions_for, excluded_by_doc
+from simdask.storage.decisions import (
+    decision_fields,
+    decisions_by_pair,
+    decisions_for,
+    excluded_by_doc,
+)
 from simdask.storage.doc_dates import dates_of
 
-__all__ = ["DETAIL_FIELDS", "iso_time", "pair_details", "review_lines"]
+__all__ = ["DETAIL_FIELDS", "iso_time", "pair_details", "review_lines", "with_decisions"]
 
 #: the fields :func:`pair_details` adds to a pair (``a`` and ``b`` as the pair names them)
 DETAIL_FIELDS = (
@@ -83,3 +88,12 @@ def review_lines(details: dict[str, Any], a: str, b: str) -> list[str]:
     if details.get("source_excluded"):
         lines.append(f"excluded by the teacher: {details['source_excluded']}")
     return lines
+
+
+def with_decisions(db: Any, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """The unordered pairs' table rows (with ``a_key``, ``b_key``) each with its ``decision``
+    and ``note`` (``simdask mark``; None: none), and whether any of them has one (a table
+    shows the column only then)."""
+    marks = decisions_by_pair(db)
+    out = [{**r, **decision_fields(marks, r["a_key"], r["b_key"])} for r in rows]
+    return out, any(r["decision"] is not None for r in out)

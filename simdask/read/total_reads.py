@@ -29,7 +29,7 @@ from simdask.storage.aligned_tables import (
     stored_totals,
     totals_status,
 )
-from simdask.storage.decisions import excluded_by_doc
+from simdask.storage.decisions import decision_fields, decisions_by_pair, excluded_by_doc
 from simdask.storage.sql import connection
 
 __all__ = [
@@ -161,12 +161,14 @@ def similar_rows(
     jsonl`` prints them: each with ``aligned`` (percent of ``doc`` inside passages taken
     from ``other``; None: the pair is not aligned), ``total`` (``doc``'s total; None:
     none) and ``source_excluded`` (the teacher left ``other`` out of ``doc``'s total:
-    ``simdask mark DOC SOURCE --exclude-source``; the similarity is the stored one), filtered
-    and sorted by :func:`sort_rows`. Call inside a snapshot."""
+    ``simdask mark DOC SOURCE --exclude-source``; the similarity is the stored one), then
+    the pair's ``decision`` and ``note`` (``simdask mark``; None: none), filtered and sorted
+    by :func:`sort_rows`. Call inside a snapshot."""
     rows = index.similar(key, min_similarity) if key else index.pairs(min_similarity)
     aligned = pair_aligned(index.catalog, [(r.doc, r.other) for r in rows])
     totals = {t.doc: t.total for t in read_totals(index.catalog, {r.doc for r in rows})}
     left_out = excluded_by_doc(index.catalog, {r.doc for r in rows})
+    marks = decisions_by_pair(index.catalog)
     out = []
     for r in rows:
         d = r.to_dict()
@@ -175,6 +177,7 @@ def similar_rows(
             "aligned": aligned.get((r.doc, r.other)),
             "total": totals.get(r.doc),
             "source_excluded": r.other in left_out.get(r.doc, ()),
+            **decision_fields(marks, r.doc, r.other),
         }
         out.append({**head, **extra, **d})
     return sort_rows(out, sort, min_total)

@@ -29,6 +29,8 @@ __all__ = [
     "Decision",
     "SourceExclusion",
     "all_decisions",
+    "decision_fields",
+    "decisions_by_pair",
     "decisions_for",
     "excluded_by_doc",
     "set_decision",
@@ -128,6 +130,25 @@ def decisions_for(db: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, 
             if given is not None:
                 out[given] = d
     return out
+
+
+def decisions_by_pair(db: Any) -> dict[tuple[str, str], Decision]:
+    """Every decision, by its pair in code-point order (read once: a teacher's decisions are
+    few, however many pairs a listing or an export goes through)."""
+    return {(d.a_key, d.b_key): d for d in all_decisions(db)}
+
+
+def decision_fields(
+    marks: dict[tuple[str, str], Decision], doc: str, other: str
+) -> dict[str, str | None]:
+    """``{"decision": status, "note": note}`` of the pair ``doc``, ``other`` (either order)
+    in ``marks`` (:func:`decisions_by_pair`); None for a pair without a decision, and for
+    an empty note: the fields a pair's exported row carries."""
+    d = marks.get(_ordered(doc, other))
+    return {
+        "decision": None if d is None else d.status,
+        "note": None if d is None or not d.note else d.note,
+    }
 
 
 #: a source a teacher left out of one document's total (``simdask mark DOC SOURCE

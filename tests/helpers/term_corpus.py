@@ -141,6 +141,18 @@ QUINN_SOURCES = (
 )
 
 
+def _thesis_text() -> list[str]:
+    """The thesis's paragraphs after its sheet (six of 300 words)."""
+    return [prose(300, seed=300 + i) for i in range(6)]
+
+
+def short_copy() -> str:
+    """What ``short.txt`` takes from the thesis: the first 1,400 characters of its third
+    paragraph, which cross the PDF's page break between its pages 2 and 3 (the slice may
+    end inside a word)."""
+    return _thesis_text()[2][:1400]
+
+
 def write_term(root: Path) -> Term:
     """Write the archive under ``root`` (see the module docstring)."""
     last, theses, now = (
@@ -161,7 +173,7 @@ def write_term(root: Path) -> Term:
     for i, (file, name) in enumerate(files.items()):
         body = [own[name][0], section[name], own[name][1]]
         write(last / file, essay_parts(body, seed=i))
-    thesis_text = [prose(300, seed=300 + i) for i in range(6)]
+    thesis_text = _thesis_text()
     write(theses / "thesis.pdf", [SHEET.replace("an essay", "a thesis"), *thesis_text])
     planted = {
         "smith.docx": essay_parts([own["smith"][0], section["smith"], own["smith"][1]], 0),
@@ -172,7 +184,7 @@ def write_term(root: Path) -> Term:
         "clark.rtf": essay_parts(
             [prose(150, seed=64), disguise(section["moore"], seed=2, swap=0.2),
              prose(120, seed=65)], 32),
-        "short.txt": [SHEET, thesis_text[2][:1400]],
+        "short.txt": [SHEET, short_copy()],
         "quinn.docx": essay_parts(
             [section["evans"][:700], section["hall"][:700], section["king"][:700]], 33),
         "park.pdf": essay_parts([prose(150, seed=66), prose(160, seed=67)], 34),
