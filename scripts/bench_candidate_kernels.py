@@ -4,9 +4,9 @@ file (e.g. a part of scripts/bench_scale.py's corpus) featurised in batches of 1
 by range (``cfeat``), each range merged from nothing (``cmerge``), every document scored in
 blocks of 2**24 partner entries over all ranges (``cscore``, normalised by the weight masses
 when the default config normalises; ``rows_sha256``: a digest of every row, to check that two
-checkouts give the same lists: run it with ``PYTHONPATH`` set to each). CPU seconds (process time) do
-not depend on the machine's load; also printed: postings, partner entries, CPU ns an entry,
-CPU ms a document featurised. Also prints the work volume at ``max_df`` 50, 20 and 10.
+checkouts give the same lists: run it with ``PYTHONPATH`` set to each). CPU seconds (process
+time) do not depend on the machine's load; also printed: postings, partner entries, CPU ns an
+entry, CPU ms a document featurised. Also prints the work volume at ``max_df`` 50, 20 and 10.
 
     python scripts/bench_candidate_kernels.py --corpus part-00000.jsonl --docs 2500
 """
