@@ -4,6 +4,10 @@ before the candidates gets every document's list at its next run."""
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import pytest
 
 from simdask import Index, IndexConfig
@@ -149,3 +153,32 @@ def test_ranked_among_a_folder_equals_the_brute_force(tmp_path, client):
         assert all(keys[want[d][0][0]] == "src/source.txt" for d in asked)
     with pytest.raises(ConfigError, match="depth"):
         ranked_among(idx, asked, "src/", 0)
+
+
+def test_the_candidate_buckets_are_gone_once_the_ranges_are_merged(tmp_path, client, monkeypatch):
+    """A run held after its candidate stage (before the commit) has written its candidate
+    segments and no longer holds their bucket files: they are deleted once every range is
+    merged, not at the end of the run."""
+    docs = make_docs(20, seed=5)
+    folder = write_txt(docs, tmp_path / "src")
+    release = tmp_path / "release"
+    monkeypatch.setenv("SIMDASK_FAILPOINTS", f"after_similarity:wait:{release}")
+
+    def build():  # in the thread that opens the catalog (SQLite objects stay in their thread)
+        Index.create(tmp_path / "idx", IndexConfig(**CFG)).update([folder], client=client)
+
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(build)
+        reached = Path(f"{release}.reached")
+        deadline = time.monotonic() + 300
+        while not reached.exists() and not run.done() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not reached.exists():
+            run.result(timeout=1)  # its error, if it failed
+        assert reached.exists(), "the run did not reach the end of its candidate stage"
+        work = tmp_path / "idx" / "work"
+        held = sorted(p.name for p in work.glob("run-*/*"))
+        release.touch()
+        run.result(timeout=300)
+    assert held and "cbuckets" not in held
+    assert_contract_candidates(Index.open(tmp_path / "idx"))

@@ -26,8 +26,9 @@ from simdask.kernels.candidate_ranges import (
     split_by_range,
 )
 from simdask.kernels.candidate_scores import CandidateConfig, weight_table
-from simdask.kernels.content_ngrams import CONTENT_NGRAM, content_words
+from simdask.kernels.content_ngrams import CONTENT_NGRAM, content_hashes, content_words
 from simdask.kernels.features import SORTED_CHUNK, feature_type
+from simdask.kernels.hashing import word_hash
 from simdask.kernels.postings import ShardData, shard_ranges
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS
@@ -247,3 +248,24 @@ def test_a_disguised_copy_finds_its_source_among_2000_documents():
     shared = np.intersect1d(a.chunk_ids[a.doc == 0], a.chunk_ids[a.doc == 1])
     assert len(shared) < 0.1 * a.n_chunks[0]
     assert PARAGRAPHS[1] in para.source
+
+
+#: words with stop words, inflections, non-ASCII letters, digits, marks and separators
+_WORDISH = st.text(
+    st.sampled_from(list("abcxyz ÖköŞİßﬁ½²́'_-.,\n\t")) | st.characters(codec="utf-8"),
+    max_size=60,
+)
+_TEXTS = st.lists(
+    st.lists(_WORDISH | st.sampled_from(VOCAB), max_size=12).map(" ".join), max_size=5
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXTS, st.integers(0, 2**32))
+def test_content_hashes_equal_each_content_words_stem_hash(batch, seed):
+    """The batch's word hashes in numpy (grouped by distinct word) equal the plain-Python
+    word hash of every stem of :func:`content_words`, text by text, in order."""
+    hashes, n_words = content_hashes(batch, seed)
+    want = [[word_hash(w, seed) for w in content_words(t)] for t in batch]
+    assert n_words.tolist() == [len(w) for w in want]
+    assert hashes.tolist() == [h for w in want for h in w]

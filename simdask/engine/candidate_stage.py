@@ -10,7 +10,8 @@ Three task stages with deterministic names (:func:`~.context.task_key`), the wor
 2. ``cmerge`` per range: the range's committed segment without the recomputed documents'
    postings, with the new ones, written as this run's segment of the range
    (:func:`~simdask.storage.candidate_store.candidate_store`); returns the documents whose lists
-   may change and the range's partner entries (small);
+   may change and the range's partner entries (small); once every range is merged, the
+   run's bucket files are deleted (the scoring reads the segments: no peak of disk with both);
 3. ``cscore`` per block of target documents (every document in a build; else the new ones
    and the affected ones): every range's partial scores of the block, summed and cut to each
    target's best ``depth``; returns the rows.
@@ -22,6 +23,7 @@ the workers do not share the index's files. The result commits with the run
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,6 +238,8 @@ def _merge(ctx, job: CandidateJob, feats, work, segments, dropped, config, full)
         args = (r, old, work, parts, dropped_f, config.max_df, ctx.run_id, full)
         futures.append(ctx.client.submit(merge_task, *args, key=ctx.key("cmerge", s=r)))
     out = ctx.client.gather(futures)
+    if work is not None:  # every range's segment is written: its buckets are read for good
+        shutil.rmtree(work, ignore_errors=True)
     infos = [i for i, _ in out]
     if ctx.shared:
         sources = [

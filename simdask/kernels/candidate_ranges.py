@@ -131,7 +131,10 @@ def merge_range(
         np.concatenate([docs[~gone], np.asarray(new_docs, np.uint32)]),
     )
     data = csr_of_pairs(ids, ds, old.lo, old.hi)
-    changed = np.union1d(feat[gone], new_ids).astype(keys.dtype)
+    if len(keys) == 0:  # nothing before (a build): every feature of the range changed
+        changed = data.chunk_keys.astype(keys.dtype, copy=False)
+    else:
+        changed = _sorted_distinct(np.concatenate([feat[gone], new_ids.astype(keys.dtype)]))
     before = _df_of(keys, old_df, changed)
     after = _df_of(data.chunk_keys, np.diff(data.offsets.astype(np.int64)), changed)
     weighs = (np.minimum(before, after) <= max_df) & (np.maximum(before, after) >= 2)
@@ -139,6 +142,15 @@ def merge_range(
     starts = data.offsets[pos].astype(np.int64)
     held = data.doc_ids[expand_ranges(starts, data.offsets[pos + 1].astype(np.int64) - starts)]
     return RangeMerge(data, np.unique(held), range_entries(data, max_df), True)
+
+
+def _sorted_distinct(a: np.ndarray) -> np.ndarray:
+    """The distinct values of ``a`` sorted (``np.union1d``'s result; one ``np.sort``, cheaper
+    than the hash table ``np.unique`` builds for tens of millions of values)."""
+    a = np.sort(a)
+    keep = np.ones(len(a), dtype=bool)
+    keep[1:] = a[1:] != a[:-1]
+    return a[keep]
 
 
 def _df_of(keys: np.ndarray, df: np.ndarray, features: np.ndarray) -> np.ndarray:
@@ -225,10 +237,18 @@ def normalised_scores(
 ) -> np.ndarray:
     """``round(NORM_SCALE * shared / (sqrt(mass_doc) * sqrt(mass_other)))`` (int64, half to
     even; 0 where a mass is 0): the cosine-like score of pairs with ``shared`` summed weight."""
+    root_doc = np.sqrt(np.asarray(mass_doc, np.float64))
+    return _scaled(shared, root_doc, np.sqrt(np.asarray(mass_other, np.float64)))
+
+
+def _scaled(shared: np.ndarray, root_doc: np.ndarray, root_other: np.ndarray) -> np.ndarray:
+    """:func:`normalised_scores` from the square roots of the masses (float64)."""
     s = NORM_SCALE * np.asarray(shared, np.int64)
-    den = np.sqrt(np.asarray(mass_doc, np.float64)) * np.sqrt(np.asarray(mass_other, np.float64))
-    out = np.zeros(len(s), np.int64)
+    den = root_doc * root_other
     ok = den > 0
+    if ok.all():  # every pair's masses positive (always, for pairs sharing a weighted feature)
+        return np.rint(s / den).astype(np.int64)
+    out = np.zeros(len(s), np.int64)
     out[ok] = np.rint(s[ok] / den[ok]).astype(np.int64)
     return out
 
@@ -256,8 +276,8 @@ def block_top(
     who = (key >> np.uint64(ROW_SHIFT)).astype(np.int64)
     other = (key & np.uint64(_LOW)).astype(np.int64)
     if mass is not None and len(score):
-        doc = np.asarray(targets, np.int64)[who]
-        score = normalised_scores(score, mass[doc], mass[other])
+        root = np.sqrt(np.asarray(mass, np.float64))  # once a document, not once a pair
+        score = _scaled(score, root[np.asarray(targets, np.int64)[who]], root[other])
     pos = score > 0  # rows grouped (the keys are sorted): a floor per row before the sort
     pos[pos] = group_floor(who[pos], score[pos], depth)
     who, other, score = top_per_row(who[pos], other[pos], score[pos], depth)

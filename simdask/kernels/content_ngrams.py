@@ -23,14 +23,14 @@ import numpy as np
 
 from simdask.kernels.exclusions import Exclusions, blank_spans
 from simdask.kernels.features import FEATURE_TYPES, FeatureType
-from simdask.kernels.hashing import ChunkedBatch, chunk_id, hash_chunks, word_hash
+from simdask.kernels.hashing import ChunkedBatch, chunk_id, hash_chunks, word_hashes
 from simdask.kernels.packed_sort import distinct_pairs
 from simdask.kernels.postings import chunk_dtype
 from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS
-from simdask.kernels.words import words
+from simdask.kernels.words import normal_bytes, utf8_word_spans, words
 
-__all__ = ["CONTENT_NGRAM", "ContentNgram", "content_words"]
+__all__ = ["CONTENT_NGRAM", "ContentNgram", "content_hashes", "content_words"]
 
 #: the language of the stemmer (the stop words are English)
 LANGUAGE = "english"
@@ -71,25 +71,12 @@ class ContentNgram(FeatureType):
         exclusions: Exclusions | None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`windows` and each text's number of content words (int64)."""
-        tokens = [
-            [w for w in words(_kept_text(t, exclusions)) if w not in CONTENT_STOPWORDS]
-            for t in texts
-        ]
-        vocab: dict[str, int] = {}  # each distinct word's index, in order of first use
-        index = [vocab.setdefault(w, len(vocab)) for doc in tokens for w in doc]
         s = self.seed(seed)
-        stems = stem_words(list(vocab), LANGUAGE) if vocab else []
-        by_stem: dict[str, int] = {}
-        for stem in stems:
-            if stem not in by_stem:
-                by_stem[stem] = word_hash(stem, s)
-        of_word = np.array([by_stem[stem] for stem in stems], dtype=np.uint64)
-        hashes = of_word[np.array(index, dtype=np.int64)]
-        n_words = np.array([len(d) for d in tokens], dtype=np.int64)
-        offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
+        hashes, n_words = content_hashes(texts, s, exclusions)
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum(n_words, out=offsets[1:])
         ids, doc = hash_chunks(hashes, offsets, k, hash_bits, s)
-        first = np.zeros(len(tokens), dtype=np.int64)
+        first = np.zeros(len(texts), dtype=np.int64)
         nwin = np.maximum(n_words - k + 1, 0)
         np.cumsum(nwin[:-1], out=first[1:])
         pos = np.arange(len(ids), dtype=np.int64) - first[doc]
@@ -119,6 +106,50 @@ class ContentNgram(FeatureType):
     def feature_id(self, words: Sequence[str], hash_bits: int, seed: int) -> int:
         """The ID of the feature of the stems ``words``, in plain Python."""
         return chunk_id(list(words), hash_bits, self.seed(seed))
+
+
+def content_hashes(
+    texts: Sequence[str], seed: int, exclusions: Exclusions | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The hash (:func:`~simdask.kernels.hashing.word_hash` with ``seed``, uint64) of the stem
+    of every content word of ``texts`` in order, the texts concatenated, and each text's
+    number of content words (int64): the words of :func:`content_words`, found in numpy
+    (:func:`~simdask.kernels.words.utf8_word_spans` on the normalised bytes) and grouped by a
+    64-bit hash of the word, so that only each distinct word of the batch is looked up,
+    stemmed and hashed in Python (two words of one batch with the same 64-bit hash, about
+    ``n**2 / 2**65`` for ``n`` distinct words, would share a stem)."""
+    parts = [normal_bytes(_kept_text(t, exclusions)) for t in texts]
+    lens = np.fromiter((len(p) + 1 for p in parts), np.int64, len(parts))
+    bounds = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=bounds[1:])
+    joined = b" ".join(parts) + b" "
+    buf = np.frombuffer(joined, dtype=np.uint8)
+    starts, ends = utf8_word_spans(buf)
+    per_text = np.diff(np.searchsorted(starts, bounds))
+    raw = word_hashes(buf, starts, ends, 0)
+    _, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+    vocab = [
+        joined[a:b].decode("utf-8", "surrogatepass")
+        for a, b in zip(starts[first].tolist(), ends[first].tolist(), strict=True)
+    ]
+    content = np.fromiter((w not in CONTENT_STOPWORDS for w in vocab), bool, len(vocab))
+    kept = [w for w, c in zip(vocab, content.tolist(), strict=True) if c]
+    stems = stem_words(kept, LANGUAGE) if kept else []
+    of_word = np.zeros(len(vocab), dtype=np.uint64)
+    of_word[content] = _stem_hashes(stems, seed)
+    inverse = inverse.reshape(-1)
+    mask = content[inverse]
+    text_of = np.repeat(np.arange(len(parts), dtype=np.int64), per_text)
+    n_words = np.bincount(text_of[mask], minlength=len(parts)).astype(np.int64)
+    return of_word[inverse[mask]], n_words
+
+
+def _stem_hashes(stems: list[str], seed: int) -> np.ndarray:
+    """:func:`~simdask.kernels.hashing.word_hash` of each of ``stems`` (uint64), in numpy."""
+    encoded = [t.encode("utf-8") for t in stems]
+    ends = np.cumsum(np.fromiter((len(e) for e in encoded), np.int64, len(encoded)))
+    buf = np.frombuffer(b"".join(encoded) or b" ", dtype=np.uint8)
+    return word_hashes(buf, ends - np.diff(ends, prepend=0), ends, seed)
 
 
 def _kept_text(text: str, exclusions: Exclusions | None) -> str:
