@@ -16,7 +16,8 @@ workers) and takes the CPU seconds of the whole tree (``RUSAGE_CHILDREN``):
   (top 5 candidates) of N random documents, and the CPU seconds of choosing every
   document's candidates (what ``--compute`` does first);
 - ``--slice START N``: the aligner's CPU ms a pair on N consecutive required pairs from
-  START, batched as ``--compute`` batches them (run once with each version of the code on
+  START, batched as ``--compute`` batches them and aligned as one worker aligns them
+  (``engine.totals.align_jobs`` in this process; run once with each version of the code on
   ``PYTHONPATH``, alternating, to compare two versions on the same pairs).
 
 Prints one JSON object with machine, date and load before/after.
@@ -151,10 +152,11 @@ def step_pairs(index: Path, docs: int, seed: int = 1) -> dict:
 
 def step_slice(index: Path, start: int, n: int) -> dict:
     """The aligner's CPU ms a pair on ``n`` consecutive pairs of every document's top 5 from
-    ``start``, in batches as ``--compute`` cuts them (each text prepared once a batch); run
-    it with each version of the code on the path to compare them on the same pairs."""
+    ``start``, in batches as ``--compute`` cuts them (``texts_prepared``: at most, counted
+    once a batch; a worker keeps texts a later batch needs); run it with each version of the
+    code on the path to compare them on the same pairs."""
     from simdask import Index
-    from simdask.engine.totals import MAX_BATCH_JOBS, AlignSettings, align_job_batch
+    from simdask.engine.totals import MAX_BATCH_JOBS, AlignSettings, align_jobs
     from simdask.kernels.partner_rule import PartnerRule
     from simdask.storage.aligned_tables import missing_jobs, required_pairs
     from simdask.storage.candidate_store import rule_partners
@@ -167,7 +169,8 @@ def step_slice(index: Path, start: int, n: int) -> dict:
     settings = AlignSettings(str(idx.path / "texts"), k=idx.config.k)
     batches = [jobs[i : i + MAX_BATCH_JOBS] for i in range(0, len(jobs), MAX_BATCH_JOBS)]
     t = time.process_time()
-    found = [r for b in batches for r in align_job_batch(b, settings)]
+    # in this process, as one worker runs them (session 16: texts kept across batches)
+    found = [r for b in align_jobs(jobs, settings, batch_jobs=MAX_BATCH_JOBS) for r in b]
     cpu = time.process_time() - t
     texts = sum(len({loc for j in b for loc in (j.a_text, j.b_text)}) for b in batches)
     words = sum(int(r.a_spans[:, 1].sum() - r.a_spans[:, 0].sum()) for r in found)

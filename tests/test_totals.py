@@ -182,7 +182,7 @@ def test_source_spans_mark_the_words_taken_from_each_source(tmp_path, client):
 def test_texts_sent_through_dask_align_as_read_from_the_packs(tmp_path, client):
     """Workers that do not share the client's filesystem get the texts with their batch."""
     idx, _ = _index(tmp_path, "ship", KEYS, client, totals="off")
-    _, _, jobs = compute_start(idx.catalog, 5)
+    _, _, jobs, _ = compute_start(idx.catalog, 5)
     settings = engine_totals.AlignSettings(str(tmp_path / "ship" / "texts"))
     runs = []
     for ship in (True, False):

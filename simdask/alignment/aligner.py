@@ -18,11 +18,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xxhash import xxh3_64_intdigest
 
 from simdask.alignment.config import AlignConfig
 from simdask.alignment.extend import Fragment, integrate, join_in_order, trim
@@ -34,31 +33,14 @@ from simdask.alignment.seeds import key_matches, window_keys
 from simdask.alignment.segment import Segmented, segment
 from simdask.alignment.vectors import SentenceVectors, fragment_cosine, sentence_vectors
 from simdask.alignment.verbatim import prefer_verbatim, verbatim_runs
+from simdask.alignment.word_keys import ids_of, stem_ids_of, word_ids
 from simdask.errors import ConfigError
-from simdask.kernels.stemming import stem_words
 from simdask.kernels.stopwords import CONTENT_STOPWORDS, NGRAM_STOPWORDS
 
 __all__ = ["PreparedText", "align", "align_prepared", "prepare", "word_ids"]
 
 #: the validation cosine of a range of A's sentences and one of B's
 Similarity = Callable[[tuple[int, int], tuple[int, int]], float]
-
-
-def word_ids(words: Iterable[str], n: int) -> np.ndarray:
-    """int64 IDs of ``n`` words: xxh3-64 of their UTF-8 bytes, the same in every process and
-    on every machine (Python's ``hash()`` of a string is salted per process, which made ties
-    between equal similarities, and so the passages, differ from run to run)."""
-    ids = (xxh3_64_intdigest(w.encode("utf-8", "surrogatepass")) for w in words)
-    return np.fromiter(ids, np.uint64, n).view(np.int64)
-
-
-def _distinct_ids(words: list[str]) -> np.ndarray:
-    """:func:`word_ids` of ``words``, each distinct word hashed once (a text repeats most of
-    its words)."""
-    distinct = list(dict.fromkeys(words))
-    table = dict(zip(distinct, word_ids(distinct, len(distinct)).tolist(), strict=True))
-    return np.fromiter(map(table.__getitem__, words), np.int64, len(words))
-
 
 _CONTENT_STOP = np.sort(word_ids(CONTENT_STOPWORDS, len(CONTENT_STOPWORDS)))
 _NGRAM_STOP = np.sort(word_ids(NGRAM_STOPWORDS, len(NGRAM_STOPWORDS)))
@@ -115,14 +97,11 @@ def prepare(
     seg = segment(text, excluded, config.min_sentence_words)
     for name in ("starts", "ends", "sentence", "sent_first", "sent_last", "barrier", "breaks"):
         _frozen(getattr(seg, name))
-    hashes = _distinct_ids(seg.tokens)
+    hashes = ids_of(seg.tokens)  # each distinct word hashed (and below stemmed) once a process
     english = config.language.lower() == "english"
     content = ~np.isin(hashes, _CONTENT_STOP) if english else np.ones(len(hashes), bool)
     words = [seg.tokens[i] for i in np.flatnonzero(content).tolist()]
-    distinct = list(dict.fromkeys(words))  # each distinct word stemmed and hashed once
-    stems = _distinct_ids(stem_words(distinct, config.language)).tolist()
-    stem_of = dict(zip(distinct, stems, strict=True))
-    stem_hashes = np.fromiter(map(stem_of.__getitem__, words), np.int64, len(words))
+    stem_hashes = stem_ids_of(words, config.language)
     arrays = (hashes, content, stem_hashes, np.cumsum(seg.barrier))
     frozen_hashes, frozen_content, frozen_stems, barriers = (_frozen(a) for a in arrays)
     return PreparedText(

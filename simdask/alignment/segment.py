@@ -117,7 +117,9 @@ def word_spans(text: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     before = np.zeros(len(buf) + 1, dtype=np.int64)  # continuation bytes before each offset
     np.cumsum((buf & 0xC0) == 0x80, out=before[1:])
     found = WORD_PATTERN.findall(text)
-    tokens = [w.lower() if w.isascii() else normalize(w) for w in found]
+    # each distinct word normalised once (a text repeats most of its words)
+    forms = {w: w.lower() if w.isascii() else normalize(w) for w in dict.fromkeys(found)}
+    tokens = list(map(forms.__getitem__, found))
     return starts - before[starts], ends - before[ends], tokens
 
 

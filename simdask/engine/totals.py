@@ -24,6 +24,7 @@ from typing import Any
 from simdask.alignment import AlignConfig, PreparedText, align_prepared, prepare
 from simdask.alignment.segment import word_spans
 from simdask.cluster.workers import scheduler_workers
+from simdask.engine import prepared_texts
 from simdask.engine.context import task_key
 from simdask.kernels.aligned_totals import excluded_text, word_intervals
 from simdask.kernels.words import chunks
@@ -39,6 +40,9 @@ MAX_BATCH_JOBS = 64
 #: Python objects per sentence and word (a 50 MB pair takes minutes, as in the pair views);
 #: its documents get no total (never a stale one) and ``simdask totals`` counts them
 MAX_PAIR_CHARS = 2_000_000
+#: a text a batch needs again at most this many batches later stays prepared in the worker
+#: (:mod:`.prepared_texts`; docs/scale.md "Aligned totals: where the time goes", session 16)
+KEEP_HORIZON = 300
 
 
 @dataclass(frozen=True)
@@ -86,21 +90,30 @@ def align_job_batch(
     jobs: list[AlignJob],
     settings: AlignSettings,
     texts: dict[tuple[str, int, int], str] | None = None,
+    later: frozenset = frozenset(),
 ) -> list[PairAlignment]:
     """Align one batch of jobs (a task); each stored text is read and prepared for the
     aligner (:func:`~simdask.alignment.prepare`) once per batch (from the index's text
     packs, or given in ``texts`` by location when the workers do not share the client's
     filesystem). Returns one :class:`PairAlignment` per job, in order (word intervals over
     the aligner's words, a word counting when it lies wholly inside a passage), leaving out
-    the pairs longer than :data:`MAX_PAIR_CHARS`."""
+    the pairs longer than :data:`MAX_PAIR_CHARS`. ``later``: the locations of texts a
+    later batch needs, kept prepared in this process (:mod:`.prepared_texts`; a text kept
+    by an earlier batch is taken from there)."""
     store = TextStore(Path(settings.texts))
     cfg = AlignConfig() if settings.align is None else AlignConfig.from_dict(settings.align)
     cache: dict[tuple[str, int, int], tuple[PreparedText, Any, int]] = {}
+    tag = settings.tag()
 
     def get(loc: tuple[str, int, int]):
         if loc not in cache:
             text = texts[loc] if texts is not None else store.read(*loc)
-            cache[loc] = _prepared(text, settings, cfg)
+            got = prepared_texts.held(tag, text)
+            if got is None:
+                got = _prepared(text, settings, cfg)
+                if loc in later:
+                    prepared_texts.keep(tag, text, got)
+            cache[loc] = got
         return cache[loc]
 
     out = []
@@ -150,14 +163,19 @@ def align_jobs(
         threads = max(1, sum(w.get("nthreads", 1) for w in workers))
         batch_jobs = max(1, min(MAX_BATCH_JOBS, math.ceil(len(jobs) / (4 * threads))))
     batches = [jobs[i : i + batch_jobs] for i in range(0, len(jobs), batch_jobs)]
+    texts = [[(j.a_text, j.b_text) for j in b] for b in batches]
+    later = prepared_texts.wanted_later(texts, KEEP_HORIZON)
     cb.stage("align", len(jobs))
     try:
         if client is None:
-            for batch in batches:
-                yield align_job_batch(batch, settings)
-                cb.advance(len(batch))
+            try:
+                for batch, keep in zip(batches, later, strict=True):
+                    yield align_job_batch(batch, settings, None, keep)
+                    cb.advance(len(batch))
+            finally:
+                prepared_texts.forget()
             return
-        yield from _on_cluster(client, batches, settings, cb, ship_texts)
+        yield from _on_cluster(client, batches, later, settings, cb, ship_texts)
     finally:
         cb.end_stage()
 
@@ -166,7 +184,7 @@ def _batch_texts(batch: list[AlignJob], store: TextStore) -> dict[tuple[str, int
     return {loc: store.read(*loc) for j in batch for loc in (j.a_text, j.b_text)}
 
 
-def _on_cluster(client, batches, settings: AlignSettings, cb: Callback, ship_texts: bool):
+def _on_cluster(client, batches, later, settings: AlignSettings, cb: Callback, ship_texts: bool):
     from distributed import as_completed  # dask: only where a cluster runs the tasks
 
     tag = _tag([j for b in batches for j in b], settings)
@@ -177,6 +195,7 @@ def _on_cluster(client, batches, settings: AlignSettings, cb: Callback, ship_tex
             b,
             settings,
             _batch_texts(b, store) if ship_texts else None,
+            later[i],
             key=task_key("totals", tag, b=i),
             pure=False,
         )
@@ -192,3 +211,6 @@ def _on_cluster(client, batches, settings: AlignSettings, cb: Callback, ship_tex
     finally:
         for f in futures:
             f.release()
+        # the workers' kept texts are this computation's only (a worker that left: nothing
+        # to drop there)
+        client.run(prepared_texts.forget, on_error="ignore")

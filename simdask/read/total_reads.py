@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from simdask.alignment import align
+from simdask.alignment import align_prepared, prepare
 from simdask.alignment.segment import word_spans
 from simdask.errors import ConfigError
 from simdask.kernels.aligned_totals import (
@@ -200,10 +200,11 @@ def query_total(
     best = sorted(matches, key=lambda m: (-m.shared, m.key))[: max(top, 0)]
     starts, ends, _ = word_spans(text)
     mine = excl(text)
+    ready = prepare(text, None, mine)  # once for every candidate (as align() would each time)
     by_source = {}
     for i, m in enumerate(best):
         other = index.text(m.key)
-        found = align(text, other, excluded_a=mine, excluded_b=excl(other))
+        found = align_prepared(ready, prepare(other, None, excl(other)))
         by_source[i] = word_intervals(starts, ends, [(p.a_start, p.a_end) for p in found])
     total, ranked = doc_total(len(starts), by_source)
     sources = tuple(TotalSource(best[i].key, 100.0 * s) for i, s in ranked)

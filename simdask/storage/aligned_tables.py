@@ -122,13 +122,15 @@ class TotalsPlan:
     the run adds or modifies become tracked; ``track_all``: every document is tracked from
     now on (stored);
     ``aligner``: aligns the missing required pairs (None: a tracked document missing one
-    loses its total, never keeps a stale one)."""
+    loses its total, never keeps a stale one); ``partners``: every tracked document's
+    partners chosen by the same rule under the same lock (``totals --compute``'s start)."""
 
     top: int | None = None
     rule: PartnerRule | None = None
     track_new: bool = False
     track_all: bool = False
     aligner: Aligner | None = None
+    partners: dict[int, list[int]] | None = None
 
 
 def ensure_tables(c: sqlite3.Connection) -> None:
@@ -281,7 +283,10 @@ def settle(
     old_cands = {} if replace_all else _stored_cands(c)
     touched = _invalidate(c, changed, replace_all) | set(changed)
     tracked = _tracked(c, plan, scope, new)
-    cands = rule_partners(c, sorted(tracked), rule)
+    if plan.partners is not None and tracked <= plan.partners.keys():
+        cands = {d: plan.partners[d] for d in sorted(tracked)}
+    else:
+        cands = rule_partners(c, sorted(tracked), rule)
     old_req, req = required_pairs(old_cands), required_pairs(cands)
     touched |= {x for p in old_req ^ req for x in p}
     touched |= {d for d in tracked if old_cands.get(d) != cands[d]}
@@ -362,18 +367,20 @@ def _transaction(c: sqlite3.Connection) -> Iterator[None]:
 
 def compute_start(
     db: Any, top: int | None, rule: PartnerRule | None = None
-) -> tuple[PartnerRule, int, list[AlignJob]]:
+) -> tuple[PartnerRule, int, list[AlignJob], dict[int, list[int]]]:
     """``totals --compute``, first step (the writer lock held): ``(rule, required pairs,
-    jobs)``: which candidates are aligned (:func:`plan_rule`: a fixed ``top``, else
-    ``rule``, else the stored setting), how many pairs every document's chosen candidates
-    make, and the jobs aligning those not stored yet."""
+    jobs, partners)``: which candidates are aligned (:func:`plan_rule`: a fixed ``top``,
+    else ``rule``, else the stored setting), how many pairs every document's chosen
+    candidates make, the jobs aligning those not stored yet, and every document's chosen
+    partners (for :func:`compute_finish`, under the same lock)."""
     c = connection(db)
     with _transaction(c):
         ensure_tables(c)
     chosen = plan_rule(totals_meta(c), top, rule)
     ids = [int(r[0]) for r in c.execute("SELECT doc_id FROM documents")]
-    required = required_pairs(rule_partners(c, ids, chosen))
-    return chosen, len(required), missing_jobs(c, required)
+    partners = rule_partners(c, ids, chosen)
+    required = required_pairs(partners)
+    return chosen, len(required), missing_jobs(c, required), partners
 
 
 def compute_batch(db: Any, found: Iterable[PairAlignment]) -> int:
@@ -383,12 +390,14 @@ def compute_batch(db: Any, found: Iterable[PairAlignment]) -> int:
         return store_pairs(c, found)
 
 
-def compute_finish(db: Any, rule: PartnerRule) -> dict[str, int]:
+def compute_finish(
+    db: Any, rule: PartnerRule, partners: dict[int, list[int]] | None = None
+) -> dict[str, int]:
     """``totals --compute``, last step: every document tracked by ``rule``, every total
-    written, in one transaction (:func:`settle`)."""
+    written, in one transaction (:func:`settle`; ``partners``: from :func:`compute_start`)."""
     c = connection(db)
     with _transaction(c):
-        return settle(c, TotalsPlan(rule=rule, track_all=True))
+        return settle(c, TotalsPlan(rule=rule, track_all=True, partners=partners))
 
 
 def _has_tables(c: sqlite3.Connection) -> bool:

@@ -143,7 +143,7 @@ def compute_totals(
     cb = callback or Callback()
     found, connector = (client, None) if client is not None else found_cluster()
     with index.writer(wait=wait) if lock else nullcontext(), _cluster(found, connector) as client:
-        chosen, required, jobs = compute_start(index.catalog, top, rule)
+        chosen, required, jobs, partners = compute_start(index.catalog, top, rule)
         settings = _settings(index, index.templates(), None)
         aligned = 0
         ship = _ship_texts(index, client)
@@ -152,7 +152,7 @@ def compute_totals(
         )
         for batch in found:
             aligned += compute_batch(index.catalog, batch)  # the batch's completion marker
-        done = compute_finish(index.catalog, chosen)
+        done = compute_finish(index.catalog, chosen, partners)  # chosen once, at the start
         index.drop_caches()
     have = done["tracked"] - done["dropped"]
     return {"pairs": required, "aligned": aligned, "documents": have}
