@@ -214,18 +214,28 @@ def document_view(
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
     more = max(0, len(chosen) - len(shown))
     dates = dates_of(index.catalog, [key, *(s.key for s in sources)])
-    sources = [dataclasses.replace(s, **_dates(dates, s.key)) for s in sources]
-    own = _dates(dates, key) if text is None else {}  # a checked text is not indexed
-    return DocView(
-        key, words, value, origin, tuple(sources), more, body, tuple(sorted(gone)), least, **own
+    sources = [_with_dates(s, dates) for s in sources]
+    first, modified = dates.get(key, (None, None)) if text is None else (None, None)
+    return DocView(  # a checked text is not indexed: no dates of its own
+        key,
+        words,
+        value,
+        origin,
+        tuple(sources),
+        more,
+        body,
+        tuple(sorted(gone)),
+        least,
+        first_indexed=first,
+        modified=modified,
     )
 
 
-def _dates(dates: dict[str, tuple[float, float | None]], key: str) -> dict[str, float | None]:
-    """``{"first_indexed", "modified"}`` of ``key`` in ``dates`` (:func:`~simdask.storage.
-    doc_dates.dates_of`; None: unknown)."""
-    first, mod = dates.get(key, (None, None))
-    return {"first_indexed": first, "modified": mod}
+def _with_dates(source: SourceView, dates: dict[str, tuple[float, float | None]]) -> SourceView:
+    """``source`` with when it was first indexed and its file modified, from ``dates``
+    (:func:`~simdask.storage.doc_dates.dates_of`; None: unknown)."""
+    first, modified = dates.get(source.key, (None, None))
+    return dataclasses.replace(source, first_indexed=first, modified=modified)
 
 
 def _own_share(source: SourceView, text: str) -> SourceView:
