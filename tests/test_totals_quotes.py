@@ -197,3 +197,30 @@ def test_a_checked_texts_total_and_the_views_follow_the_rule(tmp_path, client):
     view = document_view(idx, "checked", [pair], text=b)
     assert view.total_from == "view"
     assert view.total == pytest.approx(100.0 * len(cov_b) / n_b)
+
+
+@pytest.mark.integration
+def test_pairs_aligned_by_the_rule_before_are_aligned_again(tmp_path, client):
+    """An index whose stored pairs were aligned with both sides' quotations left out (the
+    meta ``totals`` without ``"quotes": "own"``): the pairs of its quoting documents are
+    aligned again by ``totals --compute`` (and by a run's commit), the others kept."""
+    docs = corpus(2)
+    src = tmp_path / "src"
+    _write(docs, src)
+    idx = Index.create(tmp_path / "idx", CFG)
+    idx.update([src], client=client, options=RunOptions(totals="all"))
+    want = stored_totals(idx)
+    c = idx.catalog.conn
+    ids = dict(c.execute("SELECT key, doc_id FROM documents"))
+    quoter, copier = ids["src/q0a.txt"], ids["src/q0b.txt"]
+    a, b = sorted((quoter, copier))
+    with c:  # as the rule before stored it: the copier's copy of the quotation not counted
+        c.execute(
+            "UPDATE aligned_pairs SET a_spans = NULL, b_spans = NULL WHERE a = ? AND b = ?", (a, b)
+        )
+        c.execute("UPDATE meta SET value = json_remove(value, '$.quotes') WHERE name = 'totals'")
+    out = idx.compute_totals(client=client)
+    assert out["aligned"] >= 1  # the quoting documents' pairs, not every pair
+    assert out["aligned"] < c.execute("SELECT count(*) FROM aligned_pairs").fetchone()[0]
+    assert_totals_close(stored_totals(idx), want)
+    assert_totals_close(stored_totals(idx), reference_totals(idx))
