@@ -30,6 +30,8 @@ from simdask.read.undirected_pairs import Pair
 from simdask.storage.aligned_tables import AlignJob
 from tests.helpers.totals import assert_totals_close, reference_totals, stored_totals
 
+pytestmark = pytest.mark.integration
+
 VOCAB = [f"w{i}" for i in range(4000)]
 
 
@@ -85,7 +87,6 @@ def intervals_words(iv) -> set[int]:
     return {i for lo, hi in iv.tolist() for i in range(lo, hi)}
 
 
-@pytest.mark.unit
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(  # passages of 3 sentences or more: the aligner finds every one (measured)
     seed=st.integers(0, 10**6),
@@ -136,7 +137,6 @@ def _write(docs: dict[str, str], folder: Path) -> None:
         (folder / f"{k}.txt").write_text(t)
 
 
-@pytest.mark.integration
 def test_stored_totals_follow_the_rule_in_builds_runs_and_compute(tmp_path, client):
     docs = corpus()
     keys = sorted(docs)
@@ -168,7 +168,6 @@ def test_stored_totals_follow_the_rule_in_builds_runs_and_compute(tmp_path, clie
         assert abs(t - again[k][0]) < 1e-9, k
 
 
-@pytest.mark.integration
 def test_a_checked_texts_total_and_the_views_follow_the_rule(tmp_path, client):
     docs = corpus(2)
     src = tmp_path / "src"
@@ -199,7 +198,6 @@ def test_a_checked_texts_total_and_the_views_follow_the_rule(tmp_path, client):
     assert view.total == pytest.approx(100.0 * len(cov_b) / n_b)
 
 
-@pytest.mark.integration
 def test_pairs_aligned_by_the_rule_before_are_aligned_again(tmp_path, client):
     """An index whose stored pairs were aligned with both sides' quotations left out (the
     meta ``totals`` without ``"quotes": "own"``): the pairs of its quoting documents are
