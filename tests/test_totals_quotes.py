@@ -106,15 +106,31 @@ def test_a_batch_counts_each_sides_passages_by_its_own_quotations(seed, p, r, s,
     want_a, want_b = want if a_first else want[::-1]
     assert intervals_words(got.a_spans) == want_a
     assert intervals_words(got.b_spans) == want_b
-    # the planted passages: P (quoted by A) is B's copied text, never A's; R the other way
+    # the rule: a quotation never counts for the text quoting it
     assert want_a.isdisjoint(words_of(a, passages["P"]))
     assert want_b.isdisjoint(words_of(b, passages["R"]))
-    assert words_of(b, passages["P"]) <= want_b
-    assert words_of(a, passages["R"]) <= want_a
-    if p:  # the old rule (both sides' quotations out) misses B's copy of A's quotation
-        old_a, old_b = brute(*((a, b) if a_first else (b, a)), "both")
-        old_b = old_b if a_first else old_a
-        assert not words_of(b, passages["P"]) <= old_b
+    # a copy of a quotation the aligner finds is one the old rule (both sides' quotations
+    # out) misses: the copy lies in the quoting side's excluded text there
+    old = brute(first, second, "both")
+    old_a, old_b = old if a_first else old[::-1]
+    for copier, copied, mine, before in ((b, "P", want_b, old_b), (a, "R", want_a, old_a)):
+        found = words_of(copier, passages[copied])
+        if found and found <= mine:
+            assert not found <= before
+
+
+@pytest.mark.parametrize("a_first", [True, False])
+def test_planted_copies_of_quotations_count_for_the_copier(a_first):
+    """Planted passages the aligner finds whole (seed 1): P (quoted by A) in B's covered
+    words, R (quoted by B) in A's, neither in the quoting text's."""
+    a, b, passages = planted(1, 3, 3, 3)
+    locs = {("t", 0, len(a)): a, ("t", 1, len(b)): b}
+    job = AlignJob(1, 2, ("t", 0, len(a)), ("t", 1, len(b)), 1 if a_first else 2)
+    got = align_job_batch([job], AlignSettings("unused", quotes=True), locs)[0]
+    mine_a, mine_b = intervals_words(got.a_spans), intervals_words(got.b_spans)
+    assert words_of(b, passages["P"]) <= mine_b and words_of(a, passages["R"]) <= mine_a
+    assert mine_a.isdisjoint(words_of(a, passages["P"]))
+    assert mine_b.isdisjoint(words_of(b, passages["R"]))
 
 
 def corpus(n: int = 4) -> dict[str, str]:
