@@ -219,6 +219,7 @@ def test_pairs_aligned_by_the_rule_before_are_aligned_again(tmp_path, client):
     meta ``totals`` without ``"quotes": "own"``): the pairs of its quoting documents are
     aligned again by ``totals --compute`` (and by a run's commit), the others kept."""
     docs = corpus(2)
+    docs["plain1"], docs["plain2"] = planted(300, 0, 0, 4)[:2]  # no quotation: kept
     src = tmp_path / "src"
     _write(docs, src)
     idx = Index.create(tmp_path / "idx", CFG)
