@@ -163,14 +163,20 @@ def test_query_html_aligns_each_pair_once(tmp_path, monkeypatch):
     mine.write_text(a[: len(a) // 2] + " " + b[len(b) // 2 :], encoding="utf-8")
     with Index.create(tmp_path / "idx", IndexConfig(shards=1)) as idx:
         idx.update([src])
-    calls = []
-    real = pair_view.align
+    calls, texts = [], {}
+    real, real_prepare = pair_view.align_prepared, pair_view.prepare
 
-    def counted(text_a, text_b, *args, **kwargs):
-        calls.append((text_a, text_b))
-        return real(text_a, text_b, *args, **kwargs)
+    def prepared(text, *args, **kwargs):
+        out = real_prepare(text, *args, **kwargs)
+        texts[id(out)] = (text, out)  # kept alive: the id stays this text's
+        return out
 
-    monkeypatch.setattr(pair_view, "align", counted)
+    def counted(a, b, *args, **kwargs):
+        calls.append((texts[id(a)][0], texts[id(b)][0]))
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(pair_view, "prepare", prepared)
+    monkeypatch.setattr(pair_view, "align_prepared", counted)
     page_path = tmp_path / "query.html"
     assert main(["query", str(tmp_path / "idx"), str(mine), "--html", str(page_path)]) == 0
     assert len(calls) == 2, "both sources are shown (view and table), each aligned once"

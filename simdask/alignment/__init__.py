@@ -5,6 +5,7 @@ Pure numpy: no I/O, no dask."""
 from simdask.alignment.aligner import PreparedText, align, align_prepared, prepare
 from simdask.alignment.config import AlignConfig
 from simdask.alignment.coverage import aligned_coverage
+from simdask.alignment.directed import align_directed
 from simdask.alignment.passage import KINDS, Passage
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "Passage",
     "PreparedText",
     "align",
+    "align_directed",
     "align_prepared",
     "aligned_coverage",
     "prepare",

@@ -46,7 +46,7 @@ def register(subparsers) -> None:
         "formats, recursively; other files are reported) or a .jsonl file; the same key may occur "
         "in both groups. Exit status 3 when some documents could not be read (the pairs of the "
         "others are still printed); too-short documents and scanned PDFs without text are notes. "
-        "--min-match WORDS: both percentages count only matches of at least WORDS words.",
+        "--min-match WORDS: only matches of >= WORDS words count (recounted without --max-df).",
     )
     p.add_argument("group_a", metavar="GROUP_A", help="file, folder or .jsonl file")
     p.add_argument("group_b", metavar="GROUP_B", help="file, folder or .jsonl file")

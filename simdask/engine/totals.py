@@ -5,7 +5,10 @@ their texts are. One task aligns a batch of jobs (:func:`align_job_batch`, a pla
 each text read from the index's text packs, its excluded text found as the index excludes
 it and the text prepared for the aligner once per batch, each pair aligned as
 :func:`simdask.alignment.align` does with the smaller key as text A, the passages turned
-into word intervals on both sides). Task names are deterministic
+into word intervals on both sides). With ``--exclude-quotes`` a quotation is left out of
+its own document only: each side's passages are aligned with its own quotations excluded
+and the other's matchable (:func:`~simdask.alignment.align_directed`; two alignments when
+either text quotes, docs/term.md). Task names are deterministic
 (:func:`~simdask.engine.context.task_key`: stage ``totals``, a tag hashed from the jobs and
 the settings, the batch number); :func:`align_jobs` yields each batch's results
 as it completes, so that a caller can commit per batch (``totals --compute``: resumable).
@@ -21,18 +24,25 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdask.alignment import AlignConfig, PreparedText, align_prepared, prepare
+from simdask.alignment import AlignConfig, PreparedText, align_directed, prepare
 from simdask.alignment.segment import word_spans
 from simdask.cluster.workers import scheduler_workers
 from simdask.engine import prepared_texts
 from simdask.engine.context import task_key
 from simdask.kernels.aligned_totals import excluded_text, word_intervals
+from simdask.kernels.exclusions import quote_spans
 from simdask.kernels.words import chunks
 from simdask.progress import Callback
 from simdask.storage.aligned_tables import AlignJob, PairAlignment
 from simdask.storage.text_packs import TextStore
 
-__all__ = ["MAX_BATCH_JOBS", "MAX_PAIR_CHARS", "AlignSettings", "align_job_batch", "align_jobs"]
+__all__ = [
+    "MAX_BATCH_JOBS",
+    "MAX_PAIR_CHARS",
+    "AlignSettings",
+    "align_job_batch",
+    "align_jobs",
+]
 
 #: most pairs per task (fewer when there are few: about 4 tasks per worker thread)
 MAX_BATCH_JOBS = 64
@@ -74,16 +84,31 @@ class AlignSettings:
         return json.dumps(d, sort_keys=True)
 
 
-def _prepared(text: str, s: AlignSettings, cfg: AlignConfig) -> tuple[PreparedText, Any, int]:
-    """A text as the batch needs it: prepared for the aligner once (under the index's
-    exclusions), its word spans, its length (characters)."""
+@dataclass(frozen=True)
+class _Side:
+    """A text as the batch needs it: ``own`` prepared for the aligner under all the index's
+    exclusions; ``open`` prepared with its quotations read as matchable text (None: it has
+    no quotation excluded); its word spans and length (characters)."""
+
+    own: PreparedText
+    open: PreparedText | None
+    words: Any
+    chars: int
+
+
+def _prepared(text: str, s: AlignSettings, cfg: AlignConfig) -> _Side:
+    """A text prepared once per batch, both ways when it quotes (:class:`_Side`)."""
     tpl = s.template_chunks() if s.templates else frozenset()
     excluded = excluded_text(text, s.quotes, s.bibliography, tpl, s.k)
     prepared = prepare(text, cfg, excluded)
+    opened = None
+    if s.quotes and quote_spans(text):
+        kept = excluded_text(text, False, s.bibliography, tpl, s.k)
+        opened = None if kept == excluded else prepare(text, cfg, kept)
     if any(end > start for start, end in excluded):
-        return prepared, word_spans(text), len(text)
+        return _Side(prepared, opened, word_spans(text), len(text))
     # nothing excluded: the aligner's words are all the text's words (found once)
-    return prepared, (prepared.seg.starts, prepared.seg.ends), len(text)
+    return _Side(prepared, opened, (prepared.seg.starts, prepared.seg.ends), len(text))
 
 
 def align_job_batch(
@@ -96,16 +121,17 @@ def align_job_batch(
     aligner (:func:`~simdask.alignment.prepare`) once per batch (from the index's text
     packs, or given in ``texts`` by location when the workers do not share the client's
     filesystem). Returns one :class:`PairAlignment` per job, in order (word intervals over
-    the aligner's words, a word counting when it lies wholly inside a passage), leaving out
-    the pairs longer than :data:`MAX_PAIR_CHARS`. ``later``: the locations of texts a
-    later batch needs, kept prepared in this process (:mod:`.prepared_texts`; a text kept
-    by an earlier batch is taken from there)."""
+    the aligner's words, a word counting when it lies wholly inside a passage counted for
+    its side: :func:`~simdask.alignment.align_directed`), leaving out the pairs longer than
+    :data:`MAX_PAIR_CHARS`. ``later``: the locations of texts a later batch needs, kept
+    prepared in this process (:mod:`.prepared_texts`; a text kept by an earlier batch is
+    taken from there)."""
     store = TextStore(Path(settings.texts))
     cfg = AlignConfig() if settings.align is None else AlignConfig.from_dict(settings.align)
-    cache: dict[tuple[str, int, int], tuple[PreparedText, Any, int]] = {}
+    cache: dict[tuple[str, int, int], _Side] = {}
     tag = settings.tag()
 
-    def get(loc: tuple[str, int, int]):
+    def get(loc: tuple[str, int, int]) -> _Side:
         if loc not in cache:
             text = texts[loc] if texts is not None else store.read(*loc)
             got = prepared_texts.held(tag, text)
@@ -119,12 +145,13 @@ def align_job_batch(
     out = []
     for j in jobs:
         one, two = (j.a_text, j.b_text) if j.first == j.a else (j.b_text, j.a_text)
-        (pa, wa, la), (pb, wb, lb) = get(one), get(two)
-        if la + lb > MAX_PAIR_CHARS:
+        sa, sb = get(one), get(two)
+        if sa.chars + sb.chars > MAX_PAIR_CHARS:
             continue
-        found = align_prepared(pa, pb, cfg)
-        ia = word_intervals(wa[0], wa[1], [(p.a_start, p.a_end) for p in found])
-        ib = word_intervals(wb[0], wb[1], [(p.b_start, p.b_end) for p in found])
+        for_a, for_b = align_directed(sa.own, sb.own, cfg, sa.open, sb.open)
+        wa, wb = sa.words, sb.words
+        ia = word_intervals(wa[0], wa[1], [(p.a_start, p.a_end) for p in for_a])
+        ib = word_intervals(wb[0], wb[1], [(p.b_start, p.b_end) for p in for_b])
         na, nb = len(wa[0]), len(wb[0])
         if j.first == j.a:
             out.append(PairAlignment(j.a, j.b, na, nb, ia, ib))

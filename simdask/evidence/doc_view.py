@@ -57,7 +57,10 @@ class SourceView:
     document's own quotation that the source copies (``"quoted"``: not counted for it), each
     ``{doc_start, doc_end, words, quoted}``; ``first_indexed`` and ``modified``: when the
     source was first indexed and its file last modified (seconds since the epoch; None:
-    unknown), "who was first"."""
+    unknown), "who was first"; ``counted`` (with ``--exclude-quotes``, when it differs from
+    the passages) the ``(start, end)`` spans of the document counted for this source: the
+    aligner's passages with its own quotations excluded and the source's read as text
+    (docs/term.md)."""
 
     key: str
     share: float | None
@@ -69,6 +72,18 @@ class SourceView:
     quoted: tuple[dict, ...] = ()
     first_indexed: float | None = None
     modified: float | None = None
+    counted: tuple[tuple[int, int], ...] | None = None
+
+    def counted_spans(self) -> list[tuple[int, int]]:
+        """The ``(start, end)`` spans of the document counted for this source (a quotation
+        is left out of its own document only): ``counted`` when given, else its passages
+        and those it copies from inside the source's quotation (``"from-quote"``)."""
+        if self.counted is not None:
+            return list(self.counted)
+        spans = [(p["doc_start"], p["doc_end"]) for p in self.passages]
+        return spans + [
+            (p["doc_start"], p["doc_end"]) for p in self.quoted if p["quoted"] == "from-quote"
+        ]
 
 
 @dataclass(frozen=True)
@@ -149,7 +164,16 @@ def _source(
         passages=tuple(rep["passages"]),
         excluded=excl,
         quoted=_quoted(rep),
+        counted=_counted(rep),
     )
+
+
+def _counted(rep: dict) -> tuple[tuple[int, int], ...] | None:
+    """The spans of the document counted for the source when they differ from the passages
+    shown (``counted_spans`` of an aligned report: :func:`~simdask.evidence.pair_view.
+    with_aligned_passages`), else None."""
+    found = rep.get("counted_spans")
+    return None if found is None else tuple((int(a), int(b)) for a, b in found["doc"])
 
 
 def _quoted(rep: dict) -> tuple[dict, ...]:
@@ -209,7 +233,7 @@ def document_view(
     value, origin = (total.total, "stored") if total is not None else (None, None)
     if body is not None and (text is not None or least):  # the total of the passages shown
         sources = [_own_share(s, body) for s in sources]
-        spans = [(p["doc_start"], p["doc_end"]) for s in sources for p in s.passages]
+        spans = [span for s in sources for span in s.counted_spans()]
         value, origin = 100.0 * word_share(body, spans), "view"
         sources.sort(key=lambda s: (-(s.share or 0.0), s.key))
     more = max(0, len(chosen) - len(shown))
@@ -240,11 +264,11 @@ def _with_dates(source: SourceView, dates: dict[str, tuple[float, float | None]]
 
 def _own_share(source: SourceView, text: str) -> SourceView:
     """``source`` with its share computed from its passages when it has none (the exact
-    evidence has no aligned coverage): the percent of ``text``'s words inside them."""
+    evidence has no aligned coverage): the percent of ``text``'s words inside those counted
+    for it (:meth:`SourceView.counted_spans`)."""
     if source.share is not None:
         return source
-    spans = [(p["doc_start"], p["doc_end"]) for p in source.passages]
-    return dataclasses.replace(source, share=100.0 * word_share(text, spans))
+    return dataclasses.replace(source, share=100.0 * word_share(text, source.counted_spans()))
 
 
 def _chosen(pairs: Sequence[Pair], total: DocTotal | None, gone) -> list[tuple[str, float | None]]:

@@ -9,7 +9,9 @@ default its passages are then those of the text aligner (:func:`simdask.alignmen
 merged passages robust to paraphrase, each with its kind, and the share of each text's words
 they cover. The excluded text of both sides (templates, quotations, reference lists: the
 ``excluded`` spans of the report, with the shared chunks ``max_df`` leaves out) are passed to
-the aligner, so that no passage is reported inside text the similarities do not count.
+the aligner, so that no passage is reported inside text the similarities do not count; with
+quotations excluded, each side's coverage is aligned with its own quotations excluded and
+the other's read as text (a quotation is left out of its own document only, docs/term.md).
 ``ViewOptions(exact_only=True)`` keeps the exact 5-word evidence instead (verbatim matches
 only), as every view had it before.
 
@@ -22,7 +24,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from simdask.alignment import AlignConfig, align, align_prepared, aligned_coverage
+from simdask.alignment import (
+    AlignConfig,
+    align_directed,
+    align_prepared,
+    aligned_coverage,
+    prepare,
+)
 from simdask.errors import ConfigError, check_keys
 from simdask.evidence.excluded import PairExclusions
 from simdask.evidence.passages import compare_texts
@@ -100,6 +108,38 @@ def _words(text: str, start: int, end: int) -> int:
     return sum(1 for _ in WORD_PATTERN.finditer(text, start, end))
 
 
+def _open_spans(rep: dict, side: str) -> list[tuple[int, int]] | None:
+    """``side``'s excluded spans without its quotations, merged: what the other side's
+    direction reads of it (a quotation is left out of its own document only, docs/term.md);
+    None when none of its excluded text is a quotation (quotations not excluded, or none)."""
+    marks = (rep.get("excluded") or {}).get(side, [])
+    if not any(x["kind"] == "quote" for x in marks):
+        return None
+    return merge_spans([(x["start"], x["end"]) for x in marks if x["kind"] != "quote"])
+
+
+def _directed(text_a: str, text_b: str, rep: dict, opts: ViewOptions, cache: Any):
+    """The aligner's passages of the pair: ``(both, for A, for B)``, those that neither
+    side's excluded text holds (the passages shown) and those counted for each side, with
+    its own quotations excluded and the other's read as text
+    (:func:`~simdask.alignment.align_directed`; all three the same list when neither text
+    has a quotation excluded)."""
+    cfg = opts.align or AlignConfig()
+
+    def prepared(text: str, spans: list[tuple[int, int]]):
+        return prepare(text, cfg, spans) if cache is None else cache.aligned(text, cfg, spans)
+
+    pa = prepared(text_a, merge_spans(_excluded_spans(rep, "doc")))
+    pb = prepared(text_b, merge_spans(_excluded_spans(rep, "other")))
+    both = align_prepared(pa, pb, cfg)
+    open_a, open_b = _open_spans(rep, "doc"), _open_spans(rep, "other")
+    if open_a is None and open_b is None:
+        return both, both, both
+    a_open = None if open_a is None else prepared(text_a, open_a)
+    b_open = None if open_b is None else prepared(text_b, open_b)
+    return (both, *align_directed(pa, pb, cfg, a_open, b_open, both))
+
+
 def with_aligned_passages(
     rep: dict, text_a: str, text_b: str, options: ViewOptions | None = None, cache: Any = None
 ) -> dict:
@@ -110,26 +150,29 @@ def with_aligned_passages(
     shared chunks ``max_df`` leaves out, kind ``common``) as excluded text. Each passage is
     ``{doc_start, doc_end, other_start, other_end, words, other_words, kind, score}``
     (offsets in code points, ``words`` in ``text_a``, ``other_words`` in ``text_b``);
-    ``aligned_coverage`` gives the percent of each text's words inside the passages shown
-    (those of at least ``options.min_words`` words: shorter matches are ignored, in the
-    percentages too), ``min_words`` that length and ``passages_method`` is ``"aligned"``.
-    ``cache``: a :class:`~simdask.evidence.text_cache.TextCache` keeping each text's
-    preparation for the aligner (the same passages).
+    ``aligned_coverage`` gives the percent of each text's words inside the passages counted
+    for it (those of at least ``options.min_words`` words in ``text_a``: shorter matches are
+    ignored, in the percentages too), ``min_words`` that length and ``passages_method`` is
+    ``"aligned"``. With quotations excluded (kind ``quote`` in ``rep``'s excluded text) a
+    quotation is left out of its own document only: the passages shown are those both sides
+    count, each side's coverage is over the passages aligned with its own quotations
+    excluded and the other's read as text (docs/term.md), and ``counted_spans`` (``{doc,
+    other}``: ``[start, end]`` code points in each text) lists those passages when they
+    differ from the ones shown. ``cache``: a :class:`~simdask.evidence.text_cache.TextCache`
+    keeping each text's preparation for the aligner (the same passages).
     """
     opts = options or ViewOptions()
-    excl_a = merge_spans(_excluded_spans(rep, "doc"))
-    excl_b = merge_spans(_excluded_spans(rep, "other"))
-    if cache is None:
-        found = align(text_a, text_b, opts.align, excluded_a=excl_a, excluded_b=excl_b)
-    else:
-        prepared = (
-            cache.aligned(text_a, opts.align, excl_a),
-            cache.aligned(text_b, opts.align, excl_b),
-        )
-        found = align_prepared(*prepared, opts.align)
-    sized = [(p, _words(text_a, p.a_start, p.a_end)) for p in found]
-    sized = [(p, n) for p, n in sized if n >= opts.min_words]
-    share_a, share_b = aligned_coverage([p for p, _ in sized], text_a, text_b)
+    both, for_a, for_b = _directed(text_a, text_b, rep, opts, cache)
+
+    def long_enough(found: list) -> list[tuple[Any, int]]:
+        sized = [(p, _words(text_a, p.a_start, p.a_end)) for p in found]
+        return [(p, n) for p, n in sized if n >= opts.min_words]
+
+    sized = long_enough(both)
+    counted_a = [p for p, _ in sized] if for_a is both else [p for p, _ in long_enough(for_a)]
+    counted_b = [p for p, _ in sized] if for_b is both else [p for p, _ in long_enough(for_b)]
+    share_a = aligned_coverage(counted_a, text_a, text_b)[0]
+    share_b = aligned_coverage(counted_b, text_a, text_b)[1]
     passages = []
     for p, n in sized:
         passages.append(
@@ -152,6 +195,11 @@ def with_aligned_passages(
         min_words=opts.min_words,
         aligned_coverage={"doc": 100.0 * share_a, "other": 100.0 * share_b},
     )
+    if for_a is not both or for_b is not both:
+        out["counted_spans"] = {
+            "doc": [[p.a_start, p.a_end] for p in counted_a],
+            "other": [[p.b_start, p.b_end] for p in counted_b],
+        }
     return out
 
 

@@ -26,10 +26,9 @@ from simdask.evidence.excluded import (
     PairExclusions,
     excluded_marks,
     excluded_windows,
-    inside_words,
-    window_inside,
 )
 from simdask.evidence.nesting import outermost
+from simdask.evidence.passage_runs import Passage, run_passages
 from simdask.evidence.passages_np import (
     LARGE_CHARS,
     chunk_keys,
@@ -39,9 +38,9 @@ from simdask.evidence.passages_np import (
     matched_runs,
     word_table,
 )
+from simdask.evidence.quoted_np import LargeSide, directed_large, exclude_large, quoted_extra
 from simdask.evidence.shown_counts import count_shown
-from simdask.evidence.trim import common_marks, excluded_words, kept_runs
-from simdask.kernels.exclusions import merge_spans
+from simdask.evidence.trim import common_marks, excluded_words
 from simdask.kernels.similarity import containment
 from simdask.kernels.words import WORD_PATTERN, normalize, words
 
@@ -54,19 +53,6 @@ __all__ = [
     "prepare_side",
     "word_offsets",
 ]
-
-
-@dataclass(frozen=True)
-class Passage:
-    """Matching text: ``[doc_start, doc_end)`` in A and ``[other_start, other_end)`` in B
-    (characters), ``words`` words long in A, made of ``chunks`` shared chunks."""
-
-    doc_start: int
-    doc_end: int
-    other_start: int
-    other_end: int
-    words: int
-    chunks: int
 
 
 @dataclass
@@ -264,7 +250,7 @@ def compare_texts(
         runs = _shared_runs(ca, side_a.keep, cb, side_b.keep, shared, k)
         ex_a = excluded_words(*bounds_a, marks_a)
         ex_b = excluded_words(*bounds_b, marks_b)
-        found = _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
+        found = run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k, min_chunks)
         ev.passages = [p for p in outermost(found) if p.words >= min_words]
     sides = ((a, side_a), (b, side_b))
     ev, extras = _directed(ev, *sides, shared, (k, min_chunks), exclusions, drop_shared)
@@ -327,10 +313,10 @@ def _directed(ev: PairEvidence, side_a, side_b, shared: set, sizes, excl, drop):
         for sd, m in zip((sd_a, sd_b), marks, strict=True)
     ]
     runs = _shared_runs(sd_a.windows, sd_a.keep, sd_b.windows, q_b, extra_a, k)
-    found = _run_passages(runs, sd_a.bounds, sd_b.bounds, ex[0], ex_q[1], k, min_chunks)
+    found = run_passages(runs, sd_a.bounds, sd_b.bounds, ex[0], ex_q[1], k, min_chunks)
     ev.doc_quoted_copies = outermost(found)
     runs = _shared_runs(sd_b.windows, sd_b.keep, sd_a.windows, q_a, extra_b, k)
-    found = _run_passages(runs, sd_b.bounds, sd_a.bounds, ex[1], ex_q[0], k, min_chunks)
+    found = run_passages(runs, sd_b.bounds, sd_a.bounds, ex[1], ex_q[0], k, min_chunks)
     ev.other_quoted_copies = [
         Passage(p.other_start, p.other_end, p.doc_start, p.doc_end, p.words, p.chunks)
         for p in outermost(found)
@@ -357,24 +343,6 @@ def _bounds(spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
 
 def _hits(windows: list[tuple[str, ...]], chunks: set) -> np.ndarray:
     return np.fromiter((c in chunks for c in windows), dtype=bool, count=len(windows))
-
-
-def _run_passages(runs, bounds_a, bounds_b, ex_a, ex_b, k: int, min_chunks: int) -> list:
-    """Passages of the diagonal runs ``(i0, j0, i1, count)`` (window indexes) of at least
-    ``min_chunks`` matches, cut out of excluded words (:func:`~.trim.kept_runs`)."""
-    (a0, a1), (b0, b1) = bounds_a, bounds_b
-    found = []
-    for i0, j0, i1, count in runs:
-        if count < min_chunks:
-            continue
-        d = i0 - j0
-        for lo, hi in kept_runs(i0, j0, i1 + k - 1, ex_a, ex_b, k):
-            found.append(
-                Passage(
-                    int(a0[lo]), int(a1[hi]), int(b0[lo - d]), int(b1[hi - d]), hi - lo + 1, count
-                )
-            )
-    return found
 
 
 def _kept(text: str, spans, windows, k: int, excl: PairExclusions | None):
@@ -416,24 +384,32 @@ def _compare_large(
     passages: bool = True,
 ) -> PairEvidence:
     """:func:`compare_texts` in numpy (memory about 40 bytes per word, no Python object per
-    word or chunk). Excluded windows get a key no kept window has, so they match nothing.
-    ``common``: the max_df filter on chunk IDs (see :func:`compare_texts`)."""
+    word or chunk). Excluded windows get a key no kept window has, so they match nothing;
+    with quotations excluded, each side also counts its chunks inside the other's quotations
+    (:func:`~.quoted_np.directed_large`). ``common``: the max_df filter on chunk IDs (see
+    :func:`compare_texts`)."""
     ha, sa0, sa1, exact_a = word_table(a)
     ka = chunk_keys(ha, k)
     ids_a = None if common is None else index_chunk_ids(a, ha, k, common.hash_bits, common.seed)
     del ha
     hb, sb0, sb1, exact_b = word_table(b)
     kb = chunk_keys(hb, k)
+    quotes = excl is not None and excl.quotes
+    ids_b = (
+        None
+        if common is None or not quotes
+        else index_chunk_ids(b, hb, k, common.hash_bits, common.seed)
+    )
     del hb
     marks_a, marks_b = [], []
+    tpl = np.zeros(0, np.uint64)
+    raw_a, raw_b = ka, kb
     if excl is not None:
         tpl = distinct(
-            np.concatenate(
-                [np.zeros(0, np.uint64)] + [chunk_keys(word_table(t)[0], k) for t in excl.templates]
-            )
+            np.concatenate([tpl] + [chunk_keys(word_table(t)[0], k) for t in excl.templates])
         )
-        ka, ua, marks_a = _exclude_large(a, ka, sa0, sa1, tpl, k, excl)
-        kb, ub, marks_b = _exclude_large(b, kb, sb0, sb1, tpl, k, excl)
+        ka, ua, marks_a = exclude_large(a, ka, sa0, sa1, tpl, k, excl)
+        kb, ub, marks_b = exclude_large(b, kb, sb0, sb1, tpl, k, excl)
     else:
         ua, ub = distinct(ka), distinct(kb)
     shared = np.intersect1d(ua, ub, assume_unique=True)
@@ -453,29 +429,17 @@ def _compare_large(
         doc_excluded=marks_a,
         other_excluded=marks_b,
     )
+    if quotes and excl is not None:  # ``quotes`` says excl is given; narrowed for the checker
+        side_a = LargeSide(a, raw_a, ka, ua, (sa0, sa1))
+        side_b = LargeSide(b, raw_b, kb, ub, (sb0, sb1))
+        extra = quoted_extra(side_a, side_b, tpl, k, excl)
+        directed_large(ev, side_a, side_b, extra, (ids_a, ids_b, common), (k, min_chunks))
     del ua, ub
     if not passages:
         return ev
     i0, j0, i1, count, ev.passages_truncated = matched_runs(ka, kb, shared, k, min_chunks)
     runs = zip(i0.tolist(), j0.tolist(), i1.tolist(), count.tolist(), strict=True)
     ex_a, ex_b = excluded_words(sa0, sa1, marks_a), excluded_words(sb0, sb1, marks_b)
-    found = _run_passages(runs, (sa0, sa1), (sb0, sb1), ex_a, ex_b, k, min_chunks)
+    found = run_passages(runs, (sa0, sa1), (sb0, sb1), ex_a, ex_b, k, min_chunks)
     ev.passages = outermost(found)
     return ev
-
-
-def _exclude_large(text, keys, starts, ends, template_keys, k, excl: PairExclusions):
-    """``keys`` with excluded windows set to the sentinel ``2**64 - 1`` (dropped from the
-    distinct keys, so it is never shared), the distinct kept keys, and the excluded marks."""
-    spans = merge_spans([(s, e) for s, e, _ in excl.spans(text)])
-    by_span = window_inside(inside_words(starts, ends, spans), k)[: len(keys)]
-    pos = np.searchsorted(template_keys, keys)
-    pos[pos == len(template_keys)] = 0
-    by_template = (template_keys[pos] == keys) if len(template_keys) else np.zeros(len(keys), bool)
-    keys = np.where(by_span | by_template, _SENTINEL, keys)
-    kept = distinct(keys)
-    kept = kept[kept != _SENTINEL]
-    return keys, kept, excluded_marks(text, starts, ends, by_template, k, excl)
-
-
-_SENTINEL = np.uint64(2**64 - 1)

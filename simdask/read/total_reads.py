@@ -189,22 +189,26 @@ def query_total(
     """The aligned total of a text that is not in the index (named ``name``): the text
     aligned with the stored texts of its ``top`` candidates (``matches``: its
     :class:`~simdask.summary.QueryMatch` es, best first by shared chunks, ties by key), under
-    the index's exclusions, in this process. Returns the total and ``key -> aligned``
-    (percent of the text inside passages taken from that document) per candidate."""
+    the index's exclusions, in this process; with quotations excluded, those of ``text``
+    only (a source's quotation copied without quotation marks counts for the text).
+    Returns the total and ``key -> aligned`` (percent of the text inside passages taken from
+    that document) per candidate."""
     cfg = index.config
     tpl = frozenset(c for t in index.templates() for c in chunks(t.text, cfg.k))
 
-    def excl(t: str) -> list[tuple[int, int]]:
-        return excluded_text(t, cfg.exclude_quotes, cfg.exclude_bibliography, tpl, cfg.k)
+    def excl(t: str, quotes: bool) -> list[tuple[int, int]]:
+        return excluded_text(t, quotes, cfg.exclude_bibliography, tpl, cfg.k)
 
     best = sorted(matches, key=lambda m: (-m.shared, m.key))[: max(top, 0)]
     starts, ends, _ = word_spans(text)
-    mine = excl(text)
+    mine = excl(text, cfg.exclude_quotes)
+    # a quotation is left out of its own document only (docs/term.md): the text's own
+    # quotations are excluded, the source's are text the query may have copied
     ready = prepare(text, None, mine)  # once for every candidate (as align() would each time)
     by_source = {}
     for i, m in enumerate(best):
         other = index.text(m.key)
-        found = align_prepared(ready, prepare(other, None, excl(other)))
+        found = align_prepared(ready, prepare(other, None, excl(other, False)))
         by_source[i] = word_intervals(starts, ends, [(p.a_start, p.a_end) for p in found])
     total, ranked = doc_total(len(starts), by_source)
     sources = tuple(TotalSource(best[i].key, 100.0 * s) for i, s in ranked)

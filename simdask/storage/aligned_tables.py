@@ -38,6 +38,7 @@ import numpy as np
 from simdask.kernels.aligned_totals import doc_total, intervals_from_bytes, intervals_to_bytes
 from simdask.kernels.partner_rule import PartnerRule
 from simdask.storage.candidate_store import rule_partners
+from simdask.storage.quoted_chunks import realign_quoting
 from simdask.storage.sql import connection, insert_values, rows_in
 
 __all__ = [
@@ -140,8 +141,10 @@ def ensure_tables(c: sqlite3.Connection) -> None:
 
 
 def totals_meta(c: sqlite3.Connection) -> dict[str, Any]:
-    """The stored settings: ``{"rule": PartnerRule, "top": int, "scope": "all" | "runs"}``
-    (``top``: the most candidates aligned per document, the rule's cap). Settings stored
+    """The stored settings: ``{"rule": PartnerRule, "top": int, "scope": "all" | "runs",
+    "quotes": "own" | None}`` (``top``: the most candidates aligned per document, the rule's
+    cap; ``quotes``: ``"own"`` once the stored pairs count each side's quotations only in
+    its own direction, :func:`realign_quoting`). Settings stored
     before the rule (``{"top": k}``) read as the fixed top k they were; none: the default."""
     row = c.execute("SELECT value FROM meta WHERE name = 'totals'").fetchone()
     got = json.loads(row[0]) if row else {}
@@ -152,7 +155,12 @@ def totals_meta(c: sqlite3.Connection) -> dict[str, Any]:
         rule = PartnerRule(floor=0.0, cap=k, least=k)
     else:
         rule = DEFAULT_RULE
-    return {"rule": rule, "top": rule.cap, "scope": got.get("scope", "runs")}
+    return {
+        "rule": rule,
+        "top": rule.cap,
+        "scope": got.get("scope", "runs"),
+        "quotes": got.get("quotes"),
+    }
 
 
 def plan_rule(meta: dict[str, Any], top: int | None, rule: PartnerRule | None) -> PartnerRule:
@@ -281,7 +289,7 @@ def settle(
     new = [int(d) for d in upserted]
     changed = sorted(set(new) | {int(d) for d in deleted})
     old_cands = {} if replace_all else _stored_cands(c)
-    touched = _invalidate(c, changed, replace_all) | set(changed)
+    touched = _invalidate(c, changed, replace_all) | set(changed) | realign_quoting(c)
     tracked = _tracked(c, plan, scope, new)
     if plan.partners is not None and tracked <= plan.partners.keys():
         cands = {d: plan.partners[d] for d in sorted(tracked)}
@@ -309,7 +317,7 @@ def settle(
         c.executemany(f"DELETE FROM {t} WHERE doc = ?", ((d,) for d in gone))
     c.execute(
         "INSERT OR REPLACE INTO meta (name, value) VALUES ('totals', ?)",
-        (json.dumps({"rule": rule.to_dict(), "scope": scope}, sort_keys=True),),
+        (json.dumps({"rule": rule.to_dict(), "scope": scope, "quotes": "own"}, sort_keys=True),),
     )
     return {"aligned": aligned, "totals": written, "tracked": len(tracked), "dropped": len(gone)}
 
@@ -376,6 +384,7 @@ def compute_start(
     c = connection(db)
     with _transaction(c):
         ensure_tables(c)
+        realign_quoting(c)
     chosen = plan_rule(totals_meta(c), top, rule)
     ids = [int(r[0]) for r in c.execute("SELECT doc_id FROM documents")]
     partners = rule_partners(c, ids, chosen)

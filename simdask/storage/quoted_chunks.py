@@ -18,6 +18,7 @@ document first (:func:`simdask.write.rechunk.plan_exclusions`).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "quoted_recorded",
     "quoted_sizes",
     "read_quoted",
+    "realign_quoting",
     "write_quoted",
 ]
 
@@ -178,3 +180,28 @@ def quoted_problems(db: Any, hash_bits: int, known: set[int], exclude_quotes: bo
 def _bad_set(ids: np.ndarray, top: int) -> bool:
     """Whether ``ids`` are not strictly increasing chunk IDs below ``top``."""
     return bool(len(ids) and (np.any(ids[1:] <= ids[:-1]) or int(ids[-1]) >= top))
+
+
+def realign_quoting(c: sqlite3.Connection) -> set[int]:
+    """Aligned pairs (:mod:`~simdask.storage.aligned_tables`) stored before a quotation was
+    left out of its own document only (issue 31 item 4, docs/term.md; the meta ``totals``
+    without ``"quotes": "own"``): those of documents
+    with quoted chunks (the index excludes quotations) are deleted, so that they are aligned
+    again, and the meta says so. Returns those documents and their partners (their totals
+    change). Inside the caller's transaction."""
+    row = c.execute("SELECT value FROM meta WHERE name = 'totals'").fetchone()
+    got = json.loads(row[0]) if row else {}
+    if got.get("quotes") == "own":
+        return set()
+    docs = []
+    if _has_table(c):
+        docs = [int(r[0]) for r in c.execute("SELECT doc_id FROM quoted_chunks WHERE length(ids)")]
+    gone = set(rows_in(c, "SELECT a, b FROM aligned_pairs WHERE a IN {in}", docs))
+    gone |= set(rows_in(c, "SELECT a, b FROM aligned_pairs WHERE b IN {in}", docs))
+    c.executemany("DELETE FROM aligned_pairs WHERE a = ? AND b = ?", sorted(gone))
+    got["quotes"] = "own"
+    c.execute(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES ('totals', ?)",
+        (json.dumps(got, sort_keys=True),),
+    )
+    return {x for p in gone for x in p}

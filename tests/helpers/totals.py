@@ -42,8 +42,9 @@ def reference_totals(
     """``key -> (total percent, {source key: share percent})`` of the ``tracked`` documents
     (None: all) of ``idx``: their required partners (own chosen candidates: a fixed ``top``,
     else by ``rule``, else the default rule; and tracked documents that have them among
-    theirs), each pair aligned with the smaller key as text A, the words wholly inside a
-    passage counted as a set."""
+    theirs), each pair aligned with the smaller key as text A, the document's own quotations
+    excluded and its partner's not (when the index excludes quotations), the words wholly
+    inside a passage counted as a set."""
     conn = idx.catalog.conn
     key_of = dict(conn.execute("SELECT doc_id, key FROM documents"))
     tracked = set(key_of.values()) if tracked is None else tracked
@@ -61,8 +62,8 @@ def reference_totals(
     tpl = frozenset(c for t in idx.templates() for c in chunks(t.text, cfg.k))
     texts = {k: idx.text(k) for k in key_of.values()}
 
-    def excl(k):
-        return excluded_text(texts[k], cfg.exclude_quotes, cfg.exclude_bibliography, tpl, cfg.k)
+    def excl(k, quotes=cfg.exclude_quotes):
+        return excluded_text(texts[k], quotes, cfg.exclude_bibliography, tpl, cfg.k)
 
     def inside(text, spans):
         merged: list[list[int]] = []  # spans that overlap or touch, joined
@@ -81,7 +82,10 @@ def reference_totals(
         union, shares = set(), {}
         for p in partners[d]:
             a, b = sorted((d, p))
-            found = align(texts[a], texts[b], excluded_a=excl(a), excluded_b=excl(b))
+            # a quotation is left out of its own document only (docs/term.md): d's own
+            # quotations excluded, p's read as text d may have copied
+            excluded = {d: excl(d), p: excl(p, False)}
+            found = align(texts[a], texts[b], excluded_a=excluded[a], excluded_b=excluded[b])
             side = [(x.a_start, x.a_end) if d == a else (x.b_start, x.b_end) for x in found]
             words = inside(texts[d], side)
             union |= words
