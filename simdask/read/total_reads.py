@@ -23,7 +23,7 @@ from simdask.kernels.aligned_totals import (
     word_intervals,
 )
 from simdask.kernels.words import chunks
-from simdask.storage.aligned_tables import (
+from simdask.storage.aligned_reads import (
     aligned_shares,
     source_intervals,
     stored_totals,
@@ -133,7 +133,7 @@ def pair_aligned(db: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, s
 
 def status(db: Any) -> dict[str, Any]:
     """``{"documents", "tracked", "top", "rule", "scope"}`` (see
-    :func:`simdask.storage.aligned_tables.totals_status`)."""
+    :func:`simdask.storage.aligned_reads.totals_status`)."""
     return totals_status(connection(db))
 
 

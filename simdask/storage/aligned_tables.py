@@ -22,6 +22,7 @@ among its chosen candidates. Which documents are tracked: every document when th
 incremental run added or modified (and kept, by key, across runs). :func:`settle` brings the
 tables to that definition inside the caller's transaction (the run's commit or a
 ``totals --compute`` batch), aligning the missing required pairs with the given aligner.
+What is stored is read by :mod:`simdask.storage.aligned_reads`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ __all__ = [
     "AlignJob",
     "PairAlignment",
     "TotalsPlan",
-    "aligned_shares",
     "compute_batch",
     "compute_finish",
     "compute_start",
@@ -57,11 +57,8 @@ __all__ = [
     "remember_tracked",
     "required_pairs",
     "settle",
-    "source_intervals",
     "store_pairs",
-    "stored_totals",
     "totals_meta",
-    "totals_status",
 ]
 
 #: candidates aligned per document before the rule (the least the default rule aligns)
@@ -407,102 +404,3 @@ def compute_finish(
     c = connection(db)
     with _transaction(c):
         return settle(c, TotalsPlan(rule=rule, track_all=True, partners=partners))
-
-
-def _has_tables(c: sqlite3.Connection) -> bool:
-    row = c.execute("SELECT 1 FROM sqlite_master WHERE name = 'doc_totals'").fetchone()
-    return row is not None
-
-
-def stored_totals(
-    c: sqlite3.Connection, keys: Iterable[str] | None = None
-) -> list[tuple[str, int, float, list[tuple[str, float]]]]:
-    """``(key, words, total, [(source key, share), ...])`` of the tracked documents (all, or
-    those of ``keys`` that are tracked), by key; shares and totals 0..1, sources largest
-    first. An index without totals gives ``[]``."""
-    if not _has_tables(c):
-        return []
-    sql = (
-        "SELECT t.doc, d.key, t.words, t.total FROM doc_totals t"
-        " JOIN documents d ON d.doc_id = t.doc"
-    )
-    rows = (
-        list(c.execute(sql))
-        if keys is None
-        else list(rows_in(c, sql + " WHERE d.key IN {in}", list(keys)))
-    )
-    src: dict[int, list[tuple[str, float]]] = {int(r[0]): [] for r in rows}
-    got = rows_in(
-        c,
-        "SELECT s.doc, d.key, s.share FROM total_sources s"
-        " JOIN documents d ON d.doc_id = s.source WHERE s.doc IN {in}",
-        list(src),
-    )
-    for doc, key, share in got:
-        src[int(doc)].append((str(key), float(share)))
-    out = []
-    for doc, key, words, total in sorted(rows, key=lambda r: r[1]):
-        ranked = sorted(src[int(doc)], key=lambda t: (-t[1], t[0]))
-        out.append((str(key), int(words), float(total), ranked))
-    return out
-
-
-def aligned_shares(
-    c: sqlite3.Connection, pairs: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], float]:
-    """``(doc key, other key) -> share`` (0..1) of ``doc``'s words inside the passages taken
-    from ``other``, for each of ``pairs`` that is aligned (absent: not aligned)."""
-    want = list(dict.fromkeys(pairs))
-    if not want or not _has_tables(c):
-        return {}
-    keys = sorted({k for p in want for k in p})
-    ids = dict(rows_in(c, "SELECT key, doc_id FROM documents WHERE key IN {in}", keys))
-    by_id: dict[tuple[int, int], tuple[str, str]] = {}
-    for a, b in want:
-        if a in ids and b in ids:
-            by_id[(int(ids[a]), int(ids[b]))] = (a, b)
-    out: dict[tuple[str, str], float] = {}
-    lows = sorted({min(x, y) for x, y in by_id})
-    sql = "SELECT a, b, a_share, b_share FROM aligned_pairs WHERE a IN {in}"
-    for a, b, sa, sb in rows_in(c, sql, lows):
-        for (x, y), share in (((a, b), sa), ((b, a), sb)):
-            if (x, y) in by_id:
-                out[by_id[(x, y)]] = float(share)
-    return out
-
-
-def totals_status(c: sqlite3.Connection) -> dict[str, Any]:
-    """``{"documents", "tracked", "top", "rule", "scope"}``: how many documents have a
-    total, of how many, and the stored settings (``rule`` as a dict)."""
-    n = int(c.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
-    tracked = 0
-    if _has_tables(c):
-        tracked = int(c.execute("SELECT COUNT(*) FROM doc_totals").fetchone()[0])
-    meta = totals_meta(c)
-    return {"documents": n, "tracked": tracked, **meta, "rule": meta["rule"].to_dict()}
-
-
-def source_intervals(c: sqlite3.Connection, key: str) -> list[tuple[str, np.ndarray]]:
-    """``(source key, word intervals)`` of each source of the total of document ``key``
-    (largest share first): the words of ``key`` inside passages taken from that source, as
-    ``(m, 2)`` intervals over the aligner's words of its text. ``[]``: no total, or none."""
-    if not _has_tables(c):
-        return []
-    row = c.execute("SELECT doc_id FROM documents WHERE key = ?", (key,)).fetchone()
-    if row is None:
-        return []
-    doc = int(row[0])
-    sources = c.execute(
-        "SELECT s.source, d.key FROM total_sources s JOIN documents d ON d.doc_id = s.source"
-        " WHERE s.doc = ? ORDER BY s.share DESC, d.key",
-        (doc,),
-    ).fetchall()
-    out = []
-    for src, src_key in sources:
-        a, b = min(doc, int(src)), max(doc, int(src))
-        got = c.execute(
-            "SELECT a_spans, b_spans FROM aligned_pairs WHERE a = ? AND b = ?", (a, b)
-        ).fetchone()
-        if got is not None:
-            out.append((str(src_key), intervals_from_bytes(got[0] if doc == a else got[1])))
-    return out
