@@ -15,8 +15,7 @@ from simdask.alignment import AlignConfig, align, align_prepared, prepare
 from simdask.engine.align_pairs import align_batch, read_pairs_file
 from simdask.engine.totals import AlignSettings, align_job_batch
 from simdask.errors import ConfigError
-from simdask.storage.aligned_tables import AlignJob
-from tests.helpers.paraphrase import paraphrased_pair, verbatim_pair
+from tests.helpers.paraphrase import paraphrased_pair, totals_jobs, verbatim_pair
 from tests.test_alignment import POOL
 
 pytestmark = pytest.mark.unit
@@ -111,16 +110,7 @@ def test_a_batch_of_pairs_files_prepares_each_file_once(tmp_path, monkeypatch):
 
 
 def test_a_batch_of_totals_jobs_prepares_each_text_once(tmp_path, monkeypatch):
-    p = paraphrased_pair()
-    a, b, *_ = verbatim_pair()
-    texts = {("p", i, 0): t for i, t in enumerate((p.essay, p.source, a, b))}
-    locs = list(texts)
-    jobs = [
-        AlignJob(1, 2, locs[0], locs[1], first=1),
-        AlignJob(1, 3, locs[0], locs[2], first=3),
-        AlignJob(2, 4, locs[1], locs[3], first=2),
-        AlignJob(3, 4, locs[2], locs[3], first=4),
-    ]
+    texts, jobs = totals_jobs()
     calls = []
     real = engine_totals.prepare
     monkeypatch.setattr(engine_totals, "prepare", lambda t, c, x: calls.append(t) or real(t, c, x))

@@ -49,6 +49,17 @@ def brute_pairs(docs, max_df) -> Counter:
     )
 
 
+def add_equal_counts(got: Counter, mine: list, ref: list, lo: int, n: int) -> None:
+    """Assert that the key lists ``mine`` and ``ref`` (one per range) count the same keys,
+    and add their pairs ``(lo + key // n, key % n)`` to ``got``."""
+    k1, c1 = count_keys(mine)
+    k2, c2 = count_keys(ref)
+    np.testing.assert_array_equal(k1, k2)
+    np.testing.assert_array_equal(c1, c2)
+    for k, c in zip(k1.tolist(), c1.tolist(), strict=True):
+        got[(lo + k // n, k % n)] += c
+
+
 corpora = st.dictionaries(
     st.integers(0, 39), st.sets(st.integers(0, 2**BITS - 1), max_size=30), max_size=40
 )
@@ -68,14 +79,9 @@ def test_block_keys_equal_brute_force_and_the_shard_scan(docs, n_shards, max_df,
     got: Counter = Counter()
     for lo, hi in plan_blocks(np.full(n, 7), budget, max_docs=6):
         mine = [block_keys(g, lo, hi, n) for g in grouped]
-        scan = [block_pair_keys(s, lo, hi, n, max_df) for s in shards]
         assert all(k.dtype == np.uint32 for k in mine)
-        k1, c1 = count_keys(mine)
-        k2, c2 = count_keys(scan)
-        np.testing.assert_array_equal(k1, k2)
-        np.testing.assert_array_equal(c1, c2)
-        for k, c in zip(k1.tolist(), c1.tolist(), strict=True):
-            got[(lo + k // n, k % n)] += c
+        scan = [block_pair_keys(s, lo, hi, n, max_df) for s in shards]
+        add_equal_counts(got, mine, scan, lo, n)
     assert got == brute_pairs(docs, max_df)
 
 
@@ -184,12 +190,7 @@ def test_views_in_document_windows_give_the_whole_views_keys(
         for lo, hi_b in ((w_lo + a, w_lo + b) for a, b in blocks):
             mine = [block_keys(v, lo, hi_b, n) for v in views]
             ref = [block_keys(g, lo, hi_b, n) for g in whole]
-            k1, c1 = count_keys(mine)
-            k2, c2 = count_keys(ref)
-            np.testing.assert_array_equal(k1, k2)
-            np.testing.assert_array_equal(c1, c2)
-            for k, c in zip(k1.tolist(), c1.tolist(), strict=True):
-                got[(lo + k // n, k % n)] += c
+            add_equal_counts(got, mine, ref, lo, n)
     assert got == brute_pairs(docs, max_df)
 
 

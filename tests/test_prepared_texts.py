@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 import simdask.engine.prepared_texts as prepared_texts
 import simdask.engine.totals as engine_totals
 from simdask.engine.totals import AlignSettings, align_job_batch, align_jobs
-from simdask.storage.aligned_tables import AlignJob
-from tests.helpers.paraphrase import paraphrased_pair, verbatim_pair
+from tests.helpers.paraphrase import totals_jobs
 
 pytestmark = pytest.mark.unit
 
@@ -48,20 +47,6 @@ def test_the_table_keeps_at_most_its_characters_least_recently_used_out(monkeypa
     assert prepared_texts.held("t", "aaaa") is None
 
 
-def _texts_and_jobs():
-    p = paraphrased_pair()
-    a, b, *_ = verbatim_pair()
-    texts = {("p", i, 0): t for i, t in enumerate((p.essay, p.source, a, b))}
-    locs = list(texts)
-    jobs = [
-        AlignJob(1, 2, locs[0], locs[1], first=1),
-        AlignJob(1, 3, locs[0], locs[2], first=3),
-        AlignJob(2, 4, locs[1], locs[3], first=2),
-        AlignJob(3, 4, locs[2], locs[3], first=4),
-    ]
-    return texts, jobs
-
-
 def _rows(found) -> list[tuple]:
     return [(r.a, r.b, r.a_words, r.b_words, r.a_spans.tolist(), r.b_spans.tolist()) for r in found]
 
@@ -76,7 +61,7 @@ def _counting(monkeypatch) -> list[str]:
 def test_batches_keeping_the_texts_later_ones_need_prepare_each_once(tmp_path, monkeypatch):
     """One job a batch (each text in two batches): kept, each text is prepared once; the
     results equal those of batches that keep nothing."""
-    texts, jobs = _texts_and_jobs()
+    texts, jobs = totals_jobs()
     s = AlignSettings(str(tmp_path))
     prepared_texts.forget()
     plain = [r for j in jobs for r in align_job_batch([j], s, texts)]
@@ -92,7 +77,7 @@ def test_batches_keeping_the_texts_later_ones_need_prepare_each_once(tmp_path, m
 def test_a_kept_text_is_found_by_its_content_not_its_location(tmp_path, monkeypatch):
     """The same location holding another text (another index, a rebuilt one) gets that
     text's alignment, never the kept one of the first."""
-    texts, jobs = _texts_and_jobs()
+    texts, jobs = totals_jobs()
     s = AlignSettings(str(tmp_path))
     prepared_texts.forget()
     first = align_job_batch(jobs[:1], s, texts, frozenset(texts))
@@ -106,7 +91,7 @@ def test_a_kept_text_is_found_by_its_content_not_its_location(tmp_path, monkeypa
 
 
 def test_align_jobs_here_prepares_shared_texts_once_and_forgets_them(tmp_path, monkeypatch):
-    texts, jobs = _texts_and_jobs()
+    texts, jobs = totals_jobs()
     s = AlignSettings(str(tmp_path))
     prepared_texts.forget()
     expected = _rows(align_job_batch(jobs, s, texts))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from simdask.storage.aligned_tables import AlignJob
+
 #: paragraphs on unrelated topics (written for these tests)
 PARAGRAPHS = (
     "The river valley was settled by farmers who drained the marshes and planted barley on "
@@ -144,3 +146,20 @@ def disguise(text: str, seed: int = 0, swap: float = 0.2) -> str:
             styled.append(w)
         out.append(" ".join(styled) + ".")
     return " ".join(out)
+
+
+def totals_jobs() -> tuple[dict, list]:
+    """Four texts (a paraphrased pair, a verbatim pair) by location and four totals jobs over
+    them, each text in two jobs: ``(texts, jobs)`` for :func:`simdask.engine.totals.
+    align_job_batch` (``texts`` given by location, as to workers without the index's files)."""
+    p = paraphrased_pair()
+    a, b, *_ = verbatim_pair()
+    texts = {("p", i, 0): t for i, t in enumerate((p.essay, p.source, a, b))}
+    locs = list(texts)
+    jobs = [
+        AlignJob(1, 2, locs[0], locs[1], first=1),
+        AlignJob(1, 3, locs[0], locs[2], first=3),
+        AlignJob(2, 4, locs[1], locs[3], first=2),
+        AlignJob(3, 4, locs[2], locs[3], first=4),
+    ]
+    return texts, jobs
