@@ -17,6 +17,7 @@ from simdask.config import IndexConfig
 from simdask.engine.context import RunContext, RunOptions
 from simdask.engine.similarity_stage import all_pairs
 from simdask.engine.sizing import MAX_VIEW_WINDOWS
+from simdask.engine.view_windows import window_starts
 from simdask.kernels.similarity import containment
 from simdask.progress import Callback
 from tests.test_doc_postings import brute_pairs, make_shards
@@ -114,3 +115,13 @@ def test_all_pairs_on_views_equals_brute_force_and_drops_the_shards(client, heav
     assert windows == 1 if view_bytes is None else 1 < windows <= MAX_VIEW_WINDOWS
     assert len(seen) == 4 * windows  # 4 ranges a window
     assert 0 < most <= 4
+
+
+def test_window_starts_cut_the_blocks_at_about_equal_document_counts():
+    """Blocks of 10 documents over 100: 4 windows start at blocks 0, 3 (doc 30 >= 25), 5, 8
+    (doc 80 >= 75); never more windows than blocks, never an empty window."""
+    blocks = [(i, i + 10) for i in range(0, 100, 10)]
+    assert window_starts(blocks, 4) == [0, 3, 5, 8]
+    assert window_starts(blocks, 1) == [0]
+    assert window_starts(blocks[:2], 4) == [0, 1]
+    assert window_starts([], 3) == [0]

@@ -132,7 +132,6 @@ def run_blocks(
             stage = _BlockStage(ctx, windows.views(lo), blocks[lo:hi], p, fold, first=lo)
             drive(ctx, stage, announce=False)
             out.extend(stage.out)
-            del stage
         ctx.cb.end_stage()
     if fold is None:
         return out

@@ -16,7 +16,7 @@ at a time, at the cost of one more read of every range a window.
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from distributed import Future, as_completed
@@ -41,11 +41,10 @@ def window_starts(blocks: Sequence[tuple[int, int]], windows: int) -> list[int]:
     ``[lo, hi)`` document ranges in order."""
     if not blocks:
         return [0]
-    n = blocks[-1][1]
+    n, los = blocks[-1][1], [lo for lo, _ in blocks]
     starts = [0]
     for w in range(1, max(1, windows)):
-        target = n * w // windows
-        b = next((i for i, (lo, _) in enumerate(blocks) if lo >= target), len(blocks))
+        b = bisect_left(los, n * w // windows)  # the first block starting at or after it
         if starts[-1] < b < len(blocks):
             starts.append(b)
     return starts
@@ -97,7 +96,6 @@ class WindowViews:
         if w == self.current:
             return self.held
         self.release(wait=True)
-        window = self.windows[w] if self.count > 1 else (0, None)
         self.held = self.ctx.map_shards(
             "bydoc",
             DocPostings.build,
@@ -105,7 +103,7 @@ class WindowViews:
             self.n_docs,
             self.light,
             VIEW_PIECE_POSTINGS,
-            window,
+            self.windows[w],  # (0, None) for a single window: the whole views
             b=w if self.count > 1 else None,
             stored=True,
         )
